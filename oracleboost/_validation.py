@@ -1,0 +1,54 @@
+"""Input checks shared by oracles, losses and boosters.
+
+Every check names the argument it rejects, so that a user who passes a NaN, a wrong
+shape or a negative weight is told which array is at fault.  Nothing is coerced
+silently: arrays are converted to float64 only when the conversion is exact for the
+values given (integers, booleans, floats).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["check_finite_array", "check_query", "check_sample_weight"]
+
+
+def check_finite_array(a, name: str, *, ndim: tuple[int, ...] = (1,)) -> np.ndarray:
+    """Return ``a`` as a float64 array after checking its dimension and finiteness."""
+    try:
+        arr = np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be numeric array-like; got {type(a).__name__}") from exc
+    if arr.ndim not in ndim:
+        want = " or ".join(f"{d}-D" for d in ndim)
+        raise ValueError(f"{name} must be {want}; got an array of shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = "NaN" if np.isnan(arr).any() else "inf"
+        raise ValueError(f"{name} contains {bad}; every entry must be finite")
+    return arr
+
+
+def check_query(
+    a, n_samples: int, name: str, *, multioutput: bool = True
+) -> np.ndarray:
+    """Check a per-example query array of shape ``(n,)`` or ``(n, K)`` against ``n_samples``."""
+    arr = check_finite_array(a, name, ndim=(1, 2) if multioutput else (1,))
+    if arr.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} has {arr.shape[0]} rows but the oracle is bound to {n_samples} samples"
+        )
+    return arr
+
+
+def check_sample_weight(sample_weight, n_samples: int, name: str = "sample_weight") -> np.ndarray:
+    """Return non-negative finite weights of shape ``(n_samples,)``; ``None`` means all ones."""
+    if sample_weight is None:
+        return np.ones(n_samples)
+    w = check_finite_array(sample_weight, name, ndim=(1,))
+    if w.shape[0] != n_samples:
+        raise ValueError(f"{name} has {w.shape[0]} entries but there are {n_samples} samples")
+    if np.any(w < 0):
+        raise ValueError(f"{name} contains negative values; weights must be non-negative")
+    if not np.any(w > 0):
+        raise ValueError(f"{name} sums to zero; at least one weight must be positive")
+    return w
