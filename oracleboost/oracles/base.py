@@ -1,0 +1,217 @@
+"""The Oracle protocol: the only way a booster talks to a weak-learner class.
+
+An :class:`Oracle` is a configured hypothesis class: cheap to build, picklable, with
+scikit-learn-style parameters (``get_params``/``set_params``/``clone`` work).
+``oracle.bind(X)`` does the per-dataset work once (binning, sorting, a LightGBM
+``Dataset``) and returns a :class:`BoundOracle` over those ``n`` training points, which
+answers the two queries of the papers:
+
+``correlate(r)``
+    weighted classification / maximum inner product.  ``r`` has shape ``(n,)`` (or
+    ``(n, K)`` for multiclass) and the answer is the hypothesis that (approximately)
+    maximises ``<r, h> / ||h||`` over the class.  For ±1 hypotheses this is weighted
+    classification with labels ``sign(r)`` and weights ``|r|`` (Grubb & Bagnell 2011,
+    eq. 3 and Theorem 1; Telgarsky 2012/2013, the weak-learning oracle).
+``project(target, sample_weight=None)``
+    least-squares projection: the ``h`` minimising
+    ``sum_i w_i ||target_i - h(x_i)||^2`` (Grubb & Bagnell 2011, eq. 4).
+
+Both return a :class:`Hypothesis` that predicts new data and carries its outputs on
+the bound training points (``train_output``), so boosters never re-predict the
+training set.  What an oracle can answer is declared in :class:`Capabilities`; a
+booster reads the declaration and never imports a concrete oracle.
+
+Randomness: each query takes ``random_state`` (an int seed or ``None``) drawn by the
+booster from its own generator, as scikit-learn's ensembles seed their base
+estimators.  A query is therefore a pure function of (bound data, query arrays,
+parameters, seed), which is what makes :class:`~oracleboost.oracles.CachedOracle`
+exact.
+"""
+
+from __future__ import annotations
+
+import copy
+from abc import ABC, abstractmethod
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_array
+
+from .._validation import check_query, check_sample_weight
+
+__all__ = [
+    "Capabilities",
+    "Oracle",
+    "BoundOracle",
+    "Hypothesis",
+    "OracleCapabilityError",
+    "check_X",
+]
+
+
+class OracleCapabilityError(TypeError):
+    """An oracle was asked a query its hypothesis class cannot answer."""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a bound oracle can answer.
+
+    Attributes
+    ----------
+    correlate : bool
+        Answers ``correlate(r)`` for ``r`` of shape ``(n,)``.
+    project : bool
+        Answers ``project(target, sample_weight)`` for targets of shape ``(n,)``.
+    multiclass_correlate, multiclass_project : bool
+        The same queries for arrays of shape ``(n, K)`` (vector-valued hypotheses).
+    correlation_vector : bool
+        Gives the whole vector ``H^T r`` over a finite class at once
+        (:meth:`BoundOracle.correlation_vector`); needed by dual-averaging boosters.
+    stochastic : bool
+        Answers depend on the ``random_state`` seed of the query (so a cache must key on it).
+    """
+
+    correlate: bool = True
+    project: bool = True
+    multiclass_correlate: bool = False
+    multiclass_project: bool = False
+    correlation_vector: bool = False
+    stochastic: bool = False
+
+
+class Hypothesis(ABC):
+    """A weak hypothesis returned by an oracle.
+
+    Attributes
+    ----------
+    train_output : ndarray of shape (n_samples,) or (n_samples, K), or None
+        Outputs on the training points the oracle was bound to.  Set by the oracle;
+        an ensemble keeps :meth:`detach` copies without it.
+    key : hashable or None
+        Identity of the underlying function: two hypotheses with equal ``key`` compute
+        ``scale`` times the same function, so an ensemble may merge their coefficients
+        (needed for the ℓ1 norm of λ in the margin, Telgarsky 2013 §1).  ``None`` means
+        "never merged".
+    scale : float
+        This hypothesis equals ``scale`` times the function named by ``key``.
+    """
+
+    train_output: np.ndarray | None = None
+    key: Hashable | None = None
+    scale: float = 1.0
+
+    @abstractmethod
+    def predict(self, X) -> np.ndarray:
+        """Outputs on new data, of shape ``(n,)`` or ``(n, K)``."""
+
+    def detach(self) -> Hypothesis:
+        """A shallow copy without ``train_output`` (what an ensemble stores)."""
+        h = copy.copy(self)
+        h.train_output = None
+        return h
+
+
+class Oracle(BaseEstimator, ABC):
+    """A configured hypothesis class.  Subclasses implement :meth:`bind`.
+
+    Constructors only store their arguments (scikit-learn convention); checks run in
+    :meth:`bind`.
+    """
+
+    @property
+    @abstractmethod
+    def capabilities(self) -> Capabilities:
+        """What the bound oracle answers; every class declares it (no default claims)."""
+
+    @abstractmethod
+    def bind(self, X) -> BoundOracle:
+        """Do the per-dataset work once and return an oracle over these ``n`` rows."""
+
+
+class BoundOracle:
+    """An oracle bound to ``n_samples`` training points.
+
+    Public methods validate the query and the answer; subclasses implement
+    ``_correlate``, ``_project`` and, for finite classes, ``_correlation_vector``.
+    """
+
+    def __init__(self, oracle: Oracle, n_samples: int):
+        self.oracle = oracle
+        self.n_samples = int(n_samples)
+        self.capabilities = oracle.capabilities
+
+    # -- public queries -------------------------------------------------------------
+    def correlate(self, r, *, random_state: int | None = None) -> Hypothesis:
+        """The hypothesis (approximately) maximising ``<r, h> / ||h||`` over the class."""
+        r = check_query(r, self.n_samples, "r")
+        self._require("correlate", r.ndim)
+        return self._checked(self._correlate(r, random_state), r.shape)
+
+    def project(
+        self, target, sample_weight=None, *, random_state: int | None = None
+    ) -> Hypothesis:
+        """The hypothesis minimising ``sum_i w_i ||target_i - h(x_i)||^2`` (Grubb–Bagnell eq. 4)."""
+        target = check_query(target, self.n_samples, "target")
+        w = None if sample_weight is None else check_sample_weight(sample_weight, self.n_samples)
+        self._require("project", target.ndim)
+        return self._checked(self._project(target, w, random_state), target.shape)
+
+    def correlation_vector(self, r) -> np.ndarray:
+        """``H^T r``: the inner product of ``r`` with every hypothesis of a finite class."""
+        r = check_query(r, self.n_samples, "r", multioutput=False)
+        if not self.capabilities.correlation_vector:
+            raise OracleCapabilityError(
+                f"{type(self.oracle).__name__} cannot give the whole correlation vector; "
+                "use a finite class such as MatrixOracle or LinearOracle"
+            )
+        return self._correlation_vector(r)
+
+    # -- hooks --------------------------------------------------------------------------
+    def _correlate(self, r: np.ndarray, random_state: int | None) -> Hypothesis:
+        raise NotImplementedError
+
+    def _project(
+        self, target: np.ndarray, sample_weight: np.ndarray | None, random_state: int | None
+    ) -> Hypothesis:
+        raise NotImplementedError
+
+    def _correlation_vector(self, r: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    # -- helpers ------------------------------------------------------------------------
+    def _require(self, query: str, ndim: int) -> None:
+        caps = self.capabilities
+        ok = {
+            ("correlate", 1): caps.correlate,
+            ("correlate", 2): caps.multiclass_correlate,
+            ("project", 1): caps.project,
+            ("project", 2): caps.multiclass_project,
+        }[(query, ndim)]
+        if not ok:
+            what = "an (n, K) multiclass " if ndim == 2 else ""
+            raise OracleCapabilityError(
+                f"{type(self.oracle).__name__} cannot answer {query} with {what}query: "
+                f"its hypothesis class does not support it (capabilities: {caps})"
+            )
+
+    def _checked(self, h: Hypothesis, shape: tuple[int, ...]) -> Hypothesis:
+        out = np.asarray(h.train_output, dtype=np.float64)
+        if out.shape != shape:
+            raise RuntimeError(
+                f"{type(self.oracle).__name__} returned train_output of shape {out.shape}, "
+                f"expected {shape}"
+            )
+        if not np.all(np.isfinite(out)):
+            raise FloatingPointError(
+                f"{type(self.oracle).__name__} returned a hypothesis with non-finite outputs"
+            )
+        h.train_output = out
+        return h
+
+
+def check_X(X, name: str = "X") -> np.ndarray:
+    """Validate a feature matrix: 2-D, numeric, finite, float64, with at least one row."""
+    return check_array(X, dtype=np.float64, ensure_all_finite=True, input_name=name)

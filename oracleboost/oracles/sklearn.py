@@ -1,0 +1,304 @@
+"""Any scikit-learn regressor or classifier as a hypothesis class.
+
+The estimator is cloned and fitted once per query, with ``sample_weight`` where the
+query has weights, exactly as scikit-learn's ensembles fit their base estimators.
+
+* A **regressor** spans a class closed under scaling, so it answers both queries:
+  ``project(target, w)`` fits ``target`` with weights ``w`` (Grubb & Bagnell 2011,
+  eq. 4), and ``correlate(r)`` fits ``r`` itself, the least-squares direction that
+  maximises ``<r, h>/||h||`` for a scale-closed class.
+* A **classifier** answers ``correlate(r)`` only, as weighted classification with
+  labels ``sign(r)`` (``sign(0) = +1``) and weights ``|r|``; its hypothesis outputs
+  ±1 (Grubb & Bagnell 2011, Theorem 1; Freund & Schapire's discrete AdaBoost).
+
+Seeding follows ``sklearn.ensemble._base._set_random_states``: each query's seed is
+written into every ``random_state`` parameter of the clone, so a booster that draws
+``rng.randint(np.iinfo(np.int32).max)`` per round seeds its trees exactly like
+``AdaBoostClassifier`` does.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import clone, is_classifier, is_regressor
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.neural_network import MLPRegressor
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from sklearn.utils.validation import has_fit_parameter
+
+from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
+
+__all__ = ["SklearnOracle", "TreeOracle", "MLPOracle", "FittedEstimator"]
+
+
+class FittedEstimator(Hypothesis):
+    """A fitted scikit-learn estimator used as a hypothesis.
+
+    For classifiers fitted on ±1 labels the output is the predicted label (±1);
+    for regressors it is ``predict`` times ``output_scale`` (see :class:`MLPOracle`).
+    """
+
+    def __init__(self, estimator, output_scale: float = 1.0):
+        self.estimator = estimator
+        self.output_scale = float(output_scale)
+
+    def predict(self, X) -> np.ndarray:
+        return np.asarray(self.estimator.predict(X), dtype=np.float64) * self.output_scale
+
+    def __repr__(self) -> str:
+        return f"FittedEstimator({self.estimator!r})"
+
+
+def _kind(estimator) -> str | None:
+    """"classifier", "regressor" or None (not a scikit-learn predictor)."""
+    try:
+        if is_classifier(estimator):
+            return "classifier"
+        if is_regressor(estimator):
+            return "regressor"
+    except AttributeError:  # objects without scikit-learn tags
+        pass
+    return None
+
+
+def _seeded_clone(estimator, random_state: int | None):
+    est = clone(estimator)
+    if random_state is not None:
+        keys = [
+            k
+            for k in sorted(est.get_params(deep=True))
+            if k == "random_state" or k.endswith("__random_state")
+        ]
+        if keys:
+            est.set_params(**{k: int(random_state) for k in keys})
+    return est
+
+
+class _BoundEstimator(BoundOracle):
+    """Bound form shared by every scikit-learn-backed oracle."""
+
+    def __init__(self, oracle, X: np.ndarray, regressor, classifier, normalize_target: bool):
+        super().__init__(oracle, X.shape[0])
+        self.X = X
+        self.regressor = regressor
+        self.classifier = classifier
+        self.normalize_target = normalize_target
+
+    def _fit(self, estimator, target, sample_weight, random_state, output_scale=1.0):
+        est = _seeded_clone(estimator, random_state)
+        if sample_weight is None:
+            est.fit(self.X, target)
+        else:
+            if not has_fit_parameter(est, "sample_weight"):
+                raise TypeError(
+                    f"{type(est).__name__} cannot take sample_weight, which "
+                    f"{type(self.oracle).__name__} needs for this query; wrap an estimator "
+                    "whose fit accepts sample_weight"
+                )
+            est.fit(self.X, target, sample_weight=sample_weight)
+        h = FittedEstimator(est, output_scale)
+        h.train_output = h.predict(self.X)
+        return h
+
+    def _regress(self, target, sample_weight, random_state):
+        scale = 1.0
+        if self.normalize_target:
+            # Fit target / s and return s * fit: exact for a scale-closed class, and it
+            # keeps regularised or iteratively trained learners (an MLP's L2 penalty,
+            # its tolerance) from collapsing on the tiny targets boosting produces
+            # (|r| sums to 1 for AdaBoost weights).
+            w = np.ones(len(target)) if sample_weight is None else sample_weight
+            sq = target**2 if target.ndim == 1 else np.sum(target**2, axis=1)
+            scale = float(np.sqrt(np.sum(w * sq) / np.sum(w)))
+            if scale == 0.0:
+                scale = 1.0
+        return self._fit(self.regressor, target / scale, sample_weight, random_state, scale)
+
+    def _correlate(self, r, random_state):
+        if self.classifier is not None:
+            labels = np.where(r >= 0, 1, -1)
+            return self._fit(self.classifier, labels, np.abs(r), random_state)
+        return self._regress(r, None, random_state)
+
+    def _project(self, target, sample_weight, random_state):
+        return self._regress(target, sample_weight, random_state)
+
+
+class SklearnOracle(Oracle):
+    """Any scikit-learn regressor or classifier as a weak-learner class.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        A regressor (answers ``project`` and ``correlate``; multi-output regressors
+        also answer (n, K) queries) or a classifier (answers ``correlate`` on
+        (n,) queries, as weighted classification with labels ``sign(r)``).
+        Cloned per query; it must accept ``sample_weight`` in ``fit`` for weighted
+        queries, or a ``TypeError`` naming it is raised.
+
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> oracle = SklearnOracle(DecisionTreeClassifier(max_depth=1))
+    """
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    @property
+    def capabilities(self) -> Capabilities:
+        if _kind(self.estimator) == "classifier":
+            return Capabilities(correlate=True, project=False, stochastic=True)
+        multi = _multioutput(self.estimator)
+        return Capabilities(
+            correlate=True,
+            project=True,
+            multiclass_correlate=multi,
+            multiclass_project=multi,
+            stochastic=True,
+        )
+
+    def bind(self, X) -> BoundOracle:
+        est = self.estimator
+        kind = _kind(est)
+        if kind is None:
+            raise TypeError(
+                f"SklearnOracle needs a scikit-learn regressor or classifier; got {est!r}"
+            )
+        if kind == "classifier" and not has_fit_parameter(est, "sample_weight"):
+            raise TypeError(
+                f"{type(est).__name__} cannot take sample_weight, which weighted "
+                "classification (correlate) needs; use an estimator whose fit accepts it"
+            )
+        X = check_X(X)
+        if kind == "classifier":
+            return _BoundEstimator(self, X, None, est, normalize_target=False)
+        return _BoundEstimator(self, X, est, None, normalize_target=False)
+
+
+def _multioutput(estimator) -> bool:
+    try:
+        return bool(estimator.__sklearn_tags__().target_tags.multi_output)
+    except AttributeError:
+        return False
+
+
+class TreeOracle(Oracle):
+    """scikit-learn decision trees of any depth.
+
+    ``correlate`` grows a ``DecisionTreeClassifier`` on labels ``sign(r)`` with weights
+    ``|r|`` (±1 outputs, as in discrete AdaBoost with trees); ``project`` grows a
+    ``DecisionTreeRegressor`` on the target with the given weights (least squares,
+    Friedman's gradient boosting; multi-output for (n, K) targets).
+
+    Parameters
+    ----------
+    max_depth : int or None, default=3
+    min_samples_split, min_samples_leaf, max_features, max_leaf_nodes :
+        As in scikit-learn's trees; shared by both kinds.
+    criterion : {"squared_error", "friedman_mse"}, default="squared_error"
+        Split criterion of the regression trees.
+    classifier_criterion : {"gini", "entropy", "log_loss"}, default="gini"
+        Split criterion of the classification trees.
+    """
+
+    def __init__(
+        self,
+        max_depth: int | None = 3,
+        min_samples_split: int = 2,
+        min_samples_leaf: int = 1,
+        max_features=None,
+        max_leaf_nodes: int | None = None,
+        criterion: str = "squared_error",
+        classifier_criterion: str = "gini",
+    ):
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.criterion = criterion
+        self.classifier_criterion = classifier_criterion
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(multiclass_project=True, stochastic=True)
+
+    def bind(self, X) -> BoundOracle:
+        shared = dict(
+            max_depth=self.max_depth,
+            min_samples_split=self.min_samples_split,
+            min_samples_leaf=self.min_samples_leaf,
+            max_features=self.max_features,
+            max_leaf_nodes=self.max_leaf_nodes,
+        )
+        reg = DecisionTreeRegressor(criterion=self.criterion, **shared)
+        clf = DecisionTreeClassifier(criterion=self.classifier_criterion, **shared)
+        # Let scikit-learn validate the parameters now, with its own messages.
+        reg._validate_params()
+        clf._validate_params()
+        return _BoundEstimator(self, check_X(X), reg, clf, normalize_target=False)
+
+
+class MLPOracle(Oracle):
+    """Small neural nets: a multilayer perceptron (5 hidden units by default).
+
+    The hypothesis class of Grubb & Bagnell's (2011) planning experiment.  Fitted with
+    scikit-learn's ``MLPRegressor`` (which takes ``sample_weight``); the target is
+    rescaled to unit weighted RMS before fitting and the output scaled back, which is
+    exact for a scale-closed class and keeps the L2 penalty from flattening the tiny
+    targets boosting produces.  ``correlate`` fits ``r`` (least-squares direction).
+    Convergence warnings of the inner optimiser are silenced: a weak learner need not
+    be trained to convergence.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : tuple of int, default=(5,)
+    activation : {"tanh", "relu", "logistic", "identity"}, default="tanh"
+    alpha : float, default=1e-4
+        L2 penalty.
+    max_iter : int, default=200
+    solver : {"lbfgs", "adam", "sgd"}, default="lbfgs"
+        L-BFGS suits nets this small (deterministic given the seed, no learning rate).
+    """
+
+    def __init__(
+        self,
+        hidden_layer_sizes: tuple[int, ...] = (5,),
+        activation: str = "tanh",
+        alpha: float = 1e-4,
+        max_iter: int = 200,
+        solver: str = "lbfgs",
+    ):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.alpha = alpha
+        self.max_iter = max_iter
+        self.solver = solver
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(multiclass_correlate=True, multiclass_project=True, stochastic=True)
+
+    def bind(self, X) -> BoundOracle:
+        reg = _QuietMLP(
+            hidden_layer_sizes=self.hidden_layer_sizes,
+            activation=self.activation,
+            alpha=self.alpha,
+            max_iter=self.max_iter,
+            solver=self.solver,
+        )
+        reg._validate_params()
+        return _BoundEstimator(self, check_X(X), reg, None, normalize_target=True)
+
+
+class _QuietMLP(MLPRegressor):
+    """``MLPRegressor`` whose fit does not warn when it stops before convergence."""
+
+    def fit(self, X, y, sample_weight=None):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            return super().fit(X, y, sample_weight=sample_weight)
+

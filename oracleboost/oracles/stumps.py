@@ -1,0 +1,564 @@
+"""Decision stumps over binned features: Freund & Schapire's AdaBoost stump and kin.
+
+A decision stump splits on one feature ``j`` at one threshold ``θ``: a point goes to
+the LEFT leaf when ``x_j <= θ`` and to the RIGHT leaf otherwise.  :class:`StumpOracle`
+answers every query of the Oracle protocol (:mod:`oracleboost.oracles.base`) over the
+class of stumps, exactly, by cumulative sums over per-feature bins (Grubb & Bagnell
+2011 use stumps as the weak learner of their experiments):
+
+``correlate(r)``, ``r`` of shape ``(n,)``
+    ±1 classification stumps ``h(x) = s if x_j > θ else -s`` and the two constants
+    ``±1``; the answer maximises ``<r, h>`` (Grubb & Bagnell 2011, eq. 3; every such
+    ``h`` has the same norm ``sqrt(n)``).  This is Freund & Schapire's AdaBoost stump:
+    weighted classification with labels ``sign(r)`` and weights ``|r|``.
+``project(target, sample_weight)``, ``target`` of shape ``(n,)``
+    two-valued regression stumps with least-squares leaf values (eq. 4).
+``correlate(r)``, ``r`` of shape ``(n, K)``
+    label-coded multiclass stumps (Grubb & Bagnell 2011, Theorem 2): each leaf outputs
+    the code ``c(k)`` of one class, ``c(k)_k = 1`` and ``-1/(K-1)`` elsewhere.
+``project(target, sample_weight)``, ``target`` of shape ``(n, K)``
+    vector-valued regression stumps with least-squares leaf vectors.
+
+Binning is done once, in :meth:`StumpOracle.bind`; a query costs one weighted
+``np.bincount`` over all (row, feature[, output]) cells plus cumulative sums over the
+bins, ``O(n d K + d B K)`` for ``B`` bins per feature and ``K`` outputs, with no
+sorting.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
+
+__all__ = [
+    "StumpOracle",
+    "BoundStumpOracle",
+    "ConstantHypothesis",
+    "SignStump",
+    "RegressionStump",
+    "LabelCodeStump",
+    "VectorStump",
+    "label_codes",
+]
+
+# Upper bound on the number of (row, feature, output) cells sent to one np.bincount
+# call: features are processed in blocks so that the temporary index and weight
+# arrays stay at a few tens of MB whatever n, d and K are.
+_MAX_CELLS = 1 << 22
+
+
+def label_codes(n_classes: int) -> np.ndarray:
+    """The label codes of Grubb & Bagnell (2011, Theorem 2) as a ``(K, K)`` matrix.
+
+    Row ``k`` is ``c(k)``: ``1`` in column ``k`` and ``-1/(K-1)`` elsewhere, so every
+    row sums to zero and ``<r, c(k)> = K/(K-1) * (r_k - mean(r))``.
+
+    Parameters
+    ----------
+    n_classes : int
+        ``K >= 2``.
+
+    Returns
+    -------
+    codes : ndarray of shape (n_classes, n_classes)
+    """
+    K = int(n_classes)
+    if K < 2:
+        raise ValueError(f"n_classes must be at least 2; got {n_classes!r}")
+    codes = np.full((K, K), -1.0 / (K - 1))
+    np.fill_diagonal(codes, 1.0)
+    return codes
+
+
+def _fmt(v: float | np.ndarray) -> str:
+    """A short exact-enough text for a leaf value (scalar or vector) in a repr."""
+    if np.ndim(v) == 0:
+        return repr(float(v))
+    return "[" + ", ".join(f"{x:.6g}" for x in np.asarray(v).ravel()) + "]"
+
+
+def _check_predict_X(X: ArrayLike, n_features: int) -> np.ndarray:
+    X = check_X(X)
+    if X.shape[1] != n_features:
+        raise ValueError(
+            f"X has {X.shape[1]} features but the hypothesis was fitted on {n_features}"
+        )
+    return X
+
+
+# -- hypotheses ---------------------------------------------------------------------
+class ConstantHypothesis(Hypothesis):
+    """The constant function ``x -> value`` (the "no split" stump).
+
+    Parameters
+    ----------
+    value : float or ndarray of shape (K,)
+        Output for every point; a vector gives outputs of shape ``(m, K)``.
+    n_features : int
+        Number of features of the data it applies to (checked by :meth:`predict`).
+    """
+
+    def __init__(self, value: float | np.ndarray, n_features: int):
+        self.value = float(value) if np.ndim(value) == 0 else np.array(value, dtype=np.float64)
+        self.n_features = int(n_features)
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        X = _check_predict_X(X, self.n_features)
+        shape = (X.shape[0],) + np.shape(self.value)
+        return np.broadcast_to(np.asarray(self.value, dtype=np.float64), shape).copy()
+
+    def __repr__(self) -> str:
+        return f"ConstantHypothesis(value={_fmt(self.value)})"
+
+
+class _Stump(Hypothesis):
+    """Shared parts of the two-leaf stumps: ``left`` if ``x_j <= threshold`` else ``right``."""
+
+    feature: int
+    threshold: float
+    n_features: int
+
+    def _leaves(self) -> tuple[float | np.ndarray, float | np.ndarray]:
+        raise NotImplementedError
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        X = _check_predict_X(X, self.n_features)
+        left, right = self._leaves()
+        goes_left = X[:, self.feature] <= self.threshold
+        if np.ndim(left) == 0:
+            return np.where(goes_left, float(left), float(right))
+        return np.where(goes_left[:, None], left, right)
+
+
+class SignStump(_Stump):
+    """Freund & Schapire's AdaBoost stump: ``sign if x_j > threshold else -sign``.
+
+    The canonical function is ``x -> +1 if x_j > threshold else -1``; this hypothesis
+    is ``sign`` times it, hence ``key = ("stump", feature, threshold)`` and
+    ``scale = sign``.
+
+    Parameters
+    ----------
+    feature : int
+        Column ``j`` split on.
+    threshold : float
+        ``θ``; points with ``x_j <= θ`` go left.
+    sign : {+1, -1}
+        Output on the right leaf.
+    n_features : int
+        Number of features of the data it applies to.
+    """
+
+    def __init__(self, feature: int, threshold: float, sign: int, n_features: int):
+        if sign not in (1, -1):
+            raise ValueError(f"sign must be +1 or -1; got {sign!r}")
+        self.feature = int(feature)
+        self.threshold = float(threshold)
+        self.sign = int(sign)
+        self.n_features = int(n_features)
+        self.key = ("stump", self.feature, self.threshold)
+        self.scale = float(self.sign)
+
+    def _leaves(self) -> tuple[float, float]:
+        return -float(self.sign), float(self.sign)
+
+    def __repr__(self) -> str:
+        return (
+            f"SignStump(feature={self.feature}, threshold={self.threshold!r}, sign={self.sign:+d})"
+        )
+
+
+class RegressionStump(_Stump):
+    """Two-valued regression stump: ``left if x_j <= threshold else right``.
+
+    Parameters
+    ----------
+    feature : int
+    threshold : float
+    left, right : float
+        Leaf values (weighted means of the target on each side when fitted by
+        :meth:`BoundStumpOracle.project`).
+    n_features : int
+    """
+
+    def __init__(self, feature: int, threshold: float, left: float, right: float, n_features: int):
+        self.feature = int(feature)
+        self.threshold = float(threshold)
+        self.left = float(left)
+        self.right = float(right)
+        self.n_features = int(n_features)
+
+    def _leaves(self) -> tuple[float, float]:
+        return self.left, self.right
+
+    def __repr__(self) -> str:
+        return (
+            f"RegressionStump(feature={self.feature}, threshold={self.threshold!r}, "
+            f"left={self.left!r}, right={self.right!r})"
+        )
+
+
+class LabelCodeStump(_Stump):
+    """Label-coded multiclass stump (Grubb & Bagnell 2011, Theorem 2).
+
+    Outputs the code ``c(left_class)`` if ``x_j <= threshold`` and ``c(right_class)``
+    otherwise (see :func:`label_codes`); predictions have shape ``(m, n_classes)``.
+    Stores only the two class indices, not the code vectors.
+
+    Parameters
+    ----------
+    feature : int
+    threshold : float
+    left_class, right_class : int
+        Classes predicted on each side, in ``0 .. n_classes - 1``.
+    n_classes : int
+    n_features : int
+    """
+
+    def __init__(
+        self,
+        feature: int,
+        threshold: float,
+        left_class: int,
+        right_class: int,
+        n_classes: int,
+        n_features: int,
+    ):
+        self.feature = int(feature)
+        self.threshold = float(threshold)
+        self.left_class = int(left_class)
+        self.right_class = int(right_class)
+        self.n_classes = int(n_classes)
+        self.n_features = int(n_features)
+
+    def _leaves(self) -> tuple[np.ndarray, np.ndarray]:
+        codes = label_codes(self.n_classes)
+        return codes[self.left_class], codes[self.right_class]
+
+    def __repr__(self) -> str:
+        return (
+            f"LabelCodeStump(feature={self.feature}, threshold={self.threshold!r}, "
+            f"left_class={self.left_class}, right_class={self.right_class}, "
+            f"n_classes={self.n_classes})"
+        )
+
+
+class VectorStump(_Stump):
+    """Vector-valued regression stump: leaf vectors ``left`` / ``right`` of length ``K``.
+
+    Parameters
+    ----------
+    feature : int
+    threshold : float
+    left, right : ndarray of shape (K,)
+        Leaf vectors (weighted mean targets when fitted by least squares).
+    n_features : int
+    """
+
+    def __init__(
+        self,
+        feature: int,
+        threshold: float,
+        left: np.ndarray,
+        right: np.ndarray,
+        n_features: int,
+    ):
+        self.feature = int(feature)
+        self.threshold = float(threshold)
+        self.left = np.array(left, dtype=np.float64)
+        self.right = np.array(right, dtype=np.float64)
+        self.n_features = int(n_features)
+
+    def _leaves(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.left, self.right
+
+    def __repr__(self) -> str:
+        return (
+            f"VectorStump(feature={self.feature}, threshold={self.threshold!r}, "
+            f"left={_fmt(self.left)}, right={_fmt(self.right)})"
+        )
+
+
+# -- binning --------------------------------------------------------------------------
+def _midpoints(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Thresholds ``θ`` with ``lo <= θ < hi``, as close to the midpoint as floats allow.
+
+    ``0.5*lo + 0.5*hi`` cannot overflow (``(lo + hi) / 2`` can); when ``lo`` and ``hi``
+    are adjacent floats (or subnormal) the rounded midpoint may equal ``hi``, which
+    would send the training value ``hi`` to the left, so it falls back to ``lo``.
+    """
+    mid = 0.5 * lo + 0.5 * hi
+    ok = (lo <= mid) & (mid < hi)
+    return np.where(ok, mid, lo)
+
+
+def _bin_feature(col: np.ndarray, max_bins: int, exact: bool) -> np.ndarray:
+    """Thresholds (strictly increasing) for one feature column."""
+    values, counts = np.unique(col, return_counts=True)
+    if exact or values.size <= max_bins:
+        cuts = np.arange(values.size - 1)
+    else:
+        # Quantile bins: cut after the first distinct value at which the cumulative
+        # count reaches k*n/max_bins, k = 1..max_bins-1.  Compared in integers
+        # (cum*max_bins >= k*n) so the bins are exactly reproducible.  Heavy ties may
+        # merge cuts, giving fewer than max_bins bins, never more.
+        cum = np.cumsum(counts, dtype=np.int64)
+        targets = col.size * np.arange(1, max_bins, dtype=np.int64)
+        cuts = np.unique(np.searchsorted(cum * max_bins, targets, side="left"))
+        cuts = cuts[cuts < values.size - 1]
+    return _midpoints(values[cuts], values[cuts + 1])
+
+
+# -- the oracle -----------------------------------------------------------------------
+class StumpOracle(Oracle):
+    """Decision stumps over binned features (Freund & Schapire's AdaBoost stump).
+
+    Answers all four queries of the protocol exactly over the class of stumps whose
+    thresholds lie between consecutive bins: ±1 stumps for ``correlate(r)``
+    (Grubb & Bagnell 2011, eq. 3), least-squares two-leaf stumps for ``project``
+    (eq. 4), label-coded multiclass stumps (Theorem 2) and vector-leaf stumps for
+    ``(n, K)`` queries.  The constant ("no split") hypotheses are always candidates.
+
+    Parameters
+    ----------
+    max_bins : int, default=255
+        Maximum number of bins per feature, in ``2 .. 255``.  A feature with at most
+        ``max_bins`` distinct values gets one bin per value (so binned and exact search
+        coincide); otherwise it gets at most ``max_bins`` quantile bins (equal-count,
+        deterministic).  Ignored when ``exact=True``.
+    exact : bool, default=False
+        Use every threshold between consecutive distinct values of each feature.
+        Memory and query time grow with the number of distinct values; meant for
+        small ``n``.
+
+    Notes
+    -----
+    Thresholds are midpoints between the largest training value of the left bin and
+    the smallest of the right bin, and a point goes left when ``x_j <= θ``, so
+    ``predict`` on the training rows reproduces ``train_output``.
+
+    Tie rule: among candidates with equal objective, the lowest index wins, in the
+    order constants first (``+1`` before ``-1``; class ``0`` before ``1`` ... for
+    label codes), then feature ``0 .. d-1``, thresholds left to right, and for ±1
+    stumps ``s = +1`` before ``s = -1``; within a label-coded leaf the lowest class.
+    A split whose two leaves are equal is the constant function and is returned as
+    the constant.
+    """
+
+    def __init__(self, max_bins: int = 255, exact: bool = False):
+        self.max_bins = max_bins
+        self.exact = exact
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            correlate=True, project=True, multiclass_correlate=True, multiclass_project=True
+        )
+
+    def _check_params(self) -> None:
+        mb = self.max_bins
+        if isinstance(mb, bool) or not isinstance(mb, numbers.Integral) or not 2 <= mb <= 255:
+            raise ValueError(f"max_bins must be an int in [2, 255]; got {mb!r}")
+        if not isinstance(self.exact, (bool, np.bool_)):
+            raise ValueError(f"exact must be a bool; got {self.exact!r}")
+
+    def bind(self, X: ArrayLike) -> BoundStumpOracle:
+        """Bin every feature of ``X`` once and return the oracle over its rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite numeric training features.
+
+        Returns
+        -------
+        BoundStumpOracle
+        """
+        self._check_params()
+        X = check_X(X)
+        return BoundStumpOracle(self, X)
+
+
+class BoundStumpOracle(BoundOracle):
+    """A :class:`StumpOracle` bound to ``n`` training rows.
+
+    Attributes
+    ----------
+    n_features : int
+    thresholds : list of ndarray
+        ``thresholds[j]`` are the (strictly increasing) candidate thresholds of
+        feature ``j``; it has ``n_bins[j] - 1`` entries.
+    n_bins : ndarray of shape (n_features,)
+    codes : ndarray of shape (n_samples, n_features), uint8 (wider only in exact mode)
+        Bin of every training value: ``codes[i, j] = #{t : thresholds[j][t] < X[i, j]}``,
+        so ``codes[i, j] <= t`` exactly when ``X[i, j] <= thresholds[j][t]``.
+    """
+
+    def __init__(self, oracle: StumpOracle, X: np.ndarray):
+        super().__init__(oracle, X.shape[0])
+        n, d = X.shape
+        self.n_features = d
+        self.thresholds = [
+            _bin_feature(X[:, j], int(oracle.max_bins), bool(oracle.exact)) for j in range(d)
+        ]
+        self.n_bins = np.array([t.size + 1 for t in self.thresholds], dtype=np.intp)
+        self._B = int(self.n_bins.max())  # bins per feature after padding
+        dtype = np.min_scalar_type(self._B - 1)
+        # searchsorted(side="left") counts thresholds strictly below x: x == θ goes left.
+        self.codes = np.empty((n, d), dtype=dtype)
+        for j in range(d):
+            self.codes[:, j] = np.searchsorted(self.thresholds[j], X[:, j], side="left")
+        # Thresholds padded to a (d, B-1) grid; `valid` marks real ones.
+        self._valid = np.arange(self._B - 1)[None, :] < (self.n_bins[:, None] - 1)
+        self._counts = self._histograms(np.ones((n, 1)))[:, :, 0]  # unweighted W per bin
+
+    # -- histograms -----------------------------------------------------------------------
+    def _histograms(self, values: np.ndarray) -> np.ndarray:
+        """Per-feature bin sums of the columns of ``values`` (n, K): shape (d, B, K).
+
+        All (row, feature, column) cells of a block of features go through a single
+        weighted ``np.bincount``, which sums in row order in float64.
+        """
+        n, K = values.shape
+        d, B = self.n_features, self._B
+        out = np.empty((d, B, K))
+        block = max(1, _MAX_CELLS // max(1, n * K))
+        cols = np.arange(K)
+        for a in range(0, d, block):
+            b = min(d, a + block)
+            offsets = np.arange(b - a, dtype=np.intp) * B
+            cell = (self.codes[:, a:b] + offsets)[:, :, None] * K + cols
+            w = np.broadcast_to(values[:, None, :], cell.shape)
+            hist = np.bincount(cell.ravel(), weights=w.ravel(), minlength=(b - a) * B * K)
+            out[a:b] = hist.reshape(b - a, B, K)
+        return out
+
+    @staticmethod
+    def _left_right(hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Sums left and right of every threshold: two arrays of shape (d, B-1, K).
+
+        The right sums are reverse cumulative sums rather than ``total - left``: no
+        cancellation, and a side whose weights are all zero sums to exactly 0.
+        """
+        left = np.cumsum(hist, axis=1)[:, :-1]
+        right = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1][:, 1:]
+        return left, right
+
+    def _split(self, flat_index: int, n_per_threshold: int) -> tuple[int, int, float]:
+        """(feature, threshold index, θ) of a flat index into the (d, B-1, ...) grid."""
+        j, rest = divmod(flat_index, (self._B - 1) * n_per_threshold)
+        t = rest // n_per_threshold
+        return j, t, float(self.thresholds[j][t])
+
+    def _goes_left(self, j: int, t: int) -> np.ndarray:
+        return self.codes[:, j] <= t
+
+    # -- queries --------------------------------------------------------------------------
+    def _correlate(self, r: np.ndarray, random_state: int | None) -> Hypothesis:
+        if r.ndim == 2:
+            return self._correlate_codes(r)
+        d = self.n_features
+        total = float(r.sum())
+        left, right = self._left_right(self._histograms(r[:, None]))
+        edge = np.stack([right[..., 0] - left[..., 0], left[..., 0] - right[..., 0]], axis=-1)
+        edge = np.where(self._valid[..., None], edge, -np.inf)  # (d, B-1, 2): s=+1, s=-1
+        scores = np.concatenate([[total, -total], edge.ravel()])
+        best = int(np.argmax(scores))  # first maximum: the documented tie rule
+        if best < 2:
+            s = 1 if best == 0 else -1
+            h: Hypothesis = ConstantHypothesis(float(s), d)
+            h.key, h.scale = ("constant",), float(s)
+            h.train_output = np.full(self.n_samples, float(s))
+            return h
+        j, t, theta = self._split(best - 2, 2)
+        s = 1 if (best - 2) % 2 == 0 else -1
+        h = SignStump(j, theta, s, d)
+        h.train_output = np.where(self._goes_left(j, t), -float(s), float(s))
+        return h
+
+    def _correlate_codes(self, r: np.ndarray) -> Hypothesis:
+        # <r_i, c(k)> = K/(K-1) (r_ik - mean_k' r_ik'): each leaf takes the class with
+        # the largest column sum of the row-centred r; the factor K/(K-1) is dropped.
+        # Centring shifts every candidate's score by the same sum_i mean_i r_i, so it
+        # does not change the answer; it keeps the sums small when rows share a large
+        # offset, so the comparisons lose less to rounding.
+        n, K = r.shape
+        if K < 2:
+            raise ValueError(
+                f"r of shape (n, K) needs K >= 2 classes for label-coded stumps; got K={K} "
+                "(pass r of shape (n,) for binary ±1 stumps)"
+            )
+        d = self.n_features
+        rc = r - r.mean(axis=1, keepdims=True)
+        codes = label_codes(K)
+        total = rc.sum(axis=0)
+        left, right = self._left_right(self._histograms(rc))
+        k_left, k_right = left.argmax(axis=2), right.argmax(axis=2)
+        score = np.where(self._valid, left.max(axis=2) + right.max(axis=2), -np.inf)
+        scores = np.concatenate([total, score.ravel()])
+        best = int(np.argmax(scores))
+        if best >= K:
+            j, t, theta = self._split(best - K, 1)
+            kl, kr = int(k_left[j, t]), int(k_right[j, t])
+            if kl != kr:
+                h: Hypothesis = LabelCodeStump(j, theta, kl, kr, K, d)
+                h.train_output = np.where(self._goes_left(j, t)[:, None], codes[kl], codes[kr])
+                return h
+            best = int(np.argmax(total))  # same class on both sides: the constant c(kl)
+        h = ConstantHypothesis(codes[best], d)
+        h.train_output = np.tile(codes[best], (n, 1))
+        return h
+
+    def _project(
+        self, target: np.ndarray, sample_weight: np.ndarray | None, random_state: int | None
+    ) -> Hypothesis:
+        vector = target.ndim == 2
+        t2 = target if vector else target[:, None]
+        n, K = t2.shape
+        d = self.n_features
+        if sample_weight is None:
+            w = np.ones(n)
+            W_hist = self._counts
+            S_hist = self._histograms(t2)
+        else:
+            w = sample_weight
+            hist = self._histograms(np.column_stack([w, w[:, None] * t2]))
+            W_hist, S_hist = hist[:, :, 0], hist[:, :, 1:]
+        W_tot = float(w.sum())
+        S_tot = (w[:, None] * t2).sum(axis=0)
+        WL, WR = self._left_right(W_hist[:, :, None])
+        SL, SR = self._left_right(S_hist)
+        ok = self._valid & (WL[..., 0] > 0) & (WR[..., 0] > 0)  # no empty-weight leaves
+        mean_L = np.divide(SL, WL, out=np.zeros_like(SL), where=ok[..., None])
+        mean_R = np.divide(SR, WR, out=np.zeros_like(SR), where=ok[..., None])
+        # Weighted SSE = sum w t^2 - gain; gain = S_L^2/W_L + S_R^2/W_R written as
+        # S * mean so that large targets overflow only when the answer itself would.
+        gain = (SL * mean_L + SR * mean_R).sum(axis=2)
+        gain = np.where(ok, gain, -np.inf)
+        mean = S_tot / W_tot
+        scores = np.concatenate([[float((S_tot * mean).sum())], gain.ravel()])
+        best = int(np.argmax(scores))
+        if best > 0:
+            j, t, theta = self._split(best - 1, 1)
+            a, b = mean_L[j, t], mean_R[j, t]
+            if not np.array_equal(a, b):
+                goes_left = self._goes_left(j, t)
+                h: Hypothesis
+                if vector:
+                    h = VectorStump(j, theta, a, b, d)
+                    h.train_output = np.where(goes_left[:, None], a, b)
+                else:
+                    h = RegressionStump(j, theta, float(a[0]), float(b[0]), d)
+                    h.train_output = np.where(goes_left, float(a[0]), float(b[0]))
+                return h
+        if vector:
+            h = ConstantHypothesis(mean, d)
+            h.train_output = np.tile(mean, (n, 1))
+        else:
+            h = ConstantHypothesis(float(mean[0]), d)
+            h.train_output = np.full(n, float(mean[0]))
+        return h
