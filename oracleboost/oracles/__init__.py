@@ -1,0 +1,24 @@
+"""Hypothesis classes behind the Oracle protocol (see :mod:`oracleboost.oracles.base`)."""
+
+from .base import BoundOracle, Capabilities, Hypothesis, Oracle, OracleCapabilityError
+from .cache import CachedOracle
+from .lightgbm import LightGBMOracle
+from .matrix import LinearOracle, MatrixOracle
+from .sklearn import MLPOracle, SklearnOracle, TreeOracle
+from .stumps import StumpOracle
+
+__all__ = [
+    "Oracle",
+    "BoundOracle",
+    "Hypothesis",
+    "Capabilities",
+    "OracleCapabilityError",
+    "StumpOracle",
+    "TreeOracle",
+    "LightGBMOracle",
+    "SklearnOracle",
+    "MLPOracle",
+    "MatrixOracle",
+    "LinearOracle",
+    "CachedOracle",
+]
