@@ -1,0 +1,39 @@
+"""The project's own promises: the README's commands are what CI runs, and the demo runs."""
+
+import io
+import re
+from pathlib import Path
+
+import numpy as np
+
+from oracleboost.cli import demo, main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_readme_test_command_is_what_ci_runs():
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    commands = re.findall(r"^(python3 -m pip install .*pytest.*)$", readme, flags=re.M)
+    assert len(commands) == 1, commands
+    ci_lines = [line for line in ci.splitlines() if line.startswith("python3 -m pip install")]
+    assert ci_lines == commands
+
+
+def test_demo_prints_rounds_and_learns():
+    out = io.StringIO()
+    history = demo(n_rounds=12, every=1, out=out)
+    text = out.getvalue()
+    assert "edge" in text and "margin" in text
+    assert len(history["loss"]) == 12
+    # AdaBoost's risk falls every round; the first edge is the best stump's.
+    assert np.all(np.diff(history["loss"]) < 0)
+    assert history["train_error"][-1] < 0.05
+
+
+def test_cli_rejects_bad_arguments(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit):
+        main(["demo", "--rounds", "0"])
+    assert "--rounds" in capsys.readouterr().err
