@@ -34,6 +34,8 @@ class StopReason(str, Enum):
     PERFECT_HYPOTHESIS = "perfect_hypothesis"  # a hypothesis classifies every example right
     ZERO_HYPOTHESIS = "zero_hypothesis"  # the oracle returned h = 0 on the training points
     ZERO_GRADIENT = "zero_gradient"  # the loss is at its minimum on the training points
+    INFINITE_STEP = "infinite_step"  # no example is hurt by h: the exact step is unbounded
+    ZERO_STEP = "zero_step"  # the step rule gave 0 (e.g. the quadratic step, C_t^4 overflowing)
 
     def __str__(self) -> str:
         return self.value

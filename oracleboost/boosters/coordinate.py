@@ -4,7 +4,9 @@ Telgarsky (2013), Algorithm 1, in this library's sign convention (margins ``y f`
 positive when right; the paper's ``A = −y h`` and ``z = Aλ = −margin``):
 
 1. weights ``w_i ∝ s_i · (−φ'(y_i f(x_i)))``, normalised, computed in log space;
-2. ask the oracle ``h = correlate(w · y)``; scale its training column into [−1, 1];
+2. ask the oracle ``h = correlate(w · y)``; its training column is used as it is when the
+   class declares itself ``bounded`` (values in [−1, 1], Telgarsky's matrix A) and is
+   rescaled to ``max |h| = 1`` otherwise (scale-free classes such as regressors);
 3. edge ``γ_t = |Σ_i w_i y_i h(x_i)|`` (``= ||A^T ∇L||_∞ / ||∇L||_1``), and the sign
    that makes it positive (the class is taken closed under negation);
 4. step ``α_t`` by the step rule times the shrinkage ν (``learning_rate``);
@@ -33,20 +35,10 @@ from .._validation import check_sample_weight
 from ..losses import MarginLoss, get_loss
 from ..oracles.stumps import StumpOracle
 from .base import BaseBooster, Ensemble, History, StopReason, draw_seed
+from .linesearch import Line
+from .steps import STEP_RULES, StepRule, StepState, get_step
 
 __all__ = ["CoordinateBoostingClassifier"]
-
-STEPS = ("adaboost",)
-
-
-def _adaboost_step(w: np.ndarray, u: np.ndarray) -> float:
-    """``½ ln((1 + γ)/(1 − γ))`` with ``1 ± γ = Σ_i w_i (1 ± u_i)``.
-
-    Summing the non-negative terms ``w_i (1 ± u_i)`` avoids the cancellation in
-    ``1 − γ`` when γ is close to 1 (Schapire & Singer 1999 for u ∈ [−1, 1]).
-    """
-    return 0.5 * (np.log(np.sum(w * (1.0 + u))) - np.log(np.sum(w * (1.0 - u))))
-
 
 class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
     """Binary coordinate-descent boosting on any oracle (Telgarsky 2013, Algorithm 1).
@@ -57,12 +49,18 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         The weak-learner class, asked through ``correlate`` only.  ``None`` means
         ``StumpOracle()`` (±1 decision stumps).
     loss : {"exponential", "logistic"} or MarginLoss, default="exponential"
-    step : {"adaboost"}, default="adaboost"
-        The step rule α_t.  ``"adaboost"``: ``½ ln((1+γ_t)/(1−γ_t))``.
+    step : {"quadratic", "wolfe", "adaboost", "optimal", "closed_form", "constant"} \
+            or StepRule, default="adaboost"
+        The step rule α_t (see :mod:`oracleboost.boosters.steps`): the quadratic-bound
+        step ``ν γ_t / C_t^4``, a Wolfe search with ``c1 = 1 − ν/2, c2 = 1 − ν/4``, the
+        AdaBoost step ``ν ½ ln((1+γ_t)/(1−γ_t))``, ν times the exact line search, the
+        closed-form ``ν ||A^T∇L||_∞/(ηL)``, or the constant ν.  Give an instance such as
+        ``WolfeStep(c1=1/3, c2=1/2)`` for other constants.
     n_estimators : int, default=50
         The round budget.
     learning_rate : float, default=1.0
-        The shrinkage ν ∈ (0, 1]: every step is multiplied by it.
+        The shrinkage ν ∈ (0, 1] (Telgarsky 2013): it multiplies the quadratic, AdaBoost,
+        optimal and closed-form steps, sets the Wolfe constants, and is the constant step.
     random_state : int, RandomState or None, default=None
         Seeds the oracle's calls (one seed drawn per round).
     verbose : int, default=0
@@ -76,7 +74,9 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
     history_ : dict of ndarray
         Per round: ``loss`` (weighted empirical risk), ``log_loss`` (its log, finite when
         the risk underflows), ``edge`` γ_t, ``step`` α_t (with ν), ``margin`` (ℓ1 margin
-        ``min_i y_i f(x_i)/||λ||_1``), ``train_error``, ``time`` (seconds).
+        ``min_i y_i f(x_i)/||λ||_1``), ``train_error``, ``entropy`` (Shannon entropy of
+        the dual iterate, the normalised weights ``w ∝ −φ'(margins)``; Telgarsky 2012,
+        Remark 5), ``time`` (seconds).
     stop_reason_ : StopReason
 
     References
@@ -90,7 +90,7 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
     _parameter_constraints: dict = {
         **BaseBooster._parameter_constraints,
         "loss": [StrOptions({"exponential", "logistic"}), MarginLoss],
-        "step": [StrOptions(set(STEPS))],
+        "step": [StrOptions(set(STEP_RULES)), StepRule],
         "learning_rate": [Interval(Real, 0, 1, closed="right")],
     }
 
@@ -138,6 +138,8 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         loss = get_loss(self.loss, MarginLoss)
         bound = self._bind(X, StumpOracle(), "correlate")
         rng = check_random_state(self.random_state)
+        rule, nu = get_step(self.step), float(self.learning_rate)
+        bounded = bound.capabilities.bounded
 
         with np.errstate(divide="ignore"):
             log_s = np.log(s)  # -inf for zero weights: those examples never count
@@ -145,7 +147,9 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         active = s > 0
         f = np.zeros(X.shape[0])
         ensemble = Ensemble()
-        history = History(("loss", "log_loss", "margin", "train_error", "edge", "step", "time"))
+        history = History(
+            ("loss", "log_loss", "margin", "train_error", "edge", "step", "entropy", "time")
+        )
         self.stop_reason_ = StopReason.MAX_ROUNDS
         start = time.perf_counter()
 
@@ -153,13 +157,15 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
             t0 = time.perf_counter()
             # 1. weights w ∝ s · (−φ'(margin)), normalised in log space
             w = softmax(log_s + loss.log_neg_dphi(ypm * f))
-            # 2. the oracle's answer, its column scaled into [−1, 1]
+            # 2. the oracle's answer as a column in [−1, 1]: bounded classes as they are
+            #    (Telgarsky's A), scale-free ones rescaled to max |h| = 1
             h = bound.correlate(w * ypm, random_state=draw_seed(rng))
             a = h.train_output
-            norm = float(np.max(np.abs(a)))
-            if norm == 0.0:
+            peak = float(np.max(np.abs(a)))
+            if peak == 0.0:
                 self.stop_reason_ = StopReason.ZERO_HYPOTHESIS
                 break
+            norm = max(peak, 1.0) if bounded else peak
             u = ypm * a / norm
             # 3. edge and the sign that makes it positive
             corr = float(np.sum(w * u))
@@ -177,12 +183,24 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
                 alpha = ensemble.l1_norm() + 1.0
                 self.stop_reason_ = StopReason.PERFECT_HYPOTHESIS
             else:
-                alpha = self.learning_rate * _adaboost_step(w, u)
+                alpha = rule.step(self._state(loss, ypm * f, u, w, edge, log_s, s, active), nu)
+                if alpha == np.inf:
+                    self.stop_reason_ = StopReason.INFINITE_STEP
+                    break
+                if not alpha > 0.0:
+                    self.stop_reason_ = StopReason.ZERO_STEP
+                    break
             # 5. update the running scores and the ensemble
             f += alpha * sign * a / norm
             ensemble.add(h.detach(), alpha * sign / norm, norm)
             record = self._record(loss, ypm, f, log_s, log_total, active, s, ensemble)
-            record.update(edge=edge, step=alpha, time=time.perf_counter() - t0)
+            positive = w[w > 0]
+            record.update(
+                edge=edge,
+                step=alpha,
+                entropy=float(-np.sum(positive * np.log(positive))),
+                time=time.perf_counter() - t0,
+            )
             history.append(**record)
             self._report(t, record, start)
             if self.stop_reason_ is StopReason.PERFECT_HYPOTHESIS:
@@ -191,6 +209,19 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         self.ensemble_ = ensemble
         self.history_ = history.as_dict()
         return self
+
+    @staticmethod
+    def _state(loss, margins, u, w, edge, log_s, s, active) -> StepState:
+        line = Line.build(loss, margins[active], u[active], log_s[active])
+        return StepState(
+            line=line,
+            w=w[active],
+            u=u[active],
+            edge=edge,
+            slope=-line.slope(0.0),
+            log_c=loss.log_curvature_constant(margins, s),
+            eta=loss.eta,
+        )
 
     @staticmethod
     def _record(loss, ypm, f, log_s, log_total, active, s, ensemble) -> dict[str, float]:

@@ -51,6 +51,27 @@ class MarginLoss(Loss):
         """P(y = +1 | f) at the population minimiser of the loss."""
         raise NotImplementedError
 
+    # -- what line searches and step rules need (Telgarsky 2012, 2013) ------------------
+    #: η with φ'' ≤ η φ everywhere (Telgarsky 2012, Def. 19 and App. D.3).
+    eta: float = 1.0
+
+    def log_phi_shift(self, m: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """``log φ(m + d) − log φ(m)``: the per-example risk ratio of a step, in log space."""
+        return self.log_phi(m + d) - self.log_phi(m)
+
+    def log_neg_dphi_shift(self, m: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """``log(−φ'(m + d)) − log φ(m)``: the slope of a step relative to the current loss."""
+        return self.log_neg_dphi(m + d) - self.log_phi(m)
+
+    def log_curvature_constant(self, m: np.ndarray, sample_weight: np.ndarray) -> float:
+        """``ln C_t`` of Telgarsky (2013, L115): ``C_ℓ(ℓ^{−1}(m L))`` for the current margins.
+
+        Every step keeps the risk from rising, so example i (weight s_i) keeps
+        ``φ(m_i) ≤ Σ_j s_j φ(m_j) / s_i``; ``C_ℓ`` is evaluated at the worst such margin.
+        With unit weights this is the paper's ``ℓ^{−1}(m L(Aλ))``.
+        """
+        raise NotImplementedError
+
 
 class Exponential(MarginLoss):
     """Exponential loss ``φ(m) = exp(−m)`` (AdaBoost; Telgarsky's ℓ(z) = e^z).
@@ -75,11 +96,23 @@ class Exponential(MarginLoss):
     def inverse_link(self, raw):
         return expit(2.0 * np.asarray(raw, dtype=np.float64))
 
+    # exp(−(m + d)) / exp(−m) = exp(−d) exactly: no cancellation at margins in the thousands.
+    def log_phi_shift(self, m, d):
+        return -np.asarray(d, dtype=np.float64) + np.zeros_like(m)
+
+    def log_neg_dphi_shift(self, m, d):
+        return -np.asarray(d, dtype=np.float64) + np.zeros_like(m)
+
+    def log_curvature_constant(self, m, sample_weight):
+        return 0.0  # C_exp ≡ 1
+
 
 class Logistic(MarginLoss):
     """Logistic loss ``φ(m) = ln(1 + exp(−m))`` (Telgarsky's ℓ(z) = ln(1 + e^z)).
 
-    ``φ'' ≤ 1/4``, so it is ¼-strongly smooth in f; ``P(y = +1) = σ(f)``.
+    ``φ'' ≤ 1/4``, so it is ¼-strongly smooth in f; ``P(y = +1) = σ(f)``.  ``φ'' ≤ φ``
+    everywhere (``ln(1 + e^x) ≥ σ(x)``), so η = 1 is valid globally, tighter than the
+    paper's ``2^m/(m ln 2)`` (Telgarsky 2012, Remark 46; the implementer's note §1.2).
     """
 
     name = "logistic"
@@ -110,3 +143,10 @@ class Logistic(MarginLoss):
 
     def inverse_link(self, raw):
         return expit(np.asarray(raw, dtype=np.float64))
+
+    def log_curvature_constant(self, m, sample_weight):
+        # C_logistic(z) = (1 + e^z)² (Telgarsky 2013 note §1) and ℓ^{−1}(v) = ln(e^v − 1), so
+        # ln C = 2 ln(1 + e^{ℓ^{−1}(v)}) = 2v with v = Σ_j s_j φ(m_j) / min_i s_i.
+        s = np.asarray(sample_weight, dtype=np.float64)
+        active = s > 0
+        return float(2.0 * np.sum(s[active] * self.phi(m[active])) / np.min(s[active]))

@@ -1,0 +1,177 @@
+"""Step rules of coordinate-descent boosting (Telgarsky 2013, §2; Telgarsky 2012, App. D).
+
+A step rule is a small frozen dataclass (inspectable, picklable, visible in ``repr``)
+that maps the state of a round to a step α ≥ 0 along the oriented column.  Every rule
+takes the shrinkage ν (the booster's ``learning_rate``).  From least to most aggressive:
+
+==============  =====================================================================
+``quadratic``   ``ν γ_t / C_t^4``: minimiser of the quadratic upper bound (2013, L123)
+``wolfe``       any α satisfying Wolfe's conditions with ``c1 = 1 − ν/2``, ``c2 = 1 − ν/4``
+                (2013, eqs. 2.1–2.2); ``WolfeStep(c1=1/3, c2=1/2)`` is the 2012 search
+``adaboost``    ``ν · ½ ln((1 + γ_t)/(1 − γ_t))`` (2013, L141)
+``optimal``     ``ν · argmin_α R(α)`` (2013, L145; Friedman's shrinkage)
+``closed_form`` ``ν · ||A^T ∇L||_∞ / (η L)`` (2012, App. D.3)
+``constant``    ``ν`` every round
+==============  =====================================================================
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .linesearch import Line, exact, wolfe
+
+__all__ = [
+    "StepState",
+    "StepRule",
+    "QuadraticStep",
+    "WolfeStep",
+    "AdaBoostStep",
+    "OptimalStep",
+    "ClosedFormStep",
+    "ConstantStep",
+    "STEP_RULES",
+    "get_step",
+]
+
+
+@dataclass(frozen=True)
+class StepState:
+    """What a step rule may look at in a round.
+
+    Attributes
+    ----------
+    line : Line
+        The risk along the oriented column, scaled by the current risk.
+    w : ndarray
+        Normalised dual weights ``w_i ∝ s_i (−φ'(m_i))`` of the active examples.
+    u : ndarray
+        The oriented column on the active examples, in [−1, 1].
+    edge : float
+        ``γ_t = Σ_i w_i u_i = ||A^T ∇L||_∞ / ||∇L||_1``.
+    slope : float
+        ``g_t = −R'(0)/R(0) = ||A^T ∇L||_∞ / L``.
+    log_c : float
+        ``ln C_t`` (0 for the exponential loss).
+    eta : float
+        The loss's η (``φ'' ≤ η φ``).
+    """
+
+    line: Line
+    w: np.ndarray
+    u: np.ndarray
+    edge: float
+    slope: float
+    log_c: float
+    eta: float
+
+
+class StepRule:
+    """Base class: ``step(state, nu) -> α`` (``inf`` when the rule has no finite step)."""
+
+    name: str = ""
+
+    def step(self, state: StepState, nu: float) -> float:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class QuadraticStep(StepRule):
+    """``α = ν γ_t / C_t^4`` (Telgarsky 2013, L123; Lemma A.0).  ``ν γ_t`` for exp loss."""
+
+    name = "quadratic"
+
+    def step(self, state, nu):
+        return nu * state.edge * math.exp(-4.0 * state.log_c)
+
+
+@dataclass(frozen=True)
+class WolfeStep(StepRule):
+    """A Wolfe step by bracketing and bisection (Telgarsky 2012, Fig. 7).
+
+    Parameters
+    ----------
+    c1, c2 : float or None
+        The Wolfe constants.  ``None`` (default) takes Telgarsky 2013's shrinkage form
+        ``c1 = 1 − ν/2``, ``c2 = 1 − ν/4``, where ν enters only through them; give
+        ``c1=1/3, c2=1/2`` for the 2012 analysis (then ν is not used).
+    """
+
+    c1: float | None = None
+    c2: float | None = None
+    name = "wolfe"
+
+    def constants(self, nu: float) -> tuple[float, float]:
+        c1 = 1.0 - nu / 2.0 if self.c1 is None else self.c1
+        c2 = 1.0 - nu / 4.0 if self.c2 is None else self.c2
+        return c1, c2
+
+    def step(self, state, nu):
+        return wolfe(state.line, *self.constants(nu))
+
+
+@dataclass(frozen=True)
+class AdaBoostStep(StepRule):
+    """``α = ν · ½ ln((1 + γ_t)/(1 − γ_t))`` (Freund & Schapire; Telgarsky 2013, L141).
+
+    ``1 ± γ_t`` are summed as ``Σ_i w_i (1 ± u_i)`` (non-negative terms), which keeps
+    ``1 − γ_t`` accurate when γ_t is close to 1.
+    """
+
+    name = "adaboost"
+
+    def step(self, state, nu):
+        w, u = state.w, state.u
+        return nu * 0.5 * (math.log(np.sum(w * (1.0 + u))) - math.log(np.sum(w * (1.0 - u))))
+
+
+@dataclass(frozen=True)
+class OptimalStep(StepRule):
+    """``α = ν · argmin_α R(α)`` by exact line search (Telgarsky 2013, L145)."""
+
+    name = "optimal"
+
+    def step(self, state, nu):
+        return nu * exact(state.line)
+
+
+@dataclass(frozen=True)
+class ClosedFormStep(StepRule):
+    """``α = ν · ||A^T ∇L||_∞ / (η L)`` (Telgarsky 2012, App. D.3, the step α').
+
+    It guarantees ``R(α') ≤ R(0) − ||A^T∇L||²_∞ / (2ηL)``: three times the Wolfe search's
+    guaranteed decrease, but it needs η.
+    """
+
+    name = "closed_form"
+
+    def step(self, state, nu):
+        return nu * state.slope / state.eta
+
+
+@dataclass(frozen=True)
+class ConstantStep(StepRule):
+    """``α = ν`` every round (the booster's ``learning_rate`` is the step)."""
+
+    name = "constant"
+
+    def step(self, state, nu):
+        return nu
+
+
+STEP_RULES: dict[str, type[StepRule]] = {
+    cls.name: cls
+    for cls in (QuadraticStep, WolfeStep, AdaBoostStep, OptimalStep, ClosedFormStep, ConstantStep)
+}
+
+
+def get_step(step: str | StepRule) -> StepRule:
+    """Resolve a step rule given by name or instance."""
+    if isinstance(step, StepRule):
+        return step
+    if step not in STEP_RULES:
+        raise ValueError(f"unknown step {step!r}; choose one of {sorted(STEP_RULES)}")
+    return STEP_RULES[step]()
