@@ -1,5 +1,6 @@
 """Hypothesis classes behind the Oracle protocol (see :mod:`oracleboost.oracles.base`)."""
 
+from .approximate import ApproximateOracle
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, OracleCapabilityError
 from .cache import CachedOracle
 from .lightgbm import LightGBMOracle
@@ -21,4 +22,5 @@ __all__ = [
     "MatrixOracle",
     "LinearOracle",
     "CachedOracle",
+    "ApproximateOracle",
 ]

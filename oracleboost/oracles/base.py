@@ -68,10 +68,18 @@ class Capabilities:
     multiclass_correlate, multiclass_project : bool
         The same queries for arrays of shape ``(n, K)`` (vector-valued hypotheses).
     correlation_vector : bool
-        Gives the whole vector ``H^T r`` over a finite class at once
-        (:meth:`BoundOracle.correlation_vector`); needed by dual-averaging boosters.
+        A finite class with explicit columns: gives the whole vector ``H^T r`` at once
+        (:meth:`BoundOracle.correlation_vector`), the column matrix on the training
+        points (:meth:`BoundOracle.columns`) and the hypothesis of any column
+        (:meth:`BoundOracle.column_hypothesis`).  Needed by dual-averaging boosters,
+        duality gaps and approximate-oracle experiments.
     stochastic : bool
         Answers depend on the ``random_state`` seed of the query (so a cache must key on it).
+    bounded : bool
+        ``correlate`` answers take values in [−1, 1] and their scale is part of the class
+        (±1 classifiers, a matrix with entries in [−1, 1]), as Telgarsky's analysis
+        assumes.  Boosters use such columns as they are; answers of scale-free classes
+        (regressors used through ``correlate``) are rescaled to ``max |h| = 1``.
     """
 
     correlate: bool = True
@@ -80,6 +88,7 @@ class Capabilities:
     multiclass_project: bool = False
     correlation_vector: bool = False
     stochastic: bool = False
+    bounded: bool = False
 
 
 class Hypothesis(ABC):
@@ -162,12 +171,25 @@ class BoundOracle:
     def correlation_vector(self, r) -> np.ndarray:
         """``H^T r``: the inner product of ``r`` with every hypothesis of a finite class."""
         r = check_query(r, self.n_samples, "r", multioutput=False)
+        self._require_finite("the whole correlation vector")
+        return self._correlation_vector(r)
+
+    def columns(self) -> np.ndarray:
+        """The finite class on the training points: ``H[i, j] = h_j(x_i)``, shape (n, J)."""
+        self._require_finite("columns")
+        return self._columns()
+
+    def column_hypothesis(self, j: int, scale: float = 1.0) -> Hypothesis:
+        """The hypothesis ``scale · h_j`` of column ``j`` of a finite class."""
+        self._require_finite("column_hypothesis")
+        return self._column_hypothesis(int(j), float(scale))
+
+    def _require_finite(self, what: str) -> None:
         if not self.capabilities.correlation_vector:
             raise OracleCapabilityError(
-                f"{type(self.oracle).__name__} cannot give the whole correlation vector; "
-                "use a finite class such as MatrixOracle or LinearOracle"
+                f"{type(self.oracle).__name__} cannot give {what}: it is not a finite class "
+                "with explicit columns (MatrixOracle, LinearOracle)"
             )
-        return self._correlation_vector(r)
 
     # -- hooks --------------------------------------------------------------------------
     def _correlate(self, r: np.ndarray, random_state: int | None) -> Hypothesis:
@@ -179,6 +201,12 @@ class BoundOracle:
         raise NotImplementedError
 
     def _correlation_vector(self, r: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _columns(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def _column_hypothesis(self, j: int, scale: float) -> Hypothesis:
         raise NotImplementedError
 
     # -- helpers ------------------------------------------------------------------------

@@ -26,6 +26,10 @@ def _answer(inner, query, oracle_token, fingerprint, version, arrays, seed):
         return bound.correlate(arrays[0], random_state=seed)
     if query == "project":
         return bound.project(arrays[0], arrays[1], random_state=seed)
+    if query == "columns":
+        return bound.columns()
+    if query == "column_hypothesis":
+        return bound.column_hypothesis(*arrays)
     return bound.correlation_vector(arrays[0])
 
 
@@ -64,6 +68,17 @@ class _BoundCached(BoundOracle):
         return self._call(
             self._bound, "correlation_vector", self._token, self.fingerprint, __version__,
             (r,), None,
+        )
+
+    def _columns(self):
+        return self._call(
+            self._bound, "columns", self._token, self.fingerprint, __version__, (), None
+        )
+
+    def _column_hypothesis(self, j, scale):
+        return self._call(
+            self._bound, "column_hypothesis", self._token, self.fingerprint, __version__,
+            (j, scale), None,
         )
 
 

@@ -12,6 +12,8 @@ weighted least squares.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .._validation import check_finite_array
@@ -77,6 +79,14 @@ class _BoundColumns(BoundOracle):
     def _correlation_vector(self, r):
         return self.A.T @ r
 
+    def _columns(self):
+        return self.A.copy()
+
+    def _column_hypothesis(self, j, scale):
+        if not 0 <= j < self.A.shape[1]:
+            raise IndexError(f"column {j} out of range for {self.A.shape[1]} hypotheses")
+        return self._answer(j, scale)
+
     def _correlate(self, r, random_state):
         c = self.A.T @ r
         j = int(np.argmax(np.abs(c)))  # first index on ties
@@ -113,7 +123,8 @@ class MatrixOracle(Oracle):
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(correlation_vector=True)
+        H = np.asarray(self.H, dtype=np.float64)
+        return Capabilities(correlation_vector=True, bounded=bool(np.all(np.abs(H) <= 1.0)))
 
     def bind(self, X) -> BoundOracle:
         H = check_finite_array(self.H, "H", ndim=(2,))
@@ -136,4 +147,8 @@ class LinearOracle(Oracle):
         return Capabilities(correlation_vector=True)
 
     def bind(self, X) -> BoundOracle:
-        return _BoundColumns(self, check_X(X), LinearCoordinate)
+        X = check_X(X)
+        bound = _BoundColumns(self, X, LinearCoordinate)
+        # Features already in [−1, 1] are used at their own scale (Telgarsky's A).
+        bound.capabilities = replace(bound.capabilities, bounded=bool(np.all(np.abs(X) <= 1)))
+        return bound

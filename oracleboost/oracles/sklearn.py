@@ -150,7 +150,7 @@ class SklearnOracle(Oracle):
     @property
     def capabilities(self) -> Capabilities:
         if _kind(self.estimator) == "classifier":
-            return Capabilities(correlate=True, project=False, stochastic=True)
+            return Capabilities(correlate=True, project=False, stochastic=True, bounded=True)
         multi = _multioutput(self.estimator)
         return Capabilities(
             correlate=True,
@@ -224,7 +224,8 @@ class TreeOracle(Oracle):
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(multiclass_project=True, stochastic=True)
+        # correlate grows ±1 classification trees: bounded
+        return Capabilities(multiclass_project=True, stochastic=True, bounded=True)
 
     def bind(self, X) -> BoundOracle:
         shared = dict(

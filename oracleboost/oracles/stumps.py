@@ -356,7 +356,11 @@ class StumpOracle(Oracle):
     @property
     def capabilities(self) -> Capabilities:
         return Capabilities(
-            correlate=True, project=True, multiclass_correlate=True, multiclass_project=True
+            correlate=True,
+            project=True,
+            multiclass_correlate=True,
+            multiclass_project=True,
+            bounded=True,  # correlate answers ±1 or label codes in [−1, 1]
         )
 
     def _check_params(self) -> None:
