@@ -8,7 +8,11 @@ from sklearn.linear_model import Ridge
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.tree import DecisionTreeClassifier
 
-from oracleboost.boosters import CoordinateBoostingClassifier, FunctionalGradientRegressor
+from oracleboost.boosters import (
+    CoordinateBoostingClassifier,
+    FunctionalGradientRegressor,
+    StopReason,
+)
 from oracleboost.oracles import (
     CachedOracle,
     LightGBMOracle,
@@ -97,4 +101,26 @@ def test_functional_booster_runs_on_every_oracle(name, tmp_path):
     np.testing.assert_allclose(a, b, rtol=0, atol=0)
     np.testing.assert_allclose(
         list(reg.staged_predict(X))[-1], reg.predict(X), rtol=1e-10, atol=1e-10
+    )
+
+
+STEPS = ["quadratic", "wolfe", "adaboost", "optimal", "closed_form", "constant"]
+
+
+@pytest.mark.parametrize("step", STEPS)
+@pytest.mark.parametrize("name", NAMES)
+def test_every_step_rule_on_every_oracle(name, step, tmp_path):
+    """Telgarsky's step rules run through correlate alone, on any hypothesis class."""
+    oracle, X = _oracles(tmp_path)[name]
+    clf = CoordinateBoostingClassifier(
+        oracle, step=step, learning_rate=0.5, n_estimators=8, random_state=0
+    ).fit(X, Y_CLS)
+    h = clf.history_
+    assert clf.stop_reason_ in (StopReason.MAX_ROUNDS, StopReason.INFINITE_STEP)
+    assert len(h["loss"]) >= 1
+    assert all(np.isfinite(v).all() for v in h.values())
+    if step != "constant":  # every other rule is a descent step for the exponential loss
+        assert np.all(np.diff(np.concatenate([[1.0], h["loss"]])) < 0)
+    np.testing.assert_allclose(
+        list(clf.staged_decision_function(X))[-1], clf.decision_function(X), atol=1e-10
     )
