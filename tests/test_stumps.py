@@ -458,7 +458,11 @@ def test_sklearn_conventions_and_capabilities():
     assert oracle.get_params() == {"max_bins": 16, "exact": True}
     assert clone(oracle).get_params() == oracle.get_params()
     assert oracle.capabilities == Capabilities(
-        correlate=True, project=True, multiclass_correlate=True, multiclass_project=True
+        correlate=True,
+        project=True,
+        multiclass_correlate=True,
+        multiclass_project=True,
+        bounded=True,  # correlate answers ±1 stumps and label codes, all in [−1, 1]
     )
     assert not oracle.capabilities.stochastic
     assert StumpOracle(max_bins=1000).max_bins == 1000  # constructor only stores
