@@ -65,6 +65,13 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         Seeds the oracle's calls (one seed drawn per round).
     verbose : int, default=0
         Print loss, edge and margin every ~10% of the rounds (every round if > 1).
+    duality_gap : {"auto", True, False}, default="auto"
+        Record ``gap`` = risk − optimal risk each round, for finite classes (oracles with
+        the ``correlation_vector`` capability).  The optimal risk f̄ comes from
+        :func:`oracleboost.diagnostics.optimal_risk` (hard core by LP, Newton on the core);
+        by Telgarsky 2012 (Key identity) the gap equals the Bregman divergence between
+        the dual optimum and the dual iterate.  "auto": when the class is finite and its
+        column matrix has at most 10^6 entries.
 
     Attributes
     ----------
@@ -77,6 +84,8 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         ``min_i y_i f(x_i)/||λ||_1``), ``train_error``, ``entropy`` (Shannon entropy of
         the dual iterate, the normalised weights ``w ∝ −φ'(margins)``; Telgarsky 2012,
         Remark 5), ``time`` (seconds).
+    optimal_loss_ : float or None
+        The optimal risk f̄ over the span of a finite class (when ``duality_gap`` is on).
     stop_reason_ : StopReason
 
     References
@@ -92,6 +101,7 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         "loss": [StrOptions({"exponential", "logistic"}), MarginLoss],
         "step": [StrOptions(set(STEP_RULES)), StepRule],
         "learning_rate": [Interval(Real, 0, 1, closed="right")],
+        "duality_gap": [StrOptions({"auto"}), "boolean"],
     }
 
     def __init__(
@@ -103,6 +113,7 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         learning_rate: float = 1.0,
         random_state=None,
         verbose: int = 0,
+        duality_gap="auto",
     ):
         self.oracle = oracle
         self.loss = loss
@@ -111,6 +122,7 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         self.learning_rate = learning_rate
         self.random_state = random_state
         self.verbose = verbose
+        self.duality_gap = duality_gap
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None):
@@ -140,6 +152,7 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         rng = check_random_state(self.random_state)
         rule, nu = get_step(self.step), float(self.learning_rate)
         bounded = bound.capabilities.bounded
+        self.optimal_loss_ = self._optimal_loss(bound, ypm, loss, s)
 
         with np.errstate(divide="ignore"):
             log_s = np.log(s)  # -inf for zero weights: those examples never count
@@ -147,9 +160,8 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         active = s > 0
         f = np.zeros(X.shape[0])
         ensemble = Ensemble()
-        history = History(
-            ("loss", "log_loss", "margin", "train_error", "edge", "step", "entropy", "time")
-        )
+        keys = ("loss", "log_loss", "margin", "train_error", "edge", "step", "entropy", "time")
+        history = History(keys + (("gap",) if self.optimal_loss_ is not None else ()))
         self.stop_reason_ = StopReason.MAX_ROUNDS
         start = time.perf_counter()
 
@@ -183,7 +195,13 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
                 alpha = ensemble.l1_norm() + 1.0
                 self.stop_reason_ = StopReason.PERFECT_HYPOTHESIS
             else:
-                alpha = rule.step(self._state(loss, ypm * f, u, w, edge, log_s, s, active), nu)
+                state = self._state(loss, ypm * f, u, w, edge, log_s, s, active)
+                if not state.slope > 0.0:
+                    # The risk does not decrease along h to working precision: the edge
+                    # is zero up to rounding (an attainable optimum reached, note §6.3–4).
+                    self.stop_reason_ = StopReason.ZERO_EDGE
+                    break
+                alpha = rule.step(state, nu)
                 if alpha == np.inf:
                     self.stop_reason_ = StopReason.INFINITE_STEP
                     break
@@ -201,6 +219,8 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
                 entropy=float(-np.sum(positive * np.log(positive))),
                 time=time.perf_counter() - t0,
             )
+            if self.optimal_loss_ is not None:
+                record["gap"] = record["loss"] - self.optimal_loss_
             history.append(**record)
             self._report(t, record, start)
             if self.stop_reason_ is StopReason.PERFECT_HYPOTHESIS:
@@ -209,6 +229,18 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         self.ensemble_ = ensemble
         self.history_ = history.as_dict()
         return self
+
+    def _optimal_loss(self, bound, ypm, loss, s) -> float | None:
+        caps = bound.capabilities
+        if self.duality_gap is False or not caps.correlation_vector:
+            return None
+        columns = bound.columns()
+        if self.duality_gap == "auto" and columns.size > 10**6:
+            return None
+        # Imported here: diagnostics needs scipy's LP solver only when a gap is tracked.
+        from ..diagnostics import optimal_risk
+
+        return float(optimal_risk(ypm[:, None] * columns, loss, sample_weight=s).risk)
 
     @staticmethod
     def _state(loss, margins, u, w, edge, log_s, s, active) -> StepState:
