@@ -1,4 +1,10 @@
-"""Command-line front end: ``oracleboost demo`` (more experiments register here later)."""
+"""Command-line front end.
+
+``oracleboost demo``                 AdaBoost on stumps, round by round (seconds)
+``oracleboost list``                 the registered paper reproductions
+``oracleboost reproduce [NAME ...]`` run reproductions (all by default), print their tables
+                                     and save their figures (``--quick``: CI-sized budgets)
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["main", "demo"]
+__all__ = ["main", "demo", "reproduce"]
 
 
 def demo(n_rounds: int = 30, every: int = 3, out=sys.stdout) -> dict[str, np.ndarray]:
@@ -53,6 +59,33 @@ def demo(n_rounds: int = 30, every: int = 3, out=sys.stdout) -> dict[str, np.nda
     return histories[1.0]
 
 
+def reproduce(
+    names: list[str] | None = None, quick: bool = False, out_dir: str = "figures", out=sys.stdout
+) -> dict:
+    """Run registered reproductions; print each one's table and save its figure as PNG."""
+    import time
+    from pathlib import Path
+
+    from .experiments import EXPERIMENTS
+
+    names = list(EXPERIMENTS) if not names else names
+    unknown = [n for n in names if n not in EXPERIMENTS]
+    if unknown:
+        raise ValueError(f"unknown experiment(s) {unknown}; choose from {sorted(EXPERIMENTS)}")
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    results = {}
+    for name in names:
+        start = time.perf_counter()
+        print(f"== {name} ({'quick' if quick else 'full size'}) ...", file=out, flush=True)
+        result = EXPERIMENTS[name](quick=quick)
+        path = Path(out_dir) / f"{name}.png"
+        result.save(path)
+        print(result.to_text(), file=out)
+        print(f"   figure: {path}   ({time.perf_counter() - start:.1f}s)\n", file=out, flush=True)
+        results[name] = result
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="oracleboost",
@@ -62,11 +95,27 @@ def main(argv: list[str] | None = None) -> int:
     p_demo = sub.add_parser("demo", help="AdaBoost on stumps, round by round (built-in data)")
     p_demo.add_argument("--rounds", type=int, default=30, help="boosting rounds (default 30)")
     p_demo.add_argument("--every", type=int, default=3, help="print every k-th round")
+    sub.add_parser("list", help="list the registered paper reproductions")
+    p_rep = sub.add_parser("reproduce", help="reproduce the papers' figures on built-in data")
+    p_rep.add_argument("names", nargs="*", help="experiments to run (default: all)")
+    p_rep.add_argument("--quick", action="store_true", help="CI-sized round budgets")
+    p_rep.add_argument("--out", default="figures", help="folder for the PNG figures")
     args = parser.parse_args(argv)
     if args.command == "demo":
         if args.rounds < 1 or args.every < 1:
             parser.error("--rounds and --every must be positive")
         demo(args.rounds, args.every)
+    elif args.command == "list":
+        from .experiments import EXPERIMENTS
+
+        for name, fn in EXPERIMENTS.items():
+            doc = (fn.__doc__ or "").strip().splitlines()
+            print(f"{name:32s} {doc[0] if doc else ''}")
+    elif args.command == "reproduce":
+        try:
+            reproduce(args.names, quick=args.quick, out_dir=args.out)
+        except ValueError as exc:
+            parser.error(str(exc))
     return 0
 
 
