@@ -24,7 +24,7 @@ weights spanning many orders of magnitude are the normal case).
 LightGBM computes leaf values from float32 gradient sums.  After growing, the training
 rows' leaves are read back (``predict(pred_leaf=True)``) and every leaf value is
 recomputed in float64 as the exact weighted mean of the target over the rows in that
-leaf (compensated sums, ``math.fsum``); a leaf with zero total weight gets 0.  The
+leaf (float64 sums by ``np.bincount``); a leaf with zero total weight gets 0.  The
 values are written back with ``Booster.set_leaf_output``, so the returned tree is the
 exact weighted least-squares fit on its partition: the least-squares projection of
 Grubb & Bagnell (2011, eq. 4) restricted to the partition LightGBM's greedy,
@@ -224,7 +224,10 @@ class _BoundLightGBM(BoundOracle):
 
         w_sum = float(np.sum(w))
         w_scaled = w * (n / w_sum)  # mean 1: keeps LightGBM's thresholds and float32 sane
-        t_bar = float(np.dot(w, target)) / w_sum  # only centres the float32 gradients
+        # np.sum, not np.dot: a BLAS call here wakes OpenBLAS's threads, whose spin-wait
+        # then competes with LightGBM's OpenMP threads (measured on 2 cores: 104 ms a
+        # tree instead of 12 ms at n = 20,000).  Only centres the float32 gradients.
+        t_bar = float(np.sum(w * target)) / w_sum
         grad = (-(w_scaled * (target - t_bar))).astype(np.float32)
         hess = w_scaled.astype(np.float32)
 
@@ -266,20 +269,11 @@ class _BoundLightGBM(BoundOracle):
 
 
 def _leaf_means(leaf: np.ndarray, target: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Exact (compensated-sum) weighted mean of ``target`` per leaf; 0 for weightless leaves."""
+    """Weighted mean of ``target`` per leaf, in float64; 0 for weightless leaves."""
     n_leaves = int(leaf.max()) + 1
-    small = leaf.astype(np.int16) if n_leaves <= np.iinfo(np.int16).max else leaf
-    order = np.argsort(small, kind="stable")  # radix sort for int16
-    bounds = np.concatenate(([0], np.cumsum(np.bincount(leaf, minlength=n_leaves)))).tolist()
-    wt = (w * target)[order].tolist()  # math.fsum is much faster on lists than on arrays
-    ws = w[order].tolist()
-    values = np.zeros(n_leaves)
-    for j in range(n_leaves):
-        a, b = bounds[j], bounds[j + 1]
-        sw = math.fsum(ws[a:b])
-        if sw > 0:
-            values[j] = math.fsum(wt[a:b]) / sw
-    return values
+    sw = np.bincount(leaf, weights=w, minlength=n_leaves)
+    swt = np.bincount(leaf, weights=w * target, minlength=n_leaves)
+    return np.divide(swt, sw, out=np.zeros(n_leaves), where=sw > 0)
 
 
 def _num_leaves(model_str: str) -> int:
