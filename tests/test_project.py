@@ -37,3 +37,25 @@ def test_cli_rejects_bad_arguments(capsys):
     with pytest.raises(SystemExit):
         main(["demo", "--rounds", "0"])
     assert "--rounds" in capsys.readouterr().err
+
+
+def test_reproduce_runs_a_registered_experiment(tmp_path):
+    from oracleboost.cli import reproduce
+    from oracleboost.experiments import EXPERIMENTS
+
+    assert len(EXPERIMENTS) >= 4
+    out = io.StringIO()
+    results = reproduce(["telgarsky2012-lower-bound"], quick=True, out_dir=str(tmp_path), out=out)
+    assert (tmp_path / "telgarsky2012-lower-bound.png").stat().st_size > 0
+    assert "gap" in out.getvalue()
+    assert set(results) == {"telgarsky2012-lower-bound"}
+
+
+def test_cli_list_and_unknown_experiment(capsys):
+    import pytest
+
+    main(["list"])
+    assert "telgarsky2013-figure2" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["reproduce", "no-such-figure"])
+    assert "unknown experiment" in capsys.readouterr().err
