@@ -96,8 +96,7 @@ class Ensemble:
                 term = c * h.predict(X)
                 out = term if out is None else out + term
         if out is None:
-            n = len(X)
-            return np.zeros(n) + self.intercept
+            return np.zeros((len(X),) + np.shape(self.intercept)) + self.intercept
         return out + self.intercept
 
     def staged_decision_function(self, X) -> Iterator[np.ndarray]:

@@ -1,30 +1,52 @@
 """Functional gradient boosting (Grubb & Bagnell 2011; Friedman 2001; Mason et al. 1999).
 
-Algorithm 1 of Grubb & Bagnell (2011), naive gradient projection, in L2(P̂) with the
-inner product ``<f, g> = Σ_i s_i f(x_i) g(x_i) / Σ_i s_i`` (sample weights ``s``; uniform
-gives the paper's (1/n) Σ):
+Gradient descent in the function space L2(P̂) with the inner product
+``<f, g> = Σ_i s_i <f(x_i), g(x_i)> / Σ_i s_i`` (sample weights ``s``; uniform weights
+give the paper's (1/N) Σ).  Functions are represented by their values on the training
+points, arrays of shape (n,) or (n, K).  ``PROJ(v)`` asks the oracle for the hypothesis
+nearest the direction ``v``: ``project(v, s)`` (least squares, eq. 4) or
+``correlate(s · v)`` (eq. 3) for classes that cannot project; every step then moves
+along the scaled projection ``a · h`` with ``a = <h, v>/||h||²``.
 
-1. ``∇_t(x_i) = ∂l(f_{t−1}(x_i), y_i)/∂f`` (pointwise, no 1/n);
-2. ``h = project(−∇_t, s)`` (least squares, eq. 4), or ``correlate(s · (−∇_t))``
-   (eq. 3) for oracles that cannot project;
-3. ``f_t = f_{t−1} + η · (<h, −∇_t>/||h||²) · h``.
+The oracle is asked for directions of *descent* (``v = −∇``, Friedman's
+pseudo-residuals) and steps are added; the paper projects ∇ and subtracts.  The two
+agree for classes closed under negation; for label-coded multiclass stumps they do
+not (note P8), and ``project`` (vector-leaf stumps) is the default there.
 
-The oracle is asked for the *negative* gradient (Friedman's pseudo-residuals) and the
-step is added; the paper projects ∇ and subtracts.  The two agree for classes closed
-under negation (every class in the foundation); the scale factor ``<h, v>/||h||²`` is
-always applied (it is 1 for an exact least-squares fit and guards inexact ones).
-With squared loss, a least-squares tree oracle and ``f_0`` = the mean, this is
-scikit-learn's ``GradientBoostingRegressor``.
+Algorithm 1, naive (``projection="naive"``)::
+
+    v = −∇R[f_{t−1}];  h = PROJ(v);  f_t = f_{t−1} + η_t a h
+
+Algorithm 2, repeated (``"repeated"``): outer iteration t fits t weak learners in
+succession to what the previous ones left of v, then takes one step.  The paper prints
+the inner update unscaled; it is ``v' ← v' − a_k h_k`` (note P2), which keeps
+``v' = v − h*``::
+
+    v' = v;  h* = 0;  for k = 1..t: h_k = PROJ(v'); a_k = <h_k, v'>/||h_k||²;
+                                     h* += a_k h_k;  v' −= a_k h_k
+    f_t = f_{t−1} + η_t h*
+
+Algorithm 3, residual (``"residual"``): the unprojected part of every past gradient is
+carried in Δ, so systematic projection error cannot persist (note P4)::
+
+    Δ += v;  h = PROJ(Δ);  a = <h, Δ>/||h||²;  f_t = f_{t−1} + η_t a h;  Δ −= a h
+
+Step schedules η_t (t = outer iteration): ``constant`` c, ``inv_sqrt`` c/√t (Thms 5, 7),
+``inv_t`` c/(λt) (Thms 4, 6 with c = 2 and 1), ``smoothness`` c/Λ (Thm 3 with c = 1).
+``n_estimators`` counts weak learners, so repeated projection runs about √(2T) outer
+iterations; its last one is truncated to the budget and still takes its step (P3).
 """
 
 from __future__ import annotations
 
+import math
 import time
+from numbers import Real
 
 import numpy as np
 from sklearn.base import RegressorMixin, _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from .._validation import check_sample_weight
@@ -32,37 +54,189 @@ from ..losses import Absolute, Huber, Loss, Squared, get_loss
 from ..oracles.sklearn import TreeOracle
 from .base import BaseBooster, Ensemble, History, StopReason, draw_seed
 
-__all__ = ["FunctionalGradientRegressor"]
+__all__ = ["FunctionalGradientRegressor", "PROJECTIONS", "SCHEDULES"]
 
+PROJECTIONS = ("naive", "repeated", "residual")
+SCHEDULES = ("constant", "inv_sqrt", "inv_t", "smoothness")
 _REGRESSION_LOSSES = (Squared, Absolute, Huber)
 
 
-class FunctionalGradientRegressor(RegressorMixin, BaseBooster):
-    """Gradient boosting of any oracle on a convex regression loss (Grubb & Bagnell 2011, Alg. 1).
+class _FunctionalGradientBooster(BaseBooster):
+    """The loop shared by the functional-gradient regressor, classifier and ranker."""
+
+    _parameter_constraints: dict = {
+        **BaseBooster._parameter_constraints,
+        "projection": [StrOptions(set(PROJECTIONS))],
+        "schedule": [StrOptions(set(SCHEDULES))],
+        "strong_convexity": [Interval(Real, 0, None, closed="neither"), None],
+        "query": [StrOptions({"auto", "project", "correlate"})],
+        "init": [StrOptions({"auto"}), Real],
+    }
+
+    def _init_raw(self, loss: Loss, y, s):
+        """f_0: the loss' best constant ("auto"), or the given number."""
+        return loss.init_raw(y, s) if self.init == "auto" else float(self.init)
+
+    def _extra_record(self, y, f, s) -> dict[str, float]:
+        """Estimator-specific history entries (the classifier adds its training error)."""
+        return {}
+
+    # -- the step schedule -------------------------------------------------------------
+    def _eta(self, t: int, loss: Loss) -> float:
+        c = float(self.learning_rate)
+        if self.schedule == "constant":
+            return c
+        if self.schedule == "inv_sqrt":
+            return c / math.sqrt(t)
+        if self.schedule == "inv_t":
+            lam = self.strong_convexity if self.strong_convexity is not None else (
+                loss.strong_convexity
+            )
+            if lam is None:
+                raise ValueError(
+                    f"schedule='inv_t' needs strong_convexity: {loss!r} is not strongly "
+                    "convex; pass strong_convexity=λ (e.g. for an added (λ/2)||f||² term)"
+                )
+            return c / (lam * t)
+        if loss.smoothness is None:  # "smoothness"
+            raise ValueError(f"schedule='smoothness' needs a smooth loss; {loss!r} is not")
+        return c / loss.smoothness
+
+    # -- the loop ----------------------------------------------------------------------------
+    def _boost(self, X, y, s, query_weight, loss: Loss, f0, ctx: dict) -> None:
+        """Run Algorithms 1–3; sets ``ensemble_``, ``history_``, ``stop_reason_``."""
+        oracle_caps = (TreeOracle() if self.oracle is None else self.oracle).capabilities
+        if self.query == "auto":
+            need = "project" if oracle_caps.project else "correlate"
+        else:
+            need = self.query
+        bound = self._bind(X, TreeOracle(), need)
+        rng = check_random_state(self.random_state)
+        n = X.shape[0]
+        total = float(np.sum(s))
+        f = np.broadcast_to(np.asarray(f0, dtype=np.float64), self._raw_shape(n, y)).copy()
+        sw = s if f.ndim == 1 else s[:, None]
+
+        def ip(a, b) -> float:
+            return float(np.sum(sw * a * b)) / total
+
+        def proj(v):
+            seed = draw_seed(rng)
+            if need == "project":
+                return bound.project(v, query_weight, random_state=seed)
+            return bound.correlate(sw * v, random_state=seed)
+
+        ensemble = Ensemble(intercept=np.asarray(f0, dtype=np.float64))
+        history = History(
+            ("loss", "edge", "step", "grad_norm", "residual_norm", "outer", "time")
+            + tuple(self._extra_record(y, f, s))
+        )
+        self.stop_reason_ = StopReason.MAX_ROUNDS
+        residual = np.zeros_like(f)
+        learners, outer = 0, 0
+        start = time.perf_counter()
+
+        while learners < self.n_estimators and self.stop_reason_ is StopReason.MAX_ROUNDS:
+            outer += 1
+            eta = self._eta(outer, loss)
+            v = -loss.gradient(y, f, **ctx)  # 1. the descent direction −∇R[f_{t−1}]
+            vv = ip(v, v)
+            if self.projection == "residual":
+                residual += v
+                target = residual
+            else:
+                target = v
+            if ip(target, target) == 0.0:
+                self.stop_reason_ = StopReason.ZERO_GRADIENT
+                break
+            inner = min(outer, self.n_estimators - learners) if self.projection == "repeated" else 1
+            pending = []  # (h, a, edge, residual norm) of this outer iteration
+            for _ in range(inner):
+                t0 = time.perf_counter()
+                h = proj(target)  # 2. PROJ
+                out = h.train_output
+                hh = ip(out, out)
+                if hh == 0.0:
+                    self.stop_reason_ = StopReason.ZERO_HYPOTHESIS
+                    break
+                ht = ip(out, target)
+                a = ht / hh
+                edge = ht / math.sqrt(hh * ip(target, target))
+                left = target - a * out  # what this projection leaves unrepresented
+                if self.projection != "naive":
+                    target = left  # Alg. 2 line 8 (scaled, P2); Alg. 3 line 8
+                pending.append((h, a, edge, math.sqrt(ip(left, left)), time.perf_counter() - t0))
+                learners += 1
+                if self.projection == "repeated" and ip(target, target) == 0.0:
+                    break  # the gradient is represented exactly: nothing left to fit
+            if self.projection == "residual":
+                residual = target
+            # 3. the step: f_t = f_{t−1} + η_t Σ_k a_k h_k  (one term unless repeated)
+            for h, a, _, _, _ in pending:
+                f += eta * a * h.train_output
+                ensemble.add(h.detach(), eta * a, float(np.max(np.abs(h.train_output))))
+            value = loss(y, f, s, **ctx)
+            extra = self._extra_record(y, f, s)
+            for _h, a, edge, rnorm, dt in pending:
+                record = {
+                    "loss": value,
+                    "edge": edge,
+                    "step": eta * a,
+                    "grad_norm": math.sqrt(vv),
+                    "residual_norm": rnorm,
+                    "outer": outer,
+                    "time": dt,
+                    **extra,
+                }
+                history.append(**record)
+                self._report(len(history) - 1, record, start)
+
+        self.ensemble_ = ensemble
+        self.history_ = history.as_dict()
+
+    @staticmethod
+    def _raw_shape(n: int, y) -> tuple[int, ...]:
+        return (n,)
+
+
+class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
+    """Gradient boosting of any oracle on a convex regression loss (Grubb & Bagnell 2011).
 
     Parameters
     ----------
     oracle : Oracle, default=None
-        The weak-learner class; ``None`` means ``TreeOracle(max_depth=3)``.  Asked
-        through ``project`` when it can, otherwise through ``correlate``.
+        The weak-learner class; ``None`` means ``TreeOracle(max_depth=3)``.
     loss : {"squared", "absolute", "huber"} or Loss, default="squared"
+    projection : {"naive", "repeated", "residual"}, default="naive"
+        Algorithm 1, 2 or 3 of the paper (see the module docstring).
+    schedule : {"constant", "inv_sqrt", "inv_t", "smoothness"}, default="constant"
+        η_t = c, c/√t, c/(λt) or c/Λ with c = ``learning_rate`` (t = outer iteration).
     n_estimators : int, default=100
-        The round budget (one weak learner per round).
+        The budget in weak learners.
     learning_rate : float, default=0.1
-        The constant step η (shrinkage).  With squared loss η = 1/Λ = 1 is the step of
-        Theorem 3 (geometric rate ``(1 − γ²)^T``).
+        The constant c of the schedule (the shrinkage for ``constant``).  With squared
+        loss, ``schedule="smoothness"`` and c = 1 is Theorem 3's η = 1/Λ.
+    strong_convexity : float or None, default=None
+        λ for ``schedule="inv_t"``; defaults to the loss' own (1 for squared).
+    query : {"auto", "project", "correlate"}, default="auto"
+        How PROJ asks the oracle: least squares (eq. 4) or the inner product (eq. 3);
+        "auto" projects when the oracle can.
+    init : "auto" or float, default="auto"
+        f_0: the loss' best constant, or the given constant (the paper starts at 0).
     random_state : int, RandomState or None, default=None
-        Seeds the oracle's calls (one seed drawn per round).
     verbose : int, default=0
 
     Attributes
     ----------
     ensemble_ : Ensemble
-        ``intercept`` is f_0, the loss' best constant.
+        ``intercept`` is f_0.
     history_ : dict of ndarray
-        Per round: ``loss`` (weighted empirical risk after the step), ``edge`` (the
-        cosine ``<h, −∇>/(||h|| ||∇||)``, Grubb & Bagnell Definition 1), ``step``
-        (``η · <h, −∇>/||h||²``), ``grad_norm`` (``||∇_t||``), ``time`` (seconds).
+        One entry per weak learner: ``loss`` (weighted risk of the current f; constant
+        within an outer iteration of repeated projection, where f moves only at its
+        end), ``edge`` (cosine of h with the vector it projected, Definition 1),
+        ``step`` (its coefficient η_t a), ``grad_norm`` ||∇_t||, ``residual_norm`` (what
+        is left to project after it: ||v − Σ a_k h_k|| for repeated, ||Δ|| for residual,
+        ||v − a h|| for naive), ``outer`` (outer iteration), ``time`` (seconds).
     stop_reason_ : StopReason
 
     References
@@ -73,7 +247,7 @@ class FunctionalGradientRegressor(RegressorMixin, BaseBooster):
     """
 
     _parameter_constraints: dict = {
-        **BaseBooster._parameter_constraints,
+        **_FunctionalGradientBooster._parameter_constraints,
         "loss": [StrOptions({"squared", "absolute", "huber"}), Loss],
     }
 
@@ -81,21 +255,31 @@ class FunctionalGradientRegressor(RegressorMixin, BaseBooster):
         self,
         oracle=None,
         loss="squared",
+        projection: str = "naive",
+        schedule: str = "constant",
         n_estimators: int = 100,
         learning_rate: float = 0.1,
+        strong_convexity: float | None = None,
+        query: str = "auto",
+        init="auto",
         random_state=None,
         verbose: int = 0,
     ):
         self.oracle = oracle
         self.loss = loss
+        self.projection = projection
+        self.schedule = schedule
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
+        self.strong_convexity = strong_convexity
+        self.query = query
+        self.init = init
         self.random_state = random_state
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None):
-        """Boost for up to ``n_estimators`` rounds.
+        """Boost with up to ``n_estimators`` weak learners.
 
         Parameters
         ----------
@@ -106,59 +290,11 @@ class FunctionalGradientRegressor(RegressorMixin, BaseBooster):
         X, y = validate_data(self, X, y, y_numeric=True, ensure_all_finite=True)
         y = y.astype(np.float64)
         s = check_sample_weight(sample_weight, X.shape[0])
-        query_weight = None if sample_weight is None else s
         loss = get_loss(self.loss, Loss)
         if not isinstance(loss, _REGRESSION_LOSSES):
             raise ValueError(f"loss={loss!r} is not a regression loss")
-        oracle_caps = (TreeOracle() if self.oracle is None else self.oracle).capabilities
-        bound = self._bind(X, TreeOracle(), "project" if oracle_caps.project else "correlate")
-        use_project = bound.capabilities.project
-        rng = check_random_state(self.random_state)
-
-        f0 = loss.init_raw(y, s)
-        f = np.full(X.shape[0], f0)
-        ensemble = Ensemble(intercept=f0)
-        history = History(("loss", "edge", "step", "grad_norm", "time"))
-        total = float(np.sum(s))
-        self.stop_reason_ = StopReason.MAX_ROUNDS
-        start = time.perf_counter()
-
-        for t in range(self.n_estimators):
-            t0 = time.perf_counter()
-            # 1. the functional gradient; we project its negative (pseudo-residuals)
-            v = -loss.gradient(y, f)
-            vv = float(np.sum(s * v * v)) / total
-            if vv == 0.0:
-                self.stop_reason_ = StopReason.ZERO_GRADIENT
-                break
-            # 2. projection onto the weak-learner class
-            seed = draw_seed(rng)
-            if use_project:
-                h = bound.project(v, query_weight, random_state=seed)
-            else:
-                h = bound.correlate(s * v, random_state=seed)
-            a = h.train_output
-            hh = float(np.sum(s * a * a)) / total
-            if hh == 0.0:
-                self.stop_reason_ = StopReason.ZERO_HYPOTHESIS
-                break
-            hv = float(np.sum(s * a * v)) / total
-            # 3. the step along the scaled projection  <h, v>/||h||² · h
-            step = self.learning_rate * hv / hh
-            f += step * a
-            ensemble.add(h.detach(), step, float(np.max(np.abs(a))))
-            record = {
-                "loss": loss(y, f, s),
-                "edge": hv / np.sqrt(hh * vv),
-                "step": step,
-                "grad_norm": np.sqrt(vv),
-                "time": time.perf_counter() - t0,
-            }
-            history.append(**record)
-            self._report(t, record, start)
-
-        self.ensemble_ = ensemble
-        self.history_ = history.as_dict()
+        query_weight = None if sample_weight is None else s
+        self._boost(X, y, s, query_weight, loss, self._init_raw(loss, y, s), {})
         return self
 
     def predict(self, X) -> np.ndarray:
@@ -166,5 +302,5 @@ class FunctionalGradientRegressor(RegressorMixin, BaseBooster):
         return self._raw(X)
 
     def staged_predict(self, X):
-        """Yield the prediction after each round (incrementally)."""
+        """Yield the prediction after each weak learner (incrementally)."""
         yield from self._staged_raw(X)
