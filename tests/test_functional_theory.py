@@ -117,3 +117,13 @@ def test_schedules_follow_their_formulas():
         )
     with pytest.raises(ValueError, match="strong_convexity"):
         FunctionalGradientRegressor(loss="absolute", schedule="inv_t").fit(X, y)
+
+
+def test_counterexample_reproduction_curves(tmp_path):
+    from oracleboost.experiments import EXPERIMENTS
+
+    curves = EXPERIMENTS["grubb2011-counterexample"](quick=True)
+    assert np.all(curves.series["naive"] >= 3.0)
+    assert curves.series["repeated"][-1] < 0.05 and curves.series["residual"][-1] < 0.2
+    curves.save(tmp_path / "c.png")
+    assert (tmp_path / "c.png").stat().st_size > 0

@@ -2,11 +2,17 @@
 
 from .base import Ensemble, StopReason
 from .coordinate import CoordinateBoostingClassifier
-from .functional import FunctionalGradientRegressor
+from .functional import (
+    FunctionalGradientClassifier,
+    FunctionalGradientRanker,
+    FunctionalGradientRegressor,
+)
 
 __all__ = [
     "CoordinateBoostingClassifier",
     "FunctionalGradientRegressor",
+    "FunctionalGradientClassifier",
+    "FunctionalGradientRanker",
     "Ensemble",
     "StopReason",
 ]
