@@ -1,13 +1,24 @@
 """Losses: value, (sub)gradient and what boosters need.
 
-One class per loss; estimators also accept the lowercase names of :data:`LOSSES`.
+One class per loss; estimators also accept the lowercase names of the registry.
+
+* :data:`LOSSES` — pointwise losses of a scalar score (``raw`` of shape ``(n,)``, a
+  scalar best constant): margin and regression losses.
+* :data:`STRUCTURED_LOSSES` — everything else: multiclass losses of a vector score
+  (``raw`` of shape ``(n, K)``) and non-pointwise functionals (the ranking hinge, which
+  needs ``groups``).
+
+:func:`get_loss` resolves names from both.  A new loss is added with
+:func:`register_loss`, which files it by its ``raw_ndim`` and ``pointwise`` flags.
 """
 
 from __future__ import annotations
 
 from .base import Loss
 from .margin import Exponential, Logistic, MarginLoss
-from .regression import Absolute, Huber, Squared, weighted_median
+from .multiclass import MulticlassHinge, MulticlassLoss, SoftmaxCrossEntropy
+from .ranking import PairwiseHinge, pairwise_disagreement
+from .regression import Absolute, Huber, Quantile, Squared, weighted_median, weighted_quantile
 
 __all__ = [
     "Loss",
@@ -17,23 +28,64 @@ __all__ = [
     "Squared",
     "Absolute",
     "Huber",
+    "Quantile",
+    "MulticlassLoss",
+    "SoftmaxCrossEntropy",
+    "MulticlassHinge",
+    "PairwiseHinge",
     "LOSSES",
+    "STRUCTURED_LOSSES",
     "get_loss",
+    "register_loss",
+    "pairwise_disagreement",
     "weighted_median",
+    "weighted_quantile",
 ]
 
-LOSSES: dict[str, type[Loss]] = {
-    cls.name: cls for cls in (Exponential, Logistic, Squared, Absolute, Huber)
-}
+#: Pointwise losses of a scalar score, by name.
+LOSSES: dict[str, type[Loss]] = {}
+#: Multiclass and non-pointwise losses, by name.
+STRUCTURED_LOSSES: dict[str, type[Loss]] = {}
+
+
+def register_loss(cls: type[Loss]) -> type[Loss]:
+    """Add ``cls`` to the registry under ``cls.name``; usable as a class decorator.
+
+    Scalar pointwise losses go to :data:`LOSSES`, the others to :data:`STRUCTURED_LOSSES`.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Loss)) or not cls.name:
+        raise TypeError(f"register_loss needs a Loss subclass with a name; got {cls!r}")
+    known = {**LOSSES, **STRUCTURED_LOSSES}
+    if known.get(cls.name, cls) is not cls:
+        raise ValueError(f"a loss named {cls.name!r} is already registered: {known[cls.name]}")
+    scalar = cls.pointwise and cls.raw_ndim == 1
+    (LOSSES if scalar else STRUCTURED_LOSSES)[cls.name] = cls
+    return cls
+
+
+for _cls in (
+    Exponential,
+    Logistic,
+    Squared,
+    Absolute,
+    Huber,
+    Quantile,
+    SoftmaxCrossEntropy,
+    MulticlassHinge,
+    PairwiseHinge,
+):
+    register_loss(_cls)
+del _cls
 
 
 def get_loss(loss: str | Loss, kind: type[Loss] = Loss, *, param: str = "loss") -> Loss:
     """Resolve a loss given by name or instance, checking it is a ``kind``."""
+    registry = {**LOSSES, **STRUCTURED_LOSSES}
     if isinstance(loss, str):
-        if loss not in LOSSES:
-            raise ValueError(f"unknown {param} {loss!r}; choose one of {sorted(LOSSES)}")
-        loss = LOSSES[loss]()
+        if loss not in registry:
+            raise ValueError(f"unknown {param} {loss!r}; choose one of {sorted(registry)}")
+        loss = registry[loss]()
     if not isinstance(loss, kind):
-        allowed = sorted(n for n, c in LOSSES.items() if issubclass(c, kind))
+        allowed = sorted(n for n, c in registry.items() if issubclass(c, kind))
         raise ValueError(f"{param}={loss!r} is not a {kind.__name__}; choose one of {allowed}")
     return loss

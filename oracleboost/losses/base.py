@@ -7,6 +7,15 @@ Grubb & Bagnell's (2011) function space L2(P̂) the 1/n lives in the inner produ
 ``<f, g> = (1/n) Σ_i f(x_i) g(x_i)``, so the functional gradient at x_i is just the
 pointwise derivative ∂l/∂f(x_i).  Step sizes built from ``smoothness`` and
 ``strong_convexity`` are constants in that same norm.
+
+Multiclass losses (``raw_ndim = 2``) take ``raw`` of shape ``(n_samples, K)`` and integer
+class indices ``y`` in ``0..K−1``; their gradient has the shape of ``raw`` and
+``init_raw`` returns a vector of shape ``(K,)``.  Non-pointwise losses
+(``pointwise = False``, e.g. the pairwise ranking hinge) are functionals R of the whole
+value array F; their ``gradient`` is Grubb & Bagnell's g_n = N · ∂R/∂F_n (the L2(P̂)
+gradient, note §1.2), their ``__call__`` returns R, and they take the extra keyword
+arguments named in ``context_keys`` (``groups`` for ranking) in both ``__call__`` and
+``gradient``.  Pointwise losses take no extra keywords: ``loss(y, raw, sample_weight)``.
 """
 
 from __future__ import annotations
@@ -33,12 +42,24 @@ class Loss(ABC):
         Λ with ``l`` Λ-strongly smooth in its first argument (Grubb & Bagnell §3), or None.
     strong_convexity : float or None
         λ with ``l`` λ-strongly convex in its first argument, or None.
+    raw_ndim : int
+        1 for a scalar score f(x) ∈ R (``raw`` of shape ``(n,)``), 2 for a vector score
+        f(x) ∈ R^K (``raw`` of shape ``(n, K)``).
+    pointwise : bool
+        False for functionals that couple examples (ranking); ``gradient`` is then
+        N · ∂R/∂F_n and the per-example ``loss`` may be undefined.
+    context_keys : tuple of str
+        Keyword arguments that ``__call__`` and ``gradient`` require (``("groups",)`` for
+        ranking); empty for pointwise losses.
     """
 
     name: str = ""
     differentiable: bool = True
     smoothness: float | None = None
     strong_convexity: float | None = None
+    raw_ndim: int = 1
+    pointwise: bool = True
+    context_keys: tuple[str, ...] = ()
 
     @abstractmethod
     def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
@@ -49,8 +70,14 @@ class Loss(ABC):
         """Per-example (sub)gradient ∂l/∂raw, the shape of ``raw``."""
 
     @abstractmethod
-    def init_raw(self, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
-        """The constant minimising the weighted empirical loss (the usual f_0)."""
+    def init_raw(
+        self, y: np.ndarray, sample_weight: np.ndarray | None = None
+    ) -> float | np.ndarray:
+        """The initial constant f_0: a float, or shape ``(K,)`` when ``raw_ndim == 2``.
+
+        Usually the constant minimising the weighted empirical loss; each loss says
+        when it is not.
+        """
 
     def __call__(self, y, raw, sample_weight=None) -> float:
         """Weighted mean loss ``Σ w_i l(raw_i, y_i) / Σ w_i``."""

@@ -6,16 +6,28 @@ import numpy as np
 
 from .base import Loss
 
-__all__ = ["Squared", "Absolute", "Huber", "weighted_median"]
+__all__ = ["Squared", "Absolute", "Huber", "Quantile", "weighted_median", "weighted_quantile"]
 
 
-def weighted_median(y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
-    """The lower weighted median: the smallest v with Σ_{y_i ≤ v} w_i ≥ ½ Σ w_i."""
+def weighted_quantile(
+    y: np.ndarray, q: float, sample_weight: np.ndarray | None = None
+) -> float:
+    """The lower weighted q-quantile: the smallest v with Σ_{y_i ≤ v} w_i ≥ q Σ w_i.
+
+    For 0 < q < 1 it minimises the weighted pinball risk Σ w_i ρ_q(y_i − v) (it has
+    ``W(y < v) < q W ≤ W(y ≤ v)``, the optimality condition), so it is
+    :class:`Quantile`'s best constant; ``q = ½`` is :func:`weighted_median`.
+    """
     y = np.asarray(y, dtype=np.float64)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     order = np.argsort(y, kind="stable")
     cum = np.cumsum(w[order])
-    return float(y[order][np.searchsorted(cum, 0.5 * cum[-1])])
+    return float(y[order][np.searchsorted(cum, q * cum[-1])])
+
+
+def weighted_median(y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
+    """The lower weighted median: the smallest v with Σ_{y_i ≤ v} w_i ≥ ½ Σ w_i."""
+    return weighted_quantile(y, 0.5, sample_weight)
 
 
 class Squared(Loss):
@@ -87,3 +99,45 @@ class Huber(Loss):
 
     def init_raw(self, y, sample_weight=None):
         return weighted_median(y, sample_weight)
+
+
+class Quantile(Loss):
+    """Pinball loss on the residual ``r = y − f``: ``α r`` if ``r ≥ 0``, else ``(α − 1) r``.
+
+    Its minimiser over constants (and, pointwise, over f(x)) is the α-quantile of y, so
+    ``init_raw`` is the weighted α-quantile (:func:`weighted_quantile`, the lower one).
+
+    Subgradient with respect to f: ``−α`` where ``f < y``, ``1 − α`` where ``f > y``.  At the
+    kink ``f = y`` the subdifferential is ``[−α, 1 − α]``; we take ``1 − α``, the derivative
+    from the ``f > y`` side.  That is :class:`Absolute`'s ``sign(0) = +1`` convention:
+    ``Quantile(0.5)`` is ``½ |f − y|`` and its gradient is exactly ``½ Absolute().gradient``
+    everywhere, the kink included.  Convex, neither smooth nor strongly convex.
+
+    Parameters
+    ----------
+    alpha : float in (0, 1), default=0.5
+        The quantile level.
+    """
+
+    name = "quantile"
+    differentiable = False
+
+    def __init__(self, alpha: float = 0.5):
+        try:
+            ok = 0.0 < float(alpha) < 1.0
+        except (TypeError, ValueError):
+            ok = False
+        if not ok or isinstance(alpha, bool):
+            raise ValueError(f"alpha must be a number in the open interval (0, 1); got {alpha!r}")
+        self.alpha = float(alpha)
+
+    def loss(self, y, raw):
+        r = np.asarray(y, dtype=np.float64) - np.asarray(raw, dtype=np.float64)
+        return np.where(r >= 0, self.alpha * r, (self.alpha - 1.0) * r)
+
+    def gradient(self, y, raw):
+        d = np.asarray(raw, dtype=np.float64) - np.asarray(y, dtype=np.float64)
+        return np.where(d >= 0, 1.0 - self.alpha, -self.alpha)
+
+    def init_raw(self, y, sample_weight=None):
+        return weighted_quantile(y, self.alpha, sample_weight)
