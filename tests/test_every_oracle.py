@@ -124,3 +124,21 @@ def test_every_step_rule_on_every_oracle(name, step, tmp_path):
     np.testing.assert_allclose(
         list(clf.staged_decision_function(X))[-1], clf.decision_function(X), atol=1e-10
     )
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_functional_classifier_runs_on_every_oracle(name, tmp_path):
+    """Logistic loss through any oracle: with η = 0.5 < 2/Λ = 8 each step of
+    η <h, v>/||h||² h lowers the risk (Grubb & Bagnell, Thm 3's per-step bound)."""
+    from oracleboost.boosters import FunctionalGradientClassifier
+
+    oracle, X = _oracles(tmp_path)[name]
+    clf = FunctionalGradientClassifier(
+        oracle, loss="logistic", n_estimators=12, learning_rate=0.5, random_state=0
+    ).fit(X, Y_CLS)
+    losses = clf.history_["loss"]
+    assert np.all(np.diff(losses) <= 1e-12)
+    assert clf.score(X, Y_CLS) > 0.6
+    restored = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(restored.predict(X), clf.predict(X))
+    np.testing.assert_allclose(restored.predict_proba(X), clf.predict_proba(X))

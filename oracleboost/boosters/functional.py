@@ -52,7 +52,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from .._validation import check_sample_weight
-from ..losses import Absolute, Huber, Loss, Squared, get_loss
+from ..losses import Absolute, Huber, Loss, Quantile, Squared, get_loss
 from ..oracles.sklearn import TreeOracle
 from .base import BaseBooster, Ensemble, History, StopReason, draw_seed
 
@@ -66,7 +66,7 @@ __all__ = [
 
 PROJECTIONS = ("naive", "repeated", "residual")
 SCHEDULES = ("constant", "inv_sqrt", "inv_t", "smoothness")
-_REGRESSION_LOSSES = (Squared, Absolute, Huber)
+_REGRESSION_LOSSES = (Squared, Absolute, Huber, Quantile)
 
 
 class _FunctionalGradientBooster(BaseBooster):
@@ -213,7 +213,8 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
     ----------
     oracle : Oracle, default=None
         The weak-learner class; ``None`` means ``TreeOracle(max_depth=3)``.
-    loss : {"squared", "absolute", "huber"} or Loss, default="squared"
+    loss : {"squared", "absolute", "huber", "quantile"} or Loss, default="squared"
+        ``Quantile(alpha)`` for other quantiles than the median.
     projection : {"naive", "repeated", "residual"}, default="naive"
         Algorithm 1, 2 or 3 of the paper (see the module docstring).
     schedule : {"constant", "inv_sqrt", "inv_t", "smoothness"}, default="constant"
@@ -255,7 +256,7 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
 
     _parameter_constraints: dict = {
         **_FunctionalGradientBooster._parameter_constraints,
-        "loss": [StrOptions({"squared", "absolute", "huber"}), Loss],
+        "loss": [StrOptions({"squared", "absolute", "huber", "quantile"}), Loss],
     }
 
     def __init__(
