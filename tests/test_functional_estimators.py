@@ -106,3 +106,32 @@ def test_ranker_learns_the_order(projection):
     assert after < 0.25
     with pytest.raises(ValueError, match="qid"):
         rk.fit(X, rel, qid[:-1])
+
+
+@pytest.mark.parametrize("projection", ["naive", "residual"])
+def test_planning_loss_with_five_unit_nets(projection):
+    """Maximum margin planning (Grubb & Bagnell §5(a)) with 5-hidden-unit nets: the
+    training loss falls from its f = 0 value to below a tenth within 60 learners."""
+    from oracleboost.boosters import FunctionalGradientRegressor
+    from oracleboost.datasets import make_grid_worlds
+    from oracleboost.losses.planning import PlanningLoss
+    from oracleboost.oracles import MLPOracle
+
+    worlds = make_grid_worlds(n_maps=8, size=12, random_state=0)
+    loss = PlanningLoss(worlds)
+    reg = FunctionalGradientRegressor(
+        MLPOracle(), loss=loss, projection=projection, schedule="inv_sqrt",
+        learning_rate=1.0, n_estimators=60, init=0.0, random_state=0,
+    ).fit(worlds.X, np.zeros(worlds.n_states))
+    start = loss(np.zeros(worlds.n_states), np.zeros(worlds.n_states))
+    assert reg.history_["loss"][-1] < 0.1 * start
+    assert reg.estimators_[0].estimator.hidden_layer_sizes == (5,)
+
+
+def test_regressor_refuses_classification_losses():
+    from oracleboost.boosters import FunctionalGradientRegressor
+
+    X = np.random.RandomState(0).randn(20, 2)
+    for loss in ("logistic", "softmax", "pairwise_hinge"):
+        with pytest.raises(ValueError, match="loss"):
+            FunctionalGradientRegressor(loss=loss).fit(X, np.zeros(20))

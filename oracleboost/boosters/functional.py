@@ -52,7 +52,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from .._validation import check_sample_weight
-from ..losses import Absolute, Huber, Loss, Quantile, Squared, get_loss
+from ..losses import Loss, MarginLoss, get_loss
 from ..oracles.sklearn import TreeOracle
 from .base import BaseBooster, Ensemble, History, StopReason, draw_seed
 
@@ -66,7 +66,6 @@ __all__ = [
 
 PROJECTIONS = ("naive", "repeated", "residual")
 SCHEDULES = ("constant", "inv_sqrt", "inv_t", "smoothness")
-_REGRESSION_LOSSES = (Squared, Absolute, Huber, Quantile)
 
 
 class _FunctionalGradientBooster(BaseBooster):
@@ -214,7 +213,9 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
     oracle : Oracle, default=None
         The weak-learner class; ``None`` means ``TreeOracle(max_depth=3)``.
     loss : {"squared", "absolute", "huber", "quantile"} or Loss, default="squared"
-        ``Quantile(alpha)`` for other quantiles than the median.
+        ``Quantile(alpha)`` for other quantiles than the median; any scalar-output
+        ``Loss`` instance, e.g. ``PlanningLoss(worlds)`` (maximum margin planning, with
+        ``X = worlds.X`` and any ``y`` of the same length).
     projection : {"naive", "repeated", "residual"}, default="naive"
         Algorithm 1, 2 or 3 of the paper (see the module docstring).
     schedule : {"constant", "inv_sqrt", "inv_t", "smoothness"}, default="constant"
@@ -299,8 +300,15 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         y = y.astype(np.float64)
         s = check_sample_weight(sample_weight, X.shape[0])
         loss = get_loss(self.loss, Loss)
-        if not isinstance(loss, _REGRESSION_LOSSES):
-            raise ValueError(f"loss={loss!r} is not a regression loss")
+        # Named losses are the regression ones; any other scalar-output Loss instance is
+        # taken as given (e.g. PlanningLoss, whose structure lives in the instance).
+        if isinstance(loss, MarginLoss) or getattr(loss, "raw_ndim", 1) != 1:
+            raise ValueError(
+                f"loss={loss!r} is not a regression loss: use FunctionalGradientClassifier "
+                "for margin and multiclass losses, FunctionalGradientRanker for ranking"
+            )
+        if getattr(loss, "context_keys", ()):
+            raise ValueError(f"loss={loss!r} needs {loss.context_keys}: use the ranker")
         query_weight = None if sample_weight is None else s
         self._boost(X, y, s, query_weight, loss, self._init_raw(loss, y, s), {})
         return self
