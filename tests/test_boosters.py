@@ -13,29 +13,18 @@ from oracleboost.boosters import (
     FunctionalGradientRegressor,
     StopReason,
 )
+from oracleboost.datasets import matrix_problem, rudin_matrix
 from oracleboost.oracles import MatrixOracle, StumpOracle
 
 # Rudin, Daubechies & Schapire (2004, Thm 7) in their convention M_ij = y_i h_j(x_i)
 # (Telgarsky's A = −M).  Max ℓ1 margin 3/8; AdaBoost from uniform weights converges to 1/3.
-RUDIN = np.array(
-    [
-        [-1, 1, 1, 1, 1, -1, -1, 1],
-        [-1, 1, 1, -1, -1, 1, 1, 1],
-        [1, -1, 1, 1, 1, -1, 1, 1],
-        [1, -1, 1, 1, -1, 1, 1, 1],
-        [1, -1, 1, -1, 1, 1, 1, -1],
-        [1, 1, -1, 1, 1, 1, 1, -1],
-        [1, 1, -1, 1, 1, 1, -1, 1],
-        [1, 1, 1, 1, -1, -1, 1, -1],
-    ],
-    dtype=float,
-)
+RUDIN = rudin_matrix()  # Rudin, Daubechies & Schapire (2004), margin convention
 
 
 def _rudin_problem():
     """Labels and hypothesis matrix H with y_i H_ij = RUDIN_ij (two classes, as fit needs)."""
-    y = np.array([1, -1, 1, -1, 1, -1, 1, -1], dtype=float)
-    return y, y[:, None] * RUDIN
+    _, y, H = matrix_problem(RUDIN)
+    return y, H
 
 
 @pytest.fixture(scope="module")

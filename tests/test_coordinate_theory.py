@@ -13,22 +13,11 @@ import pytest
 
 from oracleboost.boosters import CoordinateBoostingClassifier, StopReason
 from oracleboost.boosters.steps import WolfeStep
+from oracleboost.datasets import rudin_matrix
 from oracleboost.losses import Exponential, Logistic
 from oracleboost.oracles import ApproximateOracle, MatrixOracle
 
-RUDIN = np.array(
-    [
-        [-1, 1, 1, 1, 1, -1, -1, 1],
-        [-1, 1, 1, -1, -1, 1, 1, 1],
-        [1, -1, 1, 1, 1, -1, 1, 1],
-        [1, -1, 1, 1, -1, 1, 1, 1],
-        [1, -1, 1, -1, 1, 1, 1, -1],
-        [1, 1, -1, 1, 1, 1, 1, -1],
-        [1, 1, -1, 1, 1, 1, -1, 1],
-        [1, 1, 1, 1, -1, -1, 1, -1],
-    ],
-    dtype=float,
-)
+RUDIN = rudin_matrix()  # Rudin, Daubechies & Schapire (2004), margin convention
 GAMMA_RUDIN = 3 / 8  # the LP value (tests/test_diagnostics.py checks it)
 
 
