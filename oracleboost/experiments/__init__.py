@@ -10,6 +10,10 @@ and prints a table (``.to_text()``).
 ``telgarsky2013-threshold``   final margin against ν around the paper's 0.92
 ``telgarsky2012-lower-bound`` Thm 28: logistic exact line search on Schapire's S, gap ≥ 1/(8t)
 ``grubb2011-counterexample``  §4: naive projection stalls on 2|f(x1)| + |f(x2)|
+``grubb2011-figure1``         Fig. 1: MMP planning loss (train and held-out), 5-unit nets
+``grubb2011-figure2``         Fig. 2: test pairwise disagreement, synthetic ranking, stumps
+``grubb2011-figure3-letter``  Fig. 3: training multiclass hinge on UCI letter, stumps
+``grubb2011-figure3-*``       … on pendigits, satimage, splice (stand-in for connect-4)
 ============================  ==========================================================
 """
 
@@ -18,7 +22,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .base import Curves, ThresholdCurves
-from .grubb_bagnell2011 import counterexample
+from .grubb_bagnell2011 import (
+    counterexample,
+    figure3_letter,
+    figure3_pendigits,
+    figure3_satimage,
+    figure3_splice,
+)
+from .grubb_bagnell2011 import figure1 as grubb2011_figure1
+from .grubb_bagnell2011 import figure2 as grubb2011_figure2
 from .telgarsky2012 import lower_bound
 from .telgarsky2013 import figure2, figure3, shrinkage_threshold
 
@@ -30,4 +42,10 @@ EXPERIMENTS: dict[str, Callable[..., Curves]] = {
     "telgarsky2013-threshold": shrinkage_threshold,
     "telgarsky2012-lower-bound": lower_bound,
     "grubb2011-counterexample": counterexample,
+    "grubb2011-figure1": grubb2011_figure1,
+    "grubb2011-figure2": grubb2011_figure2,
+    "grubb2011-figure3-letter": figure3_letter,
+    "grubb2011-figure3-pendigits": figure3_pendigits,
+    "grubb2011-figure3-satimage": figure3_satimage,
+    "grubb2011-figure3-splice": figure3_splice,
 }
