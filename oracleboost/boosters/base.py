@@ -176,6 +176,16 @@ class BaseBooster(BaseEstimator):
         yield from self.ensemble_.staged_decision_function(X)
 
     # -- helpers for fit ------------------------------------------------------------------
+    @staticmethod
+    def _positive_weight_rows(X, y, s):
+        """Keep the rows with positive weight: the others add nothing to any risk, and
+        binding them would still move data-dependent choices such as stump thresholds
+        (fitting with weight 0 must equal fitting without the row)."""
+        keep = s > 0
+        if keep.all():
+            return X, y, s
+        return X[keep], y[keep], s[keep]
+
     def _bind(self, X, default: Oracle, need: str):
         oracle = default if self.oracle is None else self.oracle
         bound = oracle.bind(X)

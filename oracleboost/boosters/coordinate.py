@@ -124,6 +124,11 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         self.verbose = verbose
         self.duality_gap = duality_gap
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # Telgarsky's analysis is binary
+        return tags
+
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None):
         """Boost for up to ``n_estimators`` rounds.
@@ -139,14 +144,16 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         """
         X, y = validate_data(self, X, y, ensure_all_finite=True)
         check_classification_targets(y)
+        s = check_sample_weight(sample_weight, X.shape[0])
+        X, y, s = self._positive_weight_rows(X, y, s)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         if len(self.classes_) != 2:
+            what = "only one class" if len(self.classes_) == 1 else f"{len(self.classes_)}"
             raise ValueError(
-                f"y must contain exactly two classes for {type(self).__name__}; "
-                f"got {len(self.classes_)}: {self.classes_[:5]}"
+                f"Only binary classification is supported. y must contain exactly two "
+                f"classes for {type(self).__name__}; got {what}: {self.classes_[:5]}"
             )
         ypm = np.where(y_idx == 1, 1.0, -1.0)
-        s = check_sample_weight(sample_weight, X.shape[0])
         loss = get_loss(self.loss, MarginLoss)
         bound = self._bind(X, StumpOracle(), "correlate")
         rng = check_random_state(self.random_state)
@@ -277,7 +284,8 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         yield from self._staged_raw(X)
 
     def predict(self, X) -> np.ndarray:
-        return self.classes_.take((self.decision_function(X) > 0).astype(int))
+        f = self.decision_function(X)  # first: it checks that the model is fitted
+        return self.classes_.take((f > 0).astype(int))
 
     def staged_predict(self, X):
         for f in self.staged_decision_function(X):

@@ -299,6 +299,7 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         X, y = validate_data(self, X, y, y_numeric=True, ensure_all_finite=True)
         y = y.astype(np.float64)
         s = check_sample_weight(sample_weight, X.shape[0])
+        X, y, s = self._positive_weight_rows(X, y, s)
         loss = get_loss(self.loss, Loss)
         # Named losses are the regression ones; any other scalar-output Loss instance is
         # taken as given (e.g. PlanningLoss, whose structure lives in the instance).
@@ -353,8 +354,9 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
     ----------
     oracle : Oracle, default=None
         ``None`` means ``TreeOracle(max_depth=3)``.
-    loss : {"logistic", "softmax", "multiclass_hinge"} or Loss, default="logistic"
-        "logistic" needs two classes.
+    loss : {"auto", "logistic", "softmax", "multiclass_hinge"} or Loss, default="auto"
+        "auto" is "logistic" for two classes and "softmax" for more, as scikit-learn's
+        gradient boosting does; "logistic" needs two classes.
     """ + _DOC_COMMON + """
     Attributes
     ----------
@@ -366,13 +368,13 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
 
     _parameter_constraints: dict = {
         **_FunctionalGradientBooster._parameter_constraints,
-        "loss": [StrOptions({"logistic", "softmax", "multiclass_hinge"}), Loss],
+        "loss": [StrOptions({"auto", "logistic", "softmax", "multiclass_hinge"}), Loss],
     }
 
     def __init__(
         self,
         oracle=None,
-        loss="logistic",
+        loss="auto",
         projection: str = "naive",
         schedule: str = "constant",
         n_estimators: int = 100,
@@ -421,43 +423,55 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
         """
         X, y = validate_data(self, X, y, ensure_all_finite=True)
         check_classification_targets(y)
+        s = check_sample_weight(sample_weight, X.shape[0])
+        X, y, s = self._positive_weight_rows(X, y, s)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(
-                f"y must contain at least two classes for {type(self).__name__}; got 1"
+                f"y must contain at least two classes for {type(self).__name__}; "
+                "got only one class"
             )
-        self._loss_ = get_loss(self.loss, Loss)
+        name = self.loss
+        if name == "auto":
+            name = "logistic" if len(self.classes_) == 2 else "softmax"
+        self._loss_ = get_loss(name, Loss)
         if self._loss_.name == "logistic" and len(self.classes_) != 2:
             raise ValueError(
                 f"loss='logistic' is binary but y has {len(self.classes_)} classes; "
                 "use loss='softmax' or 'multiclass_hinge'"
             )
-        s = check_sample_weight(sample_weight, X.shape[0])
         yi = self._labels_inside(y_idx)
         query_weight = None if sample_weight is None else s
         self._boost(X, yi, s, query_weight, self._loss_, self._init_raw(self._loss_, yi, s), {})
         return self
 
+    @staticmethod
+    def _decision(f):
+        # scikit-learn's binary convention: one column, positive = classes_[1]
+        return f[:, 1] - f[:, 0] if f.ndim == 2 and f.shape[1] == 2 else f
+
     def decision_function(self, X) -> np.ndarray:
-        """Raw scores: shape (n,) for logistic (positive = ``classes_[1]``), else (n, K)."""
-        return self._raw(X)
+        """Scores: shape (n,) for two classes (positive = ``classes_[1]``; for vector
+        losses f_1 − f_0), else (n, K)."""
+        return self._decision(self._raw(X))
 
     def staged_decision_function(self, X):
-        yield from self._staged_raw(X)
+        for f in self._staged_raw(X):
+            yield self._decision(f)
 
     def _to_labels(self, f):
         idx = np.argmax(f, axis=1) if f.ndim == 2 else (f > 0).astype(int)
         return self.classes_.take(idx)
 
     def predict(self, X) -> np.ndarray:
-        return self._to_labels(self.decision_function(X))
+        return self._to_labels(self._raw(X))
 
     def staged_predict(self, X):
-        for f in self.staged_decision_function(X):
+        for f in self._staged_raw(X):
             yield self._to_labels(f)
 
     def _has_proba(self) -> bool:
-        return get_loss(self.loss, Loss).name in ("logistic", "softmax")
+        return self.loss == "auto" or get_loss(self.loss, Loss).name in ("logistic", "softmax")
 
     def _proba(self, f):
         p = self._loss_.inverse_link(f)
@@ -466,11 +480,11 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
     @available_if(_has_proba)
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities from the loss' link (logistic, softmax); not for the hinge."""
-        return self._proba(self.decision_function(X))
+        return self._proba(self._raw(X))
 
     @available_if(_has_proba)
     def staged_predict_proba(self, X):
-        for f in self.staged_decision_function(X):
+        for f in self._staged_raw(X):
             yield self._proba(f)
 
 
