@@ -129,3 +129,20 @@ def test_stochastic_oracle_keys_on_seed(data, tmp_path):
     c = bound.correlate(r, random_state=1).train_output
     assert not np.allclose(a, b)  # different seeds: different nets, not a cache hit
     np.testing.assert_array_equal(a, c)
+
+
+def test_cached_and_uncached_runs_agree_for_every_finite_class(data, tmp_path):
+    """Capabilities are the class's, not the bound data's: wrapping in the cache must not
+    change how a booster scales columns (it did for LinearOracle with features in [−1, 1])."""
+    from oracleboost.oracles import LinearOracle, MatrixOracle
+
+    X, y = data
+    Xs = X / np.abs(X).max()  # features in [−1, 1]
+    H = np.sign(X @ np.random.RandomState(1).randn(3, 6) + 1e-12)
+    for oracle, Xfit in ((LinearOracle(), Xs), (MatrixOracle(H), np.arange(len(X))[:, None])):
+        plain = CoordinateBoostingClassifier(oracle, n_estimators=10).fit(Xfit, y)
+        cached = CoordinateBoostingClassifier(
+            CachedOracle(oracle, Memory(tmp_path, verbose=0)), n_estimators=10
+        ).fit(Xfit, y)
+        for key in ("loss", "edge", "step", "margin"):
+            np.testing.assert_array_equal(plain.history_[key], cached.history_[key])

@@ -12,8 +12,6 @@ weighted least squares.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from .._validation import check_finite_array
@@ -147,8 +145,8 @@ class LinearOracle(Oracle):
         return Capabilities(correlation_vector=True)
 
     def bind(self, X) -> BoundOracle:
-        X = check_X(X)
-        bound = _BoundColumns(self, X, LinearCoordinate)
-        # Features already in [−1, 1] are used at their own scale (Telgarsky's A).
-        bound.capabilities = replace(bound.capabilities, bounded=bool(np.all(np.abs(X) <= 1)))
-        return bound
+        # Not declared bounded: a capability must not depend on the data bound (a
+        # CachedOracle, which binds lazily, could not see it), so boosters rescale each
+        # coordinate to max |x_j| = 1 on the training set.  Use MatrixOracle for columns
+        # whose given scale in [−1, 1] should be kept.
+        return _BoundColumns(self, check_X(X), LinearCoordinate)
