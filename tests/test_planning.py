@@ -7,7 +7,12 @@ import itertools
 import numpy as np
 import pytest
 
-from oracleboost.datasets import GridWorlds, grid_world_cost, make_grid_worlds
+from oracleboost.datasets import (
+    GridWorlds,
+    grid_world_cost,
+    make_grid_worlds,
+    make_terrain_worlds,
+)
 from oracleboost.losses.base import Loss
 from oracleboost.losses.planning import PlanningLoss, dag_shortest_paths, planning_test_loss
 
@@ -145,6 +150,56 @@ def test_generator_determinism_and_shared_cost():
     d = make_grid_worlds(n_maps=2, size=6, random_state=3, cost_seed=1)
     np.testing.assert_array_equal(d.X, a.X)
     assert not np.allclose(d.true_cost, a.true_cost)
+
+
+def test_terrain_worlds_structure():
+    M, n, K = 3, 10, 4
+    w = make_terrain_worlds(n_maps=M, size=n, n_terrains=K, random_state=0)
+    assert w.X.shape == (M * n * n, K + 1) and w.shape == (n, n)
+    terrain, elevation = w.X[:, :K], w.X[:, K]
+    # one-hot terrain codes, every terrain present, elevation standardised per map
+    np.testing.assert_array_equal(terrain.sum(axis=1), 1.0)
+    assert set(np.unique(terrain.argmax(axis=1))) == set(range(K))
+    np.testing.assert_allclose(elevation.reshape(M, -1).mean(axis=1), 0.0, atol=1e-12)
+    # the hidden cost is the documented function of the features alone
+    expected = np.geomspace(0.25, 8.0, K)[terrain.argmax(axis=1)] * np.exp(0.5 * elevation)
+    np.testing.assert_allclose(w.true_cost, expected, rtol=1e-12)
+    # demonstrations are the optimal paths under it
+    paths, _ = dag_shortest_paths(w.true_cost.reshape(M, n, n))
+    np.testing.assert_array_equal(paths, w.paths)
+    # distance loss field: row distance to the demonstration over margin_width, capped at 1
+    rows = np.arange(n)[None, :, None]
+    expected_field = np.minimum(np.abs(rows - w.paths[:, None, :]) / 2.0, 1.0)
+    np.testing.assert_array_equal(w.loss_field.reshape(M, n, n), expected_field)
+    ham = make_terrain_worlds(n_maps=M, size=n, random_state=0, loss_field="hamming")
+    np.testing.assert_array_equal(ham.X, w.X)
+    np.testing.assert_array_equal(ham.loss_field, (expected_field > 0).ravel().astype(float))
+
+
+def test_terrain_worlds_held_out_loss_is_meaningful():
+    """The reason the generator exists: on held-out maps the true cost, scaled up,
+    beats f = 0 by far (on smooth grid worlds it hardly does: see make_grid_worlds)."""
+    w = make_terrain_worlds(n_maps=8, size=12, random_state=1)
+    zero = planning_test_loss(w, np.zeros(w.n_states))
+    assert zero == 12.0  # max L of a path: every column ≥ 2 rows off
+    losses = [planning_test_loss(w, k * w.true_cost) for k in (1, 10, 100)]
+    assert losses[0] < zero and losses[2] < 0.1 * zero
+    assert np.all(np.diff(losses) < 0)
+
+
+def test_terrain_worlds_validation():
+    with pytest.raises(ValueError, match="terrain_costs"):
+        make_terrain_worlds(n_maps=2, size=5, n_terrains=3, terrain_costs=[1.0, 2.0])
+    with pytest.raises(ValueError, match="terrain_costs"):
+        make_terrain_worlds(n_maps=2, size=5, n_terrains=2, terrain_costs=[1.0, -2.0])
+    with pytest.raises(ValueError, match="loss_field"):
+        make_terrain_worlds(n_maps=2, size=5, loss_field="manhattan")
+    with pytest.raises(ValueError, match="margin_width"):
+        make_terrain_worlds(n_maps=2, size=5, margin_width=0.0)
+    with pytest.raises(ValueError, match="n_terrains"):
+        make_terrain_worlds(n_maps=2, size=5, n_terrains=1)
+    with pytest.raises(ValueError, match="elevation_weight"):
+        make_terrain_worlds(n_maps=2, size=5, elevation_weight=np.nan)
 
 
 def test_select_and_validation():
