@@ -8,8 +8,9 @@ PNG.  Measured in quick mode (the assertions leave room):
   (6 distinct stumps), repeated 0.845, residual 0.385.
 * Figure 2 (synthetic ranking, 150 weak learners): final test disagreement naive
   0.162, repeated 0.145, residual 0.158 (0.5 at f = 0).
-* Figure 1 (8 + 8 synthetic 12×12 maps, 40 five-unit nets): training loss 0 for all
-  three; held-out loss rises from 12 (f = 0) to 236–751.
+* Figure 1 (16 + 16 synthetic 12×12 terrain maps, 40 five-unit nets, η_t = 0.03/√t):
+  held-out loss from 12 (f = 0) to naive 8.11, repeated 9.43, residual 17.09 (its min
+  9.17; the true cost scores 8.11); training loss 7.48 / 8.10 / 7.68.
 """
 
 from __future__ import annotations
@@ -95,10 +96,20 @@ def test_figure2_test_disagreement_falls():
     assert "MSLR-WEB10K" in curves.notes
 
 
-def test_figure1_training_loss_falls_and_notes_report_test_loss():
+def test_figure1_held_out_loss_falls_below_f0():
+    """Figure 1 analogue on terrain maps: the training loss falls for every algorithm,
+    and naive projection's held-out loss ends well below its f = 0 value (12), as low as
+    the hidden true cost's at scale 1; residual projection's ||Δ|| grows (the nets'
+    edge on MMP's spiky residual is near 0, see the notes)."""
     curves = _run("grubb2011-figure1")
+    test0 = curves.reference["held-out R at f = 0"]
     for p in ALGORITHMS:
         train = curves.series[f"{p} (train)"]
         assert train[-1] < train[0]
-        assert f"{p} (test)" in curves.series
+        assert curves.series[f"{p} (test)"][0] < test0  # the first net already helps
+    naive = curves.series["naive (test)"]
+    assert naive[-1] < naive[0] and naive[-1] < 0.75 * test0
+    assert naive[-1] < curves.reference["held-out R of the true cost (scale 1)"] + 0.5
+    rn = curves.aux["residual residual norm"]
+    assert rn[-1] > 10 * rn[0]
     assert "held-out" in curves.notes

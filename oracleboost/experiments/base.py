@@ -80,12 +80,18 @@ class Curves:
         else:
             fig = ax.figure
         x = np.asarray(self.x, dtype=float)
+        # "A (train)" and "A (test)" are one algorithm: one colour, training dashed.
+        colours: dict[str, str] = {}
+        cycle = [f"C{k}" for k in range(10)]
         for name, values in self.series.items():
             y = np.asarray(values, dtype=float)
             if self.yscale == "log":
                 y = np.where(y > 0, y, np.nan)  # log axes cannot show y ≤ 0
+            stem = name.removesuffix(" (train)").removesuffix(" (test)")
+            colour = colours.setdefault(stem, cycle[len(colours) % len(cycle)])
             ax.plot(x, y, label=name, linewidth=1.4, marker="o" if len(x) <= 50 else None,
-                    markersize=3)
+                    markersize=3, color=colour,
+                    linestyle="--" if name.endswith(" (train)") else "-")
         for k, (name, value) in enumerate(self.reference.items()):
             ax.axhline(value, color=f"{0.25 + 0.2 * (k % 3):.2f}", linestyle="--",
                        linewidth=1.0, label=name)
@@ -95,7 +101,7 @@ class Curves:
             ax.set_ylim(*self.ylim)
         ax.set_xlabel(self.xlabel)
         ax.set_ylabel(self.ylabel)
-        ax.set_title(self.title, fontsize=10)
+        ax.set_title(self.title, fontsize=9, wrap=True)
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(fontsize=8)
         return fig
