@@ -11,7 +11,13 @@ from sklearn.base import clone
 
 import oracleboost.oracles.lightgbm as lgb_oracle_module
 from oracleboost.oracles.base import OracleCapabilityError
-from oracleboost.oracles.lightgbm import LightGBMOracle, LightGBMTree, _leaf_means
+from oracleboost.oracles.lightgbm import (
+    LightGBMOracle,
+    LightGBMTree,
+    _leaf_means,
+    _parse_tree,
+    _tree_leaves,
+)
 
 N, D = 2000, 5
 
@@ -117,7 +123,8 @@ def test_dataset_is_built_once_per_bind(data, monkeypatch):
     assert counts == {"init": 1, "construct": 1}
     assert b.n_datasets_built == 1
     assert b.n_trees_grown == 5
-    assert b.booster.num_trees() == 0  # each tree is rolled back after serialisation
+    # Trees stay in the booster: they are independent (the objective ignores the scores).
+    assert b.booster.num_trees() == 5
 
 
 def test_calls_are_independent_of_earlier_trees(data, bound):
@@ -208,7 +215,7 @@ def test_single_leaf_trees_are_weighted_means():
     assert h2.n_leaves > 1
     np.testing.assert_array_equal(h2.predict(X), h2.train_output)
     np.testing.assert_array_equal(b.project(t, w).train_output, h2.train_output)
-    assert b.booster.num_trees() == 0
+    assert b.booster.num_trees() == 2  # the two trees grown since the fresh booster
 
 
 def test_no_splittable_feature_gives_weighted_mean_constant():
@@ -228,7 +235,42 @@ def test_leaf_with_zero_weight_gets_zero():
     leaf = np.array([0, 0, 1, 1, 2, 2])
     target = np.array([1.0, 3.0, 5.0, 7.0, 9.0, 11.0])
     w = np.array([1.0, 3.0, 0.0, 0.0, 1.0, 1.0])
-    np.testing.assert_array_equal(_leaf_means(leaf, target, w), [2.5, 0.0, 10.0])
+    np.testing.assert_array_equal(_leaf_means(leaf, target, w, 3), [2.5, 0.0, 10.0])
+    # a leaf no training row reaches (possible on LightGBM's bins) also gets 0
+    np.testing.assert_array_equal(_leaf_means(leaf, target, w, 4), [2.5, 0.0, 10.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    "kind, params",
+    [
+        ("continuous", {}),
+        ("integers", {}),  # thresholds sit next to data values: exact round trip needed
+        ("integers", {"zero_as_missing": True}),  # missing type Zero: default directions
+        ("sparse", {"zero_as_missing": True, "num_leaves": 63, "min_data_in_leaf": 2}),
+    ],
+)
+def test_numpy_walk_finds_lightgbms_leaves(kind, params):
+    """The leaf refit finds each training row's leaf by walking the serialised tree in
+    NumPy; it must agree with LightGBM's own pred_leaf on every row of every tree."""
+    rng = np.random.default_rng(7)
+    n, d = 3000, 6
+    if kind == "continuous":
+        X = rng.normal(size=(n, d))
+    elif kind == "integers":
+        X = rng.integers(-3, 4, size=(n, d)).astype(float)
+    else:
+        X = rng.normal(size=(n, d)) * (rng.uniform(size=(n, d)) < 0.3)
+    y = X[:, 0] - 2 * X[:, 1] * (X[:, 2] > 0) + rng.normal(size=n)
+    booster = lightgbm.train(
+        {"objective": "regression", "verbosity": -1, "num_leaves": 31, **params},
+        lightgbm.Dataset(X, y), num_boost_round=8,
+    )
+    columns = np.ascontiguousarray(X.T)
+    for k in range(booster.num_trees()):
+        splits = _parse_tree(booster.model_to_string(start_iteration=k, num_iteration=1))
+        assert splits["num_leaves"] > 1 and not splits["categorical"]
+        expected = booster.predict(X, pred_leaf=True, start_iteration=k, num_iteration=1)
+        np.testing.assert_array_equal(_tree_leaves(columns, splits), expected.ravel())
 
 
 def test_bind_errors():
