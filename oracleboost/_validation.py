@@ -22,7 +22,7 @@ def check_finite_array(a, name: str, *, ndim: tuple[int, ...] = (1,)) -> np.ndar
     if arr.ndim not in ndim:
         want = " or ".join(f"{d}-D" for d in ndim)
         raise ValueError(f"{name} must be {want}; got an array of shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         bad = "NaN" if np.isnan(arr).any() else "inf"
         raise ValueError(f"{name} contains {bad}; every entry must be finite")
     return arr

@@ -87,7 +87,7 @@ class Ensemble:
         return len(self.round_index)
 
     def l1_norm(self) -> float:
-        return float(np.sum(np.abs(self.coef) * np.asarray(self.norms)))
+        return float((np.abs(self.coef) * np.asarray(self.norms)).sum())
 
     def decision_function(self, X) -> np.ndarray:
         out = None

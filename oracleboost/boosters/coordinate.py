@@ -180,14 +180,14 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
             #    (Telgarsky's A), scale-free ones rescaled to max |h| = 1
             h = bound.correlate(w * ypm, random_state=draw_seed(rng))
             a = h.train_output
-            peak = float(np.max(np.abs(a)))
+            peak = float(np.abs(a).max())
             if peak == 0.0:
                 self.stop_reason_ = StopReason.ZERO_HYPOTHESIS
                 break
             norm = max(peak, 1.0) if bounded else peak
             u = ypm * a / norm
             # 3. edge and the sign that makes it positive
-            corr = float(np.sum(w * u))
+            corr = float((w * u).sum())
             sign = 1.0 if corr >= 0 else -1.0
             u *= sign
             edge = abs(corr)
@@ -195,7 +195,7 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
                 self.stop_reason_ = StopReason.ZERO_EDGE
                 break
             # 4. step
-            if np.all(u[active] >= 1.0):
+            if (u[active] >= 1.0).all():
                 # γ_t = 1: the step is unbounded (Telgarsky 2013 ignores this case).  Take
                 # the limit's direction: a coefficient larger than ||λ||_1, so that h
                 # decides every training point, then stop.
@@ -223,7 +223,7 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
             record.update(
                 edge=edge,
                 step=alpha,
-                entropy=float(-np.sum(positive * np.log(positive))),
+                entropy=-float((positive * np.log(positive)).sum()),
                 time=time.perf_counter() - t0,
             )
             if self.optimal_loss_ is not None:
@@ -270,8 +270,8 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         return {
             "loss": float(np.exp(log_loss)),
             "log_loss": log_loss,
-            "margin": float(np.min(margins[active]) / ensemble.l1_norm()),
-            "train_error": float(np.sum(s[wrong]) / np.sum(s)),
+            "margin": float(margins[active].min() / ensemble.l1_norm()),
+            "train_error": float(s[wrong].sum() / s.sum()),
         }
 
     # -- prediction ------------------------------------------------------------------------

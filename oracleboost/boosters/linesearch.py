@@ -59,21 +59,21 @@ class Line:
         """``R(α)/R(0) − 1`` (``inf`` if it overflows)."""
         with np.errstate(over="ignore", invalid="ignore"):
             d = self.loss.log_phi_shift(self.margins, alpha * self.u)
-            val = float(np.sum(np.exp(self.log_rho) * np.expm1(d)))
+            val = float((np.exp(self.log_rho) * np.expm1(d)).sum())
         return val if math.isfinite(val) else math.inf
 
     def slope(self, alpha: float) -> float:
         """``R'(α)/R(0)`` (``-inf``/``inf`` on overflow, with the sign of the overflowing terms)."""
         with np.errstate(over="ignore", invalid="ignore"):
             e = np.exp(self.log_rho + self.loss.log_neg_dphi_shift(self.margins, alpha * self.u))
-            val = float(-np.sum(self.u * e))
+            val = -float((self.u * e).sum())
         if math.isnan(val):  # +inf and -inf terms: the largest growth decides
             return math.inf
         return val
 
     def unbounded(self) -> bool:
         """True when the risk decreases for ever along the column (no example is hurt)."""
-        return bool(np.all(self.u >= 0.0))
+        return bool((self.u >= 0.0).all())
 
 
 def wolfe(line: Line, c1: float, c2: float, max_iter: int = 200) -> float:

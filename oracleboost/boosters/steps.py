@@ -125,7 +125,7 @@ class AdaBoostStep(StepRule):
 
     def step(self, state, nu):
         w, u = state.w, state.u
-        return nu * 0.5 * (math.log(np.sum(w * (1.0 + u))) - math.log(np.sum(w * (1.0 - u))))
+        return nu * 0.5 * (math.log((w * (1.0 + u)).sum()) - math.log((w * (1.0 - u)).sum()))
 
 
 @dataclass(frozen=True)

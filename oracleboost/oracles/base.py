@@ -232,7 +232,7 @@ class BoundOracle:
                 f"{type(self.oracle).__name__} returned train_output of shape {out.shape}, "
                 f"expected {shape}"
             )
-        if not np.all(np.isfinite(out)):
+        if not np.isfinite(out).all():
             raise FloatingPointError(
                 f"{type(self.oracle).__name__} returned a hypothesis with non-finite outputs"
             )
