@@ -282,7 +282,8 @@ def _leaf_means(leaf: np.ndarray, target: np.ndarray, w: np.ndarray, n_leaves: i
 
 
 def _tree_field(model_str: str, name: str) -> str:
-    start = model_str.index(f"\n{name}=") + len(name) + 2
+    """The value of ``name=`` in the (first) tree block, not the model's header."""
+    start = model_str.index(f"\n{name}=", model_str.index("\nTree=")) + len(name) + 2
     end = model_str.find("\n", start)
     return model_str[start:] if end < 0 else model_str[start:end]
 
