@@ -339,7 +339,7 @@ def figure1(quick: bool = False, verbose: bool = False) -> Curves:
         return series[f"{p} (test)"][k]
 
     def rise(curve):
-        return max(float(np.max(np.diff(curve), initial=0.0)), 0.0)
+        return float(np.max(np.diff(curve), initial=0.0))  # 0 if it never rises
 
     measured = "; ".join(
         f"{p}: test {test_at(p, 0):.2f} after one learner, {test_at(p, -1):.2f} after {T} "
