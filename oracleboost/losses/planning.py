@@ -141,10 +141,17 @@ class PlanningLoss(Loss):
     The loss of held-out maps is ``PlanningLoss(test_worlds)(y, raw_test)``
     (:func:`planning_test_loss`).
 
+    Step sizes: the subgradient has entries ±H·W, so a first step η_1 = 1 moves path
+    costs by far more than the margins asked (at most 1 a cell).  On the 12×12 terrain
+    maps of ``grubb2011-figure1`` one 5-unit net with η_1 = 1 takes training R from 12
+    to 23.9 and held-out R to 39.9; with η_1 = 0.03 to 9.29 and 9.73 (η_t = 0.03/√t
+    is the figure's schedule).
+
     Parameters
     ----------
     worlds : GridWorlds
-        From :func:`oracleboost.datasets.make_grid_worlds` (or any object with its
+        From :func:`oracleboost.datasets.make_terrain_worlds` or
+        :func:`~oracleboost.datasets.make_grid_worlds` (or any object with their
         ``shape``, ``paths``, ``loss_field``, ``start_rows`` and ``goal_rows``).
     augmentation : float, default=1.0
         Scale a ≥ 0 of the loss field: the margin required is ``a L_i(ξ)``; a = 0 gives
