@@ -273,3 +273,23 @@ def test_quick_figures_show_the_papers_qualitative_claims(quick_results):
     fig3 = quick_results("telgarsky2013-figure3")
     at100 = [fig3.series[f"ν = {nu:g}"][99] for nu in (1.0, 0.5, 0.25, 0.1)]
     assert at100 == sorted(at100, reverse=True)  # smaller ν: slower (0.367 … 0.280)
+
+
+def test_wolfe_first_rounds_on_rudin_follow_the_lowest_index_tie_rule():
+    """Wolfe step, ν = 1, exact rational margins for ten rounds.  Round 4 is an exact
+    four-way tie of |edge| = (1+3e)/(1+7e) among columns 0, 2, 3, 6; the lowest index
+    (column 0) gives M_10 = 5/19 = 0.2632.  The Telgarsky-2013 note's 0.1579 = 3/19 is
+    the path through column 2, which a first-index argmax takes when the weights are
+    formed as exp(z − logsumexp(z)): column 0's edge then comes out one rounding unit
+    low.  Both paths take the same steps and agree from t = 100 on."""
+    from oracleboost.boosters import CoordinateBoostingClassifier
+    from oracleboost.datasets import matrix_problem, rudin_matrix
+    from oracleboost.oracles import MatrixOracle
+
+    X, y, H = matrix_problem(rudin_matrix())
+    clf = CoordinateBoostingClassifier(
+        MatrixOracle(H), step="wolfe", learning_rate=1.0, n_estimators=10
+    ).fit(X, y)
+    exact = [-1, 0, 1 / 3, 1 / 7, 1 / 9, 1 / 11, 3 / 13, 1 / 5, 5 / 17, 5 / 19]
+    np.testing.assert_allclose(clf.history_["margin"], exact, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(clf.history_["step"], [0.5] * 3 + [0.25] + [0.5] * 6)
