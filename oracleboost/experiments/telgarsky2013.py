@@ -225,7 +225,7 @@ def figure3(
     Measured (this library): margin at t = 10 / 100 / 1000 / 10000 is 0.2632 / 0.3668 /
     0.3737 / 0.3749 for ν = 1 and 0.0000 / 0.2800 / 0.3640 / 0.3738 for ν = 1/10; every
     ν reaches 3/8 (within 1e-3 from t = 1551, 3982, 6867 and 12247 on for ν = 1, 1/2,
-    1/4, 1/10), and smaller ν is slower.  About 0.2–0.3 ms per round.  At t = 10 the
+    1/4, 1/10), and smaller ν is slower.  About 0.3 ms per round.  At t = 10 the
     implementer's note has 0.1579 (= 3/19) for ν = 1: round 4 is an exact four-way tie
     and the note's run took column 2 where the lowest-index rule takes column 0 (5/19);
     the steps are the same and the runs agree from t = 100 on (a test pins the path).
