@@ -11,13 +11,7 @@ from sklearn.base import clone
 
 import oracleboost.oracles.lightgbm as lgb_oracle_module
 from oracleboost.oracles.base import OracleCapabilityError
-from oracleboost.oracles.lightgbm import (
-    LightGBMOracle,
-    LightGBMTree,
-    _leaf_means,
-    _parse_tree,
-    _tree_leaves,
-)
+from oracleboost.oracles.lightgbm import LightGBMOracle, LightGBMTree, _leaf_means
 
 N, D = 2000, 5
 
@@ -238,39 +232,6 @@ def test_leaf_with_zero_weight_gets_zero():
     np.testing.assert_array_equal(_leaf_means(leaf, target, w, 3), [2.5, 0.0, 10.0])
     # a leaf no training row reaches (possible on LightGBM's bins) also gets 0
     np.testing.assert_array_equal(_leaf_means(leaf, target, w, 4), [2.5, 0.0, 10.0, 0.0])
-
-
-@pytest.mark.parametrize(
-    "kind, params",
-    [
-        ("continuous", {}),
-        ("integers", {}),  # thresholds sit next to data values: exact round trip needed
-        ("integers", {"zero_as_missing": True}),  # missing type Zero: default directions
-        ("sparse", {"zero_as_missing": True, "num_leaves": 63, "min_data_in_leaf": 2}),
-    ],
-)
-def test_numpy_walk_finds_lightgbms_leaves(kind, params):
-    """The leaf refit finds each training row's leaf by walking the serialised tree in
-    NumPy; it must agree with LightGBM's own pred_leaf on every row of every tree."""
-    rng = np.random.default_rng(7)
-    n, d = 3000, 6
-    if kind == "continuous":
-        X = rng.normal(size=(n, d))
-    elif kind == "integers":
-        X = rng.integers(-3, 4, size=(n, d)).astype(float)
-    else:
-        X = rng.normal(size=(n, d)) * (rng.uniform(size=(n, d)) < 0.3)
-    y = X[:, 0] - 2 * X[:, 1] * (X[:, 2] > 0) + rng.normal(size=n)
-    booster = lightgbm.train(
-        {"objective": "regression", "verbosity": -1, "num_leaves": 31, **params},
-        lightgbm.Dataset(X, y), num_boost_round=8,
-    )
-    columns = np.ascontiguousarray(X.T)
-    for k in range(booster.num_trees()):
-        splits = _parse_tree(booster.model_to_string(start_iteration=k, num_iteration=1))
-        assert splits["num_leaves"] > 1 and not splits["categorical"]
-        expected = booster.predict(X, pred_leaf=True, start_iteration=k, num_iteration=1)
-        np.testing.assert_array_equal(_tree_leaves(columns, splits), expected.ravel())
 
 
 def test_bind_errors():

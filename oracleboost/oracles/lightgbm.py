@@ -21,19 +21,18 @@ the weights are rescaled to sum to ``n`` (mean 1), so that neither LightGBM's He
 thresholds nor its float32 arithmetic block splits when the weights are tiny (boosting
 weights spanning many orders of magnitude are the normal case).
 
-LightGBM computes leaf values from float32 gradient sums.  After growing, the tree is
-serialised, the training rows' leaves are found by walking its splits in NumPy
-(:func:`_tree_leaves`; LightGBM's own ``predict(pred_leaf=True)`` takes three times
-as long and is used only for categorical splits), and every leaf value is recomputed in
-float64 as the exact weighted mean of the target over the rows in that leaf (float64
+LightGBM computes leaf values from float32 gradient sums.  After growing, the training
+rows' leaves are read back (``predict(pred_leaf=True)``) and every leaf value is
+recomputed in float64 as the exact weighted mean of the target over the rows in that leaf (float64
 sums by ``np.bincount``); a leaf with zero total weight gets 0.  The values are written
 back with ``Booster.set_leaf_output``, so the returned tree is the exact weighted
 least-squares fit on its partition: the least-squares projection of Grubb & Bagnell
 (2011, eq. 4) restricted to the partition LightGBM's greedy, histogram-based,
 leaf-wise growth (Ke et al., 2017) found.  Its model string is the
-:class:`LightGBMTree`.  Trees stay in the booster (rolling each back cost as much
-again as the walk): they are independent of each other, since the objective ignores
-the running scores.
+:class:`LightGBMTree`.  Trees stay in the booster (rolling each back cost about a
+millisecond a tree): they are independent of each other, since the objective ignores
+the running scores.  (A NumPy walk of the splits instead of ``pred_leaf`` measured no
+faster in the whole loop, and needed a transposed copy of X to get even.)
 
 ``correlate(r)``: the class is closed under scaling, so the hypothesis maximising
 ``<r, h> / ||h||`` on a given partition is the least-squares fit of ``r`` with unit
@@ -203,7 +202,6 @@ class _BoundLightGBM(BoundOracle):
         self.n_datasets_built = 0
         self.n_boosters_built = 0
         self.n_trees_grown = 0
-        self.columns = np.ascontiguousarray(X.T)  # contiguous per-feature gathers in the walk
         self.dataset = lgb.Dataset(X, params=params, free_raw_data=True).construct()
         self.n_datasets_built += 1
         # Features LightGBM can split on (others are trivial or pre-filtered because no
@@ -245,19 +243,15 @@ class _BoundLightGBM(BoundOracle):
             booster.model_to_string(start_iteration=k, num_iteration=1)
             if booster.num_trees() == k + 1 else None
         )
-        splits = None if model_str is None else _parse_tree(model_str)
-        if splits is None or splits["num_leaves"] < 2:
+        n_leaves = 0 if model_str is None else _num_leaves(model_str)
+        if n_leaves < 2:
             # No split was possible: LightGBM dropped the tree, or (on its first
             # iteration) kept a one-leaf tree that it will not roll back.  Start a fresh
             # booster on the same Dataset (about a millisecond, no re-binning).
             self._new_booster()
             return self._constant(target, w)
-        if splits["categorical"]:
-            leaf = booster.predict(self.X, pred_leaf=True, start_iteration=k, num_iteration=1)
-            leaf = np.asarray(leaf, dtype=np.intp).reshape(n)
-        else:
-            leaf = _tree_leaves(self.columns, splits)
-        n_leaves = splits["num_leaves"]
+        leaf = booster.predict(self.X, pred_leaf=True, start_iteration=k, num_iteration=1)
+        leaf = np.asarray(leaf, dtype=np.intp).reshape(n)
         values = _leaf_means(leaf, target, w, n_leaves)
         for j, v in enumerate(values):
             booster.set_leaf_output(k, j, float(v))
@@ -281,59 +275,10 @@ def _leaf_means(leaf: np.ndarray, target: np.ndarray, w: np.ndarray, n_leaves: i
     return np.divide(swt, sw, out=np.zeros(n_leaves), where=sw > 0)
 
 
-def _tree_field(model_str: str, name: str) -> str:
-    """The value of ``name=`` in the (first) tree block, not the model's header."""
-    start = model_str.index(f"\n{name}=", model_str.index("\nTree=")) + len(name) + 2
-    end = model_str.find("\n", start)
-    return model_str[start:] if end < 0 else model_str[start:end]
-
-
-def _parse_tree(model_str: str) -> dict[str, Any]:
-    """The splits of the one tree in ``model_str`` (LightGBM's text model format)."""
-    num_leaves = int(_tree_field(model_str, "num_leaves"))
-    out: dict[str, Any] = {"num_leaves": num_leaves, "categorical": False}
-    if num_leaves < 2:
-        return out
-
-    def ints(name):
-        return np.array(_tree_field(model_str, name).split(), dtype=np.int64)
-
-    # Thresholds are written with 17 significant digits, so float() round-trips them.
-    out["threshold"] = np.array(_tree_field(model_str, "threshold").split(), dtype=np.float64)
-    out["feature"] = ints("split_feature")
-    decision = ints("decision_type")
-    out["left"], out["right"] = ints("left_child"), ints("right_child")
-    out["categorical"] = bool(np.any(decision & 1))
-    out["default_left"] = (decision & 2) != 0
-    out["zero_missing"] = ((decision >> 2) & 3) == 1
-    return out
-
-
-# LightGBM's kZeroThreshold (a float literal 1e-35f, widened to double).
-_ZERO_THRESHOLD = float(np.float32(1e-35))
-
-
-def _tree_leaves(columns: np.ndarray, splits: dict[str, Any]) -> np.ndarray:
-    """Leaf index of every row, by LightGBM's numerical decision rule (Tree::
-    NumericalDecision): left iff ``x <= threshold``, except that with missing type
-    Zero a value within ±1e-35 follows the node's default direction.  Rows are finite
-    (``check_X``), so the NaN rules never apply.  ``columns`` is X transposed."""
-    n = columns.shape[1]
-    leaf = np.empty(n, dtype=np.intp)
-    stack = [(0, np.arange(n))]
-    while stack:
-        node, rows = stack.pop()
-        x = columns[splits["feature"][node]][rows]
-        left = x <= splits["threshold"][node]
-        if splits["zero_missing"][node]:
-            zero = np.abs(x) <= _ZERO_THRESHOLD
-            left = np.where(zero, splits["default_left"][node], left)
-        for child, sel in ((splits["left"][node], left), (splits["right"][node], ~left)):
-            if child < 0:
-                leaf[rows[sel]] = ~child
-            else:
-                stack.append((child, rows[sel]))
-    return leaf
+def _num_leaves(model_str: str) -> int:
+    """``num_leaves`` of the (first) tree block of a model string, not of its header."""
+    start = model_str.index("\nnum_leaves=", model_str.index("\nTree=")) + len("\nnum_leaves=")
+    return int(model_str[start : model_str.index("\n", start)])
 
 
 # -- the oracle -----------------------------------------------------------------------------
