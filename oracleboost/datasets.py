@@ -19,8 +19,8 @@ behavior and convergence of margins. JMLR 5, 1557–1595.
 The second half of the module holds the data of Grubb & Bagnell's (2011) experiments,
 §5: :func:`load_uci` (letter, pendigits, satimage and :func:`uci_stand_in_for_connect4`),
 :func:`make_ranking` (a synthetic stand-in for MSLR-WEB10K) and
-:func:`make_terrain_worlds` / :func:`make_grid_worlds` (synthetic maximum-margin-planning maps, used with
-:class:`oracleboost.losses.planning.PlanningLoss`).
+:func:`make_terrain_worlds` / :func:`make_grid_worlds` (synthetic maximum-margin-planning
+maps, used with :class:`oracleboost.losses.planning.PlanningLoss`).
 
 Grubb, A. & Bagnell, J. A. (2011). Generalized boosting algorithms for convex
 optimization. ICML.
