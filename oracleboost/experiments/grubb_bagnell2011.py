@@ -323,13 +323,15 @@ def figure1(quick: bool = False, verbose: bool = False) -> Curves:
             random_state=0,
         ).fit(train.X, np.zeros(train.n_states))
         idx = _completed(reg.history_["outer"], T)
-        test_loss = [planning_test_loss(test, f) for f in reg.staged_predict(test.X)]
+        test_loss, f_test = [], None
+        for f_test in reg.staged_predict(test.X):
+            test_loss.append(planning_test_loss(test, f_test))
         series[f"{projection} (test)"] = _staged(test_loss, idx)
         series[f"{projection} (train)"] = _staged(reg.history_["loss"], idx)
         aux[f"{projection} residual norm"] = _staged(reg.history_["residual_norm"], idx)
         stops[projection] = len(reg.history_["loss"])
         # Largest |cost| the final f assigns on training and on held-out states.
-        reach[projection] = (np.abs(reg.predict(train.X)).max(), np.abs(reg.predict(test.X)).max())
+        reach[projection] = (np.abs(reg.predict(train.X)).max(), np.abs(f_test).max())
         edges[projection] = (reg.history_["edge"][0], float(np.median(reg.history_["edge"][-10:])))
         if verbose:
             print(f"{projection:9s} train {series[f'{projection} (train)'][-1]:.3f}, "
