@@ -1,6 +1,6 @@
 """Boosting algorithms as scikit-learn estimators."""
 
-from .base import Ensemble, StopReason
+from .base import DIVERGENCE_FACTOR, BoostingWarning, Ensemble, StopReason
 from .coordinate import CoordinateBoostingClassifier
 from .functional import (
     FunctionalGradientClassifier,
@@ -15,4 +15,6 @@ __all__ = [
     "FunctionalGradientRanker",
     "Ensemble",
     "StopReason",
+    "BoostingWarning",
+    "DIVERGENCE_FACTOR",
 ]

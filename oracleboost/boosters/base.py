@@ -1,19 +1,52 @@
-"""What every booster shares: the ensemble, the per-round history, stop reasons, seeds.
+"""What every booster shares: the round loop, the ensemble, the history, stop reasons.
 
-A booster's round reads like its paper's algorithm box: ask the oracle (``correlate`` or
-``project``), choose a step, update the running training scores (never re-predicting
-old hypotheses), append one record to the history.  This module holds the parts that
-are the same for every box.
+A booster file holds what its paper's algorithm box says and nothing else: how to set up
+a fit (``_setup``: validate, bind the oracle), the initial state (``_initial_state``) and
+one round (``_round``), which asks the oracle (``correlate`` or ``project``), chooses a
+step, computes the new running training scores (never re-predicting old hypotheses) and
+returns a :class:`RoundResult`: the new state, the terms to add to the ensemble, the
+round's history records and a stop reason or ``None``.
+
+:class:`BaseBooster` owns the loop around it (``fit`` = validate → initial state →
+repeated round → finish) and with it the policies every booster shares:
+
+* **timing, history and reporting**: ``history_`` (one record per weak learner, the
+  shared keys ``loss``, ``edge``, ``step``, ``margin``, ``time`` and ``train_error`` for
+  classifiers), ``verbose`` progress lines and ``stop_reason_``;
+* **interrupts**: ``KeyboardInterrupt`` keeps every completed round; the estimator is
+  fitted and usable with ``stop_reason_ = "interrupted"`` and a warning.  A round is
+  committed to the model, the history and the state as one step, with SIGINT held back
+  for those few statements, so an interrupt never leaves them out of step;
+* **refits**: any other exception (from an oracle, a loss, bad input) leaves the estimator
+  exactly as it was before ``fit`` (unfitted, or the previous model whole) and re-raises;
+* **warm_start**: as in scikit-learn's gradient boosting, raising ``n_estimators`` and
+  refitting on the same data continues from the fitted rounds, with the saved state
+  (running scores, the seed generator), so a deterministic oracle gives exactly one
+  longer fit;
+* **non-finite and diverging losses**: a round whose loss is not finite is discarded and
+  the fit stops (``"non_finite"``); a loss that grows past :data:`DIVERGENCE_FACTOR`
+  times its best value stops the fit (``"diverged"``) where the booster's theory
+  promises descent, and warns once where its step rule allows growth (subgradient steps,
+  decreasing schedules).
 """
 
 from __future__ import annotations
 
+import copy
+import math
+import signal
 import sys
+import threading
 import time
-from collections.abc import Hashable, Iterator
+import warnings
+from collections.abc import Hashable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from enum import Enum
 from numbers import Integral, Real
+from typing import Any
 
+import joblib
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import HasMethods, Interval
@@ -21,7 +54,26 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..oracles.base import Hypothesis, Oracle, OracleCapabilityError
 
-__all__ = ["StopReason", "Ensemble", "History", "BaseBooster", "draw_seed"]
+__all__ = [
+    "StopReason",
+    "Ensemble",
+    "History",
+    "RoundResult",
+    "BaseBooster",
+    "BoostingWarning",
+    "DIVERGENCE_FACTOR",
+    "draw_seed",
+]
+
+#: A loss above this multiple of its best value so far counts as diverging (see
+#: :class:`BaseBooster`).  Descent methods never leave their best value behind by such a
+#: factor; a factor of 2 catches a slow drift (residual projection with a constant step
+#: doubles its loss within a few hundred rounds of its best) well before it explodes.
+DIVERGENCE_FACTOR = 2.0
+
+
+class BoostingWarning(UserWarning):
+    """A fit ended or went on in a way the user should know about (interrupt, divergence)."""
 
 _MAX_SEED = np.iinfo(np.int32).max
 
@@ -36,9 +88,17 @@ class StopReason(str, Enum):
     ZERO_GRADIENT = "zero_gradient"  # the loss is at its minimum on the training points
     INFINITE_STEP = "infinite_step"  # no example is hurt by h: the exact step is unbounded
     ZERO_STEP = "zero_step"  # the step rule gave 0 (e.g. the quadratic step, C_t^4 overflowing)
+    INTERRUPTED = "interrupted"  # KeyboardInterrupt: the completed rounds are kept
+    NON_FINITE = "non_finite"  # the next round's loss was NaN or infinite; it was discarded
+    DIVERGED = "diverged"  # the loss grew past DIVERGENCE_FACTOR times its best value
 
     def __str__(self) -> str:
         return self.value
+
+    @property
+    def resumable(self) -> bool:
+        """Whether ``warm_start`` may run more rounds after a fit that stopped here."""
+        return self in (StopReason.MAX_ROUNDS, StopReason.INTERRUPTED)
 
 
 def draw_seed(rng: np.random.RandomState) -> int:
@@ -64,6 +124,17 @@ class Ensemble:
         self.round_delta: list[float] = []  # and by how much its coefficient moved
         self._by_key: dict[Hashable, int] = {}
 
+    def copy(self) -> Ensemble:
+        """A copy that can grow without changing this one (hypotheses are shared)."""
+        new = copy.copy(self)
+        new.hypotheses = list(self.hypotheses)
+        new.coef = list(self.coef)
+        new.norms = list(self.norms)
+        new.round_index = list(self.round_index)
+        new.round_delta = list(self.round_delta)
+        new._by_key = dict(self._by_key)
+        return new
+
     def add(self, h: Hypothesis, coef: float, norm: float) -> int:
         """Add ``coef · h`` (``h`` already detached); return the hypothesis' index."""
         j = self._by_key.get(h.key) if h.key is not None else None
@@ -86,32 +157,76 @@ class Ensemble:
     def n_rounds(self) -> int:
         return len(self.round_index)
 
-    def l1_norm(self) -> float:
-        return float((np.abs(self.coef) * np.asarray(self.norms)).sum())
+    def l1_norm(self, pending: Sequence[tuple[Hypothesis, float, float]] = ()) -> float:
+        """``||λ||_1`` over distinct functions, after adding the ``pending`` terms
+        ``(h, coef, norm)`` (a round computes its margin before it is committed)."""
+        if not pending:
+            return float((np.abs(self.coef) * np.asarray(self.norms)).sum())
+        trial = self.copy()
+        for h, c, norm in pending:
+            trial.add(h, c, norm)
+        return trial.l1_norm()
+
+    def truncate(self, n_rounds: int) -> None:
+        """Keep the first ``n_rounds`` rounds only (hypotheses no round uses are dropped)."""
+        rounds = list(zip(self.round_index, self.round_delta, strict=True))[:n_rounds]
+        old = (self.hypotheses, self.norms)
+        self.hypotheses, self.coef, self.norms = [], [], []
+        self.round_index, self.round_delta, self._by_key = [], [], {}
+        remap: dict[int, int] = {}
+        for j, delta in rounds:
+            if j not in remap:
+                remap[j] = len(self.hypotheses)
+                h = old[0][j]
+                self.hypotheses.append(h)
+                self.coef.append(0.0)
+                self.norms.append(old[1][j])
+                if h.key is not None:
+                    self._by_key[h.key] = remap[j]
+            self.coef[remap[j]] += delta
+            self.round_index.append(remap[j])
+            self.round_delta.append(delta)
 
     def decision_function(self, X) -> np.ndarray:
+        """``f(x)``, summed round by round exactly as :meth:`staged_decision_function`
+        sums it, so the last staged value equals this bit for bit (as scikit-learn's
+        gradient boosting guarantees)."""
         out = None
-        for h, c in zip(self.hypotheses, self.coef, strict=True):
-            if c != 0.0:
-                term = c * h.predict(X)
-                out = term if out is None else out + term
+        for running in self._accumulate(X):
+            out = running
         if out is None:
             return np.zeros((len(X),) + np.shape(self.intercept)) + self.intercept
-        return out + self.intercept
+        return out
 
     def staged_decision_function(self, X) -> Iterator[np.ndarray]:
         """Yield the decision after each round, adding one term to a running array."""
+        for out in self._accumulate(X):
+            yield out.copy()
+
+    #: Predictions of recurring hypotheses kept while summing, at most this many floats
+    #: (256 MiB); past it a recurring hypothesis is predicted again.
+    _CACHE_FLOATS = 2**25
+
+    def _accumulate(self, X) -> Iterator[np.ndarray]:
+        """The running sum ``intercept + Σ_{r ≤ t} δ_r h_{j_r}(X)``, one round at a time
+        (the same array, updated in place)."""
         cached: dict[int, np.ndarray] = {}
+        room = self._CACHE_FLOATS
         out = None
         for j, delta in zip(self.round_index, self.round_delta, strict=True):
             h = self.hypotheses[j]
             pred = cached.get(j)
             if pred is None:
                 pred = h.predict(X)
-                if h.key is not None:  # only hypotheses that can recur are worth keeping
+                # only hypotheses that can recur are worth keeping
+                if h.key is not None and pred.size <= room:
                     cached[j] = pred
-            out = delta * pred + self.intercept if out is None else out + delta * pred
-            yield out.copy()
+                    room -= pred.size
+            if out is None:
+                out = delta * pred + self.intercept
+            else:
+                out += delta * pred
+            yield out
 
 
 class History:
@@ -125,17 +240,101 @@ class History:
         for k, v in record.items():
             self._rows.setdefault(k, []).append(float(v))
 
+    @classmethod
+    def from_dict(cls, rows: dict[str, np.ndarray]) -> History:
+        """Continue a fitted ``history_`` (warm start)."""
+        new = cls()
+        new._rows = {k: [float(v) for v in values] for k, values in rows.items()}
+        return new
+
     def __len__(self) -> int:
         return len(next(iter(self._rows.values()), []))
+
+    def keys(self) -> list[str]:
+        return list(self._rows)
+
+    def column(self, key: str) -> list[float]:
+        return self._rows.get(key, [])
 
     def as_dict(self) -> dict[str, np.ndarray]:
         return {k: np.asarray(v, dtype=np.float64) for k, v in self._rows.items()}
 
 
-class BaseBooster(BaseEstimator):
-    """Estimator plumbing shared by every booster (parameters, validation, staging).
+@dataclass(frozen=True)
+class RoundResult:
+    """What one round of a booster returns to the loop.
 
-    Subclasses set ``self.ensemble_``, ``self.history_``, ``self.stop_reason_`` in ``fit``.
+    Attributes
+    ----------
+    state : object
+        The booster's state after the round (what ``warm_start`` continues from).
+    terms : tuple of (Hypothesis, float, float)
+        ``(h, coef, norm)`` to add to the ensemble (``h`` already detached); empty when
+        the round stopped before taking a step.
+    records : tuple of dict
+        One history record per weak learner the round used (repeated projection uses
+        several); the loop adds ``time`` when a record has none.
+    stop : StopReason or None
+        Why fitting ends after this round, or ``None`` to go on.
+    """
+
+    state: Any
+    terms: tuple[tuple[Hypothesis, float, float], ...] = ()
+    records: tuple[dict[str, float], ...] = ()
+    stop: StopReason | None = None
+
+
+@dataclass
+class Problem:
+    """What a fit's rounds read and never change: the data inside, the bound oracle, the
+    resolved loss and options.  Boosters subclass it; ``signature`` identifies the data
+    (``warm_start`` continues only on the same data)."""
+
+    signature: str = field(default="", kw_only=True)
+
+
+@contextmanager
+def _sigint_held():
+    """Hold SIGINT back while a round is committed, then deliver it.
+
+    Only the main thread receives signals; elsewhere this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    except (ValueError, OSError):  # no signal support here (e.g. an embedded interpreter)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            if callable(previous):
+                previous(signal.SIGINT, None)
+            else:
+                raise KeyboardInterrupt
+
+
+
+
+def data_signature(*arrays) -> str:
+    """A fingerprint of the fit's data (``warm_start`` continues only on the same data)."""
+    return joblib.hash(tuple(np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a
+                             for a in arrays))
+
+
+class BaseBooster(BaseEstimator):
+    """Estimator plumbing and the round loop shared by every booster.
+
+    Subclasses implement ``_setup`` (validate the data, set ``classes_`` and the like,
+    bind the oracle; return a :class:`Problem`), ``_initial_state`` (the state before
+    round 1 and the ensemble's intercept), ``_round`` (one round of the algorithm box),
+    ``_history_keys`` and ``_growth_allowed``, and call :meth:`_fit_rounds` from ``fit``.
+    After ``fit``: ``ensemble_``, ``history_``, ``stop_reason_``.
     """
 
     _parameter_constraints: dict = {
@@ -144,6 +343,7 @@ class BaseBooster(BaseEstimator):
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "warm_start": ["boolean"],
     }
 
     # -- fitted model ------------------------------------------------------------------
@@ -174,6 +374,165 @@ class BaseBooster(BaseEstimator):
         check_is_fitted(self, "ensemble_")
         X = validate_data(self, X, reset=False, ensure_all_finite=True)
         yield from self.ensemble_.staged_decision_function(X)
+
+    # -- hooks ---------------------------------------------------------------------------
+    def _setup(self, *args, **kwargs) -> Problem:
+        raise NotImplementedError
+
+    def _initial_state(self, problem: Problem) -> tuple[Any, float | np.ndarray]:
+        raise NotImplementedError
+
+    def _round(
+        self, problem: Problem, state: Any, ensemble: Ensemble, t: int, budget: int
+    ) -> RoundResult:
+        """Round ``t + 1`` (``t`` weak learners used so far, ``budget`` left)."""
+        raise NotImplementedError
+
+    def _history_keys(self, problem: Problem) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def _growth_allowed(self, problem: Problem) -> bool:
+        """Whether the loss may legitimately rise above its best (then growth past
+        :data:`DIVERGENCE_FACTOR` warns instead of stopping)."""
+        return False
+
+    # -- the loop ------------------------------------------------------------------------
+    def _fit_rounds(self, *args, **kwargs):
+        """``fit``: validate → initial state → repeated round → finish, as one transaction.
+
+        Any exception but a ``KeyboardInterrupt`` after a completed round restores the
+        estimator as it was before the call and re-raises.
+        """
+        before = dict(vars(self))
+        try:
+            problem = self._setup(*args, **kwargs)
+            self._boost(problem)
+        except BaseException:
+            vars(self).clear()
+            vars(self).update(before)
+            raise
+        return self
+
+    def _boost(self, problem: Problem) -> None:
+        resume = self.warm_start and hasattr(self, "_state_")
+        if resume:
+            if self._signature_ != problem.signature:
+                raise ValueError(
+                    "warm_start=True continues a fit on the same data, but X, y or "
+                    "sample_weight differ from those of the fitted model; set "
+                    "warm_start=False to fit anew"
+                )
+            done = len(History.from_dict(self.history_))
+            if self.n_estimators < done:
+                raise ValueError(
+                    f"n_estimators={self.n_estimators} must be at least the number of "
+                    f"rounds already fitted ({done}) when warm_start=True"
+                )
+            # Copies: a failed continuation must leave the fitted model as it was.
+            state = copy.deepcopy(self._state_)
+            ensemble = self.ensemble_.copy()
+            history = History.from_dict(self.history_)
+            stop = None if self.stop_reason_.resumable else self.stop_reason_
+        else:
+            state, intercept = self._initial_state(problem)
+            ensemble = Ensemble(intercept=intercept)
+            history = History(self._history_keys(problem))
+            stop = None
+
+        # Divergence is judged on log(loss): the log-space boosters record it directly
+        # (their risk underflows), the others' losses are positive or exactly 0.
+        log_key = "log_loss" if "log_loss" in history.keys() else None
+        best = min(map(self._log_loss_of, history.column(log_key or "loss"),
+                       [bool(log_key)] * len(history)), default=math.inf)
+        growth_allowed = self._growth_allowed(problem)
+        warned_growth = False
+        start = time.perf_counter()
+        try:
+            while stop is None and len(history) < self.n_estimators:
+                t = len(history)
+                t0 = time.perf_counter()
+                result = self._round(problem, state, ensemble, t, self.n_estimators - t)
+                elapsed = time.perf_counter() - t0
+                records = result.records
+                if records and not self._finite_loss(records[-1]):
+                    stop = StopReason.NON_FINITE
+                    warnings.warn(
+                        f"{type(self).__name__}: the loss after round {t + 1} is not finite "
+                        f"({records[-1].get('loss')}); that round was discarded and fitting "
+                        f"stopped after {t} rounds (stop_reason_='non_finite')",
+                        BoostingWarning,
+                        stacklevel=4,
+                    )
+                    break
+                with _sigint_held():
+                    for h, coef, norm in result.terms:
+                        ensemble.add(h, coef, norm)
+                    for record in records:
+                        record.setdefault("time", elapsed / len(records))
+                        history.append(**record)
+                    state = result.state
+                for i, record in enumerate(records):
+                    self._report(t + i, record, start)
+                stop = result.stop
+                if records:
+                    value = self._log_loss_of(records[-1][log_key or "loss"], bool(log_key))
+                    if (
+                        stop is None
+                        and math.isfinite(best)
+                        and value > best + math.log(DIVERGENCE_FACTOR)
+                    ):
+                        what = (
+                            f"{type(self).__name__}: the loss rose to {records[-1]['loss']:.6g}, "
+                            f"more than {DIVERGENCE_FACTOR:g} times its best value "
+                            f"({math.exp(best):.6g}), at round {len(history)}"
+                        )
+                        if not growth_allowed:
+                            stop = StopReason.DIVERGED
+                            warnings.warn(
+                                f"{what}; fitting stopped (stop_reason_='diverged'). "
+                                f"{self._divergence_hint(problem)}",
+                                BoostingWarning,
+                                stacklevel=4,
+                            )
+                        elif not warned_growth:
+                            warned_growth = True
+                            warnings.warn(
+                                f"{what}; this step rule allows the loss to rise, so "
+                                "fitting goes on (history_['loss'] shows the curve)",
+                                BoostingWarning,
+                                stacklevel=4,
+                            )
+                    best = min(best, value)
+        except KeyboardInterrupt:
+            if len(history) == 0:
+                raise
+            stop = StopReason.INTERRUPTED
+            warnings.warn(
+                f"{type(self).__name__}: interrupted; the model keeps the {len(history)} "
+                "completed rounds (stop_reason_='interrupted'; warm_start=True continues)",
+                BoostingWarning,
+                stacklevel=4,
+            )
+        self.ensemble_ = ensemble
+        self.history_ = history.as_dict()
+        self.stop_reason_ = StopReason.MAX_ROUNDS if stop is None else stop
+        self._state_ = state
+        self._signature_ = problem.signature
+
+    def _divergence_hint(self, problem: Problem) -> str:
+        return "A smaller learning_rate may help."
+
+    @staticmethod
+    def _log_loss_of(value: float, is_log: bool) -> float:
+        """log(loss); −inf for a loss of 0 or below (no ratio to its best is defined)."""
+        if is_log:
+            return float(value)
+        return math.log(value) if value > 0 else -math.inf
+
+    @staticmethod
+    def _finite_loss(record: dict[str, float]) -> bool:
+        # The log-space boosters' risk may underflow to 0; its log must stay finite.
+        return math.isfinite(record["log_loss"] if "log_loss" in record else record["loss"])
 
     # -- helpers for fit ------------------------------------------------------------------
     @staticmethod
@@ -206,3 +565,11 @@ class BaseBooster(BaseEstimator):
         if t % every == 0 or t == self.n_estimators - 1:
             cols = " ".join(f"{v:12.6g}" for v in record.values())
             print(f"{t + 1:7d} {cols}   ({time.perf_counter() - start:.1f}s)", file=sys.stdout)
+
+
+def margin_record(margins: np.ndarray, l1_norm: float) -> float:
+    """The ℓ1 margin ``min_i y_i f(x_i) / ||λ||_1`` from the running margins (NaN before
+    any weight is placed)."""
+    if not l1_norm > 0.0:
+        return math.nan
+    return float(margins.min() / l1_norm)

@@ -20,7 +20,7 @@ weight is ``2α``.
 
 from __future__ import annotations
 
-import time
+from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
@@ -34,11 +34,43 @@ from .._numerics import logsumexp, softmax
 from .._validation import check_sample_weight
 from ..losses import MarginLoss, get_loss
 from ..oracles.stumps import StumpOracle
-from .base import BaseBooster, Ensemble, History, StopReason, draw_seed
+from .base import (
+    BaseBooster,
+    Problem,
+    RoundResult,
+    StopReason,
+    data_signature,
+    draw_seed,
+)
 from .linesearch import Line
 from .steps import STEP_RULES, StepRule, StepState, get_step
 
 __all__ = ["CoordinateBoostingClassifier"]
+
+
+@dataclass
+class _Problem(Problem):
+    """The fit's data inside: labels ±1, weights (and their logs), the bound oracle."""
+
+    ypm: np.ndarray
+    s: np.ndarray
+    log_s: np.ndarray
+    log_total: float
+    active: np.ndarray
+    loss: MarginLoss
+    bound: object
+    rule: StepRule
+    nu: float
+    bounded: bool
+    optimal_loss: float | None
+
+
+@dataclass(frozen=True)
+class _State:
+    """Between rounds: the running scores f(x_i) and the generator of oracle seeds."""
+
+    f: np.ndarray
+    rng: np.random.RandomState
 
 class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
     """Binary coordinate-descent boosting on any oracle (Telgarsky 2013, Algorithm 1).
@@ -73,6 +105,11 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         the dual optimum and the dual iterate.  "auto": when the class is finite and its
         column matrix has at most 10^6 entries.
 
+    warm_start : bool, default=False
+        Keep the fitted rounds and add rounds up to ``n_estimators`` on the same data
+        (the running scores and the seed generator continue, so a deterministic oracle
+        gives exactly one longer fit).
+
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
@@ -87,6 +124,9 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
     optimal_loss_ : float or None
         The optimal risk f̄ over the span of a finite class (when ``duality_gap`` is on).
     stop_reason_ : StopReason
+        Why fitting ended: the budget, a stop of the algorithm (zero edge, perfect
+        hypothesis, infinite or zero step), ``"interrupted"``, ``"non_finite"`` or
+        ``"diverged"`` (see :mod:`oracleboost.boosters.base`).
 
     References
     ----------
@@ -114,6 +154,7 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         random_state=None,
         verbose: int = 0,
         duality_gap="auto",
+        warm_start: bool = False,
     ):
         self.oracle = oracle
         self.loss = loss
@@ -123,6 +164,7 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         self.random_state = random_state
         self.verbose = verbose
         self.duality_gap = duality_gap
+        self.warm_start = warm_start
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -142,6 +184,9 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative; the risk is ``Σ_i s_i φ(y_i f(x_i)) / Σ_i s_i``.
         """
+        return self._fit_rounds(X, y, sample_weight)
+
+    def _setup(self, X, y, sample_weight) -> _Problem:
         X, y = validate_data(self, X, y, ensure_all_finite=True)
         check_classification_targets(y)
         s = check_sample_weight(sample_weight, X.shape[0])
@@ -156,86 +201,85 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         ypm = np.where(y_idx == 1, 1.0, -1.0)
         loss = get_loss(self.loss, MarginLoss)
         bound = self._bind(X, StumpOracle(), "correlate")
-        rng = check_random_state(self.random_state)
-        rule, nu = get_step(self.step), float(self.learning_rate)
-        bounded = bound.capabilities.bounded
-        self.optimal_loss_ = self._optimal_loss(bound, ypm, loss, s)
-
         with np.errstate(divide="ignore"):
             log_s = np.log(s)  # -inf for zero weights: those examples never count
-        log_total = logsumexp(log_s)
-        active = s > 0
-        f = np.zeros(X.shape[0])
-        ensemble = Ensemble()
+        signature = data_signature(X, ypm, s)
+        if self.warm_start and getattr(self, "_signature_", None) == signature:
+            optimal = self.optimal_loss_  # the same data: the same optimum
+        else:
+            optimal = self._optimal_loss(bound, ypm, loss, s)
+        self.optimal_loss_ = optimal
+        return _Problem(
+            ypm=ypm,
+            s=s,
+            log_s=log_s,
+            log_total=logsumexp(log_s),
+            active=s > 0,
+            loss=loss,
+            bound=bound,
+            rule=get_step(self.step),
+            nu=float(self.learning_rate),
+            bounded=bound.capabilities.bounded,
+            optimal_loss=optimal,
+            signature=signature,
+        )
+
+    def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
         keys = ("loss", "log_loss", "margin", "train_error", "edge", "step", "entropy", "time")
-        history = History(keys + (("gap",) if self.optimal_loss_ is not None else ()))
-        self.stop_reason_ = StopReason.MAX_ROUNDS
-        start = time.perf_counter()
+        return keys + (("gap",) if problem.optimal_loss is not None else ())
 
-        for t in range(self.n_estimators):
-            t0 = time.perf_counter()
-            # 1. weights w ∝ s · (−φ'(margin)), normalised in log space
-            w = softmax(log_s + loss.log_neg_dphi(ypm * f))
-            # 2. the oracle's answer as a column in [−1, 1]: bounded classes as they are
-            #    (Telgarsky's A), scale-free ones rescaled to max |h| = 1
-            h = bound.correlate(w * ypm, random_state=draw_seed(rng))
-            a = h.train_output
-            peak = float(np.abs(a).max())
-            if peak == 0.0:
-                self.stop_reason_ = StopReason.ZERO_HYPOTHESIS
-                break
-            norm = max(peak, 1.0) if bounded else peak
-            u = ypm * a / norm
-            # 3. edge and the sign that makes it positive
-            corr = float((w * u).sum())
-            sign = 1.0 if corr >= 0 else -1.0
-            u *= sign
-            edge = abs(corr)
-            if edge == 0.0:
-                self.stop_reason_ = StopReason.ZERO_EDGE
-                break
-            # 4. step
-            if (u[active] >= 1.0).all():
-                # γ_t = 1: the step is unbounded (Telgarsky 2013 ignores this case).  Take
-                # the limit's direction: a coefficient larger than ||λ||_1, so that h
-                # decides every training point, then stop.
-                alpha = ensemble.l1_norm() + 1.0
-                self.stop_reason_ = StopReason.PERFECT_HYPOTHESIS
-            else:
-                state = self._state(loss, ypm * f, u, w, edge, log_s, s, active)
-                if not state.slope > 0.0:
-                    # The risk does not decrease along h to working precision: the edge
-                    # is zero up to rounding (an attainable optimum reached, note §6.3–4).
-                    self.stop_reason_ = StopReason.ZERO_EDGE
-                    break
-                alpha = rule.step(state, nu)
-                if alpha == np.inf:
-                    self.stop_reason_ = StopReason.INFINITE_STEP
-                    break
-                if not alpha > 0.0:
-                    self.stop_reason_ = StopReason.ZERO_STEP
-                    break
-            # 5. update the running scores and the ensemble
-            f += alpha * sign * a / norm
-            ensemble.add(h.detach(), alpha * sign / norm, norm)
-            record = self._record(loss, ypm, f, log_s, log_total, active, s, ensemble)
-            positive = w[w > 0]
-            record.update(
-                edge=edge,
-                step=alpha,
-                entropy=-float((positive * np.log(positive)).sum()),
-                time=time.perf_counter() - t0,
-            )
-            if self.optimal_loss_ is not None:
-                record["gap"] = record["loss"] - self.optimal_loss_
-            history.append(**record)
-            self._report(t, record, start)
-            if self.stop_reason_ is StopReason.PERFECT_HYPOTHESIS:
-                break
+    def _initial_state(self, problem: _Problem):
+        n = problem.ypm.shape[0]
+        return _State(f=np.zeros(n), rng=check_random_state(self.random_state)), 0.0
 
-        self.ensemble_ = ensemble
-        self.history_ = history.as_dict()
-        return self
+    def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
+        p, f = problem, state.f
+        # 1. weights w ∝ s · (−φ'(margin)), normalised in log space
+        w = softmax(p.log_s + p.loss.log_neg_dphi(p.ypm * f))
+        # 2. the oracle's answer as a column in [−1, 1]: bounded classes as they are
+        #    (Telgarsky's A), scale-free ones rescaled to max |h| = 1
+        h = p.bound.correlate(w * p.ypm, random_state=draw_seed(state.rng))
+        a = h.train_output
+        peak = float(np.abs(a).max())
+        if peak == 0.0:
+            return RoundResult(state, stop=StopReason.ZERO_HYPOTHESIS)
+        norm = max(peak, 1.0) if p.bounded else peak
+        u = p.ypm * a / norm
+        # 3. edge and the sign that makes it positive
+        corr = float((w * u).sum())
+        sign = 1.0 if corr >= 0 else -1.0
+        u *= sign
+        edge = abs(corr)
+        if edge == 0.0:
+            return RoundResult(state, stop=StopReason.ZERO_EDGE)
+        # 4. step
+        stop = None
+        if (u[p.active] >= 1.0).all():
+            # γ_t = 1: the step is unbounded (Telgarsky 2013 ignores this case).  Take
+            # the limit's direction: a coefficient larger than ||λ||_1, so that h
+            # decides every training point, then stop.
+            alpha = ensemble.l1_norm() + 1.0
+            stop = StopReason.PERFECT_HYPOTHESIS
+        else:
+            step_state = self._step_state(p, p.ypm * f, u, w, edge)
+            if not step_state.slope > 0.0:
+                # The risk does not decrease along h to working precision: the edge
+                # is zero up to rounding (an attainable optimum reached, note §6.3–4).
+                return RoundResult(state, stop=StopReason.ZERO_EDGE)
+            alpha = p.rule.step(step_state, p.nu)
+            if alpha == np.inf:
+                return RoundResult(state, stop=StopReason.INFINITE_STEP)
+            if not alpha > 0.0:
+                return RoundResult(state, stop=StopReason.ZERO_STEP)
+        # 5. the new running scores and the ensemble's new term
+        f = f + alpha * sign * a / norm
+        term = (h.detach(), alpha * sign / norm, norm)
+        record = self._record(p, f, ensemble.l1_norm(pending=(term,)))
+        positive = w[w > 0]
+        record.update(edge=edge, step=alpha, entropy=-float((positive * np.log(positive)).sum()))
+        if p.optimal_loss is not None:
+            record["gap"] = record["loss"] - p.optimal_loss
+        return RoundResult(_State(f=f, rng=state.rng), (term,), (record,), stop)
 
     def _optimal_loss(self, bound, ypm, loss, s) -> float | None:
         caps = bound.capabilities
@@ -250,28 +294,29 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         return float(optimal_risk(ypm[:, None] * columns, loss, sample_weight=s).risk)
 
     @staticmethod
-    def _state(loss, margins, u, w, edge, log_s, s, active) -> StepState:
-        line = Line.build(loss, margins[active], u[active], log_s[active])
+    def _step_state(p: _Problem, margins, u, w, edge) -> StepState:
+        active = p.active
+        line = Line.build(p.loss, margins[active], u[active], p.log_s[active])
         return StepState(
             line=line,
             w=w[active],
             u=u[active],
             edge=edge,
             slope=-line.slope(0.0),
-            log_c=loss.log_curvature_constant(margins, s),
-            eta=loss.eta,
+            log_c=p.loss.log_curvature_constant(margins, p.s),
+            eta=p.loss.eta,
         )
 
     @staticmethod
-    def _record(loss, ypm, f, log_s, log_total, active, s, ensemble) -> dict[str, float]:
-        margins = ypm * f
-        log_loss = float(logsumexp(log_s + loss.log_phi(margins)) - log_total)
-        wrong = (f > 0) != (ypm > 0)
+    def _record(p: _Problem, f, l1_norm: float) -> dict[str, float]:
+        margins = p.ypm * f
+        log_loss = float(logsumexp(p.log_s + p.loss.log_phi(margins)) - p.log_total)
+        wrong = (f > 0) != (p.ypm > 0)
         return {
             "loss": float(np.exp(log_loss)),
             "log_loss": log_loss,
-            "margin": float(margins[active].min() / ensemble.l1_norm()),
-            "train_error": float(s[wrong].sum() / s.sum()),
+            "margin": float(margins[p.active].min() / l1_norm),
+            "train_error": float(p.s[wrong].sum() / p.s.sum()),
         }
 
     # -- prediction ------------------------------------------------------------------------

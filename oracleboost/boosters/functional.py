@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
@@ -54,7 +55,15 @@ from sklearn.utils.validation import validate_data
 from .._validation import check_sample_weight
 from ..losses import Loss, MarginLoss, get_loss
 from ..oracles.sklearn import TreeOracle
-from .base import BaseBooster, Ensemble, History, StopReason, draw_seed
+from .base import (
+    BaseBooster,
+    Problem,
+    RoundResult,
+    StopReason,
+    data_signature,
+    draw_seed,
+    margin_record,
+)
 
 __all__ = [
     "FunctionalGradientRegressor",
@@ -66,6 +75,34 @@ __all__ = [
 
 PROJECTIONS = ("naive", "repeated", "residual")
 SCHEDULES = ("constant", "inv_sqrt", "inv_t", "smoothness")
+
+
+@dataclass
+class _Problem(Problem):
+    """The fit's data inside, the function-space inner product's weights, the bound oracle."""
+
+    y: np.ndarray
+    s: np.ndarray
+    sw: np.ndarray  # s broadcast against f
+    total: float
+    query_weight: np.ndarray | None
+    loss: Loss
+    f0: np.ndarray
+    shape: tuple[int, ...]
+    ctx: dict
+    bound: object
+    need: str
+
+
+@dataclass(frozen=True)
+class _State:
+    """Between outer iterations: f on the training points, Δ (residual projection),
+    the outer iteration count t and the generator of oracle seeds."""
+
+    f: np.ndarray
+    residual: np.ndarray
+    outer: int
+    rng: np.random.RandomState
 
 
 class _FunctionalGradientBooster(BaseBooster):
@@ -109,97 +146,136 @@ class _FunctionalGradientBooster(BaseBooster):
             raise ValueError(f"schedule='smoothness' needs a smooth loss; {loss!r} is not")
         return c / loss.smoothness
 
-    # -- the loop ----------------------------------------------------------------------------
-    def _boost(self, X, y, s, query_weight, loss: Loss, f0, ctx: dict) -> None:
-        """Run Algorithms 1–3; sets ``ensemble_``, ``history_``, ``stop_reason_``."""
+    # -- the loop's hooks ------------------------------------------------------------------
+    def _problem(self, X, y, s, query_weight, loss: Loss, f0, ctx: dict) -> _Problem:
+        """Bind the oracle; what every round reads (``fit`` of each estimator calls it)."""
         oracle_caps = (TreeOracle() if self.oracle is None else self.oracle).capabilities
         if self.query == "auto":
             need = "project" if oracle_caps.project else "correlate"
         else:
             need = self.query
         bound = self._bind(X, TreeOracle(), need)
-        rng = check_random_state(self.random_state)
-        n = X.shape[0]
         total = float(np.sum(s))
-        f = np.broadcast_to(np.asarray(f0, dtype=np.float64), self._raw_shape(n, y)).copy()
-        sw = s if f.ndim == 1 else s[:, None]
+        f0 = np.asarray(f0, dtype=np.float64)
+        shape = self._raw_shape(X.shape[0], y)
+        return _Problem(
+            y=y,
+            s=s,
+            sw=s if len(shape) == 1 else s[:, None],
+            total=total,
+            query_weight=query_weight,
+            loss=loss,
+            f0=f0,
+            shape=shape,
+            ctx=ctx,
+            bound=bound,
+            need=need,
+            signature=data_signature(X, y, s, query_weight, f0, *ctx.values()),
+        )
+
+    def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
+        keys = ("loss", "edge", "step", "margin", "grad_norm", "residual_norm", "outer", "time")
+        return keys + self._extra_keys()
+
+    def _extra_keys(self) -> tuple[str, ...]:
+        return ()
+
+    def _initial_state(self, problem: _Problem):
+        f = np.broadcast_to(problem.f0, problem.shape).copy()
+        state = _State(
+            f=f, residual=np.zeros_like(f), outer=0, rng=check_random_state(self.random_state)
+        )
+        return state, problem.f0
+
+    def _growth_allowed(self, problem: _Problem) -> bool:
+        # Subgradient steps (non-smooth losses) and the decreasing schedules of Theorems
+        # 4–7 bound the average gap over iterates, not each step: the loss may rise.
+        return problem.loss.smoothness is None or self.schedule in ("inv_sqrt", "inv_t")
+
+    def _divergence_hint(self, problem: _Problem) -> str:
+        if self.projection != "naive" and self.schedule in ("constant", "smoothness"):
+            return (
+                f"Grubb & Bagnell's guarantees for projection={self.projection!r} need a "
+                "decreasing step (schedule='inv_sqrt', Thms 5 and 7, or 'inv_t', Thms 4 "
+                "and 6); a constant step is not covered."
+            )
+        return "A smaller learning_rate may help."
+
+    def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
+        """One outer iteration of Algorithm 1, 2 or 3."""
+        p = problem
+        f, residual = state.f, state.residual
+        outer = state.outer + 1
+        eta = self._eta(outer, p.loss)
 
         def ip(a, b) -> float:
-            return float(np.sum(sw * a * b)) / total
+            return float(np.sum(p.sw * a * b)) / p.total
 
         def proj(v):
-            seed = draw_seed(rng)
-            if need == "project":
-                return bound.project(v, query_weight, random_state=seed)
-            return bound.correlate(sw * v, random_state=seed)
+            seed = draw_seed(state.rng)
+            if p.need == "project":
+                return p.bound.project(v, p.query_weight, random_state=seed)
+            return p.bound.correlate(p.sw * v, random_state=seed)
 
-        ensemble = Ensemble(intercept=np.asarray(f0, dtype=np.float64))
-        history = History(
-            ("loss", "edge", "step", "grad_norm", "residual_norm", "outer", "time")
-            + tuple(self._extra_record(y, f, s))
-        )
-        self.stop_reason_ = StopReason.MAX_ROUNDS
-        residual = np.zeros_like(f)
-        learners, outer = 0, 0
-        start = time.perf_counter()
-
-        while learners < self.n_estimators and self.stop_reason_ is StopReason.MAX_ROUNDS:
-            outer += 1
-            eta = self._eta(outer, loss)
-            v = -loss.gradient(y, f, **ctx)  # 1. the descent direction −∇R[f_{t−1}]
-            vv = ip(v, v)
-            if self.projection == "residual":
-                residual += v
-                target = residual
-            else:
-                target = v
-            if ip(target, target) == 0.0:
-                self.stop_reason_ = StopReason.ZERO_GRADIENT
+        v = -p.loss.gradient(p.y, f, **p.ctx)  # 1. the descent direction −∇R[f_{t−1}]
+        vv = ip(v, v)
+        target = residual + v if self.projection == "residual" else v
+        if ip(target, target) == 0.0:
+            return RoundResult(state, stop=StopReason.ZERO_GRADIENT)
+        inner = min(outer, budget) if self.projection == "repeated" else 1
+        stop = None
+        pending = []  # (h, a, edge, residual norm, seconds) of this outer iteration
+        for _ in range(inner):
+            t0 = time.perf_counter()
+            h = proj(target)  # 2. PROJ
+            out = h.train_output
+            hh = ip(out, out)
+            if hh == 0.0:
+                stop = StopReason.ZERO_HYPOTHESIS
                 break
-            inner = min(outer, self.n_estimators - learners) if self.projection == "repeated" else 1
-            pending = []  # (h, a, edge, residual norm) of this outer iteration
-            for _ in range(inner):
-                t0 = time.perf_counter()
-                h = proj(target)  # 2. PROJ
-                out = h.train_output
-                hh = ip(out, out)
-                if hh == 0.0:
-                    self.stop_reason_ = StopReason.ZERO_HYPOTHESIS
-                    break
-                ht = ip(out, target)
-                a = ht / hh
-                edge = ht / math.sqrt(hh * ip(target, target))
-                left = target - a * out  # what this projection leaves unrepresented
-                if self.projection != "naive":
-                    target = left  # Alg. 2 line 8 (scaled, P2); Alg. 3 line 8
-                pending.append((h, a, edge, math.sqrt(ip(left, left)), time.perf_counter() - t0))
-                learners += 1
-                if self.projection == "repeated" and ip(target, target) == 0.0:
-                    break  # the gradient is represented exactly: nothing left to fit
-            if self.projection == "residual":
-                residual = target
-            # 3. the step: f_t = f_{t−1} + η_t Σ_k a_k h_k  (one term unless repeated)
-            for h, a, _, _, _ in pending:
-                f += eta * a * h.train_output
-                ensemble.add(h.detach(), eta * a, float(np.max(np.abs(h.train_output))))
-            value = loss(y, f, s, **ctx)
-            extra = self._extra_record(y, f, s)
-            for _h, a, edge, rnorm, dt in pending:
-                record = {
-                    "loss": value,
-                    "edge": edge,
-                    "step": eta * a,
-                    "grad_norm": math.sqrt(vv),
-                    "residual_norm": rnorm,
-                    "outer": outer,
-                    "time": dt,
-                    **extra,
-                }
-                history.append(**record)
-                self._report(len(history) - 1, record, start)
+            ht = ip(out, target)
+            a = ht / hh
+            edge = ht / math.sqrt(hh * ip(target, target))
+            left = target - a * out  # what this projection leaves unrepresented
+            if self.projection != "naive":
+                target = left  # Alg. 2 line 8 (scaled, P2); Alg. 3 line 8
+            pending.append((h, a, edge, math.sqrt(ip(left, left)), time.perf_counter() - t0))
+            if self.projection == "repeated" and ip(target, target) == 0.0:
+                break  # the gradient is represented exactly: nothing left to fit
+        if self.projection == "residual":
+            residual = target
+        # 3. the step: f_t = f_{t−1} + η_t Σ_k a_k h_k  (one term unless repeated)
+        f = f.copy()
+        terms = []
+        for h, a, _, _, _ in pending:
+            f += eta * a * h.train_output
+            terms.append((h.detach(), eta * a, float(np.max(np.abs(h.train_output)))))
+        if not terms:
+            return RoundResult(state, stop=stop)
+        value = p.loss(p.y, f, p.s, **p.ctx)
+        shared = {
+            "loss": value,
+            "margin": self._margin(p, f, ensemble.l1_norm(pending=terms)),
+            **self._extra_record(p.y, f, p.s),
+        }
+        records = tuple(
+            {
+                **shared,
+                "edge": edge,
+                "step": eta * a,
+                "grad_norm": math.sqrt(vv),
+                "residual_norm": rnorm,
+                "outer": outer,
+                "time": dt,
+            }
+            for _h, a, edge, rnorm, dt in pending
+        )
+        new = _State(f=f, residual=residual, outer=outer, rng=state.rng)
+        return RoundResult(new, tuple(terms), records, stop)
 
-        self.ensemble_ = ensemble
-        self.history_ = history.as_dict()
+    def _margin(self, p: _Problem, f, l1_norm: float) -> float:
+        """The ℓ1 margin; not defined for regression and ranking (NaN)."""
+        return math.nan
 
     def _raw_shape(self, n: int, y) -> tuple[int, ...]:
         return (n,)
@@ -234,6 +310,10 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         f_0: the loss' best constant, or the given constant (the paper starts at 0).
     random_state : int, RandomState or None, default=None
     verbose : int, default=0
+    warm_start : bool, default=False
+        Keep the fitted weak learners and add more up to ``n_estimators`` on the same
+        data (f, Δ, the outer count t and the seed generator continue: a deterministic
+        oracle gives exactly one longer fit).
 
     Attributes
     ----------
@@ -245,8 +325,25 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         end), ``edge`` (cosine of h with the vector it projected, Definition 1),
         ``step`` (its coefficient η_t a), ``grad_norm`` ||∇_t||, ``residual_norm`` (what
         is left to project after it: ||v − Σ a_k h_k|| for repeated, ||Δ|| for residual,
-        ||v − a h|| for naive), ``outer`` (outer iteration), ``time`` (seconds).
+        ||v − a h|| for naive), ``outer`` (outer iteration), ``time`` (seconds),
+        ``margin`` (NaN: no margin is defined for regression).
     stop_reason_ : StopReason
+        The budget, ``"zero_gradient"``, ``"zero_hypothesis"``, ``"interrupted"``,
+        ``"non_finite"``, or ``"diverged"``: with a smooth loss and a constant step (the
+        setting of Theorem 3, which guarantees descent for naive projection) a loss above
+        twice its best value stops the fit; with subgradients or the decreasing
+        schedules of Theorems 4–7 (which bound the average gap, not each step) it warns
+        once and goes on.
+
+    Notes
+    -----
+    Which schedules the theory covers (Grubb & Bagnell 2011, §4): naive projection,
+    λ-strongly convex and Λ-smooth losses, η = 1/Λ (``schedule="smoothness"``,
+    ``learning_rate=1``): linear rate (Thm 3).  Repeated projection: η_t = 2/(λt)
+    (``"inv_t"``, c = 2; Thm 4) or 1/√t (``"inv_sqrt"``, Thm 5).  Residual projection:
+    η_t = 1/(λt) (``"inv_t"``, Thm 6) or 1/√t (Thm 7).  A constant step with repeated or
+    residual projection, or with naive projection on a non-smooth loss, is outside the
+    theorems (residual projection with a constant step can drift away from its best loss).
 
     References
     ----------
@@ -273,6 +370,7 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         init="auto",
         random_state=None,
         verbose: int = 0,
+        warm_start: bool = False,
     ):
         self.oracle = oracle
         self.loss = loss
@@ -285,6 +383,7 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         self.init = init
         self.random_state = random_state
         self.verbose = verbose
+        self.warm_start = warm_start
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None):
@@ -296,6 +395,9 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
         """
+        return self._fit_rounds(X, y, sample_weight)
+
+    def _setup(self, X, y, sample_weight) -> _Problem:
         X, y = validate_data(self, X, y, y_numeric=True, ensure_all_finite=True)
         y = y.astype(np.float64)
         s = check_sample_weight(sample_weight, X.shape[0])
@@ -311,8 +413,7 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         if getattr(loss, "context_keys", ()):
             raise ValueError(f"loss={loss!r} needs {loss.context_keys}: use the ranker")
         query_weight = None if sample_weight is None else s
-        self._boost(X, y, s, query_weight, loss, self._init_raw(loss, y, s), {})
-        return self
+        return self._problem(X, y, s, query_weight, loss, self._init_raw(loss, y, s), {})
 
     def predict(self, X) -> np.ndarray:
         """``f(x) = f_0 + Σ_t η_t a_t h_t(x)``."""
@@ -337,6 +438,8 @@ _DOC_COMMON = """
     init : "auto" or float, default="auto"
     random_state : int, RandomState or None, default=None
     verbose : int, default=0
+    warm_start : bool, default=False
+        Continue the fitted weak learners up to ``n_estimators`` (same data).
 """
 
 
@@ -363,7 +466,9 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
     classes_ : ndarray of shape (n_classes,)
     ensemble_, history_, stop_reason_
         As for :class:`FunctionalGradientRegressor`; the history also has
-        ``train_error`` (weighted training error of the current f).
+        ``train_error`` (weighted training error of the current f), and ``margin`` is the
+        ℓ1 margin ``min_i y_i f(x_i)`` (vector scores: ``f_{y_i} − max_{k≠y_i} f_k``)
+        over ``||λ||_1 + max|f_0|`` (the intercept counted as a constant hypothesis).
     """
 
     _parameter_constraints: dict = {
@@ -384,6 +489,7 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
         init="auto",
         random_state=None,
         verbose: int = 0,
+        warm_start: bool = False,
     ):
         self.oracle = oracle
         self.loss = loss
@@ -396,6 +502,7 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
         self.init = init
         self.random_state = random_state
         self.verbose = verbose
+        self.warm_start = warm_start
 
     def _vector(self) -> bool:
         return self._loss_.name != "logistic"
@@ -405,6 +512,23 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
 
     def _labels_inside(self, y_idx):
         return y_idx if self._vector() else np.where(y_idx == 1, 1.0, -1.0)
+
+    def _extra_keys(self):
+        return ("train_error",)
+
+    def _margin(self, p, f, l1_norm: float) -> float:
+        """ℓ1 margin of the scores, the intercept f_0 counted as a constant hypothesis:
+        ``min_i y_i f(x_i)`` (binary) or ``min_i f_{y_i}(x_i) − max_{k≠y_i} f_k(x_i)``
+        (vector scores), over ``||λ||_1 + max_k |f_0,k|``."""
+        if f.ndim == 1:
+            margins = p.y * f
+        else:
+            rows = np.arange(f.shape[0])
+            own = f[rows, p.y]
+            others = f.copy()
+            others[rows, p.y] = -np.inf
+            margins = own - others.max(axis=1)
+        return margin_record(margins, l1_norm + float(np.max(np.abs(p.f0))))
 
     def _extra_record(self, y, f, s):
         pred = np.argmax(f, axis=1) if f.ndim == 2 else (f > 0).astype(int)
@@ -421,6 +545,9 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
         """
+        return self._fit_rounds(X, y, sample_weight)
+
+    def _setup(self, X, y, sample_weight) -> _Problem:
         X, y = validate_data(self, X, y, ensure_all_finite=True)
         check_classification_targets(y)
         s = check_sample_weight(sample_weight, X.shape[0])
@@ -442,8 +569,8 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
             )
         yi = self._labels_inside(y_idx)
         query_weight = None if sample_weight is None else s
-        self._boost(X, yi, s, query_weight, self._loss_, self._init_raw(self._loss_, yi, s), {})
-        return self
+        f0 = self._init_raw(self._loss_, yi, s)
+        return self._problem(X, yi, s, query_weight, self._loss_, f0, {})
 
     @staticmethod
     def _decision(f):
@@ -519,6 +646,7 @@ class FunctionalGradientRanker(_FunctionalGradientBooster):
         init="auto",
         random_state=None,
         verbose: int = 0,
+        warm_start: bool = False,
     ):
         self.oracle = oracle
         self.loss = loss
@@ -531,6 +659,7 @@ class FunctionalGradientRanker(_FunctionalGradientBooster):
         self.init = init
         self.random_state = random_state
         self.verbose = verbose
+        self.warm_start = warm_start
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, qid):
@@ -544,6 +673,9 @@ class FunctionalGradientRanker(_FunctionalGradientBooster):
         qid : array-like of shape (n_samples,)
             The query of each row; pairs are formed within a query only.
         """
+        return self._fit_rounds(X, y, qid)
+
+    def _setup(self, X, y, qid) -> _Problem:
         X, y = validate_data(self, X, y, y_numeric=True, ensure_all_finite=True)
         qid = np.asarray(qid)
         if qid.shape != (X.shape[0],):
@@ -551,8 +683,7 @@ class FunctionalGradientRanker(_FunctionalGradientBooster):
         loss = get_loss(self.loss, Loss)
         s = np.ones(X.shape[0])
         y = y.astype(np.float64)
-        self._boost(X, y, s, None, loss, self._init_raw(loss, y, s), {"groups": qid})
-        return self
+        return self._problem(X, y, s, None, loss, self._init_raw(loss, y, s), {"groups": qid})
 
     def predict(self, X) -> np.ndarray:
         """Scores: sort each query's documents by decreasing score."""

@@ -1,0 +1,323 @@
+"""The contract every public booster keeps, through the shared round loop
+(``oracleboost.boosters.base``): the history's shared keys, interrupts that keep their
+rounds, refits that fail without damage, ``warm_start`` equal to one longer fit, and
+fits that never re-predict the training set.
+
+Every booster a later issue adds joins ``CASES``.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, make_classification, make_regression
+
+from oracleboost.boosters import (
+    BoostingWarning,
+    CoordinateBoostingClassifier,
+    FunctionalGradientClassifier,
+    FunctionalGradientRanker,
+    FunctionalGradientRegressor,
+    StopReason,
+)
+from oracleboost.datasets import make_ranking
+from oracleboost.losses import Squared
+from oracleboost.oracles import Hypothesis, Oracle, StumpOracle
+from oracleboost.oracles.base import BoundOracle
+
+SHARED = ("loss", "edge", "step", "margin", "time")
+
+
+class _Counting(Hypothesis):
+    """A hypothesis that counts its ``predict`` calls (on a shared counter)."""
+
+    def __init__(self, inner: Hypothesis, counter: list[int]):
+        self.inner, self.counter = inner, counter
+        self.train_output, self.key, self.scale = inner.train_output, inner.key, inner.scale
+
+    def predict(self, X):
+        self.counter[0] += 1
+        return self.inner.predict(X)
+
+
+class _BoundProbe(BoundOracle):
+    def __init__(self, oracle: ProbeOracle, inner: BoundOracle):
+        super().__init__(oracle, inner.n_samples)
+        self.inner = inner
+
+    def _answer(self, h):
+        o = self.oracle
+        o.calls[0] += 1
+        if o.fail_at is not None and o.calls[0] == o.fail_at:
+            raise o.exception
+        return _Counting(h, o.predictions)
+
+    def _correlate(self, r, random_state):
+        return self._answer(self.inner.correlate(r, random_state=random_state))
+
+    def _project(self, target, sample_weight, random_state):
+        return self._answer(self.inner.project(target, sample_weight, random_state=random_state))
+
+
+class ProbeOracle(Oracle):
+    """Wraps an oracle: counts queries, raises ``exception`` at query ``fail_at``, and
+    counts ``predict`` calls on the hypotheses it returned."""
+
+    def __init__(self, inner=None, fail_at=None, exception=None):
+        self.inner = inner
+        self.fail_at = fail_at
+        self.exception = exception
+        self.calls = [0]
+        self.predictions = [0]
+
+    @property
+    def capabilities(self):
+        return (self.inner or StumpOracle()).capabilities
+
+    def bind(self, X):
+        return _BoundProbe(self, (self.inner or StumpOracle()).bind(X))
+
+
+def _binary():
+    X, y = make_classification(200, 6, n_informative=4, flip_y=0.1, random_state=0)
+    return X, np.where(y == 1, "yes", "no"), {}
+
+
+def _regression():
+    X, y = make_regression(200, 5, noise=5.0, random_state=0)
+    return X, y, {}
+
+
+def _multiclass():
+    X, y = load_iris(return_X_y=True)
+    return X, y, {}
+
+
+def _ranking():
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=8, n_features=5, random_state=0)
+    return X, y, {"qid": qid}
+
+
+CASES = {
+    "coordinate": (lambda o, **kw: CoordinateBoostingClassifier(o, **kw), _binary, True),
+    "coordinate_wolfe": (
+        lambda o, **kw: CoordinateBoostingClassifier(o, step="wolfe", learning_rate=0.5, **kw),
+        _binary,
+        True,
+    ),
+    "functional_regressor": (
+        lambda o, **kw: FunctionalGradientRegressor(o, **kw), _regression, False
+    ),
+    "functional_residual": (
+        lambda o, **kw: FunctionalGradientRegressor(
+            o, projection="residual", schedule="inv_sqrt", learning_rate=0.5, **kw
+        ),
+        _regression,
+        False,
+    ),
+    "functional_repeated": (
+        lambda o, **kw: FunctionalGradientRegressor(o, projection="repeated", **kw),
+        _regression,
+        False,
+    ),
+    "functional_classifier": (
+        lambda o, **kw: FunctionalGradientClassifier(o, **kw), _binary, True
+    ),
+    "functional_softmax": (
+        lambda o, **kw: FunctionalGradientClassifier(o, loss="softmax", **kw), _multiclass, True
+    ),
+    "functional_ranker": (lambda o, **kw: FunctionalGradientRanker(o, **kw), _ranking, False),
+}
+
+
+def _fit(name, oracle=None, **params):
+    make, data, _ = CASES[name]
+    X, y, extra = data()
+    params.setdefault("random_state", 0)
+    model = make(oracle if oracle is not None else StumpOracle(), **params)
+    return model.fit(X, y, **extra), X, y, extra
+
+
+def _predict(model, X):
+    return model.predict(X)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_history_has_the_shared_keys_all_of_one_length(name):
+    model, *_ = _fit(name, n_estimators=20)
+    keys = SHARED + (("train_error",) if CASES[name][2] else ())
+    for key in keys:
+        assert key in model.history_, key
+    lengths = {k: len(v) for k, v in model.history_.items()}
+    assert len(set(lengths.values())) == 1, lengths
+    assert lengths["loss"] == model.n_estimators_
+    assert np.all(model.history_["time"] >= 0)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_keyboard_interrupt_keeps_the_completed_rounds(name):
+    probe = ProbeOracle(fail_at=30, exception=KeyboardInterrupt())
+    with pytest.warns(BoostingWarning, match="interrupted"):
+        model, X, _, _ = _fit(name, probe, n_estimators=100)
+    assert model.stop_reason_ is StopReason.INTERRUPTED
+    # Repeated projection commits whole outer iterations: 30 queries hold 7 of them
+    # (1 + 2 + … + 7 = 28 learners); the others commit every learner.
+    rounds = len(model.history_["loss"])
+    assert rounds in ((28,) if "repeated" in name else (29, 30))
+    assert model.n_estimators_ == rounds
+    staged = list(model.staged_predict(X))
+    assert len(staged) == rounds
+    np.testing.assert_array_equal(staged[-1], model.predict(X))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_failed_refit_leaves_the_previous_model_whole(name):
+    model, X, y, extra = _fit(name, n_estimators=10)
+    before = model.predict(X)
+    state = {k: copy.deepcopy(v) for k, v in vars(model).items() if k.endswith("_")}
+    # Refit on other labels (classifiers: other class names) with an oracle that fails
+    # in round 3.
+    make, _, is_classifier = CASES[name]
+    y2 = np.where(y == y[0], 7, 3) if is_classifier else -2.0 * y
+    model.set_params(oracle=ProbeOracle(fail_at=3, exception=RuntimeError("oracle broke")))
+    with pytest.raises(RuntimeError, match="oracle broke"):
+        model.fit(X, y2, **extra)
+    np.testing.assert_array_equal(model.predict(X), before)
+    assert set(k for k in vars(model) if k.endswith("_")) == set(state)
+    if is_classifier:
+        np.testing.assert_array_equal(model.classes_, state["classes_"])
+    for key, values in state["history_"].items():
+        np.testing.assert_array_equal(model.history_[key], values)
+    assert model.stop_reason_ == state["stop_reason_"]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_failed_first_fit_leaves_the_estimator_unfitted(name):
+    make, data, _ = CASES[name]
+    X, y, extra = data()
+    model = make(ProbeOracle(fail_at=3, exception=ValueError("bad weak learner")))
+    with pytest.raises(ValueError, match="bad weak learner"):
+        model.fit(X, y, **extra)
+    assert not [k for k in vars(model) if k.endswith("_")]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_warm_start_equals_one_longer_fit(name):
+    long, X, _, _ = _fit(name, n_estimators=100)
+    make, data, _ = CASES[name]
+    _, y, extra = data()
+    # Repeated projection truncates its last outer iteration to the budget (P3), so a
+    # continuation equals the longer fit when the first budget ends an outer iteration:
+    # 45 = 1 + 2 + … + 9 learners.
+    first = 45 if "repeated" in name else 50
+    warm = make(StumpOracle(), n_estimators=first, random_state=0, warm_start=True)
+    warm.fit(X, y, **extra)
+    assert len(warm.history_["loss"]) == first
+    warm.set_params(n_estimators=100)
+    warm.fit(X, y, **extra)
+    assert warm.stop_reason_ == long.stop_reason_
+    np.testing.assert_array_equal(_predict(warm, X), _predict(long, X))
+    for key in long.history_:
+        if key != "time":
+            np.testing.assert_array_equal(warm.history_[key], long.history_[key], err_msg=key)
+    raw = "decision_function" if hasattr(long, "decision_function") else "predict"
+    np.testing.assert_array_equal(getattr(warm, raw)(X), getattr(long, raw)(X))
+
+
+def test_warm_start_refuses_other_data_and_a_smaller_budget():
+    model, X, y, _ = _fit("functional_regressor", n_estimators=20, warm_start=True)
+    with pytest.raises(ValueError, match="same data"):
+        model.set_params(n_estimators=30).fit(X + 1.0, y)
+    with pytest.raises(ValueError, match="n_estimators=10"):
+        model.set_params(n_estimators=10).fit(X, y)
+    assert len(model.history_["loss"]) == 20  # both failures left the model as it was
+    model.set_params(n_estimators=20).fit(X, y)  # the same budget: nothing to add
+    assert len(model.history_["loss"]) == 20
+
+
+def test_warm_start_after_an_interrupt_continues():
+    probe = ProbeOracle(fail_at=12, exception=KeyboardInterrupt())
+    with pytest.warns(BoostingWarning):
+        model, X, y, _ = _fit("coordinate", probe, n_estimators=40, warm_start=True)
+    assert model.stop_reason_ is StopReason.INTERRUPTED
+    model.fit(X, y)
+    assert model.stop_reason_ is StopReason.MAX_ROUNDS
+    assert len(model.history_["loss"]) == 40
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_fit_never_predicts_the_training_set_again(name):
+    probe = ProbeOracle()
+    model, X, _, _ = _fit(name, probe, n_estimators=25)
+    assert probe.calls[0] >= 20
+    assert probe.predictions[0] == 0
+    model.predict(X)  # prediction on new data does call them
+    assert probe.predictions[0] > 0
+
+
+def test_residual_projection_with_a_constant_step_stops_when_it_diverges():
+    """The issue's run: residual projection with a constant step (outside Grubb &
+    Bagnell's theorems) drifts away from its best loss and, unchecked, reaches 1e15 by
+    10,000 rounds.  It stops, with a named reason and a warning, within 1,000 rounds of
+    its best loss."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(200, 2)
+    y = np.sin(X[:, 0]) + X[:, 1]
+    with pytest.warns(BoostingWarning, match="diverged"):
+        model = FunctionalGradientRegressor(
+            StumpOracle(), projection="residual", n_estimators=10_000
+        ).fit(X, y)
+    assert model.stop_reason_ is StopReason.DIVERGED
+    loss = model.history_["loss"]
+    best = int(np.argmin(loss))
+    assert len(loss) - 1 - best <= 1000
+    assert loss[-1] > 2 * loss[best]
+    assert np.all(np.isfinite(loss))
+
+
+class _Overflowing(Squared):
+    """Squared loss that overflows to inf once a score passes 1.5 (as a loss of scores
+    near 1e308 would)."""
+
+    def loss(self, y, raw):
+        return np.where(np.abs(raw) > 1.5, np.inf, super().loss(y, raw))
+
+
+def test_a_non_finite_loss_stops_and_discards_that_round():
+    """A round whose loss is not finite is discarded and the fit stops with
+    ``non_finite``; the rounds before it are kept and the model stays finite."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(50, 2)
+    y = 2.0 * np.sign(X[:, 0])
+    with pytest.warns(BoostingWarning, match="not finite"):
+        model = FunctionalGradientRegressor(
+            StumpOracle(), loss=_Overflowing(), learning_rate=0.5, init=0.0, n_estimators=50
+        ).fit(X, y)
+    assert model.stop_reason_ is StopReason.NON_FINITE
+    assert 1 <= len(model.history_["loss"]) < 50
+    assert np.all(np.isfinite(model.history_["loss"]))
+    assert np.max(np.abs(model.predict(X))) <= 1.5
+
+
+def test_growth_under_a_decreasing_schedule_warns_once_and_goes_on():
+    """With the 1/√t schedule (Theorems 5 and 7 bound the average gap, not each step) a
+    loss that overshoots past twice its best warns once and the fit continues; the same
+    overshoot under a constant step stops it."""
+    X, y, _ = _binary()
+    params = dict(loss="logistic", learning_rate=500.0, n_estimators=60, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = FunctionalGradientClassifier(StumpOracle(), schedule="inv_sqrt", **params)
+        model.fit(X, y)
+    growth = [w for w in caught if issubclass(w.category, BoostingWarning)]
+    loss = model.history_["loss"]
+    assert np.any(loss > 2 * np.minimum.accumulate(loss))  # it did overshoot
+    assert model.stop_reason_ is StopReason.MAX_ROUNDS and len(loss) == 60
+    assert len(growth) == 1 and "goes on" in str(growth[0].message)
+    with pytest.warns(BoostingWarning, match="diverged"):
+        constant = FunctionalGradientClassifier(StumpOracle(), schedule="constant", **params)
+        constant.fit(X, y)
+    assert constant.stop_reason_ is StopReason.DIVERGED
