@@ -21,6 +21,7 @@ from oracleboost.boosters import (
     FunctionalGradientClassifier,
     FunctionalGradientRanker,
     FunctionalGradientRegressor,
+    MirrorBoostingClassifier,
     StopReason,
 )
 from oracleboost.datasets import make_ranking
@@ -108,6 +109,20 @@ CASES = {
         _binary,
         True,
     ),
+    "mirror": (lambda o, **kw: MirrorBoostingClassifier(o, **kw), _binary, True),
+    "mirror_euclidean_smooth": (
+        lambda o, **kw: MirrorBoostingClassifier(
+            o, mirror="euclidean", variant="smooth", smoothness=3.0, **kw
+        ),
+        _binary,
+        True,
+    ),
+    "mirror_sparse": (
+        lambda o, **kw: MirrorBoostingClassifier(o, mirror="euclidean", variant="sparse", **kw),
+        _binary,
+        True,
+    ),
+    "mirror_multiclass": (lambda o, **kw: MirrorBoostingClassifier(o, **kw), _multiclass, True),
     "functional_regressor": (
         lambda o, **kw: FunctionalGradientRegressor(o, **kw), _regression, False
     ),
@@ -181,7 +196,10 @@ def test_failed_refit_leaves_the_previous_model_whole(name):
     # Refit on other labels (classifiers: other class names) with an oracle that fails
     # in round 3.
     make, _, is_classifier = CASES[name]
-    y2 = np.where(y == y[0], 7, 3) if is_classifier else -2.0 * y
+    if is_classifier:  # the same classes under new names: 3, 7, 11, …
+        y2 = 3 + 4 * np.unique(y, return_inverse=True)[1]
+    else:
+        y2 = -2.0 * y
     model.set_params(oracle=ProbeOracle(fail_at=3, exception=RuntimeError("oracle broke")))
     with pytest.raises(RuntimeError, match="oracle broke"):
         model.fit(X, y2, **extra)

@@ -11,6 +11,7 @@ from sklearn.tree import DecisionTreeClassifier
 from oracleboost.boosters import (
     CoordinateBoostingClassifier,
     FunctionalGradientRegressor,
+    MirrorBoostingClassifier,
     StopReason,
 )
 from oracleboost.oracles import (
@@ -142,3 +143,22 @@ def test_functional_classifier_runs_on_every_oracle(name, tmp_path):
     restored = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(restored.predict(X), clf.predict(X))
     np.testing.assert_allclose(restored.predict_proba(X), clf.predict_proba(X))
+
+
+@pytest.mark.parametrize("mirror", ["entropy", "euclidean"])
+@pytest.mark.parametrize("name", NAMES)
+def test_mirror_booster_runs_on_every_oracle(name, mirror, tmp_path):
+    """MABoost asks only correlate, so every class runs under it; Theorem 1's bound holds
+    every round and the distribution stays on the simplex."""
+    oracle, X = _oracles(tmp_path)[name]
+    clf = MirrorBoostingClassifier(oracle, mirror=mirror, n_estimators=15, random_state=0)
+    clf.fit(X, Y_CLS)
+    h = clf.history_
+    assert len({len(v) for v in h.values()}) == 1 and len(h["loss"]) >= 1
+    assert np.all(h["loss"] <= h["bound"] + 1e-12)
+    assert np.all((h["edge"] > 0) & (h["edge"] <= 1))
+    assert clf.weights_.sum() == pytest.approx(1.0) and np.all(clf.weights_ >= 0)
+    err = np.mean(clf.predict(X) != Y_CLS)
+    assert err == pytest.approx(h["train_error"][-1])
+    a, b = _roundtrip(clf, X)
+    np.testing.assert_array_equal(a, b)

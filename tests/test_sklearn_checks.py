@@ -6,6 +6,7 @@ from oracleboost.boosters import (
     CoordinateBoostingClassifier,
     FunctionalGradientClassifier,
     FunctionalGradientRegressor,
+    MirrorBoostingClassifier,
 )
 from oracleboost.oracles import StumpOracle
 
@@ -19,12 +20,25 @@ TIED_SPLITS = (
 )
 
 
+EUCLIDEAN_MAP = (
+    "The Euclidean mirror map is not invariant to duplicating rows: the update moves each "
+    "row's weight by eta*d additively and the simplex projection subtracts one threshold "
+    "per row, so a row of weight 2 and two copies of a row of weight 1 move differently "
+    "(measured: decision functions 0.01-0.02 apart). Sample weights set the starting "
+    "distribution w_1. The entropy map is invariant (1e-15 on continuous features, "
+    "tests/test_mirror.py)."
+)
+
+
 def _expected_failures(estimator):
     if isinstance(estimator, FunctionalGradientRegressor) or (
         isinstance(estimator, FunctionalGradientClassifier)
         and estimator.loss in ("auto", "softmax")
     ):
         return {"check_sample_weight_equivalence_on_dense_data": TIED_SPLITS}
+    if isinstance(estimator, MirrorBoostingClassifier):
+        reason = EUCLIDEAN_MAP if estimator.mirror == "euclidean" else TIED_SPLITS
+        return {"check_sample_weight_equivalence_on_dense_data": reason}
     return {}
 
 
@@ -35,6 +49,8 @@ def _expected_failures(estimator):
         FunctionalGradientRegressor(StumpOracle()),
         FunctionalGradientClassifier(StumpOracle()),
         FunctionalGradientClassifier(StumpOracle(), loss="multiclass_hinge"),
+        MirrorBoostingClassifier(StumpOracle()),
+        MirrorBoostingClassifier(StumpOracle(), mirror="euclidean", variant="sparse"),
     ],
     expected_failed_checks=_expected_failures,
 )

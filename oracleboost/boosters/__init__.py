@@ -7,9 +7,11 @@ from .functional import (
     FunctionalGradientRanker,
     FunctionalGradientRegressor,
 )
+from .mirror import MirrorBoostingClassifier
 
 __all__ = [
     "CoordinateBoostingClassifier",
+    "MirrorBoostingClassifier",
     "FunctionalGradientRegressor",
     "FunctionalGradientClassifier",
     "FunctionalGradientRanker",

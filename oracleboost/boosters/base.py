@@ -91,6 +91,8 @@ class StopReason(str, Enum):
     INTERRUPTED = "interrupted"  # KeyboardInterrupt: the completed rounds are kept
     NON_FINITE = "non_finite"  # the next round's loss was NaN or infinite; it was discarded
     DIVERGED = "diverged"  # the loss grew past DIVERGENCE_FACTOR times its best value
+    ZERO_WEIGHTS = "zero_weights"  # SparseBoost: every example's weight is exactly 0
+    ZERO_TRAINING_ERROR = "zero_training_error"  # MadaBoost-type: ε_t = 0 makes η_t = 0
 
     def __str__(self) -> str:
         return self.value
@@ -391,6 +393,10 @@ class BaseBooster(BaseEstimator):
     def _history_keys(self, problem: Problem) -> tuple[str, ...]:
         raise NotImplementedError
 
+    #: Whether the loop watches ``loss`` for divergence (False for boosters whose recorded
+    #: loss is bounded, e.g. a training error).
+    _watch_divergence = True
+
     def _growth_allowed(self, problem: Problem) -> bool:
         """Whether the loss may legitimately rise above its best (then growth past
         :data:`DIVERGENCE_FACTOR` warns instead of stopping)."""
@@ -478,6 +484,7 @@ class BaseBooster(BaseEstimator):
                     value = self._log_loss_of(records[-1][log_key or "loss"], bool(log_key))
                     if (
                         stop is None
+                        and self._watch_divergence
                         and math.isfinite(best)
                         and value > best + math.log(DIVERGENCE_FACTOR)
                     ):

@@ -1,0 +1,598 @@
+"""Mirror-ascent boosting: MABoost and its variants (Naghibi & Pfister 2014).
+
+Boosting as online learning over distributions on the examples.  Labels ``a_i = ±1``,
+hypotheses ``h`` with values in [−1, 1], loss vector ``d_t = −a ∘ h_t`` (positive on
+mistakes), edge ``γ_t = −w_tᵀ d_t = Σ_i w_i a_i h_t(x_i)``.  Algorithm 1 (MABoost)::
+
+    w_1 = z_1 = uniform
+    for t = 1..T:
+      (a) h_t = oracle.correlate(w_t · a);  d_t = −a ∘ h_t;  γ_t = −w_tᵀ d_t
+      (b) η_t = γ_t / L                       (L = 1 entropy, L = N Euclidean, eq. 8–9)
+      (c) lazy:   ∇R(z_{t+1}) = ∇R(z_t) + η_t d_t
+          active: ∇R(z_{t+1}) = ∇R(w_t) + η_t d_t
+      (d) w_{t+1} = argmin_{w ∈ S} B_R(w, z_{t+1})      (Bregman projection, eq. 2)
+    f(x) = Σ_t η_t h_t(x)                     (the vote weight is η_t itself)
+
+with ``R = Σ w log w`` (``mirror="entropy"``: the update is multiplicative and the
+projection a normalisation, AdaBoost with the step η_t = γ_t in place of artanh γ_t) or
+``R = ½‖w‖²`` (``"euclidean"``: an additive update and the sort-based simplex
+projection).  ``learning_rate`` ν multiplies η_t, as the authors' R package ``maboost``
+does with ``nu``.  The variants:
+
+* ``"max_margin"`` (Theorem 2): η_t = ν γ_t / (L √t).
+* ``"smooth"`` (§3.1): S becomes the capped simplex S_k = {Σw = 1, 0 ≤ w_i ≤ k/N} with
+  k = ``smoothness``; the output is (1 − 1/k)-accurate (Theorem 3).  Passing
+  ``sample_group`` to ``fit`` caps only the secondary set's weights (§3.2, eq. 26: the
+  dataset-combining set S_c).
+* ``"sparse"`` (SparseBoost, Algorithm 2, Euclidean, active): an unnormalised state y,
+  ``w_t = y_t/‖y_t‖₁``, ``y_{t+1} = max(0, y_t + η_t d_t − α_t η_t)`` (eq. 29) with
+  ``α_t = s γ_t ‖y_t‖₁`` and ``η_t = (1 − s) γ_t ‖y_t‖₁ / N`` (eq. 36; s = ``sparsity``:
+  0 is Algorithm 2's first setting, ½ its second); Theorem 4's constant is (1 − s)²
+  (the supplement's 1/κ² is a typo for κ², note §1.4).  Zeros are exact; a state that
+  is all zeros stops the fit (``"zero_weights"``).
+* ``"madaboost"`` (Algorithm 3, entropy, lazy, double projection onto the hypercube then
+  the simplex): ``w_{t+1} ∝ min(1, exp(−a ∘ H_t))``, η_t = ε_t γ_t with ε_t the training
+  error of H_{t−1} (the paper's ε_t is circular as printed; note §1.6), stopping when
+  ε_t = 0 (``"zero_training_error"``).
+
+Multiclass (K > 2) follows the ``maboost`` package's construction, which the paper does
+not have: a distribution W over the N × (K − 1) pairs (example, wrong class).  The weak
+learner sees the row sums as example weights; with predicted class p_i, ``D_i = −1``
+across row i when p_i is right, else +1 in the column of p_i; the edge is
+``e = −Σ W ∘ D``; η = ν e / ((K − 1) N) (Euclidean) or ν e (entropy); W is updated and
+projected as one distribution over all N(K − 1) cells.  The vote is a one-hot of each
+hypothesis' argmax class.  Smooth multiclass (which the package refuses) caps each cell
+at k / (N (K − 1)); no bound is proven for it.
+
+Departures from the ``maboost`` package (CRAN 1.0-0), where it and the paper disagree:
+the package's sparse ℓ1 term is min(1, ½ ν γ‖y‖₁ sf) with η not halved (here eq. 36);
+its capped-simplex routine can return wrong projections (unmapped sort order, an
+absolute value in its cap test, an uncapped fallback; here exact); it breaks vote ties
+at random (here f = 0 predicts ``classes_[0]``); it clamps η at 0 for a negative edge
+(here the hypothesis is negated, the class taken closed under negation, and a
+multiclass edge ≤ 0 stops the fit); it subsamples rows and features per tree by default
+(here the oracle decides).  Where they agree (η, the updates, the projections onto S and
+S_k, sparse with sf = 0) this booster gives the package's weights and votes for the same
+hypotheses (tests/test_mirror.py replays its rules).
+
+Reference: Naghibi, T. & Pfister, B. (2014). A boosting framework on grounds of online
+learning. NIPS 27.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
+
+from .._numerics import logsumexp
+from .._validation import check_sample_weight
+from ..oracles.base import Hypothesis
+from ..oracles.stumps import StumpOracle
+from .base import (
+    BaseBooster,
+    Problem,
+    RoundResult,
+    StopReason,
+    data_signature,
+    draw_seed,
+    margin_record,
+)
+from .projections import (
+    euclidean_capped_simplex,
+    euclidean_simplex,
+    kl_capped_simplex,
+    kl_simplex,
+)
+
+__all__ = ["MirrorBoostingClassifier", "ArgmaxVote"]
+
+MIRRORS = ("entropy", "euclidean")
+UPDATES = ("auto", "lazy", "active")
+VARIANTS = ("standard", "max_margin", "smooth", "sparse", "madaboost")
+
+
+class ArgmaxVote(Hypothesis):
+    """One vote for the class a multiclass hypothesis ranks first: ``e_{argmax h(x)}``."""
+
+    def __init__(self, inner: Hypothesis, n_classes: int):
+        self.inner = inner
+        self.n_classes = int(n_classes)
+        self.key = None if inner.key is None else ("argmax", inner.key)
+        self.scale = 1.0
+
+    def predict(self, X) -> np.ndarray:
+        return _one_hot(np.argmax(self.inner.predict(X), axis=1), self.n_classes)
+
+
+def _one_hot(index: np.ndarray, K: int) -> np.ndarray:
+    out = np.zeros((index.shape[0], K))
+    out[np.arange(index.shape[0]), index] = 1.0
+    return out
+
+
+@dataclass
+class _Problem(Problem):
+    a: np.ndarray  # labels ±1 (binary) or class indices 0..K−1
+    s: np.ndarray  # sample weights
+    K: int  # 2 for binary
+    cap: np.ndarray | None  # per-cell caps (smooth / dataset-combining), or None
+    w1: np.ndarray  # the starting distribution over cells
+    L: float  # the bound on ‖d‖_*², eq. 8–9: 1 (entropy), number of cells (Euclidean)
+    lazy: bool
+    bound: object
+    bounded: bool
+    secondary: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class _State:
+    """Between rounds.  ``w`` is the distribution over cells for the next round;
+    ``z`` is the lazy update's dual accumulator (log z for entropy) or, for SparseBoost,
+    the unnormalised state y; ``f`` the running vote on the training points;
+    ``potential`` Σ_t (η_t γ_t − L η_t²/2)-type sums behind the ``bound`` record."""
+
+    w: np.ndarray
+    z: np.ndarray | None
+    f: np.ndarray
+    t: int
+    potential: float
+    rng: np.random.RandomState
+
+
+class MirrorBoostingClassifier(ClassifierMixin, BaseBooster):
+    """Mirror-ascent boosting on any oracle (MABoost; Naghibi & Pfister 2014, Algorithm 1).
+
+    The booster asks the oracle only ``correlate``, so every hypothesis class runs under
+    it.  See the module docstring for the algorithm box, the variants and the
+    departures from the authors' R package ``maboost``.
+
+    Parameters
+    ----------
+    oracle : Oracle, default=None
+        ``None`` means ``StumpOracle()`` (±1 decision stumps).  Multiclass needs an
+        oracle with ``multiclass_correlate`` (e.g. stumps: label-coded answers).
+    mirror : {"entropy", "euclidean"}, default="entropy"
+        R = Σ w log w (KL projections, L = 1) or ½‖w‖² (Euclidean projections, L = N).
+        The default is the entropy map: Theorem 1 gives it the training error
+        exp(−½Σγ²) against the Euclidean map's 1/(1 + Σγ²), and its η_t = γ_t does not
+        shrink with N (the package defaults to the Euclidean map).
+    update : {"auto", "lazy", "active"}, default="auto"
+        Algorithm 1 (c).  "auto" is the update each variant's algorithm box uses: lazy
+        for the entropy map (identical to active in exact arithmetic, and its log z
+        never underflows to a stuck zero) and for ``"madaboost"`` (Algorithm 3), active
+        for the Euclidean map (as the package) and for ``"sparse"`` (Algorithm 2).
+    variant : {"standard", "max_margin", "smooth", "sparse", "madaboost"}, default="standard"
+    smoothness : float or None, default=None
+        k ≥ 1: every weight is capped at k/N (``"smooth"``; Theorem 3 gives error ≤ 1/k
+        once exp(−½Σγ²) is below it), or only the secondary set's weights when ``fit``
+        gets ``sample_group``.  The package's ``smoothfactor`` is N/k.
+    sparsity : float or None, default=None
+        SparseBoost's ℓ1 weight as the fraction s ∈ [0, 1) of α_t = s γ_t ‖y_t‖₁, with
+        η_t = (1 − s) γ_t ‖y_t‖₁ / N (eq. 36).  None means 0 (Algorithm 2's α = 0).
+    learning_rate : float, default=1.0
+        ν, multiplying η_t in the update and the vote (the package's ``nu``).
+    n_estimators : int, default=100
+    random_state : int, RandomState or None, default=None
+        Seeds the oracle's calls (one seed per round).
+    verbose : int, default=0
+    warm_start : bool, default=False
+        Continue the fitted rounds up to ``n_estimators`` on the same data.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    ensemble_ : Ensemble
+        Hypotheses with their vote weights η_t.
+    weights_ : ndarray of shape (n_samples,) or (n_samples, n_classes − 1)
+        The distribution w_{T+1} the next round would use (SparseBoost: y/‖y‖₁).
+    history_ : dict of ndarray
+        Per round: ``loss`` (the weighted training error of the vote, ties counted as
+        errors: the quantity Theorems 1–5 bound), ``train_error`` (of ``predict``),
+        ``edge`` γ_t, ``step`` and ``eta`` (η_t), ``margin`` (ℓ1: min_i a_i f(x_i)/Σ|η|),
+        ``max_weight`` (max_i N w_i, or N(K − 1) max W for multiclass, of w_{t+1}),
+        ``n_zero_weights`` (exact zeros of w_{t+1}), ``bound`` and ``time``.
+        ``bound`` is the theorem's bound on the training error after the round, from the
+        run's own η_t, γ_t: exp(−Σ(η_tγ_t − η_t²/2)) (entropy; exp(−½Σγ²) at ν = 1) and
+        1/(1 + 2N Σ(η_tγ_t − Nη_t²/2)) (Euclidean; 1/(1 + Σγ²) at ν = 1), both from
+        eqs. (15)/(18) with the regret bound (13); max(1/k, ·) for ``"smooth"``;
+        1/(1 + 2N Σ(η_t(γ_t‖y_t‖₁ − α_t) − Nη_t²/2)) for ``"sparse"`` (Theorem 4, which
+        is 1/(1 + (1 − s)² Σγ²‖y‖²) at ν = 1); and for ``"madaboost"`` √(2/Σγ_t²) at
+        ν = 1, which bounds the best error so far (note §2: Theorem 5's last step
+        needs ε ≥ ½ and a monotone error).  NaN where no theorem applies: multiclass,
+        ``sample_group``, the Euclidean map with unequal sample weights, and madaboost
+        with ν ≠ 1.
+    stop_reason_ : StopReason
+
+    References
+    ----------
+    Naghibi, T. & Pfister, B. (2014). A boosting framework on grounds of online
+    learning. NIPS 27.
+    """
+
+    _parameter_constraints: dict = {
+        **BaseBooster._parameter_constraints,
+        "mirror": [StrOptions(set(MIRRORS))],
+        "update": [StrOptions(set(UPDATES))],
+        "variant": [StrOptions(set(VARIANTS))],
+        "smoothness": [Interval(Real, 1, None, closed="left"), None],
+        "sparsity": [Interval(Real, 0, 1, closed="left"), None],
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    # The loss is the 0-1 training error: bounded, and not monotone under any variant's
+    # theory (the bounds are regret bounds), so it is not watched for divergence.
+    _watch_divergence = False
+
+    def __init__(
+        self,
+        oracle=None,
+        *,
+        mirror: str = "entropy",
+        update: str = "auto",
+        variant: str = "standard",
+        smoothness: float | None = None,
+        sparsity: float | None = None,
+        learning_rate: float = 1.0,
+        n_estimators: int = 100,
+        random_state=None,
+        verbose: int = 0,
+        warm_start: bool = False,
+    ):
+        self.oracle = oracle
+        self.mirror = mirror
+        self.update = update
+        self.variant = variant
+        self.smoothness = smoothness
+        self.sparsity = sparsity
+        self.learning_rate = learning_rate
+        self.n_estimators = n_estimators
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # SparseBoost and the MadaBoost-type variant are binary (Algorithms 2 and 3).
+        tags.classifier_tags.multi_class = self.variant not in ("sparse", "madaboost")
+        return tags
+
+    # -- fit ----------------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, sample_weight=None, sample_group=None):
+        """Boost for up to ``n_estimators`` rounds.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            The starting distribution w_1 ∝ ``sample_weight`` (uniform by default).  With
+            the entropy map an integer weight equals repeating the row; with the
+            Euclidean map it does not (its additive update and the projection's
+            threshold act per row).
+        sample_group : array-like of shape (n_samples,), default=None
+            1 (or True) marks the secondary data set of §3.2, whose weights are capped at
+            k/N (k = ``smoothness``, required); 0 the primary set, left uncapped.  Note:
+            with the cap k/N over all N rows, the secondary set's error is guaranteed to
+            reach N/(k N_B), not the paper's 1/k (note §1.3).
+        """
+        return self._fit_rounds(X, y, sample_weight, sample_group)
+
+    def _resolved_update(self) -> str:
+        if self.update != "auto":
+            return self.update
+        if self.variant == "madaboost":
+            return "lazy"
+        if self.variant == "sparse":
+            return "active"
+        return "lazy" if self.mirror == "entropy" else "active"
+
+    def _check_options(self, K: int, grouped: bool) -> None:
+        name = type(self).__name__
+        update = self._resolved_update()
+        if self.variant == "sparse" and (self.mirror != "euclidean" or update != "active"):
+            raise ValueError(
+                f"{name}: variant='sparse' is SparseBoost (Algorithm 2), an active update "
+                "with the Euclidean map; use mirror='euclidean' (and update='auto' or "
+                f"'active'); got mirror={self.mirror!r}, update={self.update!r}"
+            )
+        if self.variant == "madaboost" and (self.mirror != "entropy" or update != "lazy"):
+            raise ValueError(
+                f"{name}: variant='madaboost' is Algorithm 3, the lazy update with the "
+                "entropy map; use mirror='entropy' (and update='auto' or 'lazy'); got "
+                f"mirror={self.mirror!r}, update={self.update!r}"
+            )
+        if (self.variant == "smooth" or grouped) and self.smoothness is None:
+            what = "variant='smooth'" if self.variant == "smooth" else "sample_group"
+            raise ValueError(f"{name}: {what} needs smoothness=k (weights capped at k/N)")
+        if grouped and self.variant not in ("standard", "smooth", "max_margin"):
+            raise ValueError(
+                f"{name}: sample_group (the dataset-combining set S_c) works with the "
+                f"standard, smooth and max_margin variants; got variant={self.variant!r}"
+            )
+        if K > 2 and self.variant in ("sparse", "madaboost"):
+            raise ValueError(
+                f"Only binary classification is supported by {name} with "
+                f"variant={self.variant!r} (Algorithms 2 and 3 of the paper); y has {K} "
+                "classes. The multiclass weight-matrix construction "
+                "supports the standard, max_margin and smooth variants."
+            )
+
+    def _setup(self, X, y, sample_weight, sample_group) -> _Problem:
+        X, y = validate_data(self, X, y, ensure_all_finite=True)
+        check_classification_targets(y)
+        s = check_sample_weight(sample_weight, X.shape[0])
+        secondary = None
+        if sample_group is not None:
+            g = np.asarray(sample_group)
+            if g.shape != (X.shape[0],):
+                raise ValueError(
+                    f"sample_group must have shape ({X.shape[0]},); got {g.shape}"
+                )
+            if not np.isin(g, (0, 1)).all():
+                raise ValueError("sample_group must hold 0 (primary) or 1 (secondary) per row")
+            secondary = g.astype(bool)
+        keep = s > 0
+        if not keep.all():  # zero-weight rows add nothing (as in every booster)
+            X, y, s = X[keep], y[keep], s[keep]
+            secondary = None if secondary is None else secondary[keep]
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        K = len(self.classes_)
+        if K < 2:
+            raise ValueError(
+                f"y must contain at least two classes for {type(self).__name__}; got only "
+                f"one class: {self.classes_}"
+            )
+        self._check_options(K, secondary is not None)
+        need = "correlate" if K == 2 else "multiclass_correlate"
+        bound = self._bind(X, StumpOracle(), need)
+        n = X.shape[0]
+        a = np.where(y_idx == 1, 1.0, -1.0) if K == 2 else y_idx
+        cells_per_row = 1 if K == 2 else K - 1
+        w1 = np.repeat(s / s.sum() / cells_per_row, cells_per_row)
+        cap = None
+        if self.smoothness is not None and (self.variant == "smooth" or secondary is not None):
+            row_cap = np.full(n, float(self.smoothness) / n)
+            if secondary is not None:
+                row_cap[~secondary] = np.inf
+            cap = np.repeat(row_cap / cells_per_row, cells_per_row)
+            if np.any(w1 > cap):
+                raise ValueError(
+                    f"smoothness={self.smoothness}: the starting distribution (from "
+                    "sample_weight) already exceeds the cap k/N; raise smoothness"
+                )
+        L = 1.0 if self.mirror == "entropy" else float(w1.size)
+        return _Problem(
+            a=a,
+            s=s,
+            K=K,
+            cap=cap,
+            w1=w1,
+            L=L,
+            lazy=self._resolved_update() == "lazy",
+            bound=bound,
+            bounded=bound.capabilities.bounded,
+            secondary=secondary,
+            signature=data_signature(X, a, s, secondary),
+        )
+
+    def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
+        return (
+            "loss", "train_error", "edge", "step", "eta", "margin", "max_weight",
+            "n_zero_weights", "bound", "time",
+        )
+
+    def _initial_state(self, problem: _Problem):
+        p = problem
+        n = p.s.shape[0]
+        f = np.zeros(n) if p.K == 2 else np.zeros((n, p.K))
+        if self.variant == "sparse":
+            z = p.w1.copy()  # y_1 = w_1: the unnormalised state
+        elif self.variant == "madaboost":
+            z = np.zeros(n)  # log z = −a H_0 = 0
+        elif p.lazy:
+            z = np.log(p.w1) if self.mirror == "entropy" else p.w1.copy()
+        else:
+            z = None
+        state = _State(
+            w=p.w1.copy(), z=z, f=f, t=0, potential=0.0, rng=check_random_state(self.random_state)
+        )
+        intercept = 0.0 if p.K == 2 else np.zeros(p.K)
+        return state, intercept
+
+    # -- one round ------------------------------------------------------------------------
+    def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
+        p = problem
+        if p.K > 2:
+            return self._multiclass_round(p, state, ensemble)
+        n = p.a.shape[0]
+        w = state.w
+        eps = None
+        if self.variant == "madaboost":
+            # ε_t: the training error of H_{t−1}, ties counted as errors (ε_1 = 1)
+            eps = float(p.s[p.a * state.f <= 0].sum() / p.s.sum())
+            if eps == 0.0:
+                return RoundResult(state, stop=StopReason.ZERO_TRAINING_ERROR)
+        # (a) the weak hypothesis on w_t, as a column in [−1, 1]
+        h = p.bound.correlate(w * p.a, random_state=draw_seed(state.rng))
+        out = h.train_output
+        peak = float(np.abs(out).max())
+        if peak == 0.0:
+            return RoundResult(state, stop=StopReason.ZERO_HYPOTHESIS)
+        norm = max(peak, 1.0) if p.bounded else peak
+        u = p.a * out / norm  # a_i h(x_i) = −d_i
+        corr = float((w * u).sum())
+        sign = 1.0 if corr >= 0 else -1.0  # the class is taken closed under negation
+        u *= sign
+        gamma = abs(corr)
+        if gamma == 0.0:
+            return RoundResult(state, stop=StopReason.ZERO_EDGE)
+        d = -u
+        nu = float(self.learning_rate)
+        z = state.z
+        # (b)–(d) the step, the update and the projection
+        if self.variant == "sparse":
+            mass = float(z.sum())  # ‖y_t‖₁
+            frac = 0.0 if self.sparsity is None else float(self.sparsity)
+            alpha = frac * gamma * mass
+            eta = nu * (1.0 - frac) * gamma * mass / n
+            z = np.maximum(z + eta * d - alpha * eta, 0.0)  # eq. 29: exact zeros
+            total = float(z.sum())
+            w_next = z / total if total > 0.0 else np.zeros_like(z)
+            potential = state.potential + eta * (gamma * mass - alpha) - n * eta**2 / 2
+        elif self.variant == "madaboost":
+            eta = nu * eps * gamma
+            z = z + eta * d  # log z_{t+1} = log z_t + η_t d_t = −a H_t
+            # KL onto the hypercube (min(1, z), Lemma 5), then onto the simplex
+            w_next = self._normalised(np.log(p.s) + np.minimum(z, 0.0))
+            potential = state.potential + gamma**2
+        else:
+            eta = nu * gamma / p.L
+            if self.variant == "max_margin":
+                eta /= math.sqrt(t + 1)  # Theorem 2
+            w_next, z = self._mirror_step(p, w, z, eta * d)
+            potential = state.potential + eta * gamma - p.L * eta**2 / 2
+        f = state.f + eta * sign * out / norm
+        term = (h.detach(), eta * sign / norm, norm)
+        record = self._record(p, f, w_next, gamma, eta, potential, ensemble, (term,))
+        stop = None
+        if self.variant == "sparse" and not w_next.any():
+            stop = StopReason.ZERO_WEIGHTS
+        elif (u[p.s > 0] >= 1.0).all():
+            # γ = 1: every example right with margin 1; the next distribution is the same
+            # and so would every later hypothesis be.
+            stop = StopReason.PERFECT_HYPOTHESIS
+        new = _State(w=w_next, z=z, f=f, t=state.t + 1, potential=potential, rng=state.rng)
+        return RoundResult(new, (term,), (record,), stop)
+
+    def _mirror_step(self, p: _Problem, w, z, step):
+        """Algorithm 1 (c)–(d): ∇R(z') = ∇R(z or w) + step, then project onto S (or S_k)."""
+        entropy = self.mirror == "entropy"
+        if p.lazy:
+            z = z + step  # z holds log z (entropy) or z (Euclidean): the dual average
+            target = z
+        elif entropy:
+            with np.errstate(divide="ignore"):
+                target = np.log(w) + step  # a weight at exact 0 stays 0 (KL)
+        else:
+            target = w + step
+        if entropy:
+            w_next = kl_simplex(target) if p.cap is None else kl_capped_simplex(target, p.cap)
+        else:
+            w_next = (
+                euclidean_simplex(target) if p.cap is None
+                else euclidean_capped_simplex(target, p.cap)
+            )
+        return w_next, z
+
+    @staticmethod
+    def _normalised(log_w: np.ndarray) -> np.ndarray:
+        return np.exp(log_w - logsumexp(log_w))
+
+    def _multiclass_round(self, p: _Problem, state: _State, ensemble):
+        n, K = p.a.shape[0], p.K
+        W = state.w.reshape(n, K - 1)
+        q = W.sum(axis=1)
+        q = q / q.sum()
+        # the learner sees the row sums as example weights: maximise Σ q_i [h(x_i) = c_i]
+        r = q[:, None] * _one_hot(p.a, K)
+        h = p.bound.correlate(r, random_state=draw_seed(state.rng))
+        pred = np.argmax(h.train_output, axis=1)
+        right = pred == p.a
+        D = np.zeros((n, K - 1))
+        D[right] = -1.0
+        wrong = np.nonzero(~right)[0]
+        col = pred[wrong] - (pred[wrong] > p.a[wrong])  # the wrong class' column
+        D[wrong, col] = 1.0
+        e = -float((W * D).sum())
+        if not e > 0.0:
+            # No negation is available for a class vote: the weights would not move and
+            # the same hypothesis would come back every round.
+            return RoundResult(state, stop=StopReason.ZERO_EDGE)
+        eta = float(self.learning_rate) * e / p.L
+        if self.variant == "max_margin":
+            eta /= math.sqrt(state.t + 1)
+        w_next, z = self._mirror_step(p, state.w, state.z, eta * D.ravel())
+        vote = ArgmaxVote(h.detach(), K)
+        f = state.f + eta * _one_hot(pred, K)
+        term = (vote, eta, 1.0)
+        record = self._record(p, f, w_next, e, eta, math.nan, ensemble, (term,))
+        new = _State(w=w_next, z=z, f=f, t=state.t + 1, potential=math.nan, rng=state.rng)
+        stop = StopReason.PERFECT_HYPOTHESIS if right.all() and e >= 1.0 else None
+        return RoundResult(new, (term,), (record,), stop)
+
+    # -- records --------------------------------------------------------------------------
+    def _record(self, p: _Problem, f, w_next, gamma, eta, potential, ensemble, terms):
+        s = p.s
+        if p.K == 2:
+            margins = p.a * f
+            predicted_wrong = (f > 0) != (p.a > 0)
+        else:
+            rows = np.arange(f.shape[0])
+            others = f.copy()
+            others[rows, p.a] = -np.inf
+            margins = f[rows, p.a] - others.max(axis=1)
+            predicted_wrong = np.argmax(f, axis=1) != p.a
+        error = float(s[margins <= 0].sum() / s.sum())
+        return {
+            "loss": error,
+            "train_error": float(s[predicted_wrong].sum() / s.sum()),
+            "edge": gamma,
+            "step": eta,
+            "eta": eta,
+            "margin": margin_record(margins, ensemble.l1_norm(pending=terms)),
+            "max_weight": float(w_next.max() * w_next.size),
+            "n_zero_weights": float(np.count_nonzero(w_next == 0.0)),
+            "bound": self._bound(p, potential),
+        }
+
+    def _bound(self, p: _Problem, potential: float) -> float:
+        """Theorems 1, 3, 4 (and 5, corrected) from the run's own η_t, γ_t."""
+        if p.K > 2 or p.secondary is not None or not math.isfinite(potential):
+            return math.nan
+        if self.variant == "madaboost":
+            if self.learning_rate != 1.0:
+                return math.nan
+            return min(1.0, math.sqrt(2.0 / potential)) if potential > 0 else 1.0
+        if self.mirror == "entropy":
+            value = math.exp(-potential) if potential > 0 else 1.0
+        else:
+            if not np.all(p.s == p.s[0]):
+                return math.nan  # B(w*, w_1) has no closed form in ε for unequal w_1
+            value = 1.0 / (1.0 + 2.0 * p.s.shape[0] * potential) if potential > 0 else 1.0
+        if self.variant == "smooth":
+            value = max(1.0 / float(self.smoothness), value)
+        return min(1.0, value)
+
+    def _boost(self, problem):
+        super()._boost(problem)
+        w = self._state_.w
+        self.weights_ = w if problem.K == 2 else w.reshape(-1, problem.K - 1)
+
+    # -- prediction ------------------------------------------------------------------------
+    def decision_function(self, X) -> np.ndarray:
+        """``f(x) = Σ_t η_t h_t(x)``: shape (n,) for two classes (positive means
+        ``classes_[1]``), else (n, K) class votes."""
+        return self._raw(X)
+
+    def staged_decision_function(self, X):
+        yield from self._staged_raw(X)
+
+    def _labels(self, f):
+        idx = (f > 0).astype(int) if f.ndim == 1 else np.argmax(f, axis=1)
+        return self.classes_.take(idx)
+
+    def predict(self, X) -> np.ndarray:
+        return self._labels(self.decision_function(X))
+
+    def staged_predict(self, X):
+        for f in self.staged_decision_function(X):
+            yield self._labels(f)
