@@ -9,6 +9,7 @@ from sklearn.base import clone
 from sklearn.datasets import load_breast_cancer
 
 from oracleboost.boosters import (
+    BoostingWarning,
     CoordinateBoostingClassifier,
     FunctionalGradientRegressor,
     StopReason,
@@ -179,3 +180,57 @@ def test_string_labels_and_classes(cancer):
     clf = CoordinateBoostingClassifier(n_estimators=5).fit(X, labels)
     assert list(clf.classes_) == ["benign", "malignant"]
     assert set(clf.predict(X)) <= {"benign", "malignant"}
+
+
+@pytest.mark.parametrize("scale", [1e20, 1e300])
+def test_a_linear_class_with_huge_features_fits_with_its_gap(cancer, scale):
+    """Features scaled by 1e20 or 1e300 made the duality-gap LP fail (HiGHS) and the fit
+    with it.  The optimal risk is invariant under column scaling, so the gap is tracked
+    and equals the unscaled run's."""
+    from oracleboost.oracles import LinearOracle
+
+    X, y = cancer
+    X = X[:, :5] / np.abs(X[:, :5]).max(axis=0)
+    ref = CoordinateBoostingClassifier(LinearOracle(), n_estimators=5).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        big = CoordinateBoostingClassifier(LinearOracle(), n_estimators=5).fit(X * scale, y)
+    assert np.all(np.isfinite(big.history_["gap"]))
+    np.testing.assert_allclose(big.optimal_loss_, ref.optimal_loss_, rtol=1e-9)
+    np.testing.assert_allclose(big.history_["loss"], ref.history_["loss"], rtol=1e-9)
+
+
+def test_a_tall_finite_class_fits_in_bounded_memory():
+    """A ±1 matrix of shape (100,000, 8): the hard core once built np.eye(100000)
+    (74.5 GiB).  "auto" now decides by the diagnostic's estimated memory and skips the
+    gap here; the fit itself holds O(n) arrays only."""
+    import resource
+
+    rng = np.random.RandomState(0)
+    H = np.where(rng.rand(100_000, 8) < 0.5, -1.0, 1.0)
+    y = np.where(H[:, 0] + H[:, 1] + 0.5 * rng.randn(100_000) > 0, 1, 0)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    clf = CoordinateBoostingClassifier(MatrixOracle(H), n_estimators=10).fit(
+        np.arange(100_000)[:, None], y
+    )
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert clf.optimal_loss_ is None and "gap" not in clf.history_
+    assert len(clf.history_["loss"]) == 10
+    assert grown_mib < 500  # H itself is 6 MiB; eye(100000) would be 74.5 GiB
+
+
+def test_a_failing_diagnostic_warns_and_records_nan(monkeypatch):
+    """An LP that fails inside the history bookkeeping costs its diagnostic only."""
+    import oracleboost.diagnostics as diagnostics
+
+    def broken(*args, **kwargs):
+        raise diagnostics.DiagnosticsError("HiGHS failed on a diagnostics LP: test")
+
+    monkeypatch.setattr(diagnostics, "optimal_risk", broken)
+    y, H = _rudin_problem()
+    with pytest.warns(BoostingWarning, match="could not be computed"):
+        clf = CoordinateBoostingClassifier(MatrixOracle(H), n_estimators=20).fit(
+            np.arange(8)[:, None], y
+        )
+    assert np.all(np.isnan(clf.history_["gap"]))
+    assert np.all(np.isfinite(clf.history_["loss"])) and len(clf.history_["loss"]) == 20

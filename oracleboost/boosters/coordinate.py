@@ -20,6 +20,8 @@ weight is ``2α``.
 
 from __future__ import annotations
 
+import math
+import warnings
 from dataclasses import dataclass
 from numbers import Real
 
@@ -36,6 +38,7 @@ from ..losses import MarginLoss, get_loss
 from ..oracles.stumps import StumpOracle
 from .base import (
     BaseBooster,
+    BoostingWarning,
     Problem,
     RoundResult,
     StopReason,
@@ -102,8 +105,10 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
         the ``correlation_vector`` capability).  The optimal risk f̄ comes from
         :func:`oracleboost.diagnostics.optimal_risk` (hard core by LP, Newton on the core);
         by Telgarsky 2012 (Key identity) the gap equals the Bregman divergence between
-        the dual optimum and the dual iterate.  "auto": when the class is finite and its
-        column matrix has at most 10^6 entries.
+        the dual optimum and the dual iterate.  "auto": when the class is finite and the
+        computation's estimated peak memory (linear in the matrix, see
+        :func:`oracleboost.diagnostics.optimal_risk_cost`) is at most 256 MiB.  If the
+        diagnostic fails, the fit goes on with a warning and ``gap`` is NaN.
 
     warm_start : bool, default=False
         Keep the fitted rounds and add rounds up to ``n_estimators`` on the same data
@@ -281,17 +286,37 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
             record["gap"] = record["loss"] - p.optimal_loss
         return RoundResult(_State(f=f, rng=state.rng), (term,), (record,), stop)
 
+    #: duality_gap="auto" tracks the gap when the diagnostics' estimated peak memory
+    #: (:func:`oracleboost.diagnostics.optimal_risk_cost`, linear in the matrix) fits this.
+    GAP_MEMORY_BUDGET = 256 * 2**20
+
     def _optimal_loss(self, bound, ypm, loss, s) -> float | None:
+        """The optimal risk f̄ for the ``gap`` record, or None when not tracked.
+
+        A diagnostic never breaks a fit: if its LPs or Newton's method fail (or memory
+        runs out) the fit goes on with a warning and ``gap`` is NaN.
+        """
         caps = bound.capabilities
         if self.duality_gap is False or not caps.correlation_vector:
             return None
-        columns = bound.columns()
-        if self.duality_gap == "auto" and columns.size > 10**6:
-            return None
         # Imported here: diagnostics needs scipy's LP solver only when a gap is tracked.
-        from ..diagnostics import optimal_risk
+        from ..diagnostics import DiagnosticsError, optimal_risk, optimal_risk_cost
 
-        return float(optimal_risk(ypm[:, None] * columns, loss, sample_weight=s).risk)
+        columns = bound.columns()
+        cost = optimal_risk_cost(columns.shape)
+        if self.duality_gap == "auto" and cost > self.GAP_MEMORY_BUDGET:
+            return None
+        try:
+            return float(optimal_risk(ypm[:, None] * columns, loss, sample_weight=s).risk)
+        except (DiagnosticsError, MemoryError, np.linalg.LinAlgError, ValueError) as exc:
+            warnings.warn(
+                f"{type(self).__name__}: the optimal risk for the duality gap could not be "
+                f"computed ({type(exc).__name__}: {exc}); history_['gap'] is NaN and the "
+                "fit goes on",
+                BoostingWarning,
+                stacklevel=2,
+            )
+            return math.nan
 
     @staticmethod
     def _step_state(p: _Problem, margins, u, w, edge) -> StepState:
