@@ -14,6 +14,8 @@ and prints a table (``.to_text()``).
 ``grubb2011-figure2``         Fig. 2: test pairwise disagreement, synthetic ranking, stumps
 ``grubb2011-figure3-letter``  Fig. 3: training multiclass hinge on UCI letter, stumps
 ``grubb2011-figure3-*``       … on pendigits, satimage, splice (stand-in for connect-4)
+``naghibi2014-label-noise``   OUR experiment (the paper has none): test error vs. flipped
+                              training labels, AdaBoost and MABoost variants, breast cancer
 ============================  ==========================================================
 """
 
@@ -31,6 +33,7 @@ from .grubb_bagnell2011 import (
 )
 from .grubb_bagnell2011 import figure1 as grubb2011_figure1
 from .grubb_bagnell2011 import figure2 as grubb2011_figure2
+from .naghibi2014 import label_noise
 from .telgarsky2012 import lower_bound
 from .telgarsky2013 import figure2, figure3, shrinkage_threshold
 
@@ -48,4 +51,5 @@ EXPERIMENTS: dict[str, Callable[..., Curves]] = {
     "grubb2011-figure3-pendigits": figure3_pendigits,
     "grubb2011-figure3-satimage": figure3_satimage,
     "grubb2011-figure3-splice": figure3_splice,
+    "naghibi2014-label-noise": label_noise,
 }
