@@ -122,3 +122,31 @@ def test_mlp_fits_tiny_targets_by_rescaling():
     h = bound.project(t, random_state=0)
     assert h.estimator.hidden_layer_sizes == (5,)
     np.testing.assert_allclose(pickle.loads(pickle.dumps(h)).predict(X), h.train_output)
+
+
+def test_finite_classes_combine_and_give_columns_without_copies(tmp_path):
+    """``combine(w) = H w`` and ``correlation_vector(r) = Hᵀ r`` through every wrapper;
+    ``columns()`` is a read-only view of the bound matrix, not a copy per call."""
+    from oracleboost.oracles import ApproximateOracle, CachedOracle
+
+    rng = np.random.RandomState(0)
+    H = np.where(rng.rand(30, 6) < 0.5, -1.0, 1.0)
+    X = rng.randn(30, 4)
+    w, r = rng.randn(6), rng.randn(30)
+    cases = [
+        (MatrixOracle(H), np.arange(30)[:, None], H),
+        (LinearOracle(), X, X),
+        (ApproximateOracle(MatrixOracle(H), 0.5), np.arange(30)[:, None], H),
+        (CachedOracle(MatrixOracle(H), str(tmp_path)), np.arange(30)[:, None], H),
+    ]
+    for oracle, rows, M in cases:
+        bound = oracle.bind(rows)
+        np.testing.assert_allclose(bound.combine(w[: M.shape[1]]), M @ w[: M.shape[1]])
+        np.testing.assert_allclose(bound.correlation_vector(r), M.T @ r)
+    view = MatrixOracle(H).bind(np.arange(30)[:, None]).columns()
+    assert not view.flags.writeable and not view.flags.owndata
+    from oracleboost.oracles import StumpOracle
+    from oracleboost.oracles.base import OracleCapabilityError
+
+    with pytest.raises(OracleCapabilityError, match="weighted combination"):
+        StumpOracle().bind(X).combine(np.ones(4))

@@ -44,6 +44,9 @@ class _BoundApproximate(BoundOracle):
     def _columns(self):
         return self.inner.columns()
 
+    def _combine(self, w):
+        return self.inner.combine(w)
+
     def _column_hypothesis(self, j, scale):
         return self.inner.column_hypothesis(j, scale)
 

@@ -174,8 +174,19 @@ class BoundOracle:
         self._require_finite("the whole correlation vector")
         return self._correlation_vector(r)
 
+    def combine(self, w) -> np.ndarray:
+        """``H w``: the outputs ``Σ_j w_j h_j(x_i)`` of a weighting ``w`` of a finite class
+        on the training points, computed without copying ``H``."""
+        self._require_finite("a weighted combination of its columns")
+        w = np.asarray(w, dtype=np.float64)
+        if w.ndim not in (1, 2):
+            raise ValueError(f"w must have shape (J,) or (J, k); got {w.shape}")
+        return self._combine(w)
+
     def columns(self) -> np.ndarray:
-        """The finite class on the training points: ``H[i, j] = h_j(x_i)``, shape (n, J)."""
+        """The finite class on the training points: ``H[i, j] = h_j(x_i)``, shape (n, J).
+
+        A read-only view where the class holds its matrix (no copy per call)."""
         self._require_finite("columns")
         return self._columns()
 
@@ -205,6 +216,9 @@ class BoundOracle:
 
     def _columns(self) -> np.ndarray:
         raise NotImplementedError
+
+    def _combine(self, w: np.ndarray) -> np.ndarray:
+        return self._columns() @ w
 
     def _column_hypothesis(self, j: int, scale: float) -> Hypothesis:
         raise NotImplementedError

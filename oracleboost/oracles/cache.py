@@ -64,11 +64,14 @@ class _BoundCached(BoundOracle):
             (target, sample_weight), self._key_seed(random_state),
         )
 
+    # Products with a finite class's matrix pass through uncached: hashing the query
+    # vector and reading an entry from disk costs more than the product itself, and
+    # dual acceleration asks for one every step.
     def _correlation_vector(self, r):
-        return self._call(
-            self._bound, "correlation_vector", self._token, self.fingerprint, __version__,
-            (r,), None,
-        )
+        return self._bound().correlation_vector(r)
+
+    def _combine(self, w):
+        return self._bound().combine(w)
 
     def _columns(self):
         return self._call(

@@ -77,8 +77,13 @@ class _BoundColumns(BoundOracle):
     def _correlation_vector(self, r):
         return self.A.T @ r
 
+    def _combine(self, w):
+        return self.A @ w
+
     def _columns(self):
-        return self.A.copy()
+        view = self.A.view()
+        view.flags.writeable = False  # the class's own matrix: read it, never change it
+        return view
 
     def _column_hypothesis(self, j, scale):
         if not 0 <= j < self.A.shape[1]:
