@@ -313,6 +313,17 @@ class MirrorBoostingClassifier(ClassifierMixin, BaseBooster):
         if (self.variant == "smooth" or grouped) and self.smoothness is None:
             what = "variant='smooth'" if self.variant == "smooth" else "sample_group"
             raise ValueError(f"{name}: {what} needs smoothness=k (weights capped at k/N)")
+        if self.smoothness is not None and not (self.variant == "smooth" or grouped):
+            raise ValueError(
+                f"{name}: smoothness={self.smoothness} caps weights only with "
+                "variant='smooth' or with fit(..., sample_group=...); got "
+                f"variant={self.variant!r} and no sample_group"
+            )
+        if self.sparsity is not None and self.variant != "sparse":
+            raise ValueError(
+                f"{name}: sparsity={self.sparsity} is SparseBoost's; it needs "
+                f"variant='sparse', got {self.variant!r}"
+            )
         if grouped and self.variant not in ("standard", "smooth", "max_margin"):
             raise ValueError(
                 f"{name}: sample_group (the dataset-combining set S_c) works with the "
@@ -455,9 +466,7 @@ class MirrorBoostingClassifier(ClassifierMixin, BaseBooster):
             w_next = self._normalised(np.log(p.s) + np.minimum(z, 0.0))
             potential = state.potential + gamma**2
         else:
-            eta = nu * gamma / p.L
-            if self.variant == "max_margin":
-                eta /= math.sqrt(t + 1)  # Theorem 2
+            eta = self._step(p, gamma, state.t)
             w_next, z = self._mirror_step(p, w, z, eta * d)
             potential = state.potential + eta * gamma - p.L * eta**2 / 2
         f = state.f + eta * sign * out / norm
@@ -472,6 +481,16 @@ class MirrorBoostingClassifier(ClassifierMixin, BaseBooster):
             stop = StopReason.PERFECT_HYPOTHESIS
         new = _State(w=w_next, z=z, f=f, t=state.t + 1, potential=potential, rng=state.rng)
         return RoundResult(new, (term,), (record,), stop)
+
+    def _step(self, p: _Problem, gamma: float, t: int) -> float:
+        """Algorithm 1 (b): η_t = ν γ_t / L, over √(t + 1) for max-margin (Theorem 2).
+
+        The one place the step is chosen (standard, max-margin and smooth; binary and
+        multiclass): η_t = artanh(γ_t) here turns the entropy map into AdaBoost."""
+        eta = float(self.learning_rate) * gamma / p.L
+        if self.variant == "max_margin":
+            eta /= math.sqrt(t + 1)
+        return eta
 
     def _mirror_step(self, p: _Problem, w, z, step):
         """Algorithm 1 (c)–(d): ∇R(z') = ∇R(z or w) + step, then project onto S (or S_k)."""
@@ -517,9 +536,7 @@ class MirrorBoostingClassifier(ClassifierMixin, BaseBooster):
             # No negation is available for a class vote: the weights would not move and
             # the same hypothesis would come back every round.
             return RoundResult(state, stop=StopReason.ZERO_EDGE)
-        eta = float(self.learning_rate) * e / p.L
-        if self.variant == "max_margin":
-            eta /= math.sqrt(state.t + 1)
+        eta = self._step(p, e, state.t)
         w_next, z = self._mirror_step(p, state.w, state.z, eta * D.ravel())
         vote = ArgmaxVote(h.detach(), K)
         f = state.f + eta * _one_hot(pred, K)
