@@ -6,12 +6,21 @@ Telgarsky (2012, 2013) writes the same losses as increasing functions ℓ of
 ``−φ'(m_i)``, normalised; these losses give that weight in log space
 (``log_neg_dphi``) so that separable runs, whose risk falls below 1e-300 within a few
 hundred rounds, keep exact normalised weights.
+
+Dual side (Telgarsky 2012, §3 and App. B.2).  The example weights ``p = −φ'(m) = ℓ'(z)``
+live in the domain of the Fenchel conjugate ``ℓ*(p) = sup_z (p z − ℓ(z)) = φ*(−p)``;
+:meth:`MarginLoss.conjugate`, :meth:`MarginLoss.conjugate_grad` and
+:meth:`MarginLoss.conjugate_bregman` give ``ℓ*``, its gradient (the mirror map
+``(ℓ')^{-1}``) and its Bregman divergence per example, and :meth:`MarginLoss.d2phi` gives the
+curvature φ''.  :mod:`oracleboost.diagnostics` builds ``f*`` and the Bregman gap from them;
+a new margin loss is usable there as soon as it implements ``d2phi`` and ``conjugate``
+(:attr:`MarginLoss.has_conjugate`).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, xlogy
 
 from .base import Loss
 
@@ -19,7 +28,20 @@ __all__ = ["MarginLoss", "Exponential", "Logistic"]
 
 
 class MarginLoss(Loss):
-    """A decreasing convex function φ of the margin ``y f(x)``."""
+    """A decreasing convex function φ of the margin ``y f(x)``.
+
+    Subclasses give ``log_phi`` and ``log_neg_dphi``; the dual-side methods ``d2phi`` and
+    ``conjugate`` are optional (see :attr:`has_conjugate`).
+    """
+
+    #: Methods a loss must override to be usable by :mod:`oracleboost.diagnostics`.
+    DUAL_METHODS: tuple[str, ...] = ("d2phi", "conjugate")
+
+    #: ``sup_m −φ'(m)``: the right end of ``dom ℓ*`` (Telgarsky 2012, Lemma 2: dom ℓ* is
+    #: ``[0, ∞)`` or ``[0, b]``), i.e. the largest weight one example of unit sample
+    #: weight can carry in a dual point.  ``inf`` for the exponential loss, 1 for the
+    #: logistic loss.
+    dual_bound: float = np.inf
 
     @staticmethod
     def _margin(y, raw):
@@ -72,6 +94,97 @@ class MarginLoss(Loss):
         """
         raise NotImplementedError
 
+    # -- dual side: curvature, conjugate, Bregman divergence (Telgarsky 2012) ------------
+    #
+    # Conventions.  Telgarsky writes the loss as an increasing ℓ of z = (A λ)_i = −m with
+    # f(z) = Σ_i s_i ℓ(z_i) (unit s in the paper).  A dual point is ψ ∈ R^m_+ in that sum
+    # scaling; the dual iterate is ψ_i = s_i ℓ'(z_i) = s_i (−φ'(m_i)), and f's conjugate
+    # is f*(ψ) = Σ_i s_i ℓ*(ψ_i / s_i) (the perspective of ℓ*; for unit weights the
+    # paper's f*(ψ) = Σ_i ℓ*(ψ_i), Lemma 36).  Every method below is per example: the
+    # arguments broadcast against each other and the result has their broadcast shape.
+
+    @property
+    def has_conjugate(self) -> bool:
+        """True when this loss implements every method of :attr:`DUAL_METHODS`.
+
+        This is what :mod:`oracleboost.diagnostics` checks: Newton's method for the
+        optimal risk needs ``d2phi``, ``f*`` and the Bregman identity need ``conjugate``
+        (``conjugate_bregman`` has a generic default built on it).  ``conjugate_grad``, the
+        mirror map, is optional.
+        """
+        cls = type(self)
+        return all(getattr(cls, n) is not getattr(MarginLoss, n) for n in self.DUAL_METHODS)
+
+    def d2phi(self, m: np.ndarray) -> np.ndarray:
+        """φ''(m) ≥ 0: the curvature Newton's method needs (Telgarsky 2012, Def. 1: ℓ'' > 0).
+
+        Equals ``ℓ''(z)`` at ``z = −m``.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} does not implement d2phi (φ''); the optimal-risk "
+            "diagnostics need it"
+        )
+
+    def conjugate(self, psi: np.ndarray, weight: np.ndarray | float = 1.0) -> np.ndarray:
+        """Per-example ``s ℓ*(ψ / s)``, the conjugate of ``z ↦ s ℓ(z)`` at the weight ψ.
+
+        ``ℓ*(p) = sup_z (p z − ℓ(z)) = sup_m (−p m − φ(m))`` (Telgarsky 2012, §3 and
+        Example 2; Fenchel conjugacy, App. B.2).  Summed over examples this is
+        ``f*(ψ) = Σ_i s_i ℓ*(ψ_i / s_i)``, the dual objective of Thm 4.  The value is
+        ``+inf`` outside the domain (``ψ < 0``, ``ψ > s · dual_bound``, or ``s = 0`` with
+        ``ψ ≠ 0``); ``s = 0, ψ = 0`` gives 0.
+
+        Parameters
+        ----------
+        psi : array-like
+            Dual weights ψ_i in the sum scaling.
+        weight : array-like or float, default=1.0
+            Sample weights s_i ≥ 0.
+
+        Returns
+        -------
+        ndarray
+            The broadcast shape of ``psi`` and ``weight``.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} does not implement conjugate (ℓ*); the duality "
+            "diagnostics need it"
+        )
+
+    def conjugate_grad(self, psi: np.ndarray, weight: np.ndarray | float = 1.0) -> np.ndarray:
+        """``∂/∂ψ [s ℓ*(ψ / s)] = (ℓ*)'(ψ / s) = (ℓ')^{-1}(ψ / s)``, the mirror map.
+
+        It inverts the primal-to-dual map: at ``ψ = s (−φ'(m))`` it returns
+        ``z = −m`` (Telgarsky 2012, App. B.2: ``∇f*(∇f(x)) = x``).  For the exponential
+        loss it is ``ln(ψ / s)``, the entropy mirror map of MABoost.  Defined on the
+        interior of the domain; ``±inf`` at its ends, NaN outside.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} does not implement conjugate_grad ((ℓ')^{{-1}})"
+        )
+
+    def conjugate_bregman(
+        self, psi: np.ndarray, margin: np.ndarray, weight: np.ndarray | float = 1.0
+    ) -> np.ndarray:
+        """Per-example ``B_{s ℓ*(·/s)}(ψ, s (−φ'(m)))``, the Bregman divergence of the conjugate.
+
+        The divergence from the dual iterate at margin ``m`` (Telgarsky 2012, Remark 5:
+        ``φ_t = ∇f(A λ_t)``) to ψ.  Summed over examples with ψ dual feasible it equals the
+        primal gap ``f(A λ) − f̄_A`` when ψ is the dual optimum (Fenchel–Young, Prop. 32,
+        with ``<A λ, ψ> = 0``; the equality form of Eq. 20), and ``f(A λ) + f*(ψ)`` for
+        every ψ ∈ Φ_A (Remark 6).  The dual iterate is given by its margin so that
+        losses can evaluate it in log space.  ``+inf`` where ψ is outside the domain.
+
+        The default is the Fenchel–Young gap
+        ``s ℓ*(ψ / s) + s φ(m) + ψ m``, which cancels badly when both sides are large;
+        subclasses override it with a relative-entropy formula.
+        """
+        p, m, w = _broadcast(psi, margin, weight)
+        with np.errstate(over="ignore", invalid="ignore"):
+            # 0 · m = 0 even at m = ±inf (rows off the hard core have m → +inf)
+            out = self.conjugate(p, w) + w * self.phi(m) + np.where(p != 0, p * m, 0.0)
+        return np.where(np.isnan(out), np.inf, out)
+
 
 class Exponential(MarginLoss):
     """Exponential loss ``φ(m) = exp(−m)`` (AdaBoost; Telgarsky's ℓ(z) = e^z).
@@ -106,6 +219,39 @@ class Exponential(MarginLoss):
     def log_curvature_constant(self, m, sample_weight):
         return 0.0  # C_exp ≡ 1
 
+    def d2phi(self, m):
+        """φ''(m) = exp(−m) (Telgarsky 2012, L485: ℓ = ℓ' = ℓ'' = exp)."""
+        return np.exp(-np.asarray(m, dtype=np.float64))
+
+    def conjugate(self, psi, weight=1.0):
+        """``s ℓ*(ψ/s) = ψ ln(ψ/s) − ψ``: Boltzmann–Shannon entropy (Telgarsky 2012, Example 2).
+
+        ``ℓ*(p) = p ln p − p`` on ``p ≥ 0`` with ``0 ln 0 = 0`` (by ``xlogy``), ``+inf``
+        for ``p < 0``; see :meth:`MarginLoss.conjugate`.
+        """
+        p, w, live, out = _dual_domain(psi, weight, self.dual_bound)
+        out[live] = xlogy(p, p / w) - p
+        return out
+
+    def conjugate_grad(self, psi, weight=1.0):
+        """``ln(ψ / s)``: the entropy mirror map; ``−inf`` at ψ = 0."""
+        p, w = _broadcast(psi, weight)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(p / w)
+
+    def conjugate_bregman(self, psi, margin, weight=1.0):
+        """Unnormalised KL ``ψ ln(ψ/q) − ψ + q`` with ``q = s e^{−m}`` (Remark 5).
+
+        ``ln q = ln s − m`` is used directly, so the divergence stays exact where ``q``
+        underflows (separable runs).
+        """
+        p, m, w = _broadcast(psi, margin, weight)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            log_q = np.log(w) + self.log_neg_dphi(m)
+            q = np.exp(log_q)
+            div = _kl_term(p, log_q) - p + q
+        return np.where(_in_domain(p, w, self.dual_bound), div, np.inf)
+
 
 class Logistic(MarginLoss):
     """Logistic loss ``φ(m) = ln(1 + exp(−m))`` (Telgarsky's ℓ(z) = ln(1 + e^z)).
@@ -117,6 +263,8 @@ class Logistic(MarginLoss):
 
     name = "logistic"
     smoothness = 0.25
+    #: −φ' = σ(−m) < 1: dom ℓ* = [0, 1] (Telgarsky 2012, Example 2).
+    dual_bound = 1.0
 
     def log_phi(self, m):
         m = np.asarray(m, dtype=np.float64)
@@ -150,3 +298,78 @@ class Logistic(MarginLoss):
         s = np.asarray(sample_weight, dtype=np.float64)
         active = s > 0
         return float(2.0 * np.sum(s[active] * self.phi(m[active])) / np.min(s[active]))
+
+    def d2phi(self, m):
+        """φ''(m) = σ(m) σ(−m) = e^{−|m|} / (1 + e^{−|m|})², without overflow."""
+        e = np.exp(-np.abs(m))
+        return e / (1.0 + e) ** 2
+
+    def conjugate(self, psi, weight=1.0):
+        """``s ℓ*(ψ/s) = ψ ln(ψ/s) + (s − ψ) ln((s − ψ)/s)``: Fermi–Dirac entropy.
+
+        ``ℓ*(p) = p ln p + (1 − p) ln(1 − p)`` on ``[0, 1]`` with ``0 ln 0 = 0`` (by
+        ``xlogy``), ``+inf`` outside (Telgarsky 2012, Example 2).  ``s − ψ`` is formed
+        directly, so ψ close to ``s`` keeps its precision.
+        """
+        p, w, live, out = _dual_domain(psi, weight, self.dual_bound)
+        q = w - p
+        out[live] = xlogy(p, p / w) + xlogy(q, q / w)
+        return out
+
+    def conjugate_grad(self, psi, weight=1.0):
+        """``ln(ψ / (s − ψ))``, the logit of ψ/s; ``∓inf`` at ψ = 0 and ψ = s."""
+        p, w = _broadcast(psi, weight)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(p) - np.log(w - p)
+
+    def conjugate_bregman(self, psi, margin, weight=1.0):
+        """Weighted binary KL ``ψ ln(ψ/q) + (s − ψ) ln((s − ψ)/(s − q))``, ``q = s σ(−m)``.
+
+        ``ln q = ln s − ln(1 + e^m)`` and ``ln(s − q) = ln s − ln(1 + e^{−m})`` are
+        formed in log space, so neither side cancels at large |m|.
+        """
+        p, m, w = _broadcast(psi, margin, weight)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_q = np.log(w) + self.log_neg_dphi(m)
+            # s − q = s σ(m) with −φ'(m) = σ(−m)
+            log_rest = np.log(w) - np.logaddexp(0.0, -m)
+            r = w - p
+            div = _kl_term(p, log_q) + xlogy(r, r) - r * np.where(r > 0, log_rest, 0.0)
+        return np.where(_in_domain(p, w, self.dual_bound), div, np.inf)
+
+
+# --------------------------------------------------------------------------------------
+# Helpers of the dual-side methods
+# --------------------------------------------------------------------------------------
+
+
+def _broadcast(*arrays) -> list[np.ndarray]:
+    """Float64 arrays broadcast to one shape (read-only views)."""
+    return np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in arrays))
+
+
+def _in_domain(p: np.ndarray, w: np.ndarray, bound: float) -> np.ndarray:
+    """``0 ≤ ψ ≤ s · bound`` with ``ψ = 0`` where ``s = 0``: the domain of ``s ℓ*(·/s)``."""
+    ok = (p >= 0) & ((w > 0) | (p == 0))
+    if np.isfinite(bound):
+        ok &= p <= w * bound
+    return ok
+
+
+def _dual_domain(psi, weight, bound: float):
+    """Split ψ, s into the live entries (in the domain, ``s > 0``) and an output array.
+
+    Returns ``(p, w, live, out)``: ``p`` and ``w`` are the live entries (1-D), ``live``
+    the mask and ``out`` an array in the broadcast shape holding ``+inf`` outside the
+    domain and 0 at ``s = ψ = 0``, whose ``out[live]`` the caller fills.
+    """
+    p, w = _broadcast(psi, weight)
+    ok = _in_domain(p, w, bound)
+    live = ok & (w > 0)
+    out = np.where(ok, 0.0, np.inf)
+    return p[live], w[live], live, out
+
+
+def _kl_term(p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
+    """``ψ ln ψ − ψ ln q`` with ``0 ln 0 = 0`` and ``0 · ln q = 0`` even where ``q = 0``."""
+    return xlogy(p, p) - p * np.where(p > 0, log_q, 0.0)
