@@ -16,6 +16,7 @@ import pytest
 from sklearn.datasets import load_iris, make_classification, make_regression
 
 from oracleboost.boosters import (
+    AcceleratedMarginClassifier,
     BoostingWarning,
     CoordinateBoostingClassifier,
     FunctionalGradientClassifier,
@@ -26,7 +27,7 @@ from oracleboost.boosters import (
 )
 from oracleboost.datasets import make_ranking
 from oracleboost.losses import Squared
-from oracleboost.oracles import Hypothesis, Oracle, StumpOracle
+from oracleboost.oracles import Hypothesis, LinearOracle, Oracle, StumpOracle
 from oracleboost.oracles.base import BoundOracle
 
 SHARED = ("loss", "edge", "step", "margin", "time")
@@ -54,10 +55,25 @@ class _BoundProbe(BoundOracle):
         o.calls[0] += 1
         if o.fail_at is not None and o.calls[0] == o.fail_at:
             raise o.exception
-        return _Counting(h, o.predictions)
+        return None if h is None else _Counting(h, o.predictions)
 
     def _correlate(self, r, random_state):
         return self._answer(self.inner.correlate(r, random_state=random_state))
+
+    # Finite classes: one correlation vector per step of dual acceleration counts as
+    # its query; the column hypotheses are counted like answers.
+    def _correlation_vector(self, r):
+        self._answer(None)
+        return self.inner.correlation_vector(r)
+
+    def _combine(self, w):
+        return self.inner.combine(w)
+
+    def _columns(self):
+        return self.inner.columns()
+
+    def _column_hypothesis(self, j, scale):
+        return _Counting(self.inner.column_hypothesis(j, scale), self.oracle.predictions)
 
     def _project(self, target, sample_weight, random_state):
         return self._answer(self.inner.project(target, sample_weight, random_state=random_state))
@@ -80,6 +96,14 @@ class ProbeOracle(Oracle):
 
     def bind(self, X):
         return _BoundProbe(self, (self.inner or StumpOracle()).bind(X))
+
+
+def _linear(oracle):
+    """The accelerated booster's oracle: LinearOracle, inside a probe when one is given."""
+    if isinstance(oracle, ProbeOracle):
+        oracle.inner = LinearOracle()
+        return oracle
+    return LinearOracle()
 
 
 def _binary():
@@ -123,6 +147,16 @@ CASES = {
         True,
     ),
     "mirror_multiclass": (lambda o, **kw: MirrorBoostingClassifier(o, **kw), _multiclass, True),
+    "accelerated": (
+        lambda o, **kw: AcceleratedMarginClassifier(_linear(o), tol=0.0, **kw), _binary, True
+    ),
+    "accelerated_stochastic": (
+        lambda o, **kw: AcceleratedMarginClassifier(
+            _linear(o), method="stochastic", tol=0.0, **kw
+        ),
+        _binary,
+        True,
+    ),
     "functional_regressor": (
         lambda o, **kw: FunctionalGradientRegressor(o, **kw), _regression, False
     ),
@@ -200,7 +234,8 @@ def test_failed_refit_leaves_the_previous_model_whole(name):
         y2 = 3 + 4 * np.unique(y, return_inverse=True)[1]
     else:
         y2 = -2.0 * y
-    model.set_params(oracle=ProbeOracle(fail_at=3, exception=RuntimeError("oracle broke")))
+    probe = ProbeOracle(fail_at=3, exception=RuntimeError("oracle broke"))
+    model.set_params(oracle=_linear(probe) if name.startswith("accelerated") else probe)
     with pytest.raises(RuntimeError, match="oracle broke"):
         model.fit(X, y2, **extra)
     np.testing.assert_array_equal(model.predict(X), before)
@@ -217,6 +252,8 @@ def test_failed_first_fit_leaves_the_estimator_unfitted(name):
     make, data, _ = CASES[name]
     X, y, extra = data()
     model = make(ProbeOracle(fail_at=3, exception=ValueError("bad weak learner")))
+    if name.startswith("accelerated"):
+        model.set_params(oracle=_linear(model.oracle))
     with pytest.raises(ValueError, match="bad weak learner"):
         model.fit(X, y, **extra)
     assert not [k for k in vars(model) if k.endswith("_")]

@@ -1,5 +1,6 @@
 """Boosting algorithms as scikit-learn estimators."""
 
+from .accelerated import AcceleratedMarginClassifier
 from .base import DIVERGENCE_FACTOR, BoostingWarning, Ensemble, StopReason
 from .coordinate import CoordinateBoostingClassifier
 from .functional import (
@@ -12,6 +13,7 @@ from .mirror import MirrorBoostingClassifier
 __all__ = [
     "CoordinateBoostingClassifier",
     "MirrorBoostingClassifier",
+    "AcceleratedMarginClassifier",
     "FunctionalGradientRegressor",
     "FunctionalGradientClassifier",
     "FunctionalGradientRanker",

@@ -93,6 +93,8 @@ class StopReason(str, Enum):
     DIVERGED = "diverged"  # the loss grew past DIVERGENCE_FACTOR times its best value
     ZERO_WEIGHTS = "zero_weights"  # SparseBoost: every example's weight is exactly 0
     ZERO_TRAINING_ERROR = "zero_training_error"  # MadaBoost-type: ε_t = 0 makes η_t = 0
+    GAP_CLOSED = "gap_closed"  # the margin certificate's gap fell below tol
+    NOT_SEPARABLE = "not_separable"  # the upper bound on the max margin fell below tol
 
     def __str__(self) -> str:
         return self.value
@@ -393,6 +395,12 @@ class BaseBooster(BaseEstimator):
     def _history_keys(self, problem: Problem) -> tuple[str, ...]:
         raise NotImplementedError
 
+    def _new_model(self, problem: Problem, intercept):
+        """The model the rounds add to: an :class:`Ensemble` of hypotheses (a linear
+        model for the margin classifier).  It needs ``add(*term)``, ``copy``,
+        ``n_rounds``, ``l1_norm`` where margins use it, and the decision functions."""
+        return Ensemble(intercept=intercept)
+
     #: Whether the loop watches ``loss`` for divergence (False for boosters whose recorded
     #: loss is bounded, e.g. a training error).
     _watch_divergence = True
@@ -441,7 +449,7 @@ class BaseBooster(BaseEstimator):
             stop = None if self.stop_reason_.resumable else self.stop_reason_
         else:
             state, intercept = self._initial_state(problem)
-            ensemble = Ensemble(intercept=intercept)
+            ensemble = self._new_model(problem, intercept)
             history = History(self._history_keys(problem))
             stop = None
 
@@ -471,8 +479,8 @@ class BaseBooster(BaseEstimator):
                     )
                     break
                 with _sigint_held():
-                    for h, coef, norm in result.terms:
-                        ensemble.add(h, coef, norm)
+                    for term in result.terms:
+                        ensemble.add(*term)
                     for record in records:
                         record.setdefault("time", elapsed / len(records))
                         history.append(**record)

@@ -1,0 +1,476 @@
+"""Fast margin maximization by dual acceleration (Ji, Srebro & Telgarsky 2021).
+
+Data ``z_i = −y_i x_i / s`` (rows of Z; ``s = max_i ‖x_i‖₂`` so that ‖z_i‖ ≤ 1, the
+paper's assumption, undone in ``coef_``), no intercept unless asked.  Here ``x_i`` is the
+vector of a finite class's columns at example i (``LinearOracle``: the features;
+``MatrixOracle``: h_1(x_i), …, h_J(x_i)), read only through the oracle's products
+``Z w`` and ``Zᵀ q``.  Algorithm 1 (momentum form, eq. 1.1; L94–103)::
+
+    w_0 = g_{−1} = 0,  q_0 = uniform
+    for t = 0, 1, …:
+        g_t     = β_t (g_{t−1} + Zᵀ q_t)
+        w_{t+1} = w_t − θ_t (g_t + Zᵀ q_t)
+        q_{t+1} = ∇ψ(Z w_{t+1})          (exponential loss: softmax(Z w_{t+1}))
+
+with θ_t = 1 and β_t = t/(t+1) (Theorem 3.1: margin gap Õ(1/t²)).  It is Nesterov's
+method on the dual φ(q) = ‖Zᵀq‖²/2 over the simplex (Sec. 3.2).  The baselines:
+normalized gradient descent (β ≡ 0; θ = 1 or 1/√(t+1)), gradient descent on the risk
+(η = 1), the batch perceptron (w ← w − z_i for the worst example i, no projection: the
+paper gives no step, and this variant did best in the note's runs), and Algorithm 2
+(``method="stochastic"``: z_{i_t} with i_t ~ q_t in place of Zᵀq_t; heuristic β_t =
+t/(t+1), θ = 1, or the proven β = 0, θ = √(ln n / T); L277–297).
+
+ψ(ξ) = ℓ⁻¹(Σ_i ℓ(ξ_i)) (eq. 2.1) and q = ∇ψ(Zw) are computed in log space through the
+loss' ``log_phi``/``log_neg_dphi``: norms ‖w‖ of 1e6 and more (‖w_t‖ grows like γ̄t²/4)
+never overflow.  The logistic loss has ρ = n (L317): its proven step is θ = 1/n;
+``learning_rate`` defaults to 1 for both losses, and the paper calls the 1/n "probably
+due to the aggressive initial step size".
+
+Certificates (weak duality, Lemma A: γ̄ = min_{q∈Δ} ‖Zᵀq‖): every round records the ℓ2
+margin ``γ(w) = −max_i (Zw)_i / ‖w‖`` and the upper bound min(‖Zᵀq_t‖, 2‖g_t‖/t) on γ̄
+(``2g_t/t = Zᵀμ_t``, Lemma 3.2), kept as a running minimum (every value bounds γ̄); the
+fit stops when their gap falls below ``tol`` (``"gap_closed"``), and reports
+``"not_separable"`` when the upper bound itself falls below ``tol`` with a margin ≤ 0.
+The paper's sign slips (L152, L432: Zᵀq̄ = −γ̄ū) are fixed here as in the note.
+
+Reference: Ji, Z., Srebro, N. & Telgarsky, M. (2021). Fast margin maximization via dual
+acceleration. ICML.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+from numbers import Real
+
+import numpy as np
+from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._numerics import logsumexp
+from .._validation import check_sample_weight
+from ..losses import MarginLoss, get_loss
+from ..oracles.base import Hypothesis, OracleCapabilityError
+from ..oracles.matrix import LinearOracle
+from .base import BaseBooster, Problem, RoundResult, StopReason, data_signature
+
+__all__ = ["AcceleratedMarginClassifier", "LinearModel", "METHODS"]
+
+METHODS = (
+    "accelerated",
+    "normalized",
+    "normalized_sqrt",
+    "gradient_descent",
+    "perceptron",
+    "stochastic",
+)
+
+
+class LinearModel:
+    """``f(x) = Σ_j c_j h_j(x) + b`` over a finite class's columns h_j, one coefficient
+    vector per round (so ``staged_decision_function`` replays the rounds).
+
+    ``weights[t]`` is w_{t+1} in the scaled space of the algorithm (rows of Z of norm at
+    most 1); the caller's coefficients are ``w / scale``.
+    """
+
+    def __init__(self, columns: list[Hypothesis], scale: float, fit_intercept: bool):
+        self.columns = columns
+        self.scale = float(scale)
+        self.fit_intercept = bool(fit_intercept)
+        self.weights: list[np.ndarray] = []
+
+    def add(self, w: np.ndarray) -> None:
+        self.weights.append(w)
+
+    def copy(self) -> LinearModel:
+        new = copy.copy(self)
+        new.weights = list(self.weights)
+        return new
+
+    @property
+    def n_rounds(self) -> int:
+        return len(self.weights)
+
+    def coef(self) -> np.ndarray:
+        w = self.weights[-1] if self.weights else np.zeros(self._width())
+        return w[: len(self.columns)] / self.scale
+
+    def intercept(self) -> float:
+        if not (self.fit_intercept and self.weights):
+            return 0.0
+        return float(self.weights[-1][-1] / self.scale)
+
+    def _width(self) -> int:
+        return len(self.columns) + int(self.fit_intercept)
+
+    def _features(self, X) -> np.ndarray:
+        cols = [h.predict(X) for h in self.columns]
+        if self.fit_intercept:
+            cols.append(np.ones(len(cols[0]) if cols else len(X)))
+        return np.column_stack(cols)
+
+    def decision_function(self, X) -> np.ndarray:
+        P = self._features(X)
+        w = self.weights[-1] if self.weights else np.zeros(self._width())
+        return P @ w / self.scale
+
+    def staged_decision_function(self, X):
+        P = self._features(X)
+        for w in self.weights:
+            yield P @ w / self.scale
+
+
+def _log_neg_dphi_at_value(loss: MarginLoss, log_v: float) -> float:
+    """``log(−φ'(φ⁻¹(v)))`` from ``log v``.  TEMPORARY: moves onto the loss classes."""
+    if loss.name == "exponential":
+        return log_v  # φ = e^{−m}: −φ'(φ⁻¹(v)) = v
+    v = math.exp(log_v)  # logistic: −φ'(φ⁻¹(v)) = 1 − e^{−v}
+    return math.log(-math.expm1(-v)) if v > 1e-8 else log_v + math.log1p(-v / 2)
+
+
+def _dual_point(
+    loss: MarginLoss, xi: np.ndarray, log_s: np.ndarray
+) -> tuple[np.ndarray, float, float]:
+    """``q = ∇ψ(ξ)`` (eq. C.1), ``log Σ_i s_i ℓ(ξ_i)`` and ``log ℓ'(ψ(ξ))``, in log space.
+
+    With margins ``m = −ξ``: ``ℓ(ξ) = φ(m)``, ``ℓ'(ξ) = −φ'(m)``, and, for the weighted
+    potential ``ψ(ξ) = ℓ⁻¹(Σ_i s_i ℓ(ξ_i))``, ``∇ψ(ξ)_i = s_i ℓ'(ξ_i) / ℓ'(ψ(ξ))``
+    (unit weights: the paper's eq. 2.1; integer weights: repeated rows).
+    """
+    m = -xi
+    log_sum = float(logsumexp(log_s + loss.log_phi(m)))  # log ℓ(ψ)
+    log_dpsi = _log_neg_dphi_at_value(loss, log_sum)  # log ℓ'(ψ) = log(−φ'(φ⁻¹(Σ sℓ)))
+    q = np.exp(log_s + loss.log_neg_dphi(m) - log_dpsi)
+    return q, log_sum, log_dpsi
+
+
+@dataclass
+class _Problem(Problem):
+    y: np.ndarray  # ±1
+    s: np.ndarray  # sample weights (positive)
+    log_s: np.ndarray
+    log_total: float
+    n: int
+    bound: object
+    scale: float
+    fit_intercept: bool
+    loss: MarginLoss
+
+    # Z = −y ∘ [H, 1] / scale, through the oracle's products only
+    def Z(self, w: np.ndarray) -> np.ndarray:
+        J = w.shape[0] - int(self.fit_intercept)
+        out = self.bound.combine(w[:J])
+        if self.fit_intercept:
+            out = out + w[J]
+        return -self.y * out / self.scale
+
+    def ZT(self, q: np.ndarray) -> np.ndarray:
+        r = -self.y * q
+        out = self.bound.correlation_vector(r)
+        if self.fit_intercept:
+            out = np.append(out, r.sum())
+        return out / self.scale
+
+    def row(self, i: int) -> np.ndarray:
+        x = np.asarray(self.bound.columns()[i], dtype=np.float64)
+        if self.fit_intercept:
+            x = np.append(x, 1.0)
+        return -self.y[i] * x / self.scale
+
+
+@dataclass(frozen=True)
+class _State:
+    """w_t, the momentum g_{t−1} (and its scores Z g for Algorithm 2), the scores Z w_t,
+    the dual point q_t, the best upper bound on γ̄ so far, and the sampling generator."""
+
+    w: np.ndarray
+    g: np.ndarray
+    Zg: np.ndarray
+    Zw: np.ndarray
+    q: np.ndarray
+    upper: float
+    rng: np.random.RandomState
+
+
+class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
+    """ℓ2 margin maximization by dual acceleration (Ji, Srebro & Telgarsky 2021).
+
+    Parameters
+    ----------
+    oracle : Oracle, default=None
+        A finite class that answers ``Z w`` and ``Zᵀ q`` (capability
+        ``correlation_vector``): ``LinearOracle()`` (the default: x's coordinates) or
+        ``MatrixOracle(H)`` (the columns of H, a boosting dictionary).  Other oracles are
+        refused: the method needs the whole correlation vector every step.
+    method : {"accelerated", "normalized", "normalized_sqrt", "gradient_descent", \
+            "perceptron", "stochastic"}, default="accelerated"
+        Algorithm 1 (θ_t = 1, β_t = t/(t+1)); normalized GD with θ = 1 or θ = 1/√(t+1);
+        gradient descent on the risk (η = 1); the batch perceptron; Algorithm 2.
+    loss : {"exponential", "logistic"}, default="exponential"
+    n_estimators : int, default=1000
+        Steps.
+    learning_rate : float, default=1.0
+        θ (η for gradient descent, the perceptron's step).  For the logistic loss the
+        proven step is 1/n (ρ = n, L317); 1 works in practice (note §4.10).
+    tol : float, default=1e-6
+        Stop when the certificate's gap, upper bound − margin, is below ``tol``.
+    stochastic_schedule : {"heuristic", "proven"}, default="heuristic"
+        Algorithm 2's parameters: β_t = t/(t+1), θ = ``learning_rate`` (Figs. 3–4), or
+        β = 0, θ = √(ln n / n_estimators) (Theorem 4.1).
+    fit_intercept : bool, default=False
+        Append a constant column (the paper has no bias).
+    random_state : int, RandomState or None, default=None
+        Algorithm 2's sampling.
+    verbose : int, default=0
+    warm_start : bool, default=False
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_columns,)
+        The linear predictor in the caller's scale (features, or the columns of H).
+    intercept_ : float
+    scale_ : float
+        ``max_i ‖x_i‖₂``: the algorithm runs on x / ``scale_``.
+    history_ : dict of ndarray
+        Per step: ``loss`` (the risk R(w), and ``log_loss``), ``edge`` ‖Zᵀq_t‖, ``step``
+        θ_t, ``margin`` γ(w_{t+1}) (ℓ2, in the scaled space: multiply by ``scale_`` for
+        the caller's units), ``margin_upper_bound`` (the running minimum of ‖Zᵀq_t‖ and
+        2‖g_t‖/t), ``momentum_bound`` (2‖g_t‖/t; NaN without momentum), ``gap``
+        (upper bound − margin), ``train_error``, ``time``.
+    stop_reason_ : StopReason
+
+    References
+    ----------
+    Ji, Z., Srebro, N. & Telgarsky, M. (2021). Fast margin maximization via dual
+    acceleration. ICML.
+    """
+
+    _parameter_constraints: dict = {
+        **BaseBooster._parameter_constraints,
+        "method": [StrOptions(set(METHODS))],
+        "loss": [StrOptions({"exponential", "logistic"})],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "stochastic_schedule": [StrOptions({"heuristic", "proven"})],
+        "fit_intercept": ["boolean"],
+    }
+
+    # The margin, not the risk, is what this booster drives; the risk of the
+    # accelerated method is not monotone (momentum).
+    _watch_divergence = False
+
+    def __init__(
+        self,
+        oracle=None,
+        *,
+        method: str = "accelerated",
+        loss: str = "exponential",
+        n_estimators: int = 1000,
+        learning_rate: float = 1.0,
+        tol: float = 1e-6,
+        stochastic_schedule: str = "heuristic",
+        fit_intercept: bool = False,
+        random_state=None,
+        verbose: int = 0,
+        warm_start: bool = False,
+    ):
+        self.oracle = oracle
+        self.method = method
+        self.loss = loss
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.tol = tol
+        self.stochastic_schedule = stochastic_schedule
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    # -- fit ------------------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, sample_weight=None):
+        """Run up to ``n_estimators`` steps.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            (For ``MatrixOracle``, row indices into its matrix.)
+        y : array-like of shape (n_samples,)
+            Two classes.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the risk ``Σ s_i ℓ(⟨w, z_i⟩) / Σ s_i`` and of the dual
+            (q_0 ∝ s): an integer weight equals repeating the row.  They change the
+            path, not the max margin (a minimum over the rows of positive weight).
+        """
+        return self._fit_rounds(X, y, sample_weight)
+
+    def _setup(self, X, y, sample_weight) -> _Problem:
+        name = type(self).__name__
+        oracle = LinearOracle() if self.oracle is None else self.oracle
+        if not oracle.capabilities.correlation_vector:
+            raise OracleCapabilityError(
+                f"{name} needs the whole correlation vector Zᵀq every step: an oracle of a "
+                "finite class with the correlation_vector capability, such as "
+                f"LinearOracle() or MatrixOracle(H); {type(oracle).__name__} is not one"
+            )
+        X, y = validate_data(self, X, y, ensure_all_finite=True)
+        check_classification_targets(y)
+        s = check_sample_weight(sample_weight, X.shape[0])
+        X, y, s = self._positive_weight_rows(X, y, s)
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        if len(self.classes_) != 2:
+            what = "only one class" if len(self.classes_) == 1 else f"{len(self.classes_)}"
+            raise ValueError(
+                f"Only binary classification is supported. y must contain exactly two "
+                f"classes for {name}; got {what}: {self.classes_[:5]}"
+            )
+        ypm = np.where(y_idx == 1, 1.0, -1.0)
+        bound = oracle.bind(X)
+        H = bound.columns()
+        norms = np.sqrt(np.einsum("ij,ij->i", H, H) + float(self.fit_intercept))
+        scale = float(norms.max())
+        if not scale > 0.0:
+            raise ValueError(f"{name}: every example is the zero vector; no margin exists")
+        self.scale_ = scale
+        return _Problem(
+            y=ypm,
+            s=s,
+            log_s=np.log(s),
+            log_total=float(np.log(s.sum())),
+            n=X.shape[0],
+            bound=bound,
+            scale=scale,
+            fit_intercept=bool(self.fit_intercept),
+            loss=get_loss(self.loss, MarginLoss),
+            signature=data_signature(X, ypm, s, self.fit_intercept),
+        )
+
+    def _new_model(self, problem: _Problem, intercept):
+        J = problem.bound.columns().shape[1]
+        columns = [problem.bound.column_hypothesis(j, 1.0).detach() for j in range(J)]
+        return LinearModel(columns, problem.scale, problem.fit_intercept)
+
+    def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
+        return (
+            "loss", "log_loss", "edge", "step", "margin", "margin_upper_bound",
+            "momentum_bound", "gap", "train_error", "time",
+        )
+
+    def _initial_state(self, problem: _Problem):
+        p = problem
+        width = p.bound.columns().shape[1] + int(p.fit_intercept)
+        zero = np.zeros(width)
+        q, _, _ = _dual_point(p.loss, np.zeros(p.n), p.log_s)
+        state = _State(
+            w=zero, g=zero, Zg=np.zeros(p.n), Zw=np.zeros(p.n), q=q, upper=math.inf,
+            rng=check_random_state(self.random_state),
+        )
+        return state, 0.0
+
+    # -- one step ---------------------------------------------------------------------------
+    def _momentum(self, t: int) -> float:
+        if self.method == "accelerated" or (
+            self.method == "stochastic" and self.stochastic_schedule == "heuristic"
+        ):
+            return t / (t + 1.0)
+        return 0.0
+
+    def _theta(self, t: int, n: int) -> float:
+        lr = float(self.learning_rate)
+        if self.method == "normalized_sqrt":
+            return lr / math.sqrt(t + 1.0)
+        if self.method == "stochastic" and self.stochastic_schedule == "proven":
+            return math.sqrt(math.log(n) / self.n_estimators)
+        return lr
+
+    def _round(self, problem: _Problem, state: _State, model, t: int, budget: int):
+        p, method = problem, self.method
+        ZTq = p.ZT(state.q)  # Zᵀ q_t: the certificate, and the step of the batch methods
+        beta, theta = self._momentum(t), self._theta(t, p.n)
+        g, Zg = state.g, state.Zg
+        if method in ("accelerated", "normalized", "normalized_sqrt"):
+            g = beta * (g + ZTq)
+            w = state.w - theta * (g + ZTq)
+            Zw = p.Z(w)
+        elif method == "gradient_descent":
+            # ∇R(w) = (ℓ'(ψ)/n) Zᵀq: only the scalar factor may underflow
+            _, _, log_dpsi = _dual_point(p.loss, state.Zw, p.log_s)
+            w = state.w - theta * math.exp(log_dpsi - p.log_total) * ZTq
+            Zw = p.Z(w)
+        else:
+            if method == "perceptron":
+                i = int(np.argmax(state.Zw))  # the worst-margin example (lowest index)
+            else:  # Algorithm 2: i_t ~ q_t (q_t is a distribution for the exponential loss)
+                i = int(state.rng.choice(p.n, p=state.q / state.q.sum()))
+            z = p.row(i)
+            Zz = p.Z(z)  # one column of the Gram matrix: n kernel evaluations
+            g = beta * (g + z)
+            Zg = beta * (Zg + Zz)
+            w = state.w - theta * (g + z)
+            Zw = state.Zw - theta * (Zg + Zz)  # scores updated incrementally
+        q, log_sum, _ = _dual_point(p.loss, Zw, p.log_s)
+        norm = float(np.linalg.norm(w))
+        margin = -float(Zw.max()) / norm if norm > 0 else 0.0
+        mu_bound = 2.0 * float(np.linalg.norm(g)) / t if beta > 0 and t >= 1 else math.nan
+        upper = min(state.upper, float(np.linalg.norm(ZTq)))
+        if method == "accelerated" and t >= 1:
+            upper = min(upper, mu_bound)  # 2 g_t / t = Zᵀ μ_t, a point of the simplex
+        log_loss = log_sum - p.log_total
+        record = {
+            "loss": math.exp(log_loss),
+            "log_loss": log_loss,
+            "edge": float(np.linalg.norm(ZTq)),
+            "step": theta,
+            "margin": margin,
+            "margin_upper_bound": upper,
+            "momentum_bound": mu_bound,
+            "gap": upper - margin,
+            "train_error": float(p.s[Zw >= 0].sum() / p.s.sum()),
+        }
+        stop = None
+        if upper - margin <= self.tol:
+            stop = StopReason.GAP_CLOSED
+        elif upper <= self.tol and margin <= 0:
+            stop = StopReason.NOT_SEPARABLE
+        new = _State(w=w, g=g, Zg=Zg, Zw=Zw, q=q, upper=upper, rng=state.rng)
+        return RoundResult(new, ((w,),), (record,), stop)
+
+    # -- the fitted model -----------------------------------------------------------------
+    @property
+    def coef_(self) -> np.ndarray:
+        check_is_fitted(self, "ensemble_")
+        return self.ensemble_.coef()
+
+    @property
+    def intercept_(self) -> float:
+        check_is_fitted(self, "ensemble_")
+        return self.ensemble_.intercept()
+
+    @property
+    def estimators_(self) -> list[Hypothesis]:
+        check_is_fitted(self, "ensemble_")
+        return self.ensemble_.columns
+
+    def decision_function(self, X) -> np.ndarray:
+        """``⟨w, x⟩ + b`` in the caller's scale; positive means ``classes_[1]``."""
+        return self._raw(X)
+
+    def staged_decision_function(self, X):
+        yield from self._staged_raw(X)
+
+    def predict(self, X) -> np.ndarray:
+        f = self.decision_function(X)  # first: it checks that the model is fitted
+        return self.classes_.take((f > 0).astype(int))
+
+    def staged_predict(self, X):
+        for f in self.staged_decision_function(X):
+            yield self.classes_.take((f > 0).astype(int))
