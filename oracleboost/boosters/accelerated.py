@@ -78,10 +78,13 @@ class LinearModel:
     most 1); the caller's coefficients are ``w / scale``.
     """
 
-    def __init__(self, columns: list[Hypothesis], scale: float, fit_intercept: bool):
+    def __init__(
+        self, columns: list[Hypothesis], scale: float, fit_intercept: bool, n_outputs: int = 1
+    ):
         self.columns = columns
         self.scale = float(scale)
         self.fit_intercept = bool(fit_intercept)
+        self.n_outputs = int(n_outputs)  # K for multiclass scores, 1 for a binary score
         self.weights: list[np.ndarray] = []
 
     def add(self, w: np.ndarray) -> None:
@@ -96,17 +99,19 @@ class LinearModel:
     def n_rounds(self) -> int:
         return len(self.weights)
 
+    def _last(self) -> np.ndarray:
+        if self.weights:
+            return self.weights[-1]
+        width = len(self.columns) + int(self.fit_intercept)  # no step taken: w_0 = 0
+        return np.zeros(width) if self.n_outputs == 1 else np.zeros((width, self.n_outputs))
+
     def coef(self) -> np.ndarray:
-        w = self.weights[-1] if self.weights else np.zeros(self._width())
-        return w[: len(self.columns)] / self.scale
+        return self._last()[: len(self.columns)] / self.scale
 
-    def intercept(self) -> float:
-        if not (self.fit_intercept and self.weights):
-            return 0.0
-        return float(self.weights[-1][-1] / self.scale)
-
-    def _width(self) -> int:
-        return len(self.columns) + int(self.fit_intercept)
+    def intercept(self) -> float | np.ndarray:
+        if not self.fit_intercept:
+            return 0.0 if self.n_outputs == 1 else np.zeros(self.n_outputs)
+        return self._last()[-1] / self.scale
 
     def _features(self, X) -> np.ndarray:
         cols = [h.predict(X) for h in self.columns]
@@ -115,14 +120,55 @@ class LinearModel:
         return np.column_stack(cols)
 
     def decision_function(self, X) -> np.ndarray:
-        P = self._features(X)
-        w = self.weights[-1] if self.weights else np.zeros(self._width())
-        return P @ w / self.scale
+        return self._features(X) @ self._last() / self.scale
 
     def staged_decision_function(self, X):
         P = self._features(X)
         for w in self.weights:
             yield P @ w / self.scale
+
+
+class KernelModel:
+    """``f(x) = ⟨w, φ(x)⟩ / scale = −Σ_i a_i y_i k(x_i, x) / scale²`` for ``w = Zᵀa`` (the
+    kernel form; the same scaling as ``LinearModel``'s ``w / scale``), one dual
+    coefficient vector ``a`` per round."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, kernel, scale: float):
+        self.X, self.y, self.kernel, self.scale = X, y, kernel, float(scale)
+        self.weights: list[np.ndarray] = []
+
+    add = LinearModel.add
+    copy = LinearModel.copy
+    n_rounds = LinearModel.n_rounds
+
+    def dual_coef(self) -> np.ndarray:
+        a = self.weights[-1] if self.weights else np.zeros(len(self.y))
+        return -self.y * a / self.scale**2
+
+    def decision_function(self, X) -> np.ndarray:
+        return self.kernel(X, self.X) @ self.dual_coef()
+
+    def staged_decision_function(self, X):
+        G = self.kernel(X, self.X)
+        for a in self.weights:
+            yield G @ (-self.y * a / self.scale**2)
+
+
+class _Kernel:
+    """A picklable kernel ``k(A, B)``: a callable, or a name of
+    :func:`sklearn.metrics.pairwise.pairwise_kernels` with its parameters."""
+
+    def __init__(self, kernel, params: dict | None):
+        self.kernel, self.params = kernel, dict(params or {})
+
+    def __call__(self, A, B) -> np.ndarray:
+        if callable(self.kernel):
+            G = self.kernel(A, B, **self.params)
+        else:
+            from sklearn.metrics.pairwise import pairwise_kernels
+
+            G = pairwise_kernels(A, B, metric=self.kernel, **self.params)
+        return np.asarray(G, dtype=np.float64)
 
 
 def _log_neg_dphi_at_value(loss: MarginLoss, log_v: float) -> float:
@@ -151,36 +197,102 @@ def _dual_point(
 
 @dataclass
 class _Problem(Problem):
-    y: np.ndarray  # ±1
+    """The data inside, seen only through Z's products.
+
+    Binary: ``z_i = −y_i x_i / scale``, ``w`` of shape (J,).  Multiclass (Sec. 5.2, App.
+    E): one implicit row ``z_{i,j} = x_i (e_j − e_{c_i})ᵀ / (√2 scale)`` for each example
+    i and wrong class j ≠ c_i (the note's sign, consistent with the binary z_i; the
+    paper's App. E has the opposite one), never materialised: ``w`` is a (J, K) matrix,
+    ``Z w`` the (n, K) matrix of logits ``(S_ij − S_{i c_i})/(√2 scale)`` with S = X w
+    and −∞ in the own-class cells, and ``Zᵀ q = Xᵀ(Q − e_c ∘ rowsum Q)/(√2 scale)``.
+    """
+
+    y: np.ndarray  # ±1 (binary) or class indices (multiclass)
+    K: int  # 2 for binary
     s: np.ndarray  # sample weights (positive)
-    log_s: np.ndarray
+    log_s: np.ndarray  # broadcast against Z w
     log_total: float
     n: int
     bound: object
     scale: float
     fit_intercept: bool
     loss: MarginLoss
+    gram: np.ndarray | None = None  # kernel form: Z Zᵀ, and w = Zᵀa is held as a
 
-    # Z = −y ∘ [H, 1] / scale, through the oracle's products only
-    def Z(self, w: np.ndarray) -> np.ndarray:
+    @property
+    def multiclass(self) -> bool:
+        return self.K > 2
+
+    def norm(self, v: np.ndarray) -> float:
+        """‖v‖₂ (Frobenius for a (J, K) matrix); kernel form: ‖Zᵀv‖ = √(vᵀ Z Zᵀ v)."""
+        if self.gram is None:
+            return float(np.linalg.norm(v))
+        return math.sqrt(max(float(v @ (self.gram @ v)), 0.0))
+
+    def _combine(self, w: np.ndarray) -> np.ndarray:
         J = w.shape[0] - int(self.fit_intercept)
         out = self.bound.combine(w[:J])
         if self.fit_intercept:
             out = out + w[J]
-        return -self.y * out / self.scale
+        return out
+
+    def Z(self, w: np.ndarray) -> np.ndarray:
+        """``Z w``; multiclass: the (n, K) logits with 0 in the own-class cells (see
+        :meth:`rows_only`); kernel form: ``Z Zᵀ a``."""
+        if self.gram is not None:
+            return self.gram @ w
+        S = self._combine(w)
+        if not self.multiclass:
+            return -self.y * S / self.scale
+        rows = np.arange(self.n)
+        return (S - S[rows, self.y][:, None]) / (math.sqrt(2.0) * self.scale)
+
+    def rows_only(self, Zw: np.ndarray) -> np.ndarray:
+        """The entries of ``Z w`` that are rows of Z: multiclass own-class cells (no row:
+        it would force margin 0, L864) become −∞."""
+        if not self.multiclass:
+            return Zw
+        out = Zw.copy()
+        out[np.arange(self.n), self.y] = -np.inf
+        return out
 
     def ZT(self, q: np.ndarray) -> np.ndarray:
-        r = -self.y * q
-        out = self.bound.correlation_vector(r)
+        if self.gram is not None:
+            return q.copy()  # Zᵀq has dual coefficients q
+        if not self.multiclass:
+            r = -self.y * q
+            out = self.bound.correlation_vector(r)
+            if self.fit_intercept:
+                out = np.append(out, r.sum())
+            return out / self.scale
+        R = q.copy()
+        R[np.arange(self.n), self.y] = -q.sum(axis=1)
+        out = self.bound.correlation_vector(R)
         if self.fit_intercept:
-            out = np.append(out, r.sum())
-        return out / self.scale
+            out = np.vstack([out, R.sum(axis=0)])
+        return out / (math.sqrt(2.0) * self.scale)
 
-    def row(self, i: int) -> np.ndarray:
+    def row(self, index: int) -> np.ndarray:
+        """The row z of Z with flat index ``index`` (binary: example i; multiclass: the
+        cell (i, j) of the (n, K) logits)."""
+        if self.gram is not None:
+            e = np.zeros(self.n)
+            e[index] = 1.0  # z_i = Zᵀ e_i
+            return e
+        i, j = divmod(index, self.K) if self.multiclass else (index, None)
         x = np.asarray(self.bound.columns()[i], dtype=np.float64)
         if self.fit_intercept:
             x = np.append(x, 1.0)
-        return -self.y[i] * x / self.scale
+        if not self.multiclass:
+            return -self.y[i] * x / self.scale
+        z = np.zeros((x.shape[0], self.K))
+        z[:, j] = x
+        z[:, self.y[i]] = -x
+        return z / (math.sqrt(2.0) * self.scale)
+
+    def margin_unit(self) -> float:
+        """γ_m = √2 × the reduced binary margin (Theorem 5.1: γ̄ = γ̄_m/√2)."""
+        return math.sqrt(2.0) if self.multiclass else 1.0
 
 
 @dataclass(frozen=True)
@@ -224,6 +336,15 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
         β = 0, θ = √(ln n / n_estimators) (Theorem 4.1).
     fit_intercept : bool, default=False
         Append a constant column (the paper has no bias).
+    kernel : {"linear", "rbf", "poly", "sigmoid", "laplacian", "cosine"}, callable or \
+            None, default=None
+        The kernel form (L275, note §1.7): ``w = Zᵀa`` is held by its dual coefficients
+        a, and every product with Z goes through the Gram matrix ``K_ij = y_i y_j
+        k(x_i, x_j) / scale²`` (computed once: n² memory; scale² = max_i k(x_i, x_i)).
+        Algorithm 2 then reads one column of K per step.  Binary only, no intercept,
+        and ``oracle`` must be None.
+    kernel_params : dict or None, default=None
+        Parameters of a named kernel (``gamma``, ``degree``, …) or of the callable.
     random_state : int, RandomState or None, default=None
         Algorithm 2's sampling.
     verbose : int, default=0
@@ -257,6 +378,9 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
         "tol": [Interval(Real, 0, None, closed="left")],
         "stochastic_schedule": [StrOptions({"heuristic", "proven"})],
         "fit_intercept": ["boolean"],
+        "kernel": [StrOptions({"linear", "rbf", "poly", "sigmoid", "laplacian", "cosine"}),
+                   callable, None],
+        "kernel_params": [dict, None],
     }
 
     # The margin, not the risk, is what this booster drives; the risk of the
@@ -274,6 +398,8 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
         tol: float = 1e-6,
         stochastic_schedule: str = "heuristic",
         fit_intercept: bool = False,
+        kernel=None,
+        kernel_params: dict | None = None,
         random_state=None,
         verbose: int = 0,
         warm_start: bool = False,
@@ -286,14 +412,11 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
         self.tol = tol
         self.stochastic_schedule = stochastic_schedule
         self.fit_intercept = fit_intercept
+        self.kernel = kernel
+        self.kernel_params = kernel_params
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
 
     # -- fit ------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
@@ -315,6 +438,8 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
 
     def _setup(self, X, y, sample_weight) -> _Problem:
         name = type(self).__name__
+        if self.kernel is not None:
+            return self._setup_kernel(X, y, sample_weight)
         oracle = LinearOracle() if self.oracle is None else self.oracle
         if not oracle.capabilities.correlation_vector:
             raise OracleCapabilityError(
@@ -327,13 +452,13 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
         s = check_sample_weight(sample_weight, X.shape[0])
         X, y, s = self._positive_weight_rows(X, y, s)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
-        if len(self.classes_) != 2:
-            what = "only one class" if len(self.classes_) == 1 else f"{len(self.classes_)}"
+        K = len(self.classes_)
+        if K < 2:
             raise ValueError(
-                f"Only binary classification is supported. y must contain exactly two "
-                f"classes for {name}; got {what}: {self.classes_[:5]}"
+                f"y must contain at least two classes for {name}; got only one class: "
+                f"{self.classes_}"
             )
-        ypm = np.where(y_idx == 1, 1.0, -1.0)
+        ypm = np.where(y_idx == 1, 1.0, -1.0) if K == 2 else y_idx
         bound = oracle.bind(X)
         H = bound.columns()
         norms = np.sqrt(np.einsum("ij,ij->i", H, H) + float(self.fit_intercept))
@@ -343,8 +468,9 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
         self.scale_ = scale
         return _Problem(
             y=ypm,
+            K=K,
             s=s,
-            log_s=np.log(s),
+            log_s=np.log(s) if K == 2 else np.log(s)[:, None],
             log_total=float(np.log(s.sum())),
             n=X.shape[0],
             bound=bound,
@@ -354,10 +480,60 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
             signature=data_signature(X, ypm, s, self.fit_intercept),
         )
 
+    def _setup_kernel(self, X, y, sample_weight) -> _Problem:
+        name = type(self).__name__
+        if self.oracle is not None or self.fit_intercept:
+            raise ValueError(
+                f"{name}: kernel={self.kernel!r} replaces the oracle's columns by a kernel; "
+                "oracle must be None and fit_intercept False"
+            )
+        X, y = validate_data(self, X, y, ensure_all_finite=True)
+        check_classification_targets(y)
+        s = check_sample_weight(sample_weight, X.shape[0])
+        X, y, s = self._positive_weight_rows(X, y, s)
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        if len(self.classes_) != 2:
+            raise ValueError(
+                f"Only binary classification is supported by {name} with a kernel; y has "
+                f"{len(self.classes_)} classes"
+            )
+        ypm = np.where(y_idx == 1, 1.0, -1.0)
+        kernel = _Kernel(self.kernel, self.kernel_params)
+        G = kernel(X, X)
+        if G.shape != (X.shape[0],) * 2 or not np.all(np.isfinite(G)):
+            raise ValueError(
+                f"{name}: kernel must return a finite ({X.shape[0]}, {X.shape[0]}) Gram "
+                f"matrix on X; got shape {G.shape}"
+            )
+        scale = math.sqrt(float(np.max(np.diag(G))))
+        if not scale > 0.0:
+            raise ValueError(f"{name}: k(x, x) = 0 for every example; no margin exists")
+        self.scale_ = scale
+        self._kernel_model_ = KernelModel(X, ypm, kernel, scale)
+        return _Problem(
+            y=ypm,
+            K=2,
+            s=s,
+            log_s=np.log(s),
+            log_total=float(np.log(s.sum())),
+            n=X.shape[0],
+            bound=None,
+            scale=scale,
+            fit_intercept=False,
+            loss=get_loss(self.loss, MarginLoss),
+            gram=np.outer(ypm, ypm) * G / scale**2,
+            signature=data_signature(X, ypm, s, repr(self.kernel), self.kernel_params),
+        )
+
     def _new_model(self, problem: _Problem, intercept):
+        if problem.gram is not None:
+            model = self._kernel_model_
+            del self._kernel_model_
+            return model
         J = problem.bound.columns().shape[1]
         columns = [problem.bound.column_hypothesis(j, 1.0).detach() for j in range(J)]
-        return LinearModel(columns, problem.scale, problem.fit_intercept)
+        K = problem.K if problem.multiclass else 1
+        return LinearModel(columns, problem.scale, problem.fit_intercept, K)
 
     def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
         return (
@@ -367,11 +543,12 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
 
     def _initial_state(self, problem: _Problem):
         p = problem
-        width = p.bound.columns().shape[1] + int(p.fit_intercept)
-        zero = np.zeros(width)
-        q, _, _ = _dual_point(p.loss, np.zeros(p.n), p.log_s)
+        width = p.n if p.gram is not None else p.bound.columns().shape[1] + int(p.fit_intercept)
+        zero = np.zeros(width) if not p.multiclass else np.zeros((width, p.K))
+        Zw = p.Z(zero)
+        q, _, _ = _dual_point(p.loss, p.rows_only(Zw), p.log_s)
         state = _State(
-            w=zero, g=zero, Zg=np.zeros(p.n), Zw=np.zeros(p.n), q=q, upper=math.inf,
+            w=zero, g=zero, Zg=np.zeros_like(Zw), Zw=Zw, q=q, upper=math.inf,
             rng=check_random_state(self.random_state),
         )
         return state, 0.0
@@ -403,38 +580,46 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
             Zw = p.Z(w)
         elif method == "gradient_descent":
             # ∇R(w) = (ℓ'(ψ)/n) Zᵀq: only the scalar factor may underflow
-            _, _, log_dpsi = _dual_point(p.loss, state.Zw, p.log_s)
+            _, _, log_dpsi = _dual_point(p.loss, p.rows_only(state.Zw), p.log_s)
             w = state.w - theta * math.exp(log_dpsi - p.log_total) * ZTq
             Zw = p.Z(w)
         else:
             if method == "perceptron":
-                i = int(np.argmax(state.Zw))  # the worst-margin example (lowest index)
-            else:  # Algorithm 2: i_t ~ q_t (q_t is a distribution for the exponential loss)
-                i = int(state.rng.choice(p.n, p=state.q / state.q.sum()))
+                i = int(np.argmax(p.rows_only(state.Zw)))  # the worst row (lowest index)
+            else:  # Algorithm 2: a row i_t ~ q_t (multiclass: a pair (example, class))
+                flat = state.q.ravel()
+                i = int(state.rng.choice(flat.size, p=flat / flat.sum()))
             z = p.row(i)
             Zz = p.Z(z)  # one column of the Gram matrix: n kernel evaluations
             g = beta * (g + z)
             Zg = beta * (Zg + Zz)
             w = state.w - theta * (g + z)
             Zw = state.Zw - theta * (Zg + Zz)  # scores updated incrementally
-        q, log_sum, _ = _dual_point(p.loss, Zw, p.log_s)
-        norm = float(np.linalg.norm(w))
-        margin = -float(Zw.max()) / norm if norm > 0 else 0.0
-        mu_bound = 2.0 * float(np.linalg.norm(g)) / t if beta > 0 and t >= 1 else math.nan
-        upper = min(state.upper, float(np.linalg.norm(ZTq)))
+        rows = p.rows_only(Zw)
+        q, log_sum, _ = _dual_point(p.loss, rows, p.log_s)
+        unit = p.margin_unit()  # report γ_m (multiclass) = √2 × the reduced margin
+        norm = p.norm(w)
+        margin = -unit * float(rows.max()) / norm if norm > 0 else 0.0
+        mu_bound = (
+            unit * 2.0 * p.norm(g) / t if beta > 0 and t >= 1 else math.nan
+        )
+        edge = unit * p.norm(ZTq)
+        upper = min(state.upper, edge)
         if method == "accelerated" and t >= 1:
             upper = min(upper, mu_bound)  # 2 g_t / t = Zᵀ μ_t, a point of the simplex
         log_loss = log_sum - p.log_total
         record = {
             "loss": math.exp(log_loss),
             "log_loss": log_loss,
-            "edge": float(np.linalg.norm(ZTq)),
+            "edge": edge,
             "step": theta,
             "margin": margin,
             "margin_upper_bound": upper,
             "momentum_bound": mu_bound,
             "gap": upper - margin,
-            "train_error": float(p.s[Zw >= 0].sum() / p.s.sum()),
+            "train_error": float(
+                p.s[(rows >= 0) if rows.ndim == 1 else (rows >= 0).any(axis=1)].sum() / p.s.sum()
+            ),
         }
         stop = None
         if upper - margin <= self.tol:
@@ -448,7 +633,20 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
     @property
     def coef_(self) -> np.ndarray:
         check_is_fitted(self, "ensemble_")
+        if isinstance(self.ensemble_, KernelModel):
+            raise AttributeError(
+                "coef_ is not defined for a kernel: w = Zᵀa lives in the kernel's feature "
+                "space; use dual_coef_ (f(x) = Σ_i dual_coef_[i] k(x_i, x))"
+            )
         return self.ensemble_.coef()
+
+    @property
+    def dual_coef_(self) -> np.ndarray:
+        """Kernel form: ``f(x) = Σ_i dual_coef_[i] k(x_i, x)``."""
+        check_is_fitted(self, "ensemble_")
+        if not isinstance(self.ensemble_, KernelModel):
+            raise AttributeError("dual_coef_ exists for the kernel form (kernel=...) only")
+        return self.ensemble_.dual_coef()
 
     @property
     def intercept_(self) -> float:
@@ -458,19 +656,25 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
     @property
     def estimators_(self) -> list[Hypothesis]:
         check_is_fitted(self, "ensemble_")
+        if isinstance(self.ensemble_, KernelModel):
+            raise AttributeError("a kernel model has no column hypotheses; see dual_coef_")
         return self.ensemble_.columns
 
     def decision_function(self, X) -> np.ndarray:
-        """``⟨w, x⟩ + b`` in the caller's scale; positive means ``classes_[1]``."""
+        """``⟨w, x⟩ + b`` in the caller's scale: shape (n,) for two classes (positive
+        means ``classes_[1]``), else (n, K) class scores ``xᵀU``."""
         return self._raw(X)
 
     def staged_decision_function(self, X):
         yield from self._staged_raw(X)
 
+    def _labels(self, f):
+        idx = (f > 0).astype(int) if f.ndim == 1 else np.argmax(f, axis=1)
+        return self.classes_.take(idx)
+
     def predict(self, X) -> np.ndarray:
-        f = self.decision_function(X)  # first: it checks that the model is fitted
-        return self.classes_.take((f > 0).astype(int))
+        return self._labels(self.decision_function(X))
 
     def staged_predict(self, X):
         for f in self.staged_decision_function(X):
-            yield self.classes_.take((f > 0).astype(int))
+            yield self._labels(f)

@@ -16,6 +16,10 @@ and prints a table (``.to_text()``).
 ``grubb2011-figure3-*``       … on pendigits, satimage, splice (stand-in for connect-4)
 ``naghibi2014-label-noise``   OUR experiment (the paper has none): test error vs. flipped
                               training labels, AdaBoost and MABoost variants, breast cancer
+``ji2021-figure1``            Fig. 1 on digits 0 vs 1 (not mnist): ℓ2 margin gap γ̄ − γ(w_t)
+                              of Alg. 1, NGD (θ = 1, 1/√t), GD, batch perceptron, Alg. 2
+``ji2021-figure2``            Fig. 2 analogue: test error on non-separable digits 3 vs 5,
+                              PCA(5) (not mnist 3 vs 5), the same six methods
 ============================  ==========================================================
 """
 
@@ -33,6 +37,8 @@ from .grubb_bagnell2011 import (
 )
 from .grubb_bagnell2011 import figure1 as grubb2011_figure1
 from .grubb_bagnell2011 import figure2 as grubb2011_figure2
+from .ji2021 import figure1 as ji2021_figure1
+from .ji2021 import figure2 as ji2021_figure2
 from .naghibi2014 import label_noise
 from .telgarsky2012 import lower_bound
 from .telgarsky2013 import figure2, figure3, shrinkage_threshold
@@ -52,4 +58,6 @@ EXPERIMENTS: dict[str, Callable[..., Curves]] = {
     "grubb2011-figure3-satimage": figure3_satimage,
     "grubb2011-figure3-splice": figure3_splice,
     "naghibi2014-label-noise": label_noise,
+    "ji2021-figure1": ji2021_figure1,
+    "ji2021-figure2": ji2021_figure2,
 }

@@ -169,8 +169,10 @@ class BoundOracle:
         return self._checked(self._project(target, w, random_state), target.shape)
 
     def correlation_vector(self, r) -> np.ndarray:
-        """``H^T r``: the inner product of ``r`` with every hypothesis of a finite class."""
-        r = check_query(r, self.n_samples, "r", multioutput=False)
+        """``H^T r``: the inner product of ``r`` with every hypothesis of a finite class.
+
+        ``r`` of shape (n,) gives shape (J,); a block of shape (n, K) gives (J, K)."""
+        r = check_query(r, self.n_samples, "r")
         self._require_finite("the whole correlation vector")
         return self._correlation_vector(r)
 
