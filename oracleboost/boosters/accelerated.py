@@ -28,7 +28,9 @@ due to the aggressive initial step size".
 
 Certificates (weak duality, Lemma A: γ̄ = min_{q∈Δ} ‖Zᵀq‖): every round records the ℓ2
 margin ``γ(w) = −max_i (Zw)_i / ‖w‖`` and the upper bound min(‖Zᵀq_t‖, 2‖g_t‖/t) on γ̄
-(``2g_t/t = Zᵀμ_t``, Lemma 3.2), kept as a running minimum (every value bounds γ̄); the
+(``2g_t/t = Zᵀμ_t``, Lemma 3.2; both divided by the dual point's mass where it is not 1:
+the logistic loss, whose ∇ψ with weights below 1 has ‖∇ψ‖₁ < 1, and Algorithm 2, whose
+g averages sampled rows), kept as a running minimum (every value bounds γ̄); the
 fit stops when their gap falls below ``tol`` (``"gap_closed"``), and reports
 ``"not_separable"`` when the upper bound itself falls below ``tol`` with a margin ≤ 0.
 The paper's sign slips (L152, L432: Zᵀq̄ = −γ̄ū) are fixed here as in the note.
@@ -307,6 +309,7 @@ class _State:
     q: np.ndarray
     upper: float
     rng: np.random.RandomState
+    gmass: float = 0.0  # the mass of the dual point behind g (Zᵀμ_t = g_t/gmass)
 
 
 class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
@@ -361,7 +364,7 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
         Per step: ``loss`` (the risk R(w), and ``log_loss``), ``edge`` ‖Zᵀq_t‖, ``step``
         θ_t, ``margin`` γ(w_{t+1}) (ℓ2, in the scaled space: multiply by ``scale_`` for
         the caller's units), ``margin_upper_bound`` (the running minimum of ‖Zᵀq_t‖ and
-        2‖g_t‖/t), ``momentum_bound`` (2‖g_t‖/t; NaN without momentum), ``gap``
+        2‖g_t‖/t), ``momentum_bound`` (2‖g_t‖/t = ‖Zᵀμ_t‖; NaN without momentum), ``gap``
         (upper bound − margin), ``train_error``, ``time``.
     stop_reason_ : StopReason
 
@@ -438,6 +441,15 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
 
     def _setup(self, X, y, sample_weight) -> _Problem:
         name = type(self).__name__
+        proven = self.method == "stochastic" and self.stochastic_schedule == "proven"
+        if proven and self.warm_start and hasattr(self, "_state_"):
+            if self._horizon_ != self.n_estimators:
+                raise ValueError(
+                    f"{name}: stochastic_schedule='proven' steps by √(ln n / T) with the "
+                    f"horizon T = n_estimators fixed at {self._horizon_} (Theorem 4.1); a "
+                    "warm start cannot change it. Fit anew with the longer horizon."
+                )
+        self._horizon_ = self.n_estimators
         if self.kernel is not None:
             return self._setup_kernel(X, y, sample_weight)
         oracle = LinearOracle() if self.oracle is None else self.oracle
@@ -572,9 +584,13 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
     def _round(self, problem: _Problem, state: _State, model, t: int, budget: int):
         p, method = problem, self.method
         ZTq = p.ZT(state.q)  # Zᵀ q_t: the certificate, and the step of the batch methods
+        # ‖q_t‖₁ is 1 for the exponential loss; the logistic ∇ψ has ‖∇ψ‖₁ ≥ 1 only with
+        # unit weights, so the certificates use q/‖q‖₁, a point of the simplex.
+        qmass = float(state.q.sum())
         beta, theta = self._momentum(t), self._theta(t, p.n)
         g, Zg = state.g, state.Zg
         if method in ("accelerated", "normalized", "normalized_sqrt"):
+            gmass = beta * (state.gmass + qmass)
             g = beta * (g + ZTq)
             w = state.w - theta * (g + ZTq)
             Zw = p.Z(w)
@@ -583,6 +599,7 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
             _, _, log_dpsi = _dual_point(p.loss, p.rows_only(state.Zw), p.log_s)
             w = state.w - theta * math.exp(log_dpsi - p.log_total) * ZTq
             Zw = p.Z(w)
+            gmass = 0.0
         else:
             if method == "perceptron":
                 i = int(np.argmax(p.rows_only(state.Zw)))  # the worst row (lowest index)
@@ -591,6 +608,7 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
                 i = int(state.rng.choice(flat.size, p=flat / flat.sum()))
             z = p.row(i)
             Zz = p.Z(z)  # one column of the Gram matrix: n kernel evaluations
+            gmass = beta * (state.gmass + 1.0)
             g = beta * (g + z)
             Zg = beta * (Zg + Zz)
             w = state.w - theta * (g + z)
@@ -600,13 +618,13 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
         unit = p.margin_unit()  # report γ_m (multiclass) = √2 × the reduced margin
         norm = p.norm(w)
         margin = -unit * float(rows.max()) / norm if norm > 0 else 0.0
-        mu_bound = (
-            unit * 2.0 * p.norm(g) / t if beta > 0 and t >= 1 else math.nan
-        )
-        edge = unit * p.norm(ZTq)
+        # g_t/gmass = Zᵀμ_t for a point μ_t of the simplex (Lemma 3.2: 2g_t/t for the
+        # exponential loss; for Algorithm 2 a weighted average of sampled rows)
+        mu_bound = unit * p.norm(g) / gmass if beta > 0 and gmass > 0 else math.nan
+        edge = unit * p.norm(ZTq) / qmass
         upper = min(state.upper, edge)
-        if method == "accelerated" and t >= 1:
-            upper = min(upper, mu_bound)  # 2 g_t / t = Zᵀ μ_t, a point of the simplex
+        if not math.isnan(mu_bound):
+            upper = min(upper, mu_bound)
         log_loss = log_sum - p.log_total
         record = {
             "loss": math.exp(log_loss),
@@ -626,7 +644,7 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
             stop = StopReason.GAP_CLOSED
         elif upper <= self.tol and margin <= 0:
             stop = StopReason.NOT_SEPARABLE
-        new = _State(w=w, g=g, Zg=Zg, Zw=Zw, q=q, upper=upper, rng=state.rng)
+        new = _State(w=w, g=g, Zg=Zg, Zw=Zw, q=q, upper=upper, rng=state.rng, gmass=gmass)
         return RoundResult(new, ((w,),), (record,), stop)
 
     # -- the fitted model -----------------------------------------------------------------
