@@ -130,3 +130,19 @@ def test_kernel_form_refuses_an_oracle_and_multiclass():
         AcceleratedMarginClassifier(kernel="linear", n_estimators=5).fit(X, y)
     with pytest.raises(ValueError, match="oracle must be None"):
         AcceleratedMarginClassifier(StumpOracle(), kernel="linear").fit(X[y < 2], y[y < 2])
+
+
+@pytest.mark.parametrize("name", ["exponential", "logistic"])
+def test_the_potentials_derivative_at_its_value(name):
+    """``log(−φ'(φ⁻¹(v)))``, the log of ℓ'(ψ) in ∇ψ = ℓ'(ξ)/ℓ'(ψ), against a root-found
+    φ⁻¹ and the loss' own φ', from v = 1e-300 (late in training) to 1e4."""
+    from scipy.optimize import brentq
+
+    from oracleboost.losses import get_loss
+
+    loss = get_loss(name)
+    for log_v in (-690.0, -40.0, -18.0, -1.0, 0.0, 2.0, 9.0):
+        m = brentq(lambda m, v=log_v: float(loss.log_phi(np.array([m]))[0]) - v, -1e4, 1e4,
+                   xtol=1e-14, rtol=1e-15)
+        expected = float(loss.log_neg_dphi(np.array([m]))[0])
+        assert loss.log_neg_dphi_at_value(log_v) == pytest.approx(expected, rel=1e-9, abs=1e-9)

@@ -173,14 +173,6 @@ class _Kernel:
         return np.asarray(G, dtype=np.float64)
 
 
-def _log_neg_dphi_at_value(loss: MarginLoss, log_v: float) -> float:
-    """``log(−φ'(φ⁻¹(v)))`` from ``log v``.  TEMPORARY: moves onto the loss classes."""
-    if loss.name == "exponential":
-        return log_v  # φ = e^{−m}: −φ'(φ⁻¹(v)) = v
-    v = math.exp(log_v)  # logistic: −φ'(φ⁻¹(v)) = 1 − e^{−v}
-    return math.log(-math.expm1(-v)) if v > 1e-8 else log_v + math.log1p(-v / 2)
-
-
 def _dual_point(
     loss: MarginLoss, xi: np.ndarray, log_s: np.ndarray
 ) -> tuple[np.ndarray, float, float]:
@@ -192,7 +184,7 @@ def _dual_point(
     """
     m = -xi
     log_sum = float(logsumexp(log_s + loss.log_phi(m)))  # log ℓ(ψ)
-    log_dpsi = _log_neg_dphi_at_value(loss, log_sum)  # log ℓ'(ψ) = log(−φ'(φ⁻¹(Σ sℓ)))
+    log_dpsi = loss.log_neg_dphi_at_value(log_sum)  # log ℓ'(ψ) = log(−φ'(φ⁻¹(Σ sℓ)))
     q = np.exp(log_s + loss.log_neg_dphi(m) - log_dpsi)
     return q, log_sum, log_dpsi
 

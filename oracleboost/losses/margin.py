@@ -85,6 +85,12 @@ class MarginLoss(Loss):
         """``log(−φ'(m + d)) − log φ(m)``: the slope of a step relative to the current loss."""
         return self.log_neg_dphi(m + d) - self.log_phi(m)
 
+    def log_neg_dphi_at_value(self, log_v: float) -> float:
+        """``log(−φ'(φ⁻¹(v)))`` from ``log v``: the log of ℓ'(ψ) for the potential
+        ``ψ = ℓ⁻¹(Σ_i ℓ(ξ_i))`` of Ji, Srebro & Telgarsky (2021, eq. 2.1 and C.1), with
+        ``ℓ(ξ) = φ(−ξ)``; its gradient is ``∇ψ_i = ℓ'(ξ_i)/ℓ'(ψ)``."""
+        raise NotImplementedError(f"{type(self).__name__} does not define ℓ'(ℓ⁻¹(v))")
+
     def log_curvature_constant(self, m: np.ndarray, sample_weight: np.ndarray) -> float:
         """``ln C_t`` of Telgarsky (2013, L115): ``C_ℓ(ℓ^{−1}(m L))`` for the current margins.
 
@@ -216,6 +222,9 @@ class Exponential(MarginLoss):
     def log_neg_dphi_shift(self, m, d):
         return -np.asarray(d, dtype=np.float64) + np.zeros_like(m)
 
+    def log_neg_dphi_at_value(self, log_v):
+        return float(log_v)  # φ = e^{−m}: −φ'(φ⁻¹(v)) = v, so ψ = log-sum-exp
+
     def log_curvature_constant(self, m, sample_weight):
         return 0.0  # C_exp ≡ 1
 
@@ -291,6 +300,12 @@ class Logistic(MarginLoss):
 
     def inverse_link(self, raw):
         return expit(np.asarray(raw, dtype=np.float64))
+
+    def log_neg_dphi_at_value(self, log_v):
+        # φ(m) = v ⇔ e^{−m} = e^v − 1, and −φ'(m) = σ(−m) = 1 − e^{−v}; for tiny v,
+        # log(1 − e^{−v}) = log v + log1p(−v/2 + …) (no cancellation)
+        v = float(np.exp(log_v))
+        return float(np.log(-np.expm1(-v))) if v > 1e-8 else float(log_v + np.log1p(-v / 2))
 
     def log_curvature_constant(self, m, sample_weight):
         # C_logistic(z) = (1 + e^z)² (Telgarsky 2013 note §1) and ℓ^{−1}(v) = ln(e^v − 1), so
