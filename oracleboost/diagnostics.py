@@ -23,8 +23,9 @@ What is computed
 * :func:`max_margin` and :func:`weak_learning_rate`: the two linear programs for the
   weak-learning rate ``γ = max_{||λ||_1 ≤ 1} min_i (M λ)_i = min_{w ∈ Δ_m} ||M^T w||_∞``
   (Telgarsky 2013 §1; Telgarsky 2012 Eq. 3).
-* :func:`hard_core`: the hard core ``H(A)`` (Telgarsky 2012 Def. 10) by LPs that
-  certify each other (Gordan/Stiemke/Motzkin alternatives, Thm 11, 14, 17).
+* :func:`hard_core`: the hard core ``H(A)`` (Telgarsky 2012 Def. 10) by an LP whose
+  primal and dual solutions certify each other (Gordan/Stiemke/Motzkin alternatives,
+  Thm 11, 14, 17).
 * :func:`optimal_risk`: the optimal risk ``f̄_A = inf_λ f(A λ)`` and the unique dual
   optimum ``ψ_A^f`` (Thm 4), by Newton's method on the hard-core rows only (Thm 17).
 * :func:`conjugate` and :func:`bregman_gap`: ``f*`` and the identity
@@ -42,7 +43,7 @@ the margin losses (:meth:`~oracleboost.losses.MarginLoss.d2phi`,
 Column scaling.  The hard core and the optimal risk over ``span(M)`` do not change when
 a column is multiplied by a positive constant (λ absorbs it; for the hard core also by a
 negative one).  :func:`hard_core` and :func:`optimal_risk` therefore divide each nonzero
-column by the power of two nearest above its largest |entry| (so that it lies in
+column by the smallest power of two ≥ its largest |entry| (so that this entry lies in
 ``(½, 1]``; a power of two makes the scaling exact and leaves already normalised columns
 bit for bit unchanged) and drop all-zero columns before the LPs and Newton's method;
 returned weights are mapped back.  Columns scaled by 1e20 or 1e300 (features of a linear
@@ -50,11 +51,11 @@ class in odd units) give the same answers as unscaled ones.  :func:`max_margin` 
 :func:`weak_learning_rate` are not scale invariant (an ℓ1 margin depends on the scale)
 and use ``M`` as given.
 
-Memory and failures.  Every LP is given to HiGHS in sparse form, with O(m n) nonzeros for
-``m`` rows and ``n`` columns; nothing allocates an m × m array (see
-:func:`optimal_risk_cost`).  A failed LP, a disagreement between the two certificates of
-the hard core, or a failed Newton solve raises :class:`DiagnosticsError`, a
-``RuntimeError`` that callers (boosters tracking a duality gap) can catch on its own.
+Memory and failures.  Every LP has O(m n) nonzeros for ``m`` rows and ``n`` columns (the
+hard-core LP is built and passed to HiGHS in sparse form); nothing allocates an m × m
+array (see :func:`optimal_risk_cost`).  A failed LP, a disagreement between the two
+certificates of the hard core, or a failed Newton solve raises :class:`DiagnosticsError`,
+a ``RuntimeError`` that callers (boosters tracking a duality gap) can catch on its own.
 
 References
 ----------
@@ -163,8 +164,7 @@ class HardCore:
         A λ with ``(M λ)_i ≥ 1`` off the core and ``(M λ)_i ≈ 0`` on it (Eq. 15 in
         margin form): scaling it up drives the loss of every non-core row to 0.
     dual_value : float
-        Optimal value of the dual LP (= ``|H(A)|``; 0 without solving it when the
-        separability LP is feasible, by Gordan's theorem).
+        Optimal value of the support LP (= ``|H(A)|``).
     primal_value : float
         ``Σ_i min(1, max(0, (M λ)_i))`` at the certificate: the value of the primal LP
         ``max Σ s_i`` s.t. ``s ≤ M λ``, ``0 ≤ s ≤ 1`` at ``λ = certificate``, which is
@@ -299,13 +299,10 @@ def _check_loss(loss) -> MarginLoss:
     return loss
 
 
-def _linprog(c, what: str, *, infeasible_ok: bool = False, **kw):
-    """HiGHS; a failure raises :class:`DiagnosticsError` naming the LP ``what``.
-
-    With ``infeasible_ok`` an infeasible LP (status 2) is returned for the caller to read.
-    """
+def _linprog(c, what: str, **kw):
+    """HiGHS; a failure raises :class:`DiagnosticsError` naming the LP ``what``."""
     res = linprog(c, method="highs", options=_HIGHS, **kw)
-    if res.status != 0 and not (infeasible_ok and res.status == 2):
+    if res.status != 0:
         raise DiagnosticsError(f"HiGHS failed on the {what} (status {res.status}): {res.message}")
     return res
 
@@ -412,28 +409,30 @@ def weak_learning_rate(M) -> WeakLearningRate:
 
 
 def hard_core(M) -> HardCore:
-    """The hard core ``H(A)`` (Telgarsky 2012, Def. 10) by LPs that certify each other.
+    """The hard core ``H(A)`` (Telgarsky 2012, Def. 10) by one LP and its LP dual.
 
-    * Dual LP (support of ``Φ_A = Ker(M^T) ∩ R^m_+``): ``max Σ_i t_i`` s.t.
+    * Support LP (support of ``Φ_A = Ker(M^T) ∩ R^m_+``): ``max Σ_i t_i`` s.t.
       ``M^T ψ = 0``, ``ψ ≥ t``, ``0 ≤ t ≤ 1``.  Φ_A is a cone, so at every optimum ``t``
-      is the indicator of ``H(A)``, and ψ is a witness positive exactly on it.  It is
+      is the indicator of ``H(A)`` and ψ is a witness positive exactly on it.  It is
       solved as ``M^T (t + u) = 0`` with ``u = ψ − t ≥ 0``: ``n`` equality rows and no
-      row per example, which HiGHS' simplex handles in far fewer iterations.
-    * Certificate LP (Eq. 15, margin form): a λ with ``(M λ)_i ≥ 1`` off the core found
-      by the dual LP and ``(M λ)_i = 0`` on it; it exists iff that core is ``H(A)``
-      (then ``0 = ψ^T M λ ≥ Σ_{i ∉ H} ψ_i`` for every ψ ∈ Φ_A).  This is the optimum of
-      the primal LP ``max Σ_i s_i`` s.t. ``s ≤ M λ``, ``0 ≤ s ≤ 1``, whose value
-      ``m − |H(A)|`` is reported as ``primal_value``.
-    * First of all, the separability LP ``M λ ≥ 1`` (Gordan's alternative, Thm 11): when
-      it is feasible the core is empty and neither of the other two is solved.
+      row per example, so HiGHS' simplex works with an n × n basis.
+    * Its LP dual, ``min_λ Σ_i max(0, 1 − (M λ)_i)`` s.t. ``M λ ≥ 0``, is the primal LP
+      of Eq. 15 in margin form (``max Σ_i s_i`` s.t. ``s ≤ M λ``, ``0 ≤ s ≤ 1``, value
+      ``m − |H(A)|``): every optimal λ has ``(M λ)_i ≥ 1`` off the core and
+      ``(M λ)_i = 0`` on it (``0 = ψ^T M λ`` for the witness).  HiGHS returns it as the
+      multipliers of the equality rows, so one solve gives both certificates.
+    * Shortcut for wide matrices (``m ≤ n``): if the least-squares solution of
+      ``M λ = 1`` has every margin positive, the core is empty (Gordan's alternative,
+      Thm 11) and no LP is solved.
 
-    The two values must sum to ``m`` and the two 0/1 vectors must be complementary
-    (thresholded at ½); a disagreement (an ill-conditioned ``M``) raises
+    The two certificates are checked numerically: the 0/1 vectors ``t`` and
+    ``min(1, max(0, M λ))`` must be complementary (thresholded at ½) and the two values
+    must sum to ``m``; a disagreement (an ill-conditioned ``M``) raises
     :class:`DiagnosticsError`, as does a failed LP.  A zero row is always in the core.
 
     Columns are normalised first (module docstring), so the result does not depend on
-    their positive scales.  Memory is O(m n): the LPs are sparse, with about ``2 m n``
-    nonzeros (dual LP) and ``m n`` (the others).
+    their positive scales.  Memory is O(m n): the LP is sparse, with ``2 m n``
+    nonzeros.
 
     Parameters
     ----------
@@ -455,6 +454,22 @@ def hard_core(M) -> HardCore:
     )
 
 
+def _least_squares_separator(M: np.ndarray) -> np.ndarray | None:
+    """λ with ``M λ ≥ 1`` from least squares, or None (for ``m ≤ n``, where it often works).
+
+    Accepted only when the smallest margin is positive by far more than the rounding
+    error of ``M λ`` (``|M| ≤ 1``), so a nonempty core can never pass.
+    """
+    try:
+        lam = np.linalg.lstsq(M, np.ones(M.shape[0]), rcond=None)[0]
+    except np.linalg.LinAlgError:
+        return None
+    low = float(np.min(M @ lam))
+    if not low > 0 or np.abs(lam).sum() / low > 1e8:
+        return None
+    return lam / low
+
+
 def _hard_core(M: np.ndarray):
     """:func:`hard_core` on a column-normalised ``M`` (zero columns dropped; may have none).
 
@@ -464,49 +479,33 @@ def _hard_core(M: np.ndarray):
     if n == 0:  # M = 0: every row is in the core, ψ = 1 is a witness, λ is empty
         return np.ones(m, dtype=bool), np.full(m, 1.0 / m), np.zeros(0), float(m), 0.0
 
-    sep = _linprog(
-        np.zeros(n), "hard_core separability LP (M λ ≥ 1)", infeasible_ok=True,
-        A_ub=-M, b_ub=-np.ones(m), bounds=(None, None),
-    )
-    if sep.status == 0:  # weakly learnable: H(A) = ∅, Φ_A = {0} (Thm 11)
-        core, witness, lam, dual_value = np.zeros(m, dtype=bool), np.zeros(m), sep.x, 0.0
+    lam = _least_squares_separator(M) if m <= n else None
+    if lam is not None:  # weakly learnable: H(A) = ∅, Φ_A = {0} (Thm 11)
+        core, witness, dual_value = np.zeros(m, dtype=bool), np.zeros(m), 0.0
     else:
-        # dual LP: variables [t (m), u (m)], maximise Σ t s.t. M^T (t + u) = 0
+        # support LP: variables [t (m), u (m)], maximise Σ t s.t. M^T (t + u) = 0
         MT = sparse.csr_matrix(M.T)
         bounds = np.zeros((2 * m, 2))
         bounds[:m, 1] = 1.0
         bounds[m:, 1] = np.inf
-        dual = _linprog(
-            np.concatenate([-np.ones(m), np.zeros(m)]), "hard_core dual LP (support of Φ_A)",
+        res = _linprog(
+            np.concatenate([-np.ones(m), np.zeros(m)]), "hard_core support LP (Φ_A)",
             A_eq=sparse.hstack([MT, MT], format="csr"), b_eq=np.zeros(n), bounds=bounds,
         )
-        t = dual.x[:m]
+        t = res.x[:m]
         core = t > 0.5
-        dual_value = -float(dual.fun)
-        witness = np.where(core, np.clip(t + dual.x[m:], 0.0, None), 0.0)
+        dual_value = -float(res.fun)
+        witness = np.where(core, np.clip(t + res.x[m:], 0.0, None), 0.0)
         if core.any():
             witness = witness / witness.sum()
-        if core.all():
-            lam = np.zeros(n)
-        else:
-            eq = {"A_eq": M[core], "b_eq": np.zeros(int(core.sum()))} if core.any() else {}
-            cert = _linprog(
-                np.zeros(n), "hard_core certificate LP (M λ ≥ 1 off the core, = 0 on it)",
-                infeasible_ok=True, A_ub=-M[~core], b_ub=-np.ones(m - int(core.sum())),
-                bounds=(None, None), **eq,
-            )
-            if cert.status != 0:
-                raise DiagnosticsError(
-                    "hard_core: the certificate LP is infeasible, so the dual LP's core "
-                    f"({int(core.sum())} of {m} rows) misses rows of H(A); M is too "
-                    "ill-conditioned for the LP tolerances"
-                )
-            lam = cert.x
+        # The LP dual's λ: SciPy's marginals y = ∂(min c^T x)/∂b_eq; reduced costs
+        # c − A^T y ≥ 0 at u = 0 give M(−y) ≥ 0, and at t = 0 give (M(−y))_i ≥ 1.
+        lam = -np.asarray(res.eqlin.marginals, dtype=np.float64)
     s = np.clip(M @ lam, 0.0, 1.0)
     primal_value = float(s.sum())
     if not np.array_equal(core, s <= 0.5) or abs(dual_value + primal_value - m) > 1e-6 + 1e-8 * m:
         raise DiagnosticsError(
-            "hard_core: the dual LP and the certificate disagree (dual value "
+            "hard_core: the support LP and its dual certificate disagree (dual value "
             f"{dual_value:.9g}, primal value {primal_value:.9g}, m = {m}); M is too "
             "ill-conditioned for the LP tolerances"
         )
@@ -642,12 +641,10 @@ def optimal_risk(M, loss, sample_weight=None) -> Optimum:
     )
 
 
-#: Bytes per stored nonzero of the LPs' constraint matrices, all copies included (SciPy's
-#: conversion to CSC and stacking, HiGHS' column- and row-wise copies, presolve and the
-#: scaled copy), and per row of ``M`` (bounds, costs, solution vectors and HiGHS' work
-#: arrays, for the 2 m variables of the dual LP).  Measured peak RSS above the imported
-#: baseline was about 100–200 bytes per nonzero and ≤ 1 KiB per row (see
-#: :func:`optimal_risk_cost`); these constants are about twice that.
+#: Bytes per stored nonzero of the support LP's constraint matrix, all copies included
+#: (SciPy's CSC conversion, HiGHS' column- and row-wise copies, presolve and scaling),
+#: per row of ``M`` (bounds, costs and solutions of the 2 m LP variables, HiGHS' work
+#: arrays), and fixed.  About twice the measured peaks (:func:`optimal_risk_cost`).
 _COST_PER_NONZERO = 400.0
 _COST_PER_ROW = 2048.0
 _COST_FIXED = 64.0 * 2**20
@@ -657,20 +654,22 @@ def optimal_risk_cost(shape) -> float:
     """Estimated peak memory, in bytes, of :func:`optimal_risk` on an (m, n) matrix.
 
     A cheap, conservative, linear estimate for deciding whether to track a duality gap
-    (``duality_gap="auto"``), not a measurement.  The dominant term is the hard-core LPs
-    (:func:`hard_core`): the dual LP's constraint matrix ``[M^T, M^T]`` has ``2 m n``
-    nonzeros and the separability and certificate LPs ``m n`` each (they are not held
-    at the same time), and SciPy and HiGHS keep several copies of each (CSC conversion,
-    row-wise copy, presolve, scaling).  The rest is O(m + n): bounds, costs and
-    solutions of the 2 m LP variables, HiGHS' work arrays, and the few m × n float
-    arrays of the SVD and Newton's method on the core (dominated by the LP term).
+    (``duality_gap="auto"``), not a measurement.  The dominant term is the support LP
+    of :func:`hard_core`, whose constraint matrix ``[M^T, M^T]`` has ``2 m n`` nonzeros,
+    of which SciPy and HiGHS keep several copies (CSC conversion, row-wise copy,
+    presolve, scaling).  The rest is O(m + n): bounds, costs and solutions of the 2 m LP
+    variables, HiGHS' work arrays, and the few m × n float arrays of the column
+    normalisation, the SVD and Newton's method on the core:
 
         ``cost = 400 · 2 m n + 2048 · m + 64 MiB``
 
-    The constants are about twice the peak resident memory measured above the
-    interpreter's baseline (with SciPy imported) on ±1 and Gaussian matrices from
-    (10⁴, 8) to (10⁵, 64) with SciPy 1.17 / HiGHS 1.12, e.g. about 0.4 GiB for
-    (100000, 8).  It is linear in ``m`` and ``n``: no m × m array is ever formed.
+    Measured peak resident memory above the interpreter's baseline (NumPy and SciPy
+    imported) with SciPy 1.17 / HiGHS 1.12 was 160–190 bytes per LP nonzero plus about
+    1 KiB per row: 42 MiB for (10⁴, 8), 0.36–0.40 GiB for (10⁵, 8) (±1, Gaussian,
+    separable or mixed), 1.1–1.2 GiB for (10⁵, 32), 2.4 GiB for (10⁵, 64), 0.9 GiB for
+    (5000, 500).  The estimate is 2.1–3.5 times these.  It is linear in ``m`` and
+    ``n``: no m × m array is ever formed.  Wide matrices (``m ≤ n``) that least squares
+    separates skip the LP and need far less.
 
     Parameters
     ----------

@@ -5,8 +5,11 @@ Numbers come from Telgarsky (2012) and the implementer's notes (§5.1 of the 201
 the library's margin matrix is ``M = −A``, and every hand instance below is converted.
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
+from scipy.special import xlogy
 
 from oracleboost.datasets import (
     attainable_matrix,
@@ -25,7 +28,7 @@ from oracleboost.diagnostics import (
     optimal_risk,
     weak_learning_rate,
 )
-from oracleboost.losses import Exponential, Logistic
+from oracleboost.losses import Exponential, Logistic, MarginLoss
 
 LOSSES = ["exponential", "logistic"]
 LN2 = np.log(2.0)
@@ -417,3 +420,209 @@ def test_generators_are_seeded(gen, args):
     assert np.all(np.abs(a[0]) <= 1.0)
     with pytest.raises(ValueError, match="n"):
         gen(*args[:-1], 0, random_state=0)
+
+
+# --------------------------------------------------------------------------------------
+# Scale robustness, failures, memory, and losses plugged in through their dual methods
+# --------------------------------------------------------------------------------------
+
+
+def scale_instances():
+    return [
+        ("mixed", mixed_matrix(4, 5, 3, random_state=7)[0]),
+        ("schapire", schapire_matrix()),
+        ("separable", separable_matrix(12, 5, random_state=0)[0]),
+    ]
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("name, M", scale_instances())
+@pytest.mark.parametrize("scale", [1e20, 1e300, "per-column"])
+def test_optimal_risk_and_hard_core_ignore_column_scales(loss, name, M, scale):
+    # span(M) and the hard core do not change when a column is scaled (λ absorbs it)
+    if scale == "per-column":
+        scale = np.array([1e300, 1e-150, 1.0, 3e20, 1e-300][: M.shape[1]])
+    Ms = M * scale
+    base, scaled = optimal_risk(M, loss), optimal_risk(Ms, loss)
+    assert scaled.risk == pytest.approx(base.risk, rel=1e-9, abs=1e-300)
+    assert scaled.risk_sum == pytest.approx(base.risk_sum, rel=1e-9, abs=1e-300)
+    np.testing.assert_array_equal(scaled.core, base.core)
+    np.testing.assert_allclose(scaled.dual, base.dual, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(scaled.margins, base.margins, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose((Ms @ scaled.weights)[base.core], base.margins[base.core],
+                               rtol=1e-9, atol=1e-9)
+    assert scaled.kkt_residual <= 1e-12
+    hc, hcs = hard_core(M), hard_core(Ms)
+    np.testing.assert_array_equal(hcs.core, hc.core)
+    assert hcs.kind == hc.kind
+    # the certificates hold for the rescaled matrix (M λ itself is scale-free)
+    colmax = np.abs(Ms).max(axis=0)
+    check_certificates(Ms / colmax, replace(hcs, certificate=hcs.certificate * colmax))
+    z = Ms @ hcs.certificate
+    assert np.all(z[~hcs.core] >= 1 - 1e-7) and np.all(np.abs(z[hcs.core]) <= 1e-7)
+    assert -conjugate(loss, scaled.dual) == pytest.approx(scaled.risk_sum, rel=1e-9, abs=1e-12)
+
+
+def test_zero_columns_are_dropped():
+    M, core = mixed_matrix(4, 5, 3, random_state=2)
+    Mz = np.insert(M, 1, 0.0, axis=1)
+    hc = hard_core(Mz)
+    np.testing.assert_array_equal(hc.core, core)
+    assert hc.certificate[1] == 0.0
+    check_certificates(Mz, hc)
+    for loss in LOSSES:
+        opt, optz = optimal_risk(M, loss), optimal_risk(Mz, loss)
+        assert optz.risk_sum == pytest.approx(opt.risk_sum, rel=1e-12)
+        assert optz.weights[1] == 0.0
+    # all columns zero: every row is in the core and every margin is 0
+    hc0 = hard_core(np.zeros((3, 2)))
+    assert hc0.kind == "attainable" and hc0.size == 3
+    np.testing.assert_allclose(hc0.witness, 1 / 3)
+    opt0 = optimal_risk(np.zeros((3, 2)), "logistic")
+    assert opt0.risk == pytest.approx(LN2) and np.all(opt0.margins == 0)
+
+
+def test_diagnostics_error_is_a_runtime_error_and_exported():
+    from oracleboost import diagnostics
+
+    assert issubclass(diagnostics.DiagnosticsError, RuntimeError)
+    assert "DiagnosticsError" in diagnostics.__all__
+    assert "optimal_risk_cost" in diagnostics.__all__
+
+
+class _FailedLP:
+    status, message, x, fun = 4, "numerical trouble (simulated)", None, None
+
+
+@pytest.mark.parametrize(
+    "call, what",
+    [
+        (lambda: hard_core(schapire_matrix()), "hard_core support LP"),
+        (lambda: optimal_risk(schapire_matrix(), "logistic"), "hard_core support LP"),
+        (lambda: max_margin(rudin_matrix()), "max_margin LP"),
+        (lambda: weak_learning_rate(rudin_matrix()), "weak_learning_rate LP"),
+    ],
+)
+def test_a_failed_lp_raises_diagnostics_error_naming_it(monkeypatch, call, what):
+    from oracleboost import diagnostics
+
+    monkeypatch.setattr(diagnostics, "linprog", lambda *a, **k: _FailedLP())
+    with pytest.raises(diagnostics.DiagnosticsError, match=what):
+        call()
+
+
+def test_disagreeing_certificates_raise_diagnostics_error(monkeypatch):
+    from oracleboost import diagnostics
+
+    real = diagnostics.linprog
+
+    def wrong_core(*args, **kwargs):  # claims the full core, certificate is the real one
+        res = real(*args, **kwargs)
+        m = res.x.shape[0] // 2
+        res.x = np.concatenate([np.ones(m), res.x[m:]])
+        return res
+
+    monkeypatch.setattr(diagnostics, "linprog", wrong_core)
+    with pytest.raises(diagnostics.DiagnosticsError, match="disagree"):
+        hard_core(schapire_matrix())
+    with pytest.raises(RuntimeError):  # the old contract still holds
+        hard_core(schapire_matrix())
+
+
+def test_no_quadratic_memory_in_the_number_of_rows():
+    # 20000 rows: one m × m float64 array alone would take 3.2 GB
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    M = rng.choice([-1.0, 1.0], size=(20000, 4))
+    tracemalloc.start()
+    try:
+        opt = optimal_risk(M, "logistic")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert opt.core.all() and opt.kkt_residual <= 1e-10
+    assert peak < 64 * 2**20
+
+
+def test_optimal_risk_cost_is_linear_and_far_below_quadratic():
+    from oracleboost.diagnostics import optimal_risk_cost
+
+    c1, c2 = optimal_risk_cost((100_000, 8)), optimal_risk_cost((200_000, 8))
+    c0 = optimal_risk_cost((0, 8))
+    assert c0 > 0 and c2 - c1 == pytest.approx(c1 - c0)  # linear in m
+    assert optimal_risk_cost((1000, 16)) - optimal_risk_cost((1000, 8)) == pytest.approx(
+        optimal_risk_cost((1000, 8)) - optimal_risk_cost((1000, 0))
+    )  # linear in n
+    assert c1 < 8 * 100_000**2 / 50  # an m × m float64 array is 80 GB; the estimate ≈ 1 GB
+    assert c1 >= 2 * 100_000 * 8 * 8  # at least the LP's nonzeros as float64
+    with pytest.raises(ValueError, match="non-negative"):
+        optimal_risk_cost((-1, 3))
+
+
+class _DoubledExponential(MarginLoss):
+    """φ(m) = exp(−2m): ℓ(z) = e^{2z}, ℓ*(p) = (p/2) ln(p/2) − p/2 (not registered)."""
+
+    def log_phi(self, m):
+        return -2.0 * np.asarray(m, dtype=np.float64)
+
+    def log_neg_dphi(self, m):
+        return np.log(2.0) - 2.0 * np.asarray(m, dtype=np.float64)
+
+    def d2phi(self, m):
+        return 4.0 * np.exp(-2.0 * np.asarray(m, dtype=np.float64))
+
+    def conjugate(self, psi, weight=1.0):
+        p, w = np.broadcast_arrays(np.asarray(psi, float), np.asarray(weight, float))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = xlogy(p / 2, p / (2 * w)) - p / 2
+        ok = (p >= 0) & (w > 0)
+        return np.where(ok, out, np.where((p == 0) & (w == 0), 0.0, np.inf))
+
+    def init_raw(self, y, sample_weight=None):
+        return 0.0
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+def test_a_user_loss_with_dual_methods_is_accepted(seed):
+    # inf_λ Σ e^{−2 (Mλ)_i} = inf_λ Σ e^{−(Mλ)_i}: same risk, dual doubled, margins halved
+    M, _ = mixed_matrix(3, 5, 3, random_state=seed)
+    loss = _DoubledExponential()
+    opt, ref = optimal_risk(M, loss), optimal_risk(M, "exponential")
+    assert opt.risk_sum == pytest.approx(ref.risk_sum, rel=1e-12)
+    np.testing.assert_allclose(opt.dual, 2 * ref.dual, rtol=1e-10)
+    np.testing.assert_allclose(opt.margins[opt.core], ref.margins[ref.core] / 2, atol=1e-10)
+    assert -conjugate(loss, opt.dual) == pytest.approx(opt.risk_sum, rel=1e-12)
+    lam = np.random.default_rng(seed).normal(size=M.shape[1])
+    res = bregman_gap(M, lam, loss, opt)  # the generic Fenchel–Young Bregman term
+    assert res.bregman == pytest.approx(res.gap, rel=1e-9, abs=1e-10)
+    cert = dual_feasible_certificate(M, lam, loss)
+    assert cert.gap_bound >= res.gap - 1e-10
+
+
+def test_a_user_loss_without_dual_methods_is_rejected():
+    class Bare(MarginLoss):
+        def log_phi(self, m):
+            return -np.asarray(m, dtype=np.float64)
+
+        def log_neg_dphi(self, m):
+            return -np.asarray(m, dtype=np.float64)
+
+        def init_raw(self, y, sample_weight=None):
+            return 0.0
+
+    with pytest.raises(ValueError, match="loss=.*d2phi and conjugate"):
+        optimal_risk(schapire_matrix(), Bare())
+    with pytest.raises(ValueError, match="d2phi"):
+        conjugate(Bare(), [0.5])
+
+
+def test_newton_failure_is_a_diagnostics_error():
+    from oracleboost.diagnostics import DiagnosticsError
+
+    class Flat(_DoubledExponential):
+        def d2phi(self, m):  # a wrong curvature: the Newton system is singular
+            return np.zeros_like(np.asarray(m, dtype=np.float64))
+
+    with pytest.raises(DiagnosticsError, match="optimal_risk"):
+        optimal_risk(np.array([[-1.0], [1.0], [1.0]]), Flat())
