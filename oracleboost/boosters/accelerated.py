@@ -58,7 +58,14 @@ from .._validation import check_sample_weight
 from ..losses import MarginLoss, get_loss
 from ..oracles.base import Hypothesis, OracleCapabilityError
 from ..oracles.matrix import LinearOracle
-from .base import BaseBooster, Problem, RoundResult, StopReason, data_signature
+from .base import (
+    BaseBooster,
+    Problem,
+    RoundResult,
+    ScoreClassifierMixin,
+    StopReason,
+    data_signature,
+)
 
 __all__ = ["AcceleratedMarginClassifier", "LinearModel", "METHODS"]
 
@@ -304,7 +311,7 @@ class _State:
     gmass: float = 0.0  # the mass of the dual point behind g (Zᵀμ_t = g_t/gmass)
 
 
-class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
+class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooster):
     """ℓ2 margin maximization by dual acceleration (Ji, Srebro & Telgarsky 2021).
 
     Parameters
@@ -669,22 +676,3 @@ class AcceleratedMarginClassifier(ClassifierMixin, BaseBooster):
         if isinstance(self.ensemble_, KernelModel):
             raise AttributeError("a kernel model has no column hypotheses; see dual_coef_")
         return self.ensemble_.columns
-
-    def decision_function(self, X) -> np.ndarray:
-        """``⟨w, x⟩ + b`` in the caller's scale: shape (n,) for two classes (positive
-        means ``classes_[1]``), else (n, K) class scores ``xᵀU``."""
-        return self._raw(X)
-
-    def staged_decision_function(self, X):
-        yield from self._staged_raw(X)
-
-    def _labels(self, f):
-        idx = (f > 0).astype(int) if f.ndim == 1 else np.argmax(f, axis=1)
-        return self.classes_.take(idx)
-
-    def predict(self, X) -> np.ndarray:
-        return self._labels(self.decision_function(X))
-
-    def staged_predict(self, X):
-        for f in self.staged_decision_function(X):
-            yield self._labels(f)

@@ -61,6 +61,7 @@ __all__ = [
     "RoundResult",
     "BaseBooster",
     "BoostingWarning",
+    "ScoreClassifierMixin",
     "DIVERGENCE_FACTOR",
     "draw_seed",
 ]
@@ -580,6 +581,32 @@ class BaseBooster(BaseEstimator):
         if t % every == 0 or t == self.n_estimators - 1:
             cols = " ".join(f"{v:12.6g}" for v in record.values())
             print(f"{t + 1:7d} {cols}   ({time.perf_counter() - start:.1f}s)", file=sys.stdout)
+
+
+class ScoreClassifierMixin:
+    """Prediction for classifiers whose model sums scores: ``decision_function`` is the
+    model's f — shape (n,) for two classes, positive meaning ``classes_[1]``, or (n, K)
+    class scores — and ``predict`` its sign or argmax (ties to the lowest class)."""
+
+    def decision_function(self, X) -> np.ndarray:
+        """The summed scores f(x): shape (n,) for two classes (positive means
+        ``classes_[1]``), else (n, K); what they sum is in the class docstring."""
+        return self._raw(X)
+
+    def staged_decision_function(self, X) -> Iterator[np.ndarray]:
+        """Yield f after each round (one term added to a running array per round)."""
+        yield from self._staged_raw(X)
+
+    def _labels(self, f: np.ndarray) -> np.ndarray:
+        idx = (f > 0).astype(int) if f.ndim == 1 else np.argmax(f, axis=1)
+        return self.classes_.take(idx)
+
+    def predict(self, X) -> np.ndarray:
+        return self._labels(self.decision_function(X))
+
+    def staged_predict(self, X) -> Iterator[np.ndarray]:
+        for f in self.staged_decision_function(X):
+            yield self._labels(f)
 
 
 def margin_record(margins: np.ndarray, l1_norm: float) -> float:

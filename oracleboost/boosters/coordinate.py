@@ -41,6 +41,7 @@ from .base import (
     BoostingWarning,
     Problem,
     RoundResult,
+    ScoreClassifierMixin,
     StopReason,
     data_signature,
     draw_seed,
@@ -75,7 +76,7 @@ class _State:
     f: np.ndarray
     rng: np.random.RandomState
 
-class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
+class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooster):
     """Binary coordinate-descent boosting on any oracle (Telgarsky 2013, Algorithm 1).
 
     Parameters
@@ -344,23 +345,7 @@ class CoordinateBoostingClassifier(ClassifierMixin, BaseBooster):
             "train_error": float(p.s[wrong].sum() / p.s.sum()),
         }
 
-    # -- prediction ------------------------------------------------------------------------
-    def decision_function(self, X) -> np.ndarray:
-        """``f(x) = Σ_t α_t h_t(x)``; positive means ``classes_[1]``."""
-        return self._raw(X)
-
-    def staged_decision_function(self, X):
-        """Yield ``f`` after each round (one term added to a running array per round)."""
-        yield from self._staged_raw(X)
-
-    def predict(self, X) -> np.ndarray:
-        f = self.decision_function(X)  # first: it checks that the model is fitted
-        return self.classes_.take((f > 0).astype(int))
-
-    def staged_predict(self, X):
-        for f in self.staged_decision_function(X):
-            yield self.classes_.take((f > 0).astype(int))
-
+    # -- prediction (decision_function, predict and their staged forms: the mixin) ------
     def predict_proba(self, X) -> np.ndarray:
         """Probabilities from the loss' link: σ(2f) for exponential, σ(f) for logistic."""
         p = get_loss(self.loss, MarginLoss).inverse_link(self.decision_function(X))

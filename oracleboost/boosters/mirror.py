@@ -80,6 +80,7 @@ from .base import (
     BaseBooster,
     Problem,
     RoundResult,
+    ScoreClassifierMixin,
     StopReason,
     data_signature,
     draw_seed,
@@ -147,7 +148,7 @@ class _State:
     rng: np.random.RandomState
 
 
-class MirrorBoostingClassifier(ClassifierMixin, BaseBooster):
+class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooster):
     """Mirror-ascent boosting on any oracle (MABoost; Naghibi & Pfister 2014, Algorithm 1).
 
     The booster asks the oracle only ``correlate``, so every hypothesis class runs under
@@ -593,23 +594,3 @@ class MirrorBoostingClassifier(ClassifierMixin, BaseBooster):
         super()._boost(problem)
         w = self._state_.w
         self.weights_ = w if problem.K == 2 else w.reshape(-1, problem.K - 1)
-
-    # -- prediction ------------------------------------------------------------------------
-    def decision_function(self, X) -> np.ndarray:
-        """``f(x) = Σ_t η_t h_t(x)``: shape (n,) for two classes (positive means
-        ``classes_[1]``), else (n, K) class votes."""
-        return self._raw(X)
-
-    def staged_decision_function(self, X):
-        yield from self._staged_raw(X)
-
-    def _labels(self, f):
-        idx = (f > 0).astype(int) if f.ndim == 1 else np.argmax(f, axis=1)
-        return self.classes_.take(idx)
-
-    def predict(self, X) -> np.ndarray:
-        return self._labels(self.decision_function(X))
-
-    def staged_predict(self, X):
-        for f in self.staged_decision_function(X):
-            yield self._labels(f)
