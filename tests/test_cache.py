@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 from joblib import Memory
+from sklearn.linear_model import Ridge
 
 from oracleboost.boosters import CoordinateBoostingClassifier, FunctionalGradientRegressor
-from oracleboost.oracles import CachedOracle, MLPOracle, Oracle, StumpOracle
+from oracleboost.oracles import CachedOracle, MLPOracle, Oracle, SklearnOracle, StumpOracle
 from oracleboost.oracles.base import BoundOracle
 
 CALLS = {"bind": 0, "correlate": 0, "project": 0}
@@ -146,3 +147,50 @@ def test_cached_and_uncached_runs_agree_for_every_finite_class(data, tmp_path):
         ).fit(Xfit, y)
         for key in ("loss", "edge", "step", "margin"):
             np.testing.assert_array_equal(plain.history_[key], cached.history_[key])
+
+
+RIDGE_FITS = [0]
+
+
+class CountingRidge(Ridge):
+    """Ridge that counts its fits (module-level: picklable, and clones count too)."""
+
+    def fit(self, X, y, sample_weight=None):
+        RIDGE_FITS[0] += 1
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+def test_the_readme_caching_example_caches_under_random_state_none(tmp_path):
+    """README: ``CachedOracle(SklearnOracle(Ridge()), "cache/")`` under the booster's
+    default ``random_state=None``.  Ridge's default solver ignores its seed, so the
+    answers are keyed without it: the second identical fit makes no inner call (it
+    refitted all 50 weak learners before)."""
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    make = lambda: FunctionalGradientRegressor(  # noqa: E731
+        CachedOracle(SklearnOracle(CountingRidge()), str(tmp_path / "cache")), n_estimators=50
+    )
+    RIDGE_FITS[0] = 0
+    first = make().fit(X, y)
+    assert RIDGE_FITS[0] == 50
+    second = make().fit(X, y)
+    assert RIDGE_FITS[0] == 50  # zero inner calls
+    np.testing.assert_array_equal(first.predict(X), second.predict(X))
+
+
+def test_seed_dependence_is_decided_per_estimator():
+    from sklearn.linear_model import Lasso, LinearRegression
+    from sklearn.neighbors import KNeighborsRegressor
+    from sklearn.tree import DecisionTreeRegressor
+
+    assert not SklearnOracle(Ridge()).capabilities.stochastic
+    assert SklearnOracle(Ridge(solver="saga")).capabilities.stochastic
+    assert not SklearnOracle(LinearRegression()).capabilities.stochastic
+    assert not SklearnOracle(KNeighborsRegressor()).capabilities.stochastic
+    assert not SklearnOracle(Lasso()).capabilities.stochastic
+    assert SklearnOracle(Lasso(selection="random")).capabilities.stochastic
+    assert SklearnOracle(DecisionTreeRegressor()).capabilities.stochastic
+    assert not SklearnOracle(DecisionTreeRegressor(), stochastic=False).capabilities.stochastic
+    with pytest.raises(ValueError, match="stochastic"):
+        _ = SklearnOracle(Ridge(), stochastic="sometimes").capabilities

@@ -63,6 +63,42 @@ def _kind(estimator) -> str | None:
     return None
 
 
+# Estimators that own a random_state parameter but use it only in some configurations:
+# class name -> (parameter, the values under which the seed is used).
+_SEED_USED_ONLY_WHEN = {
+    "Ridge": ("solver", {"sag", "saga"}),
+    "RidgeClassifier": ("solver", {"sag", "saga"}),
+    "Lasso": ("selection", {"random"}),
+    "ElasticNet": ("selection", {"random"}),
+    "MultiTaskLasso": ("selection", {"random"}),
+    "MultiTaskElasticNet": ("selection", {"random"}),
+}
+
+
+def seed_matters(estimator) -> bool:
+    """Whether a fit of ``estimator`` can depend on its seed (``stochastic="auto"``).
+
+    No: estimators without a ``random_state`` parameter anywhere in their (deep)
+    parameters (``LinearRegression``, ``KNeighborsRegressor``), and those that own one
+    but use it only in settings not chosen (``Ridge`` with a solver other than sag/saga,
+    ``Lasso``/``ElasticNet`` with cyclic selection).  Yes: every other estimator with a
+    ``random_state`` (trees break ties between equal splits with it, for instance).
+    """
+    params = estimator.get_params(deep=True)
+    if not any(k == "random_state" or k.endswith("__random_state") for k in params):
+        return False
+    # the nearest class in the MRO with a rule (a subclass fits as its parent does)
+    rule = next(
+        (_SEED_USED_ONLY_WHEN[c.__name__] for c in type(estimator).__mro__
+         if c.__name__ in _SEED_USED_ONLY_WHEN),
+        None,
+    )
+    if rule is not None:
+        name, values = rule
+        return params.get(name) in values
+    return True
+
+
 def _seeded_clone(estimator, random_state: int | None):
     est = clone(estimator)
     if random_state is not None:
@@ -138,26 +174,47 @@ class SklearnOracle(Oracle):
         Cloned per query; it must accept ``sample_weight`` in ``fit`` for weighted
         queries, or a ``TypeError`` naming it is raised.
 
+    stochastic : {"auto", True, False}, default="auto"
+        Whether an answer can depend on the query's seed, which decides whether a
+        :class:`CachedOracle` keys on it.  "auto": by :func:`seed_matters` (no
+        ``random_state`` parameter, or ``Ridge`` with its default solver, means no), so
+        ``CachedOracle(SklearnOracle(Ridge()))`` hits the cache on a second identical
+        fit whatever the seeds.  Say ``False`` only for an estimator whose fit ignores
+        its ``random_state``.
+
     Examples
     --------
     >>> from sklearn.tree import DecisionTreeClassifier
     >>> oracle = SklearnOracle(DecisionTreeClassifier(max_depth=1))
     """
 
-    def __init__(self, estimator):
+    def __init__(self, estimator, stochastic="auto"):
         self.estimator = estimator
+        self.stochastic = stochastic
+
+    def _stochastic(self) -> bool:
+        if self.stochastic == "auto":
+            return seed_matters(self.estimator) if hasattr(self.estimator, "get_params") else True
+        if not isinstance(self.stochastic, bool):
+            raise ValueError(
+                f"stochastic must be 'auto', True or False; got {self.stochastic!r}"
+            )
+        return self.stochastic
 
     @property
     def capabilities(self) -> Capabilities:
+        stochastic = self._stochastic()
         if _kind(self.estimator) == "classifier":
-            return Capabilities(correlate=True, project=False, stochastic=True, bounded=True)
+            return Capabilities(
+                correlate=True, project=False, stochastic=stochastic, bounded=True
+            )
         multi = _multioutput(self.estimator)
         return Capabilities(
             correlate=True,
             project=True,
             multiclass_correlate=multi,
             multiclass_project=multi,
-            stochastic=True,
+            stochastic=stochastic,
         )
 
     def bind(self, X) -> BoundOracle:
