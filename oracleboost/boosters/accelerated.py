@@ -218,7 +218,9 @@ class _Problem(Problem):
     scale: float
     fit_intercept: bool
     loss: MarginLoss
+    H: np.ndarray | None = None  # the finite class's columns, read once (a view)
     gram: np.ndarray | None = None  # kernel form: Z Zᵀ, and w = Zᵀa is held as a
+    kernel_model: KernelModel | None = None  # kernel form: the (empty) model
 
     @property
     def multiclass(self) -> bool:
@@ -281,7 +283,7 @@ class _Problem(Problem):
             e[index] = 1.0  # z_i = Zᵀ e_i
             return e
         i, j = divmod(index, self.K) if self.multiclass else (index, None)
-        x = np.asarray(self.bound.columns()[i], dtype=np.float64)
+        x = np.asarray(self.H[i], dtype=np.float64)
         if self.fit_intercept:
             x = np.append(x, 1.0)
         if not self.multiclass:
@@ -488,6 +490,7 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             scale=scale,
             fit_intercept=bool(self.fit_intercept),
             loss=get_loss(self.loss, MarginLoss),
+            H=H,
             signature=data_signature(X, ypm, s, self.fit_intercept),
         )
 
@@ -520,7 +523,6 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         if not scale > 0.0:
             raise ValueError(f"{name}: k(x, x) = 0 for every example; no margin exists")
         self.scale_ = scale
-        self._kernel_model_ = KernelModel(X, ypm, kernel, scale)
         return _Problem(
             y=ypm,
             K=2,
@@ -533,15 +535,14 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             fit_intercept=False,
             loss=get_loss(self.loss, MarginLoss),
             gram=np.outer(ypm, ypm) * G / scale**2,
+            kernel_model=KernelModel(X, ypm, kernel, scale),
             signature=data_signature(X, ypm, s, repr(self.kernel), self.kernel_params),
         )
 
     def _new_model(self, problem: _Problem, intercept):
-        if problem.gram is not None:
-            model = self._kernel_model_
-            del self._kernel_model_
-            return model
-        J = problem.bound.columns().shape[1]
+        if problem.kernel_model is not None:
+            return problem.kernel_model
+        J = problem.H.shape[1]
         columns = [problem.bound.column_hypothesis(j, 1.0).detach() for j in range(J)]
         K = problem.K if problem.multiclass else 1
         return LinearModel(columns, problem.scale, problem.fit_intercept, K)
@@ -554,7 +555,7 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
 
     def _initial_state(self, problem: _Problem):
         p = problem
-        width = p.n if p.gram is not None else p.bound.columns().shape[1] + int(p.fit_intercept)
+        width = p.n if p.gram is not None else p.H.shape[1] + int(p.fit_intercept)
         zero = np.zeros(width) if not p.multiclass else np.zeros((width, p.K))
         Zw = p.Z(zero)
         q, _, _ = _dual_point(p.loss, p.rows_only(Zw), p.log_s)

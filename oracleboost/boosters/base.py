@@ -172,26 +172,6 @@ class Ensemble:
             trial.add(h, c, norm)
         return trial.l1_norm()
 
-    def truncate(self, n_rounds: int) -> None:
-        """Keep the first ``n_rounds`` rounds only (hypotheses no round uses are dropped)."""
-        rounds = list(zip(self.round_index, self.round_delta, strict=True))[:n_rounds]
-        old = (self.hypotheses, self.norms)
-        self.hypotheses, self.coef, self.norms = [], [], []
-        self.round_index, self.round_delta, self._by_key = [], [], {}
-        remap: dict[int, int] = {}
-        for j, delta in rounds:
-            if j not in remap:
-                remap[j] = len(self.hypotheses)
-                h = old[0][j]
-                self.hypotheses.append(h)
-                self.coef.append(0.0)
-                self.norms.append(old[1][j])
-                if h.key is not None:
-                    self._by_key[h.key] = remap[j]
-            self.coef[remap[j]] += delta
-            self.round_index.append(remap[j])
-            self.round_delta.append(delta)
-
     def decision_function(self, X) -> np.ndarray:
         """``f(x)``, summed round by round exactly as :meth:`staged_decision_function`
         sums it, so the last staged value equals this bit for bit (as scikit-learn's
@@ -607,6 +587,40 @@ class ScoreClassifierMixin:
     def staged_predict(self, X) -> Iterator[np.ndarray]:
         for f in self.staged_decision_function(X):
             yield self._labels(f)
+
+
+@dataclass(frozen=True)
+class SignedColumn:
+    """A ±1-label booster's view of an oracle answer ``h`` on distribution ``w``: the
+    column ``u_i = sign · y_i h(x_i) / norm`` in [−1, 1], its edge ``γ = Σ_i w_i u_i ≥ 0``
+    and the sign that makes it non-negative (the class is taken closed under negation).
+
+    ``norm`` is ``max |h|`` for scale-free classes (regressors: rescaled to max |h| = 1)
+    and ``max(max |h|, 1)`` for ``bounded`` ones (values in [−1, 1] used as they are:
+    Telgarsky's A, MABoost's h ∈ [−1, 1]).
+    """
+
+    u: np.ndarray
+    edge: float
+    sign: float
+    norm: float
+
+    @classmethod
+    def of(cls, h: Hypothesis, y: np.ndarray, w: np.ndarray, bounded: bool):
+        """The signed column, or a stop reason: ``ZERO_HYPOTHESIS`` (h = 0 on the
+        training points) or ``ZERO_EDGE``."""
+        a = h.train_output
+        peak = float(np.abs(a).max())
+        if peak == 0.0:
+            return StopReason.ZERO_HYPOTHESIS
+        norm = max(peak, 1.0) if bounded else peak
+        u = y * a / norm
+        corr = float((w * u).sum())
+        sign = 1.0 if corr >= 0 else -1.0
+        u *= sign
+        if corr == 0.0:
+            return StopReason.ZERO_EDGE
+        return cls(u=u, edge=abs(corr), sign=sign, norm=norm)
 
 
 def margin_record(margins: np.ndarray, l1_norm: float) -> float:

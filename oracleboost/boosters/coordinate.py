@@ -42,6 +42,7 @@ from .base import (
     Problem,
     RoundResult,
     ScoreClassifierMixin,
+    SignedColumn,
     StopReason,
     data_signature,
     draw_seed,
@@ -245,19 +246,11 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         # 2. the oracle's answer as a column in [−1, 1]: bounded classes as they are
         #    (Telgarsky's A), scale-free ones rescaled to max |h| = 1
         h = p.bound.correlate(w * p.ypm, random_state=draw_seed(state.rng))
-        a = h.train_output
-        peak = float(np.abs(a).max())
-        if peak == 0.0:
-            return RoundResult(state, stop=StopReason.ZERO_HYPOTHESIS)
-        norm = max(peak, 1.0) if p.bounded else peak
-        u = p.ypm * a / norm
         # 3. edge and the sign that makes it positive
-        corr = float((w * u).sum())
-        sign = 1.0 if corr >= 0 else -1.0
-        u *= sign
-        edge = abs(corr)
-        if edge == 0.0:
-            return RoundResult(state, stop=StopReason.ZERO_EDGE)
+        col = SignedColumn.of(h, p.ypm, w, p.bounded)
+        if isinstance(col, StopReason):
+            return RoundResult(state, stop=col)
+        a, u, edge, sign, norm = h.train_output, col.u, col.edge, col.sign, col.norm
         # 4. step
         stop = None
         if (u[p.active] >= 1.0).all():

@@ -72,7 +72,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from .._numerics import logsumexp
 from .._validation import check_sample_weight
 from ..oracles.base import Hypothesis
 from ..oracles.stumps import StumpOracle
@@ -81,6 +80,7 @@ from .base import (
     Problem,
     RoundResult,
     ScoreClassifierMixin,
+    SignedColumn,
     StopReason,
     data_signature,
     draw_seed,
@@ -90,6 +90,7 @@ from .projections import (
     euclidean_capped_simplex,
     euclidean_simplex,
     kl_capped_simplex,
+    kl_hypercube,
     kl_simplex,
 )
 
@@ -435,18 +436,10 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
                 return RoundResult(state, stop=StopReason.ZERO_TRAINING_ERROR)
         # (a) the weak hypothesis on w_t, as a column in [−1, 1]
         h = p.bound.correlate(w * p.a, random_state=draw_seed(state.rng))
-        out = h.train_output
-        peak = float(np.abs(out).max())
-        if peak == 0.0:
-            return RoundResult(state, stop=StopReason.ZERO_HYPOTHESIS)
-        norm = max(peak, 1.0) if p.bounded else peak
-        u = p.a * out / norm  # a_i h(x_i) = −d_i
-        corr = float((w * u).sum())
-        sign = 1.0 if corr >= 0 else -1.0  # the class is taken closed under negation
-        u *= sign
-        gamma = abs(corr)
-        if gamma == 0.0:
-            return RoundResult(state, stop=StopReason.ZERO_EDGE)
+        col = SignedColumn.of(h, p.a, w, p.bounded)  # u_i = a_i h(x_i) = −d_i, γ_t ≥ 0
+        if isinstance(col, StopReason):
+            return RoundResult(state, stop=col)
+        out, u, gamma, sign, norm = h.train_output, col.u, col.edge, col.sign, col.norm
         d = -u
         nu = float(self.learning_rate)
         z = state.z
@@ -464,7 +457,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             eta = nu * eps * gamma
             z = z + eta * d  # log z_{t+1} = log z_t + η_t d_t = −a H_t
             # KL onto the hypercube (min(1, z), Lemma 5), then onto the simplex
-            w_next = self._normalised(np.log(p.s) + np.minimum(z, 0.0))
+            w_next = kl_simplex(np.log(p.s) + kl_hypercube(z))
             potential = state.potential + gamma**2
         else:
             eta = self._step(p, gamma, state.t)
@@ -512,10 +505,6 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
                 else euclidean_capped_simplex(target, p.cap)
             )
         return w_next, z
-
-    @staticmethod
-    def _normalised(log_w: np.ndarray) -> np.ndarray:
-        return np.exp(log_w - logsumexp(log_w))
 
     def _multiclass_round(self, p: _Problem, state: _State, ensemble):
         n, K = p.a.shape[0], p.K
