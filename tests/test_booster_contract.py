@@ -30,7 +30,7 @@ from oracleboost.losses import Squared
 from oracleboost.oracles import Hypothesis, LinearOracle, Oracle, StumpOracle
 from oracleboost.oracles.base import BoundOracle
 
-SHARED = ("loss", "edge", "step", "margin", "time")
+SHARED = ("loss", "edge", "step", "margin", "time", "cumulative_time")
 
 
 class _Counting(Hypothesis):
@@ -204,6 +204,9 @@ def test_history_has_the_shared_keys_all_of_one_length(name):
     assert len(set(lengths.values())) == 1, lengths
     assert lengths["loss"] == model.n_estimators_
     assert np.all(model.history_["time"] >= 0)
+    np.testing.assert_allclose(
+        model.history_["cumulative_time"], np.cumsum(model.history_["time"]), rtol=1e-12
+    )
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -273,10 +276,13 @@ def test_warm_start_equals_one_longer_fit(name):
     assert len(warm.history_["loss"]) == first
     warm.set_params(n_estimators=100)
     warm.fit(X, y, **extra)
+    np.testing.assert_allclose(  # the clock runs on across the warm start
+        warm.history_["cumulative_time"], np.cumsum(warm.history_["time"]), rtol=1e-12
+    )
     assert warm.stop_reason_ == long.stop_reason_
     np.testing.assert_array_equal(_predict(warm, X), _predict(long, X))
     for key in long.history_:
-        if key != "time":
+        if key not in ("time", "cumulative_time"):
             np.testing.assert_array_equal(warm.history_[key], long.history_[key], err_msg=key)
     raw = "decision_function" if hasattr(long, "decision_function") else "predict"
     np.testing.assert_array_equal(getattr(warm, raw)(X), getattr(long, raw)(X))

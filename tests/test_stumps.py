@@ -455,7 +455,7 @@ def test_reprs():
 # -- estimator conventions and bad input ----------------------------------------------------
 def test_sklearn_conventions_and_capabilities():
     oracle = StumpOracle(max_bins=16, exact=True)
-    assert oracle.get_params() == {"max_bins": 16, "exact": True}
+    assert oracle.get_params() == {"max_bins": 16, "exact": True, "n_jobs": None}
     assert clone(oracle).get_params() == oracle.get_params()
     assert oracle.capabilities == Capabilities(
         correlate=True,
@@ -513,21 +513,40 @@ def test_bad_queries():
 
 
 # -- numerics -------------------------------------------------------------------------------
-def test_feature_blocks_give_the_same_histograms(monkeypatch):
+@pytest.mark.parametrize("n_jobs", [2, 3, -1])
+def test_threads_give_the_same_answers(monkeypatch, n_jobs):
     import oracleboost.oracles.stumps as stumps
 
     rng = np.random.default_rng(11)
     X = make_X(rng, n=30, d=5)
     r, R = rng.normal(size=30), rng.normal(size=(30, 3))
     w = weights(rng, 30, True)
-    whole = StumpOracle().bind(X)
+    whole = StumpOracle(n_jobs=1).bind(X)
     expected = [whole.correlate(r), whole.project(r, w), whole.correlate(R), whole.project(R, w)]
-    monkeypatch.setattr(stumps, "_MAX_CELLS", 60)  # blocks of 2 features (n*K = 30)
-    blocked = StumpOracle().bind(X)
-    got = [blocked.correlate(r), blocked.project(r, w), blocked.correlate(R), blocked.project(R, w)]
+    monkeypatch.setattr(stumps, "_MIN_CELLS", 1)  # threads even for 30 rows
+    monkeypatch.setattr(stumps, "_threads", lambda n_jobs: 3 if n_jobs == -1 else n_jobs)
+    threaded = StumpOracle(n_jobs=n_jobs).bind(X)
+    got = [threaded.correlate(r), threaded.project(r, w), threaded.correlate(R),
+           threaded.project(R, w)]
     for g, e in zip(got, expected, strict=True):
         assert repr(g) == repr(e)
         np.testing.assert_array_equal(g.train_output, e.train_output)
+
+
+def test_thread_count_follows_lightgbm(monkeypatch):
+    from oracleboost.oracles.stumps import _threads
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert _threads(None) == 3 and _threads(2) == 2
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert _threads(None) == _threads(-1) >= 1
+    assert _threads(-2) == max(1, _threads(-1) - 1)
+
+
+@pytest.mark.parametrize("n_jobs", [0, 1.5, True, "2"])
+def test_bad_n_jobs(n_jobs):
+    with pytest.raises(ValueError, match="n_jobs"):
+        StumpOracle(n_jobs=n_jobs).bind(np.ones((3, 1)))
 
 
 def test_right_sums_do_not_cancel():

@@ -11,8 +11,9 @@ round's history records and a stop reason or ``None``.
 repeated round → finish) and with it the policies every booster shares:
 
 * **timing, history and reporting**: ``history_`` (one record per weak learner, the
-  shared keys ``loss``, ``edge``, ``step``, ``margin``, ``time`` and ``train_error`` for
-  classifiers), ``verbose`` progress lines and ``stop_reason_``;
+  shared keys ``loss``, ``edge``, ``step``, ``margin``, ``time`` (seconds of the round),
+  ``cumulative_time`` (seconds since the first round, across warm starts) and
+  ``train_error`` for classifiers), ``verbose`` progress lines and ``stop_reason_``;
 * **interrupts**: ``KeyboardInterrupt`` keeps every completed round; the estimator is
   fitted and usable with ``stop_reason_ = "interrupted"`` and a warning.  A round is
   committed to the model, the history and the state as one step, with SIGINT held back
@@ -33,6 +34,7 @@ repeated round → finish) and with it the policies every booster shares:
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import signal
 import sys
@@ -53,6 +55,7 @@ from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..oracles.base import Hypothesis, Oracle, OracleCapabilityError
+from . import _column_kernels as column_kernels
 
 __all__ = [
     "StopReason",
@@ -431,7 +434,7 @@ class BaseBooster(BaseEstimator):
         else:
             state, intercept = self._initial_state(problem)
             ensemble = self._new_model(problem, intercept)
-            history = History(self._history_keys(problem))
+            history = History(self._history_keys(problem) + ("cumulative_time",))
             stop = None
 
         # Divergence is judged on log(loss): the log-space boosters record it directly
@@ -464,6 +467,8 @@ class BaseBooster(BaseEstimator):
                         ensemble.add(*term)
                     for record in records:
                         record.setdefault("time", elapsed / len(records))
+                        done = history.column("cumulative_time")
+                        record["cumulative_time"] = (done[-1] if done else 0.0) + record["time"]
                         history.append(**record)
                     state = result.state
                 for i, record in enumerate(records):
@@ -598,29 +603,44 @@ class SignedColumn:
     ``norm`` is ``max |h|`` for scale-free classes (regressors: rescaled to max |h| = 1)
     and ``max(max |h|, 1)`` for ``bounded`` ones (values in [−1, 1] used as they are:
     Telgarsky's A, MABoost's h ∈ [−1, 1]).
+
+    The reductions come from two compiled passes over the rows
+    (:mod:`._column_kernels`); the column ``u`` itself is built only when a step rule
+    or booster reads it.  ``agreement`` and ``disagreement`` are ``Σ_i w_i (1 ± u_i)``
+    (the AdaBoost step's sums, of non-negative terms) and ``u_min`` is ``min_i u_i``
+    (1 when the column is right on every row with full confidence).
     """
 
-    u: np.ndarray
+    a: np.ndarray
+    y: np.ndarray
     edge: float
     sign: float
     norm: float
+    agreement: float
+    disagreement: float
+    u_min: float
 
     @classmethod
     def of(cls, h: Hypothesis, y: np.ndarray, w: np.ndarray, bounded: bool):
         """The signed column, or a stop reason: ``ZERO_HYPOTHESIS`` (h = 0 on the
         training points) or ``ZERO_EDGE``."""
         a = h.train_output
-        peak = float(np.abs(a).max())
-        if peak == 0.0:
+        top = float(column_kernels.peak(a))
+        if top == 0.0:
             return StopReason.ZERO_HYPOTHESIS
-        norm = max(peak, 1.0) if bounded else peak
-        u = y * a / norm
-        corr = float((w * u).sum())
-        sign = 1.0 if corr >= 0 else -1.0
-        u *= sign
+        norm = max(top, 1.0) if bounded else top
+        corr, plus, minus, lo, hi = column_kernels.signed_sums(a, y, w, norm)
         if corr == 0.0:
             return StopReason.ZERO_EDGE
-        return cls(u=u, edge=abs(corr), sign=sign, norm=norm)
+        if corr > 0:
+            return cls(a, y, corr, 1.0, norm, plus, minus, lo)
+        return cls(a, y, -corr, -1.0, norm, minus, plus, -hi)
+
+    @functools.cached_property
+    def u(self) -> np.ndarray:
+        u = self.y * self.a / self.norm
+        u *= self.sign
+        return u
 
 
 def margin_record(margins: np.ndarray, l1_norm: float) -> float:

@@ -32,10 +32,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from .._numerics import logsumexp, softmax
+from .._numerics import logsumexp
 from .._validation import check_sample_weight
 from ..losses import MarginLoss, get_loss
 from ..oracles.stumps import StumpOracle
+from . import _column_kernels as column_kernels
 from .base import (
     BaseBooster,
     BoostingWarning,
@@ -47,7 +48,6 @@ from .base import (
     data_signature,
     draw_seed,
 )
-from .linesearch import Line
 from .steps import STEP_RULES, StepRule, StepState, get_step
 
 __all__ = ["CoordinateBoostingClassifier"]
@@ -55,13 +55,18 @@ __all__ = ["CoordinateBoostingClassifier"]
 
 @dataclass
 class _Problem(Problem):
-    """The fit's data inside: labels ±1, weights (and their logs), the bound oracle."""
+    """The fit's data inside: labels ±1, weights, the bound oracle and the options.
+
+    Every row has positive weight (``fit`` drops the others).  ``log_s`` is None when
+    the weights are all equal: they then cancel from the normalised dual weights, and
+    ``log_mass`` (the log-normaliser of the risk) is ``log n``.
+    """
 
     ypm: np.ndarray
     s: np.ndarray
-    log_s: np.ndarray
-    log_total: float
-    active: np.ndarray
+    s_total: float
+    log_s: np.ndarray | None
+    log_mass: float
     loss: MarginLoss
     bound: object
     rule: StepRule
@@ -72,9 +77,12 @@ class _Problem(Problem):
 
 @dataclass(frozen=True)
 class _State:
-    """Between rounds: the running scores f(x_i) and the generator of oracle seeds."""
+    """Between rounds: the margins ``y_i f(x_i)``, the next round's dual weights and
+    their entropy, and the generator of oracle seeds."""
 
-    f: np.ndarray
+    margins: np.ndarray
+    w: np.ndarray
+    entropy: float
     rng: np.random.RandomState
 
 class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooster):
@@ -208,20 +216,20 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         ypm = np.where(y_idx == 1, 1.0, -1.0)
         loss = get_loss(self.loss, MarginLoss)
         bound = self._bind(X, StumpOracle(), "correlate")
-        with np.errstate(divide="ignore"):
-            log_s = np.log(s)  # -inf for zero weights: those examples never count
         signature = data_signature(X, ypm, s)
         if self.warm_start and getattr(self, "_signature_", None) == signature:
             optimal = self.optimal_loss_  # the same data: the same optimum
         else:
             optimal = self._optimal_loss(bound, ypm, loss, s)
         self.optimal_loss_ = optimal
+        uniform = bool((s == s[0]).all())
+        s_total = float(s.sum())
         return _Problem(
             ypm=ypm,
             s=s,
-            log_s=log_s,
-            log_total=logsumexp(log_s),
-            active=s > 0,
+            s_total=s_total,
+            log_s=None if uniform else np.log(s),
+            log_mass=math.log(s.shape[0]) if uniform else math.log(s_total),
             loss=loss,
             bound=bound,
             rule=get_step(self.step),
@@ -236,13 +244,14 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         return keys + (("gap",) if problem.optimal_loss is not None else ())
 
     def _initial_state(self, problem: _Problem):
-        n = problem.ypm.shape[0]
-        return _State(f=np.zeros(n), rng=check_random_state(self.random_state)), 0.0
+        margins = np.zeros(problem.ypm.shape[0])
+        w, entropy, _ = self._weights(problem, margins)
+        rng = check_random_state(self.random_state)
+        return _State(margins=margins, w=w, entropy=entropy, rng=rng), 0.0
 
     def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
-        p, f = problem, state.f
-        # 1. weights w ∝ s · (−φ'(margin)), normalised in log space
-        w = softmax(p.log_s + p.loss.log_neg_dphi(p.ypm * f))
+        p, w = problem, state.w
+        # 1. the weights w ∝ s · (−φ'(margin)) came with the state (made in the last round)
         # 2. the oracle's answer as a column in [−1, 1]: bounded classes as they are
         #    (Telgarsky's A), scale-free ones rescaled to max |h| = 1
         h = p.bound.correlate(w * p.ypm, random_state=draw_seed(state.rng))
@@ -250,18 +259,24 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         col = SignedColumn.of(h, p.ypm, w, p.bounded)
         if isinstance(col, StopReason):
             return RoundResult(state, stop=col)
-        a, u, edge, sign, norm = h.train_output, col.u, col.edge, col.sign, col.norm
         # 4. step
         stop = None
-        if (u[p.active] >= 1.0).all():
+        if col.u_min >= 1.0:
             # γ_t = 1: the step is unbounded (Telgarsky 2013 ignores this case).  Take
             # the limit's direction: a coefficient larger than ||λ||_1, so that h
             # decides every training point, then stop.
             alpha = ensemble.l1_norm() + 1.0
             stop = StopReason.PERFECT_HYPOTHESIS
         else:
-            step_state = self._step_state(p, p.ypm * f, u, w, edge)
-            if not step_state.slope > 0.0:
+            step_state = StepState(
+                loss=p.loss,
+                margins=state.margins,
+                column=col,
+                w=w,
+                log_s=0.0 if p.log_s is None else p.log_s,
+                sample_weight=p.s,
+            )
+            if p.rule.uses_line and not step_state.slope > 0.0:
                 # The risk does not decrease along h to working precision: the edge
                 # is zero up to rounding (an attainable optimum reached, note §6.3–4).
                 return RoundResult(state, stop=StopReason.ZERO_EDGE)
@@ -270,15 +285,55 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
                 return RoundResult(state, stop=StopReason.INFINITE_STEP)
             if not alpha > 0.0:
                 return RoundResult(state, stop=StopReason.ZERO_STEP)
-        # 5. the new running scores and the ensemble's new term
-        f = f + alpha * sign * a / norm
-        term = (h.detach(), alpha * sign / norm, norm)
-        record = self._record(p, f, ensemble.l1_norm(pending=(term,)))
-        positive = w[w > 0]
-        record.update(edge=edge, step=alpha, entropy=-float((positive * np.log(positive)).sum()))
+        # 5. the new margins (f += α·sign·h/norm), the ensemble's new term, and the next
+        #    round's weights, whose normaliser is the new risk for the exponential loss
+        coef = alpha * col.sign
+        margins = np.empty_like(state.margins)
+        low, wrong = column_kernels.step_margins(
+            state.margins, col.a, p.ypm, coef, col.norm, p.s, margins
+        )
+        w_next, entropy_next, log_loss = self._weights(p, margins)
+        term = (h.detach(), coef / col.norm, col.norm)
+        record = {
+            "loss": math.exp(log_loss),
+            "log_loss": log_loss,
+            "margin": low / ensemble.l1_norm(pending=(term,)),
+            "train_error": wrong / p.s_total,
+            "edge": col.edge,
+            "step": alpha,
+            "entropy": state.entropy,  # of the weights this round used
+        }
         if p.optimal_loss is not None:
             record["gap"] = record["loss"] - p.optimal_loss
-        return RoundResult(_State(f=f, rng=state.rng), (term,), (record,), stop)
+        new_state = _State(margins=margins, w=w_next, entropy=entropy_next, rng=state.rng)
+        return RoundResult(new_state, (term,), (record,), stop)
+
+    @staticmethod
+    def _weights(p: _Problem, margins: np.ndarray) -> tuple[np.ndarray, float, float]:
+        """The normalised dual weights ``w ∝ s · (−φ'(margins))`` in log space, their
+        Shannon entropy (Telgarsky 2012, Remark 5) and the log-risk at ``margins``.
+
+        The entropy ``−Σ w log w = log Σ e^{z−top} − Σ w (z − top)`` reuses the shifted
+        logits the weights are made of; for the exponential loss (φ = −φ') the weights'
+        normaliser is the risk, so one ``exp`` a row gives all three.
+        """
+        z = p.loss.log_neg_dphi(margins)
+        if p.log_s is not None:
+            z = z + p.log_s
+        top = float(z.max())
+        shifted = z - top
+        w = np.exp(shifted)
+        total = float(w.sum())
+        w /= total
+        entropy = math.log(total) - float(np.dot(w, shifted))
+        if p.loss.phi_is_neg_dphi:
+            log_loss = top + math.log(total) - p.log_mass
+        else:
+            log_phi = p.loss.log_phi(margins)
+            if p.log_s is not None:
+                log_phi = log_phi + p.log_s
+            log_loss = logsumexp(log_phi) - p.log_mass
+        return w, entropy, log_loss
 
     #: duality_gap="auto" tracks the gap when the diagnostics' estimated peak memory
     #: (:func:`oracleboost.diagnostics.optimal_risk_cost`, linear in the matrix) fits this.
@@ -311,32 +366,6 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
                 stacklevel=2,
             )
             return math.nan
-
-    @staticmethod
-    def _step_state(p: _Problem, margins, u, w, edge) -> StepState:
-        active = p.active
-        line = Line.build(p.loss, margins[active], u[active], p.log_s[active])
-        return StepState(
-            line=line,
-            w=w[active],
-            u=u[active],
-            edge=edge,
-            slope=-line.slope(0.0),
-            log_c=p.loss.log_curvature_constant(margins, p.s),
-            eta=p.loss.eta,
-        )
-
-    @staticmethod
-    def _record(p: _Problem, f, l1_norm: float) -> dict[str, float]:
-        margins = p.ypm * f
-        log_loss = float(logsumexp(p.log_s + p.loss.log_phi(margins)) - p.log_total)
-        wrong = (f > 0) != (p.ypm > 0)
-        return {
-            "loss": float(np.exp(log_loss)),
-            "log_loss": log_loss,
-            "margin": float(margins[p.active].min() / l1_norm),
-            "train_error": float(p.s[wrong].sum() / p.s.sum()),
-        }
 
     # -- prediction (decision_function, predict and their staged forms: the mixin) ------
     def predict_proba(self, X) -> np.ndarray:

@@ -17,6 +17,7 @@ takes the shrinkage ν (the booster's ``learning_rate``).  From least to most ag
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -38,41 +39,68 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
 class StepState:
     """What a step rule may look at in a round.
 
+    Every attribute but ``edge``, ``eta`` and the two sums is computed on first use, so
+    a rule pays only for what it reads (the AdaBoost step reads no array at all; a line
+    search builds the line).
+
     Attributes
     ----------
-    line : Line
-        The risk along the oriented column, scaled by the current risk.
-    w : ndarray
-        Normalised dual weights ``w_i ∝ s_i (−φ'(m_i))`` of the active examples.
-    u : ndarray
-        The oriented column on the active examples, in [−1, 1].
     edge : float
         ``γ_t = Σ_i w_i u_i = ||A^T ∇L||_∞ / ||∇L||_1``.
+    agreement, disagreement : float
+        ``Σ_i w_i (1 + u_i)`` and ``Σ_i w_i (1 − u_i)``, sums of non-negative terms
+        (``1 ± γ_t`` without cancellation).
+    eta : float
+        The loss's η (``φ'' ≤ η φ``).
+    w : ndarray
+        Normalised dual weights ``w_i ∝ s_i (−φ'(m_i))``.
+    u : ndarray
+        The oriented column, in [−1, 1].
+    line : Line
+        The risk along the oriented column, scaled by the current risk.
     slope : float
         ``g_t = −R'(0)/R(0) = ||A^T ∇L||_∞ / L``.
     log_c : float
         ``ln C_t`` (0 for the exponential loss).
-    eta : float
-        The loss's η (``φ'' ≤ η φ``).
     """
 
-    line: Line
-    w: np.ndarray
-    u: np.ndarray
-    edge: float
-    slope: float
-    log_c: float
-    eta: float
+    def __init__(self, *, loss, margins, column, w, log_s, sample_weight):
+        self.loss, self.margins, self.column, self.w = loss, margins, column, w
+        self.log_s, self.sample_weight = log_s, sample_weight
+        self.edge = column.edge
+        self.agreement, self.disagreement = column.agreement, column.disagreement
+        self.eta = loss.eta
+
+    @functools.cached_property
+    def u(self) -> np.ndarray:
+        return self.column.u
+
+    @functools.cached_property
+    def line(self) -> Line:
+        return Line.build(self.loss, self.margins, self.u, self.log_s)
+
+    @functools.cached_property
+    def slope(self) -> float:
+        return -self.line.slope(0.0)
+
+    @functools.cached_property
+    def log_c(self) -> float:
+        return self.loss.log_curvature_constant(self.margins, self.sample_weight)
 
 
 class StepRule:
-    """Base class: ``step(state, nu) -> α`` (``inf`` when the rule has no finite step)."""
+    """Base class: ``step(state, nu) -> α`` (``inf`` when the rule has no finite step).
+
+    ``uses_line`` (default True) says the rule reads the line or its slope; the booster
+    then checks that the risk decreases along the column to working precision before
+    asking for a step.
+    """
 
     name: str = ""
+    uses_line: bool = True
 
     def step(self, state: StepState, nu: float) -> float:  # pragma: no cover - interface
         raise NotImplementedError
@@ -83,6 +111,7 @@ class QuadraticStep(StepRule):
     """``α = ν γ_t / C_t^4`` (Telgarsky 2013, L123; Lemma A.0).  ``ν γ_t`` for exp loss."""
 
     name = "quadratic"
+    uses_line = False
 
     def step(self, state, nu):
         return nu * state.edge * math.exp(-4.0 * state.log_c)
@@ -122,10 +151,10 @@ class AdaBoostStep(StepRule):
     """
 
     name = "adaboost"
+    uses_line = False
 
     def step(self, state, nu):
-        w, u = state.w, state.u
-        return nu * 0.5 * (math.log((w * (1.0 + u)).sum()) - math.log((w * (1.0 - u)).sum()))
+        return nu * 0.5 * (math.log(state.agreement) - math.log(state.disagreement))
 
 
 @dataclass(frozen=True)
@@ -157,6 +186,7 @@ class ConstantStep(StepRule):
     """``α = ν`` every round (the booster's ``learning_rate`` is the step)."""
 
     name = "constant"
+    uses_line = False
 
     def step(self, state, nu):
         return nu

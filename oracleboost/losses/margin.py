@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, xlogy
 
+from .._numerics import softplus
 from .base import Loss
 
 __all__ = ["MarginLoss", "Exponential", "Logistic"]
@@ -42,6 +43,10 @@ class MarginLoss(Loss):
     #: weight can carry in a dual point.  ``inf`` for the exponential loss, 1 for the
     #: logistic loss.
     dual_bound: float = np.inf
+
+    #: True when ``φ = −φ'`` (the exponential loss): a booster's dual weights and its
+    #: risk then share one normaliser, and one ``exp`` a row gives both.
+    phi_is_neg_dphi: bool = False
 
     @staticmethod
     def _margin(y, raw):
@@ -200,6 +205,7 @@ class Exponential(MarginLoss):
     """
 
     name = "exponential"
+    phi_is_neg_dphi = True
 
     def log_phi(self, m):
         return -np.asarray(m, dtype=np.float64)
@@ -283,15 +289,15 @@ class Logistic(MarginLoss):
         big = m > 30.0
         u = np.exp(-m[big])
         out[big] = -m[big] + np.log1p(-u / 2.0 + u * u / 3.0)
-        out[~big] = np.log(np.logaddexp(0.0, -m[~big]))
+        out[~big] = np.log(softplus(-m[~big]))
         return out
 
     def phi(self, m):
-        return np.logaddexp(0.0, -np.asarray(m, dtype=np.float64))
+        return softplus(-np.asarray(m, dtype=np.float64))
 
     def log_neg_dphi(self, m):
         # −φ'(m) = σ(−m) = 1 / (1 + e^{m})
-        return -np.logaddexp(0.0, np.asarray(m, dtype=np.float64))
+        return -softplus(np.asarray(m, dtype=np.float64))
 
     def init_raw(self, y, sample_weight=None):
         w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight)

@@ -19,19 +19,24 @@ class of stumps, exactly, by cumulative sums over per-feature bins (Grubb & Bagn
 ``project(target, sample_weight)``, ``target`` of shape ``(n, K)``
     vector-valued regression stumps with least-squares leaf vectors.
 
-Binning is done once, in :meth:`StumpOracle.bind`; a query costs one weighted
-``np.bincount`` over all (row, feature[, output]) cells plus cumulative sums over the
-bins, ``O(n d K + d B K)`` for ``B`` bins per feature and ``K`` outputs, with no
-sorting.
+Binning is done once, in :meth:`StumpOracle.bind`, into column-major codes; a query is
+one compiled pass per feature over its codes (:mod:`._stump_kernels`: the histogram of
+the query, then the running sums and the feature's best split), ``O(n d K + d B K)``
+for ``B`` bins per feature and ``K`` outputs, with no sorting, on threads by blocks of
+features.
 """
 
 from __future__ import annotations
 
 import numbers
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from . import _stump_kernels as kernels
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
 
 __all__ = [
@@ -45,10 +50,44 @@ __all__ = [
     "label_codes",
 ]
 
-# Upper bound on the number of (row, feature, output) cells sent to one np.bincount
-# call: features are processed in blocks so that the temporary index and weight
-# arrays stay at a few tens of MB whatever n, d and K are.
-_MAX_CELLS = 1 << 22
+# A query runs on threads only when every thread gets at least this many (row, feature)
+# cells: below it, starting threads costs more than it saves.
+_MIN_CELLS = 1 << 16
+
+
+def _threads(n_jobs: int | None) -> int:
+    """Threads for ``n_jobs`` as LightGBM counts them: ``None`` (LightGBM's
+    ``num_threads=0``) is OpenMP's default, ``OMP_NUM_THREADS`` if set, else every CPU
+    this process may run on; a negative value counts back from that (-1: all)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    if n_jobs is None:
+        env = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+        return int(env) if env.isdigit() and int(env) > 0 else cpus
+    return int(n_jobs) if n_jobs > 0 else max(1, cpus + 1 + int(n_jobs))
+
+
+_pools: dict[int, ThreadPoolExecutor] = {}
+_pools_lock = threading.Lock()
+
+
+def _pool(n_threads: int) -> ThreadPoolExecutor:
+    """A process-wide pool of ``n_threads`` threads (made once: starting threads every
+    query would cost more than the histograms at small ``n``)."""
+    with _pools_lock:
+        if n_threads not in _pools:
+            _pools[n_threads] = ThreadPoolExecutor(n_threads, thread_name_prefix="oracleboost")
+        return _pools[n_threads]
+
+
+def _map(fn, items, n_threads: int, star: bool = False) -> list:
+    """``[fn(item) for item in items]`` on ``n_threads`` threads (in order)."""
+    call = (lambda item: fn(*item)) if star else fn
+    if n_threads <= 1:
+        return [call(item) for item in items]
+    return list(_pool(n_threads).map(call, items))
 
 
 def label_codes(n_classes: int) -> np.ndarray:
@@ -334,6 +373,12 @@ class StumpOracle(Oracle):
         Use every threshold between consecutive distinct values of each feature.
         Memory and query time grow with the number of distinct values; meant for
         small ``n``.
+    n_jobs : int or None, default=None
+        Threads a query uses, by blocks of features, as LightGBM's ``num_threads``:
+        ``None`` is OpenMP's default (``OMP_NUM_THREADS`` if set, else every CPU the
+        process may use), ``-1`` all CPUs, ``k`` exactly ``k``.  Small queries (fewer
+        than 65,536 row-feature cells a thread) run on one.  The answer does not depend
+        on the number of threads.
 
     Notes
     -----
@@ -349,9 +394,10 @@ class StumpOracle(Oracle):
     the constant.
     """
 
-    def __init__(self, max_bins: int = 255, exact: bool = False):
+    def __init__(self, max_bins: int = 255, exact: bool = False, n_jobs: int | None = None):
         self.max_bins = max_bins
         self.exact = exact
+        self.n_jobs = n_jobs
 
     @property
     def capabilities(self) -> Capabilities:
@@ -369,6 +415,11 @@ class StumpOracle(Oracle):
             raise ValueError(f"max_bins must be an int in [2, 255]; got {mb!r}")
         if not isinstance(self.exact, (bool, np.bool_)):
             raise ValueError(f"exact must be a bool; got {self.exact!r}")
+        nj = self.n_jobs
+        if nj is not None and (
+            isinstance(nj, bool) or not isinstance(nj, numbers.Integral) or nj == 0
+        ):
+            raise ValueError(f"n_jobs must be None or a non-zero int; got {nj!r}")
 
     def bind(self, X: ArrayLike) -> BoundStumpOracle:
         """Bin every feature of ``X`` once and return the oracle over its rows.
@@ -399,67 +450,69 @@ class BoundStumpOracle(BoundOracle):
     n_bins : ndarray of shape (n_features,)
     codes : ndarray of shape (n_samples, n_features), uint8 (wider only in exact mode)
         Bin of every training value: ``codes[i, j] = #{t : thresholds[j][t] < X[i, j]}``,
-        so ``codes[i, j] <= t`` exactly when ``X[i, j] <= thresholds[j][t]``.
+        so ``codes[i, j] <= t`` exactly when ``X[i, j] <= thresholds[j][t]``.  A
+        column-major view: the codes of one feature are contiguous, which is what the
+        histogram kernels read.
     """
 
     def __init__(self, oracle: StumpOracle, X: np.ndarray):
         super().__init__(oracle, X.shape[0])
         n, d = X.shape
         self.n_features = d
-        self.thresholds = [
-            _bin_feature(X[:, j], int(oracle.max_bins), bool(oracle.exact)) for j in range(d)
-        ]
+        self.n_jobs = oracle.n_jobs
+        n_threads = min(_threads(self.n_jobs), d)
+        self.thresholds = _map(
+            lambda j: _bin_feature(X[:, j], int(oracle.max_bins), bool(oracle.exact)),
+            range(d),
+            n_threads,
+        )
         self.n_bins = np.array([t.size + 1 for t in self.thresholds], dtype=np.intp)
         self._B = int(self.n_bins.max())  # bins per feature after padding
-        dtype = np.min_scalar_type(self._B - 1)
-        # searchsorted(side="left") counts thresholds strictly below x: x == θ goes left.
-        self.codes = np.empty((n, d), dtype=dtype)
-        for j in range(d):
-            self.codes[:, j] = np.searchsorted(self.thresholds[j], X[:, j], side="left")
-        # Thresholds padded to a (d, B-1) grid; `valid` marks real ones.
-        self._valid = np.arange(self._B - 1)[None, :] < (self.n_bins[:, None] - 1)
-        self._counts = self._histograms(np.ones((n, 1)))[:, :, 0]  # unweighted W per bin
+        # Column-major codes: a feature's codes are contiguous, as the kernels read them.
+        self._codes_T = np.empty((d, n), dtype=np.min_scalar_type(self._B - 1))
 
-    # -- histograms -----------------------------------------------------------------------
-    def _histograms(self, values: np.ndarray) -> np.ndarray:
-        """Per-feature bin sums of the columns of ``values`` (n, K): shape (d, B, K).
+        def codes(j: int) -> None:
+            # searchsorted(side="left") counts thresholds strictly below x: x == θ goes left.
+            kernels.bin_codes(X[:, j], self.thresholds[j], self._codes_T[j])
 
-        All (row, feature, column) cells of a block of features go through a single
-        weighted ``np.bincount``, which sums in row order in float64.
+        _map(codes, range(d), n_threads)
+        self._counts = kernels.bin_counts(self._codes_T, self._B)  # unweighted W per bin
+
+    @property
+    def codes(self) -> np.ndarray:
+        return self._codes_T.T
+
+    # -- the kernels, by blocks of features on threads ---------------------------------------
+    def _by_feature(self, kernel, query: tuple, per_feature: tuple) -> None:
+        """Run ``kernel(codes, *query, n_bins, *per_feature)`` over blocks of features.
+
+        ``per_feature`` arrays have the features on their first axis and are written by
+        the kernel; each block gets its slice, so the answer does not depend on the
+        number of threads.
         """
-        n, K = values.shape
-        d, B = self.n_features, self._B
-        out = np.empty((d, B, K))
-        block = max(1, _MAX_CELLS // max(1, n * K))
-        cols = np.arange(K)
-        for a in range(0, d, block):
-            b = min(d, a + block)
-            offsets = np.arange(b - a, dtype=np.intp) * B
-            cell = (self.codes[:, a:b] + offsets)[:, :, None] * K + cols
-            w = np.broadcast_to(values[:, None, :], cell.shape)
-            hist = np.bincount(cell.ravel(), weights=w.ravel(), minlength=(b - a) * B * K)
-            out[a:b] = hist.reshape(b - a, B, K)
-        return out
+        d = self.n_features
+        n_threads = min(_threads(self.n_jobs), d, max(1, (self.n_samples * d) // _MIN_CELLS))
+        bounds = np.linspace(0, d, n_threads + 1).astype(int)
 
-    @staticmethod
-    def _left_right(hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Sums left and right of every threshold: two arrays of shape (d, B-1, K).
+        def block(a: int, b: int) -> None:
+            kernel(
+                self._codes_T[a:b], *query, self.n_bins[a:b], *(x[a:b] for x in per_feature)
+            )
 
-        The right sums are reverse cumulative sums rather than ``total - left``: no
-        cancellation, and a side whose weights are all zero sums to exactly 0.
-        """
-        left = np.cumsum(hist, axis=1)[:, :-1]
-        right = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1][:, 1:]
-        return left, right
+        _map(block, zip(bounds[:-1], bounds[1:], strict=True), n_threads, star=True)
 
-    def _split(self, flat_index: int, n_per_threshold: int) -> tuple[int, int, float]:
-        """(feature, threshold index, θ) of a flat index into the (d, B-1, ...) grid."""
-        j, rest = divmod(flat_index, (self._B - 1) * n_per_threshold)
-        t = rest // n_per_threshold
-        return j, t, float(self.thresholds[j][t])
+    def _split(self, j: int, t: int) -> float:
+        return float(self.thresholds[j][t])
 
-    def _goes_left(self, j: int, t: int) -> np.ndarray:
-        return self.codes[:, j] <= t
+    def _outputs(self, j: int, t: int, left, right) -> np.ndarray:
+        """Outputs on the training rows of the stump (j, t) with these leaves: shape (n,)
+        for scalar leaves, (n, K) for vectors."""
+        scalar = np.ndim(left) == 0
+        left = np.atleast_1d(np.asarray(left, dtype=np.float64))
+        right = np.atleast_1d(np.asarray(right, dtype=np.float64))
+        out = np.empty((self.n_samples, left.size))
+        kernels.leaf_outputs(self._codes_T[j], t, left, right, out)
+        return out[:, 0] if scalar else out
 
     # -- queries --------------------------------------------------------------------------
     def _correlate(self, r: np.ndarray, random_state: int | None) -> Hypothesis:
@@ -467,21 +520,22 @@ class BoundStumpOracle(BoundOracle):
             return self._correlate_codes(r)
         d = self.n_features
         total = float(r.sum())
-        left, right = self._left_right(self._histograms(r[:, None]))
-        edge = np.stack([right[..., 0] - left[..., 0], left[..., 0] - right[..., 0]], axis=-1)
-        edge = np.where(self._valid[..., None], edge, -np.inf)  # (d, B-1, 2): s=+1, s=-1
-        scores = np.concatenate([[total, -total], edge.ravel()])
-        best = int(np.argmax(scores))  # first maximum: the documented tie rule
+        score, thr, sign = np.empty(d), np.empty(d, np.intp), np.empty(d, np.intp)
+        self._by_feature(
+            kernels.sign_splits, (r,), (np.empty((d, self._B)), score, thr, sign)
+        )
+        # Constants first (+1 before −1), then features in order: the documented tie rule.
+        best = int(np.argmax(np.concatenate([[total, -total], score])))
         if best < 2:
             s = 1 if best == 0 else -1
             h: Hypothesis = ConstantHypothesis(float(s), d)
             h.key, h.scale = ("constant",), float(s)
             h.train_output = np.full(self.n_samples, float(s))
             return h
-        j, t, theta = self._split(best - 2, 2)
-        s = 1 if (best - 2) % 2 == 0 else -1
-        h = SignStump(j, theta, s, d)
-        h.train_output = np.where(self._goes_left(j, t), -float(s), float(s))
+        j = best - 2
+        t, s = int(thr[j]), int(sign[j])
+        h = SignStump(j, self._split(j, t), s, d)
+        h.train_output = self._outputs(j, t, -float(s), float(s))
         return h
 
     def _correlate_codes(self, r: np.ndarray) -> Hypothesis:
@@ -500,17 +554,20 @@ class BoundStumpOracle(BoundOracle):
         rc = r - r.mean(axis=1, keepdims=True)
         codes = label_codes(K)
         total = rc.sum(axis=0)
-        left, right = self._left_right(self._histograms(rc))
-        k_left, k_right = left.argmax(axis=2), right.argmax(axis=2)
-        score = np.where(self._valid, left.max(axis=2) + right.max(axis=2), -np.inf)
-        scores = np.concatenate([total, score.ravel()])
-        best = int(np.argmax(scores))
+        score, thr = np.empty(d), np.empty(d, np.intp)
+        k_left, k_right = np.empty(d, np.intp), np.empty(d, np.intp)
+        self._by_feature(
+            kernels.code_splits,
+            (rc,),
+            (np.empty((d, self._B, K)), score, thr, k_left, k_right),
+        )
+        best = int(np.argmax(np.concatenate([total, score])))
         if best >= K:
-            j, t, theta = self._split(best - K, 1)
-            kl, kr = int(k_left[j, t]), int(k_right[j, t])
+            j = best - K
+            t, kl, kr = int(thr[j]), int(k_left[j]), int(k_right[j])
             if kl != kr:
-                h: Hypothesis = LabelCodeStump(j, theta, kl, kr, K, d)
-                h.train_output = np.where(self._goes_left(j, t)[:, None], codes[kl], codes[kr])
+                h: Hypothesis = LabelCodeStump(j, self._split(j, t), kl, kr, K, d)
+                h.train_output = self._outputs(j, t, codes[kl], codes[kr])
                 return h
             best = int(np.argmax(total))  # same class on both sides: the constant c(kl)
         h = ConstantHypothesis(codes[best], d)
@@ -525,39 +582,35 @@ class BoundStumpOracle(BoundOracle):
         n, K = t2.shape
         d = self.n_features
         if sample_weight is None:
-            w = np.ones(n)
-            W_hist = self._counts
-            S_hist = self._histograms(t2)
+            W_tot, S_tot = float(n), t2.sum(axis=0)
+            weight = np.empty(0)
         else:
-            w = sample_weight
-            hist = self._histograms(np.column_stack([w, w[:, None] * t2]))
-            W_hist, S_hist = hist[:, :, 0], hist[:, :, 1:]
-        W_tot = float(w.sum())
-        S_tot = (w[:, None] * t2).sum(axis=0)
-        WL, WR = self._left_right(W_hist[:, :, None])
-        SL, SR = self._left_right(S_hist)
-        ok = self._valid & (WL[..., 0] > 0) & (WR[..., 0] > 0)  # no empty-weight leaves
-        mean_L = np.divide(SL, WL, out=np.zeros_like(SL), where=ok[..., None])
-        mean_R = np.divide(SR, WR, out=np.zeros_like(SR), where=ok[..., None])
-        # Weighted SSE = sum w t^2 - gain; gain = S_L^2/W_L + S_R^2/W_R written as
-        # S * mean so that large targets overflow only when the answer itself would.
-        gain = (SL * mean_L + SR * mean_R).sum(axis=2)
-        gain = np.where(ok, gain, -np.inf)
+            W_tot = float(sample_weight.sum())
+            S_tot = (sample_weight[:, None] * t2).sum(axis=0)
+            weight = sample_weight
+        score, thr = np.empty(d), np.empty(d, np.intp)
+        sums_left, sums_right, sums_w = np.empty((d, K)), np.empty((d, K)), np.empty((d, 2))
+        self._by_feature(
+            kernels.lsq_splits,
+            (np.ascontiguousarray(t2), weight, self._counts),
+            (np.empty((d, self._B)), np.empty((d, self._B, K)), score, thr, sums_left,
+             sums_right, sums_w),
+        )
         mean = S_tot / W_tot
-        scores = np.concatenate([[float((S_tot * mean).sum())], gain.ravel()])
-        best = int(np.argmax(scores))
+        best = int(np.argmax(np.concatenate([[float((S_tot * mean).sum())], score])))
         if best > 0:
-            j, t, theta = self._split(best - 1, 1)
-            a, b = mean_L[j, t], mean_R[j, t]
+            j = best - 1
+            t = int(thr[j])
+            a, b = sums_left[j] / sums_w[j, 0], sums_right[j] / sums_w[j, 1]
             if not np.array_equal(a, b):
-                goes_left = self._goes_left(j, t)
+                theta = self._split(j, t)
                 h: Hypothesis
                 if vector:
                     h = VectorStump(j, theta, a, b, d)
-                    h.train_output = np.where(goes_left[:, None], a, b)
+                    h.train_output = self._outputs(j, t, a, b)
                 else:
                     h = RegressionStump(j, theta, float(a[0]), float(b[0]), d)
-                    h.train_output = np.where(goes_left, float(a[0]), float(b[0]))
+                    h.train_output = self._outputs(j, t, float(a[0]), float(b[0]))
                 return h
         if vector:
             h = ConstantHypothesis(mean, d)
