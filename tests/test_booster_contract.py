@@ -9,6 +9,7 @@ Every booster a later issue adds joins ``CASES``.
 from __future__ import annotations
 
 import copy
+import inspect
 import warnings
 
 import numpy as np
@@ -382,3 +383,22 @@ def test_growth_under_a_decreasing_schedule_warns_once_and_goes_on():
         constant = FunctionalGradientClassifier(StumpOracle(), schedule="constant", **params)
         constant.fit(X, y)
     assert constant.stop_reason_ is StopReason.DIVERGED
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_equal_sample_weights_change_nothing(name):
+    # Equal weights cancel from every risk, distribution and inner product: a constant
+    # sample_weight of 2.5 gives the unweighted model (up to rounding in the sums).
+    make, data, classifier = CASES[name]
+    X, y, extra = data()
+    if "sample_weight" not in inspect.signature(make(None).fit).parameters:
+        pytest.skip(f"{name} has no sample_weight in fit")
+    plain = make(StumpOracle(), n_estimators=20, random_state=0).fit(X, y, **extra)
+    weighted = make(StumpOracle(), n_estimators=20, random_state=0).fit(
+        X, y, sample_weight=np.full(len(y), 2.5), **extra
+    )
+    if classifier:
+        np.testing.assert_array_equal(weighted.predict(X), plain.predict(X))
+    else:
+        np.testing.assert_allclose(weighted.predict(X), plain.predict(X), rtol=1e-9)
+    np.testing.assert_allclose(weighted.history_["loss"], plain.history_["loss"], rtol=1e-9)

@@ -39,9 +39,11 @@ SAMPLED = (
 
 
 def _expected_failures(estimator):
-    if isinstance(estimator, FunctionalGradientRegressor) or (
-        isinstance(estimator, FunctionalGradientClassifier)
-        and estimator.loss in ("auto", "softmax")
+    # FunctionalGradientRegressor passes the check since the compiled kernels sum in row
+    # order (no BLAS, so the same on every machine); the classifier's ties remain.
+    if isinstance(estimator, FunctionalGradientClassifier) and estimator.loss in (
+        "auto",
+        "softmax",
     ):
         return {"check_sample_weight_equivalence_on_dense_data": TIED_SPLITS}
     if isinstance(estimator, AcceleratedMarginClassifier) and estimator.method == "stochastic":

@@ -6,10 +6,11 @@ the new margins, their minimum and the training error.  In NumPy each of these i
 or two passes over ``n`` floats and a temporary array; here they are two passes with no
 temporary (at 1,000,000 rows NumPy's passes cost more than the stump oracle's round).
 
-Every quantity is computed with the same operations, in the same order per element, as
-the NumPy expression its docstring gives (sums are sequential, not pairwise).  The
-transcendental functions of the losses stay in NumPy, whose vectorised ``exp`` is
-several times faster than a compiled scalar loop.
+Sums are sequential, in row order: an order fixed by the code, not by the CPU's vector
+width, so every machine gets the same bits (the passes are bound by memory bandwidth
+at large ``n``; partial sums measured no faster).  The transcendental functions of the
+losses stay in NumPy, whose vectorised ``exp`` is several times faster than a compiled
+scalar loop.
 """
 
 from __future__ import annotations
@@ -26,9 +27,7 @@ def peak(a):  # pragma: no cover - compiled
     """``max_i |a_i|``."""
     top = 0.0
     for i in range(a.shape[0]):
-        v = abs(a[i])
-        if v > top:
-            top = v
+        top = max(top, abs(a[i]))
     return top
 
 
@@ -55,13 +54,49 @@ def signed_sums(a, y, w, norm):  # pragma: no cover - compiled
 def step_margins(m, a, y, coef, norm, s, out):  # pragma: no cover - compiled
     """``out = m + y * (coef * a / norm)`` (the margins after the step ``f += coef·a/norm``),
     and from the new margins ``(min out, Σ s [wrong])``, where a row is wrong when the
-    sign of ``f = y·out`` (``f = 0`` predicts the negative class) differs from ``y``."""
+    sign of ``f = y·out`` (``f = 0`` predicts the negative class) differs from ``y``.
+
+    ``s`` of length 0 means unit weights (one stream less to read)."""
     lo = np.inf
     wrong = 0.0
+    weighted = s.shape[0] > 0
     for i in range(m.shape[0]):
         v = m[i] + y[i] * (coef * a[i] / norm)
         out[i] = v
         lo = min(lo, v)
-        if v < 0.0 or (v == 0.0 and y[i] > 0.0):
-            wrong += s[i]
+        # Branch-free: a wrong row's sign is random, and a mispredicted branch a row
+        # cost more than the arithmetic (8.6 ms against 2.3 ms at 1,000,000 rows).
+        is_wrong = (v < 0.0) | ((v == 0.0) & (y[i] > 0.0))
+        wrong += s[i] * is_wrong if weighted else 1.0 * is_wrong
     return lo, wrong
+
+
+@nb.jit(**_JIT)
+def weighted_inner(a, b, s):  # pragma: no cover - compiled
+    """``Σ_i s_i Σ_k a[i, k] b[i, k]`` for arrays of shape (n, K); ``s`` of length 0
+    means unit weights.  One pass, no temporary (``np.sum(s * a * b)`` makes two)."""
+    n, K = a.shape
+    weighted = s.shape[0] > 0
+    total = 0.0
+    for i in range(n):
+        row = 0.0
+        for k in range(K):
+            row += a[i, k] * b[i, k]
+        total += s[i] * row if weighted else row
+    return total
+
+
+@nb.jit(**_JIT)
+def weighted_residual(t, a, coef, s):  # pragma: no cover - compiled
+    """``Σ_i s_i Σ_k (t[i, k] − coef · a[i, k])²``: what a projection leaves of ``t``,
+    without building ``t − coef · a``; ``s`` of length 0 means unit weights."""
+    n, K = t.shape
+    weighted = s.shape[0] > 0
+    total = 0.0
+    for i in range(n):
+        row = 0.0
+        for k in range(K):
+            r = t[i, k] - coef * a[i, k]
+            row += r * r
+        total += s[i] * row if weighted else row
+    return total

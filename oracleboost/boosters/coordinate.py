@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from numbers import Real
 
 import numpy as np
@@ -73,6 +73,7 @@ class _Problem(Problem):
     nu: float
     bounded: bool
     optimal_loss: float | None
+    no_s: np.ndarray = field(default_factory=lambda: np.empty(0))  # "unit weights" to kernels
 
 
 @dataclass(frozen=True)
@@ -290,7 +291,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         coef = alpha * col.sign
         margins = np.empty_like(state.margins)
         low, wrong = column_kernels.step_margins(
-            state.margins, col.a, p.ypm, coef, col.norm, p.s, margins
+            state.margins, col.a, p.ypm, coef, col.norm, p.s if p.log_s is not None else p.no_s,
+            margins,
         )
         w_next, entropy_next, log_loss = self._weights(p, margins)
         term = (h.detach(), coef / col.norm, col.norm)
@@ -298,7 +300,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             "loss": math.exp(log_loss),
             "log_loss": log_loss,
             "margin": low / ensemble.l1_norm(pending=(term,)),
-            "train_error": wrong / p.s_total,
+            "train_error": wrong / (p.s_total if p.log_s is not None else p.s.shape[0]),
             "edge": col.edge,
             "step": alpha,
             "entropy": state.entropy,  # of the weights this round used

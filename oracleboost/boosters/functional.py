@@ -55,6 +55,7 @@ from sklearn.utils.validation import validate_data
 from .._validation import check_sample_weight
 from ..losses import Loss, MarginLoss, get_loss
 from ..oracles.sklearn import TreeOracle
+from . import _column_kernels as column_kernels
 from .base import (
     BaseBooster,
     Problem,
@@ -74,6 +75,13 @@ __all__ = [
 ]
 
 PROJECTIONS = ("naive", "repeated", "residual")
+_NO_WEIGHTS = np.empty(0)  # unit weights, to the compiled inner products
+
+
+def _rows(a: np.ndarray) -> np.ndarray:
+    """``a`` as (n, K) rows, C-contiguous (a view when it already is)."""
+    return np.ascontiguousarray(a).reshape(a.shape[0], -1)
+
 SCHEDULES = ("constant", "inv_sqrt", "inv_t", "smoothness")
 
 
@@ -86,6 +94,7 @@ class _Problem(Problem):
     sw: np.ndarray  # s broadcast against f
     total: float
     query_weight: np.ndarray | None
+    weighted: bool  # s is not constant (else the inner product skips it)
     loss: Loss
     f0: np.ndarray
     shape: tuple[int, ...]
@@ -164,6 +173,7 @@ class _FunctionalGradientBooster(BaseBooster):
             sw=s if len(shape) == 1 else s[:, None],
             total=total,
             query_weight=query_weight,
+            weighted=not bool((s == s[0]).all()),
             loss=loss,
             f0=f0,
             shape=shape,
@@ -208,8 +218,11 @@ class _FunctionalGradientBooster(BaseBooster):
         outer = state.outer + 1
         eta = self._eta(outer, p.loss)
 
+        # ⟨a, b⟩ = Σ_i s_i a_i·b_i / Σ s, one compiled pass (equal weights cancel)
+        s_or_none, mass = (p.s, p.total) if p.weighted else (_NO_WEIGHTS, p.s.shape[0])
+
         def ip(a, b) -> float:
-            return float(np.sum(p.sw * a * b)) / p.total
+            return column_kernels.weighted_inner(_rows(a), _rows(b), s_or_none) / mass
 
         def proj(v):
             seed = draw_seed(state.rng)
@@ -220,7 +233,8 @@ class _FunctionalGradientBooster(BaseBooster):
         v = -p.loss.gradient(p.y, f, **p.ctx)  # 1. the descent direction −∇R[f_{t−1}]
         vv = ip(v, v)
         target = residual + v if self.projection == "residual" else v
-        if ip(target, target) == 0.0:
+        tt = vv if target is v else ip(target, target)
+        if tt == 0.0:
             return RoundResult(state, stop=StopReason.ZERO_GRADIENT)
         inner = min(outer, budget) if self.projection == "repeated" else 1
         stop = None
@@ -235,12 +249,16 @@ class _FunctionalGradientBooster(BaseBooster):
                 break
             ht = ip(out, target)
             a = ht / hh
-            edge = ht / math.sqrt(hh * ip(target, target))
-            left = target - a * out  # what this projection leaves unrepresented
-            if self.projection != "naive":
-                target = left  # Alg. 2 line 8 (scaled, P2); Alg. 3 line 8
-            pending.append((h, a, edge, math.sqrt(ip(left, left)), time.perf_counter() - t0))
-            if self.projection == "repeated" and ip(target, target) == 0.0:
+            edge = ht / math.sqrt(hh * tt)
+            if self.projection == "naive":  # only its norm is recorded
+                left_sq = column_kernels.weighted_residual(
+                    _rows(target), _rows(out), a, s_or_none
+                ) / mass
+            else:  # Alg. 2 line 8 (scaled, P2); Alg. 3 line 8
+                target = target - a * out  # what this projection leaves unrepresented
+                tt = left_sq = ip(target, target)
+            pending.append((h, a, edge, math.sqrt(left_sq), time.perf_counter() - t0))
+            if self.projection == "repeated" and tt == 0.0:
                 break  # the gradient is represented exactly: nothing left to fit
         if self.projection == "residual":
             residual = target
@@ -249,7 +267,7 @@ class _FunctionalGradientBooster(BaseBooster):
         terms = []
         for h, a, _, _, _ in pending:
             f += eta * a * h.train_output
-            terms.append((h.detach(), eta * a, float(np.max(np.abs(h.train_output)))))
+            terms.append((h.detach(), eta * a, float(column_kernels.peak(h.train_output.ravel()))))
         if not terms:
             return RoundResult(state, stop=stop)
         value = p.loss(p.y, f, p.s, **p.ctx)

@@ -30,6 +30,72 @@ _JIT = {"nopython": True, "nogil": True, "cache": True, "boundscheck": False,
 
 
 @nb.jit(**_JIT)
+def hist_1d(codes, v, hist):  # pragma: no cover - compiled
+    """``hist[j, b] = Σ_{i : codes[j, i] = b} v[i]`` in row order, for every feature j.
+
+    Four features share a pass over the rows (one load of ``v[i]`` for four updates,
+    and four independent chains of updates): 20% faster than one feature a pass."""
+    d, n = codes.shape
+    hist[:, :] = 0.0
+    j = 0
+    while j + 3 < d:
+        h0, h1, h2, h3 = hist[j], hist[j + 1], hist[j + 2], hist[j + 3]
+        c0, c1, c2, c3 = codes[j], codes[j + 1], codes[j + 2], codes[j + 3]
+        for i in range(n):
+            vi = v[i]
+            h0[c0[i]] += vi
+            h1[c1[i]] += vi
+            h2[c2[i]] += vi
+            h3[c3[i]] += vi
+        j += 4
+    while j < d:
+        h, c = hist[j], codes[j]
+        for i in range(n):
+            h[c[i]] += v[i]
+        j += 1
+
+
+@nb.jit(**_JIT)
+def hist_2d(codes, v, hist):  # pragma: no cover - compiled
+    """``hist[j, b, k] = Σ_{i : codes[j, i] = b} v[i, k]`` in row order."""
+    d, n = codes.shape
+    K = v.shape[1]
+    hist[:, :, :] = 0.0
+    for j in range(d):
+        h, c = hist[j], codes[j]
+        for i in range(n):
+            b = c[i]
+            for k in range(K):
+                h[b, k] += v[i, k]
+
+
+@nb.jit(**_JIT)
+def hist_weighted(codes, w, t, hist_w, hist_s):  # pragma: no cover - compiled
+    """Weight and weighted-target histograms in one pass: ``hist_w[j, b] = Σ w_i`` and
+    ``hist_s[j, b, k] = Σ w_i t[i, k]`` over the rows in bin b of feature j."""
+    d, n = codes.shape
+    K = t.shape[1]
+    hist_w[:, :] = 0.0
+    hist_s[:, :, :] = 0.0
+    for j in range(d):
+        W, S, c = hist_w[j], hist_s[j], codes[j]
+        if K == 1:  # the common case, without the inner loop (2.5 times faster)
+            t1, S1 = t[:, 0], S[:, 0]
+            for i in range(n):
+                b = c[i]
+                wi = w[i]
+                W[b] += wi
+                S1[b] += wi * t1[i]
+            continue
+        for i in range(n):
+            b = c[i]
+            wi = w[i]
+            W[b] += wi
+            for k in range(K):
+                S[b, k] += wi * t[i, k]
+
+
+@nb.jit(**_JIT)
 def _suffix_sums(h, nb_j, out):  # pragma: no cover - compiled
     """``out[b] = h[nb_j-1] + … + h[b]`` summed from the last bin, for b < nb_j."""
     acc = 0.0
@@ -39,19 +105,14 @@ def _suffix_sums(h, nb_j, out):  # pragma: no cover - compiled
 
 
 @nb.jit(**_JIT)
-def sign_splits(codes, r, n_bins, hist, score, thr, sign):  # pragma: no cover - compiled
-    """±1 stumps.  For each feature ``j`` of ``codes`` (d_block, n): the histogram of
-    ``r`` into ``hist[j]`` and the best ``s · (R_right − R_left)`` over thresholds
-    ``t < n_bins[j] − 1`` and ``s ∈ {+1, −1}``, into ``score[j]``, ``thr[j]``,
-    ``sign[j]`` (``score = -inf`` when the feature has one bin)."""
-    d, n = codes.shape
-    suf = np.empty(hist.shape[1])
+def sign_scan(hist, n_bins, score, thr, sign):  # pragma: no cover - compiled
+    """±1 stumps: for each feature j, the best ``s · (R_right − R_left)`` over thresholds
+    ``t < n_bins[j] − 1`` and ``s ∈ {+1, −1}`` from the histogram ``hist[j]`` of r, into
+    ``score[j]``, ``thr[j]``, ``sign[j]`` (``score = -inf`` when the feature has one bin)."""
+    d, B = hist.shape
+    suf = np.empty(B)
     for j in range(d):
         h = hist[j]
-        h[:] = 0.0
-        c = codes[j]
-        for i in range(n):
-            h[c[i]] += r[i]
         nb_j = n_bins[j]
         _suffix_sums(h, nb_j, suf)
         best, bt, bs = -np.inf, -1, 0
@@ -67,29 +128,16 @@ def sign_splits(codes, r, n_bins, hist, score, thr, sign):  # pragma: no cover -
 
 
 @nb.jit(**_JIT)
-def _accumulate(c, values, h):  # pragma: no cover - compiled
-    """``h[c[i], k] += values[i, k]`` in row order."""
-    n, K = values.shape
-    for i in range(n):
-        b = c[i]
-        for k in range(K):
-            h[b, k] += values[i, k]
-
-
-@nb.jit(**_JIT)
-def code_splits(codes, r, n_bins, hist, score, thr, k_left, k_right):  # pragma: no cover
-    """Label-coded multiclass stumps (Grubb & Bagnell 2011, Theorem 2).  For each
-    feature: the histogram of the rows of ``r`` (n, K) into ``hist[j]`` (B, K) and the
-    best ``max_k R_left,k + max_k R_right,k`` over thresholds, with the first maximising
+def code_scan(hist, n_bins, score, thr, k_left, k_right):  # pragma: no cover - compiled
+    """Label-coded multiclass stumps (Grubb & Bagnell 2011, Theorem 2): from the
+    histograms ``hist[j]`` (B, K) of the rows of r, the best
+    ``max_k R_left,k + max_k R_right,k`` over thresholds, with the first maximising
     class on each side."""
-    d, n = codes.shape
-    K = r.shape[1]
-    suf = np.empty((hist.shape[1], K))
+    d, B, K = hist.shape
+    suf = np.empty((B, K))
     left = np.empty(K)
     for j in range(d):
         h = hist[j]
-        h[:, :] = 0.0
-        _accumulate(codes[j], r, h)
         nb_j = n_bins[j]
         for k in range(K):
             _suffix_sums(h[:, k], nb_j, suf[:, k])
@@ -111,82 +159,41 @@ def code_splits(codes, r, n_bins, hist, score, thr, k_left, k_right):  # pragma:
 
 
 @nb.jit(**_JIT)
-def _lsq_scan(W, S, nb_j, sufW, sufS, left_S, out_left, out_right, out_w):  # pragma: no cover
-    """Best least-squares split of one feature from its weight and target histograms:
-    the largest ``Σ_k (S_L,k²/W_L + S_R,k²/W_R)`` over thresholds with both sides of
-    positive weight.  Returns (gain, t); writes the best sides' sums."""
-    K = S.shape[1]
-    _suffix_sums(W, nb_j, sufW)
-    for k in range(K):
-        _suffix_sums(S[:, k], nb_j, sufS[:, k])
-    left_S[:] = 0.0
-    wl = 0.0
-    best, bt = -np.inf, -1
-    for t in range(nb_j - 1):
-        wl += W[t]
-        for k in range(K):
-            left_S[k] += S[t, k]
-        wr = sufW[t + 1]
-        if not (wl > 0.0 and wr > 0.0):
-            continue
-        # S * (S / W): large targets overflow only when the answer itself would.
-        g = 0.0
-        for k in range(K):
-            g += left_S[k] * (left_S[k] / wl) + sufS[t + 1, k] * (sufS[t + 1, k] / wr)
-        if g > best:
-            best, bt = g, t
-            out_w[0], out_w[1] = wl, wr
-            for k in range(K):
-                out_left[k] = left_S[k]
-                out_right[k] = sufS[t + 1, k]
-    return best, bt
-
-
-@nb.jit(**_JIT)
-def lsq_splits(codes, target, weight, counts, n_bins, hist_w, hist_s, score, thr, sums_left,
-               sums_right, sums_w):  # pragma: no cover - compiled
-    """Two-leaf least-squares stumps (Grubb & Bagnell 2011, eq. 4) for targets (n, K).
-
-    ``weight`` of shape (n,) is accumulated with ``weight * target`` in the same pass;
-    with ``weight`` of shape (0,) the rows are unweighted and ``counts`` (d_block, B),
-    the bin counts computed once at bind, are the weight histograms."""
-    d, n = codes.shape
-    K = target.shape[1]
-    B = hist_s.shape[1]
-    weighted = weight.shape[0] == n
+def lsq_scan(hist_w, hist_s, n_bins, score, thr, sums_left, sums_right,
+             sums_w):  # pragma: no cover - compiled
+    """Two-leaf least-squares stumps (Grubb & Bagnell 2011, eq. 4): from the weight
+    histograms ``hist_w[j]`` (B,) and target histograms ``hist_s[j]`` (B, K), the
+    largest ``Σ_k (S_L,k²/W_L + S_R,k²/W_R)`` over thresholds with both sides of
+    positive weight, and the best split's side sums."""
+    d, B, K = hist_s.shape
     sufW, sufS, left_S = np.empty(B), np.empty((B, K)), np.empty(K)
     for j in range(d):
-        S = hist_s[j]
-        S[:, :] = 0.0
-        c = codes[j]
-        if weighted:
-            W = hist_w[j]
-            W[:] = 0.0
-            for i in range(n):
-                b = c[i]
-                wi = weight[i]
-                W[b] += wi
+        W, S = hist_w[j], hist_s[j]
+        nb_j = n_bins[j]
+        _suffix_sums(W, nb_j, sufW)
+        for k in range(K):
+            _suffix_sums(S[:, k], nb_j, sufS[:, k])
+        left_S[:] = 0.0
+        wl = 0.0
+        best, bt = -np.inf, -1
+        for t in range(nb_j - 1):
+            wl += W[t]
+            for k in range(K):
+                left_S[k] += S[t, k]
+            wr = sufW[t + 1]
+            if not (wl > 0.0 and wr > 0.0):
+                continue
+            # S * (S / W): large targets overflow only when the answer itself would.
+            g = 0.0
+            for k in range(K):
+                g += left_S[k] * (left_S[k] / wl) + sufS[t + 1, k] * (sufS[t + 1, k] / wr)
+            if g > best:
+                best, bt = g, t
+                sums_w[j, 0], sums_w[j, 1] = wl, wr
                 for k in range(K):
-                    S[b, k] += wi * target[i, k]
-        else:
-            W = counts[j]
-            _accumulate(c, target, S)
-        g, t = _lsq_scan(W, S, n_bins[j], sufW, sufS, left_S, sums_left[j], sums_right[j],
-                         sums_w[j])
-        score[j], thr[j] = g, t
-
-
-@nb.jit(**_JIT)
-def bin_counts(codes, B):  # pragma: no cover - compiled
-    """Number of rows in each bin of each feature: (d, B) float64."""
-    d, n = codes.shape
-    out = np.zeros((d, B))
-    for j in range(d):
-        c = codes[j]
-        h = out[j]
-        for i in range(n):
-            h[c[i]] += 1.0
-    return out
+                    sums_left[j, k] = left_S[k]
+                    sums_right[j, k] = sufS[t + 1, k]
+        score[j], thr[j] = best, bt
 
 
 @nb.jit(**_JIT)

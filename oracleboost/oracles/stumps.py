@@ -476,29 +476,26 @@ class BoundStumpOracle(BoundOracle):
             kernels.bin_codes(X[:, j], self.thresholds[j], self._codes_T[j])
 
         _map(codes, range(d), n_threads)
-        self._counts = kernels.bin_counts(self._codes_T, self._B)  # unweighted W per bin
+        self._counts = np.empty((d, self._B))  # unweighted W per bin
+        ones = np.ones(n)
+        self._by_feature(
+            lambda a, b: kernels.hist_1d(self._codes_T[a:b], ones, self._counts[a:b])
+        )
 
     @property
     def codes(self) -> np.ndarray:
         return self._codes_T.T
 
     # -- the kernels, by blocks of features on threads ---------------------------------------
-    def _by_feature(self, kernel, query: tuple, per_feature: tuple) -> None:
-        """Run ``kernel(codes, *query, n_bins, *per_feature)`` over blocks of features.
+    def _by_feature(self, block) -> None:
+        """Run ``block(a, b)`` over blocks of features ``a:b`` that cover them all.
 
-        ``per_feature`` arrays have the features on their first axis and are written by
-        the kernel; each block gets its slice, so the answer does not depend on the
-        number of threads.
+        A block reads and writes only its features' slices of the arrays it closes over,
+        so the answer does not depend on the number of threads.
         """
         d = self.n_features
         n_threads = min(_threads(self.n_jobs), d, max(1, (self.n_samples * d) // _MIN_CELLS))
-        bounds = np.linspace(0, d, n_threads + 1).astype(int)
-
-        def block(a: int, b: int) -> None:
-            kernel(
-                self._codes_T[a:b], *query, self.n_bins[a:b], *(x[a:b] for x in per_feature)
-            )
-
+        bounds = [d * k // n_threads for k in range(n_threads + 1)]
         _map(block, zip(bounds[:-1], bounds[1:], strict=True), n_threads, star=True)
 
     def _split(self, j: int, t: int) -> float:
@@ -518,12 +515,17 @@ class BoundStumpOracle(BoundOracle):
     def _correlate(self, r: np.ndarray, random_state: int | None) -> Hypothesis:
         if r.ndim == 2:
             return self._correlate_codes(r)
+        r = np.ascontiguousarray(r)  # the kernels' layout (a no-op when it is)
         d = self.n_features
         total = float(r.sum())
-        score, thr, sign = np.empty(d), np.empty(d, np.intp), np.empty(d, np.intp)
-        self._by_feature(
-            kernels.sign_splits, (r,), (np.empty((d, self._B)), score, thr, sign)
-        )
+        hist, score = np.empty((d, self._B)), np.empty(d)
+        thr, sign = np.empty(d, np.intp), np.empty(d, np.intp)
+
+        def block(a: int, b: int) -> None:
+            kernels.hist_1d(self._codes_T[a:b], r, hist[a:b])
+            kernels.sign_scan(hist[a:b], self.n_bins[a:b], score[a:b], thr[a:b], sign[a:b])
+
+        self._by_feature(block)
         # Constants first (+1 before −1), then features in order: the documented tie rule.
         best = int(np.argmax(np.concatenate([[total, -total], score])))
         if best < 2:
@@ -554,13 +556,16 @@ class BoundStumpOracle(BoundOracle):
         rc = r - r.mean(axis=1, keepdims=True)
         codes = label_codes(K)
         total = rc.sum(axis=0)
-        score, thr = np.empty(d), np.empty(d, np.intp)
-        k_left, k_right = np.empty(d, np.intp), np.empty(d, np.intp)
-        self._by_feature(
-            kernels.code_splits,
-            (rc,),
-            (np.empty((d, self._B, K)), score, thr, k_left, k_right),
-        )
+        hist, score = np.empty((d, self._B, K)), np.empty(d)
+        thr, k_left, k_right = (np.empty(d, np.intp) for _ in range(3))
+
+        def block(a: int, b: int) -> None:
+            kernels.hist_2d(self._codes_T[a:b], rc, hist[a:b])
+            kernels.code_scan(
+                hist[a:b], self.n_bins[a:b], score[a:b], thr[a:b], k_left[a:b], k_right[a:b]
+            )
+
+        self._by_feature(block)
         best = int(np.argmax(np.concatenate([total, score])))
         if best >= K:
             j = best - K
@@ -578,24 +583,41 @@ class BoundStumpOracle(BoundOracle):
         self, target: np.ndarray, sample_weight: np.ndarray | None, random_state: int | None
     ) -> Hypothesis:
         vector = target.ndim == 2
+        target = np.ascontiguousarray(target)  # the kernels' layout (a no-op when it is)
         t2 = target if vector else target[:, None]
         n, K = t2.shape
         d = self.n_features
+        hist_s = np.empty((d, self._B, K))
         if sample_weight is None:
             W_tot, S_tot = float(n), t2.sum(axis=0)
-            weight = np.empty(0)
+            hist_w = self._counts  # counted once, at bind
+            if K == 1:  # one accumulator: the kernel shared with correlate
+                flat, hist_1 = target.reshape(n), hist_s.reshape(d, self._B)
+
+                def accumulate(a: int, b: int) -> None:
+                    kernels.hist_1d(self._codes_T[a:b], flat, hist_1[a:b])
+            else:
+
+                def accumulate(a: int, b: int) -> None:
+                    kernels.hist_2d(self._codes_T[a:b], t2, hist_s[a:b])
         else:
             W_tot = float(sample_weight.sum())
             S_tot = (sample_weight[:, None] * t2).sum(axis=0)
-            weight = sample_weight
+            hist_w = np.empty((d, self._B))
+
+            def accumulate(a: int, b: int) -> None:
+                kernels.hist_weighted(self._codes_T[a:b], sample_weight, t2, hist_w[a:b],
+                                      hist_s[a:b])
+
         score, thr = np.empty(d), np.empty(d, np.intp)
         sums_left, sums_right, sums_w = np.empty((d, K)), np.empty((d, K)), np.empty((d, 2))
-        self._by_feature(
-            kernels.lsq_splits,
-            (np.ascontiguousarray(t2), weight, self._counts),
-            (np.empty((d, self._B)), np.empty((d, self._B, K)), score, thr, sums_left,
-             sums_right, sums_w),
-        )
+
+        def block(a: int, b: int) -> None:
+            accumulate(a, b)
+            kernels.lsq_scan(hist_w[a:b], hist_s[a:b], self.n_bins[a:b], score[a:b], thr[a:b],
+                             sums_left[a:b], sums_right[a:b], sums_w[a:b])
+
+        self._by_feature(block)
         mean = S_tot / W_tot
         best = int(np.argmax(np.concatenate([[float((S_tot * mean).sum())], score])))
         if best > 0:
