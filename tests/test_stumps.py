@@ -144,6 +144,53 @@ def test_project_brute_force_property(X, data):
     np.testing.assert_array_equal(h.train_output, h.predict(X))
 
 
+def first_best_sign_stump(X: np.ndarray, r: np.ndarray) -> tuple:
+    """The documented tie rule, by enumeration: constants (+1, −1), then features in
+    order, thresholds left to right, s = +1 before s = −1; the first maximum wins."""
+    best, answer = r.sum(), ("constant", 1)
+    if -r.sum() > best:
+        best, answer = -r.sum(), ("constant", -1)
+    for j in range(X.shape[1]):
+        for t, v in enumerate(np.unique(X[:, j])[:-1]):
+            e = r @ np.where(X[:, j] <= v, -1.0, 1.0)
+            for s in (1, -1):
+                if s * e > best:
+                    best, answer = s * e, (j, t, s)
+    return answer
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    X=arrays(
+        np.float64,
+        st.tuples(st.integers(2, 40), st.integers(1, 6)),
+        elements=st.sampled_from([-3.0, -1.0, 0.0, 0.5, 2.0, 7.0]),
+    ),
+    data=st.data(),
+    n_jobs=st.sampled_from([1, 3]),
+)
+def test_kernel_follows_the_tie_rule_like_exact_mode(X, data, n_jobs):
+    # Integer queries make every candidate's score exact, so ties are real ties and the
+    # answer is decided by the tie rule alone: binned (the kernels, on threads or not),
+    # exact mode and the enumeration must name the same stump.
+    r = data.draw(arrays(np.float64, len(X), elements=st.integers(-3, 3).map(float)))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("oracleboost.oracles.stumps._MIN_CELLS", 1)  # threads even when tiny
+        binned = StumpOracle(n_jobs=n_jobs).bind(X).correlate(r)
+    exact = StumpOracle(exact=True).bind(X).correlate(r)
+    assert repr(binned) == repr(exact)
+    np.testing.assert_array_equal(binned.train_output, exact.train_output)
+    want = first_best_sign_stump(X, r)
+    if want[0] == "constant":
+        assert isinstance(binned, ConstantHypothesis) and binned.scale == want[1]
+    else:
+        j, t, s = want
+        assert isinstance(binned, SignStump)
+        assert (binned.feature, binned.sign) == (j, s)
+        values = np.unique(X[:, j])
+        assert values[t] <= binned.threshold < values[t + 1]
+
+
 def test_sign_stump_key_and_scale():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(40, 2))

@@ -33,13 +33,16 @@ def peak(a):  # pragma: no cover - compiled
 
 @nb.jit(**_JIT)
 def signed_sums(a, y, w, norm):  # pragma: no cover - compiled
-    """With ``v = y * a / norm``: ``(Σ w v, Σ w (1 + v), Σ w (1 − v), min v, max v)``.
+    """With ``v = y * a / norm``: ``(Σ w v, Σ w (1 + v), Σ w (1 − v), min v, max v,
+    max |a|)``.
 
     The two middle sums are the AdaBoost step's ``Σ w (1 ± u)``, summed as non-negative
-    terms so that ``1 − γ`` stays accurate when the edge γ is close to 1.
+    terms so that ``1 − γ`` stays accurate when the edge γ is close to 1.  The peak comes
+    along so that a caller who guessed ``norm`` (1 for a bounded class) can check the
+    guess without a pass of its own.
     """
     corr, plus, minus = 0.0, 0.0, 0.0
-    lo, hi = np.inf, -np.inf
+    lo, hi, top = np.inf, -np.inf, 0.0
     for i in range(a.shape[0]):
         v = y[i] * a[i] / norm
         corr += w[i] * v
@@ -47,7 +50,8 @@ def signed_sums(a, y, w, norm):  # pragma: no cover - compiled
         minus += w[i] * (1.0 - v)
         lo = min(lo, v)
         hi = max(hi, v)
-    return corr, plus, minus, lo, hi
+        top = max(top, abs(a[i]))
+    return corr, plus, minus, lo, hi, top
 
 
 @nb.jit(**_JIT)

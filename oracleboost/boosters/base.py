@@ -638,11 +638,15 @@ class SignedColumn:
         """The signed column, or a stop reason: ``ZERO_HYPOTHESIS`` (h = 0 on the
         training points) or ``ZERO_EDGE``."""
         a = h.train_output
-        top = float(column_kernels.peak(a))
+        # A bounded class's norm is 1 unless it overshoots: one pass finds out.
+        sums = column_kernels.signed_sums(a, y, w, 1.0) if bounded else None
+        top = float(sums[-1] if bounded else column_kernels.peak(a))
         if top == 0.0:
             return StopReason.ZERO_HYPOTHESIS
         norm = max(top, 1.0) if bounded else top
-        corr, plus, minus, lo, hi = column_kernels.signed_sums(a, y, w, norm)
+        if sums is None or norm != 1.0:
+            sums = column_kernels.signed_sums(a, y, w, norm)
+        corr, plus, minus, lo, hi, _ = sums
         if corr == 0.0:
             return StopReason.ZERO_EDGE
         if corr > 0:

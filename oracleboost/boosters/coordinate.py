@@ -214,7 +214,9 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
                 f"Only binary classification is supported. y must contain exactly two "
                 f"classes for {type(self).__name__}; got {what}: {self.classes_[:5]}"
             )
-        ypm = np.where(y_idx == 1, 1.0, -1.0)
+        # ±1 as int8: the round's compiled passes read the labels every round, and at
+        # large n they are bound by memory traffic (1 byte a row, not 8)
+        ypm = np.where(y_idx == 1, 1, -1).astype(np.int8)
         loss = get_loss(self.loss, MarginLoss)
         bound = self._bind(X, StumpOracle(), "correlate")
         signature = data_signature(X, ypm, s)
@@ -327,7 +329,10 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         w = np.exp(shifted)
         total = float(w.sum())
         w /= total
-        entropy = math.log(total) - float(np.dot(w, shifted))
+        # a compiled sum, not np.dot: BLAS kernels round differently on different CPUs
+        entropy = math.log(total) - column_kernels.weighted_inner(
+            w[:, None], shifted[:, None], p.no_s
+        )
         if p.loss.phi_is_neg_dphi:
             log_loss = top + math.log(total) - p.log_mass
         else:

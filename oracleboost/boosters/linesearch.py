@@ -18,6 +18,7 @@ bisection) and one exact search (bisection/Brent on the slope).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -55,11 +56,16 @@ class Line:
         log_rho = log_s + loss.log_phi(margins)
         return cls(loss, margins, u, log_rho - logsumexp(log_rho))
 
+    @functools.cached_property
+    def rho(self) -> np.ndarray:
+        """``ρ_i`` (computed once: a search evaluates the line many times)."""
+        return np.exp(self.log_rho)
+
     def delta(self, alpha: float) -> float:
         """``R(α)/R(0) − 1`` (``inf`` if it overflows)."""
         with np.errstate(over="ignore", invalid="ignore"):
             d = self.loss.log_phi_shift(self.margins, alpha * self.u)
-            val = float((np.exp(self.log_rho) * np.expm1(d)).sum())
+            val = float((self.rho * np.expm1(d)).sum())
         return val if math.isfinite(val) else math.inf
 
     def slope(self, alpha: float) -> float:

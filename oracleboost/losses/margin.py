@@ -223,10 +223,10 @@ class Exponential(MarginLoss):
 
     # exp(−(m + d)) / exp(−m) = exp(−d) exactly: no cancellation at margins in the thousands.
     def log_phi_shift(self, m, d):
-        return -np.asarray(d, dtype=np.float64) + np.zeros_like(m)
+        return _negated_like(d, m)
 
     def log_neg_dphi_shift(self, m, d):
-        return -np.asarray(d, dtype=np.float64) + np.zeros_like(m)
+        return _negated_like(d, m)
 
     def log_neg_dphi_at_value(self, log_v):
         return float(log_v)  # φ = e^{−m}: −φ'(φ⁻¹(v)) = v, so ψ = log-sum-exp
@@ -362,6 +362,14 @@ class Logistic(MarginLoss):
 # --------------------------------------------------------------------------------------
 # Helpers of the dual-side methods
 # --------------------------------------------------------------------------------------
+
+
+def _negated_like(d, m) -> np.ndarray:
+    """``−d`` broadcast to the shape of ``m`` (one pass when the shapes already agree)."""
+    d = np.asarray(d, dtype=np.float64)
+    if d.shape == np.shape(m):
+        return np.negative(d)
+    return -d + np.zeros_like(m)
 
 
 def _broadcast(*arrays) -> list[np.ndarray]:
