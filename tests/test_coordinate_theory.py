@@ -235,3 +235,44 @@ def test_long_separable_runs_stay_finite(step):
     assert all(np.isfinite(h[k]).all() for k in ("log_loss", "margin", "edge", "step"))
     assert h["log_loss"][-1] < math.log(1e-300) or h["log_loss"][-1] < -100
     assert h["margin"][-1] > h["margin"][999] > h["margin"][99]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_grouped_line_of_a_two_valued_column_is_the_line_over_rows(seed):
+    # For the exponential loss the line depends on the rows only through the weight on
+    # each value of the column: a stump's line has two points.  The grouped line must
+    # give the per-row line's values, slopes and steps, and not be used for columns
+    # with more values or for other losses.
+    from oracleboost.boosters.base import SignedColumn
+    from oracleboost.boosters.linesearch import Line, exact, wolfe
+    from oracleboost.boosters.steps import StepState
+    from oracleboost.losses import get_loss
+    from oracleboost.oracles.base import Hypothesis
+
+    class Column(Hypothesis):
+        def predict(self, X):  # pragma: no cover - never asked
+            raise NotImplementedError
+
+    rng = np.random.default_rng(seed)
+    n = 500
+    y = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int8)
+    margins = rng.normal(scale=2.0, size=n)
+    two_valued = np.where(rng.random(n) < 0.6, y, -y).astype(float)
+    for a, grouped in ((two_valued, True), (rng.uniform(-1, 1, n), False)):
+        for name in ("exponential", "logistic"):
+            loss = get_loss(name)
+            z = loss.log_neg_dphi(margins)
+            w = np.exp(z - z.max())
+            w /= w.sum()
+            h = Column()
+            h.train_output = a
+            col = SignedColumn.of(h, y, w, bounded=True)
+            state = StepState(loss=loss, margins=margins, column=col, w=w, log_s=0.0,
+                              sample_weight=np.ones(n))
+            rows = Line.build(loss, margins, col.u, 0.0)
+            assert (state.line.u.size == 2) is (grouped and name == "exponential")
+            for alpha in (0.0, 0.1, 0.7, 3.0):
+                assert state.line.delta(alpha) == pytest.approx(rows.delta(alpha), rel=1e-12)
+                assert state.line.slope(alpha) == pytest.approx(rows.slope(alpha), rel=1e-12)
+            assert wolfe(state.line, 0.5, 0.75) == pytest.approx(wolfe(rows, 0.5, 0.75))
+            assert exact(state.line) == pytest.approx(exact(rows), rel=1e-9)

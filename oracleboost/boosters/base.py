@@ -620,8 +620,9 @@ class SignedColumn:
     The reductions come from two compiled passes over the rows
     (:mod:`._column_kernels`); the column ``u`` itself is built only when a step rule
     or booster reads it.  ``agreement`` and ``disagreement`` are ``Σ_i w_i (1 ± u_i)``
-    (the AdaBoost step's sums, of non-negative terms) and ``u_min`` is ``min_i u_i``
-    (1 when the column is right on every row with full confidence).
+    (the AdaBoost step's sums, of non-negative terms), ``u_min`` and ``u_max`` are
+    ``min_i u_i`` (1 when the column is right on every row with full confidence) and
+    ``max_i u_i``.
     """
 
     a: np.ndarray
@@ -632,6 +633,7 @@ class SignedColumn:
     agreement: float
     disagreement: float
     u_min: float
+    u_max: float
 
     @classmethod
     def of(cls, h: Hypothesis, y: np.ndarray, w: np.ndarray, bounded: bool):
@@ -650,8 +652,8 @@ class SignedColumn:
         if corr == 0.0:
             return StopReason.ZERO_EDGE
         if corr > 0:
-            return cls(a, y, corr, 1.0, norm, plus, minus, lo)
-        return cls(a, y, -corr, -1.0, norm, minus, plus, -hi)
+            return cls(a, y, corr, 1.0, norm, plus, minus, lo, hi)
+        return cls(a, y, -corr, -1.0, norm, minus, plus, -hi, -lo)
 
     @functools.cached_property
     def u(self) -> np.ndarray:
