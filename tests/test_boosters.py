@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.datasets import load_breast_cancer
+from sklearn.datasets import load_breast_cancer, make_classification
 
 from oracleboost.boosters import (
     BoostingWarning,
@@ -238,3 +238,13 @@ def test_a_failing_diagnostic_warns_and_records_nan(monkeypatch):
         )
     assert np.all(np.isnan(clf.history_["gap"]))
     assert np.all(np.isfinite(clf.history_["loss"])) and len(clf.history_["loss"]) == 20
+
+
+@pytest.mark.parametrize("step", ["adaboost", "wolfe"])
+def test_training_margins_are_the_decision_function_bit_for_bit(step):
+    # The round adds to the training margins the same product c·h(x) that the
+    # ensemble's decision function adds, so the two never drift apart.
+    X, y = make_classification(500, 8, random_state=3)
+    clf = CoordinateBoostingClassifier(StumpOracle(), step=step, n_estimators=60).fit(X, y)
+    ypm = np.where(y == clf.classes_[1], 1.0, -1.0)
+    np.testing.assert_array_equal(clf._state_.margins, ypm * clf.decision_function(X))

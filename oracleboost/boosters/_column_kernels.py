@@ -55,17 +55,17 @@ def signed_sums(a, y, w, norm):  # pragma: no cover - compiled
 
 
 @nb.jit(**_JIT)
-def step_margins(m, a, y, coef, norm, s, out):  # pragma: no cover - compiled
-    """``out = m + y * (coef * a / norm)`` (the margins after the step ``f += coef·a/norm``),
-    and from the new margins ``(min out, Σ s [wrong])``, where a row is wrong when the
-    sign of ``f = y·out`` (``f = 0`` predicts the negative class) differs from ``y``.
-
-    ``s`` of length 0 means unit weights (one stream less to read)."""
+def step_margins(m, a, y, c, s, out):  # pragma: no cover - compiled
+    """``out = m + y * (c * a)``: the margins after the ensemble's term ``c · h`` (the
+    same product the ensemble's decision function adds, so the training margins stay
+    ``y`` times it bit for bit), and from the new margins ``(min out, Σ s [wrong])``,
+    where a row is wrong when the sign of ``f = y·out`` (``f = 0`` predicts the negative
+    class) differs from ``y``.  ``s`` of length 0 means unit weights."""
     lo = np.inf
     wrong = 0.0
     weighted = s.shape[0] > 0
     for i in range(m.shape[0]):
-        v = m[i] + y[i] * (coef * a[i] / norm)
+        v = m[i] + y[i] * (c * a[i])
         out[i] = v
         lo = min(lo, v)
         # Branch-free: a wrong row's sign is random, and a mispredicted branch a row

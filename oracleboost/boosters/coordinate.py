@@ -290,14 +290,13 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
                 return RoundResult(state, stop=StopReason.ZERO_STEP)
         # 5. the new margins (f += α·sign·h/norm), the ensemble's new term, and the next
         #    round's weights, whose normaliser is the new risk for the exponential loss
-        coef = alpha * col.sign
+        coef = alpha * col.sign / col.norm
         margins = np.empty_like(state.margins)
         low, wrong = column_kernels.step_margins(
-            state.margins, col.a, p.ypm, coef, col.norm, p.s if p.log_s is not None else p.no_s,
-            margins,
+            state.margins, col.a, p.ypm, coef, p.s if p.log_s is not None else p.no_s, margins
         )
         w_next, entropy_next, log_loss = self._weights(p, margins)
-        term = (h.detach(), coef / col.norm, col.norm)
+        term = (h.detach(), coef, col.norm)
         record = {
             "loss": math.exp(log_loss),
             "log_loss": log_loss,
