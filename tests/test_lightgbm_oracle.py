@@ -5,13 +5,24 @@ from __future__ import annotations
 import pickle
 
 import lightgbm
+import numba
 import numpy as np
 import pytest
 from sklearn.base import clone
 
 import oracleboost.oracles.lightgbm as lgb_oracle_module
 from oracleboost.oracles.base import OracleCapabilityError
-from oracleboost.oracles.lightgbm import LightGBMOracle, LightGBMTree, _leaf_means
+from oracleboost.oracles.lightgbm import (
+    LightGBMOracle,
+    LightGBMTree,
+    _feature_major,
+    _leaf_means,
+    _parse_tree,
+    _thread_setting,
+    _tree_leaves,
+    _tree_text,
+    _with_leaf_values,
+)
 
 N, D = 2000, 5
 
@@ -187,8 +198,11 @@ def test_constant_target_gives_constant_tree():
     X = rng.normal(size=(100, 3))
     w = rng.uniform(0.1, 1.0, size=100)
     h = LightGBMOracle().bind(X).project(np.full(100, 2.5), w)
-    # rounding noise may still split, but every leaf is refit to the mean (to 1 ulp)
-    np.testing.assert_allclose(_leaf_values(h), np.full(h.n_leaves, 2.5), rtol=1e-15, atol=0)
+    # rounding noise may split (or not), but every leaf is refit to the mean (to 1 ulp)
+    if h.model_str is None:
+        assert h.constant == pytest.approx(2.5, rel=1e-15, abs=0)
+    else:
+        np.testing.assert_allclose(_leaf_values(h), np.full(h.n_leaves, 2.5), rtol=1e-15, atol=0)
     np.testing.assert_allclose(h.train_output, np.full(100, 2.5), rtol=1e-15, atol=0)
 
 
@@ -264,3 +278,272 @@ def test_sklearn_parameters():
     assert o.get_params()["num_leaves"] == 7
     c = clone(o)
     assert c.get_params() == o.get_params() and c is not o
+
+
+# -- the leaves of the training rows, without Booster.predict ------------------------------
+
+KZ = lgb_oracle_module.kernels.K_ZERO_THRESHOLD  # LightGBM's kZeroThreshold (1e-35f)
+
+
+def _pred_leaf(model_str: str, X: np.ndarray) -> np.ndarray:
+    booster = lightgbm.Booster(model_str=model_str)
+    return booster.predict(X, pred_leaf=True).reshape(len(X)).astype(np.intp)
+
+
+def _walk(model_str: str, X: np.ndarray) -> np.ndarray:
+    tree = _parse_tree(model_str)
+    assert not tree.categorical
+    return _tree_leaves(tree, _feature_major(X))
+
+
+def _on_thresholds(model_str: str, n_rows: int, d: int, rng) -> np.ndarray:
+    """Rows whose every feature sits on a threshold of the tree, one ulp either side of
+    one, at zero, or at and around LightGBM's zero threshold."""
+    t = _parse_tree(model_str).threshold
+    specials = [0.0, -0.0, 1e-36, -1e-36, KZ, -KZ, np.nextafter(KZ, 1), np.nextafter(-KZ, -1)]
+    values = np.concatenate([t, np.nextafter(t, np.inf), np.nextafter(t, -np.inf), specials])
+    return rng.choice(values, size=(n_rows, d))
+
+
+def _dataset(kind: str, rng):
+    n = 3000
+    if kind == "discrete":  # ties everywhere, a constant feature, many zeros
+        X = np.column_stack([
+            rng.integers(0, 4, n), rng.integers(-3, 3, n) * 0.5, np.full(n, 7.0),
+            np.where(rng.uniform(size=n) < 0.6, 0.0, rng.normal(size=n)),
+        ]).astype(float)
+    else:
+        X = rng.normal(size=(n, 5))
+        X[rng.uniform(size=X.shape) < 0.2] = 0.0
+        X[:, 4] = -1.5  # constant
+        X[::7, 1] = 1e-36  # below kZeroThreshold: LightGBM reads it as 0
+    t = np.sin(2 * X[:, 0]) + X[:, 1] * (X[:, 3] == 0) + 0.3 * rng.normal(size=n)
+    return X, t
+
+
+@pytest.mark.parametrize("kind", ["continuous", "discrete"])
+@pytest.mark.parametrize(
+    "params", [{}, {"zero_as_missing": True}, {"use_missing": False}, {"max_bin": 7}]
+)
+def test_leaves_are_those_of_pred_leaf(kind, params):
+    rng = np.random.default_rng(6)
+    X, t = _dataset(kind, rng)
+    b = LightGBMOracle(num_leaves=31, min_data_in_leaf=5, params=params).bind(X)
+    w = rng.uniform(0.0, 2.0, size=len(X))
+    for h in (b.project(t), b.project(t, w), b.correlate(np.cos(3 * X[:, 0]))):
+        assert h.n_leaves > 4
+        leaf = _pred_leaf(h.model_str, X)
+        np.testing.assert_array_equal(_walk(h.model_str, X), leaf)
+        np.testing.assert_array_equal(h.train_output, _leaf_values(h)[leaf])
+        np.testing.assert_array_equal(h.predict(X), h.train_output)
+        X_ties = _on_thresholds(h.model_str, 2000, X.shape[1], rng)
+        np.testing.assert_array_equal(_walk(h.model_str, X_ties), _pred_leaf(h.model_str, X_ties))
+
+
+def test_zero_as_missing_sends_zeros_to_the_default_side():
+    rng = np.random.default_rng(7)
+    X, t = _dataset("continuous", rng)
+    h = LightGBMOracle(min_data_in_leaf=5, params={"zero_as_missing": True}).bind(X).project(t)
+    assert _parse_tree(h.model_str).zero_flip.any()  # the case the kernel must reverse
+    np.testing.assert_array_equal(_walk(h.model_str, X), _pred_leaf(h.model_str, X))
+
+
+def test_many_rows_and_threads_give_the_same_leaves(monkeypatch):
+    # More rows than LightGBM bins from (bin_construct_sample_cnt = 200,000), and the
+    # rows partitioned in blocks on threads.
+    rng = np.random.default_rng(8)
+    n = 250_000
+    X = np.round(rng.normal(size=(n, 3)), 3)  # ties
+    t = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.3 * rng.normal(size=n)
+    w = rng.uniform(0.5, 1.5, size=n)
+    results = []
+    for threads in (1, 2):
+        monkeypatch.setattr(lgb_oracle_module, "_lightgbm_thread_count", lambda _, k=threads: k)
+        b = LightGBMOracle(num_leaves=31).bind(X)
+        assert b._n_parts == min(threads, numba.config.NUMBA_NUM_THREADS)
+        results.append((b.project(t), b.project(t, w)))
+    for single, threaded in zip(*results, strict=True):
+        assert threaded.model_str == single.model_str
+        np.testing.assert_array_equal(threaded.train_output, single.train_output)
+        leaf = _pred_leaf(single.model_str, X)
+        np.testing.assert_array_equal(_walk(single.model_str, X), leaf)
+        np.testing.assert_array_equal(single.train_output, _leaf_values(single)[leaf])
+
+
+def test_categorical_splits_fall_back_to_lightgbm_walk():
+    rng = np.random.default_rng(9)
+    n = 2000
+    X = np.column_stack([rng.integers(0, 8, n), rng.normal(size=n)]).astype(float)
+    t = np.where(np.isin(X[:, 0], [1, 4, 6]), 2.0, 0.0) + X[:, 1] + 0.1 * rng.normal(size=n)
+    with pytest.warns(UserWarning, match="categorical_feature"):
+        b = LightGBMOracle(num_leaves=8, params={"categorical_feature": [0]}).bind(X)
+    h = b.project(t)
+    assert _parse_tree(h.model_str).categorical
+    leaf = _pred_leaf(h.model_str, X)
+    np.testing.assert_array_equal(h.train_output, _leaf_values(h)[leaf])
+    for j in np.unique(leaf):
+        np.testing.assert_allclose(_leaf_values(h)[j], t[leaf == j].mean(), rtol=1e-12)
+
+
+def test_unweighted_queries_grow_the_trees_of_unit_weights(data, bound):
+    # Unweighted queries use LightGBM's own squared loss (labels overwritten in place,
+    # constant Hessian), weighted ones custom gradients: the same trees and values.
+    X, t, _ = data
+    for target in (t, np.cos(X[:, 3]), t, -t):
+        a = bound.project(target)
+        b = bound.project(target, np.ones(N))
+        assert a.n_leaves == 31
+        assert _tree_text(a.model_str) == _tree_text(b.model_str)
+        assert a.key == b.key
+        np.testing.assert_array_equal(a.train_output, b.train_output)
+
+
+def test_kernel_sums_are_those_of_bincount(data):
+    # Leaves are summed in row order, as np.bincount sums.
+    X, t, weights = data
+    b = LightGBMOracle(num_leaves=31).bind(X)
+    for w in (None, weights["spread"]):
+        h = b.project(t, w)
+        leaf = _pred_leaf(h.model_str, X)
+        expected = _leaf_means(leaf, t, np.ones(N) if w is None else w, h.n_leaves)
+        np.testing.assert_array_equal(_leaf_values(h), expected)
+
+
+# -- the user's thread count --------------------------------------------------------------
+
+
+def test_trees_grow_on_the_users_thread_count(data, monkeypatch):
+    """LightGBM keeps one process-wide thread count, which every predict without
+    num_threads resets to OpenMP's default: later trees of any booster then grow on
+    OMP_NUM_THREADS threads whatever their own num_threads.  The oracle grows on its
+    own count and leaves LightGBM's as it found it."""
+    from threadpoolctl import threadpool_limits
+
+    X, t, weights = data
+    lib = lightgbm.basic._LIB
+    setting = _thread_setting()
+    seen = []
+    update = lightgbm.Booster.update
+
+    def recording_update(self, *args, **kwargs):
+        seen.append(lib.OMP_NUM_THREADS())  # what LightGBM's parallel loops will use
+        return update(self, *args, **kwargs)
+
+    def no_predict(*args, **kwargs):
+        raise AssertionError("a query must not call Booster.predict (it resets the threads)")
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    with threadpool_limits(1, user_api="openmp"):  # OMP_NUM_THREADS=1 at start-up
+        b2 = LightGBMOracle(params={"num_threads": 2}).bind(X)
+        b0 = LightGBMOracle().bind(X)  # num_threads 0: OpenMP's default
+        h = b2.project(t)
+        monkeypatch.setattr(lightgbm.Booster, "update", recording_update)
+        for reset in (None, 0, 2, 3):
+            if reset is not None:  # someone else's LightGBM call sets the count
+                lightgbm.Booster(model_str=h.model_str).predict(X[:5], num_threads=reset)
+            found = setting.value
+            with monkeypatch.context() as m:
+                m.setattr(lightgbm.Booster, "predict", no_predict)
+                b2.project(t)
+                b2.project(t, weights["spread"])
+                b2.correlate(-t)
+                b0.project(t, weights["spread"])
+            assert setting.value == found
+            h.predict(X[:5])  # the hypothesis predicts on its oracle's count ...
+            assert setting.value == found  # ... and leaves LightGBM's count alone too
+    assert seen == [2, 2, 2, 1] * 4
+
+
+def test_tree_predict_uses_its_oracles_thread_count(data):
+    X, t, _ = data
+    h = LightGBMOracle(params={"n_jobs": 2}).bind(X).project(t)
+    assert h.num_threads == 2
+    assert pickle.loads(pickle.dumps(h)).num_threads == 2
+    old = pickle.loads(pickle.dumps(h))
+    del old.__dict__["num_threads"]  # a pickle made before the attribute existed
+    assert old.num_threads == 0
+    np.testing.assert_array_equal(old.predict(X), h.train_output)
+
+
+def test_model_string_is_lightgbms_own(data, bound):
+    """The oracle writes the refit leaf values into the model string itself; the string
+    is the one set_leaf_output and model_to_string give, byte for byte."""
+    X, t, weights = data
+    rng = np.random.default_rng(10)
+    h = bound.project(t, weights["spread"])
+    booster = lightgbm.Booster(model_str=h.model_str)
+    assert booster.model_to_string() == h.model_str
+    values = np.concatenate([
+        rng.normal(size=h.n_leaves) * 10.0 ** rng.integers(-30, 300, size=h.n_leaves),
+        [0.0, 1.0, -2.5, 1e-5, 123456789.0, np.nextafter(KZ, 1), np.pi, -1 / 3, -1e300, 0.1],
+    ])[::-1]  # the kernel stores |v| <= kZeroThreshold as 0, as set_leaf_output does
+    tree = lightgbm.Booster(model_str=_with_leaf_values(h.model_str, values[: h.n_leaves]))
+    for j, v in enumerate(values[: h.n_leaves]):
+        booster.set_leaf_output(0, j, float(v))
+    assert tree.model_to_string() == booster.model_to_string()
+    assert _with_leaf_values(h.model_str, values[: h.n_leaves]) == booster.model_to_string()
+
+
+def test_scores_stay_zero_whatever_the_params(data):
+    """Unweighted queries use LightGBM's squared loss at the boosters' training scores,
+    which the oracle keeps at 0: a learning rate or boosting from the average given in
+    params would move them, so both are fixed, and refused when asked for."""
+    X, t, _ = data
+    for params in ({"eta": 0.3}, {"boost_from_average": True}):
+        with pytest.raises(ValueError, match="the booster, not the tree, chooses the step"):
+            LightGBMOracle(params=params).bind(X)
+    o = LightGBMOracle()
+    p = o.lightgbm_params()
+    assert p["learning_rate"] == 1e-300 and p["boost_from_average"] is False
+    b = o.bind(X)
+    for target in (t, np.cos(X[:, 3]), -t):
+        a, c = b.project(target), b.project(target, np.ones(N))
+        np.testing.assert_array_equal(a.train_output, c.train_output)
+    scores = b.unit_booster._Booster__inner_predict(data_idx=0)
+    assert np.all(scores == 0.0)
+
+
+def test_unweighted_single_leaf_tree_renews_the_booster():
+    # On a booster's first iteration LightGBM keeps a tree without splits and, with its
+    # own objective, adds the label mean to the training scores: the oracle starts afresh.
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(300, 3))
+    b = LightGBMOracle(min_gain_to_split=1e-6).bind(X)
+    t_flat = 2.5 + 1e-9 * rng.normal(size=300)
+    h = b.project(t_flat)
+    assert h.n_leaves == 1 and h.model_str is None
+    np.testing.assert_allclose(h.train_output, np.full(300, t_flat.mean()), rtol=1e-15)
+    t = X[:, 0] + 0.1 * rng.normal(size=300)
+    h2 = b.project(t)
+    assert h2.n_leaves > 1
+    assert np.all(b.unit_booster._Booster__inner_predict(data_idx=0) == 0.0)
+    np.testing.assert_array_equal(h2.train_output, b.project(t, np.ones(300)).train_output)
+    np.testing.assert_array_equal(h2.predict(X), h2.train_output)
+
+
+@pytest.mark.parametrize("n_parts", [1, 3])
+def test_leaf_segments_cover_the_rows_in_order(data, bound, n_parts):
+    """partition_rows leaves every row in exactly one leaf segment, in increasing order
+    (or decreasing, as flagged), so leaf sums run in row order whatever the blocks."""
+    X, t, _ = data
+    h = bound.project(t)
+    tree = _parse_tree(h.model_str)
+    XT = _feature_major(X)
+    rows = np.full((2, N), -1, dtype=np.int32)
+    bounds = np.zeros((n_parts, tree.n_leaves, 3), dtype=np.int64)
+    cuts = [N * p // n_parts for p in range(n_parts + 1)]
+    args = (XT, tree.feature, tree.threshold, tree.zero_flip, tree.left, tree.right)
+    for p in range(n_parts):
+        lgb_oracle_module.kernels.partition_rows(*args, cuts[p], cuts[p + 1], rows, bounds[p])
+    expected = _pred_leaf(h.model_str, X)
+    seen = np.zeros(N, dtype=int)
+    for p in range(n_parts):
+        for j, (a, b, where) in enumerate(bounds[p]):
+            seg = rows[where >> 1, a:b]
+            if where & 1:
+                seg = seg[::-1]
+            assert np.all(np.diff(seg) > 0)
+            assert np.all((cuts[p] <= seg) & (seg < cuts[p + 1]))
+            assert np.all(expected[seg] == j)
+            seen[seg] += 1
+    assert np.all(seen == 1)
