@@ -1,0 +1,1031 @@
+"""The project's benchmark driver: every performance target as a ratio ours / anchor.
+
+Method
+------
+Each row times one job of ours against its anchor (the tool people would use instead,
+named in the table) in this one process, interleaved: ours, anchor, ours, anchor, ...
+``--repeats`` times (default 5).  The row reports the median of each side, the median
+of the per-repeat ratios ours / anchor and their spread (min and max), the project's
+target for the ratio and whether the median meets it.  Machines are noisy and differ;
+ratios measured side by side travel, seconds do not.
+
+Threads are pinned and stated: ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and
+``MKL_NUM_THREADS`` are set to 1 below, before NumPy is imported (unless already set);
+LightGBM always gets ``num_threads`` and ``StumpOracle`` always ``n_jobs`` explicitly
+(the ``_1t`` / ``_2t`` rows).  Before the rows run, tiny fits load (or compile) the
+numba kernels, so no row pays for compilation except ``compile_time``, which measures
+it in fresh processes.
+
+Per round, ours is ``history_["cumulative_time"][-1] / len(history_["time"])``: the
+seconds the booster recorded for its rounds, without validation and binding, as the
+anchor's per-round time leaves out building its ``lightgbm.Dataset``.  The whole-fit
+wall time ratio (ours ``fit`` against ``Dataset`` construction + ``lightgbm.train``) is
+in its own column.  ``own_work_*`` splits one fit's round time into the stump oracle's
+``correlate`` calls (timed by a proxy around the bound oracle) and the rest.
+``peak_memory_1m`` (VmHWM − VmRSS after loading X) and ``compile_time`` (an empty, then a
+warm ``NUMBA_CACHE_DIR``) run in fresh subprocesses.
+
+Run from the repository root (nothing else should be running)::
+
+    python3 benchmarks/run.py                      # every row, full size; writes README.md
+    python3 benchmarks/run.py --quick --no-write   # a smoke test, about a minute
+    python3 benchmarks/run.py --only adaboost_100k_1t,binding_1m_1t --no-write
+    python3 benchmarks/run.py --list               # the rows
+
+``benchmarks/README.md`` (the record: figures, machine, versions, threads, date and the
+command) is written only by a full run of every row with at least 5 repeats, unless
+``--write`` forces it; ``--no-write`` never writes.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Pin the BLAS / OpenMP pools before NumPy (or anything importing it) is loaded.
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+PINNED_HERE = tuple(v for v in THREAD_VARS if v not in os.environ)
+for _var in PINNED_HERE:
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import functools  # noqa: E402
+import gc  # noqa: E402
+import importlib.util  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import platform  # noqa: E402
+import shlex  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+README = HERE / "README.md"
+
+
+# -- configuration ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Config:
+    """Sizes of every row.  ``scale`` divides every row count (``--quick``: 50)."""
+
+    repeats: int = 5
+    scale: int = 1
+    rounds: int = 100  # boosting rounds at 100,000 rows
+    rounds_1m: int = 50  # at 1,000,000 rows
+    rounds_sklearn: int = 20  # scikit-learn's AdaBoost is slow
+    rounds_memory: int = 200  # peak_memory_1m (flatness: half of it)
+    rounds_lgb_tree: int = 20  # the anchor of lightgbm_oracle_*: rounds of lightgbm.train
+    queries: int = 5  # LightGBMOracle queries per repeat (their median)
+    accel_steps: int = 200  # steps of the accelerated row
+    quick: bool = False
+
+    @property
+    def n_100k(self) -> int:
+        return 100_000 // self.scale
+
+    @property
+    def n_1m(self) -> int:
+        return 1_000_000 // self.scale
+
+
+FULL = Config()
+QUICK = Config(
+    repeats=2, scale=50, rounds=20, rounds_1m=10, rounds_sklearn=10, rounds_memory=20,
+    rounds_lgb_tree=5, queries=3, accel_steps=50, quick=True,
+)
+
+
+# -- data (made once per size) ------------------------------------------------------------
+@functools.cache
+def classification(n: int, d: int, informative: int | None = None):
+    from sklearn.datasets import make_classification
+
+    kw = {} if informative is None else {"n_informative": informative}
+    return make_classification(n_samples=n, n_features=d, random_state=0, **kw)
+
+
+@functools.cache
+def regression(n: int, d: int):
+    from sklearn.datasets import make_regression
+
+    return make_regression(n_samples=n, n_features=d, noise=1.0, random_state=0)
+
+
+def data_100k(cfg: Config):
+    """``make_classification(100_000, 50)`` (scaled)."""
+    return classification(cfg.n_100k, 50)
+
+
+def data_1m(cfg: Config):
+    """``make_classification(1_000_000, 20, n_informative=10)`` (scaled)."""
+    return classification(cfg.n_1m, 20, 10)
+
+
+# -- measuring ----------------------------------------------------------------------------
+def timed(fn: Callable[[], object]) -> tuple[float, object]:
+    """Seconds of ``fn()`` and its value."""
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def per_round(model) -> float:
+    """Seconds per round as the booster recorded them (binding and validation excluded)."""
+    h = model.history_
+    return float(h["cumulative_time"][-1]) / len(h["time"])
+
+
+Side = Callable[[], tuple[float, dict]]  # one measurement: (value, extras)
+
+
+def interleave(ours: Side, anchor: Side, repeats: int) -> list[tuple[float, float, dict]]:
+    """ours, anchor, ours, anchor, ...: one (ours, anchor, extras) per repeat."""
+    trials = []
+    for _ in range(repeats):
+        a, extra_a = ours()
+        b, extra_b = anchor()
+        trials.append((a, b, {**extra_a, **extra_b}))
+    return trials
+
+
+def median_of(trials, key: str) -> float:
+    return statistics.median(t[2][key] for t in trials)
+
+
+def result(
+    name: str,
+    trials,
+    *,
+    unit: str,
+    anchor_command: str,
+    target: float | None = None,
+    target_text: str | None = None,
+    met: bool | None = None,
+    wall_ratio: float | None = None,
+    notes: str = "",
+) -> dict:
+    """The row's record.  ``target`` is an upper bound on the median ratio; a row whose
+    target is of another kind passes ``target_text`` and ``met`` itself."""
+    ratios = [a / b for a, b, _ in trials if b]
+    ratio = statistics.median(ratios) if ratios else math.nan
+    if target is not None:
+        target_text = target_text or f"≤ {target:g}"
+        met = ratio <= target if met is None else (met and ratio <= target)
+    return {
+        "name": name,
+        "ours": statistics.median(t[0] for t in trials),
+        "anchor": statistics.median(t[1] for t in trials) if ratios else None,
+        "unit": unit,
+        "anchor_command": anchor_command,
+        "ratio": ratio,
+        "ratio_min": min(ratios, default=math.nan),
+        "ratio_max": max(ratios, default=math.nan),
+        "target": target_text,
+        "met": met,
+        "wall_ratio": wall_ratio,
+        "notes": notes,
+    }
+
+
+def wall_ratio_of(trials) -> float:
+    return statistics.median(t[2]["ours_wall"] / t[2]["anchor_wall"] for t in trials)
+
+
+def size_note(n: int, d: int, rounds: int | None = None) -> str:
+    return f"{n:,} × {d}" + ("" if rounds is None else f", R={rounds}")
+
+
+# -- the anchors --------------------------------------------------------------------------
+def lgb_params(objective: str, threads: int, num_leaves: int = 2, **extra) -> dict:
+    return {"objective": objective, "num_leaves": num_leaves, "num_threads": threads,
+            "verbosity": -1, "max_bin": 255, **extra}
+
+
+def lgb_dataset_params(threads: int) -> dict:
+    return {"num_threads": threads, "verbosity": -1, "max_bin": 255}
+
+
+def lgb_command(params: dict, rounds: int) -> str:
+    return (f"lightgbm.train({params}, dataset, {rounds}) / {rounds}, "
+            f"dataset = lgb.Dataset(X, y, params={lgb_dataset_params(params['num_threads'])})"
+            ".construct() outside the timing")
+
+
+def lgb_side(X, y, params: dict, rounds: int, metric: Callable) -> Side:
+    """The anchor's measurement: Dataset built (timed apart), then ``train`` timed; the
+    value is seconds per round, extras the whole wall time and the training metric."""
+    import lightgbm as lgb
+
+    threads = params["num_threads"]
+
+    def run():
+        build, ds = timed(lambda: lgb.Dataset(X, y, params=lgb_dataset_params(threads))
+                          .construct())
+        train, booster = timed(lambda: lgb.train(params, ds, rounds))
+        pred = booster.predict(X, num_threads=threads)
+        return train / rounds, {"anchor_wall": build + train, "anchor_metric": metric(y, pred)}
+
+    return run
+
+
+def ours_side(make_model, X, y, metric: Callable) -> Side:
+    """Our measurement: a fresh model fitted; seconds per round, whole ``fit`` wall time
+    and the training metric on ``model.predict(X)``."""
+
+    def run():
+        model = make_model()
+        wall, _ = timed(lambda: model.fit(X, y))
+        return per_round(model), {
+            "ours_wall": wall, "ours_metric": metric(y, model.predict(X)),
+            "ours_rounds": len(model.history_["time"]),
+        }
+
+    return run
+
+
+def error_01(y, labels) -> float:
+    """Training error of predicted labels (``1 - model.score(X, y)``)."""
+    return float(np.mean(np.asarray(labels) != y))
+
+
+def error_lgb(y, probability) -> float:
+    """Training error of LightGBM's binary probabilities, thresholded at 0.5."""
+    return error_01(y, (np.asarray(probability) > 0.5).astype(y.dtype))
+
+
+def mse(y, pred) -> float:
+    return float(np.mean((np.asarray(pred) - y) ** 2))
+
+
+# -- rows ---------------------------------------------------------------------------------
+def row_adaboost(cfg: Config, size: str, threads: int) -> dict:
+    """AdaBoost with stumps against LightGBM with ``num_leaves=2``, per round."""
+    from oracleboost.boosters import CoordinateBoostingClassifier
+    from oracleboost.oracles import StumpOracle
+
+    X, y = data_100k(cfg) if size == "100k" else data_1m(cfg)
+    rounds = cfg.rounds if size == "100k" else cfg.rounds_1m
+    params = lgb_params("binary", threads)
+    trials = interleave(
+        ours_side(lambda: CoordinateBoostingClassifier(
+            StumpOracle(n_jobs=threads), step="adaboost", n_estimators=rounds), X, y, error_01),
+        lgb_side(X, y, params, rounds, error_lgb),
+        cfg.repeats,
+    )
+    e_ours, e_lgb = median_of(trials, "ours_metric"), median_of(trials, "anchor_metric")
+    return result(
+        f"adaboost_{size}_{threads}t", trials, unit="ms",
+        anchor_command=lgb_command(params, rounds),
+        target=0.5, target_text="≤ 0.5; error ≤ LightGBM's", met=e_ours <= e_lgb,
+        wall_ratio=wall_ratio_of(trials),
+        notes=(f"{size_note(*X.shape, rounds)}; train error ours {e_ours:.4f}, "
+               f"LightGBM {e_lgb:.4f}" + ("" if e_ours <= e_lgb else " (ours WORSE)")),
+    )
+
+
+def row_step_vs_adaboost(cfg: Config, step: str) -> dict:
+    """A line-search step rule against the AdaBoost step, per round, 1 thread."""
+    from oracleboost.boosters import CoordinateBoostingClassifier
+    from oracleboost.oracles import StumpOracle
+
+    X, y = data_100k(cfg)
+
+    def model(rule):
+        return lambda: CoordinateBoostingClassifier(
+            StumpOracle(n_jobs=1), step=rule, n_estimators=cfg.rounds)
+
+    ours = ours_side(model(step), X, y, error_01)
+    adaboost = ours_side(model("adaboost"), X, y, error_01)
+
+    def anchor():
+        value, extra = adaboost()
+        return value, {"anchor_rounds": extra["ours_rounds"]}
+
+    trials = interleave(ours, anchor, cfg.repeats)
+    return result(
+        f"{step}_vs_adaboost_100k", trials, unit="ms",
+        anchor_command=("CoordinateBoostingClassifier(StumpOracle(n_jobs=1), step='adaboost', "
+                        f"n_estimators={cfg.rounds}), per round"),
+        target=1.2,
+        notes=(f"{size_note(*X.shape, cfg.rounds)}; rounds run: {step} "
+               f"{trials[-1][2]['ours_rounds']}, adaboost {trials[-1][2]['anchor_rounds']}"),
+    )
+
+
+def row_functional(cfg: Config, threads: int) -> dict:
+    """Gradient boosting of regression stumps against LightGBM ``num_leaves=2``."""
+    from oracleboost.boosters import FunctionalGradientRegressor
+    from oracleboost.oracles import StumpOracle
+
+    X, y = regression(cfg.n_100k, 50)
+    rounds = cfg.rounds
+    params = lgb_params("regression", threads, learning_rate=0.1)
+    trials = interleave(
+        ours_side(lambda: FunctionalGradientRegressor(
+            StumpOracle(n_jobs=threads), loss="squared", n_estimators=rounds,
+            learning_rate=0.1), X, y, mse),
+        lgb_side(X, y, params, rounds, mse),
+        cfg.repeats,
+    )
+    return result(
+        f"functional_regressor_100k_{threads}t", trials, unit="ms",
+        anchor_command=lgb_command(params, rounds), target=1.0,
+        wall_ratio=wall_ratio_of(trials),
+        notes=(f"{size_note(*X.shape, rounds)}; train MSE ours "
+               f"{median_of(trials, 'ours_metric'):.4g}, LightGBM "
+               f"{median_of(trials, 'anchor_metric'):.4g}"),
+    )
+
+
+def row_lightgbm_oracle(cfg: Config, threads: int) -> dict:
+    """One ``LightGBMOracle.project`` query against one round of ``lightgbm.train``."""
+    import lightgbm as lgb
+
+    from oracleboost.oracles import LightGBMOracle
+
+    X, y = regression(cfg.n_100k, 50)
+    target = y - y.mean()  # the first gradient of the squared loss
+    rounds = cfg.rounds_lgb_tree
+    params = lgb_params("regression", threads, num_leaves=31, learning_rate=0.1)
+
+    def ours():
+        bound = LightGBMOracle(num_leaves=31, params={"num_threads": threads}).bind(X)
+        times = [timed(lambda: bound.project(target))[0] for _ in range(cfg.queries)]
+        return statistics.median(times), {}
+
+    def anchor():
+        ds = lgb.Dataset(X, y, params=lgb_dataset_params(threads)).construct()
+        return timed(lambda: lgb.train(params, ds, rounds))[0] / rounds, {}
+
+    trials = interleave(ours, anchor, cfg.repeats)
+    return result(
+        f"lightgbm_oracle_100k_{threads}t", trials, unit="ms",
+        anchor_command=lgb_command(params, rounds), target=1.3,
+        notes=(f"{size_note(*X.shape)}; ours: median of {cfg.queries} "
+               f"LightGBMOracle(num_leaves=31, params={{'num_threads': {threads}}})"
+               ".bind(X).project(target) queries, bind outside the timing"),
+    )
+
+
+class _TimedBound:
+    """A bound oracle that times its ``correlate`` and ``project`` calls (every other
+    attribute, the capabilities among them, is the real bound oracle's)."""
+
+    def __init__(self, bound):
+        self._bound = bound
+        self.seconds = 0.0
+        self.calls = 0
+
+    def __getattr__(self, name):
+        return getattr(self._bound, name)
+
+    def _timed(self, method, *args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            self.seconds += time.perf_counter() - t0
+            self.calls += 1
+
+    def correlate(self, *args, **kwargs):
+        return self._timed(self._bound.correlate, *args, **kwargs)
+
+    def project(self, *args, **kwargs):
+        return self._timed(self._bound.project, *args, **kwargs)
+
+
+def _timed_stump_oracle():
+    """``StumpOracle`` whose ``bind`` returns a :class:`_TimedBound` (kept as ``timer_``)."""
+    from oracleboost.oracles import StumpOracle
+
+    class TimedStumpOracle(StumpOracle):
+        def bind(self, X):
+            self.timer_ = _TimedBound(super().bind(X))
+            return self.timer_
+
+    return TimedStumpOracle
+
+
+def row_own_work(cfg: Config, size: str) -> dict:
+    """The booster's own work per round as a fraction of the stump oracle's time."""
+    from oracleboost.boosters import CoordinateBoostingClassifier
+
+    X, y = data_100k(cfg) if size == "100k" else data_1m(cfg)
+    rounds = cfg.rounds if size == "100k" else cfg.rounds_1m
+    oracle_class = _timed_stump_oracle()
+    trials = []
+    for _ in range(cfg.repeats):
+        oracle = oracle_class(n_jobs=1)
+        model = CoordinateBoostingClassifier(oracle, step="adaboost", n_estimators=rounds)
+        model.fit(X, y)
+        done = len(model.history_["time"])
+        total = float(model.history_["cumulative_time"][-1])
+        in_oracle = oracle.timer_.seconds
+        trials.append(((total - in_oracle) / done, in_oracle / done, {}))
+    return result(
+        f"own_work_{size}", trials, unit="ms",
+        anchor_command=("the same fit's StumpOracle(n_jobs=1) correlate calls (timed by a "
+                        "proxy around the bound oracle), per round"),
+        target=0.25,
+        notes=(f"{size_note(*X.shape, rounds)}; ours = rounds' time minus the oracle's; "
+               "one fit gives both sides"),
+    )
+
+
+def row_sklearn_adaboost(cfg: Config) -> dict:
+    """Whole fit against scikit-learn's AdaBoost with depth-1 trees."""
+    from sklearn.ensemble import AdaBoostClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    from oracleboost.boosters import CoordinateBoostingClassifier
+    from oracleboost.oracles import StumpOracle
+
+    X, y = data_100k(cfg)
+    rounds = cfg.rounds_sklearn
+
+    def whole_fit(make):
+        def run():
+            model = make()
+            seconds, _ = timed(lambda: model.fit(X, y))
+            return seconds, {}
+        return run
+
+    trials = interleave(
+        whole_fit(lambda: CoordinateBoostingClassifier(
+            StumpOracle(n_jobs=1), step="adaboost", n_estimators=rounds)),
+        whole_fit(lambda: AdaBoostClassifier(DecisionTreeClassifier(max_depth=1),
+                                             n_estimators=rounds)),
+        cfg.repeats,
+    )
+    row = result(
+        "sklearn_adaboost_100k", trials, unit="s",
+        anchor_command=(f"AdaBoostClassifier(DecisionTreeClassifier(max_depth=1), "
+                        f"n_estimators={rounds}).fit(X, y), whole fit"),
+        target=1 / 30, target_text="≤ 1/30",
+        notes=f"{size_note(*X.shape, rounds)}; whole fit (ours: StumpOracle(n_jobs=1))",
+    )
+    row["notes"] += f"; ours {1 / row['ratio']:.0f}× faster"
+    return row
+
+
+# -- peak memory (fresh subprocesses) -----------------------------------------------------
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def _reset_peak() -> bool:
+    """Reset VmHWM to the current RSS (Linux ≥ 4.0); False where not allowed."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def memory_child(spec: dict) -> None:
+    """In a fresh process: load X, record RSS, fit, print VmHWM − RSS in MiB (JSON).
+
+    A tiny fit first loads the compiled kernels (and LightGBM's library), so that the
+    peak counts the data's memory, not the code's; the peak is reset after loading when
+    the kernel allows it, so loading's own transient does not count either."""
+    import lightgbm as lgb
+
+    from oracleboost.boosters import CoordinateBoostingClassifier
+    from oracleboost.oracles import StumpOracle
+
+    def fit(X, y, rounds):
+        if spec["side"] == "lightgbm":
+            params = lgb_params("binary", 1)
+            lgb.train(params, lgb.Dataset(X, y, params=lgb_dataset_params(1)), rounds)
+        else:
+            CoordinateBoostingClassifier(
+                StumpOracle(n_jobs=1, max_bins=spec["max_bins"]), step="adaboost",
+                n_estimators=rounds,
+            ).fit(X, y)
+
+    rng = np.random.RandomState(0)
+    Xw = rng.randn(500, 5)
+    fit(Xw, (Xw[:, 0] > 0).astype(int), 5)
+    X = np.load(spec["X"])
+    y = np.load(spec["y"])
+    gc.collect()
+    base = _status_kib("VmRSS")
+    reset = _reset_peak()
+    fit(X, y, spec["rounds"])
+    peak = _status_kib("VmHWM")
+    print(json.dumps({"mib": (peak - base) / 1024, "reset": reset}))
+
+
+def _run_memory_child(spec: dict) -> tuple[float, bool]:
+    out = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--memory-child", json.dumps(spec)],
+        capture_output=True, text=True, check=False,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"memory child {spec['side']} failed:\n{out.stderr[-2000:]}")
+    answer = json.loads(out.stdout.strip().splitlines()[-1])
+    return answer["mib"], answer["reset"]
+
+
+def row_peak_memory(cfg: Config) -> dict:
+    """Peak memory of a fit above the loaded X, ours against LightGBM, fresh processes."""
+    X, y = data_1m(cfg)
+    rounds = cfg.rounds_memory
+    with tempfile.TemporaryDirectory(prefix="oracleboost-bench-") as tmp:
+        paths = {"X": f"{tmp}/X.npy", "y": f"{tmp}/y.npy"}
+        np.save(paths["X"], np.ascontiguousarray(X, dtype=np.float64))
+        np.save(paths["y"], y)
+        resets = []
+
+        def child(side, rounds, max_bins=255):
+            mib, reset = _run_memory_child(
+                {"side": side, "rounds": rounds, "max_bins": max_bins, **paths})
+            resets.append(reset)
+            return mib
+
+        trials = []
+        for _ in range(cfg.repeats):
+            ours = child("ours", rounds)
+            anchor = child("lightgbm", rounds)
+            half = child("ours", rounds // 2)
+            bins63 = child("ours", rounds, max_bins=63)
+            trials.append((ours, anchor, {"half": half, "bins63": bins63}))
+    ours = statistics.median(t[0] for t in trials)
+    notes = (f"{size_note(*X.shape, rounds)}; ours at {rounds // 2} rounds "
+             f"{median_of(trials, 'half'):.1f} MiB, with max_bins=63 "
+             f"{median_of(trials, 'bins63'):.1f} MiB")
+    if not all(resets):
+        notes += "; VmHWM could not be reset after loading X (the peak may count loading)"
+    return result(
+        "peak_memory_1m", trials, unit="MiB",
+        anchor_command=(f"lightgbm.train({lgb_params('binary', 1)}, lgb.Dataset(X, y), "
+                        f"{rounds}), Dataset built inside; VmHWM − VmRSS after loading X"),
+        target_text="ours ≤ 120 MiB", met=ours <= 120.0, notes=notes,
+    )
+
+
+def row_binding(cfg: Config, threads: int) -> dict:
+    """``StumpOracle.bind`` against building a LightGBM Dataset."""
+    import lightgbm as lgb
+
+    from oracleboost.oracles import StumpOracle
+
+    X, y = data_1m(cfg)
+    params = lgb_dataset_params(threads)
+    trials = interleave(
+        lambda: (timed(lambda: StumpOracle(n_jobs=threads).bind(X))[0], {}),
+        lambda: (timed(lambda: lgb.Dataset(X, y, params=params).construct())[0], {}),
+        cfg.repeats,
+    )
+    return result(
+        f"binding_1m_{threads}t", trials, unit="ms",
+        anchor_command=f"lgb.Dataset(X, y, params={params}).construct()",
+        target=1.0, notes=f"{size_note(*X.shape)}; ours: StumpOracle(n_jobs={threads}).bind(X)",
+    )
+
+
+def row_maboost(cfg: Config) -> dict:
+    """MABoost with stumps against LightGBM ``num_leaves=2``, per round (report only)."""
+    from oracleboost.boosters import MirrorBoostingClassifier
+    from oracleboost.oracles import StumpOracle
+
+    X, y = data_100k(cfg)
+    params = lgb_params("binary", 1)
+    trials = interleave(
+        ours_side(lambda: MirrorBoostingClassifier(StumpOracle(n_jobs=1),
+                                                   n_estimators=cfg.rounds), X, y, error_01),
+        lgb_side(X, y, params, cfg.rounds, error_lgb),
+        cfg.repeats,
+    )
+    return result(
+        "maboost_100k", trials, unit="ms", anchor_command=lgb_command(params, cfg.rounds),
+        wall_ratio=wall_ratio_of(trials),
+        notes=(f"{size_note(*X.shape, cfg.rounds)}; train error ours "
+               f"{median_of(trials, 'ours_metric'):.4f}, LightGBM "
+               f"{median_of(trials, 'anchor_metric'):.4f}"),
+    )
+
+
+def _bench_accelerated():
+    """``benchmarks/bench_accelerated.py`` as a module (its data and timing helpers)."""
+    spec = importlib.util.spec_from_file_location("bench_accelerated",
+                                                  HERE / "bench_accelerated.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def row_accelerated(cfg: Config) -> dict:
+    """Dual acceleration: one step against two matrix-vector products (report only);
+    the job and its timing are ``bench_accelerated.py``'s."""
+    from threadpoolctl import threadpool_limits
+
+    bench = _bench_accelerated()
+    n, d, steps = cfg.n_100k, 100, cfg.accel_steps
+    X, y = bench._data(n, d)
+    with threadpool_limits(1):
+        bench._fit_seconds(X, y, 5)  # warm-up
+
+        def ours():
+            one = bench._fit_seconds(X, y, 1)
+            many = bench._fit_seconds(X, y, 1 + steps)
+            return (many - one) / steps, {}
+
+        trials = interleave(ours, lambda: (bench._floor_seconds(X, 20), {}), cfg.repeats)
+    return result(
+        "accelerated", trials, unit="ms",
+        anchor_command="X.T @ q; X @ w in NumPy, 1 thread (median of 20)",
+        notes=(f"{n:,} × {d}, {steps} steps; AcceleratedMarginClassifier step = (fit of 1 + T "
+               "steps − fit of 1)/T; bench_accelerated.py's goal ≤ 1.5"),
+    )
+
+
+# -- compile time (fresh subprocesses) ----------------------------------------------------
+COMPILE_CHILD = """
+import json, time
+t0 = time.perf_counter()
+import oracleboost
+from oracleboost.boosters import CoordinateBoostingClassifier, FunctionalGradientRegressor
+from oracleboost.oracles import StumpOracle
+t1 = time.perf_counter()
+import numpy as np
+X = np.random.RandomState(0).randn(300, 5)
+t2 = time.perf_counter()
+CoordinateBoostingClassifier(StumpOracle(), n_estimators=5).fit(X, (X[:, 0] > 0).astype(int))
+t3 = time.perf_counter()
+FunctionalGradientRegressor(StumpOracle(), n_estimators=5).fit(X, X[:, 1])
+t4 = time.perf_counter()
+print(json.dumps({"import": t1 - t0, "classifier": t3 - t2, "regressor": t4 - t3}))
+"""
+
+
+def _compile_child(cache_dir: str) -> dict:
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir}
+    out = subprocess.run([sys.executable, "-c", COMPILE_CHILD], capture_output=True,
+                         text=True, env=env, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"compile child failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def row_compile_time(cfg: Config) -> dict:
+    """First-call cost: import + tiny fits with an empty numba cache, then a warm one."""
+    with tempfile.TemporaryDirectory(prefix="oracleboost-numba-") as cache:
+        cold = _compile_child(cache)
+        warm = _compile_child(cache)
+
+    def parts(t):
+        return (f"import {t['import']:.2f} s + classifier {t['classifier']:.2f} s + "
+                f"regressor {t['regressor']:.2f} s")
+
+    total_cold, total_warm = sum(cold.values()), sum(warm.values())
+    return result(  # no anchor: an anchor of 0 leaves the ratio columns empty
+        "compile_time", [(total_cold, 0.0, {})], unit="s",
+        anchor_command="none (seconds; the same child again with the cache warm is in notes)",
+        notes=(f"empty NUMBA_CACHE_DIR: {parts(cold)}; warm cache: {total_warm:.2f} s "
+               f"({parts(warm)}); one run each"),
+    )
+
+
+# -- the rows -----------------------------------------------------------------------------
+ROWS: dict[str, Callable[[Config], dict]] = {
+    "adaboost_100k_1t": functools.partial(row_adaboost, size="100k", threads=1),
+    "adaboost_100k_2t": functools.partial(row_adaboost, size="100k", threads=2),
+    "adaboost_1m_1t": functools.partial(row_adaboost, size="1m", threads=1),
+    "adaboost_1m_2t": functools.partial(row_adaboost, size="1m", threads=2),
+    "wolfe_vs_adaboost_100k": functools.partial(row_step_vs_adaboost, step="wolfe"),
+    "quadratic_vs_adaboost_100k": functools.partial(row_step_vs_adaboost, step="quadratic"),
+    "functional_regressor_100k_1t": functools.partial(row_functional, threads=1),
+    "functional_regressor_100k_2t": functools.partial(row_functional, threads=2),
+    "lightgbm_oracle_100k_1t": functools.partial(row_lightgbm_oracle, threads=1),
+    "lightgbm_oracle_100k_2t": functools.partial(row_lightgbm_oracle, threads=2),
+    "own_work_100k": functools.partial(row_own_work, size="100k"),
+    "own_work_1m": functools.partial(row_own_work, size="1m"),
+    "sklearn_adaboost_100k": row_sklearn_adaboost,
+    "peak_memory_1m": row_peak_memory,
+    "binding_1m_1t": functools.partial(row_binding, threads=1),
+    "binding_1m_2t": functools.partial(row_binding, threads=2),
+    "maboost_100k": row_maboost,
+    "accelerated": row_accelerated,
+    "compile_time": row_compile_time,
+}
+
+
+def warm_up() -> None:
+    """Load (or compile) every numba kernel the rows use, on tiny problems."""
+    from oracleboost.boosters import (
+        CoordinateBoostingClassifier,
+        FunctionalGradientRegressor,
+        MirrorBoostingClassifier,
+    )
+    from oracleboost.oracles import LightGBMOracle, StumpOracle
+
+    X, y = classification(2_000, 10)
+    for step in ("adaboost", "wolfe", "quadratic"):
+        CoordinateBoostingClassifier(StumpOracle(n_jobs=1), step=step, n_estimators=3).fit(X, y)
+    MirrorBoostingClassifier(StumpOracle(n_jobs=1), n_estimators=3).fit(X, y)
+    FunctionalGradientRegressor(StumpOracle(n_jobs=1), n_estimators=3).fit(X, X[:, 0])
+    LightGBMOracle(num_leaves=31, params={"num_threads": 1}).bind(X).project(X[:, 0])
+
+
+def failed(name: str, error: BaseException) -> dict:
+    return {"name": name, "ours": None, "anchor": None, "unit": "", "anchor_command": "",
+            "ratio": math.nan, "ratio_min": math.nan, "ratio_max": math.nan, "target": None,
+            "met": None, "wall_ratio": None,
+            "notes": f"FAILED: {type(error).__name__}: {error}".splitlines()[0]}
+
+
+def run_rows(names: list[str], cfg: Config) -> list[dict]:
+    rows = []
+    for i, name in enumerate(names, 1):
+        t0 = time.perf_counter()
+        try:
+            row = ROWS[name](cfg)
+        except Exception as error:  # one broken row must not hide the others
+            traceback.print_exc(file=sys.stderr)
+            row = failed(name, error)
+        gc.collect()
+        rows.append(row)
+        print(f"[{i}/{len(names)}] {name}: {time.perf_counter() - t0:.1f} s",
+              file=sys.stderr, flush=True)
+    return rows
+
+
+# -- the report ---------------------------------------------------------------------------
+def num(x: float | None) -> str:
+    """Three significant digits, no exponent."""
+    if x is None or not math.isfinite(x):
+        return "—"
+    a = abs(x)
+    if a >= 100:
+        return f"{x:.0f}"
+    if a >= 10:
+        return f"{x:.1f}"
+    if a >= 1:
+        return f"{x:.2f}"
+    return f"{x:#.3g}"  # keeps trailing zeros: 0.430
+
+
+def quantity(x: float | None, unit: str) -> str:
+    if x is None or not math.isfinite(x):
+        return "—"
+    return f"{num(x * 1e3 if unit == 'ms' else x)} {unit}"
+
+
+COLUMNS = ("row", "ours", "anchor", "ratio", "min–max", "target", "met", "wall ratio", "notes")
+
+
+def table(rows: list[dict]) -> str:
+    """A Markdown table, padded so that it also reads as plain text."""
+    cells = [COLUMNS]
+    for r in rows:
+        met = {True: "yes", False: "NO", None: "—"}[r["met"]]
+        spread = ("—" if not math.isfinite(r["ratio_min"])
+                  else f"{num(r['ratio_min'])}–{num(r['ratio_max'])}")
+        cells.append((
+            f"`{r['name']}`", quantity(r["ours"], r["unit"]), quantity(r["anchor"], r["unit"]),
+            num(r["ratio"]), spread, r["target"] or "—", met, num(r["wall_ratio"]), r["notes"],
+        ))
+    widths = [max(len(c[i]) for c in cells) for i in range(len(COLUMNS) - 1)]
+    lines = []
+    for k, c in enumerate(cells):
+        padded = [v.ljust(w) for v, w in zip(c[:-1], widths, strict=True)]
+        lines.append("| " + " | ".join([*padded, c[-1]]) + " |")
+        if k == 0:
+            lines.append("|" + "|".join("-" * (w + 2) for w in [*widths, 5]) + "|")
+    return "\n".join(lines)
+
+
+def anchors(rows: list[dict]) -> str:
+    return "\n".join(f"- `{r['name']}`: `{r['anchor_command']}`" for r in rows
+                     if r["anchor_command"])
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
+        for line in out.splitlines():
+            if line.startswith("Model name:"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _ram_gib() -> str:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return f"{int(line.split()[1]) / 2**20:.1f} GiB"
+    except OSError:
+        pass
+    return "unknown"
+
+
+def _git_commit() -> str:
+    """The checked-out commit, and whether the library has uncommitted changes
+    (read-only git calls: ``--no-optional-locks`` keeps ``status`` off the index)."""
+    def git(*args):
+        return subprocess.run(["git", "--no-optional-locks", "-C", str(REPO), *args],
+                              capture_output=True, text=True, check=False).stdout.strip()
+
+    try:
+        commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
+        dirty = git("status", "--porcelain", "--", "oracleboost")
+    except OSError:
+        return "unknown (no git)"
+    return commit + (" with uncommitted changes under oracleboost/" if dirty else "")
+
+
+def machine() -> list[tuple[str, str]]:
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    return [
+        ("CPU", _cpu_model()),
+        ("cores", f"{os.cpu_count()} logical, {usable} usable by this process"),
+        ("RAM", _ram_gib()),
+        ("OS", platform.platform()),
+    ]
+
+
+def versions() -> list[tuple[str, str]]:
+    import lightgbm
+    import numba
+    import sklearn
+
+    return [
+        ("python", platform.python_version()),
+        ("numpy", np.__version__),
+        ("numba", numba.__version__),
+        ("lightgbm", lightgbm.__version__),
+        ("scikit-learn", sklearn.__version__),
+        ("oracleboost", _git_commit()),
+    ]
+
+
+def threads() -> list[tuple[str, str]]:
+    from threadpoolctl import threadpool_info
+
+    out = [(v, os.environ[v] + (" (set by run.py)" if v in PINNED_HERE else " (inherited)"))
+           for v in THREAD_VARS]
+    pools = ", ".join(f"{p['internal_api']} ({Path(p['filepath']).name}): {p['num_threads']}"
+                      for p in threadpool_info())
+    out.append(("thread pools seen by threadpoolctl", pools or "none"))
+    out.append(("per row", "`_1t` / `_2t`: LightGBM `num_threads` and `StumpOracle(n_jobs)` "
+                           "passed explicitly; other rows 1 thread"))
+    return out
+
+
+def report(rows: list[dict], cfg: Config, argv: list[str], seconds: float,
+           load: str) -> str:
+    command = "python3 " + shlex.join(["benchmarks/run.py", *argv])
+    when = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    kv = "\n".join
+
+    def items(pairs):
+        return kv(f"- {k}: {v}" for k, v in pairs)
+
+    mode = ("**QUICK MODE: shrunken sizes, a smoke test, not the record.**\n\n"
+            if cfg.quick else "")
+    return f"""# Benchmarks
+
+{mode}Written by `benchmarks/run.py` (its docstring gives the method).  Each row: ours and
+the anchor interleaved in one process, {cfg.repeats} repeats; **ratio** is the median of
+the per-repeat ratios ours / anchor, **min–max** their spread, **met** whether the median
+meets the target.  Per-round times of ours are the booster's recorded round times
+(`history_["cumulative_time"][-1] / rounds`, binding excluded, as the anchor's exclude
+building its `lightgbm.Dataset`); **wall ratio** compares whole fits (our `fit` against
+`Dataset` construction + `lightgbm.train`).
+
+{table(rows)}
+
+Anchors (what each row's ratio divides by):
+
+{anchors(rows)}
+
+## How to run
+
+From the repository root, with nothing else running (this run took {seconds / 60:.1f} min):
+
+    python3 benchmarks/run.py                     # every row; rewrites this file
+    python3 benchmarks/run.py --quick --no-write  # smoke test, about a minute
+    python3 benchmarks/run.py --only adaboost_100k_1t,binding_1m_1t --no-write
+    python3 benchmarks/run.py --list
+
+This file is rewritten only by a full run of every row with at least 5 repeats (or with
+`--write`).
+
+## This run
+
+- date: {when}
+- command: `{command}`
+- load average (1, 5, 15 min) when it started: {load} (it should be near 0)
+{items(machine())}
+
+Versions:
+
+{items(versions())}
+
+Threads:
+
+{items(threads())}
+"""
+
+
+# -- main -----------------------------------------------------------------------------------
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="repeats per row (default 5; 2 with --quick)")
+    parser.add_argument("--quick", action="store_true",
+                        help="every size shrunk (n/50, fewer rounds, 2 repeats): a smoke test")
+    parser.add_argument("--only", default="", metavar="NAME[,NAME]",
+                        help="run only these rows (see --list)")
+    parser.add_argument("--list", action="store_true", help="list the rows and exit")
+    write = parser.add_mutually_exclusive_group()
+    write.add_argument("--no-write", action="store_true", help="do not write README.md")
+    write.add_argument("--write", action="store_true",
+                       help="write README.md even for --quick, --only or < 5 repeats")
+    parser.add_argument("--memory-child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.repeats is not None and args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse(argv)
+    if args.memory_child:
+        memory_child(json.loads(args.memory_child))
+        return
+    if args.list:
+        for name, fn in ROWS.items():
+            doc = (fn.func if isinstance(fn, functools.partial) else fn).__doc__
+            print(f"{name:30s} {doc.splitlines()[0]}")
+        return
+    names = list(ROWS)
+    if args.only:
+        wanted = [s.strip() for s in args.only.split(",") if s.strip()]
+        unknown = sorted(set(wanted) - set(ROWS))
+        if unknown:
+            sys.exit(f"unknown rows {unknown}; choose from: {', '.join(ROWS)}")
+        names = [n for n in ROWS if n in wanted]
+    base = QUICK if args.quick else FULL
+    cfg = Config(**{**base.__dict__, "repeats": args.repeats or base.repeats})
+
+    np.seterr(all="ignore")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    t0 = time.perf_counter()
+    warm_up()
+    rows = run_rows(names, cfg)
+    seconds = time.perf_counter() - t0
+
+    header = (f"{'QUICK (not the record): ' if cfg.quick else ''}{len(rows)} rows, "
+              f"{cfg.repeats} repeats, threads pinned "
+              f"({', '.join(f'{v}={os.environ[v]}' for v in THREAD_VARS)}), "
+              f"{seconds:.0f} s; load average at the start {load}")
+    print(header)
+    print(table(rows))
+    print("\nAnchors:")
+    print(anchors(rows))
+
+    record = not (cfg.quick or args.only or cfg.repeats < 5)
+    if args.no_write or not (record or args.write):
+        why = "--no-write" if args.no_write else "quick, partial or < 5 repeats; --write forces"
+        print(f"\n{README} not written ({why})")
+        return
+    README.write_text(report(rows, cfg, argv, seconds, load))
+    print(f"\nwrote {README}")
+
+
+if __name__ == "__main__":
+    main()
