@@ -83,6 +83,7 @@ class _State:
 
     margins: np.ndarray
     w: np.ndarray
+    query: np.ndarray
     entropy: float
     rng: np.random.RandomState
 
@@ -248,16 +249,17 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
 
     def _initial_state(self, problem: _Problem):
         margins = np.zeros(problem.ypm.shape[0])
-        w, entropy, _ = self._weights(problem, margins)
+        w, query, entropy, _ = self._weights(problem, margins)
         rng = check_random_state(self.random_state)
-        return _State(margins=margins, w=w, entropy=entropy, rng=rng), 0.0
+        return _State(margins=margins, w=w, query=query, entropy=entropy, rng=rng), 0.0
 
     def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
         p, w = problem, state.w
-        # 1. the weights w ∝ s · (−φ'(margin)) came with the state (made in the last round)
+        # 1. the weights w ∝ s · (−φ'(margin)) and the query w·y came with the state
+        #    (made in the last round)
         # 2. the oracle's answer as a column in [−1, 1]: bounded classes as they are
         #    (Telgarsky's A), scale-free ones rescaled to max |h| = 1
-        h = p.bound.correlate(w * p.ypm, random_state=draw_seed(state.rng))
+        h = p.bound.correlate(state.query, random_state=draw_seed(state.rng))
         # 3. edge and the sign that makes it positive
         col = SignedColumn.of(h, p.ypm, w, p.bounded)
         if isinstance(col, StopReason):
@@ -295,7 +297,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         low, wrong = column_kernels.step_margins(
             state.margins, col.a, p.ypm, coef, p.s if p.log_s is not None else p.no_s, margins
         )
-        w_next, entropy_next, log_loss = self._weights(p, margins)
+        w_next, query_next, entropy_next, log_loss = self._weights(p, margins)
         term = (h.detach(), coef, col.norm)
         record = {
             "loss": math.exp(log_loss),
@@ -308,30 +310,32 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         }
         if p.optimal_loss is not None:
             record["gap"] = record["loss"] - p.optimal_loss
-        new_state = _State(margins=margins, w=w_next, entropy=entropy_next, rng=state.rng)
+        new_state = _State(
+            margins=margins, w=w_next, query=query_next, entropy=entropy_next, rng=state.rng
+        )
         return RoundResult(new_state, (term,), (record,), stop)
 
     @staticmethod
-    def _weights(p: _Problem, margins: np.ndarray) -> tuple[np.ndarray, float, float]:
-        """The normalised dual weights ``w ∝ s · (−φ'(margins))`` in log space, their
-        Shannon entropy (Telgarsky 2012, Remark 5) and the log-risk at ``margins``.
+    def _weights(p: _Problem, margins: np.ndarray):
+        """The normalised dual weights ``w ∝ s · (−φ'(margins))`` in log space, the
+        oracle's query ``w · y``, the weights' Shannon entropy (Telgarsky 2012, Remark 5)
+        and the log-risk at ``margins``.
 
         The entropy ``−Σ w log w = log Σ e^{z−top} − Σ w (z − top)`` reuses the shifted
         logits the weights are made of; for the exponential loss (φ = −φ') the weights'
-        normaliser is the risk, so one ``exp`` a row gives all three.
+        normaliser is the risk, so one ``exp`` a row gives all four.
         """
         z = p.loss.log_neg_dphi(margins)
         if p.log_s is not None:
             z = z + p.log_s
         top = float(z.max())
-        shifted = z - top
+        # in place unless the loss handed back (a view of) the margins themselves
+        shifted = z - top if np.shares_memory(z, margins) else np.subtract(z, top, out=z)
         w = np.exp(shifted)
         total = float(w.sum())
-        w /= total
-        # a compiled sum, not np.dot: BLAS kernels round differently on different CPUs
-        entropy = math.log(total) - column_kernels.weighted_inner(
-            w[:, None], shifted[:, None], p.no_s
-        )
+        query = np.empty_like(w)
+        # normalises w in place; a compiled sum, as np.dot's BLAS rounds by CPU
+        entropy = math.log(total) - column_kernels.normalise(w, shifted, p.ypm, total, query)
         if p.loss.phi_is_neg_dphi:
             log_loss = top + math.log(total) - p.log_mass
         else:
@@ -339,7 +343,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             if p.log_s is not None:
                 log_phi = log_phi + p.log_s
             log_loss = logsumexp(log_phi) - p.log_mass
-        return w, entropy, log_loss
+        return w, query, entropy, log_loss
 
     #: duality_gap="auto" tracks the gap when the diagnostics' estimated peak memory
     #: (:func:`oracleboost.diagnostics.optimal_risk_cost`, linear in the matrix) fits this.
