@@ -1,5 +1,8 @@
+"""``python -m oracleboost``: the same command line as ``oracleboost``."""
+
 import sys
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

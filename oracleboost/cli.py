@@ -1,19 +1,31 @@
-"""Command-line front end.
+"""Command-line front end (``oracleboost``, or ``python -m oracleboost``).
 
-``oracleboost demo``                 AdaBoost on stumps, round by round (seconds)
-``oracleboost list``                 the registered paper reproductions
-``oracleboost reproduce [NAME ...]`` run reproductions (all by default), print their tables
-                                     and save their figures (``--quick``: CI-sized budgets)
+``oracleboost demo``                         AdaBoost on stumps, round by round (seconds)
+``oracleboost list``                         the registered paper reproductions
+``oracleboost reproduce [NAME ... | all]``   run reproductions (all by default); print their
+                                             tables and write, per experiment, ``DIR/NAME/``
+                                             with ``figure.png``, ``curves.csv`` (``aux.csv``)
+                                             and ``summary.md``, and ``DIR/index.md`` when
+                                             several ran (``--quick``: CI-sized budgets,
+                                             ``--out DIR``: default ``results``, ``--seed N``)
+``oracleboost --version``                    ``oracleboost <version>``
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
+import shlex
 import sys
+import time
+from datetime import datetime
+from pathlib import Path
 
 import numpy as np
 
-__all__ = ["main", "demo", "reproduce"]
+from . import __version__
+
+__all__ = ["main", "demo", "reproduce", "resolve_names", "UnknownExperimentError"]
 
 
 def demo(n_rounds: int = 30, every: int = 3, out=sys.stdout) -> dict[str, np.ndarray]:
@@ -59,51 +71,270 @@ def demo(n_rounds: int = 30, every: int = 3, out=sys.stdout) -> dict[str, np.nda
     return histories[1.0]
 
 
-def reproduce(
-    names: list[str] | None = None, quick: bool = False, out_dir: str = "figures", out=sys.stdout
-) -> dict:
-    """Run registered reproductions; print each one's table and save its figure as PNG."""
-    import time
-    from pathlib import Path
+class UnknownExperimentError(ValueError):
+    """Raised by :func:`resolve_names` for names not in the registry.
 
-    from .experiments import EXPERIMENTS
+    Attributes
+    ----------
+    unknown : list of str
+        The names asked for that are not registered.
+    valid : list of str
+        Every registered name (``all`` is valid too).
+    """
 
-    names = list(EXPERIMENTS) if not names else names
-    unknown = [n for n in names if n not in EXPERIMENTS]
+    def __init__(self, unknown: list[str], valid: list[str]):
+        self.unknown = list(unknown)
+        self.valid = list(valid)
+        super().__init__(
+            f"unknown experiment(s): {', '.join(self.unknown)}\n"
+            "valid names ('all' runs every one):\n" + "\n".join(f"  {n}" for n in self.valid)
+        )
+
+
+def resolve_names(names: list[str] | None, registry: dict | None = None) -> list[str]:
+    """The experiments to run, in order, without repeats.
+
+    No names, or ``all`` among them, means every registered experiment (registry order);
+    otherwise the names as given.  Raises :class:`UnknownExperimentError` (a
+    ``ValueError``) listing the valid names when any name is not registered.
+    """
+    if registry is None:
+        from .experiments import EXPERIMENTS as registry
+    names = list(names or [])
+    unknown = [n for n in names if n != "all" and n not in registry]
     if unknown:
-        raise ValueError(f"unknown experiment(s) {unknown}; choose from {sorted(EXPERIMENTS)}")
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
-    results = {}
-    for name in names:
-        start = time.perf_counter()
-        print(f"== {name} ({'quick' if quick else 'full size'}) ...", file=out, flush=True)
-        result = EXPERIMENTS[name](quick=quick)
-        path = Path(out_dir) / f"{name}.png"
-        result.save(path)
-        print(result.to_text(), file=out)
-        print(f"   figure: {path}   ({time.perf_counter() - start:.1f}s)\n", file=out, flush=True)
-        results[name] = result
+        raise UnknownExperimentError(list(dict.fromkeys(unknown)), list(registry))
+    if not names or "all" in names:
+        return list(registry)
+    return list(dict.fromkeys(names))
+
+
+def _takes_seed(fn) -> bool:
+    """Whether an experiment function has a ``random_state`` parameter."""
+    try:
+        return "random_state" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return False
+
+
+def _seed_text(fn, seed: int | None) -> str:
+    """The summary's line on the seed: given or not, used or not."""
+    if _takes_seed(fn):
+        if seed is not None:
+            return f"{seed} (passed to the experiment as random_state={seed})"
+        default = inspect.signature(fn).parameters["random_state"].default
+        shown = "" if default is inspect.Parameter.empty else f"={default!r}"
+        return f"not given: the experiment's default random_state{shown} was used"
+    if seed is not None:
+        return (f"{seed} given but not used: this experiment takes no random_state "
+                "(it is deterministic or fixes its own seeds)")
+    return ("not used: this experiment takes no random_state "
+            "(it is deterministic or fixes its own seeds)")
+
+
+def _equivalent_command(names: list[str], quick: bool, out_dir, seed: int | None) -> str:
+    parts = ["oracleboost", "reproduce", *names]
+    if quick:
+        parts.append("--quick")
+    parts += ["--out", str(out_dir)]
+    if seed is not None:
+        parts += ["--seed", str(seed)]
+    return shlex.join(parts)
+
+
+def _progress_bar(total: int, enabled: bool | None):
+    """A tqdm bar on stderr over the experiments, or None (tqdm missing or bar off).
+
+    ``enabled=None``: a bar only for several experiments and only on a terminal
+    (tqdm's ``disable=None``); ``True`` / ``False`` force it on / off.
+    """
+    if enabled is False or (enabled is None and total < 2):
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm is in the experiments extra
+        return None
+    bar = tqdm(total=total, desc="reproduce", unit="experiment", file=sys.stderr,
+               disable=None if enabled is None else False, dynamic_ncols=True)
+    if bar.disable:
+        bar.close()
+        return None
+    return bar
+
+
+def _emit(text: str, out, bar) -> None:
+    """Print ``text`` to ``out`` without breaking the progress bar."""
+    if bar is None:
+        print(text, file=out, flush=True)
+    else:
+        bar.write(text, file=out)
+        out.flush()
+
+
+def _write_index(path: Path, rows: list[tuple[str, float]], run_line: str) -> Path:
+    """``index.md``: one table row per experiment, linking its summary and figure."""
+    from .experiments.base import _cell
+    from .experiments.claims import claim, first_sentence
+
+    lines = ["# Reproductions", "", run_line, "",
+             "| experiment | the paper's claim (first sentence) | runtime | figure |",
+             "|---|---|---|---|"]
+    for name, seconds in rows:
+        sentence = first_sentence(claim(name)) or "(no claim recorded)"
+        lines.append(f"| [{name}]({name}/summary.md) | {_cell(sentence)} | {seconds:.1f} s "
+                     f"| [figure.png]({name}/figure.png) |")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def reproduce(
+    names: list[str] | None = None,
+    quick: bool = False,
+    out_dir: str = "results",
+    out=None,
+    *,
+    seed: int | None = None,
+    command: str | None = None,
+    progress: bool | None = None,
+) -> dict:
+    """Run registered reproductions, print each one's table and write its files.
+
+    Parameters
+    ----------
+    names : list of str, optional
+        Registry names; none, or ``"all"`` among them, runs every experiment.  Unknown
+        names raise :class:`UnknownExperimentError` (a ``ValueError``) before anything
+        runs.
+    quick : bool, default=False
+        CI-sized budgets (each experiment's ``quick=True``).
+    out_dir : str or path-like, default="results"
+        Created if missing.  Each experiment writes ``out_dir/NAME/figure.png``,
+        ``curves.csv`` (:meth:`Curves.to_csv`: x and the curves), ``aux.csv`` (x and the
+        ``aux`` arrays, when there are any) and ``summary.md``
+        (:func:`~oracleboost.experiments.base.write_summary`: the paper's claim from
+        :data:`~oracleboost.experiments.claims.CLAIMS`, the measured result, the
+        settings); when more than one experiment ran, ``out_dir/index.md`` links them.
+    out : text stream, default ``sys.stdout``
+        Where the tables go.
+    seed : int, optional
+        Passed as ``random_state`` to every experiment whose function takes one; the
+        others ignore it (their summaries say so).
+    command : str, optional
+        The command line recorded in the summaries (default: the equivalent
+        ``oracleboost reproduce …`` command).
+    progress : bool, optional
+        A tqdm bar on stderr over the experiments; by default only for several
+        experiments on a terminal.
+
+    Returns
+    -------
+    dict of str to Curves
+        The results, in the order run.
+    """
+    from .experiments import EXPERIMENTS
+    from .experiments.base import write_summary
+    from .experiments.claims import claim
+
+    out = sys.stdout if out is None else out
+    names = resolve_names(names, EXPERIMENTS)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if command is None:
+        command = _equivalent_command(names, quick, out_dir, seed)
+    mode = "quick (CI-sized budgets, --quick)" if quick else "full size"
+    results, rows = {}, []
+    total_start = time.perf_counter()
+    bar = _progress_bar(len(names), progress)
+    try:
+        for name in names:
+            fn = EXPERIMENTS[name]
+            kwargs = {"quick": quick}
+            if seed is not None and _takes_seed(fn):
+                kwargs["random_state"] = seed
+            if bar is not None:
+                bar.set_postfix_str(name)
+            _emit(f"== {name} ({'quick' if quick else 'full size'}) ...", out, bar)
+            started = datetime.now().astimezone()
+            start = time.perf_counter()
+            result = fn(**kwargs)
+            seconds = time.perf_counter() - start
+            folder = out_dir / name
+            folder.mkdir(parents=True, exist_ok=True)
+            files = ["figure.png", "curves.csv"]
+            result.save(folder / "figure.png")
+            result.to_csv(folder / "curves.csv")
+            if result.aux:
+                result.to_csv(folder / "aux.csv", which="aux")
+                files.append("aux.csv")
+            settings = {
+                "mode": mode,
+                "seed": _seed_text(fn, seed),
+                "oracleboost version": __version__,
+                "date": started.isoformat(timespec="seconds"),
+                "seconds": f"{seconds:.1f}",
+                "command": f"`{command}`",
+            }
+            write_summary(folder / "summary.md", name, result, claim(name), settings, files)
+            where = f"   files: {folder}/ ({', '.join(files + ['summary.md'])})"
+            _emit(result.to_text(), out, bar)
+            _emit(f"{where}   ({seconds:.1f}s)\n", out, bar)
+            results[name] = result
+            rows.append((name, seconds))
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    if len(names) > 1:
+        total = time.perf_counter() - total_start
+        seed_part = f"seed {seed}" if seed is not None else "no --seed (experiments' defaults)"
+        run_line = (f"{mode} · {seed_part} · oracleboost {__version__} · "
+                    f"{datetime.now().astimezone().isoformat(timespec='seconds')} · "
+                    f"{total:.1f} s in all · `{command}`")
+        index = _write_index(out_dir / "index.md", rows, run_line)
+        _emit(f"index: {index}", out, None)
     return results
 
 
+_REPRODUCE_EPILOG = """\
+NAME is one of the names `oracleboost list` prints, or `all` (the default: every one).
+Each experiment writes DIR/NAME/figure.png, DIR/NAME/curves.csv (x and one column per
+curve), DIR/NAME/aux.csv (further arrays, when it has any) and DIR/NAME/summary.md (the
+paper's claim, the measured result, the run's settings); a run of several experiments
+also writes DIR/index.md linking them."""
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line; ``argv`` defaults to ``sys.argv[1:]``; return the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = argparse.ArgumentParser(
         prog="oracleboost",
         description="Boosting through an Oracle protocol: demos and paper reproductions.",
     )
+    parser.add_argument("--version", action="version", version=f"oracleboost {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p_demo = sub.add_parser("demo", help="AdaBoost on stumps, round by round (built-in data)")
     p_demo.add_argument("--rounds", type=int, default=30, help="boosting rounds (default 30)")
     p_demo.add_argument("--every", type=int, default=3, help="print every k-th round")
     sub.add_parser("list", help="list the registered paper reproductions")
-    p_rep = sub.add_parser("reproduce", help="reproduce the papers' figures on built-in data")
-    p_rep.add_argument("names", nargs="*", help="experiments to run (default: all)")
+    p_rep = sub.add_parser(
+        "reproduce", help="reproduce the papers' figures on built-in data",
+        description="Run paper reproductions: print each one's table and write its figure, "
+                    "numbers and summary.",
+        epilog=_REPRODUCE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p_rep.add_argument("names", nargs="*", metavar="NAME",
+                       help="experiments to run, or 'all' (default: all)")
     p_rep.add_argument("--quick", action="store_true", help="CI-sized round budgets")
-    p_rep.add_argument("--out", default="figures", help="folder for the PNG figures")
+    p_rep.add_argument("--out", default="results", metavar="DIR",
+                       help="folder for the results (default: results)")
+    p_rep.add_argument("--seed", type=int, default=None, metavar="N",
+                       help="random_state for the experiments that take one "
+                            "(default: each experiment's own)")
     args = parser.parse_args(argv)
     if args.command == "demo":
         if args.rounds < 1 or args.every < 1:
-            parser.error("--rounds and --every must be positive")
+            p_demo.error("--rounds and --every must be positive")
         demo(args.rounds, args.every)
     elif args.command == "list":
         from .experiments import EXPERIMENTS
@@ -112,10 +343,14 @@ def main(argv: list[str] | None = None) -> int:
             doc = (fn.__doc__ or "").strip().splitlines()
             print(f"{name:32s} {doc[0] if doc else ''}")
     elif args.command == "reproduce":
+        if args.seed is not None and not 0 <= args.seed < 2**32:
+            p_rep.error("--seed must be an integer in [0, 2**32)")
         try:
-            reproduce(args.names, quick=args.quick, out_dir=args.out)
-        except ValueError as exc:
-            parser.error(str(exc))
+            names = resolve_names(args.names)
+        except UnknownExperimentError as exc:
+            p_rep.error(str(exc))
+        reproduce(names, quick=args.quick, out_dir=args.out, seed=args.seed,
+                  command=shlex.join(["oracleboost", *argv]))
     return 0
 
 

@@ -46,7 +46,9 @@ def test_reproduce_runs_a_registered_experiment(tmp_path):
     assert len(EXPERIMENTS) >= 4
     out = io.StringIO()
     results = reproduce(["telgarsky2012-lower-bound"], quick=True, out_dir=str(tmp_path), out=out)
-    assert (tmp_path / "telgarsky2012-lower-bound.png").stat().st_size > 0
+    folder = tmp_path / "telgarsky2012-lower-bound"
+    assert (folder / "figure.png").stat().st_size > 0
+    assert {p.name for p in folder.iterdir()} >= {"figure.png", "curves.csv", "summary.md"}
     assert "gap" in out.getvalue()
     assert set(results) == {"telgarsky2012-lower-bound"}
 

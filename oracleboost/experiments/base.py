@@ -4,19 +4,22 @@ A :class:`Curves` is what a figure of a paper shows: a few series against one x 
 (the boosting round, or the shrinkage ν), horizontal reference lines (a maximum margin,
 a limit), a title and axis labels.  It draws itself with matplotlib (imported only when
 drawing, through :class:`matplotlib.figure.Figure`, never pyplot, so no display and no
-global backend are involved) and prints itself as a compact table.
+global backend are involved), prints itself as a compact table and writes its numbers as
+CSV (:meth:`Curves.to_csv`); :func:`write_summary` writes the Markdown summary of one run
+(the paper's claim, what was measured, the run's settings).
 """
 
 from __future__ import annotations
 
+import csv
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Curves", "ThresholdCurves"]
+__all__ = ["Curves", "ThresholdCurves", "summary_markdown", "write_summary"]
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,35 @@ class Curves:
         self.plot().savefig(path, dpi=dpi)
         return path
 
+    # -- numbers -----------------------------------------------------------------------------
+    def to_csv(self, path: str | os.PathLike, which: str = "series") -> str:
+        """Write the numbers behind the figure as CSV (UTF-8, comma-separated); return ``path``.
+
+        The first column is ``x``, headed by :attr:`xlabel`; then one column per entry of
+        :attr:`series` (``which="series"``, the drawn curves) or of :attr:`aux`
+        (``which="aux"``, the further per-x arrays), headed by its key, in insertion
+        order.  Floats are written with ``repr`` (the shortest text that reads back to
+        the same float, so the file round-trips exactly; ``nan`` and ``inf`` as such),
+        integers as integers.  The reference lines are scalars and are not written here
+        (see :func:`write_summary`).
+
+        Parameters
+        ----------
+        path : str or path-like
+        which : {"series", "aux"}, default="series"
+        """
+        if which not in ("series", "aux"):
+            raise ValueError(f"which must be 'series' or 'aux', got {which!r}")
+        columns = self.series if which == "series" else self.aux
+        header = [self.xlabel or "x", *columns]
+        values = [_csv_cells(self.x)] + [_csv_cells(v) for v in columns.values()]
+        path = os.fspath(path)
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(header)
+            writer.writerows(zip(*values, strict=True))
+        return path
+
     # -- text ------------------------------------------------------------------------------
     def rows(self) -> np.ndarray:
         """Indices shown by :meth:`to_text`.
@@ -202,3 +234,123 @@ class ThresholdCurves(Curves):
             lines.append("below the switch but at the lower limit: "
                          + ", ".join(f"{v:.6g}" for v in self.exceptions))
         return lines
+
+
+# -- files of one run ------------------------------------------------------------------------
+
+
+def _csv_cells(values) -> list[str]:
+    """CSV text of a 1-D array: integers as integers, floats by ``repr`` (exact round-trip)."""
+    arr = np.asarray(values)
+    if arr.dtype == bool:
+        arr = arr.astype(int)
+    if np.issubdtype(arr.dtype, np.integer):
+        return [str(v) for v in arr.tolist()]
+    return [repr(float(v)) for v in arr.tolist()]
+
+
+def _number(value: float) -> str:
+    """A value for a Markdown summary: 6 significant digits, integers without a point."""
+    value = float(value)
+    if value.is_integer() and abs(value) < 1e15:
+        return f"{int(value):d}"
+    return f"{value:.6g}"
+
+
+def _cell(text: str) -> str:
+    """Escape a Markdown table cell (``|`` would end it)."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def summary_markdown(
+    name: str,
+    curves: Curves,
+    claim: str = "",
+    settings: Mapping[str, object] | None = None,
+    files: Sequence[str] = (),
+) -> str:
+    """The Markdown summary of one reproduction run (what :func:`write_summary` writes).
+
+    Sections: the paper's claim (``claim``; a placeholder when empty), the measured
+    result (the curves' :attr:`~Curves.notes`, in a text block when they are laid out in
+    lines; the last value of every curve, and the last finite one when some curve ends in
+    NaN; the reference lines; for :class:`ThresholdCurves`, the estimated switch), the
+    files written next to it
+    (``files``, linked relatively; a ``.png`` among them is also shown inline) and the
+    run's settings (``settings``, one bullet per key, in order).
+
+    Parameters
+    ----------
+    name : str
+        The experiment's registry name (the heading).
+    curves : Curves
+        The run's result.
+    claim : str, optional
+        The paper's claim, one paragraph.
+    settings : mapping of str to object, optional
+        E.g. mode, seed, version, date, seconds, command.
+    files : sequence of str, optional
+        File names relative to the summary.
+    """
+    lines = [f"# {name}", "", f"Figure: {' '.join(curves.title.split())}", ""]
+    lines += ["## The paper's claim", "",
+              " ".join(claim.split()) if claim.strip()
+              else "(No claim recorded for this experiment in oracleboost/experiments/claims.py.)",
+              ""]
+    lines += ["## Measured", ""]
+    notes = curves.notes.strip()
+    if "\n" in notes:  # laid out in lines (e.g. a table): keep the layout
+        lines += ["```text", notes, "```", ""]
+    elif notes:
+        lines += [notes, ""]
+    x = np.asarray(curves.x)
+    if len(x):
+        xlabel = curves.xlabel or "x"
+        ys = {key: np.asarray(values, dtype=float) for key, values in curves.series.items()}
+        gaps = any(not np.isfinite(y[-1]) for y in ys.values())
+        lines += [f"Last value of each curve (at {xlabel} = {_number(x[-1])}):", "",
+                  "| curve | last value |" + (" last finite value |" if gaps else ""),
+                  "|---|---|" + ("---|" if gaps else "")]
+        for key, y in ys.items():
+            row = f"| `{_cell(key)}` | {_number(y[-1])} |"
+            if gaps:
+                finite = np.flatnonzero(np.isfinite(y))
+                if finite.size:
+                    i = finite[-1]
+                    row += f" {_number(y[i])} at {xlabel} = {_number(x[i])} |"
+                else:
+                    row += " none |"
+            lines.append(row)
+        lines.append("")
+    if curves.reference:
+        lines += ["Reference lines (dashed in the figure):", ""]
+        lines += [f"- {key}: {float(value):.12g}" for key, value in curves.reference.items()]
+        lines.append("")
+    extra = curves._extra_lines()
+    if extra:
+        lines += [f"- {line}" for line in extra] + [""]
+    if files:
+        lines += ["## Files", ""]
+        lines += [f"- [{f}]({f})" for f in files]
+        lines += [""] + [f"![{name}]({f})" for f in files if f.endswith(".png")][:1]
+        lines.append("")
+    if settings:
+        lines += ["## Settings", ""]
+        lines += [f"- {key}: {value}" for key, value in settings.items()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_summary(
+    path: str | os.PathLike,
+    name: str,
+    curves: Curves,
+    claim: str = "",
+    settings: Mapping[str, object] | None = None,
+    files: Sequence[str] = (),
+) -> str:
+    """Write :func:`summary_markdown` to ``path`` (UTF-8); return ``path``."""
+    path = os.fspath(path)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(summary_markdown(name, curves, claim, settings, files))
+    return path
