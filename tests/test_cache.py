@@ -1,13 +1,23 @@
 """CachedOracle: a second identical run never reaches the wrapped oracle."""
 
+import joblib
 import numpy as np
 import pytest
 from joblib import Memory
-from sklearn.linear_model import Ridge
+from sklearn.linear_model import LinearRegression, Ridge
+from sklearn.neighbors import KNeighborsRegressor
+from sklearn.tree import DecisionTreeRegressor
 
 from oracleboost.boosters import CoordinateBoostingClassifier, FunctionalGradientRegressor
-from oracleboost.oracles import CachedOracle, MLPOracle, Oracle, SklearnOracle, StumpOracle
-from oracleboost.oracles.base import BoundOracle
+from oracleboost.oracles import (
+    CachedOracle,
+    MLPOracle,
+    Oracle,
+    SklearnOracle,
+    StumpOracle,
+    TreeOracle,
+)
+from oracleboost.oracles.base import BoundOracle, Capabilities, Hypothesis
 
 CALLS = {"bind": 0, "correlate": 0, "project": 0}
 
@@ -102,22 +112,28 @@ def test_changes_miss_the_cache(data, tmp_path):
 
 
 def test_x_is_fingerprinted_once_per_bind(data, tmp_path, monkeypatch):
+    """X is hashed once, at bind; per-call keys hash only the query (never X again)."""
     import oracleboost.oracles.cache as cache_module
 
     X, y = data
-    hashed_shapes = []
-    real_hash = cache_module.joblib.hash
+    fingerprints, hashed_x = [], []
+    real_fingerprint, real_hash = cache_module._fingerprint, cache_module.joblib.hash
+
+    def counting_fingerprint(obj):
+        fingerprints.append(obj.shape)
+        return real_fingerprint(obj)
 
     def counting_hash(obj, *args, **kwargs):
         if isinstance(obj, np.ndarray) and obj.shape == X.shape:
-            hashed_shapes.append(obj.shape)
+            hashed_x.append(obj.shape)
         return real_hash(obj, *args, **kwargs)
 
+    monkeypatch.setattr(cache_module, "_fingerprint", counting_fingerprint)
     monkeypatch.setattr(cache_module.joblib, "hash", counting_hash)
     FunctionalGradientRegressor(
         CachedOracle(StumpOracle(), Memory(tmp_path, verbose=0)), n_estimators=10
     ).fit(X, y.astype(float))
-    assert len(hashed_shapes) == 1
+    assert fingerprints == [X.shape] and hashed_x == []
 
 
 def test_stochastic_oracle_keys_on_seed(data, tmp_path):
@@ -149,40 +165,408 @@ def test_cached_and_uncached_runs_agree_for_every_finite_class(data, tmp_path):
             np.testing.assert_array_equal(plain.history_[key], cached.history_[key])
 
 
-RIDGE_FITS = [0]
+FITS = {"ridge": 0, "tree": 0}
 
 
 class CountingRidge(Ridge):
     """Ridge that counts its fits (module-level: picklable, and clones count too)."""
 
     def fit(self, X, y, sample_weight=None):
-        RIDGE_FITS[0] += 1
+        FITS["ridge"] += 1
         return super().fit(X, y, sample_weight=sample_weight)
 
 
-def test_the_readme_caching_example_caches_under_random_state_none(tmp_path):
-    """README: ``CachedOracle(SklearnOracle(Ridge()), "cache/")`` under the booster's
-    default ``random_state=None``.  Ridge's default solver ignores its seed, so the
-    answers are keyed without it: the second identical fit makes no inner call (it
-    refitted all 50 weak learners before)."""
+class CountingTree(DecisionTreeRegressor):
+    """A scikit-learn tree that counts its fits (it has a random_state: stochastic)."""
+
+    def fit(self, X, y, sample_weight=None, check_input=True):
+        FITS["tree"] += 1
+        return super().fit(X, y, sample_weight=sample_weight, check_input=check_input)
+
+
+def test_the_readme_caching_example_makes_no_inner_call_on_a_second_fit(tmp_path, monkeypatch):
+    """README, verbatim but for the counting Ridge:
+    ``FunctionalGradientRegressor(CachedOracle(SklearnOracle(Ridge()), "cache/"),
+    n_estimators=50).fit(X, y)`` under the default ``random_state=None``.  The issue
+    counted 50 Ridge fits, then 50 again; the second fit must make none."""
+    from sklearn.datasets import load_diabetes
+
+    monkeypatch.chdir(tmp_path)  # "cache/" is relative, as in the README
+    X, y = load_diabetes(return_X_y=True)
+    FITS["ridge"] = 0
+    gb2 = FunctionalGradientRegressor(CachedOracle(SklearnOracle(CountingRidge()), "cache/"),
+                                      n_estimators=50).fit(X, y)
+    assert FITS["ridge"] == 50
+    again = FunctionalGradientRegressor(CachedOracle(SklearnOracle(CountingRidge()), "cache/"),
+                                        n_estimators=50).fit(X, y)
+    assert FITS["ridge"] == 50  # zero inner calls
+    np.testing.assert_array_equal(gb2.predict(X), again.predict(X))
+    assert (tmp_path / "cache").is_dir()
+
+
+def _count_estimator_fits(monkeypatch):
+    """Count every fit a scikit-learn-backed oracle makes (TreeOracle builds its trees
+    inside bind, so its estimators cannot be swapped for counting subclasses)."""
+    from oracleboost.oracles import sklearn as sklearn_module
+
+    fits = [0]
+    real = sklearn_module._BoundEstimator._fit
+
+    def counting(self, *args, **kwargs):
+        fits[0] += 1
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(sklearn_module._BoundEstimator, "_fit", counting)
+    return fits
+
+
+@pytest.mark.parametrize(
+    "make_oracle",
+    [
+        lambda: SklearnOracle(DecisionTreeRegressor(max_depth=3)),
+        lambda: TreeOracle(max_depth=3),
+    ],
+    ids=["sklearn_tree", "tree_oracle"],
+)
+def test_the_readme_pattern_with_a_tree_caches_under_random_state_none(
+    make_oracle, tmp_path, monkeypatch
+):
+    """Trees take a seed (stochastic); under the booster's random_state=None each query
+    is keyed as "any draw", so a second identical fit reuses every stored tree."""
+    from sklearn.datasets import load_diabetes
+
+    assert make_oracle().capabilities.stochastic
+    X, y = load_diabetes(return_X_y=True)
+    fits = _count_estimator_fits(monkeypatch)
+    cache = str(tmp_path / "cache")
+    first = FunctionalGradientRegressor(CachedOracle(make_oracle(), cache), n_estimators=50)
+    first.fit(X, y)
+    assert fits[0] == 50
+    second = FunctionalGradientRegressor(CachedOracle(make_oracle(), cache), n_estimators=50)
+    second.fit(X, y)
+    assert fits[0] == 50  # zero inner calls
+    np.testing.assert_array_equal(first.predict(X), second.predict(X))
+    np.testing.assert_array_equal(first.history_["loss"], second.history_["loss"])
+
+
+def test_a_counting_tree_under_random_state_none_is_fitted_once_per_query(tmp_path):
     from sklearn.datasets import load_diabetes
 
     X, y = load_diabetes(return_X_y=True)
     make = lambda: FunctionalGradientRegressor(  # noqa: E731
-        CachedOracle(SklearnOracle(CountingRidge()), str(tmp_path / "cache")), n_estimators=50
+        CachedOracle(SklearnOracle(CountingTree(max_depth=3)), str(tmp_path)), n_estimators=20
     )
-    RIDGE_FITS[0] = 0
+    FITS["tree"] = 0
     first = make().fit(X, y)
-    assert RIDGE_FITS[0] == 50
+    assert FITS["tree"] == 20
     second = make().fit(X, y)
-    assert RIDGE_FITS[0] == 50  # zero inner calls
+    assert FITS["tree"] == 20
     np.testing.assert_array_equal(first.predict(X), second.predict(X))
 
 
+def test_a_fixed_random_state_keys_on_the_seed(tmp_path, monkeypatch):
+    """With a fixed random_state nothing changes: int seeds, keyed exactly."""
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    fits = _count_estimator_fits(monkeypatch)
+
+    def fit(seed):
+        return FunctionalGradientRegressor(
+            CachedOracle(SklearnOracle(DecisionTreeRegressor(max_depth=3)), str(tmp_path)),
+            n_estimators=10, random_state=seed,
+        ).fit(X, y)
+
+    plain = FunctionalGradientRegressor(
+        SklearnOracle(DecisionTreeRegressor(max_depth=3)), n_estimators=10, random_state=0
+    ).fit(X, y)
+    fits[0] = 0
+    first = fit(0)
+    assert fits[0] == 10
+    second = fit(0)
+    assert fits[0] == 10  # exact hits
+    np.testing.assert_array_equal(first.predict(X), second.predict(X))
+    np.testing.assert_array_equal(plain.predict(X), first.predict(X))  # cache changes nothing
+    fit(1)  # another seed: the first query is the same, its seed is not
+    assert fits[0] > 10
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [Ridge(), CountingRidge(), LinearRegression(), KNeighborsRegressor(n_neighbors=3)],
+    ids=["ridge", "ridge_subclass", "linear_regression", "knn"],
+)
+def test_seed_free_queries_hit_whatever_the_seed(estimator, data, tmp_path, monkeypatch):
+    X, _ = data
+    oracle = SklearnOracle(estimator)
+    assert oracle.capabilities.stochastic is False
+    fits = _count_estimator_fits(monkeypatch)
+    r = np.linspace(-1, 1, len(X))
+    bound = CachedOracle(oracle, str(tmp_path)).bind(X)
+    answers = [bound.correlate(r, random_state=s).train_output for s in (1, 2, None, 7)]
+    assert fits[0] == 1
+    for a in answers[1:]:
+        np.testing.assert_array_equal(answers[0], a)
+
+
+NOISY_CALLS = [0]
+
+
+class _Values(Hypothesis):
+    def __init__(self, values):
+        self.values = values
+
+    def predict(self, X):
+        return np.zeros(len(X))
+
+
+class NoisyOracle(Oracle):
+    """A stochastic class: the answer to ``r`` is ``r`` plus seeded noise (a seed of None
+    draws fresh noise, scikit-learn's meaning of None)."""
+
+    @property
+    def capabilities(self):
+        return Capabilities(correlate=True, project=False, stochastic=True)
+
+    def bind(self, X):
+        return _NoisyBound(self, len(X))
+
+
+class _NoisyBound(BoundOracle):
+    def _correlate(self, r, random_state):
+        NOISY_CALLS[0] += 1
+        h = _Values(None)
+        h.train_output = r + np.random.RandomState(random_state).randn(len(r))
+        return h
+
+
+def test_a_stochastic_query_under_none_reuses_the_stored_draw(data, tmp_path):
+    X, _ = data
+    r = np.linspace(-1, 1, len(X))
+    NOISY_CALLS[0] = 0
+    bound = CachedOracle(NoisyOracle(), str(tmp_path)).bind(X)
+    any1 = bound.correlate(r).train_output
+    any2 = CachedOracle(NoisyOracle(), str(tmp_path)).bind(X).correlate(r).train_output
+    assert NOISY_CALLS[0] == 1  # no seed asked for: the stored draw is reused
+    np.testing.assert_array_equal(any1, any2)
+    # int seeds are keyed exactly, apart from the "any draw" entry
+    a = bound.correlate(r, random_state=1).train_output
+    b = bound.correlate(r, random_state=2).train_output
+    c = bound.correlate(r, random_state=1).train_output
+    assert NOISY_CALLS[0] == 3
+    np.testing.assert_array_equal(a, r + np.random.RandomState(1).randn(len(r)))
+    np.testing.assert_array_equal(a, c)
+    assert not np.allclose(a, b) and not np.allclose(a, any1)
+    np.testing.assert_array_equal(bound.correlate(r).train_output, any1)
+    assert NOISY_CALLS[0] == 3
+
+
+class SeedProbe(Oracle):
+    """Records the seed of every query (stochastic, so boosters' seeds matter)."""
+
+    def __init__(self, seeds=None):
+        self.seeds = seeds
+
+    @property
+    def capabilities(self):
+        return Capabilities(correlate=True, project=True, stochastic=True)
+
+    def bind(self, X):
+        return _SeedProbeBound(self, StumpOracle().bind(X))
+
+
+class _SeedProbeBound(BoundOracle):
+    def __init__(self, oracle, inner):
+        super().__init__(oracle, inner.n_samples)
+        self.inner = inner
+
+    def _correlate(self, r, random_state):
+        self.oracle.seeds.append(random_state)
+        return self.inner.correlate(r)
+
+    def _project(self, target, sample_weight, random_state):
+        self.oracle.seeds.append(random_state)
+        return self.inner.project(target, sample_weight)
+
+
+@pytest.mark.parametrize("booster", ["coordinate", "functional", "mirror"])
+def test_boosters_pass_none_seeds_exactly_when_their_random_state_is_none(booster, data):
+    from oracleboost.boosters import MirrorBoostingClassifier
+
+    X, y = data
+    make = {
+        "coordinate": lambda o, s: CoordinateBoostingClassifier(o, n_estimators=5, random_state=s),
+        "functional": lambda o, s: FunctionalGradientRegressor(o, n_estimators=5, random_state=s),
+        "mirror": lambda o, s: MirrorBoostingClassifier(o, n_estimators=5, random_state=s),
+    }[booster]
+    target = y.astype(float) if booster == "functional" else y
+    seeds_none, seeds_0 = [], []
+    make(SeedProbe(seeds_none), None).fit(X, target)
+    make(SeedProbe(seeds_0), 0).fit(X, target)
+    assert len(seeds_none) == len(seeds_0) == 5
+    assert seeds_none == [None] * 5
+    rng = np.random.RandomState(0)  # a fixed random_state draws the seeds it always drew
+    assert seeds_0 == [int(rng.randint(np.iinfo(np.int32).max)) for _ in range(5)]
+
+
+def test_draw_seed():
+    from sklearn.utils import check_random_state
+
+    from oracleboost.boosters.base import draw_seed
+
+    assert draw_seed(check_random_state(None)) is None
+    assert draw_seed(check_random_state(np.random.mtrand._rand)) is None
+    seeded = np.random.RandomState(3)
+    expected = np.random.RandomState(3).randint(np.iinfo(np.int32).max, size=2).tolist()
+    assert [draw_seed(seeded), draw_seed(seeded)] == expected
+    assert type(draw_seed(check_random_state(5))) is int
+
+
+# -- entries are checked on load ----------------------------------------------------------
+def _entries(root):
+    return set(root.rglob("output.pkl"))
+
+
+def _assert_quiet(capfd, caplog):
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err and "Exception" not in out + err, out + err
+    assert not [rec for rec in caplog.records if rec.name.startswith("joblib") or
+                "Traceback" in rec.getMessage()]
+
+
+def test_an_entry_of_another_key_copied_over_is_detected(data, tmp_path, capfd, caplog):
+    """Both entries are valid hypotheses of the right shape: only the key material stored
+    next to the answer tells them apart."""
+    X, _ = data
+    r = np.linspace(-1, 1, len(X)) ** 3
+    bound = CachedOracle(CountingStumps(), str(tmp_path)).bind(X)
+    _reset()
+    h_a = bound.correlate(r)
+    (entry_a,) = _entries(tmp_path)
+    h_b = bound.correlate(np.roll(r, 7))
+    (entry_b,) = _entries(tmp_path) - {entry_a}
+    assert not np.array_equal(h_a.train_output, h_b.train_output)
+    assert CALLS["correlate"] == 2
+    entry_b.write_bytes(entry_a.read_bytes())  # A's answer under B's key
+
+    fresh = CachedOracle(CountingStumps(), str(tmp_path)).bind(X)
+    again_b = fresh.correlate(np.roll(r, 7))
+    assert CALLS["correlate"] == 3  # detected and recomputed
+    np.testing.assert_array_equal(again_b.train_output, h_b.train_output)
+    fresh.correlate(np.roll(r, 7))
+    fresh.correlate(r)
+    assert CALLS["correlate"] == 3  # B overwritten with its own answer; A untouched
+    _assert_quiet(capfd, caplog)
+
+
+def _truncated(path):
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _not_a_hypothesis(path):  # the right key material, a wrong answer
+    entry = joblib.load(path)
+    entry["answer"] = "not a hypothesis"
+    joblib.dump(entry, path)
+
+
+def _another_object(path):
+    joblib.dump(["some", "other", "object"], path)
+
+
+def _bare_hypothesis(path):  # the answer without its key material
+    joblib.dump(joblib.load(path)["answer"], path)
+
+
+def _wrong_shape(path):
+    entry = joblib.load(path)
+    entry["answer"].train_output = entry["answer"].train_output[:-1]
+    joblib.dump(entry, path)
+
+
+def _non_finite(path):
+    entry = joblib.load(path)
+    entry["answer"].train_output = np.full_like(entry["answer"].train_output, np.nan)
+    joblib.dump(entry, path)
+
+
+def _garbage(path):
+    path.write_bytes(b"\x00not a pickle at all")
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [_truncated, _garbage, _another_object, _not_a_hypothesis, _bare_hypothesis, _wrong_shape,
+     _non_finite],
+)
+def test_corrupted_entries_are_recomputed_silently(corrupt, data, tmp_path, capfd, caplog):
+    X, _ = data
+    r = np.linspace(-1, 1, len(X)) ** 3
+    _reset()
+    h = CachedOracle(CountingStumps(), str(tmp_path)).bind(X).correlate(r)
+    (entry,) = _entries(tmp_path)
+    corrupt(entry)
+    capfd.readouterr()
+    again = CachedOracle(CountingStumps(), str(tmp_path)).bind(X).correlate(r)
+    assert CALLS["correlate"] == 2
+    np.testing.assert_array_equal(h.train_output, again.train_output)
+    CachedOracle(CountingStumps(), str(tmp_path)).bind(X).correlate(r)
+    assert CALLS["correlate"] == 2  # the entry was overwritten with a good one
+    _assert_quiet(capfd, caplog)
+
+
+def test_a_corrupted_columns_entry_is_recomputed(tmp_path, capfd, caplog):
+    from oracleboost.oracles import MatrixOracle
+
+    H = np.sign(np.random.RandomState(0).randn(12, 4))
+    rows = np.arange(12)[:, None]
+    CachedOracle(MatrixOracle(H), str(tmp_path)).bind(rows).columns()
+    (entry,) = _entries(tmp_path)
+    joblib.dump({"answer": H[:-1]}, entry)
+    np.testing.assert_array_equal(
+        CachedOracle(MatrixOracle(H), str(tmp_path)).bind(rows).columns(), H
+    )
+    _assert_quiet(capfd, caplog)
+
+
+def test_a_fortran_ordered_or_strided_copy_of_x_hits(data, tmp_path):
+    X, _ = data
+    r = np.linspace(-1, 1, len(X))
+    _reset()
+    h = CachedOracle(CountingStumps(), str(tmp_path)).bind(X).correlate(r)
+    wide = np.repeat(X, 2, axis=1)[:, ::2]  # a non-contiguous view with X's values
+    big_endian = X.astype(X.dtype.newbyteorder(">"))
+    for same in (np.asfortranarray(X), wide, big_endian):
+        assert not same.flags.c_contiguous or same.dtype != X.dtype
+        again = CachedOracle(CountingStumps(), str(tmp_path)).bind(same).correlate(r)
+        np.testing.assert_array_equal(h.train_output, again.train_output)
+    assert CALLS == {"bind": 1, "correlate": 1, "project": 0}
+    # a query block in Fortran order hits too
+    R = np.ascontiguousarray(np.stack([r, -r], axis=1))
+    bound = CachedOracle(CountingStumps(), str(tmp_path)).bind(X)
+    a = bound.project(R)
+    b = bound.project(np.asfortranarray(R))
+    assert CALLS["project"] == 1 and a.train_output.shape == R.shape
+    np.testing.assert_array_equal(a.train_output, b.train_output)
+
+
+def test_cached_oracle_of_a_non_oracle_raises_a_type_error_naming_it(data):
+    X, y = data
+    with pytest.raises(TypeError, match="`oracle` argument must be an Oracle.*got object"):
+        CachedOracle(object()).bind(X)
+    with pytest.raises(TypeError, match="`oracle` argument"):
+        _ = CachedOracle(object(), None).capabilities
+    with pytest.raises(TypeError, match="`oracle` argument must be an Oracle"):
+        FunctionalGradientRegressor(CachedOracle(object()), n_estimators=3).fit(X, y * 1.0)
+    with pytest.raises(TypeError, match=r"SklearnOracle\(estimator\)"):
+        CachedOracle(Ridge()).bind(X)
+
+
 def test_seed_dependence_is_decided_per_estimator():
-    from sklearn.linear_model import Lasso, LinearRegression
-    from sklearn.neighbors import KNeighborsRegressor
-    from sklearn.tree import DecisionTreeRegressor
+    from sklearn.linear_model import Lasso, LassoCV, LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
 
     assert not SklearnOracle(Ridge()).capabilities.stochastic
     assert SklearnOracle(Ridge(solver="saga")).capabilities.stochastic
@@ -190,6 +574,16 @@ def test_seed_dependence_is_decided_per_estimator():
     assert not SklearnOracle(KNeighborsRegressor()).capabilities.stochastic
     assert not SklearnOracle(Lasso()).capabilities.stochastic
     assert SklearnOracle(Lasso(selection="random")).capabilities.stochastic
+    assert not SklearnOracle(LassoCV()).capabilities.stochastic
+    assert not SklearnOracle(LogisticRegression()).capabilities.stochastic
+    assert SklearnOracle(LogisticRegression(solver="saga")).capabilities.stochastic
+    assert not SklearnOracle(SVC()).capabilities.stochastic
+    assert SklearnOracle(SVC(probability=True)).capabilities.stochastic
+    # nested estimators: each owner of a random_state decides for itself
+    assert not SklearnOracle(make_pipeline(StandardScaler(), Ridge())).capabilities.stochastic
+    assert SklearnOracle(
+        make_pipeline(StandardScaler(), Ridge(solver="sag"))
+    ).capabilities.stochastic
     assert SklearnOracle(DecisionTreeRegressor()).capabilities.stochastic
     assert not SklearnOracle(DecisionTreeRegressor(), stochastic=False).capabilities.stochastic
     with pytest.raises(ValueError, match="stochastic"):

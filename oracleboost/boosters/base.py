@@ -110,8 +110,22 @@ class StopReason(str, Enum):
         return self in (StopReason.MAX_ROUNDS, StopReason.INTERRUPTED)
 
 
-def draw_seed(rng: np.random.RandomState) -> int:
-    """One seed per oracle call, drawn as ``sklearn.ensemble._base._set_random_states`` does."""
+def draw_seed(rng: np.random.RandomState) -> int | None:
+    """The ``random_state`` of one oracle call, from the booster's generator ``rng``
+    (``check_random_state(self.random_state)``).
+
+    With a seeded generator (an int or a ``RandomState`` as the booster's
+    ``random_state``) this draws an int seed as
+    ``sklearn.ensemble._base._set_random_states`` does, so a fixed ``random_state``
+    gives the same seeds, query by query, as before.  When the booster's
+    ``random_state`` is ``None`` (``rng`` is numpy's global generator, which
+    ``check_random_state(None)`` returns) it returns ``None``: no seed was asked for, so
+    the oracle draws fresh randomness itself (scikit-learn's meaning of ``None``), and a
+    :class:`~oracleboost.oracles.CachedOracle` keys the query as "any draw" and reuses a
+    stored answer, as ``joblib.Memory`` does for any function.
+    """
+    if rng is np.random.mtrand._rand:
+        return None
     return int(rng.randint(_MAX_SEED))
 
 

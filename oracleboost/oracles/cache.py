@@ -1,36 +1,89 @@
 """Caching oracle calls on disk with ``joblib.Memory``.
 
-``CachedOracle(oracle, memory).bind(X)`` fingerprints ``X`` once (``joblib.hash``), at
-bind time, and keys every later call on that fingerprint, the query's name and arrays,
-the wrapped oracle's parameters (its pickled hash), the library version and, for
-stochastic oracles only, the query's seed.  The wrapped oracle is bound lazily, on
-the first miss: a second identical run of a booster neither binds nor calls it.
+``CachedOracle(oracle, memory).bind(X)`` fingerprints ``X`` once, at bind time (the
+bytes of its rows in C order, so the fingerprint does not depend on memory layout), and
+keys every later call on that fingerprint, the query's name and arrays, the wrapped
+oracle's parameters (its pickled hash), the library version and, for stochastic oracles
+only, the query's seed (a ``None`` seed keyed as "any draw").  The wrapped oracle is
+bound lazily, on the first miss: a second identical run of a booster neither binds nor
+calls it.  Every entry stores the key it was computed for next to the answer and is
+checked when loaded; an entry that fails the check is recomputed and overwritten.
 """
 
 from __future__ import annotations
 
+import hashlib
+import warnings
+
 import joblib
 import numpy as np
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_memory
 
 from .. import __version__
-from .base import BoundOracle, Capabilities, Oracle
+from .base import BoundOracle, Capabilities, Hypothesis, Oracle
 
 __all__ = ["CachedOracle"]
 
+#: Bytes of ``X`` hashed at a time by :func:`_fingerprint` (bounds the copy a
+#: non-C-ordered ``X`` needs).
+_CHUNK_BYTES = 1 << 24
 
-def _answer(inner, query, oracle_token, fingerprint, version, arrays, seed):
-    """The cached function; ``inner`` (a thunk giving the bound oracle) is not hashed."""
+#: The seed part of a key for a stochastic query asked with ``random_state=None``.
+ANY_DRAW = "any draw"
+
+
+def _fingerprint(X: np.ndarray) -> str:
+    """A hash of ``X``'s dtype, shape and values that ignores its memory layout.
+
+    Numeric arrays are hashed row block by row block in C order and native byte order
+    (no copy of a C-ordered ``X``; a block-sized copy at a time otherwise), so a
+    Fortran-ordered or strided copy of the same data has the same fingerprint."""
+    if X.dtype.hasobject:
+        return joblib.hash(np.ascontiguousarray(X))
+    native = X.dtype.newbyteorder("=")
+    h = hashlib.blake2b(digest_size=16)
+    h.update(repr((native.str, X.shape)).encode())
+    row_bytes = X.itemsize * int(np.prod(X.shape[1:], dtype=np.int64))
+    step = max(1, _CHUNK_BYTES // max(1, row_bytes))
+    for start in range(0, X.shape[0], step):
+        block = np.ascontiguousarray(X[start : start + step], dtype=native)
+        h.update(block.reshape(-1).view(np.uint8))
+    return h.hexdigest()
+
+
+def _hash_arrays(arrays: tuple) -> str:
+    """The query's arrays (and scalars), hashed independently of memory layout."""
+    return joblib.hash(
+        tuple(np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a for a in arrays)
+    )
+
+
+def _answer(key, inner, arrays, seed):
+    """The cached function, keyed on ``key`` alone (the small dict of key material).
+
+    ``inner`` (a thunk giving the bound oracle), ``arrays`` (hashed into ``key``) and
+    ``seed`` (in ``key`` as the oracle's capabilities decide) are not hashed by joblib.
+    The entry stores ``key`` next to the answer so a load can check it."""
     bound = inner()
+    query = key["query"]
     if query == "correlate":
-        return bound.correlate(arrays[0], random_state=seed)
-    if query == "project":
-        return bound.project(arrays[0], arrays[1], random_state=seed)
-    if query == "columns":
-        return bound.columns()
-    if query == "column_hypothesis":
-        return bound.column_hypothesis(*arrays)
-    return bound.correlation_vector(arrays[0])
+        answer = bound.correlate(arrays[0], random_state=seed)
+    elif query == "project":
+        answer = bound.project(arrays[0], arrays[1], random_state=seed)
+    elif query == "columns":
+        answer = np.asarray(bound.columns())
+    else:  # column_hypothesis
+        answer = bound.column_hypothesis(*arrays)
+    return {"key": key, "answer": answer}
+
+
+def _finite_with_shape(out, ok_shape) -> bool:
+    try:
+        out = np.asarray(out, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return ok_shape(out.shape) and bool(np.isfinite(out).all())
 
 
 class _BoundCached(BoundOracle):
@@ -40,7 +93,9 @@ class _BoundCached(BoundOracle):
         self._inner = None
         self.fingerprint = fingerprint
         self._token = joblib.hash(oracle.oracle)
-        self._call = check_memory(oracle.memory).cache(_answer, ignore=["inner"])
+        self._call = check_memory(oracle.memory).cache(
+            _answer, ignore=["inner", "arrays", "seed"]
+        )
         self.n_inner_binds = 0
 
     def _bound(self) -> BoundOracle:
@@ -50,19 +105,62 @@ class _BoundCached(BoundOracle):
         return self._inner
 
     def _key_seed(self, random_state):
-        return random_state if self.capabilities.stochastic else None
+        if not self.capabilities.stochastic:
+            return None
+        return ANY_DRAW if random_state is None else int(random_state)
+
+    def _key(self, query: str, arrays: tuple, random_state) -> dict:
+        return {
+            "query": query,
+            "oracle": self._token,
+            "X": self.fingerprint,
+            "version": __version__,
+            "arrays": _hash_arrays(arrays),
+            "seed": self._key_seed(random_state),
+        }
+
+    def _valid(self, entry, key: dict, arrays: tuple) -> bool:
+        """Whether a loaded entry is the answer to ``key``: computed for this key, of the
+        right type, with finite outputs of the shape the query implies."""
+        if not isinstance(entry, dict) or entry.get("key") != key:
+            return False
+        answer, n = entry.get("answer"), self.n_samples
+        if key["query"] == "columns":
+            return isinstance(answer, np.ndarray) and _finite_with_shape(
+                answer, lambda s: len(s) == 2 and s[0] == n
+            )
+        if not isinstance(answer, Hypothesis):
+            return False
+        if key["query"] in ("correlate", "project"):
+            shape = arrays[0].shape  # (n,) or (n, K), as the query
+            return _finite_with_shape(answer.train_output, lambda s: s == shape)
+        return _finite_with_shape(answer.train_output, lambda s: len(s) in (1, 2) and s[0] == n)
+
+    def _cached(self, query: str, arrays: tuple, random_state=None):
+        key = self._key(query, arrays, random_state)
+        args = (key, self._bound, arrays, random_state)
+        call = self._call
+        if call.check_call_in_cache(*args):
+            # A reference to the stored entry (nothing computed), loaded here so that a
+            # corrupt or foreign entry is recomputed quietly instead of joblib logging
+            # the traceback of its failed load.
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    entry = call.call_and_shelve(*args).get()
+            except Exception:  # truncated, unreadable, cleared meanwhile: recompute
+                entry = None
+            if self._valid(entry, key, arrays):
+                return entry["answer"]
+        # A miss, or an entry that failed the check: compute and (over)write it.
+        entry, _ = call.call(*args)
+        return entry["answer"]
 
     def _correlate(self, r, random_state):
-        return self._call(
-            self._bound, "correlate", self._token, self.fingerprint, __version__,
-            (r,), self._key_seed(random_state),
-        )
+        return self._cached("correlate", (r,), random_state)
 
     def _project(self, target, sample_weight, random_state):
-        return self._call(
-            self._bound, "project", self._token, self.fingerprint, __version__,
-            (target, sample_weight), self._key_seed(random_state),
-        )
+        return self._cached("project", (target, sample_weight), random_state)
 
     # Products with a finite class's matrix pass through uncached: hashing the query
     # vector and reading an entry from disk costs more than the product itself, and
@@ -74,15 +172,10 @@ class _BoundCached(BoundOracle):
         return self._bound().combine(w)
 
     def _columns(self):
-        return self._call(
-            self._bound, "columns", self._token, self.fingerprint, __version__, (), None
-        )
+        return self._cached("columns", ())
 
     def _column_hypothesis(self, j, scale):
-        return self._call(
-            self._bound, "column_hypothesis", self._token, self.fingerprint, __version__,
-            (j, scale), None,
-        )
+        return self._cached("column_hypothesis", (j, scale))
 
 
 class CachedOracle(Oracle):
@@ -91,29 +184,65 @@ class CachedOracle(Oracle):
     Parameters
     ----------
     oracle : Oracle
-        The wrapped hypothesis class.
+        The wrapped hypothesis class.  Anything else raises a ``TypeError`` naming this
+        argument when the wrapper is used (its ``capabilities`` or ``bind``); a
+        scikit-learn estimator is wrapped as ``CachedOracle(SklearnOracle(est), ...)``.
     memory : str, joblib.Memory or None
         Where to cache (a directory or a ``joblib.Memory``); ``None`` disables caching
         while keeping the wrapper, as scikit-learn's ``Pipeline(memory=None)`` does.
 
     Notes
     -----
-    A cache key holds the fingerprint of ``X`` (hashed once per ``bind``), the query and
-    its arrays (hashed per call, O(n)), ``joblib.hash(oracle)`` and the library version;
-    a seed is part of the key only for oracles that declare themselves stochastic.
+    **Keys.**  A cache key holds the fingerprint of ``X`` (hashed once per ``bind``, from
+    its values in C order: a Fortran-ordered copy of ``X`` hits the same entries), the
+    query and its arrays (hashed per call, O(n)), ``joblib.hash(oracle)`` and the
+    library version.
+
+    **Seeds.**  A seed is part of the key only for oracles that declare themselves
+    stochastic (``capabilities.stochastic``): a non-stochastic oracle (``StumpOracle``,
+    ``LightGBMOracle``, ``SklearnOracle(Ridge())`` with Ridge's default solver, any
+    estimator without a ``random_state``) hits whatever the seeds.  For a stochastic
+    oracle an int seed is keyed exactly, so a booster with a fixed ``random_state``
+    reproduces its run and hits on every call of a second identical fit.  A seed of
+    ``None`` asks for no particular draw (boosters pass ``None`` when their own
+    ``random_state`` is ``None``; see :func:`oracleboost.boosters.base.draw_seed`): it is
+    keyed as "any draw", so the first answer is stored and reused by later identical
+    queries, as ``joblib.Memory`` does for any function.  A stored draw is as good as a
+    fresh one; a second identical fit under ``random_state=None`` hits on every call.
+
+    **Entries are checked on load.**  Each entry stores, next to the answer, the key
+    material it was computed for.  A loaded entry is used only if it is that key's
+    (an entry of another key copied over it is not), and its answer is a
+    :class:`~oracleboost.oracles.base.Hypothesis` whose ``train_output`` is finite with
+    the shape the query implies (that of ``r`` or ``target``: (n,) or (n, K)), or for
+    ``columns()`` a finite array with n rows.  Otherwise, or if the entry cannot be read
+    (a truncated file), the answer is recomputed and the entry overwritten, quietly.
     """
 
     def __init__(self, oracle: Oracle, memory=None):
         self.oracle = oracle
         self.memory = memory
 
+    def _wrapped(self) -> Oracle:
+        oracle = self.oracle
+        if not isinstance(oracle, Oracle):
+            hint = (
+                "; wrap a scikit-learn estimator as SklearnOracle(estimator) first"
+                if isinstance(oracle, BaseEstimator)
+                else ""
+            )
+            raise TypeError(
+                "CachedOracle's `oracle` argument must be an Oracle (a hypothesis class "
+                f"such as StumpOracle()); got {type(oracle).__name__}{hint}"
+            )
+        return oracle
+
     @property
     def capabilities(self) -> Capabilities:
-        return self.oracle.capabilities
+        return self._wrapped().capabilities
 
     def bind(self, X) -> BoundOracle:
-        if not isinstance(self.oracle, Oracle):
-            raise TypeError(f"CachedOracle wraps an Oracle; got {type(self.oracle).__name__}")
+        self._wrapped()
         # Validate X exactly as the wrapped oracle will (it may hold row indices), but
         # without binding it: that is deferred to the first cache miss.
         X = np.asarray(X)
@@ -121,4 +250,4 @@ class CachedOracle(Oracle):
             raise ValueError(f"X must be a non-empty array; got shape {X.shape}")
         if np.issubdtype(X.dtype, np.number) and not np.all(np.isfinite(X)):
             raise ValueError("X contains NaN or inf; every entry must be finite")
-        return _BoundCached(self, X, joblib.hash(X))
+        return _BoundCached(self, X, _fingerprint(X))

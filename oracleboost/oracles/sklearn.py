@@ -11,10 +11,12 @@ query has weights, exactly as scikit-learn's ensembles fit their base estimators
   labels ``sign(r)`` (``sign(0) = +1``) and weights ``|r|``; its hypothesis outputs
   ±1 (Grubb & Bagnell 2011, Theorem 1; Freund & Schapire's discrete AdaBoost).
 
-Seeding follows ``sklearn.ensemble._base._set_random_states``: each query's seed is
+Seeding follows ``sklearn.ensemble._base._set_random_states``: each query's int seed is
 written into every ``random_state`` parameter of the clone, so a booster that draws
 ``rng.randint(np.iinfo(np.int32).max)`` per round seeds its trees exactly like
-``AdaBoostClassifier`` does.
+``AdaBoostClassifier`` does.  A query with ``random_state=None`` (what boosters pass
+when their own ``random_state`` is ``None``) leaves the estimator's parameters as they
+are: its own ``random_state``, and with ``None`` there fresh randomness.
 """
 
 from __future__ import annotations
@@ -64,15 +66,37 @@ def _kind(estimator) -> str | None:
 
 
 # Estimators that own a random_state parameter but use it only in some configurations:
-# class name -> (parameter, the values under which the seed is used).
+# class name -> (parameter, the values under which the seed is used).  Looked up along
+# the MRO, so a subclass (a CountingRidge, LogisticRegressionCV) fits as its parent does.
 _SEED_USED_ONLY_WHEN = {
     "Ridge": ("solver", {"sag", "saga"}),
     "RidgeClassifier": ("solver", {"sag", "saga"}),
+    "LogisticRegression": ("solver", {"sag", "saga", "liblinear"}),
     "Lasso": ("selection", {"random"}),
     "ElasticNet": ("selection", {"random"}),
     "MultiTaskLasso": ("selection", {"random"}),
     "MultiTaskElasticNet": ("selection", {"random"}),
+    "LassoCV": ("selection", {"random"}),
+    "ElasticNetCV": ("selection", {"random"}),
+    "MultiTaskLassoCV": ("selection", {"random"}),
+    "MultiTaskElasticNetCV": ("selection", {"random"}),
+    "SVC": ("probability", {True}),
+    "NuSVC": ("probability", {True}),
 }
+
+
+def _uses_its_seed(owner) -> bool:
+    """Whether ``owner``, an estimator with a ``random_state`` parameter of its own, uses
+    it in its configuration (by :data:`_SEED_USED_ONLY_WHEN`; yes if no rule applies)."""
+    rule = next(
+        (_SEED_USED_ONLY_WHEN[c.__name__] for c in type(owner).__mro__
+         if c.__name__ in _SEED_USED_ONLY_WHEN),
+        None,
+    )
+    if rule is None or not hasattr(owner, "get_params"):
+        return True
+    name, values = rule
+    return owner.get_params(deep=False).get(name) in values
 
 
 def seed_matters(estimator) -> bool:
@@ -81,22 +105,19 @@ def seed_matters(estimator) -> bool:
     No: estimators without a ``random_state`` parameter anywhere in their (deep)
     parameters (``LinearRegression``, ``KNeighborsRegressor``), and those that own one
     but use it only in settings not chosen (``Ridge`` with a solver other than sag/saga,
-    ``Lasso``/``ElasticNet`` with cyclic selection).  Yes: every other estimator with a
-    ``random_state`` (trees break ties between equal splits with it, for instance).
+    ``Lasso``/``ElasticNet`` with cyclic selection, ``LogisticRegression`` with lbfgs,
+    ``SVC`` without ``probability``).  In a composite (a ``Pipeline``, a meta-estimator)
+    each owner of a ``random_state`` decides for itself, and the seed matters if it
+    matters to one of them.  Yes: every other estimator with a ``random_state`` (trees
+    break ties between equal splits with it, for instance).
     """
     params = estimator.get_params(deep=True)
-    if not any(k == "random_state" or k.endswith("__random_state") for k in params):
-        return False
-    # the nearest class in the MRO with a rule (a subclass fits as its parent does)
-    rule = next(
-        (_SEED_USED_ONLY_WHEN[c.__name__] for c in type(estimator).__mro__
-         if c.__name__ in _SEED_USED_ONLY_WHEN),
-        None,
-    )
-    if rule is not None:
-        name, values = rule
-        return params.get(name) in values
-    return True
+    owners = [
+        estimator if k == "random_state" else params.get(k[: -len("__random_state")])
+        for k in params
+        if k == "random_state" or k.endswith("__random_state")
+    ]
+    return any(_uses_its_seed(owner) for owner in owners)
 
 
 def _seeded_clone(estimator, random_state: int | None):
