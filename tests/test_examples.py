@@ -1,0 +1,157 @@
+"""The scripts in examples/ run, in-process through ``main(argv)`` and once as
+``python examples/NAME.py`` from the repository root, and show what they claim."""
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+
+def load(name: str):
+    """Import ``examples/NAME.py`` as a module (registered, so its classes pickle)."""
+    module_name = f"oracleboost_example_{name}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def empty_cwd(tmp_path, monkeypatch):
+    """Run in an empty directory, to check that a default run writes no file there."""
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_every_example_has_a_docstring_and_main():
+    scripts = sorted(EXAMPLES.glob("*.py"))
+    names = {p.stem for p in scripts}
+    assert {
+        "swap_weak_learner", "boost_any_regressor", "cache_oracle_calls", "watch_margins_and_gap"
+    } <= names
+    readme = (EXAMPLES / "README.md").read_text()
+    for path in scripts:
+        text = path.read_text()
+        assert text.startswith('"""'), path.name
+        assert 'if __name__ == "__main__":\n    main()' in text, path.name
+        assert f"`{path.name}`" in readme, path.name
+
+
+def test_swap_weak_learner_every_class_learns(empty_cwd, capsys):
+    results = load("swap_weak_learner").main([])
+    out = capsys.readouterr().out
+    assert len(results) == 7
+    for name, row in results.items():
+        assert name in out
+        assert row["rounds"] == 100
+        # the majority class errs on 0.374 of the test rows; the prior's log-loss is 0.66
+        assert row["test_error"] < 0.15, (name, row)
+        assert row["train_loss"] < 0.4, (name, row)
+    queries = {name: row["query"] for name, row in results.items()}
+    assert queries.pop("SklearnOracle(GaussianNB())") == "correlate"
+    assert set(queries.values()) == {"project"}
+
+
+def test_boost_any_regressor_absolute_loss_decreases(empty_cwd, capsys):
+    results = load("boost_any_regressor").main([])
+    out = capsys.readouterr().out
+    for name, loss in results["loss"].items():
+        assert len(loss) == 200
+        assert loss[-1] < 0.75 * results["initial_loss"][name], name
+        assert loss[-1] < loss[0], name
+        assert loss[-20:].mean() < loss[:20].mean(), name
+        assert results["test_loss"][name] < results["constant_test_loss"], name
+    # KNeighborsRegressor has no sample_weight: unweighted fits work, a weighted one is
+    # refused with a message naming it
+    assert results["weighted"].startswith("TypeError: KNeighborsRegressor")
+    assert "weighted fit with KNeighborsRegressor: TypeError" in out
+
+
+def test_boost_any_regressor_quantile_and_plot(empty_cwd, capsys):
+    pytest.importorskip("matplotlib")
+    results = load("boost_any_regressor").main(
+        ["--loss", "quantile", "--alpha", "0.9", "--rounds", "30", "--plot", "curves.png"]
+    )
+    assert (empty_cwd / "curves.png").stat().st_size > 0
+    (empty_cwd / "curves.png").unlink()
+    assert "0.9-quantile" in capsys.readouterr().out
+    for name, loss in results["loss"].items():
+        assert loss[-1] < results["initial_loss"][name], name
+
+
+def test_cache_second_fit_makes_no_inner_fit(empty_cwd, capsys):
+    results = load("cache_oracle_calls").main([])
+    out = capsys.readouterr().out
+    rounds = results["rounds"]
+    # every round of the first fit is a miss, the second fit is served from disk, and a
+    # longer fit fits only its new rounds
+    assert results["fits"] == (rounds, 0, rounds // 2)
+    assert results["identical"]
+    assert "identical predictions: True" in out
+
+
+def test_cache_dir_is_kept_between_runs(empty_cwd, tmp_path_factory):
+    cachedir = tmp_path_factory.mktemp("cache")
+    argv = ["--cache", str(cachedir), "--rounds", "6", "--samples", "300", "--features", "8"]
+    example = load("cache_oracle_calls")
+    assert example.main(argv)["fits"] == (6, 0, 3)
+    assert any(p.is_file() for p in cachedir.rglob("*"))
+    # a second run of the script finds every answer on disk, even for its first fit
+    assert example.main(argv)["fits"] == (0, 0, 0)
+
+
+def test_watch_margins_gap_nonnegative_and_decreasing(empty_cwd, capsys):
+    results = load("watch_margins_and_gap").main([])
+    out = capsys.readouterr().out
+    assert "Telgarsky 2012" in out and "Ji, Srebro & Telgarsky 2021" in out
+
+    h = results["telgarsky"]
+    gap = h["gap"]
+    assert len(gap) == 2000
+    assert np.all(gap >= 0.0)
+    # Wolfe steps decrease the risk every round, so the gap never rises
+    assert np.all(np.diff(gap) <= 1e-12)
+    assert gap[-1] < gap[0] / 50
+    t = np.arange(1, len(gap) + 1)
+    assert (t * gap)[-1] < 1.5 * (t * gap)[499]  # O(1/t): t·gap levels off
+    assert np.all(h["margin"] < 0)  # the hard core is never separated
+
+    h = results["ji"]
+    gap, upper, margin = h["gap"], h["margin_upper_bound"], h["margin"]
+    assert np.all(gap >= 0.0)
+    np.testing.assert_allclose(gap, upper - margin, rtol=1e-9, atol=1e-12)
+    assert np.all(np.diff(upper) <= 0.0)  # a running minimum of upper bounds
+    assert margin[-1] > 0 and gap[-1] < 1e-3 * gap[0]
+    t = np.arange(1, len(gap) + 1)
+    assert (t**2 * gap)[-1] < 2.0 * (t**2 * gap)[499]  # Õ(1/t²)
+
+
+def test_watch_margins_plot(empty_cwd):
+    pytest.importorskip("matplotlib")
+    load("watch_margins_and_gap").main(
+        ["--rounds", "30", "--accelerated-rounds", "30", "--plot", "gap.png"]
+    )
+    assert (empty_cwd / "gap.png").stat().st_size > 0
+    (empty_cwd / "gap.png").unlink()
+
+
+def test_fastest_example_runs_as_a_script_from_the_root():
+    proc = subprocess.run(
+        [sys.executable, "examples/watch_margins_and_gap.py"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("1. Telgarsky 2012")
+    assert sum(line.strip().startswith("stop:") for line in lines) == 2
+    assert not list(ROOT.glob("*.png")) and not list(EXAMPLES.glob("*.png"))
