@@ -20,6 +20,8 @@ and prints a table (``.to_text()``).
                               of Alg. 1, NGD (θ = 1, 1/√t), GD, batch perceptron, Alg. 2
 ``ji2021-figure2``            Fig. 2 analogue: test error on non-separable digits 3 vs 5,
                               PCA(5) (not mnist 3 vs 5), the same six methods
+``swap-weak-learner``         OUR experiment (in no paper): swap the weak learner, every
+                              booster × every class on digits even vs odd (table in notes)
 ============================  ==========================================================
 """
 
@@ -40,6 +42,7 @@ from .grubb_bagnell2011 import figure2 as grubb2011_figure2
 from .ji2021 import figure1 as ji2021_figure1
 from .ji2021 import figure2 as ji2021_figure2
 from .naghibi2014 import label_noise
+from .swap import swap_weak_learner
 from .telgarsky2012 import lower_bound
 from .telgarsky2013 import figure2, figure3, shrinkage_threshold
 
@@ -60,4 +63,5 @@ EXPERIMENTS: dict[str, Callable[..., Curves]] = {
     "naghibi2014-label-noise": label_noise,
     "ji2021-figure1": ji2021_figure1,
     "ji2021-figure2": ji2021_figure2,
+    "swap-weak-learner": swap_weak_learner,
 }

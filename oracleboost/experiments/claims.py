@@ -138,6 +138,15 @@ CLAIMS: dict[str, str] = {
         "scikit-learn's digits 3 vs 5 projected to PCA(5), which are not separable "
         "through the origin, stand in."
     ),
+    "swap-weak-learner": (
+        "Our experiment, in no paper: the boosters of Telgarsky (2013), Naghibi & Pfister "
+        "(2014), Grubb & Bagnell (2011) and Ji, Srebro & Telgarsky (2021) each run on every "
+        "weak-learner class they can use, through one oracle argument, on one task (the "
+        "bundled digits, even against odd).  The library's claim under test: any booster "
+        "takes any class whose oracle answers its query, and refuses the others with the "
+        "reason; the table reports training loss, test error, ℓ1 margin and time per "
+        "round for every pair."
+    ),
 }
 
 # Words whose trailing period does not end a sentence.
