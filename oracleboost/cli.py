@@ -7,7 +7,13 @@
                                              with ``figure.png``, ``curves.csv`` (``aux.csv``)
                                              and ``summary.md``, and ``DIR/index.md`` when
                                              several ran (``--quick``: CI-sized budgets,
-                                             ``--out DIR``: default ``results``, ``--seed N``)
+                                             ``--out DIR``: default ``results``, ``--seed N``,
+                                             ``--cache DIR``: cache oracle calls on disk,
+                                             ``--n-jobs N``, ``--backend B``, ``--scheduler
+                                             ADDRESS``: run several experiments at once,
+                                             on joblib workers or a Dask cluster)
+``oracleboost grid``                         boosters × data sets × seeds through joblib
+                                             (or a Dask cluster): :mod:`oracleboost.grid`
 ``oracleboost --version``                    ``oracleboost <version>``
 """
 
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import os
 import shlex
 import sys
 import time
@@ -132,13 +139,16 @@ def _seed_text(fn, seed: int | None) -> str:
             "(it is deterministic or fixes its own seeds)")
 
 
-def _equivalent_command(names: list[str], quick: bool, out_dir, seed: int | None) -> str:
+def _equivalent_command(names: list[str], quick: bool, out_dir, seed: int | None,
+                        cache=None) -> str:
     parts = ["oracleboost", "reproduce", *names]
     if quick:
         parts.append("--quick")
     parts += ["--out", str(out_dir)]
     if seed is not None:
         parts += ["--seed", str(seed)]
+    if cache is not None:
+        parts += ["--cache", str(cache)]
     return shlex.join(parts)
 
 
@@ -187,6 +197,26 @@ def _write_index(path: Path, rows: list[tuple[str, float]], run_line: str) -> Pa
     return path
 
 
+def _experiment_kwargs(fn, quick: bool, seed: int | None) -> dict:
+    """The keyword arguments of one experiment's function."""
+    kwargs = {"quick": quick}
+    if seed is not None and _takes_seed(fn):
+        kwargs["random_state"] = seed
+    return kwargs
+
+
+def _run_experiment(name: str, kwargs: dict, cache=None):
+    """Run one registered experiment, timed: the task ``reproduce`` hands to a joblib
+    worker (a loky process, a thread or a Dask worker); returns ``(result, seconds)``."""
+    from .experiments import EXPERIMENTS
+    from .experiments.base import oracle_cache
+
+    start = time.perf_counter()
+    with oracle_cache(cache):
+        result = EXPERIMENTS[name](**kwargs)
+    return result, time.perf_counter() - start
+
+
 def reproduce(
     names: list[str] | None = None,
     quick: bool = False,
@@ -196,6 +226,10 @@ def reproduce(
     seed: int | None = None,
     command: str | None = None,
     progress: bool | None = None,
+    cache: str | os.PathLike | None = None,
+    n_jobs: int | None = None,
+    backend: str | None = None,
+    scheduler: str | None = None,
 ) -> dict:
     """Run registered reproductions, print each one's table and write its files.
 
@@ -225,6 +259,20 @@ def reproduce(
     progress : bool, optional
         A tqdm bar on stderr over the experiments; by default only for several
         experiments on a terminal.
+    cache : str or path-like, optional
+        A directory where every experiment's oracle calls are cached on disk
+        (:class:`~oracleboost.oracles.CachedOracle`, through
+        :func:`~oracleboost.experiments.base.oracle_cache`): a second run with the same
+        cache answers the cached queries from disk and gives the same numbers.  Recorded
+        in each summary's settings.  Default: no cache.
+    n_jobs, backend, scheduler : optional
+        Run the experiments in parallel through
+        :func:`oracleboost.grid.parallel_map` (``joblib.Parallel``): ``n_jobs`` loky
+        workers by default, ``backend="threading"``, or ``backend="dask"`` on the Dask
+        scheduler at ``scheduler`` (default ``$ORACLEBOOST_DASK_SCHEDULER``, else a local
+        cluster).  The results come back in the order of ``names``, and the tables and
+        files are printed and written here as a sequential run would (the same numbers;
+        only the timings differ).  Default: one after the other in this process.
 
     Returns
     -------
@@ -232,15 +280,22 @@ def reproduce(
         The results, in the order run.
     """
     from .experiments import EXPERIMENTS
-    from .experiments.base import write_summary
+    from .experiments.base import oracle_cache, write_summary
     from .experiments.claims import claim
 
     out = sys.stdout if out is None else out
     names = resolve_names(names, EXPERIMENTS)
+    runs = None  # results of a parallel run (--n-jobs / --backend), in the order of names
+    if (n_jobs is not None and n_jobs != 1) or backend is not None or scheduler is not None:
+        from .grid import parallel_map
+
+        tasks = [(n, _experiment_kwargs(EXPERIMENTS[n], quick, seed), cache) for n in names]
+        runs = parallel_map(_run_experiment, tasks, n_jobs=n_jobs, backend=backend,
+                            scheduler=scheduler)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     if command is None:
-        command = _equivalent_command(names, quick, out_dir, seed)
+        command = _equivalent_command(names, quick, out_dir, seed, cache)
     mode = "quick (CI-sized budgets, --quick)" if quick else "full size"
     results, rows = {}, []
     total_start = time.perf_counter()
@@ -248,16 +303,18 @@ def reproduce(
     try:
         for name in names:
             fn = EXPERIMENTS[name]
-            kwargs = {"quick": quick}
-            if seed is not None and _takes_seed(fn):
-                kwargs["random_state"] = seed
+            kwargs = _experiment_kwargs(fn, quick, seed)
             if bar is not None:
                 bar.set_postfix_str(name)
             _emit(f"== {name} ({'quick' if quick else 'full size'}) ...", out, bar)
             started = datetime.now().astimezone()
             start = time.perf_counter()
-            result = fn(**kwargs)
-            seconds = time.perf_counter() - start
+            if runs is not None:  # ran on a worker: collected in order
+                result, seconds = next(runs)
+            else:
+                with oracle_cache(cache):
+                    result = fn(**kwargs)
+                seconds = time.perf_counter() - start
             folder = out_dir / name
             folder.mkdir(parents=True, exist_ok=True)
             files = ["figure.png", "curves.csv"]
@@ -272,6 +329,8 @@ def reproduce(
                 "oracleboost version": __version__,
                 "date": started.isoformat(timespec="seconds"),
                 "seconds": f"{seconds:.1f}",
+                **({"oracle cache": f"`{os.fspath(cache)}` (oracle calls cached on disk, "
+                    "CachedOracle)"} if cache is not None else {}),
                 "command": f"`{command}`",
             }
             write_summary(folder / "summary.md", name, result, claim(name), settings, files)
@@ -285,6 +344,8 @@ def reproduce(
     finally:
         if bar is not None:
             bar.close()
+        if runs is not None:
+            runs.close()  # stops the workers' pending experiments on an error
     if len(names) > 1:
         total = time.perf_counter() - total_start
         seed_part = f"seed {seed}" if seed is not None else "no --seed (experiments' defaults)"
@@ -302,6 +363,46 @@ Each experiment writes DIR/NAME/figure.png, DIR/NAME/curves.csv (x and one colum
 curve), DIR/NAME/aux.csv (further arrays, when it has any) and DIR/NAME/summary.md (the
 paper's claim, the measured result, the run's settings); a run of several experiments
 also writes DIR/index.md linking them."""
+
+
+_GRID_EPILOG = """\
+boosters: adaboost, logistic-wolfe, maboost, madaboost, gradient-logistic (on stumps);
+data sets: breast_cancer, digits_0v1, digits_3v5, hastie_10_2 (built in, no download).
+The numbers depend on the seeds only, not on --n-jobs or the backend.
+
+On a Dask cluster: run `dask scheduler` on one machine and `dask worker tcp://HOST:8786`
+on each machine (every one with oracleboost installed), then
+  oracleboost grid --backend dask --scheduler tcp://HOST:8786
+or set ORACLEBOOST_DASK_SCHEDULER=tcp://HOST:8786 and pass --backend dask.  With
+--backend dask and no address, a local cluster of --n-jobs workers is started.
+The dask backend needs the extra: pip install "oracleboost[dask]"."""
+
+
+def _add_parallel_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--n-jobs``, ``--backend`` and ``--scheduler`` (:mod:`oracleboost.grid`)."""
+    parser.add_argument("--n-jobs", type=int, default=None, metavar="N",
+                        help=f"run N {what} at once through joblib (-1: one per CPU; "
+                             "default: one at a time in this process)")
+    parser.add_argument("--backend", choices=("loky", "threading", "dask"), default=None,
+                        help="joblib backend: loky worker processes (the default), threads, "
+                             "or dask: a Dask cluster (needs oracleboost[dask])")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="with --backend dask: the scheduler, e.g. tcp://host:8786 "
+                             "(default: $ORACLEBOOST_DASK_SCHEDULER, else a local cluster)")
+
+
+def _check_parallel_options(args, parser: argparse.ArgumentParser) -> None:
+    if args.n_jobs == 0:
+        parser.error("--n-jobs must be a non-zero integer (-1: one per CPU)")
+    if args.scheduler is not None and args.backend != "dask":
+        parser.error("--scheduler is a Dask scheduler's address: use it with --backend dask")
+    if args.backend == "dask":
+        from .grid import DaskNotInstalledError, _import_distributed
+
+        try:
+            _import_distributed()
+        except DaskNotInstalledError as exc:
+            parser.error(str(exc))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -331,7 +432,33 @@ def main(argv: list[str] | None = None) -> int:
     p_rep.add_argument("--seed", type=int, default=None, metavar="N",
                        help="random_state for the experiments that take one "
                             "(default: each experiment's own)")
+    p_rep.add_argument("--cache", default=None, metavar="DIR",
+                       help="cache the oracle calls on disk in DIR: a second run with the "
+                            "same DIR reads them back (default: no cache)")
+    _add_parallel_options(p_rep, "experiments")
+    p_grid = sub.add_parser(
+        "grid", help="boosters × data sets × seeds, in parallel (joblib, or a Dask cluster)",
+        description="Fit every booster on every data set for every seed (train/test split "
+                    "by the seed) and record test error, training loss, l1 margin, rounds "
+                    "and seconds; print the table over the seeds and write DIR/grid.csv "
+                    "and DIR/grid.md.",
+        epilog=_GRID_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p_grid.add_argument("--boosters", default=None, metavar="A,B",
+                        help="comma-separated booster names (default: all)")
+    p_grid.add_argument("--datasets", default=None, metavar="X,Y",
+                        help="comma-separated data set names (default: all)")
+    p_grid.add_argument("--seeds", type=int, default=None, metavar="N",
+                        help="seeds 0..N-1 (default 5; --quick: 2)")
+    p_grid.add_argument("--rounds", type=int, default=None, metavar="N",
+                        help="weak learners per fit (default 200; --quick: 30)")
+    p_grid.add_argument("--quick", action="store_true", help="a CI-sized grid")
+    p_grid.add_argument("--out", default="results/grid", metavar="DIR",
+                        help="folder for grid.csv and grid.md (default: results/grid)")
+    _add_parallel_options(p_grid, "cells")
     args = parser.parse_args(argv)
+    if args.command in ("reproduce", "grid"):
+        _check_parallel_options(args, p_rep if args.command == "reproduce" else p_grid)
     if args.command == "demo":
         if args.rounds < 1 or args.every < 1:
             p_demo.error("--rounds and --every must be positive")
@@ -350,7 +477,22 @@ def main(argv: list[str] | None = None) -> int:
         except UnknownExperimentError as exc:
             p_rep.error(str(exc))
         reproduce(names, quick=args.quick, out_dir=args.out, seed=args.seed,
-                  command=shlex.join(["oracleboost", *argv]))
+                  command=shlex.join(["oracleboost", *argv]), cache=args.cache,
+                  n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler)
+    elif args.command == "grid":
+        from .grid import DaskNotInstalledError, GridArgumentError, grid_command
+
+        def split(text):
+            return [n.strip() for n in text.split(",") if n.strip()] if text else None
+
+        try:
+            grid_command(split(args.boosters), split(args.datasets), args.seeds,
+                         quick=args.quick, rounds=args.rounds, out_dir=args.out,
+                         n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler)
+        except (GridArgumentError, DaskNotInstalledError) as exc:
+            p_grid.error(str(exc))
+        except ConnectionError as exc:  # the Dask scheduler cannot be reached
+            p_grid.exit(1, f"oracleboost grid: error: {exc}\n")
     return 0
 
 

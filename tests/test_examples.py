@@ -37,7 +37,8 @@ def test_every_example_has_a_docstring_and_main():
     scripts = sorted(EXAMPLES.glob("*.py"))
     names = {p.stem for p in scripts}
     assert {
-        "swap_weak_learner", "boost_any_regressor", "cache_oracle_calls", "watch_margins_and_gap"
+        "swap_weak_learner", "boost_any_regressor", "cache_oracle_calls", "watch_margins_and_gap",
+        "experiment_grid_dask",
     } <= names
     readme = (EXAMPLES / "README.md").read_text()
     for path in scripts:

@@ -7,19 +7,87 @@ drawing, through :class:`matplotlib.figure.Figure`, never pyplot, so no display 
 global backend are involved), prints itself as a compact table and writes its numbers as
 CSV (:meth:`Curves.to_csv`); :func:`write_summary` writes the Markdown summary of one run
 (the paper's claim, what was measured, the run's settings).
+
+Every experiment builds its oracles through :func:`cached`: inside
+``with oracle_cache(directory):`` they are wrapped in
+:class:`~oracleboost.oracles.CachedOracle` on that directory (``oracleboost reproduce
+--cache DIR``), so a second identical run answers every cached query from disk; outside
+it, or with ``directory=None``, :func:`cached` returns the oracle unchanged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Curves", "ThresholdCurves", "summary_markdown", "write_summary"]
+__all__ = [
+    "Curves",
+    "ThresholdCurves",
+    "cached",
+    "oracle_cache",
+    "active_oracle_cache",
+    "summary_markdown",
+    "write_summary",
+]
+
+
+# -- caching the experiments' oracle calls ------------------------------------------------
+
+#: The cache of :func:`cached` (a directory or ``joblib.Memory``), or None for no cache.
+_ORACLE_CACHE: ContextVar[object] = ContextVar("oracleboost_oracle_cache", default=None)
+
+
+@contextlib.contextmanager
+def oracle_cache(directory: str | os.PathLike | None) -> Iterator[object]:
+    """Within the block, :func:`cached` wraps oracles in a ``CachedOracle`` on ``directory``.
+
+    Parameters
+    ----------
+    directory : str, path-like, joblib.Memory or None
+        Where the answers are cached (created by joblib when needed); ``None`` turns
+        caching off inside the block.  The setting is a context variable: blocks nest,
+        and the previous setting is restored on exit.
+
+    Yields
+    ------
+    The active setting (the directory as a ``str``, the ``Memory``, or None).
+    """
+    if directory is not None and not hasattr(directory, "cache"):  # not a joblib.Memory
+        directory = os.fspath(directory)
+    token = _ORACLE_CACHE.set(directory)
+    try:
+        yield directory
+    finally:
+        _ORACLE_CACHE.reset(token)
+
+
+def active_oracle_cache() -> object:
+    """The cache :func:`cached` uses now (set by :func:`oracle_cache`), or None."""
+    return _ORACLE_CACHE.get()
+
+
+def cached(oracle):
+    """``CachedOracle(oracle, directory)`` inside ``oracle_cache(directory)``, else ``oracle``.
+
+    The experiments build every oracle through this hook, so the same code runs
+    uncached (bitwise the numbers of a plain run) or cached on disk.  An oracle that is
+    already a ``CachedOracle`` is returned unchanged.
+    """
+    memory = _ORACLE_CACHE.get()
+    if memory is None:
+        return oracle
+    from ..oracles.cache import CachedOracle
+
+    if isinstance(oracle, CachedOracle):
+        return oracle
+    return CachedOracle(oracle, memory)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from ..datasets import load_uci, make_ranking, make_terrain_worlds
 from ..losses import pairwise_disagreement
 from ..losses.planning import PlanningLoss, planning_test_loss
 from ..oracles import MatrixOracle, MLPOracle, StumpOracle
-from .base import Curves
+from .base import Curves, cached
 
 __all__ = [
     "counterexample",
@@ -65,7 +65,7 @@ def counterexample(quick: bool = False, n_outer: int | None = None, c: float = 0
     for projection in _ALGORITHMS:
         budget = 2 * T if projection == "repeated" else T
         reg = FunctionalGradientRegressor(
-            MatrixOracle(np.eye(2)), loss="absolute", projection=projection,
+            cached(MatrixOracle(np.eye(2))), loss="absolute", projection=projection,
             schedule="inv_sqrt", learning_rate=c, n_estimators=budget,
             query="correlate", init=0.0,
         ).fit(X, -f0, sample_weight=np.array([2.0, 1.0]))
@@ -180,7 +180,7 @@ def figure3(quick: bool = False, dataset: str = "letter", verbose: bool = False)
     series, aux, distinct = {}, {}, {}
     for projection in _ALGORITHMS:
         clf = FunctionalGradientClassifier(
-            StumpOracle(), loss="multiclass_hinge", projection=projection,
+            cached(StumpOracle()), loss="multiclass_hinge", projection=projection,
             schedule="inv_sqrt", learning_rate=1.0, n_estimators=T, init=0.0,
         ).fit(X, y)
         idx = _completed(clf.history_["outer"], T)
@@ -259,7 +259,7 @@ def figure2(quick: bool = False, verbose: bool = False) -> Curves:
     series, aux = {}, {}
     for projection in _ALGORITHMS:
         rk = FunctionalGradientRanker(
-            StumpOracle(), loss="pairwise_hinge", projection=projection,
+            cached(StumpOracle()), loss="pairwise_hinge", projection=projection,
             schedule="inv_sqrt", learning_rate=1.0, n_estimators=T, init=0.0,
         ).fit(X[train], rel[train], qid[train])
         idx = _completed(rk.history_["outer"], T)
@@ -321,7 +321,7 @@ def figure1(quick: bool = False, verbose: bool = False, random_state: int = 0) -
     series, aux, stops, reach, edges = {}, {}, {}, {}, {}
     for projection in _ALGORITHMS:
         reg = FunctionalGradientRegressor(
-            MLPOracle(), loss=PlanningLoss(train), projection=projection,
+            cached(MLPOracle()), loss=PlanningLoss(train), projection=projection,
             schedule="inv_sqrt", learning_rate=c, n_estimators=T, init=0.0,
             random_state=random_state,
         ).fit(train.X, np.zeros(train.n_states))

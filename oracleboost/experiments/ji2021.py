@@ -34,7 +34,8 @@ import numpy as np
 
 from ..boosters.accelerated import AcceleratedMarginClassifier
 from ..diagnostics import max_margin_l2
-from .base import Curves
+from ..oracles.matrix import LinearOracle
+from .base import Curves, cached
 
 __all__ = [
     "METHODS",
@@ -169,7 +170,10 @@ def loglog_slope(t: np.ndarray, values: np.ndarray, lo: float, hi: float) -> flo
 def _fit(method: str, X: np.ndarray, y: np.ndarray, n_steps: int,
          random_state: int) -> tuple[AcceleratedMarginClassifier, float]:
     start = time.perf_counter()
-    clf = AcceleratedMarginClassifier(method=method, n_estimators=n_steps, tol=0.0,
+    # LinearOracle() is the booster's default oracle, passed explicitly to go through
+    # the cache hook (the same class and parameters: the same numbers).
+    clf = AcceleratedMarginClassifier(cached(LinearOracle()), method=method,
+                                      n_estimators=n_steps, tol=0.0,
                                       random_state=random_state).fit(X, y)
     if len(clf.history_["margin"]) != n_steps:
         raise RuntimeError(f"{method}: stopped after {len(clf.history_['margin'])} of "

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..boosters import CoordinateBoostingClassifier, MirrorBoostingClassifier
 from ..oracles import StumpOracle
-from .base import Curves
+from .base import Curves, cached
 
 __all__ = ["METHODS", "load_binary", "label_noise", "flip_labels", "adaboost_max_weight"]
 
@@ -132,7 +132,7 @@ def adaboost_max_weight(clf: CoordinateBoostingClassifier, X: np.ndarray,
 
 
 def _make(method: str, n_estimators: int, smoothness: float, seed: int):
-    oracle = StumpOracle()
+    oracle = cached(StumpOracle())
     common = {"n_estimators": n_estimators, "random_state": seed}
     if method == "AdaBoost":
         return CoordinateBoostingClassifier(oracle, loss="exponential", step="adaboost", **common)

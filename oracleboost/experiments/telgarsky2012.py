@@ -15,7 +15,7 @@ import numpy as np
 from ..boosters.coordinate import CoordinateBoostingClassifier
 from ..datasets import matrix_problem, schapire_matrix
 from ..oracles.matrix import MatrixOracle
-from .base import Curves
+from .base import Curves, cached
 
 __all__ = ["lower_bound", "schapire_weights"]
 
@@ -83,7 +83,8 @@ def lower_bound(quick: bool = False, n_rounds: int | None = None, verbose: bool 
     M = schapire_matrix()
     X, y, H = matrix_problem(M)
     clf = CoordinateBoostingClassifier(
-        MatrixOracle(H), loss="logistic", step="optimal", n_estimators=n_rounds, learning_rate=1.0
+        cached(MatrixOracle(H)), loss="logistic", step="optimal", n_estimators=n_rounds,
+        learning_rate=1.0,
     ).fit(X, y)
     loss = clf.history_["loss"]
     if len(loss) != n_rounds:

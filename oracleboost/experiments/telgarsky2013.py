@@ -36,7 +36,7 @@ from ..boosters.steps import StepRule, get_step
 from ..datasets import matrix_problem, rudin_matrix
 from ..diagnostics import max_margin
 from ..oracles.matrix import MatrixOracle
-from .base import Curves, ThresholdCurves
+from .base import Curves, ThresholdCurves, cached
 
 __all__ = [
     "ADABOOST_LIMIT",
@@ -101,7 +101,8 @@ def rudin_margins(
     """
     X, y, H = matrix_problem(_rudin(column_order))
     clf = CoordinateBoostingClassifier(
-        MatrixOracle(H), loss=loss, step=step, n_estimators=int(n_rounds), learning_rate=nu
+        cached(MatrixOracle(H)), loss=loss, step=step, n_estimators=int(n_rounds),
+        learning_rate=nu,
     ).fit(X, y)
     return clf.history_["margin"], clf
 
