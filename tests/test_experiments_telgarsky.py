@@ -16,6 +16,8 @@ import pytest
 from oracleboost.datasets import rudin_matrix
 from oracleboost.diagnostics import max_margin
 from oracleboost.experiments import EXPERIMENTS, Curves, ThresholdCurves
+from oracleboost.experiments.base import write_summary
+from oracleboost.experiments.claims import claim, first_sentence
 from oracleboost.experiments.telgarsky2012 import lower_bound
 from oracleboost.experiments.telgarsky2013 import (
     rudin_margin_curves,
@@ -251,6 +253,21 @@ def test_quick_mode_plots_and_prints(name, tmp_path, quick_results):
     text = res.to_text()
     assert res.title in text and len(text.splitlines()) >= 4
     assert res.runtime > 0
+    # what `oracleboost reproduce` writes beside the figure: the plotted numbers, exactly,
+    # and a summary with the paper's claim (the orderings are checked on the same runs
+    # by each paper's tests)
+    csv = tmp_path / "curves.csv"
+    res.to_csv(csv)
+    table = np.genfromtxt(csv, delimiter=",", names=True, deletechars="", dtype=float)
+    header = csv.read_text().splitlines()[0]
+    assert header.count(",") == len(res.series)
+    columns = list(table.dtype.names)
+    np.testing.assert_array_equal(table[columns[0]], np.asarray(res.x, dtype=float))
+    for column, values in zip(columns[1:], res.series.values(), strict=True):
+        np.testing.assert_array_equal(table[column], np.asarray(values, dtype=float))
+    summary = tmp_path / "summary.md"
+    write_summary(summary, name, res, claim(name), {"mode": "quick"}, ["figure.png"])
+    assert first_sentence(claim(name)) in summary.read_text()
 
 
 def test_plot_into_given_axes_and_validation():
