@@ -176,3 +176,53 @@ class _WeightedClassifier(KNeighborsClassifier):
 
     def fit(self, X, y, sample_weight=None):
         return super().fit(X, y)
+
+
+# -- the hostile inputs that used to get through (issue: what users expect) -------------
+class _NaNOutsideTraining(KNeighborsRegressor):
+    """A weak learner that is finite on its training rows and NaN beyond their range."""
+
+    def fit(self, X, y, sample_weight=None):
+        self.top_ = float(np.max(X[:, 0]))
+        return super().fit(X, y)
+
+    def predict(self, X):
+        out = super().predict(X)
+        return np.where(np.asarray(X)[:, 0] > self.top_, np.nan, out)
+
+
+def _nan_on_new_rows():
+    model = FunctionalGradientRegressor(SklearnOracle(_NaNOutsideTraining(3)), n_estimators=3)
+    model.fit(X, Y_REG)
+    X_new = X.copy()
+    X_new[:5, 0] = 100.0  # beyond the training range
+    model.predict(X_new)
+
+
+def _string_y_to_a_regressor():
+    FunctionalGradientRegressor(n_estimators=3).fit(X, np.where(Y_CLS == 1, "yes", "no"))
+
+
+def _non_oracle_to_the_cache():
+    CachedOracle(object(), None).bind(X)
+
+
+@pytest.mark.parametrize(
+    "hostile, error, match",
+    [
+        (_nan_on_new_rows, FloatingPointError,
+         r"FunctionalGradientRegressor: a weak learner of SklearnOracle\(.*\) .*NaN on 5 of 40"),
+        (_string_y_to_a_regressor, ValueError, r"y must be numeric"),
+        (_non_oracle_to_the_cache, TypeError, r"CachedOracle.*oracle"),
+    ],
+    ids=["nan-on-new-rows", "string-y", "cached-non-oracle"],
+)
+def test_hostile_inputs_get_a_clear_error(hostile, error, match):
+    with pytest.raises(error, match=match):
+        hostile()
+    # and staged predictions say the same, instead of yielding NaN
+    if hostile is _nan_on_new_rows:
+        model = FunctionalGradientRegressor(SklearnOracle(_NaNOutsideTraining(3)),
+                                            n_estimators=3).fit(X, Y_REG)
+        with pytest.raises(FloatingPointError, match="NaN"):
+            list(model.staged_predict(np.full((2, 3), 100.0)))

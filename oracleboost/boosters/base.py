@@ -110,6 +110,29 @@ class StopReason(str, Enum):
         return self in (StopReason.MAX_ROUNDS, StopReason.INTERRUPTED)
 
 
+class NonFinitePrediction(FloatingPointError):
+    """A weak learner of a fitted ensemble predicted NaN or inf on new rows (its training
+    outputs were finite: the oracle checks those).  Raised instead of a silent NaN."""
+
+    def __init__(self, h: Hypothesis, pred: np.ndarray, n_rounds: int, where: str = ""):
+        self.h, self.pred, self.n_rounds = h, pred, n_rounds
+        bad = ~np.isfinite(pred)
+        rows = int(bad.any(axis=tuple(range(1, pred.ndim))).sum()) if pred.ndim else 1
+        what = "NaN" if np.isnan(pred).any() else "inf"
+        super().__init__(
+            f"{where or 'a weak learner'} ({type(h).__name__}) predicted {what} on {rows} of "
+            f"{len(pred)} rows of X, so the ensemble's prediction is not defined there; "
+            "check X for values the weak learner cannot handle"
+        )
+
+    def naming(self, booster) -> NonFinitePrediction:
+        """The same error, naming the booster and its oracle."""
+        oracle = getattr(booster, "oracle", None)
+        name = repr(oracle) if oracle is not None else "its default oracle"
+        where = f"{type(booster).__name__}: a weak learner of {name}"
+        return NonFinitePrediction(self.h, self.pred, self.n_rounds, where)
+
+
 def draw_seed(rng: np.random.RandomState) -> int | None:
     """The ``random_state`` of one oracle call, from the booster's generator ``rng``
     (``check_random_state(self.random_state)``).
@@ -221,6 +244,8 @@ class Ensemble:
             pred = cached.get(j)
             if pred is None:
                 pred = h.predict(X)
+                if not np.isfinite(pred).all():
+                    raise NonFinitePrediction(h, pred, len(self.round_delta))
                 # only hypotheses that can recur are worth keeping
                 if h.key is not None and pred.size <= room:
                     cached[j] = pred
@@ -383,12 +408,18 @@ class BaseBooster(BaseEstimator):
     def _raw(self, X) -> np.ndarray:
         check_is_fitted(self, "ensemble_")
         X = validate_data(self, X, reset=False, ensure_all_finite=True)
-        return self.ensemble_.decision_function(X)
+        try:
+            return self.ensemble_.decision_function(X)
+        except NonFinitePrediction as exc:
+            raise exc.naming(self) from None
 
     def _staged_raw(self, X) -> Iterator[np.ndarray]:
         check_is_fitted(self, "ensemble_")
         X = validate_data(self, X, reset=False, ensure_all_finite=True)
-        yield from self.ensemble_.staged_decision_function(X)
+        try:
+            yield from self.ensemble_.staged_decision_function(X)
+        except NonFinitePrediction as exc:
+            raise exc.naming(self) from None
 
     # -- hooks ---------------------------------------------------------------------------
     def _setup(self, *args, **kwargs) -> Problem:

@@ -78,6 +78,22 @@ PROJECTIONS = ("naive", "repeated", "residual")
 _NO_WEIGHTS = np.empty(0)  # unit weights, to the compiled inner products
 
 
+def _validate_numeric_target(estimator, X, y):
+    """``validate_data`` with a numeric ``y``; a ``y`` that is not numbers (strings, say)
+    gets an error naming ``y``, not NumPy's bare "could not convert string to float"."""
+    try:
+        X, y = validate_data(estimator, X, y, y_numeric=True, ensure_all_finite=True)
+        return X, y.astype(np.float64)
+    except ValueError as exc:
+        if "could not convert" not in str(exc):
+            raise
+        raise ValueError(
+            f"y must be numeric for {type(estimator).__name__} (a regression or ranking "
+            f"target); it holds values that are not numbers ({exc}). For class labels use "
+            "FunctionalGradientClassifier"
+        ) from exc
+
+
 def _rows(a: np.ndarray) -> np.ndarray:
     """``a`` as (n, K) rows, C-contiguous (a view when it already is)."""
     return np.ascontiguousarray(a).reshape(a.shape[0], -1)
@@ -416,8 +432,7 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         return self._fit_rounds(X, y, sample_weight)
 
     def _setup(self, X, y, sample_weight) -> _Problem:
-        X, y = validate_data(self, X, y, y_numeric=True, ensure_all_finite=True)
-        y = y.astype(np.float64)
+        X, y = _validate_numeric_target(self, X, y)
         s = check_sample_weight(sample_weight, X.shape[0])
         X, y, s = self._positive_weight_rows(X, y, s)
         loss = get_loss(self.loss, Loss)
@@ -694,7 +709,7 @@ class FunctionalGradientRanker(_FunctionalGradientBooster):
         return self._fit_rounds(X, y, qid)
 
     def _setup(self, X, y, qid) -> _Problem:
-        X, y = validate_data(self, X, y, y_numeric=True, ensure_all_finite=True)
+        X, y = _validate_numeric_target(self, X, y)
         qid = np.asarray(qid)
         if qid.shape != (X.shape[0],):
             raise ValueError(f"qid must have shape ({X.shape[0]},); got {qid.shape}")
