@@ -405,6 +405,40 @@ class BaseBooster(BaseEstimator):
         check_is_fitted(self, "ensemble_")
         return self.ensemble_.n_rounds
 
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Impurity-style importances of the input features, summing to 1.
+
+        ``Σ_t |δ_t| · ||h_t||_∞ · imp(h_t)``, normalised: each round's term weighted by its
+        size on the training rows (its coefficient times the hypothesis' largest output)
+        times the hypothesis' own importances (a stump: its split feature; a scikit-learn
+        tree: its ``feature_importances_``; a LightGBM tree: its split gains; a linear
+        coordinate: its feature).  Ensembles of hypotheses that do not know their
+        features (columns of a fixed matrix, neural nets) have none: the attribute
+        raises ``AttributeError`` saying why, so ``hasattr`` is False.
+        """
+        check_is_fitted(self, "ensemble_")
+        ensemble = self.ensemble_
+        if not isinstance(ensemble, Ensemble):
+            raise AttributeError(
+                f"{type(self).__name__} fits a {type(ensemble).__name__}, not an ensemble of "
+                "weak learners: it has no feature_importances_ (see coef_)"
+            )
+        d = int(self.n_features_in_)
+        own = [h.feature_importances(d) for h in ensemble.hypotheses]
+        unknown = sorted({type(h).__name__ for h, imp in zip(ensemble.hypotheses, own,
+                                                              strict=True) if imp is None})
+        if unknown:
+            raise AttributeError(
+                f"{type(self).__name__} has no feature_importances_: its weak learners "
+                f"({', '.join(unknown)}) do not say which input features they use"
+            )
+        total = np.zeros(d)
+        for j, delta in zip(ensemble.round_index, ensemble.round_delta, strict=True):
+            total += abs(delta) * ensemble.norms[j] * np.asarray(own[j], dtype=np.float64)
+        mass = total.sum()
+        return total / mass if mass > 0 else total
+
     def _raw(self, X) -> np.ndarray:
         check_is_fitted(self, "ensemble_")
         X = validate_data(self, X, reset=False, ensure_all_finite=True)

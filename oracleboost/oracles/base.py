@@ -116,6 +116,13 @@ class Hypothesis(ABC):
     def predict(self, X) -> np.ndarray:
         """Outputs on new data, of shape ``(n,)`` or ``(n, K)``."""
 
+    def feature_importances(self, n_features: int) -> np.ndarray | None:
+        """How much this hypothesis uses each of the ``n_features`` input features
+        (non-negative, summing to 1, or all 0 for a constant), or ``None`` when it does
+        not know (a column of a fixed matrix, a neural net).  Boosters sum these,
+        weighted by the size of each round's term, into ``feature_importances_``."""
+        return None
+
     def detach(self) -> Hypothesis:
         """A shallow copy without ``train_output`` (what an ensemble stores)."""
         h = copy.copy(self)

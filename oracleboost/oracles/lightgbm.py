@@ -315,6 +315,19 @@ class LightGBMTree(Hypothesis):
             out = self._booster.predict(X, raw_score=True, num_threads=self.num_threads)
         return np.asarray(out, dtype=np.float64)
 
+    def feature_importances(self, n_features: int) -> np.ndarray:
+        """The tree's split gains summed per feature, normalised (LightGBM's
+        ``importance_type="gain"``); zeros for a tree without splits."""
+        out = np.zeros(n_features)
+        if self.model_str is None or self.n_leaves < 2:
+            return out
+        block = _tree_block(self.model_str)
+        features = np.array(_field(block, "split_feature").split(), dtype=np.intp)
+        gains = np.array(_field(block, "split_gain").split(), dtype=np.float64)
+        np.add.at(out, features, np.maximum(gains, 0.0))
+        total = out.sum()
+        return out / total if total > 0 else out
+
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_booster"] = None

@@ -47,6 +47,11 @@ class LinearCoordinate(Hypothesis):
     def predict(self, X) -> np.ndarray:
         return self.scale * check_X(X)[:, self.j]
 
+    def feature_importances(self, n_features: int) -> np.ndarray:
+        out = np.zeros(n_features)
+        out[self.j] = 1.0
+        return out
+
     def __repr__(self) -> str:
         return f"LinearCoordinate(j={self.j}, scale={self.scale:g})"
 

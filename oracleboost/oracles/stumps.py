@@ -150,6 +150,9 @@ class ConstantHypothesis(Hypothesis):
         shape = (X.shape[0],) + np.shape(self.value)
         return np.broadcast_to(np.asarray(self.value, dtype=np.float64), shape).copy()
 
+    def feature_importances(self, n_features: int) -> np.ndarray:
+        return np.zeros(n_features)  # uses no feature
+
     def __repr__(self) -> str:
         return f"ConstantHypothesis(value={_fmt(self.value)})"
 
@@ -163,6 +166,11 @@ class _Stump(Hypothesis):
 
     def _leaves(self) -> tuple[float | np.ndarray, float | np.ndarray]:
         raise NotImplementedError
+
+    def feature_importances(self, n_features: int) -> np.ndarray:
+        out = np.zeros(n_features)
+        out[self.feature] = 1.0  # one split, on one feature
+        return out
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         X = _check_predict_X(X, self.n_features)

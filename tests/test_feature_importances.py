@@ -1,0 +1,67 @@
+"""feature_importances_: where the ensemble's weight goes among the input features."""
+
+import numpy as np
+import pytest
+
+from oracleboost.boosters import (
+    AcceleratedMarginClassifier,
+    CoordinateBoostingClassifier,
+    FunctionalGradientClassifier,
+    FunctionalGradientRegressor,
+    MirrorBoostingClassifier,
+)
+from oracleboost.oracles import LightGBMOracle, LinearOracle, MatrixOracle, StumpOracle
+
+
+def _data(seed: int, n: int = 600, d: int = 8):
+    """Only features 0 and 1 matter; the other six are noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    score = X[:, 0] + 0.8 * X[:, 1]
+    return X, (score > 0).astype(int), score
+
+
+#: The mass on features 0 and 1 each case must exceed.  Measured minima over seeds 0–9:
+#: AdaBoost 0.912, MABoost 0.871 (its late rounds weigh the hardest rows, on which noise
+#: features get spurious edges), the functional and linear cases 1.0.  The stump paths
+#: are compiled and BLAS-free, so these hold on every machine.
+FLOOR = {"maboost-stumps": 0.85}
+
+CASES = {
+    "adaboost-stumps": lambda: CoordinateBoostingClassifier(StumpOracle(), n_estimators=60),
+    "maboost-stumps": lambda: MirrorBoostingClassifier(StumpOracle(), n_estimators=60),
+    "gradient-stumps": lambda: FunctionalGradientClassifier(StumpOracle(), n_estimators=60),
+    "gradient-lightgbm": lambda: FunctionalGradientClassifier(
+        LightGBMOracle(num_leaves=4, params={"num_threads": 1}), n_estimators=30
+    ),
+    "adaboost-linear": lambda: CoordinateBoostingClassifier(LinearOracle(), n_estimators=60),
+}
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("name", CASES)
+def test_mass_goes_to_the_features_that_matter(name, seed):
+    X, y, _ = _data(seed)
+    imp = CASES[name]().fit(X, y).feature_importances_
+    assert imp.shape == (X.shape[1],)
+    assert np.all(imp >= 0) and imp.sum() == pytest.approx(1.0)
+    assert imp[:2].sum() > FLOOR.get(name, 0.9), imp
+
+
+def test_regressor_stumps():
+    X, _, score = _data(0)
+    imp = FunctionalGradientRegressor(StumpOracle(), n_estimators=80).fit(X, score)
+    assert imp.feature_importances_[:2].sum() > 0.9
+
+
+def test_classes_that_do_not_know_their_features_have_none():
+    X, y, _ = _data(0)
+    H = np.sign(X[:, :5] + 0.1)  # a fixed matrix: its columns are not input features
+    model = CoordinateBoostingClassifier(MatrixOracle(H), n_estimators=10)
+    model.fit(np.arange(len(X))[:, None], y)
+    assert not hasattr(model, "feature_importances_")
+    with pytest.raises(AttributeError, match="MatrixColumn.*do not say which input features"):
+        _ = model.feature_importances_
+    linear = AcceleratedMarginClassifier(n_estimators=10).fit(X, y)
+    with pytest.raises(AttributeError, match="not an ensemble of weak learners.*coef_"):
+        _ = linear.feature_importances_
