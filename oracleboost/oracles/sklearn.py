@@ -2,6 +2,8 @@
 
 The estimator is cloned and fitted once per query, with ``sample_weight`` where the
 query has weights, exactly as scikit-learn's ensembles fit their base estimators.
+``SklearnOracle(est, weighting="resample")`` fits weighted queries on a weighted
+bootstrap instead, for estimators whose ``fit`` takes no weights (see its docstring).
 
 * A **regressor** spans a class closed under scaling, so it answers both queries:
   ``project(target, w)`` fits ``target`` with weights ``w`` (Grubb & Bagnell 2011,
@@ -28,11 +30,15 @@ from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPRegressor
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import has_fit_parameter
 
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
 
 __all__ = ["SklearnOracle", "TreeOracle", "MLPOracle", "FittedEstimator"]
+
+#: Values of ``SklearnOracle(weighting=...)``.
+_WEIGHTINGS = ("sample_weight", "resample")
 
 
 class FittedEstimator(Hypothesis):
@@ -136,23 +142,33 @@ def _seeded_clone(estimator, random_state: int | None):
 class _BoundEstimator(BoundOracle):
     """Bound form shared by every scikit-learn-backed oracle."""
 
-    def __init__(self, oracle, X: np.ndarray, regressor, classifier, normalize_target: bool):
+    def __init__(
+        self,
+        oracle,
+        X: np.ndarray,
+        regressor,
+        classifier,
+        normalize_target: bool,
+        weighting: str = "sample_weight",
+    ):
         super().__init__(oracle, X.shape[0])
         self.X = X
         self.regressor = regressor
         self.classifier = classifier
         self.normalize_target = normalize_target
+        self.weighting = weighting
 
     def _fit(self, estimator, target, sample_weight, random_state, output_scale=1.0):
         est = _seeded_clone(estimator, random_state)
         if sample_weight is None:
             est.fit(self.X, target)
+        elif self.weighting == "resample":
+            idx = _weighted_bootstrap(sample_weight, random_state)
+            est.fit(self.X[idx], target[idx])
         else:
             if not has_fit_parameter(est, "sample_weight"):
                 raise TypeError(
-                    f"{type(est).__name__} cannot take sample_weight, which "
-                    f"{type(self.oracle).__name__} needs for this query; wrap an estimator "
-                    "whose fit accepts sample_weight"
+                    _no_weights_message(est, f"{type(self.oracle).__name__} needs for this query")
                 )
             est.fit(self.X, target, sample_weight=sample_weight)
         h = FittedEstimator(est, output_scale)
@@ -183,6 +199,23 @@ class _BoundEstimator(BoundOracle):
         return self._regress(target, sample_weight, random_state)
 
 
+def _no_weights_message(est, needed_by: str) -> str:
+    return (
+        f"{type(est).__name__} cannot take sample_weight, which {needed_by}; use an "
+        "estimator whose fit accepts sample_weight, or fit on a weighted bootstrap with "
+        "SklearnOracle(est, weighting='resample')"
+    )
+
+
+def _weighted_bootstrap(sample_weight: np.ndarray, random_state: int | None) -> np.ndarray:
+    """``n`` row indices drawn with replacement with probabilities ``w / sum(w)``, as
+    ``AdaBoostRegressor._boost`` draws them; a seed of ``None`` draws fresh."""
+    n = len(sample_weight)
+    total = float(np.sum(sample_weight))
+    p = sample_weight / total if total > 0 else None  # all-zero weights: uniform
+    return check_random_state(random_state).choice(n, size=n, replace=True, p=p)
+
+
 class SklearnOracle(Oracle):
     """Any scikit-learn regressor or classifier as a weak-learner class.
 
@@ -192,8 +225,9 @@ class SklearnOracle(Oracle):
         A regressor (answers ``project`` and ``correlate``; multi-output regressors
         also answer (n, K) queries) or a classifier (answers ``correlate`` on
         (n,) queries, as weighted classification with labels ``sign(r)``).
-        Cloned per query; it must accept ``sample_weight`` in ``fit`` for weighted
-        queries, or a ``TypeError`` naming it is raised.
+        Cloned per query.  With ``weighting="sample_weight"`` it must accept
+        ``sample_weight`` in ``fit`` for weighted queries, or a ``TypeError`` naming it
+        (and the resample option) is raised.
 
     stochastic : {"auto", True, False}, default="auto"
         Whether an answer can depend on the query's seed, which decides whether a
@@ -201,19 +235,57 @@ class SklearnOracle(Oracle):
         ``random_state`` parameter, or ``Ridge`` with its default solver, means no), so
         ``CachedOracle(SklearnOracle(Ridge()))`` hits the cache on a second identical
         fit whatever the seeds.  Say ``False`` only for an estimator whose fit ignores
-        its ``random_state``.
+        its ``random_state``.  With ``weighting="resample"`` the oracle is always
+        stochastic: "auto" and True mean True, and False is refused at ``bind``.
+
+    weighting : {"sample_weight", "resample"}, default="sample_weight"
+        How a weighted query (``project(target, sample_weight)`` with weights, and
+        ``correlate`` of a classifier, weighted by ``|r|``) reaches the estimator.
+        "sample_weight" passes the weights to ``fit``.  "resample" fits on ``n`` rows
+        drawn with replacement with probabilities ``w / sum(w)`` (a weighted bootstrap),
+        so estimators whose ``fit`` takes no weights (``KNeighborsRegressor``, a
+        ``Pipeline`` whose last step ignores them) can be boosted: Freund & Schapire's
+        (1996) "boosting by resampling", and what scikit-learn's ``AdaBoostRegressor``
+        does for every base estimator (Drucker's 1997 AdaBoost.R2).  The draw uses the
+        query's seed (its ``random_state``; with ``None`` a fresh draw), so answers are
+        random: the oracle declares ``capabilities.stochastic=True`` (capabilities do
+        not depend on the query), a booster with a fixed ``random_state`` is
+        reproducible and a :class:`CachedOracle` keys on the seed.  The fit sees the
+        weights only through a sample of size ``n``, so the answer's edge on the
+        weighted query is noisier (and typically lower) than a weighted fit's, the more
+        so the more concentrated the weights.  Unweighted queries (``sample_weight=None``,
+        and ``correlate`` of a regressor, which fits ``r`` itself) fit on the rows as
+        they are, with no resampling.  ``train_output`` is always the fitted
+        estimator's predictions on all ``n`` training rows, not on the bootstrap.
 
     Examples
     --------
     >>> from sklearn.tree import DecisionTreeClassifier
     >>> oracle = SklearnOracle(DecisionTreeClassifier(max_depth=1))
+    >>> from sklearn.neighbors import KNeighborsRegressor
+    >>> knn = SklearnOracle(KNeighborsRegressor(), weighting="resample")
     """
 
-    def __init__(self, estimator, stochastic="auto"):
+    def __init__(self, estimator, stochastic="auto", weighting="sample_weight"):
         self.estimator = estimator
         self.stochastic = stochastic
+        self.weighting = weighting
+
+    def _check_weighting(self) -> None:
+        if not (isinstance(self.weighting, str) and self.weighting in _WEIGHTINGS):
+            raise ValueError(
+                f"weighting must be 'sample_weight' or 'resample'; got {self.weighting!r}"
+            )
+        if self.weighting == "resample" and self.stochastic is False:
+            raise ValueError(
+                "weighting='resample' draws a bootstrap from each query's seed, so its "
+                "answers depend on the seed; stochastic=False contradicts it (use 'auto')"
+            )
 
     def _stochastic(self) -> bool:
+        self._check_weighting()
+        if self.weighting == "resample" and self.stochastic in ("auto", True):
+            return True
         if self.stochastic == "auto":
             return seed_matters(self.estimator) if hasattr(self.estimator, "get_params") else True
         if not isinstance(self.stochastic, bool):
@@ -239,21 +311,24 @@ class SklearnOracle(Oracle):
         )
 
     def bind(self, X) -> BoundOracle:
+        self._check_weighting()
         est = self.estimator
         kind = _kind(est)
         if kind is None:
             raise TypeError(
                 f"SklearnOracle needs a scikit-learn regressor or classifier; got {est!r}"
             )
-        if kind == "classifier" and not has_fit_parameter(est, "sample_weight"):
-            raise TypeError(
-                f"{type(est).__name__} cannot take sample_weight, which weighted "
-                "classification (correlate) needs; use an estimator whose fit accepts it"
-            )
+        if (
+            kind == "classifier"
+            and self.weighting == "sample_weight"
+            and not has_fit_parameter(est, "sample_weight")
+        ):
+            raise TypeError(_no_weights_message(est, "weighted classification (correlate) needs"))
         X = check_X(X)
-        if kind == "classifier":
-            return _BoundEstimator(self, X, None, est, normalize_target=False)
-        return _BoundEstimator(self, X, est, None, normalize_target=False)
+        reg, clf = (None, est) if kind == "classifier" else (est, None)
+        return _BoundEstimator(
+            self, X, reg, clf, normalize_target=False, weighting=self.weighting
+        )
 
 
 def _multioutput(estimator) -> bool:
