@@ -10,7 +10,14 @@ from oracleboost.boosters import (
     FunctionalGradientRegressor,
     MirrorBoostingClassifier,
 )
-from oracleboost.oracles import LightGBMOracle, LinearOracle, MatrixOracle, StumpOracle
+from oracleboost.oracles import (
+    LightGBMOracle,
+    LinearOracle,
+    MatrixOracle,
+    SklearnOracle,
+    StumpOracle,
+    TreeOracle,
+)
 
 
 def _data(seed: int, n: int = 600, d: int = 8):
@@ -35,6 +42,9 @@ CASES = {
         LightGBMOracle(num_leaves=4, params={"num_threads": 1}), n_estimators=30
     ),
     "adaboost-linear": lambda: CoordinateBoostingClassifier(LinearOracle(), n_estimators=60),
+    "gradient-sklearn-trees": lambda: FunctionalGradientClassifier(
+        TreeOracle(max_depth=2), n_estimators=30, random_state=0
+    ),
 }
 
 
@@ -62,6 +72,11 @@ def test_classes_that_do_not_know_their_features_have_none():
     assert not hasattr(model, "feature_importances_")
     with pytest.raises(AttributeError, match="MatrixColumn.*do not say which input features"):
         _ = model.feature_importances_
+    from sklearn.linear_model import Ridge
+
+    ridge = FunctionalGradientClassifier(SklearnOracle(Ridge()), n_estimators=5).fit(X, y)
+    with pytest.raises(AttributeError, match="FittedEstimator"):
+        _ = ridge.feature_importances_
     linear = AcceleratedMarginClassifier(n_estimators=10).fit(X, y)
     with pytest.raises(AttributeError, match="not an ensemble of weak learners.*coef_"):
         _ = linear.feature_importances_

@@ -55,6 +55,14 @@ class FittedEstimator(Hypothesis):
     def predict(self, X) -> np.ndarray:
         return np.asarray(self.estimator.predict(X), dtype=np.float64) * self.output_scale
 
+    def feature_importances(self, n_features: int) -> np.ndarray | None:
+        """The estimator's own ``feature_importances_`` (trees, forests, boosting), or
+        None for estimators without them (linear models, neighbours, pipelines)."""
+        imp = getattr(self.estimator, "feature_importances_", None)
+        if imp is None or np.shape(imp) != (n_features,):
+            return None
+        return np.asarray(imp, dtype=np.float64)
+
     def __repr__(self) -> str:
         return f"FittedEstimator({self.estimator!r})"
 
