@@ -410,16 +410,49 @@ def test_boosters_pass_none_seeds_exactly_when_their_random_state_is_none(booste
 
 
 def test_draw_seed():
-    from sklearn.utils import check_random_state
+    from oracleboost.boosters.base import draw_seed, seed_generator
 
-    from oracleboost.boosters.base import draw_seed
-
-    assert draw_seed(check_random_state(None)) is None
-    assert draw_seed(check_random_state(np.random.mtrand._rand)) is None
-    seeded = np.random.RandomState(3)
+    assert seed_generator(None) is None
+    assert seed_generator(np.random.mtrand._rand) is None
+    assert draw_seed(None) is None
+    seeded = seed_generator(3)
     expected = np.random.RandomState(3).randint(np.iinfo(np.int32).max, size=2).tolist()
     assert [draw_seed(seeded), draw_seed(seeded)] == expected
-    assert type(draw_seed(check_random_state(5))) is int
+    assert type(draw_seed(seed_generator(5))) is int
+
+
+@pytest.mark.parametrize("make", ["coordinate", "functional"])
+def test_seeds_stay_none_across_a_warm_start(make):
+    # "No seed asked for" is decided once per fit and kept in the state, so the rounds
+    # of a warm start (whose state is a deep copy) still pass None to the oracle.
+    from sklearn.datasets import make_classification
+
+    from oracleboost.boosters import CoordinateBoostingClassifier, FunctionalGradientRegressor
+
+    seeds = []
+
+    class Recording(StumpOracle):
+        def bind(self, X):
+            bound = super().bind(X)
+            correlate, project = bound.correlate, bound.project
+
+            def c(r, random_state=None):
+                seeds.append(random_state)
+                return correlate(r, random_state=random_state)
+
+            def p(t, w=None, random_state=None):
+                seeds.append(random_state)
+                return project(t, w, random_state=random_state)
+
+            bound.correlate, bound.project = c, p
+            return bound
+
+    X, y = make_classification(100, 4, random_state=0)
+    model = (CoordinateBoostingClassifier if make == "coordinate"
+             else FunctionalGradientRegressor)(Recording(), n_estimators=5, warm_start=True)
+    model.fit(X, y)
+    model.set_params(n_estimators=10).fit(X, y)
+    assert len(seeds) == 10 and all(s is None for s in seeds)
 
 
 # -- entries are checked on load ----------------------------------------------------------

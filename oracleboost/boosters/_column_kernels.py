@@ -21,6 +21,9 @@ import numpy as np
 _JIT = {"nopython": True, "nogil": True, "cache": True, "boundscheck": False,
         "error_model": "numpy"}
 
+#: The kernels' "unit weights": an empty array where a weight array ``s`` is expected.
+NO_WEIGHTS = np.empty(0)
+
 
 @nb.jit(**_JIT)
 def peak(a):  # pragma: no cover - compiled

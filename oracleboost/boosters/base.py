@@ -52,6 +52,7 @@ from typing import Any
 import joblib
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -68,6 +69,7 @@ __all__ = [
     "ScoreClassifierMixin",
     "DIVERGENCE_FACTOR",
     "draw_seed",
+    "seed_generator",
 ]
 
 #: A loss above this multiple of its best value so far counts as diverging (see
@@ -133,23 +135,27 @@ class NonFinitePrediction(FloatingPointError):
         return NonFinitePrediction(self.h, self.pred, self.n_rounds, where)
 
 
-def draw_seed(rng: np.random.RandomState) -> int | None:
-    """The ``random_state`` of one oracle call, from the booster's generator ``rng``
-    (``check_random_state(self.random_state)``).
+def seed_generator(random_state) -> np.random.RandomState | None:
+    """The generator of a booster's oracle seeds, made once per fit from its
+    ``random_state``: ``None`` when no seed was asked for (``random_state=None``, or
+    numpy's global generator, which ``check_random_state(None)`` returns), else
+    ``check_random_state(random_state)``.  Kept in the booster's state, so a warm start
+    or an unpickled model goes on drawing the same way."""
+    rng = check_random_state(random_state)
+    return None if rng is np.random.mtrand._rand else rng
 
-    With a seeded generator (an int or a ``RandomState`` as the booster's
-    ``random_state``) this draws an int seed as
-    ``sklearn.ensemble._base._set_random_states`` does, so a fixed ``random_state``
-    gives the same seeds, query by query, as before.  When the booster's
-    ``random_state`` is ``None`` (``rng`` is numpy's global generator, which
-    ``check_random_state(None)`` returns) it returns ``None``: no seed was asked for, so
-    the oracle draws fresh randomness itself (scikit-learn's meaning of ``None``), and a
-    :class:`~oracleboost.oracles.CachedOracle` keys the query as "any draw" and reuses a
-    stored answer, as ``joblib.Memory`` does for any function.
+
+def draw_seed(rng: np.random.RandomState | None) -> int | None:
+    """The ``random_state`` of one oracle call, from :func:`seed_generator`'s ``rng``.
+
+    A seeded generator gives an int seed, drawn as
+    ``sklearn.ensemble._base._set_random_states`` does, so a fixed ``random_state`` gives
+    the same seeds, query by query.  ``None`` (the booster's ``random_state`` is None)
+    gives ``None``: the oracle draws fresh randomness itself (scikit-learn's meaning of
+    ``None``), and a :class:`~oracleboost.oracles.CachedOracle` keys the query as "any
+    draw" and reuses a stored answer, as ``joblib.Memory`` does for any function.
     """
-    if rng is np.random.mtrand._rand:
-        return None
-    return int(rng.randint(_MAX_SEED))
+    return None if rng is None else int(rng.randint(_MAX_SEED))
 
 
 class Ensemble:

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
@@ -47,6 +46,7 @@ from .base import (
     StopReason,
     data_signature,
     draw_seed,
+    seed_generator,
 )
 from .steps import STEP_RULES, StepRule, StepState, get_step
 
@@ -73,7 +73,6 @@ class _Problem(Problem):
     nu: float
     bounded: bool
     optimal_loss: float | None
-    no_s: np.ndarray = field(default_factory=lambda: np.empty(0))  # "unit weights" to kernels
 
 
 @dataclass(frozen=True)
@@ -250,7 +249,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
     def _initial_state(self, problem: _Problem):
         margins = np.zeros(problem.ypm.shape[0])
         w, query, entropy, _ = self._weights(problem, margins)
-        rng = check_random_state(self.random_state)
+        rng = seed_generator(self.random_state)
         return _State(margins=margins, w=w, query=query, entropy=entropy, rng=rng), 0.0
 
     def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
@@ -294,9 +293,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         #    round's weights, whose normaliser is the new risk for the exponential loss
         coef = alpha * col.sign / col.norm
         margins = np.empty_like(state.margins)
-        low, wrong = column_kernels.step_margins(
-            state.margins, col.a, p.ypm, coef, p.s if p.log_s is not None else p.no_s, margins
-        )
+        s = p.s if p.log_s is not None else column_kernels.NO_WEIGHTS  # equal ones cancel
+        low, wrong = column_kernels.step_margins(state.margins, col.a, p.ypm, coef, s, margins)
         w_next, query_next, entropy_next, log_loss = self._weights(p, margins)
         term = (h.detach(), coef, col.norm)
         record = {

@@ -46,7 +46,6 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
@@ -64,6 +63,7 @@ from .base import (
     data_signature,
     draw_seed,
     margin_record,
+    seed_generator,
 )
 
 __all__ = [
@@ -75,7 +75,6 @@ __all__ = [
 ]
 
 PROJECTIONS = ("naive", "repeated", "residual")
-_NO_WEIGHTS = np.empty(0)  # unit weights, to the compiled inner products
 
 
 def _validate_numeric_target(estimator, X, y):
@@ -209,7 +208,7 @@ class _FunctionalGradientBooster(BaseBooster):
     def _initial_state(self, problem: _Problem):
         f = np.broadcast_to(problem.f0, problem.shape).copy()
         state = _State(
-            f=f, residual=np.zeros_like(f), outer=0, rng=check_random_state(self.random_state)
+            f=f, residual=np.zeros_like(f), outer=0, rng=seed_generator(self.random_state)
         )
         return state, problem.f0
 
@@ -235,7 +234,9 @@ class _FunctionalGradientBooster(BaseBooster):
         eta = self._eta(outer, p.loss)
 
         # ⟨a, b⟩ = Σ_i s_i a_i·b_i / Σ s, one compiled pass (equal weights cancel)
-        s_or_none, mass = (p.s, p.total) if p.weighted else (_NO_WEIGHTS, p.s.shape[0])
+        s_or_none, mass = (
+            (p.s, p.total) if p.weighted else (column_kernels.NO_WEIGHTS, p.s.shape[0])
+        )
 
         def ip(a, b) -> float:
             return column_kernels.weighted_inner(_rows(a), _rows(b), s_or_none) / mass

@@ -67,7 +67,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
@@ -85,6 +84,7 @@ from .base import (
     data_signature,
     draw_seed,
     margin_record,
+    seed_generator,
 )
 from .projections import (
     euclidean_capped_simplex,
@@ -416,7 +416,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         else:
             z = None
         state = _State(
-            w=p.w1.copy(), z=z, f=f, t=0, potential=0.0, rng=check_random_state(self.random_state)
+            w=p.w1.copy(), z=z, f=f, t=0, potential=0.0, rng=seed_generator(self.random_state)
         )
         intercept = 0.0 if p.K == 2 else np.zeros(p.K)
         return state, intercept
