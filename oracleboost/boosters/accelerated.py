@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from numbers import Real
 
@@ -65,6 +66,9 @@ from .base import (
     ScoreClassifierMixin,
     StopReason,
     data_signature,
+    margin_metrics,
+    weighted_error,
+    weighted_mean_of_logs,
 )
 
 __all__ = ["AcceleratedMarginClassifier", "LinearModel", "METHODS"]
@@ -128,13 +132,47 @@ class LinearModel:
             cols.append(np.ones(len(cols[0]) if cols else len(X)))
         return np.column_stack(cols)
 
+    def truncate(self, n_rounds: int) -> None:
+        del self.weights[n_rounds:]
+
+    def _scores(self, P: np.ndarray, w: np.ndarray) -> np.ndarray:
+        return P @ w / self.scale
+
     def decision_function(self, X) -> np.ndarray:
-        return self._features(X) @ self._last() / self.scale
+        return self._scores(self._features(X), self._last())
+
+    def running_scores(self, X) -> ReplayScores:
+        return ReplayScores(self._features(X), self._scores)
 
     def staged_decision_function(self, X):
-        P = self._features(X)
-        for w in self.weights:
-            yield P @ w / self.scale
+        for f in self.running_scores(X).advance(self):
+            yield f.copy()
+
+
+class ReplayScores:
+    """The decision on X of a model that keeps one coefficient vector per round (a
+    linear or kernel model): the basis on X is computed once, and each new round costs
+    one product with it.  ``staged_decision_function`` and the validation curves of
+    ``fit(eval_set=...)`` both go through here, so they agree bit for bit."""
+
+    def __init__(self, basis: np.ndarray, scores):
+        self.basis, self._scores = basis, scores
+        self.done = 0
+        self.out: np.ndarray | None = None
+
+    def advance(self, model) -> Iterator[np.ndarray]:
+        while self.done < model.n_rounds:
+            self.out = self._scores(self.basis, model.weights[self.done])
+            self.done += 1
+            yield self.out
+
+    def catch_up(self, model) -> np.ndarray:
+        """The decision after the model's last round (earlier rounds are skipped)."""
+        if self.done < model.n_rounds:
+            self.done = model.n_rounds - 1
+            for _ in self.advance(model):
+                pass
+        return self.out
 
 
 class KernelModel:
@@ -149,18 +187,23 @@ class KernelModel:
     add = LinearModel.add
     copy = LinearModel.copy
     n_rounds = LinearModel.n_rounds
+    truncate = LinearModel.truncate
+    staged_decision_function = LinearModel.staged_decision_function
+
+    def _dual(self, a: np.ndarray) -> np.ndarray:
+        return -self.y * a / self.scale**2
 
     def dual_coef(self) -> np.ndarray:
-        a = self.weights[-1] if self.weights else np.zeros(len(self.y))
-        return -self.y * a / self.scale**2
+        return self._dual(self.weights[-1] if self.weights else np.zeros(len(self.y)))
+
+    def _scores(self, G: np.ndarray, a: np.ndarray) -> np.ndarray:
+        return G @ self._dual(a)
 
     def decision_function(self, X) -> np.ndarray:
         return self.kernel(X, self.X) @ self.dual_coef()
 
-    def staged_decision_function(self, X):
-        G = self.kernel(X, self.X)
-        for a in self.weights:
-            yield G @ (-self.y * a / self.scale**2)
+    def running_scores(self, X) -> ReplayScores:
+        return ReplayScores(self.kernel(X, self.X), self._scores)
 
 
 class _Kernel:
@@ -353,6 +396,19 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         Algorithm 2's sampling.
     verbose : int, default=0
     warm_start : bool, default=False
+    n_iter_no_change : int or None, default=None
+        Early stopping, as in scikit-learn's gradient boosting: hold out
+        ``validation_fraction`` of the training rows (stratified by class; whole queries
+        for the ranker; drawn with ``random_state``), stop once this many rounds in a row
+        have not lowered the held-out loss by more than ``validation_tol`` below its best, and keep
+        the best round's model (``stop_reason_ = "early_stopping"``; see
+        :mod:`oracleboost.boosters.validation`).  None (default): off.
+    validation_fraction : float in (0, 1) or None, default=0.1
+        The held-out fraction.  None: early stopping watches ``eval_set[0]`` (without
+        one, the training loss).
+    validation_tol : float, default=1e-4
+        The least decrease of the watched loss that counts as progress (scikit-learn's
+        ``tol``; here ``tol`` is the certificate's gap).
 
     Attributes
     ----------
@@ -368,6 +424,12 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         2‖g_t‖/t), ``momentum_bound`` (2‖g_t‖/t = ‖Zᵀμ_t‖; NaN without momentum), ``gap``
         (upper bound − margin), ``train_error``, ``time``.
     stop_reason_ : StopReason
+    validation_loss_ : ndarray
+        Early stopping's watched loss after each round, the rounds after the best one
+        (which were cut) included; empty when early stopping is off.
+    best_iteration_ : int or None
+        The weak learners kept by early stopping (the length of ``history_``); None
+        when it is off.
 
     References
     ----------
@@ -385,6 +447,7 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         "kernel": [StrOptions({"linear", "rbf", "poly", "sigmoid", "laplacian", "cosine"}),
                    callable, None],
         "kernel_params": [dict, None],
+        "validation_tol": [Interval(Real, 0, None, closed="left")],
     }
 
     # The margin, not the risk, is what this booster drives; the risk of the
@@ -407,6 +470,9 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         random_state=None,
         verbose: int = 0,
         warm_start: bool = False,
+        n_iter_no_change: int | None = None,
+        validation_fraction: float | None = 0.1,
+        validation_tol: float = 1e-4,
     ):
         self.oracle = oracle
         self.method = method
@@ -421,10 +487,13 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.validation_tol = validation_tol
 
     # -- fit ------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, *, eval_set=None, eval_sample_weight=None):
         """Run up to ``n_estimators`` steps.
 
         Parameters
@@ -437,8 +506,40 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             Weights of the risk ``Σ s_i ℓ(⟨w, z_i⟩) / Σ s_i`` and of the dual
             (q_0 ∝ s): an integer weight equals repeating the row.  They change the
             path, not the max margin (a minimum over the rows of positive weight).
+        eval_set : list of (X, y) pairs, default=None
+            Sets whose risk and error are recorded after every step, as
+            ``history_["val_loss_0"]``, ``history_["val_error_0"]``, …
+        eval_sample_weight : list of array-like or None, default=None
+            The weights of each eval set's risk and error.
         """
-        return self._fit_rounds(X, y, sample_weight)
+        return self._fit_rounds(
+            X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight
+        )
+
+    def _early_stopping_tol(self) -> float:
+        return float(self.validation_tol)  # ``tol`` is the certificate's gap here
+
+    def _eval_target(self, problem: _Problem, y, extra, where: str):
+        index = self._class_index(y, where)
+        target = np.where(index == 1, 1.0, -1.0) if problem.K == 2 else index
+        return target, self._eval_weight(extra, y.shape[0], where)
+
+    def _eval_metrics(self, problem: _Problem, target, weight, scores):
+        """The risk of the scores (binary: Σ s ℓ(−y f); multiclass: the cells
+        ℓ((f_j − f_c)/√2) of Sec. 5.2, summed per row) and ``predict``'s error."""
+        if problem.K == 2:
+            return margin_metrics(problem.loss, target, scores, weight)
+        rows = np.arange(scores.shape[0])
+        cells = (scores[rows, target][:, None] - scores) / math.sqrt(2.0)
+        cells[rows, target] = np.inf  # no row of Z: φ(∞) = 0
+        log_cells = problem.loss.log_phi(cells)
+        top = log_cells.max(axis=1)
+        safe = np.where(np.isfinite(top), top, 0.0)
+        per_row = safe + np.log(np.exp(log_cells - safe[:, None]).sum(axis=1))
+        return {
+            "loss": weighted_mean_of_logs(per_row, weight),
+            "error": weighted_error(np.argmax(scores, axis=1) != target, weight),
+        }
 
     def _setup(self, X, y, sample_weight) -> _Problem:
         name = type(self).__name__

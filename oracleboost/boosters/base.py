@@ -24,6 +24,10 @@ repeated round → finish) and with it the policies every booster shares:
   refitting on the same data continues from the fitted rounds, with the saved state
   (running scores, the seed generator), so a deterministic oracle gives exactly one
   longer fit;
+* **validation curves and early stopping** (:mod:`.validation`): ``fit(eval_set=...)``
+  records each set's loss (and error) after every weak learner from running scores, and
+  ``n_iter_no_change`` holds out rows, stops when their loss stalls and cuts the model
+  back to its best round;
 * **non-finite and diverging losses**: a round whose loss is not finite is discarded and
   the fit stops (``"non_finite"``); a loss that grows past :data:`DIVERGENCE_FACTOR`
   times its best value stops the fit (``"diverged"``) where the booster's theory
@@ -51,13 +55,17 @@ from typing import Any
 
 import joblib
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, is_classifier
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._numerics import logsumexp
+from .._validation import check_sample_weight
 from ..oracles.base import Hypothesis, Oracle, OracleCapabilityError
 from . import _column_kernels as column_kernels
+from .validation import EarlyStopping, EvalSet, held_out_split
 
 __all__ = [
     "StopReason",
@@ -101,6 +109,7 @@ class StopReason(str, Enum):
     ZERO_WEIGHTS = "zero_weights"  # SparseBoost: every example's weight is exactly 0
     ZERO_TRAINING_ERROR = "zero_training_error"  # MadaBoost-type: ε_t = 0 makes η_t = 0
     GAP_CLOSED = "gap_closed"  # the margin certificate's gap fell below tol
+    EARLY_STOPPING = "early_stopping"  # n_iter_no_change rounds without validation progress
     NOT_SEPARABLE = "not_separable"  # the upper bound on the max margin fell below tol
 
     def __str__(self) -> str:
@@ -109,7 +118,7 @@ class StopReason(str, Enum):
     @property
     def resumable(self) -> bool:
         """Whether ``warm_start`` may run more rounds after a fit that stopped here."""
-        return self in (StopReason.MAX_ROUNDS, StopReason.INTERRUPTED)
+        return self in (StopReason.MAX_ROUNDS, StopReason.INTERRUPTED, StopReason.EARLY_STOPPING)
 
 
 class NonFinitePrediction(FloatingPointError):
@@ -219,48 +228,93 @@ class Ensemble:
             trial.add(h, c, norm)
         return trial.l1_norm()
 
+    def truncate(self, n_rounds: int) -> None:
+        """Keep the first ``n_rounds`` rounds (early stopping's best round).
+
+        The coefficients are summed again from the kept rounds' deltas in the order
+        ``add`` summed them, so they equal those of a fit that stopped there, bit for bit;
+        hypotheses are numbered by first use, so the kept ones are a prefix.
+        """
+        if n_rounds >= self.n_rounds:
+            return
+        self.round_index = self.round_index[:n_rounds]
+        self.round_delta = self.round_delta[:n_rounds]
+        used = max(self.round_index, default=-1) + 1
+        self.hypotheses = self.hypotheses[:used]
+        self.norms = self.norms[:used]
+        self.coef = [0.0] * used
+        for j, delta in zip(self.round_index, self.round_delta, strict=True):
+            self.coef[j] += delta
+        self._by_key = {h.key: j for j, h in enumerate(self.hypotheses) if h.key is not None}
+
     def decision_function(self, X) -> np.ndarray:
         """``f(x)``, summed round by round exactly as :meth:`staged_decision_function`
         sums it, so the last staged value equals this bit for bit (as scikit-learn's
         gradient boosting guarantees)."""
-        out = None
-        for running in self._accumulate(X):
-            out = running
-        if out is None:
-            return np.zeros((len(X),) + np.shape(self.intercept)) + self.intercept
-        return out
+        return self.running_scores(X).catch_up(self)
 
     def staged_decision_function(self, X) -> Iterator[np.ndarray]:
         """Yield the decision after each round, adding one term to a running array."""
-        for out in self._accumulate(X):
+        for out in self.running_scores(X).advance(self):
             yield out.copy()
+
+    def running_scores(self, X) -> RunningScores:
+        """The decision on ``X`` kept up to date as rounds are added: the fit's
+        validation curves and the staged predictions are the same sums."""
+        return RunningScores(X, self.intercept)
+
+
+class RunningScores:
+    """``intercept + Σ_{r ≤ t} δ_r h_{j_r}(X)`` for a growing :class:`Ensemble`, one new
+    round at a time: each round predicts its hypothesis on ``X`` once (a recurring one
+    comes from a cache) and adds it to a running array.
+
+    ``staged_decision_function``, ``decision_function`` and the validation curves of
+    ``fit(eval_set=...)`` all sum through this class, so they agree bit for bit.
+    """
 
     #: Predictions of recurring hypotheses kept while summing, at most this many floats
     #: (256 MiB); past it a recurring hypothesis is predicted again.
-    _CACHE_FLOATS = 2**25
+    CACHE_FLOATS = 2**25
 
-    def _accumulate(self, X) -> Iterator[np.ndarray]:
-        """The running sum ``intercept + Σ_{r ≤ t} δ_r h_{j_r}(X)``, one round at a time
-        (the same array, updated in place)."""
-        cached: dict[int, np.ndarray] = {}
-        room = self._CACHE_FLOATS
-        out = None
-        for j, delta in zip(self.round_index, self.round_delta, strict=True):
-            h = self.hypotheses[j]
-            pred = cached.get(j)
+    def __init__(self, X, intercept: float | np.ndarray):
+        self.X = X
+        self.intercept = intercept
+        self.done = 0  # rounds summed so far
+        self.out: np.ndarray | None = None
+        self._cached: dict[int, np.ndarray] = {}
+        self._room = self.CACHE_FLOATS
+
+    def advance(self, ensemble: Ensemble) -> Iterator[np.ndarray]:
+        """Add the ensemble's rounds not summed yet; yield the running array (the same
+        array, updated in place) after each."""
+        while self.done < ensemble.n_rounds:
+            j = ensemble.round_index[self.done]
+            delta = ensemble.round_delta[self.done]
+            h = ensemble.hypotheses[j]
+            pred = self._cached.get(j)
             if pred is None:
-                pred = h.predict(X)
+                pred = h.predict(self.X)
                 if not np.isfinite(pred).all():
-                    raise NonFinitePrediction(h, pred, len(self.round_delta))
+                    raise NonFinitePrediction(h, pred, ensemble.n_rounds)
                 # only hypotheses that can recur are worth keeping
-                if h.key is not None and pred.size <= room:
-                    cached[j] = pred
-                    room -= pred.size
-            if out is None:
-                out = delta * pred + self.intercept
+                if h.key is not None and pred.size <= self._room:
+                    self._cached[j] = pred
+                    self._room -= pred.size
+            if self.out is None:
+                self.out = delta * pred + self.intercept
             else:
-                out += delta * pred
-            yield out
+                self.out += delta * pred
+            self.done += 1
+            yield self.out
+
+    def catch_up(self, ensemble: Ensemble) -> np.ndarray:
+        """The decision after every round of ``ensemble`` (the running array itself)."""
+        for _ in self.advance(ensemble):
+            pass
+        if self.out is None:
+            return np.zeros((len(self.X),) + np.shape(self.intercept)) + self.intercept
+        return self.out
 
 
 class History:
@@ -271,8 +325,23 @@ class History:
         self._rows: dict[str, list[float]] = {k: [] for k in keys}
 
     def append(self, **record: float) -> None:
+        """Add one row; a key the row lacks gets NaN, and a key new to the history (a
+        warm start that adds an ``eval_set``) gets NaN for the earlier rows."""
+        n = len(self)
         for k, v in record.items():
-            self._rows.setdefault(k, []).append(float(v))
+            self._rows.setdefault(k, [math.nan] * n).append(float(v))
+        for column in self._rows.values():
+            if len(column) == n:
+                column.append(math.nan)
+
+    def declare(self, *keys: str) -> None:
+        """Columns that exist (NaN for rows so far) even before a row sets them."""
+        for k in keys:
+            self._rows.setdefault(k, [math.nan] * len(self))
+
+    def truncate(self, n_rows: int) -> None:
+        for k in self._rows:
+            del self._rows[k][n_rows:]
 
     @classmethod
     def from_dict(cls, rows: dict[str, np.ndarray]) -> History:
@@ -390,7 +459,18 @@ class BaseBooster(BaseEstimator):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "warm_start": ["boolean"],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
+        "tol": [Interval(Real, 0, None, closed="left")],
     }
+
+    #: The per-row arguments of ``fit`` after X and y, in order (split with the rows when
+    #: early stopping holds some out), and which of them an ``eval_set`` entry takes from
+    #: its parallel list (``eval_sample_weight``; the ranker's ``eval_qid``).
+    _row_args: tuple[str, ...] = ("sample_weight",)
+    _eval_row_arg = "sample_weight"
+    #: The per-row argument whose groups a held-out split keeps whole (the ranker's qid).
+    _split_groups_arg: str | None = None
 
     # -- fitted model ------------------------------------------------------------------
     @property
@@ -492,24 +572,157 @@ class BaseBooster(BaseEstimator):
         :data:`DIVERGENCE_FACTOR` warns instead of stopping)."""
         return False
 
+    def _eval_target(self, problem: Problem, y: np.ndarray, extra, where: str):
+        """An eval set's ``(target, weight)`` in the booster's own encoding; ``extra`` is
+        its entry of ``eval_sample_weight`` (the ranker: ``eval_qid``)."""
+        raise NotImplementedError
+
+    def _eval_metrics(self, problem: Problem, target, weight: np.ndarray,
+                      scores: np.ndarray) -> dict[str, float]:
+        """``{"loss": …}`` (and ``"error"`` for classifiers) of the running ``scores``
+        (what ``decision_function`` would return before any class mapping)."""
+        raise NotImplementedError
+
+    def _early_stopping_tol(self) -> float:
+        return float(self.tol)
+
     # -- the loop ------------------------------------------------------------------------
-    def _fit_rounds(self, *args, **kwargs):
+    def _fit_rounds(self, X, y, *rows, eval_set=None, eval_rows=None):
         """``fit``: validate → initial state → repeated round → finish, as one transaction.
 
-        Any exception but a ``KeyboardInterrupt`` after a completed round restores the
-        estimator as it was before the call and re-raises.
+        ``rows`` are the per-row arguments named by ``_row_args``; ``eval_set`` is a list
+        of ``(X, y)`` pairs and ``eval_rows`` the parallel list of their
+        ``_eval_row_arg`` (or None).  Any exception but a ``KeyboardInterrupt`` after a
+        completed round restores the estimator as it was before the call and re-raises.
         """
         before = dict(vars(self))
         try:
-            problem = self._setup(*args, **kwargs)
-            self._boost(problem)
+            X, y, rows, held = self._hold_out(X, y, rows)
+            problem = self._setup(X, y, *rows)
+            evals = self._eval_sets(problem, eval_set, eval_rows, held)
+            self._boost(problem, evals)
         except BaseException:
             vars(self).clear()
             vars(self).update(before)
             raise
         return self
 
-    def _boost(self, problem: Problem) -> None:
+    def _early_stopping_on(self) -> bool:
+        return self.n_iter_no_change is not None
+
+    def _hold_out(self, X, y, rows):
+        """Early stopping's held-out split: ``(X, y, rows)`` to train on and the
+        held-out ``(X, y, extra)``, or the arguments unchanged and None."""
+        if not self._early_stopping_on() or self.validation_fraction is None:
+            return X, y, rows, None
+        X, y = validate_data(self, X, y, ensure_all_finite=True)
+        n = X.shape[0]
+        arrays = []
+        for name, a in zip(self._row_args, rows, strict=True):
+            if a is not None:
+                a = np.asarray(a)
+                if a.shape[:1] != (n,):
+                    raise ValueError(f"{name} has shape {a.shape}; X has {n} rows")
+            arrays.append(a)
+        named = dict(zip(self._row_args, arrays, strict=True))
+        groups = named.get(self._split_groups_arg) if self._split_groups_arg else None
+        stratify = None
+        if groups is None and is_classifier(self):
+            check_classification_targets(y)  # "continuous" labels get sklearn's message
+            try:
+                if len(np.unique(y)) >= 2:  # one class: fit's own check says so
+                    stratify = y
+            except TypeError:  # unorderable labels: fit's own check says so
+                pass
+        # kept, so that a warm start on the same data holds out the same rows (also when
+        # random_state is None)
+        signature = data_signature(X, y, *arrays)
+        saved = getattr(self, "_held_out_", None)
+        if saved is not None and saved[0] == signature:
+            train, held = saved[1], saved[2]  # warm start: the same split again
+        else:
+            train, held = held_out_split(
+                n, float(self.validation_fraction), self.random_state,
+                stratify=stratify, groups=groups,
+            )
+        self._held_out_ = (signature, train, held)
+        rows = tuple(None if a is None else a[train] for a in arrays)
+        extra = named.get(self._eval_row_arg)
+        return X[train], y[train], rows, (X[held], y[held], None if extra is None
+                                            else extra[held])
+
+    def _eval_sets(self, problem: Problem, eval_set, eval_rows, held) -> list[EvalSet]:
+        """Check the watched sets against the fitted data (features, classes) and put
+        them in the booster's encoding; errors name ``eval_set[i]``."""
+        evals = []
+        if held is not None:
+            Xh, yh, extra = held
+            target, weight = self._eval_target(problem, yh, extra, "the held-out split")
+            evals.append(EvalSet("heldout", "", Xh, target, weight))
+        if eval_set is None:
+            if eval_rows is not None:
+                raise ValueError(f"eval_{self._eval_row_arg} is given but eval_set is not")
+            return evals
+        if isinstance(eval_set, tuple) or not isinstance(eval_set, Sequence | Iterator):
+            raise TypeError(
+                "eval_set must be a list of (X, y) pairs, e.g. eval_set=[(X_val, y_val)]; "
+                f"got {type(eval_set).__name__}"
+            )
+        eval_set = list(eval_set)
+        extras = [None] * len(eval_set) if eval_rows is None else list(eval_rows)
+        if len(extras) != len(eval_set):
+            raise ValueError(
+                f"eval_{self._eval_row_arg} has {len(extras)} entries but eval_set has "
+                f"{len(eval_set)}; give one per set (None for none)"
+            )
+        for i, (pair, extra) in enumerate(zip(eval_set, extras, strict=True)):
+            where = f"eval_set[{i}]"
+            if not isinstance(pair, Sequence) or len(pair) != 2:
+                raise TypeError(f"{where} must be an (X, y) pair; got {type(pair).__name__}")
+            try:
+                Xv = validate_data(self, pair[0], reset=False, ensure_all_finite=True)
+            except ValueError as exc:
+                raise ValueError(f"{where}: X: {exc}") from exc
+            yv = np.asarray(pair[1])
+            if yv.shape != (Xv.shape[0],):
+                raise ValueError(
+                    f"{where}: y has shape {yv.shape}; its X has {Xv.shape[0]} rows"
+                )
+            target, weight = self._eval_target(problem, yv, extra, where)
+            evals.append(EvalSet("val", f"_{i}", Xv, target, weight))
+        return evals
+
+    def _eval_weight(self, extra, n: int, where: str) -> np.ndarray:
+        name = f"eval_sample_weight ({where})"
+        return check_sample_weight(extra, n, name=name)
+
+    def _class_index(self, y: np.ndarray, where: str) -> np.ndarray:
+        """Indices of ``y``'s labels in ``classes_``; labels unseen in training raise."""
+        try:
+            index = np.searchsorted(self.classes_, y)
+            known = (index < len(self.classes_)) & (
+                self.classes_.take(np.minimum(index, len(self.classes_) - 1)) == y
+            )
+        except TypeError as exc:
+            raise ValueError(f"{where}: y's labels cannot be compared with classes_") from exc
+        if not known.all():
+            raise ValueError(
+                f"{where}: y has labels not seen in training: {np.unique(y[~known])[:5]} "
+                f"(classes_ = {self.classes_})"
+            )
+        return index
+
+    @staticmethod
+    def _numeric_target(y: np.ndarray, where: str) -> np.ndarray:
+        try:
+            yv = np.asarray(y, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: y must be numeric; got {y.dtype}") from exc
+        if not np.isfinite(yv).all():
+            raise ValueError(f"{where}: y contains NaN or inf")
+        return yv
+
+    def _boost(self, problem: Problem, evals: Sequence[EvalSet] = ()) -> None:
         resume = self.warm_start and hasattr(self, "_state_")
         if resume:
             if self._signature_ != problem.signature:
@@ -534,6 +747,22 @@ class BaseBooster(BaseEstimator):
             ensemble = self._new_model(problem, intercept)
             history = History(self._history_keys(problem) + ("cumulative_time",))
             stop = None
+        metrics = ("loss", "error") if is_classifier(self) else ("loss",)
+        for ev in evals:
+            history.declare(*(ev.key(m) for m in metrics))
+            ev.scores = ensemble.running_scores(ev.X)
+            ev.scores.catch_up(ensemble)  # a warm start: its rounds so far, once
+        monitor = None
+        if self._early_stopping_on():
+            key = evals[0].key("loss") if evals else "loss"
+            seen = history.column(key)
+            monitor = EarlyStopping(
+                key, self.n_iter_no_change, self._early_stopping_tol(),
+                seen[-1] if seen else math.inf, len(history), ensemble.n_rounds, state,
+            )
+            # one value per round; a continuation extends the curve up to its best round
+            before = getattr(self, "validation_loss_", ()) if resume else ()
+            curve = list(before[: int(np.argmin(before)) + 1] if len(before) else ())
 
         # Divergence is judged on log(loss): the log-space boosters record it directly
         # (their risk underflows), the others' losses are positive or exactly 0.
@@ -563,6 +792,7 @@ class BaseBooster(BaseEstimator):
                 with _sigint_held():
                     for term in result.terms:
                         ensemble.add(*term)
+                    self._evaluate(problem, evals, ensemble, records)
                     for record in records:
                         record.setdefault("time", elapsed / len(records))
                         done = history.column("cumulative_time")
@@ -602,6 +832,13 @@ class BaseBooster(BaseEstimator):
                                 stacklevel=4,
                             )
                     best = min(best, value)
+                if monitor is not None and records:
+                    curve.append(records[-1][monitor.key])
+                    patience_out = monitor.update(
+                        records[-1][monitor.key], len(history), ensemble.n_rounds, state
+                    )
+                    if patience_out and stop is None:
+                        stop = StopReason.EARLY_STOPPING
         except KeyboardInterrupt:
             if len(history) == 0:
                 raise
@@ -612,11 +849,38 @@ class BaseBooster(BaseEstimator):
                 BoostingWarning,
                 stacklevel=4,
             )
+        if monitor is not None and monitor.rows < len(history):
+            # keep the best model the fit saw (LightGBM's best_iteration)
+            ran = len(history)
+            ensemble.truncate(monitor.rounds)
+            history.truncate(monitor.rows)
+            state = monitor.state
+            if self.verbose:
+                print(f"kept the first {monitor.rows} of {ran} weak learners, where "
+                      f"{monitor.key} was least ({monitor.best:.6g})", file=sys.stdout)
+        self.validation_loss_ = np.asarray(curve if monitor is not None else [], dtype=float)
+        self.best_iteration_ = len(history) if monitor is not None else None
         self.ensemble_ = ensemble
         self.history_ = history.as_dict()
         self.stop_reason_ = StopReason.MAX_ROUNDS if stop is None else stop
         self._state_ = state
         self._signature_ = problem.signature
+
+    def _evaluate(self, problem: Problem, evals: Sequence[EvalSet], model, records) -> None:
+        """Add each watched set's loss (and error) after the round's new terms to the
+        round's records: one value per weak learner when the round used several."""
+        for ev in evals:
+            values = [
+                self._eval_metrics(problem, ev.target, ev.weight, scores)
+                for scores in ev.scores.advance(model)
+            ]
+            if not values:
+                continue
+            if len(values) != len(records):  # one model step for several records
+                values = [values[-1]] * len(records)
+            for record, value in zip(records, values, strict=True):
+                for metric, v in value.items():
+                    record[ev.key(metric)] = v
 
     def _divergence_hint(self, problem: Problem) -> str:
         return "A smaller learning_rate may help."
@@ -753,3 +1017,27 @@ def margin_record(margins: np.ndarray, l1_norm: float) -> float:
     if not l1_norm > 0.0:
         return math.nan
     return float(margins.min() / l1_norm)
+
+
+
+def weighted_mean_of_logs(log_values: np.ndarray, weight: np.ndarray) -> float:
+    """``Σ_i s_i e^{v_i} / Σ_i s_i`` from ``v = log`` of each row's loss, in log space (the
+    exponential risk of a large margin underflows term by term)."""
+    with np.errstate(divide="ignore"):  # a zero weight is a row that does not count
+        log_s = np.log(weight)
+    return math.exp(float(logsumexp(log_s + log_values)) - math.log(float(weight.sum())))
+
+
+def weighted_error(wrong: np.ndarray, weight: np.ndarray) -> float:
+    """``Σ_i s_i [wrong_i] / Σ_i s_i`` (unit weights: the fraction, exactly as
+    ``np.mean(predict(X) != y)``)."""
+    return float(weight[wrong].sum() / weight.sum())
+
+
+def margin_metrics(loss, ypm: np.ndarray, f: np.ndarray, weight: np.ndarray) -> dict[str, float]:
+    """A binary margin classifier's loss ``Σ s φ(y f) / Σ s`` and error (``predict``
+    says ``classes_[1]`` when ``f > 0``, so a tie is wrong on a positive row only)."""
+    return {
+        "loss": weighted_mean_of_logs(loss.log_phi(ypm * f), weight),
+        "error": weighted_error((f > 0) != (ypm > 0), weight),
+    }

@@ -46,6 +46,7 @@ from .base import (
     StopReason,
     data_signature,
     draw_seed,
+    margin_metrics,
     seed_generator,
 )
 from .steps import STEP_RULES, StepRule, StepState, get_step
@@ -126,6 +127,18 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         (the running scores and the seed generator continue, so a deterministic oracle
         gives exactly one longer fit).
 
+    n_iter_no_change : int or None, default=None
+        Early stopping, as in scikit-learn's gradient boosting: hold out
+        ``validation_fraction`` of the training rows (stratified by class; whole queries
+        for the ranker; drawn with ``random_state``), stop once this many rounds in a row
+        have not lowered the held-out loss by more than ``tol`` below its best, and keep
+        the best round's model (``stop_reason_ = "early_stopping"``; see
+        :mod:`oracleboost.boosters.validation`).  None (default): off.
+    validation_fraction : float in (0, 1) or None, default=0.1
+        The held-out fraction.  None: early stopping watches ``eval_set[0]`` (without
+        one, the training loss).
+    tol : float, default=1e-4
+        The least decrease of the watched loss that counts as progress.
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
@@ -144,6 +157,12 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         hypothesis, infinite or zero step), ``"interrupted"``, ``"non_finite"`` or
         ``"diverged"`` (see :mod:`oracleboost.boosters.base`).
 
+    validation_loss_ : ndarray
+        Early stopping's watched loss after each round, the rounds after the best one
+        (which were cut) included; empty when early stopping is off.
+    best_iteration_ : int or None
+        The weak learners kept by early stopping (the length of ``history_``); None
+        when it is off.
     References
     ----------
     Telgarsky, M. (2013). Margins, shrinkage, and boosting. ICML.
@@ -171,6 +190,9 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         verbose: int = 0,
         duality_gap="auto",
         warm_start: bool = False,
+        n_iter_no_change: int | None = None,
+        validation_fraction: float | None = 0.1,
+        tol: float = 1e-4,
     ):
         self.oracle = oracle
         self.loss = loss
@@ -181,6 +203,9 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         self.verbose = verbose
         self.duality_gap = duality_gap
         self.warm_start = warm_start
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.tol = tol
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -188,7 +213,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         return tags
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, *, eval_set=None, eval_sample_weight=None):
         """Boost for up to ``n_estimators`` rounds.
 
         Parameters
@@ -199,8 +224,15 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             Two classes, any labels.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative; the risk is ``Σ_i s_i φ(y_i f(x_i)) / Σ_i s_i``.
+        eval_set : list of (X, y) pairs, default=None
+            Sets whose risk and error are recorded after every round, as
+            ``history_["val_loss_0"]``, ``history_["val_error_0"]``, …
+        eval_sample_weight : list of array-like or None, default=None
+            The weights of each eval set's risk and error.
         """
-        return self._fit_rounds(X, y, sample_weight)
+        return self._fit_rounds(
+            X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight
+        )
 
     def _setup(self, X, y, sample_weight) -> _Problem:
         X, y = validate_data(self, X, y, ensure_all_finite=True)
@@ -342,6 +374,13 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
                 log_phi = log_phi + p.log_s
             log_loss = logsumexp(log_phi) - p.log_mass
         return w, query, entropy, log_loss
+
+    def _eval_target(self, problem: _Problem, y, extra, where: str):
+        ypm = np.where(self._class_index(y, where) == 1, 1, -1).astype(np.int8)
+        return ypm, self._eval_weight(extra, y.shape[0], where)
+
+    def _eval_metrics(self, problem: _Problem, target, weight, scores):
+        return margin_metrics(problem.loss, target, scores, weight)
 
     #: duality_gap="auto" tracks the gap when the diagnostics' estimated peak memory
     #: (:func:`oracleboost.diagnostics.optimal_risk_cost`, linear in the matrix) fits this.

@@ -64,6 +64,7 @@ from .base import (
     draw_seed,
     margin_record,
     seed_generator,
+    weighted_error,
 )
 
 __all__ = [
@@ -148,6 +149,16 @@ class _FunctionalGradientBooster(BaseBooster):
     def _extra_record(self, y, f, s) -> dict[str, float]:
         """Estimator-specific history entries (the classifier adds its training error)."""
         return {}
+
+    def _eval_target(self, problem: _Problem, y, extra, where: str):
+        return (self._numeric_target(y, where), {}), self._eval_weight(extra, y.shape[0], where)
+
+    def _eval_metrics(self, problem: _Problem, target, weight, scores):
+        y, ctx = target
+        out = {"loss": problem.loss(y, scores, weight, **ctx)}
+        if "train_error" in self._extra_keys():
+            out["error"] = self._extra_record(y, scores, weight)["train_error"]
+        return out
 
     # -- the step schedule -------------------------------------------------------------
     def _eta(self, t: int, loss: Loss) -> float:
@@ -349,6 +360,18 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         Keep the fitted weak learners and add more up to ``n_estimators`` on the same
         data (f, Δ, the outer count t and the seed generator continue: a deterministic
         oracle gives exactly one longer fit).
+    n_iter_no_change : int or None, default=None
+        Early stopping, as in scikit-learn's gradient boosting: hold out
+        ``validation_fraction`` of the training rows (stratified by class; whole queries
+        for the ranker; drawn with ``random_state``), stop once this many rounds in a row
+        have not lowered the held-out loss by more than ``tol`` below its best, and keep
+        the best round's model (``stop_reason_ = "early_stopping"``; see
+        :mod:`oracleboost.boosters.validation`).  None (default): off.
+    validation_fraction : float in (0, 1) or None, default=0.1
+        The held-out fraction.  None: early stopping watches ``eval_set[0]`` (without
+        one, the training loss).
+    tol : float, default=1e-4
+        The least decrease of the watched loss that counts as progress.
 
     Attributes
     ----------
@@ -369,6 +392,12 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         twice its best value stops the fit; with subgradients or the decreasing
         schedules of Theorems 4–7 (which bound the average gap, not each step) it warns
         once and goes on.
+    validation_loss_ : ndarray
+        Early stopping's watched loss after each round, the rounds after the best one
+        (which were cut) included; empty when early stopping is off.
+    best_iteration_ : int or None
+        The weak learners kept by early stopping (the length of ``history_``); None
+        when it is off.
 
     Notes
     -----
@@ -406,6 +435,9 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         random_state=None,
         verbose: int = 0,
         warm_start: bool = False,
+        n_iter_no_change: int | None = None,
+        validation_fraction: float | None = 0.1,
+        tol: float = 1e-4,
     ):
         self.oracle = oracle
         self.loss = loss
@@ -419,9 +451,12 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.tol = tol
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, *, eval_set=None, eval_sample_weight=None):
         """Boost with up to ``n_estimators`` weak learners.
 
         Parameters
@@ -429,8 +464,15 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
+        eval_set : list of (X, y) pairs, default=None
+            Sets whose loss (and a classifier's error) is recorded after every weak
+            learner, as ``history_["val_loss_0"]`` (``history_["val_error_0"]``), …
+        eval_sample_weight : list of array-like or None, default=None
+            The weights of each eval set's loss (and error).
         """
-        return self._fit_rounds(X, y, sample_weight)
+        return self._fit_rounds(
+            X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight
+        )
 
     def _setup(self, X, y, sample_weight) -> _Problem:
         X, y = _validate_numeric_target(self, X, y)
@@ -474,6 +516,18 @@ _DOC_COMMON = """
     verbose : int, default=0
     warm_start : bool, default=False
         Continue the fitted weak learners up to ``n_estimators`` (same data).
+    n_iter_no_change : int or None, default=None
+        Early stopping, as in scikit-learn's gradient boosting: hold out
+        ``validation_fraction`` of the training rows (stratified by class; whole queries
+        for the ranker; drawn with ``random_state``), stop once this many rounds in a row
+        have not lowered the held-out loss by more than ``tol`` below its best, and keep
+        the best round's model (``stop_reason_ = "early_stopping"``; see
+        :mod:`oracleboost.boosters.validation`).  None (default): off.
+    validation_fraction : float in (0, 1) or None, default=0.1
+        The held-out fraction.  None: early stopping watches ``eval_set[0]`` (without
+        one, the training loss).
+    tol : float, default=1e-4
+        The least decrease of the watched loss that counts as progress.
 """
 
 
@@ -498,7 +552,7 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    ensemble_, history_, stop_reason_
+    ensemble_, history_, stop_reason_, validation_loss_, best_iteration_
         As for :class:`FunctionalGradientRegressor`; the history also has
         ``train_error`` (weighted training error of the current f), and ``margin`` is the
         ℓ1 margin ``min_i y_i f(x_i)`` (vector scores: ``f_{y_i} − max_{k≠y_i} f_k``)
@@ -524,6 +578,9 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
         random_state=None,
         verbose: int = 0,
         warm_start: bool = False,
+        n_iter_no_change: int | None = None,
+        validation_fraction: float | None = 0.1,
+        tol: float = 1e-4,
     ):
         self.oracle = oracle
         self.loss = loss
@@ -537,6 +594,9 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.tol = tol
 
     def _vector(self) -> bool:
         return self._loss_.name != "logistic"
@@ -567,10 +627,14 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
     def _extra_record(self, y, f, s):
         pred = np.argmax(f, axis=1) if f.ndim == 2 else (f > 0).astype(int)
         truth = y if f.ndim == 2 else (y > 0).astype(int)
-        return {"train_error": float(np.sum(s[pred != truth]) / np.sum(s))}
+        return {"train_error": weighted_error(pred != truth, s)}
+
+    def _eval_target(self, problem: _Problem, y, extra, where: str):
+        yi = self._labels_inside(self._class_index(y, where))
+        return (yi, {}), self._eval_weight(extra, y.shape[0], where)
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, *, eval_set=None, eval_sample_weight=None):
         """Boost with up to ``n_estimators`` weak learners.
 
         Parameters
@@ -578,8 +642,15 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
+        eval_set : list of (X, y) pairs, default=None
+            Sets whose loss (and a classifier's error) is recorded after every weak
+            learner, as ``history_["val_loss_0"]`` (``history_["val_error_0"]``), …
+        eval_sample_weight : list of array-like or None, default=None
+            The weights of each eval set's loss (and error).
         """
-        return self._fit_rounds(X, y, sample_weight)
+        return self._fit_rounds(
+            X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight
+        )
 
     def _setup(self, X, y, sample_weight) -> _Problem:
         X, y = validate_data(self, X, y, ensure_all_finite=True)
@@ -681,6 +752,9 @@ class FunctionalGradientRanker(_FunctionalGradientBooster):
         random_state=None,
         verbose: int = 0,
         warm_start: bool = False,
+        n_iter_no_change: int | None = None,
+        validation_fraction: float | None = 0.1,
+        tol: float = 1e-4,
     ):
         self.oracle = oracle
         self.loss = loss
@@ -694,9 +768,12 @@ class FunctionalGradientRanker(_FunctionalGradientBooster):
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.tol = tol
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, qid):
+    def fit(self, X, y, qid, *, eval_set=None, eval_qid=None):
         """Boost with up to ``n_estimators`` weak learners.
 
         Parameters
@@ -706,8 +783,26 @@ class FunctionalGradientRanker(_FunctionalGradientBooster):
             Graded relevance (larger is better).
         qid : array-like of shape (n_samples,)
             The query of each row; pairs are formed within a query only.
+        eval_set : list of (X, y) pairs, default=None
+            Sets whose ranking loss is recorded after every weak learner, as
+            ``history_["val_loss_0"]``, …; each needs its ``eval_qid``.
+        eval_qid : list of array-like, default=None
+            The query of each row of each eval set (XGBoost's name).
         """
-        return self._fit_rounds(X, y, qid)
+        return self._fit_rounds(X, y, qid, eval_set=eval_set, eval_rows=eval_qid)
+
+    _row_args = ("qid",)
+    _eval_row_arg = "qid"
+    _split_groups_arg = "qid"  # a held-out split keeps each query whole
+
+    def _eval_target(self, problem: _Problem, y, extra, where: str):
+        y = self._numeric_target(y, where)
+        if extra is None:
+            raise ValueError(f"{where} needs its query ids: pass eval_qid=[qid, ...]")
+        qid = np.asarray(extra)
+        if qid.shape != y.shape:
+            raise ValueError(f"eval_qid ({where}) has shape {qid.shape}; y has {y.shape}")
+        return (y, {"groups": qid}), np.ones(y.shape[0])
 
     def _setup(self, X, y, qid) -> _Problem:
         X, y = _validate_numeric_target(self, X, y)

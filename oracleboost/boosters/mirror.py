@@ -85,6 +85,7 @@ from .base import (
     draw_seed,
     margin_record,
     seed_generator,
+    weighted_error,
 )
 from .projections import (
     euclidean_capped_simplex,
@@ -188,6 +189,18 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
     warm_start : bool, default=False
         Continue the fitted rounds up to ``n_estimators`` on the same data.
 
+    n_iter_no_change : int or None, default=None
+        Early stopping, as in scikit-learn's gradient boosting: hold out
+        ``validation_fraction`` of the training rows (stratified by class; whole queries
+        for the ranker; drawn with ``random_state``), stop once this many rounds in a row
+        have not lowered the held-out loss by more than ``tol`` below its best, and keep
+        the best round's model (``stop_reason_ = "early_stopping"``; see
+        :mod:`oracleboost.boosters.validation`).  None (default): off.
+    validation_fraction : float in (0, 1) or None, default=0.1
+        The held-out fraction.  None: early stopping watches ``eval_set[0]`` (without
+        one, the training loss).
+    tol : float, default=1e-4
+        The least decrease of the watched loss that counts as progress.
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -212,6 +225,12 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         ``sample_group``, the Euclidean map with unequal sample weights, and madaboost
         with ν ≠ 1.
     stop_reason_ : StopReason
+    validation_loss_ : ndarray
+        Early stopping's watched loss after each round, the rounds after the best one
+        (which were cut) included; empty when early stopping is off.
+    best_iteration_ : int or None
+        The weak learners kept by early stopping (the length of ``history_``); None
+        when it is off.
 
     References
     ----------
@@ -247,6 +266,9 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         random_state=None,
         verbose: int = 0,
         warm_start: bool = False,
+        n_iter_no_change: int | None = None,
+        validation_fraction: float | None = 0.1,
+        tol: float = 1e-4,
     ):
         self.oracle = oracle
         self.mirror = mirror
@@ -259,6 +281,9 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.tol = tol
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -268,7 +293,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
 
     # -- fit ----------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sample_weight=None, sample_group=None):
+    def fit(self, X, y, sample_weight=None, sample_group=None, *, eval_set=None,
+            eval_sample_weight=None):
         """Boost for up to ``n_estimators`` rounds.
 
         Parameters
@@ -285,8 +311,18 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             k/N (k = ``smoothness``, required); 0 the primary set, left uncapped.  Note:
             with the cap k/N over all N rows, the secondary set's error is guaranteed to
             reach N/(k N_B), not the paper's 1/k (note §1.3).
+        eval_set : list of (X, y) pairs, default=None
+            Sets whose ``loss`` (the vote's error, ties counted as errors) and error (of
+            ``predict``) are recorded after every round, as ``history_["val_loss_0"]``,
+            ``history_["val_error_0"]``, …
+        eval_sample_weight : list of array-like or None, default=None
+            The weights of each eval set's loss and error.
         """
-        return self._fit_rounds(X, y, sample_weight, sample_group)
+        return self._fit_rounds(
+            X, y, sample_weight, sample_group, eval_set=eval_set, eval_rows=eval_sample_weight
+        )
+
+    _row_args = ("sample_weight", "sample_group")
 
     def _resolved_update(self) -> str:
         if self.update != "auto":
@@ -537,21 +573,31 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         return RoundResult(new, (term,), (record,), stop)
 
     # -- records --------------------------------------------------------------------------
+    @staticmethod
+    def _vote_margins(a: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The vote's margins (a f, or f_a − max_{k≠a} f_k) and where ``predict`` errs."""
+        if f.ndim == 1:
+            return a * f, (f > 0) != (a > 0)
+        rows = np.arange(f.shape[0])
+        others = f.copy()
+        others[rows, a] = -np.inf
+        return f[rows, a] - others.max(axis=1), np.argmax(f, axis=1) != a
+
+    def _eval_target(self, problem: _Problem, y, extra, where: str):
+        index = self._class_index(y, where)
+        a = np.where(index == 1, 1.0, -1.0) if problem.K == 2 else index
+        return a, self._eval_weight(extra, y.shape[0], where)
+
+    def _eval_metrics(self, problem: _Problem, target, weight, scores):
+        margins, wrong = self._vote_margins(target, scores)
+        return {"loss": weighted_error(margins <= 0, weight),
+                "error": weighted_error(wrong, weight)}
+
     def _record(self, p: _Problem, f, w_next, gamma, eta, potential, ensemble, terms):
-        s = p.s
-        if p.K == 2:
-            margins = p.a * f
-            predicted_wrong = (f > 0) != (p.a > 0)
-        else:
-            rows = np.arange(f.shape[0])
-            others = f.copy()
-            others[rows, p.a] = -np.inf
-            margins = f[rows, p.a] - others.max(axis=1)
-            predicted_wrong = np.argmax(f, axis=1) != p.a
-        error = float(s[margins <= 0].sum() / s.sum())
+        margins, predicted_wrong = self._vote_margins(p.a, f)
         return {
-            "loss": error,
-            "train_error": float(s[predicted_wrong].sum() / s.sum()),
+            "loss": weighted_error(margins <= 0, p.s),
+            "train_error": weighted_error(predicted_wrong, p.s),
             "edge": gamma,
             "step": eta,
             "eta": eta,
@@ -579,7 +625,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             value = max(1.0 / float(self.smoothness), value)
         return min(1.0, value)
 
-    def _boost(self, problem):
-        super()._boost(problem)
+    def _boost(self, problem, evals=()):
+        super()._boost(problem, evals)
         w = self._state_.w
         self.weights_ = w if problem.K == 2 else w.reshape(-1, problem.K - 1)

@@ -1,0 +1,109 @@
+"""Validation curves and early stopping, shared by every booster.
+
+``fit(..., eval_set=[(X_val, y_val), ...])`` records, after every weak learner, the
+booster's own loss (and a classifier's error) on each set as ``history_["val_loss_0"]``,
+``history_["val_error_0"]``, …  The scores on a set are kept up to date by the model's
+running sums (:class:`~oracleboost.boosters.base.RunningScores`): each round predicts
+only its new hypothesis on the set, never the whole ensemble again.
+
+Early stopping follows scikit-learn's gradient boosting (``n_iter_no_change``,
+``validation_fraction``, ``tol``): when ``n_iter_no_change`` is set, a fraction of the
+training rows is held out (stratified by class for classifiers, by query for rankers,
+drawn with ``random_state``), its curve is ``history_["heldout_loss"]``, and the fit
+stops once ``n_iter_no_change`` rounds in a row have not lowered the held-out loss by
+more than ``tol`` below its best.  Unlike scikit-learn (and like LightGBM's
+``best_iteration``), the model is then cut back to the round of the smallest held-out
+loss, so that what is kept is the best model the fit saw.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sklearn.model_selection import GroupShuffleSplit, train_test_split
+from sklearn.utils import check_random_state
+
+__all__ = ["EvalSet", "EarlyStopping", "held_out_split"]
+
+
+@dataclass
+class EvalSet:
+    """One data set watched during a fit.
+
+    ``target`` and ``weight`` are in the booster's own encoding (``_eval_target``);
+    ``scores`` is the model's running decision on ``X``, attached when the loop starts.
+    History keys are ``f"{prefix}_{metric}{suffix}"``: ``val_loss_0`` for
+    ``eval_set[0]``, ``heldout_loss`` for early stopping's held-out split.
+    """
+
+    prefix: str
+    suffix: str
+    X: Any
+    target: Any
+    weight: np.ndarray
+    scores: Any = field(default=None, repr=False)
+
+    def key(self, metric: str) -> str:
+        return f"{self.prefix}_{metric}{self.suffix}"
+
+
+class EarlyStopping:
+    """Watch one curve; say when to stop and remember the best point.
+
+    A value below ``best − tol`` is progress and restarts the count; the fit stops after
+    ``patience`` rounds without progress.  The best point (the smallest value, even by
+    less than ``tol``) is where the model is cut back to: ``rows`` history records,
+    ``rounds`` model rounds and the booster's ``state`` after it (states are never
+    changed in place, so keeping a reference is enough).
+    """
+
+    def __init__(self, key: str, patience: int, tol: float, value: float, rows: int,
+                 rounds: int, state: Any):
+        self.key, self.patience, self.tol = key, int(patience), float(tol)
+        self.best = value if math.isfinite(value) else math.inf
+        self.rows, self.rounds, self.state = rows, rounds, state
+        self.waited = 0
+
+    def update(self, value: float, rows: int, rounds: int, state: Any) -> bool:
+        """Take the value after a round; True when the patience has run out."""
+        progress = value < self.best - self.tol  # False for NaN
+        if value < self.best:
+            self.best, self.rows, self.rounds, self.state = value, rows, rounds, state
+        self.waited = 0 if progress else self.waited + 1
+        return self.waited >= self.patience
+
+
+def held_out_split(
+    n: int, fraction: float, random_state, *, stratify=None, groups=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Row indices ``(train, held_out)``: a ``fraction`` of the rows, stratified by
+    ``stratify`` (class labels) or whole groups of ``groups`` (query ids) held out.
+
+    Raises ``ValueError`` naming ``validation_fraction`` when no such split exists (a
+    class with a single row, fewer held-out rows than classes, a single query).
+    """
+    rs = check_random_state(random_state)
+    index = np.arange(n)
+    try:
+        if groups is not None:
+            splitter = GroupShuffleSplit(n_splits=1, test_size=fraction, random_state=rs)
+            train, held = next(splitter.split(index, groups=groups))
+        else:
+            train, held = train_test_split(
+                index, test_size=fraction, stratify=stratify, random_state=rs
+            )
+    except ValueError as exc:
+        raise ValueError(
+            f"validation_fraction={fraction}: early stopping cannot hold out this fraction "
+            f"of the {n} training rows ({exc}); change validation_fraction, or set it to "
+            "None to watch eval_set[0]"
+        ) from exc
+    if len(train) == 0 or len(held) == 0:
+        raise ValueError(
+            f"validation_fraction={fraction} leaves {len(train)} training and {len(held)} "
+            f"held-out rows of {n}; both must be non-empty"
+        )
+    return np.sort(train), np.sort(held)
