@@ -292,3 +292,24 @@ def test_warm_start_after_early_stopping_continues_from_the_best_round():
     assert model.n_estimators_ == kept
     # (it may wait longer: its patience restarts at the best round)
     np.testing.assert_array_equal(model.validation_loss_[: len(curve)], curve)
+
+
+@pytest.mark.parametrize("early", [False, True], ids=["full", "early_stopped"])
+@pytest.mark.parametrize("name", CASES)
+def test_last_staged_prediction_equals_predict_bit_for_bit(name, early):
+    """As scikit-learn's gradient boosting guarantees; also for a model cut back to its
+    best round."""
+    make, data, _ = CASES[name]
+    X, y, extra = data()
+    params = {"n_iter_no_change": 3} if early else {}
+    model = make(StumpOracle(), n_estimators=30, random_state=0, **params).fit(X, y, **extra)
+    staged = list(model.staged_predict(X))
+    assert len(staged) == model.n_estimators_
+    np.testing.assert_array_equal(staged[-1], model.predict(X))
+    raw = list(model._staged_raw(X))
+    assert np.array_equal(raw[-1], model._raw(X))
+    if early:
+        # the cut model is the one a fit stopped at that round would give
+        again = make(StumpOracle(), n_estimators=model.n_estimators_, random_state=0,
+                     n_iter_no_change=3 * 30).fit(X, y, **extra)
+        assert np.array_equal(again._raw(X), model._raw(X))

@@ -70,6 +70,7 @@ from .base import (
     weighted_error,
     weighted_mean_of_logs,
 )
+from .validation import documented
 
 __all__ = ["AcceleratedMarginClassifier", "LinearModel", "METHODS"]
 
@@ -356,6 +357,9 @@ class _State:
     gmass: float = 0.0  # the mass of the dual point behind g (Zᵀμ_t = g_t/gmass)
 
 
+@documented(
+    "validation_tol", " (scikit-learn's ``tol``; here ``tol`` is the certificate's gap)"
+)
 class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooster):
     """ℓ2 margin maximization by dual acceleration (Ji, Srebro & Telgarsky 2021).
 
@@ -396,19 +400,7 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         Algorithm 2's sampling.
     verbose : int, default=0
     warm_start : bool, default=False
-    n_iter_no_change : int or None, default=None
-        Early stopping, as in scikit-learn's gradient boosting: hold out
-        ``validation_fraction`` of the training rows (stratified by class; whole queries
-        for the ranker; drawn with ``random_state``), stop once this many rounds in a row
-        have not lowered the held-out loss by more than ``validation_tol`` below its best, and keep
-        the best round's model (``stop_reason_ = "early_stopping"``; see
-        :mod:`oracleboost.boosters.validation`).  None (default): off.
-    validation_fraction : float in (0, 1) or None, default=0.1
-        The held-out fraction.  None: early stopping watches ``eval_set[0]`` (without
-        one, the training loss).
-    validation_tol : float, default=1e-4
-        The least decrease of the watched loss that counts as progress (scikit-learn's
-        ``tol``; here ``tol`` is the certificate's gap).
+    <early stopping parameters>
 
     Attributes
     ----------
@@ -424,12 +416,7 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         2‖g_t‖/t), ``momentum_bound`` (2‖g_t‖/t = ‖Zᵀμ_t‖; NaN without momentum), ``gap``
         (upper bound − margin), ``train_error``, ``time``.
     stop_reason_ : StopReason
-    validation_loss_ : ndarray
-        Early stopping's watched loss after each round, the rounds after the best one
-        (which were cut) included; empty when early stopping is off.
-    best_iteration_ : int or None
-        The weak learners kept by early stopping (the length of ``history_``); None
-        when it is off.
+    <validation attributes>
 
     References
     ----------

@@ -50,6 +50,7 @@ from .base import (
     seed_generator,
 )
 from .steps import STEP_RULES, StepRule, StepState, get_step
+from .validation import documented
 
 __all__ = ["CoordinateBoostingClassifier"]
 
@@ -87,6 +88,7 @@ class _State:
     entropy: float
     rng: np.random.RandomState
 
+@documented()
 class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooster):
     """Binary coordinate-descent boosting on any oracle (Telgarsky 2013, Algorithm 1).
 
@@ -126,19 +128,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         Keep the fitted rounds and add rounds up to ``n_estimators`` on the same data
         (the running scores and the seed generator continue, so a deterministic oracle
         gives exactly one longer fit).
+    <early stopping parameters>
 
-    n_iter_no_change : int or None, default=None
-        Early stopping, as in scikit-learn's gradient boosting: hold out
-        ``validation_fraction`` of the training rows (stratified by class; whole queries
-        for the ranker; drawn with ``random_state``), stop once this many rounds in a row
-        have not lowered the held-out loss by more than ``tol`` below its best, and keep
-        the best round's model (``stop_reason_ = "early_stopping"``; see
-        :mod:`oracleboost.boosters.validation`).  None (default): off.
-    validation_fraction : float in (0, 1) or None, default=0.1
-        The held-out fraction.  None: early stopping watches ``eval_set[0]`` (without
-        one, the training loss).
-    tol : float, default=1e-4
-        The least decrease of the watched loss that counts as progress.
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
@@ -156,13 +147,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         Why fitting ended: the budget, a stop of the algorithm (zero edge, perfect
         hypothesis, infinite or zero step), ``"interrupted"``, ``"non_finite"`` or
         ``"diverged"`` (see :mod:`oracleboost.boosters.base`).
+    <validation attributes>
 
-    validation_loss_ : ndarray
-        Early stopping's watched loss after each round, the rounds after the best one
-        (which were cut) included; empty when early stopping is off.
-    best_iteration_ : int or None
-        The weak learners kept by early stopping (the length of ``history_``); None
-        when it is off.
     References
     ----------
     Telgarsky, M. (2013). Margins, shrinkage, and boosting. ICML.

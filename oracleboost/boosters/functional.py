@@ -66,6 +66,7 @@ from .base import (
     seed_generator,
     weighted_error,
 )
+from .validation import documented
 
 __all__ = [
     "FunctionalGradientRegressor",
@@ -141,6 +142,25 @@ class _FunctionalGradientBooster(BaseBooster):
         "query": [StrOptions({"auto", "project", "correlate"})],
         "init": [StrOptions({"auto"}), Real],
     }
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, sample_weight=None, *, eval_set=None, eval_sample_weight=None):
+        """Boost with up to ``n_estimators`` weak learners.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+        eval_set : list of (X, y) pairs, default=None
+            Sets whose loss (and a classifier's error) is recorded after every weak
+            learner, as ``history_["val_loss_0"]`` (``history_["val_error_0"]``), …
+        eval_sample_weight : list of array-like or None, default=None
+            The weights of each eval set's loss (and error).
+        """
+        return self._fit_rounds(
+            X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight
+        )
 
     def _init_raw(self, loss: Loss, y, s):
         """f_0: the loss' best constant ("auto"), or the given number."""
@@ -327,6 +347,7 @@ class _FunctionalGradientBooster(BaseBooster):
         return (n,)
 
 
+@documented()
 class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
     """Gradient boosting of any oracle on a convex regression loss (Grubb & Bagnell 2011).
 
@@ -360,18 +381,7 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         Keep the fitted weak learners and add more up to ``n_estimators`` on the same
         data (f, Δ, the outer count t and the seed generator continue: a deterministic
         oracle gives exactly one longer fit).
-    n_iter_no_change : int or None, default=None
-        Early stopping, as in scikit-learn's gradient boosting: hold out
-        ``validation_fraction`` of the training rows (stratified by class; whole queries
-        for the ranker; drawn with ``random_state``), stop once this many rounds in a row
-        have not lowered the held-out loss by more than ``tol`` below its best, and keep
-        the best round's model (``stop_reason_ = "early_stopping"``; see
-        :mod:`oracleboost.boosters.validation`).  None (default): off.
-    validation_fraction : float in (0, 1) or None, default=0.1
-        The held-out fraction.  None: early stopping watches ``eval_set[0]`` (without
-        one, the training loss).
-    tol : float, default=1e-4
-        The least decrease of the watched loss that counts as progress.
+    <early stopping parameters>
 
     Attributes
     ----------
@@ -392,12 +402,7 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         twice its best value stops the fit; with subgradients or the decreasing
         schedules of Theorems 4–7 (which bound the average gap, not each step) it warns
         once and goes on.
-    validation_loss_ : ndarray
-        Early stopping's watched loss after each round, the rounds after the best one
-        (which were cut) included; empty when early stopping is off.
-    best_iteration_ : int or None
-        The weak learners kept by early stopping (the length of ``history_``); None
-        when it is off.
+    <validation attributes>
 
     Notes
     -----
@@ -455,25 +460,6 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         self.validation_fraction = validation_fraction
         self.tol = tol
 
-    @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sample_weight=None, *, eval_set=None, eval_sample_weight=None):
-        """Boost with up to ``n_estimators`` weak learners.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-        eval_set : list of (X, y) pairs, default=None
-            Sets whose loss (and a classifier's error) is recorded after every weak
-            learner, as ``history_["val_loss_0"]`` (``history_["val_error_0"]``), …
-        eval_sample_weight : list of array-like or None, default=None
-            The weights of each eval set's loss (and error).
-        """
-        return self._fit_rounds(
-            X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight
-        )
-
     def _setup(self, X, y, sample_weight) -> _Problem:
         X, y = _validate_numeric_target(self, X, y)
         s = check_sample_weight(sample_weight, X.shape[0])
@@ -516,23 +502,14 @@ _DOC_COMMON = """
     verbose : int, default=0
     warm_start : bool, default=False
         Continue the fitted weak learners up to ``n_estimators`` (same data).
-    n_iter_no_change : int or None, default=None
-        Early stopping, as in scikit-learn's gradient boosting: hold out
-        ``validation_fraction`` of the training rows (stratified by class; whole queries
-        for the ranker; drawn with ``random_state``), stop once this many rounds in a row
-        have not lowered the held-out loss by more than ``tol`` below its best, and keep
-        the best round's model (``stop_reason_ = "early_stopping"``; see
-        :mod:`oracleboost.boosters.validation`).  None (default): off.
-    validation_fraction : float in (0, 1) or None, default=0.1
-        The held-out fraction.  None: early stopping watches ``eval_set[0]`` (without
-        one, the training loss).
-    tol : float, default=1e-4
-        The least decrease of the watched loss that counts as progress.
+    <early stopping parameters>
 """
 
 
+@documented()
 class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
-    """Functional gradient boosting for classification (Grubb & Bagnell 2011).
+    # A docstring built from parts is an expression, not a docstring: assigned.
+    __doc__ = """Functional gradient boosting for classification (Grubb & Bagnell 2011).
 
     Binary problems with ``loss="logistic"`` boost a scalar score (y = ±1 inside);
     ``"softmax"`` (cross-entropy) and ``"multiclass_hinge"`` (Crammer & Singer 2002)
@@ -633,25 +610,6 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
         yi = self._labels_inside(self._class_index(y, where))
         return (yi, {}), self._eval_weight(extra, y.shape[0], where)
 
-    @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sample_weight=None, *, eval_set=None, eval_sample_weight=None):
-        """Boost with up to ``n_estimators`` weak learners.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-        eval_set : list of (X, y) pairs, default=None
-            Sets whose loss (and a classifier's error) is recorded after every weak
-            learner, as ``history_["val_loss_0"]`` (``history_["val_error_0"]``), …
-        eval_sample_weight : list of array-like or None, default=None
-            The weights of each eval set's loss (and error).
-        """
-        return self._fit_rounds(
-            X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight
-        )
-
     def _setup(self, X, y, sample_weight) -> _Problem:
         X, y = validate_data(self, X, y, ensure_all_finite=True)
         check_classification_targets(y)
@@ -720,8 +678,9 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
             yield self._proba(f)
 
 
+@documented()
 class FunctionalGradientRanker(_FunctionalGradientBooster):
-    """Functional gradient boosting for ranking with query groups (Grubb & Bagnell 2011, §5).
+    __doc__ = """Functional gradient boosting for ranking by query (Grubb & Bagnell 2011, §5).
 
     The pairwise ranking hinge over the pairs of documents of each query with different
     relevance; its function-space gradient is N·∂R/∂f(x_n) (note §1.2).

@@ -94,6 +94,7 @@ from .projections import (
     kl_hypercube,
     kl_simplex,
 )
+from .validation import documented
 
 __all__ = ["MirrorBoostingClassifier", "ArgmaxVote"]
 
@@ -150,6 +151,7 @@ class _State:
     rng: np.random.RandomState
 
 
+@documented()
 class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooster):
     """Mirror-ascent boosting on any oracle (MABoost; Naghibi & Pfister 2014, Algorithm 1).
 
@@ -188,19 +190,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
     verbose : int, default=0
     warm_start : bool, default=False
         Continue the fitted rounds up to ``n_estimators`` on the same data.
+    <early stopping parameters>
 
-    n_iter_no_change : int or None, default=None
-        Early stopping, as in scikit-learn's gradient boosting: hold out
-        ``validation_fraction`` of the training rows (stratified by class; whole queries
-        for the ranker; drawn with ``random_state``), stop once this many rounds in a row
-        have not lowered the held-out loss by more than ``tol`` below its best, and keep
-        the best round's model (``stop_reason_ = "early_stopping"``; see
-        :mod:`oracleboost.boosters.validation`).  None (default): off.
-    validation_fraction : float in (0, 1) or None, default=0.1
-        The held-out fraction.  None: early stopping watches ``eval_set[0]`` (without
-        one, the training loss).
-    tol : float, default=1e-4
-        The least decrease of the watched loss that counts as progress.
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -225,12 +216,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         ``sample_group``, the Euclidean map with unequal sample weights, and madaboost
         with ν ≠ 1.
     stop_reason_ : StopReason
-    validation_loss_ : ndarray
-        Early stopping's watched loss after each round, the rounds after the best one
-        (which were cut) included; empty when early stopping is off.
-    best_iteration_ : int or None
-        The weak learners kept by early stopping (the length of ``history_``); None
-        when it is off.
+    <validation attributes>
 
     References
     ----------

@@ -26,7 +26,7 @@ import numpy as np
 from sklearn.model_selection import GroupShuffleSplit, train_test_split
 from sklearn.utils import check_random_state
 
-__all__ = ["EvalSet", "EarlyStopping", "held_out_split"]
+__all__ = ["EvalSet", "EarlyStopping", "held_out_split", "documented"]
 
 
 @dataclass
@@ -107,3 +107,40 @@ def held_out_split(
             f"held-out rows of {n}; both must be non-empty"
         )
     return np.sort(train), np.sort(held)
+
+
+_PARAMETERS = """\
+    n_iter_no_change : int or None, default=None
+        Early stopping, as in scikit-learn's gradient boosting: hold out
+        ``validation_fraction`` of the training rows (stratified by class; whole queries
+        for the ranker; drawn with ``random_state``), stop once this many rounds in a row
+        have not lowered the held-out loss by more than ``{tol}`` below its best, and keep
+        the best round's model (``stop_reason_ = "early_stopping"``; see
+        :mod:`oracleboost.boosters.validation`).  None (default): off.
+    validation_fraction : float in (0, 1) or None, default=0.1
+        The held-out fraction.  None: early stopping watches ``eval_set[0]`` (without
+        one, the training loss).
+    {tol} : float, default=1e-4
+        The least decrease of the watched loss that counts as progress{tol_note}."""
+
+_ATTRIBUTES = """\
+    validation_loss_ : ndarray
+        Early stopping's watched loss after each round, the rounds after the best one
+        (which were cut) included; empty when early stopping is off.
+    best_iteration_ : int or None
+        The weak learners kept by early stopping (the length of ``history_``); None
+        when it is off."""
+
+
+def documented(tol: str = "tol", tol_note: str = ""):
+    """Class decorator: fill the ``<early stopping parameters>`` and ``<validation
+    attributes>`` lines of a booster's docstring (one text for every booster)."""
+
+    def fill(cls):
+        params = _PARAMETERS.format(tol=tol, tol_note=tol_note)
+        cls.__doc__ = cls.__doc__.replace("    <early stopping parameters>", params).replace(
+            "    <validation attributes>", _ATTRIBUTES
+        )
+        return cls
+
+    return fill
