@@ -1,8 +1,12 @@
 """Bad input gets a clear error naming the argument; nothing is silently changed."""
 
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+from sklearn.tree import DecisionTreeRegressor
 
 from oracleboost.boosters import CoordinateBoostingClassifier, FunctionalGradientRegressor
 from oracleboost.losses import Huber, get_loss
@@ -207,6 +211,59 @@ def _non_oracle_to_the_cache():
     CachedOracle(object(), None).bind(X)
 
 
+class _BlowsUp(RegressorMixin, BaseEstimator):
+    """Least squares on the sign of x_0 (the two group means of the target), with every
+    fit from the ``from_fit``-th on multiplied by ``factor``: a weak learner whose
+    outputs blow up to near 1e308 in the middle of a fit.  Fits are counted on the class
+    (``SklearnOracle`` fits a fresh clone per query)."""
+
+    fits = 0
+
+    def __init__(self, factor=1e308, from_fit=1):
+        self.factor = factor
+        self.from_fit = from_fit
+
+    def fit(self, X, y, sample_weight=None):
+        type(self).fits += 1
+        right = np.asarray(X)[:, 0] > 0
+        scale = self.factor if type(self).fits >= self.from_fit else 1.0
+        self.means_ = scale * np.array([np.mean(y[~right]), np.mean(y[right])])
+        return self
+
+    def predict(self, X):
+        return self.means_[(np.asarray(X)[:, 0] > 0).astype(int)]
+
+
+def _tree_oracle_with_1e300_in_X():
+    FunctionalGradientRegressor(TreeOracle(), n_estimators=3).fit(_with(X, 5, 1e300), Y_REG)
+
+
+def _huge_hypothesis_outputs():
+    # Squares of 1e200 overflow: the step <h, v>/<h, h> was silently 0 every round.
+    _BlowsUp.fits = 0
+    FunctionalGradientRegressor(SklearnOracle(_BlowsUp(1e200)), n_estimators=3).fit(X, Y_REG)
+
+
+def _outputs_near_1e308_in_repeated_projection():
+    # The second outer iteration's first hypothesis is ~9e307: its step was inf/inf =
+    # NaN, and the next inner projection raised "target contains NaN".
+    _BlowsUp.fits = 0
+    FunctionalGradientRegressor(
+        SklearnOracle(_BlowsUp(1e308, from_fit=2)), projection="repeated", n_estimators=6
+    ).fit(X, Y_REG)
+
+
+def _correlate_answers_whose_squares_overflow():
+    # a correlate answer is scale-free, but the functional step divides by <h, h>
+    FunctionalGradientRegressor(LinearOracle(), query="correlate", n_estimators=3).fit(
+        X * 1e200, Y_REG
+    )
+
+
+def _correlation_vector_beyond_float64():
+    MatrixOracle(np.full((4, 2), 1e308)).bind(np.arange(4)).correlation_vector(np.ones(4))
+
+
 @pytest.mark.parametrize(
     "hostile, error, match",
     [
@@ -214,15 +271,105 @@ def _non_oracle_to_the_cache():
          r"FunctionalGradientRegressor: a weak learner of SklearnOracle\(.*\) .*NaN on 5 of 40"),
         (_string_y_to_a_regressor, ValueError, r"y must be numeric"),
         (_non_oracle_to_the_cache, TypeError, r"CachedOracle.*oracle"),
+        (_tree_oracle_with_1e300_in_X, ValueError,
+         r"X has a finite value of magnitude 1e\+300, beyond float32's range "
+         r"\(np\.finfo\(np\.float32\)\.max = 3\.403e\+38\): TreeOracle grows scikit-learn "
+         r"trees, which compute in float32.*Rescale X.*StumpOracle or LightGBMOracle"),
+        (_huge_hypothesis_outputs, OverflowError,
+         r"^SklearnOracle's hypothesis outputs overflow float64 \(max \|h\| = 1e\+200\)"),
+        (_outputs_near_1e308_in_repeated_projection, OverflowError,
+         r"^SklearnOracle's hypothesis outputs overflow float64 \(max \|h\| = \d\.\d+e\+307\)"
+         r".*asked to fit values of at most \d"),
+        (_correlate_answers_whose_squares_overflow, OverflowError,
+         r"^FunctionalGradientRegressor: LinearOracle's hypothesis outputs overflow float64"),
+        (_correlation_vector_beyond_float64, OverflowError,
+         r"^MatrixOracle's correlation vector Hᵀr overflows float64"),
     ],
-    ids=["nan-on-new-rows", "string-y", "cached-non-oracle"],
+    ids=["nan-on-new-rows", "string-y", "cached-non-oracle", "tree-oracle-1e300-in-X",
+         "huge-hypothesis-outputs", "outputs-near-1e308-repeated", "correlate-squares-overflow",
+         "correlation-vector-overflow"],
 )
 def test_hostile_inputs_get_a_clear_error(hostile, error, match):
-    with pytest.raises(error, match=match):
-        hostile()
+    with warnings.catch_warnings():
+        # the clear error, and no RuntimeWarning (overflow, invalid value) on the way,
+        # from scikit-learn or NumPy either
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(error, match=match):
+            hostile()
     # and staged predictions say the same, instead of yielding NaN
     if hostile is _nan_on_new_rows:
         model = FunctionalGradientRegressor(SklearnOracle(_NaNOutsideTraining(3)),
                                             n_estimators=3).fit(X, Y_REG)
         with pytest.raises(FloatingPointError, match="NaN"):
             list(model.staged_predict(np.full((2, 3), 100.0)))
+
+
+def test_tree_oracles_take_X_up_to_the_float32_limit_and_refuse_beyond_it():
+    """The limit is exactly float32's: its largest value is taken (and split on), the
+    next float64 past the rounding boundary is refused, by TreeOracle and by a
+    SklearnOracle of a scikit-learn tree, and at predict time by their trees."""
+    top = float(np.finfo(np.float32).max)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        h = TreeOracle(max_depth=1).bind(_with(X, 5, top)).project(Y_REG)
+        assert np.all(np.isfinite(h.train_output))
+        over = 2.0**128 - 2.0**103  # rounds to inf in float32; the float64 below it does not
+        assert np.isfinite(np.float32(np.nextafter(over, 0.0)))
+        for oracle in (TreeOracle(), SklearnOracle(DecisionTreeRegressor(max_depth=2))):
+            with pytest.raises(ValueError, match=r"X has a finite value of magnitude 3\.4\d*e\+38"):
+                oracle.bind(_with(X, 5, over))
+        model = FunctionalGradientRegressor(TreeOracle(), n_estimators=2).fit(X, Y_REG)
+        with pytest.raises(ValueError, match=r"float32's range.*DecisionTreeRegressor hypothesis"):
+            model.predict(_with(X, 0, -1e300))
+
+
+@pytest.mark.parametrize("projection", ["naive", "residual", "repeated"])
+def test_columns_near_the_float64_limit_fit_as_the_unscaled_columns(projection):
+    """LinearOracle / MatrixOracle columns scaled by 2**1000 (up to 2.7e301): their
+    ``project`` squared them and overflowed (RuntimeWarnings, then NaN gains and a zero
+    hypothesis).  It now works on columns scaled by powers of two, exactly, so the fit is
+    that of the unscaled columns: same losses, same predictions."""
+    big = np.ldexp(X, 1000)
+    rows = np.arange(len(X))[:, None]
+    kw = dict(projection=projection, n_estimators=6, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ref = FunctionalGradientRegressor(LinearOracle(), **kw).fit(X, Y_REG)
+        linear = FunctionalGradientRegressor(LinearOracle(), **kw).fit(big, Y_REG)
+        matrix = FunctionalGradientRegressor(MatrixOracle(big), **kw).fit(rows, Y_REG)
+        assert ref.history_["loss"][-1] < 0.9 * ref.history_["loss"][0]  # it fits
+        for model, data in [(linear, big), (matrix, rows)]:
+            np.testing.assert_allclose(model.history_["loss"], ref.history_["loss"], rtol=1e-12)
+            np.testing.assert_allclose(model.predict(data), ref.predict(X), rtol=1e-12)
+
+
+def test_correlate_on_columns_near_the_float64_limit_picks_the_unscaled_answer():
+    """``Hᵀr`` over columns of magnitude up to 2**1023 overflowed on the way; correlate
+    compares it scaled by a power of two instead, so it picks the column (and sign) the
+    same class at scale 1 picks, without a warning."""
+    rs = np.random.RandomState(1)
+    H = rs.uniform(-1, 1, (40, 6))
+    r = rs.uniform(0.5, 1.0, 40) * np.sign(H[:, 3])
+    expected = MatrixOracle(H).bind(np.arange(40)).correlate(r)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        got = MatrixOracle(np.ldexp(H, 1023)).bind(np.arange(40)).correlate(r)
+    assert (got.j, got.scale) == (expected.j, expected.scale) == (3, 1.0)
+    # the sum behind the answer's own entry passes 2**1024 > the float64 maximum at this scale
+    assert np.sum(np.abs(H[:, 3] * r)) > 2.0
+
+
+def test_dual_acceleration_on_features_beyond_float64_squares_is_scale_free():
+    """Row norms of features near 1e200 overflowed (scale_ = inf: a stop after one step
+    with a wrong model); they are taken on X / max|X| now, and the margin path is that
+    of the unscaled features."""
+    from oracleboost.boosters import AcceleratedMarginClassifier
+
+    Xc, yc = rng.randn(80, 3), (rng.randn(80) > 0).astype(int)
+    kw = dict(n_estimators=30, tol=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        ref = AcceleratedMarginClassifier(LinearOracle(), **kw).fit(Xc, yc)
+        big = AcceleratedMarginClassifier(LinearOracle(), **kw).fit(Xc * 2.0**700, yc)
+    np.testing.assert_allclose(big.history_["margin"], ref.history_["margin"], rtol=1e-10)
+    np.testing.assert_array_equal(big.predict(Xc * 2.0**700), ref.predict(Xc))

@@ -564,6 +564,17 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         H = bound.columns()
         norms = np.sqrt(np.einsum("ij,ij->i", H, H) + float(self.fit_intercept))
         scale = float(norms.max())
+        if not math.isfinite(scale):
+            # entries beyond ~1e154 overflow their squares: the norms of H / max|H|
+            peak = float(np.abs(H).max())
+            scale = peak * float(np.sqrt(
+                np.einsum("ij,ij->i", H / peak, H / peak) + float(self.fit_intercept) / peak / peak
+            ).max())
+            if not math.isfinite(scale):
+                raise OverflowError(
+                    f"{name}: the rows of {type(oracle).__name__}'s columns have norms beyond "
+                    f"float64 (max |x| = {peak:.3g}); rescale X"
+                )
         if not scale > 0.0:
             raise ValueError(f"{name}: every example is the zero vector; no margin exists")
         self.scale_ = scale

@@ -292,6 +292,15 @@ class _FunctionalGradientBooster(BaseBooster):
             h = proj(target)  # 2. PROJ
             out = h.train_output
             hh = ip(out, out)
+            if not math.isfinite(hh):
+                # (project answers are refused by the oracle's own check; a correlate
+                # answer is scale-free, but this step divides by its squared norm)
+                raise OverflowError(
+                    f"{type(self).__name__}: {type(p.bound.oracle).__name__}'s hypothesis "
+                    f"outputs overflow float64 (max |h| = {np.abs(out).max():.3g}): their "
+                    "squared norm <h, h>, which the step divides by, passes the float64 "
+                    "maximum; rescale X or the weak learner's outputs"
+                )
             if hh == 0.0:
                 stop = StopReason.ZERO_HYPOTHESIS
                 break

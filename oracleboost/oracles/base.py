@@ -39,7 +39,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array
 
-from .._validation import check_query, check_sample_weight
+from .._validation import check_finite_array, check_query, check_sample_weight
 
 __all__ = [
     "Capabilities",
@@ -173,7 +173,9 @@ class BoundOracle:
         target = check_query(target, self.n_samples, "target")
         w = None if sample_weight is None else check_sample_weight(sample_weight, self.n_samples)
         self._require("project", target.ndim)
-        return self._checked(self._project(target, w, random_state), target.shape)
+        h = self._checked(self._project(target, w, random_state), target.shape)
+        self._check_squared_norm(h.train_output, w, target)
+        return h
 
     def correlation_vector(self, r) -> np.ndarray:
         """``H^T r``: the inner product of ``r`` with every hypothesis of a finite class.
@@ -181,7 +183,7 @@ class BoundOracle:
         ``r`` of shape (n,) gives shape (J,); a block of shape (n, K) gives (J, K)."""
         r = check_query(r, self.n_samples, "r")
         self._require_finite("the whole correlation vector")
-        return self._correlation_vector(r)
+        return self._representable(self._correlation_vector(r), "correlation vector Hᵀr")
 
     def combine(self, w) -> np.ndarray:
         """``H w``: the outputs ``Σ_j w_j h_j(x_i)`` of a weighting ``w`` of a finite class
@@ -190,7 +192,8 @@ class BoundOracle:
         w = np.asarray(w, dtype=np.float64)
         if w.ndim not in (1, 2):
             raise ValueError(f"w must have shape (J,) or (J, k); got {w.shape}")
-        return self._combine(w)
+        check_finite_array(w, "w", ndim=(1, 2))
+        return self._representable(self._combine(w), "combination Hw")
 
     def columns(self) -> np.ndarray:
         """The finite class on the training points: ``H[i, j] = h_j(x_i)``, shape (n, J).
@@ -256,13 +259,95 @@ class BoundOracle:
                 f"expected {shape}"
             )
         if not np.isfinite(out).all():
+            nan = int(np.isnan(out).sum())
             raise FloatingPointError(
-                f"{type(self.oracle).__name__} returned a hypothesis with non-finite outputs"
+                f"{type(self.oracle).__name__} returned a hypothesis with non-finite outputs "
+                f"(NaN on {nan} and ±inf on {int((~np.isfinite(out)).sum()) - nan} of "
+                f"{out.size} training outputs); a weak learner must return finite numbers"
             )
         h.train_output = out
         return h
 
+    def _check_squared_norm(
+        self, out: np.ndarray, w: np.ndarray | None, target: np.ndarray
+    ) -> None:
+        """Refuse a ``project`` answer whose weighted sum of squares ``Σ w·h²`` passes
+        float64's range.
+
+        Finite outputs whose squares pass float64's range (|h| above ~1e154, and outputs
+        near 1e308 in any case) break the least-squares arithmetic every consumer does
+        with a projection: its squared norm ``<h, h>``, the divisor of the step
+        ``<h, v>/<h, h>``, overflows to inf and the step becomes 0 or NaN, far from the
+        oracle that caused it (a NaN target of the next query, a silent zero step).  Such
+        an answer is no least-squares fit either: unless the target is as large,
+        ``Σ w (target − h)²`` is infinite, worse than ``h = 0``.
+        """
+        if not _squared_norm_overflows(out, w):
+            return
+        name = type(self.oracle).__name__
+        peak, t_peak = _peak(out), _peak(target)
+        if _squared_norm_overflows(target, w):
+            why = (
+                f"the values it was asked to fit are as large (max |target| = {t_peak:.3g}): "
+                "rescale y (or the loss' gradients) so that squares stay finite"
+            )
+        else:
+            why = (
+                f"it was asked to fit values of at most {t_peak:.3g}, so this answer is no "
+                "least-squares fit (it is infinitely worse than h = 0): use a weak learner "
+                "whose outputs stay on the scale of its targets"
+            )
+        raise OverflowError(
+            f"{name}'s hypothesis outputs overflow float64 (max |h| = {peak:.3g}): their "
+            f"weighted sum of squares Σ w·h², the squared norm a least-squares step divides "
+            f"by, exceeds the float64 maximum {_FLOAT64_MAX:.3g}; {why}"
+        )
+
+    def _representable(self, out: np.ndarray, what: str) -> np.ndarray:
+        """``out`` if every entry is finite, else an ``OverflowError`` naming the oracle."""
+        if not np.isfinite(out).all():
+            raise OverflowError(
+                f"{type(self.oracle).__name__}'s {what} overflows float64 (an entry passes "
+                f"±{_FLOAT64_MAX:.3g}): the columns of the class or the query vector are "
+                "too large; rescale them"
+            )
+        return out
+
+
+_FLOAT64_MAX = float(np.finfo(np.float64).max)
+
+
+def _peak(a: np.ndarray) -> float:
+    """``max |a|`` (0 for an empty array) without a temporary."""
+    return float(max(a.max(), -a.min())) if a.size else 0.0
+
+
+def _squared_norm_overflows(a: np.ndarray, w: np.ndarray | None) -> bool:
+    """Whether ``Σ_i w_i ||a_i||²`` (``w=None``: unit weights) passes float64's range, for
+    finite ``a`` of shape (n,) or (n, K) and finite ``w ≥ 0``.
+
+    Decided without computing it where it cannot overflow (``|a| < 2**400`` and
+    ``w < 2**170``: the sum is below ``n · 2**970``), else on ``a`` scaled by a power of
+    two to below 1 (exact), so that nothing overflows on the way and nothing warns.
+    """
+    peak = _peak(a)
+    if peak < 2.0**400 and (w is None or float(w.max()) < 2.0**170):
+        return False
+    e = int(np.frexp(peak)[1])  # peak < 2**e
+    u = np.ldexp(a, -e)
+    sq = u * u if u.ndim == 1 else np.sum(u * u, axis=1)
+    with np.errstate(over="ignore"):
+        total = float(np.sum(sq) if w is None else np.dot(w, sq))
+        return not np.isfinite(np.ldexp(total, 2 * e))
+
 
 def check_X(X, name: str = "X") -> np.ndarray:
-    """Validate a feature matrix: 2-D, numeric, finite, float64, with at least one row."""
-    return check_array(X, dtype=np.float64, ensure_all_finite=True, input_name=name)
+    """Validate a feature matrix: 2-D, numeric, finite, float64, with at least one row.
+
+    scikit-learn's finiteness check first sums X and looks at the sum; finite entries
+    near the float64 maximum overflow that sum (an ``overflow`` or ``invalid value``
+    RuntimeWarning) before it falls back to checking entry by entry, which decides.
+    The warning says nothing about the data, so it is silenced here.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        return check_array(X, dtype=np.float64, ensure_all_finite=True, input_name=name)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_finite_array
-from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
+from .base import BoundOracle, Capabilities, Hypothesis, Oracle, _peak, check_X
 
 __all__ = ["MatrixOracle", "LinearOracle", "MatrixColumn", "LinearCoordinate"]
 
@@ -30,7 +30,8 @@ class MatrixColumn(Hypothesis):
         self.key = ("column", self.j)
 
     def predict(self, X) -> np.ndarray:
-        return self.scale * self.column[_row_indices(X, len(self.column))]
+        with np.errstate(over="ignore"):  # beyond float64: the booster names the oracle
+            return self.scale * self.column[_row_indices(X, len(self.column))]
 
     def __repr__(self) -> str:
         return f"MatrixColumn(j={self.j}, scale={self.scale:g})"
@@ -45,7 +46,8 @@ class LinearCoordinate(Hypothesis):
         self.key = ("feature", self.j)
 
     def predict(self, X) -> np.ndarray:
-        return self.scale * check_X(X)[:, self.j]
+        with np.errstate(over="ignore"):  # beyond float64: the booster names the oracle
+            return self.scale * check_X(X)[:, self.j]
 
     def feature_importances(self, n_features: int) -> np.ndarray:
         out = np.zeros(n_features)
@@ -74,16 +76,52 @@ def _row_indices(X, n_rows: int) -> np.ndarray:
 
 
 class _BoundColumns(BoundOracle):
+    """A finite class held as its matrix ``A`` on the training points (n, J).
+
+    Products with ``A`` are computed so that nothing overflows on the way (columns near
+    1e308, or squared above ~1e154, made ``A.T @ r`` and ``A**2`` overflow): a query
+    vector is scaled by a power of two first where the product could pass float64's
+    range, and ``project`` works on copies scaled by powers of two.  Powers of two
+    scale exactly, so on ordinary data the answers are those of the plain formulas.
+    """
+
     def __init__(self, oracle, A: np.ndarray, make):
         super().__init__(oracle, A.shape[0])
         self.A = A
         self._make = make
+        self._col_exp = None  # per column j: max |A_j| < 2**col_exp[j]; computed on first use
+
+    def _column_exponents(self) -> np.ndarray:
+        if self._col_exp is None:
+            peaks = np.maximum(self.A.max(axis=0), -self.A.min(axis=0))
+            # at least -1000, so that the factor 2**-e below stays finite for tiny columns
+            self._col_exp = np.maximum(np.frexp(peaks)[1], -1000)
+        return self._col_exp
+
+    def _product(self, M: np.ndarray, v: np.ndarray, unscale: bool = True) -> np.ndarray:
+        """``M @ v`` for ``M`` one of ``A``, ``A.T``, without overflow on the way.
+
+        Every partial sum is at most ``max|A| · Σ|v_i| < 2**(e_A + e_v + bits(len(v)))``;
+        where that could pass float64's range, ``v`` is scaled by ``2**-k`` (exact) and
+        the product by ``2**k`` after (``unscale``; entries beyond the range become ±inf,
+        which the public methods report), or left scaled for callers that only compare.
+        """
+        e_a = int(self._column_exponents().max())
+        e_v = int(np.frexp(_peak(v))[1])
+        k = e_a + e_v + int(v.shape[0]).bit_length() - 1021
+        if k <= 0:
+            return M @ v
+        out = M @ np.ldexp(v, -k)
+        if not unscale:
+            return out
+        with np.errstate(over="ignore"):
+            return np.ldexp(out, k)
 
     def _correlation_vector(self, r):
-        return self.A.T @ r
+        return self._product(self.A.T, r)
 
     def _combine(self, w):
-        return self.A @ w
+        return self._product(self.A, w)
 
     def _columns(self):
         view = self.A.view()
@@ -96,21 +134,38 @@ class _BoundColumns(BoundOracle):
         return self._answer(j, scale)
 
     def _correlate(self, r, random_state):
-        c = self.A.T @ r
+        c = self._product(self.A.T, r, unscale=False)  # Aᵀr up to a power of two
         j = int(np.argmax(np.abs(c)))  # first index on ties
         return self._answer(j, 1.0 if c[j] >= 0 else -1.0)
 
     def _project(self, target, sample_weight, random_state):
+        # The best column in weighted least squares: argmax_j b_j²/q_j with b = Aᵀ(w t),
+        # q = (A²)ᵀw, and its coefficient b_j/q_j.  Computed on copies scaled by powers
+        # of two (exact): column j by 2**-e_j (max |A_j| < 1), w and t to max < 1, so
+        # |b_j| < n, q_j < n and b_j²/q_j <= Σ w t² < n (Cauchy–Schwarz) never overflow.
+        # The gains all scale by one power of two (same argmax, same ties) and the
+        # coefficient is scaled back exactly.
         w = np.ones(self.n_samples) if sample_weight is None else sample_weight
-        b = self.A.T @ (w * target)
-        q = (self.A**2).T @ w
+        col_exp = self._column_exponents()
+        e_w = int(np.frexp(float(w.max()))[1])
+        e_t = int(np.frexp(_peak(target))[1])
+        w_s = np.ldexp(w, -e_w)
+        A_s = self.A * np.ldexp(1.0, -col_exp)
+        b = A_s.T @ (w_s * np.ldexp(target, -e_t))
+        np.multiply(A_s, A_s, out=A_s)
+        q = A_s.T @ w_s
         gain = np.where(q > 0, b**2 / np.where(q > 0, q, 1.0), -np.inf)
         j = int(np.argmax(gain))
-        return self._answer(j, b[j] / q[j] if q[j] > 0 else 0.0)
+        if not q[j] > 0:
+            return self._answer(j, 0.0)
+        with np.errstate(over="ignore"):  # a coefficient beyond float64: reported by _checked
+            scale = float(np.ldexp(b[j] / q[j], e_t - int(col_exp[j])))
+        return self._answer(j, scale)
 
     def _answer(self, j, scale):
         h = self._make(j, scale)
-        h.train_output = scale * self.A[:, j]
+        with np.errstate(over="ignore", invalid="ignore"):  # non-finite: reported by _checked
+            h.train_output = scale * self.A[:, j]
         return h
 
 

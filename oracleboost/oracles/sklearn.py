@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPRegressor
-from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from sklearn.tree import BaseDecisionTree, DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import has_fit_parameter
 
@@ -39,6 +39,31 @@ __all__ = ["SklearnOracle", "TreeOracle", "MLPOracle", "FittedEstimator"]
 
 #: Values of ``SklearnOracle(weighting=...)``.
 _WEIGHTINGS = ("sample_weight", "resample")
+
+#: The largest float32, ≈ 3.4e38: scikit-learn's trees cast X to float32.
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+#: Values from here on round to inf in float32 (FLT_MAX plus half its last unit).
+_FLOAT32_OVERFLOW = 2.0**128 - 2.0**103
+
+
+def _check_float32_range(X: np.ndarray, who: str) -> None:
+    """Refuse a finite ``X`` that scikit-learn's trees cannot hold.
+
+    They cast ``X`` to float32, where magnitudes from just above
+    ``np.finfo(np.float32).max`` (≈ 3.4e38) on become inf, and then fail deep inside
+    scikit-learn with its float32 message and overflow warnings.  ``who`` says what grows
+    or holds the trees ("TreeOracle grows", "this DecisionTreeRegressor hypothesis is
+    one of").
+    """
+    top = float(max(X.max(), -X.min())) if X.size else 0.0
+    if top >= _FLOAT32_OVERFLOW:  # False for NaN: scikit-learn's own checks name it
+        raise ValueError(
+            f"X has a finite value of magnitude {top:.3g}, beyond float32's range "
+            f"(np.finfo(np.float32).max = {_FLOAT32_MAX:.4g}): {who} scikit-learn trees, "
+            "which compute in float32 and cannot split on or predict such values. Rescale "
+            "X (e.g. divide each column by its largest absolute value), or use StumpOracle "
+            "or LightGBMOracle, which keep X in float64"
+        )
 
 
 class FittedEstimator(Hypothesis):
@@ -53,6 +78,10 @@ class FittedEstimator(Hypothesis):
         self.output_scale = float(output_scale)
 
     def predict(self, X) -> np.ndarray:
+        if isinstance(self.estimator, BaseDecisionTree) and isinstance(X, np.ndarray) and (
+            X.dtype.kind == "f"
+        ):
+            _check_float32_range(X, f"this {type(self.estimator).__name__} hypothesis is one of")
         return np.asarray(self.estimator.predict(X), dtype=np.float64) * self.output_scale
 
     def feature_importances(self, n_features: int) -> np.ndarray | None:
@@ -333,6 +362,8 @@ class SklearnOracle(Oracle):
         ):
             raise TypeError(_no_weights_message(est, "weighted classification (correlate) needs"))
         X = check_X(X)
+        if isinstance(est, BaseDecisionTree):
+            _check_float32_range(X, f"SklearnOracle({type(est).__name__}) grows")
         reg, clf = (None, est) if kind == "classifier" else (est, None)
         return _BoundEstimator(
             self, X, reg, clf, normalize_target=False, weighting=self.weighting
@@ -353,6 +384,11 @@ class TreeOracle(Oracle):
     ``|r|`` (±1 outputs, as in discrete AdaBoost with trees); ``project`` grows a
     ``DecisionTreeRegressor`` on the target with the given weights (least squares,
     Friedman's gradient boosting; multi-output for (n, K) targets).
+
+    scikit-learn's trees compute in float32, so ``X`` must stay within its range
+    (``|x| <= np.finfo(np.float32).max``, about 3.4e38): ``bind`` refuses larger finite
+    values with a ``ValueError`` (rescale ``X``, or use :class:`StumpOracle` or
+    :class:`LightGBMOracle`, which keep ``X`` in float64).
 
     Parameters
     ----------
@@ -401,7 +437,9 @@ class TreeOracle(Oracle):
         # Let scikit-learn validate the parameters now, with its own messages.
         reg._validate_params()
         clf._validate_params()
-        return _BoundEstimator(self, check_X(X), reg, clf, normalize_target=False)
+        X = check_X(X)
+        _check_float32_range(X, "TreeOracle grows")
+        return _BoundEstimator(self, X, reg, clf, normalize_target=False)
 
 
 class MLPOracle(Oracle):
