@@ -38,7 +38,7 @@ def test_every_example_has_a_docstring_and_main():
     names = {p.stem for p in scripts}
     assert {
         "swap_weak_learner", "boost_any_regressor", "cache_oracle_calls", "watch_margins_and_gap",
-        "experiment_grid_dask",
+        "experiment_grid_dask", "early_stopping",
     } <= names
     readme = (EXAMPLES / "README.md").read_text()
     for path in scripts:
@@ -156,3 +156,64 @@ def test_fastest_example_runs_as_a_script_from_the_root():
     assert lines[0].startswith("1. Telgarsky 2012")
     assert sum(line.strip().startswith("stop:") for line in lines) == 2
     assert not list(ROOT.glob("*.png")) and not list(EXAMPLES.glob("*.png"))
+
+
+def test_early_stopping_stops_early_and_keeps_a_better_model(empty_cwd, capsys):
+    from oracleboost.boosters import StopReason
+
+    results = load("early_stopping").main([])
+    out = capsys.readouterr().out
+    assert "stop_reason_='early_stopping'" in out and "test error: early-stopped" in out
+    long, early = results["long"], results["early"]
+    X_test, y_test = results["X_test"], results["y_test"]
+    errors = results["test_error"]
+    # Every threshold below held for the seeds 0-49 (--seed), with identical figures under
+    # OPENBLAS_CORETYPE=Haswell and SkylakeX; the seed-by-seed margins are in the comments.
+
+    # the long run overfits: the training loss keeps falling while the test loss is least
+    # early (by round 17) and then grows (at least 6.2-fold), and the test error rises
+    # above its least value (by at least 0.0225)
+    h = long.history_
+    assert len(h["loss"]) == 1000 and long.stop_reason_ == StopReason.MAX_ROUNDS
+    assert h["loss"][-1] < 0.5 * h["loss"][0]  # 0.21 or less, from about 0.9
+    assert np.argmin(h["val_loss_0"]) < 50
+    assert h["val_loss_0"][-1] > 3 * h["val_loss_0"].min()
+    assert errors["long_last"] == h["val_error_0"][-1]
+    assert errors["long_best"] == h["val_error_0"].min()
+    assert errors["long_best_round"] == np.argmin(h["val_error_0"]) + 1 <= 100
+    assert errors["long_last"] > errors["long_best"] + 0.01
+
+    # early stopping stops within a few dozen rounds (21-38) of the 1000 and keeps the
+    # round of least held-out loss, at most n_iter_no_change = 20 rounds before the end
+    assert early.stop_reason_ == StopReason.EARLY_STOPPING
+    ran, kept = results["rounds_run"], results["rounds_kept"]
+    assert ran == len(early.validation_loss_) < 100
+    assert kept == early.best_iteration_ == early.n_estimators_ == len(early.history_["loss"])
+    assert 1 <= kept < ran and ran - kept <= 20
+    assert kept == np.argmin(early.validation_loss_) + 1
+    assert early.history_["heldout_loss"][-1] == early.validation_loss_.min()
+
+    # the kept model on the test rows: its test loss was at most 0.16 of the long run's
+    # last on every seed; its test error was lower than the long run's last on 47 of the
+    # 50 seeds and higher by at most 0.009 on the other three
+    e = early.history_
+    ypm = np.where(y_test == early.classes_[1], 1.0, -1.0)
+    test_loss = np.mean(np.exp(-ypm * early.decision_function(X_test)))
+    np.testing.assert_allclose(e["val_loss_0"][-1], test_loss, rtol=1e-10)
+    assert e["val_loss_0"][-1] < 0.25 * h["val_loss_0"][-1]
+    assert errors["early"] == np.mean(early.predict(X_test) != y_test) == e["val_error_0"][-1]
+    assert errors["early"] <= errors["long_last"] + 0.02
+
+    # the test curves are what staged_predict gives, round by round (the same count over
+    # the same rows: equal, not close)
+    for model in (early, long):
+        staged = [np.mean(p != y_test) for p in model.staged_predict(X_test)]
+        np.testing.assert_array_equal(model.history_["val_error_0"], staged)
+
+
+def test_early_stopping_plot(empty_cwd):
+    pytest.importorskip("matplotlib")
+    results = load("early_stopping").main(["--rounds", "60", "--plot", "curves.png"])
+    assert (empty_cwd / "curves.png").stat().st_size > 0
+    (empty_cwd / "curves.png").unlink()
+    assert results["rounds_kept"] < results["rounds_run"] < 60
