@@ -601,20 +601,12 @@ def test_a_user_loss_with_dual_methods_is_accepted(seed):
 
 
 def test_a_user_loss_without_dual_methods_is_rejected():
-    class Bare(MarginLoss):
-        def log_phi(self, m):
-            return -np.asarray(m, dtype=np.float64)
-
-        def log_neg_dphi(self, m):
-            return -np.asarray(m, dtype=np.float64)
-
-        def init_raw(self, y, sample_weight=None):
-            return 0.0
+    from test_losses import _BareMargin  # a margin loss from log φ only
 
     with pytest.raises(ValueError, match="loss=.*d2phi and conjugate"):
-        optimal_risk(schapire_matrix(), Bare())
+        optimal_risk(schapire_matrix(), _BareMargin())
     with pytest.raises(ValueError, match="d2phi"):
-        conjugate(Bare(), [0.5])
+        conjugate(_BareMargin(), [0.5])
 
 
 def test_newton_failure_is_a_diagnostics_error():

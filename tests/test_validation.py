@@ -274,6 +274,18 @@ def test_early_stopping_off_by_default_and_bad_fraction_is_named():
                                         validation_fraction=0.001)
     with pytest.raises(ValueError, match="validation_fraction=0.001"):
         tiny.fit(X, y)
+    # weights are named by the argument they came from, held-out rows included
+    w = np.ones(len(y))
+    w[::2] = -1.0
+    with pytest.raises(ValueError, match="^sample_weight contains negative"):
+        tiny.set_params(validation_fraction=0.2).fit(X, y, w)
+    held = CoordinateBoostingClassifier(n_estimators=3, n_iter_no_change=2,
+                                        random_state=0).fit(X, y)._held_out_[2]
+    w = np.ones(len(y))
+    w[held] = 0.0
+    with pytest.raises(ValueError, match=r"^sample_weight \(its held-out rows\) sums to zero"):
+        CoordinateBoostingClassifier(n_estimators=3, n_iter_no_change=2,
+                                     random_state=0).fit(X, y, w)
     # the split comes after the label checks: their messages are scikit-learn's
     with pytest.raises(ValueError, match="Unknown label type"):
         tiny.set_params(validation_fraction=0.2).fit(X, X[:, 0])

@@ -442,6 +442,10 @@ def data_signature(*arrays) -> str:
     return digest.hexdigest()
 
 
+#: How errors name early stopping's held-out rows.
+_HELD_OUT = "its held-out rows"
+
+
 class BaseBooster(BaseEstimator):
     """Estimator plumbing and the round loop shared by every booster.
 
@@ -657,7 +661,7 @@ class BaseBooster(BaseEstimator):
         evals = []
         if held is not None:
             Xh, yh, extra = held
-            target, weight = self._eval_target(problem, yh, extra, "the held-out split")
+            target, weight = self._eval_target(problem, yh, extra, _HELD_OUT)
             evals.append(EvalSet("heldout", "", Xh, target, weight))
         if eval_set is None:
             if eval_rows is not None:
@@ -692,8 +696,12 @@ class BaseBooster(BaseEstimator):
             evals.append(EvalSet("val", f"_{i}", Xv, target, weight))
         return evals
 
-    def _eval_weight(self, extra, n: int, where: str) -> np.ndarray:
-        name = f"eval_sample_weight ({where})"
+    @staticmethod
+    def _eval_weight(extra, n: int, where: str) -> np.ndarray:
+        """An eval set's weights, named in errors by the argument they came from."""
+        name = f"sample_weight ({where})" if where == _HELD_OUT else (
+            f"eval_sample_weight ({where})"
+        )
         return check_sample_weight(extra, n, name=name)
 
     def _class_index(self, y: np.ndarray, where: str) -> np.ndarray:
@@ -874,10 +882,7 @@ class BaseBooster(BaseEstimator):
                 self._eval_metrics(problem, ev.target, ev.weight, scores)
                 for scores in ev.scores.advance(model)
             ]
-            if not values:
-                continue
-            if len(values) != len(records):  # one model step for several records
-                values = [values[-1]] * len(records)
+            # one model round per record (RoundResult: one record per weak learner)
             for record, value in zip(records, values, strict=True):
                 for metric, v in value.items():
                     record[ev.key(metric)] = v
@@ -1017,7 +1022,6 @@ def margin_record(margins: np.ndarray, l1_norm: float) -> float:
     if not l1_norm > 0.0:
         return math.nan
     return float(margins.min() / l1_norm)
-
 
 
 def weighted_mean_of_logs(log_values: np.ndarray, weight: np.ndarray) -> float:

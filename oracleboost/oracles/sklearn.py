@@ -33,7 +33,7 @@ from sklearn.tree import BaseDecisionTree, DecisionTreeClassifier, DecisionTreeR
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import has_fit_parameter
 
-from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
+from .base import BoundOracle, Capabilities, Hypothesis, Oracle, _peak, check_X
 
 __all__ = ["SklearnOracle", "TreeOracle", "MLPOracle", "FittedEstimator"]
 
@@ -55,7 +55,7 @@ def _check_float32_range(X: np.ndarray, who: str) -> None:
     or holds the trees ("TreeOracle grows", "this DecisionTreeRegressor hypothesis is
     one of").
     """
-    top = float(max(X.max(), -X.min())) if X.size else 0.0
+    top = _peak(X)
     if top >= _FLOAT32_OVERFLOW:  # False for NaN: scikit-learn's own checks name it
         raise ValueError(
             f"X has a finite value of magnitude {top:.3g}, beyond float32's range "
@@ -78,11 +78,21 @@ class FittedEstimator(Hypothesis):
         self.output_scale = float(output_scale)
 
     def predict(self, X) -> np.ndarray:
-        if isinstance(self.estimator, BaseDecisionTree) and isinstance(X, np.ndarray) and (
-            X.dtype.kind == "f"
-        ):
-            _check_float32_range(X, f"this {type(self.estimator).__name__} hypothesis is one of")
-        return np.asarray(self.estimator.predict(X), dtype=np.float64) * self.output_scale
+        if not isinstance(self.estimator, BaseDecisionTree):
+            return np.asarray(self.estimator.predict(X), dtype=np.float64) * self.output_scale
+        # A tree casts X to float32.  Looking for values beyond its range on every call
+        # would cost 40% of a depth-3 tree's predict; only when scikit-learn refuses X is
+        # it worth saying why (and its cast's overflow warning says nothing more).
+        try:
+            with np.errstate(over="ignore"):
+                out = self.estimator.predict(X)
+        except ValueError:
+            X = np.asarray(X)
+            if X.dtype.kind == "f":
+                who = f"this {type(self.estimator).__name__} hypothesis is one of"
+                _check_float32_range(X, who)
+            raise
+        return np.asarray(out, dtype=np.float64) * self.output_scale
 
     def feature_importances(self, n_features: int) -> np.ndarray | None:
         """The estimator's own ``feature_importances_`` (trees, forests, boosting), or
