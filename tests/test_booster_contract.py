@@ -25,6 +25,7 @@ from oracleboost.boosters import (
     FunctionalGradientRegressor,
     MirrorBoostingClassifier,
     StopReason,
+    reraise_interrupts,
 )
 from oracleboost.datasets import make_ranking
 from oracleboost.losses import Squared
@@ -224,6 +225,26 @@ def test_keyboard_interrupt_keeps_the_completed_rounds(name):
     staged = list(model.staged_predict(X))
     assert len(staged) == rounds
     np.testing.assert_array_equal(staged[-1], model.predict(X))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_inside_reraise_interrupts_an_interrupt_propagates_and_rolls_back(name):
+    """What `oracleboost reproduce` relies on: Ctrl-C stops the command, it does not leave
+    a partly fitted model behind as a result; outside the block the default returns."""
+    model, X, y, extra = _fit(name, n_estimators=5)
+    before = model.predict(X)
+    probe = ProbeOracle(fail_at=30, exception=KeyboardInterrupt())
+    model.set_params(oracle=_linear(probe) if name.startswith("accelerated") else probe,
+                     n_estimators=100)
+    with reraise_interrupts(), pytest.raises(KeyboardInterrupt):
+        model.fit(X, y, **extra)
+    assert model.n_estimators_ == 5  # the previous model, whole
+    np.testing.assert_array_equal(model.predict(X), before)
+    probe = ProbeOracle(fail_at=30, exception=KeyboardInterrupt())
+    model.set_params(oracle=_linear(probe) if name.startswith("accelerated") else probe)
+    with pytest.warns(BoostingWarning, match="interrupted"):
+        model.fit(X, y, **extra)
+    assert model.stop_reason_ is StopReason.INTERRUPTED
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -1,7 +1,7 @@
 """Boosting algorithms as scikit-learn estimators."""
 
 from .accelerated import AcceleratedMarginClassifier
-from .base import DIVERGENCE_FACTOR, BoostingWarning, Ensemble, StopReason
+from .base import DIVERGENCE_FACTOR, BoostingWarning, Ensemble, StopReason, reraise_interrupts
 from .coordinate import CoordinateBoostingClassifier
 from .functional import (
     FunctionalGradientClassifier,
@@ -21,4 +21,5 @@ __all__ = [
     "StopReason",
     "BoostingWarning",
     "DIVERGENCE_FACTOR",
+    "reraise_interrupts",
 ]

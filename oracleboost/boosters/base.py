@@ -17,7 +17,10 @@ repeated round → finish) and with it the policies every booster shares:
 * **interrupts**: ``KeyboardInterrupt`` keeps every completed round; the estimator is
   fitted and usable with ``stop_reason_ = "interrupted"`` and a warning.  A round is
   committed to the model, the history and the state as one step, with SIGINT held back
-  for those few statements, so an interrupt never leaves them out of step;
+  for those few statements, so an interrupt never leaves them out of step.  Code that
+  runs fits on a user's behalf (``oracleboost reproduce``) wraps them in
+  :func:`reraise_interrupts`: there the interrupt propagates (the fit is rolled back) so
+  that Ctrl-C stops the whole command;
 * **refits**: any other exception (from an oracle, a loss, bad input) leaves the estimator
   exactly as it was before ``fit`` (unfitted, or the previous model whole) and re-raises;
 * **warm_start**: as in scikit-learn's gradient boosting, raising ``n_estimators`` and
@@ -48,6 +51,7 @@ import time
 import warnings
 from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import Enum
 from numbers import Integral, Real
@@ -78,6 +82,7 @@ __all__ = [
     "DIVERGENCE_FACTOR",
     "draw_seed",
     "seed_generator",
+    "reraise_interrupts",
 ]
 
 #: A loss above this multiple of its best value so far counts as diverging (see
@@ -422,6 +427,32 @@ def _sigint_held():
                 raise KeyboardInterrupt
 
 
+
+
+#: Whether a KeyboardInterrupt in ``fit`` keeps the completed rounds (the default) or
+#: propagates (inside :func:`reraise_interrupts`).
+_KEEP_ROUNDS_ON_INTERRUPT: ContextVar[bool] = ContextVar(
+    "oracleboost_keep_rounds_on_interrupt", default=True)
+
+
+@contextmanager
+def reraise_interrupts() -> Iterator[None]:
+    """Within the block, Ctrl-C in a booster's ``fit`` propagates instead of keeping rounds.
+
+    A user's own ``fit`` keeps its completed rounds when interrupted
+    (``stop_reason_ = "interrupted"``): the user asked for that model and can continue
+    it.  A program that runs fits for the user (an experiment, a grid) must instead stop
+    when the user presses Ctrl-C, not finish with a partly fitted model recorded as a
+    result: it runs them inside this block, where ``KeyboardInterrupt`` leaves the
+    estimator as it was before ``fit`` (the loop's transaction) and propagates.  The
+    setting is a context variable: it holds in this thread (and in the tasks it starts
+    with a copy of its context), nests, and is restored on exit.
+    """
+    token = _KEEP_ROUNDS_ON_INTERRUPT.set(False)
+    try:
+        yield
+    finally:
+        _KEEP_ROUNDS_ON_INTERRUPT.reset(token)
 
 
 def data_signature(*arrays) -> str:
@@ -848,8 +879,8 @@ class BaseBooster(BaseEstimator):
                     if patience_out and stop is None:
                         stop = StopReason.EARLY_STOPPING
         except KeyboardInterrupt:
-            if len(history) == 0:
-                raise
+            if len(history) == 0 or not _KEEP_ROUNDS_ON_INTERRUPT.get():
+                raise  # _fit_rounds restores the estimator as it was
             stop = StopReason.INTERRUPTED
             warnings.warn(
                 f"{type(self).__name__}: interrupted; the model keeps the {len(history)} "
