@@ -6,7 +6,15 @@ a limit), a title and axis labels.  It draws itself with matplotlib (imported on
 drawing, through :class:`matplotlib.figure.Figure`, never pyplot, so no display and no
 global backend are involved), prints itself as a compact table and writes its numbers as
 CSV (:meth:`Curves.to_csv`); :func:`write_summary` writes the Markdown summary of one run
-(the paper's claim, what was measured, the run's settings).
+(the figure with its caption, the paper's claim, what was measured, the run's settings).
+
+Figures are meant for a paper: labels and legends are set in matplotlib's mathtext
+(:attr:`Curves.mathtext` maps the plain-text labels, which the CSV and the tables keep, to
+their mathtext form), the title is the caption in ``summary.md`` rather than text inside
+the figure, and points that the axes cannot show (outside :attr:`Curves.ylim`, or ≤ 0 on
+a log axis) are counted in the caption (:meth:`Curves.hidden_points`).  Every file is
+written under a temporary name and renamed into place (:mod:`oracleboost._files`), so
+an interrupted write leaves no partial file.
 
 Every experiment builds its oracles through :func:`cached`: inside
 ``with oracle_cache(directory):`` they are wrapped in
@@ -27,6 +35,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._files import atomic_path
+
 __all__ = [
     "Curves",
     "ThresholdCurves",
@@ -35,6 +45,8 @@ __all__ = [
     "active_oracle_cache",
     "summary_markdown",
     "write_summary",
+    "save_figure",
+    "FIGURE_FORMATS",
 ]
 
 
@@ -113,6 +125,11 @@ class Curves:
         Further per-x arrays kept for inspection (e.g. the weights λ_t); not drawn.
     runtime : float
         Seconds the experiment took.
+    mathtext : dict of str to str
+        Mathtext for the figure: a plain-text label (the x or y label, a series name, a
+        reference name) mapped to how the figure sets it, e.g. ``{"shrinkage ν":
+        r"shrinkage $\nu$"}``.  Labels not in it are drawn as they are.  The CSV, the
+        tables and the summary keep the plain text.
     """
 
     title: str
@@ -127,21 +144,33 @@ class Curves:
     ylim: tuple[float, float] | None = None
     aux: dict[str, np.ndarray] = field(default_factory=dict)
     runtime: float = math.nan
+    mathtext: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         n = len(self.x)
         for name, values in {**self.series, **self.aux}.items():
             if len(values) != n:
                 raise ValueError(f"series {name!r} has {len(values)} points; x has {n}")
+        labels = {self.xlabel, self.ylabel, *self.series, *self.reference}
+        unknown = sorted(set(self.mathtext) - labels)
+        if unknown:
+            raise ValueError(f"mathtext names labels this figure does not have: {unknown}")
+
+    def label(self, text: str) -> str:
+        """How the figure sets the plain-text label ``text`` (:attr:`mathtext`, else as is)."""
+        return self.mathtext.get(text, text)
 
     # -- drawing -------------------------------------------------------------------------
-    def plot(self, ax=None):
+    def plot(self, ax=None, *, title: bool = False):
         """Draw the curves and reference lines; return the matplotlib ``Figure``.
 
         Parameters
         ----------
         ax : matplotlib Axes, optional
             Draw into it; by default a new ``matplotlib.figure.Figure`` (no pyplot).
+        title : bool, default=False
+            Put :attr:`title` above the axes.  Off by default: a figure for a paper
+            carries its title as a caption (``summary.md`` does).
         """
         if ax is None:
             from matplotlib.figure import Figure
@@ -157,31 +186,60 @@ class Curves:
         for name, values in self.series.items():
             y = np.asarray(values, dtype=float)
             if self.yscale == "log":
-                y = np.where(y > 0, y, np.nan)  # log axes cannot show y ≤ 0
+                y = np.where(y > 0, y, np.nan)  # log axes cannot show y ≤ 0 (the caption says)
             stem = name.removesuffix(" (train)").removesuffix(" (test)")
             colour = colours.setdefault(stem, cycle[len(colours) % len(cycle)])
-            ax.plot(x, y, label=name, linewidth=1.4, marker="o" if len(x) <= 50 else None,
-                    markersize=3, color=colour,
+            ax.plot(x, y, label=self.label(name), linewidth=1.4,
+                    marker="o" if len(x) <= 50 else None, markersize=3, color=colour,
                     linestyle="--" if name.endswith(" (train)") else "-")
         for k, (name, value) in enumerate(self.reference.items()):
             ax.axhline(value, color=f"{0.25 + 0.2 * (k % 3):.2f}", linestyle="--",
-                       linewidth=1.0, label=name)
+                       linewidth=1.0, label=self.label(name))
         ax.set_xscale(self.xscale)
         ax.set_yscale(self.yscale)
         if self.ylim is not None:
             ax.set_ylim(*self.ylim)
-        ax.set_xlabel(self.xlabel)
-        ax.set_ylabel(self.ylabel)
-        ax.set_title(self.title, fontsize=9, wrap=True)
+        ax.set_xlabel(self.label(self.xlabel))
+        ax.set_ylabel(self.label(self.ylabel))
+        if title:
+            ax.set_title(self.title, fontsize=9, wrap=True)
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(fontsize=8)
         return fig
 
     def save(self, path: str | os.PathLike, dpi: int = 120) -> str:
-        """Save :meth:`plot` to ``path`` (format from its suffix, e.g. ``.png``); return it."""
-        path = os.fspath(path)
-        self.plot().savefig(path, dpi=dpi)
-        return path
+        """Save :meth:`plot` to ``path`` (format from its suffix: png, pdf, svg, …); return it.
+
+        Written under a temporary name and renamed into place; PDF and SVG files carry no
+        creation date, so the same curves give the same bytes.
+        """
+        return save_figure(self.plot(), path, dpi=dpi)
+
+    def hidden_points(self) -> list[str]:
+        """What the figure cannot show, one sentence per curve: points outside
+        :attr:`ylim`, and points ≤ 0 on a log y axis (NaN values are not counted)."""
+        notes = []
+        low, high = self.ylim if self.ylim is not None else (-math.inf, math.inf)
+        for name, values in self.series.items():
+            y = np.asarray(values, dtype=float)
+            finite = y[~np.isnan(y)]
+            clauses = []
+            if self.yscale == "log" and np.any(finite <= 0):
+                clauses.append(f"{int(np.sum(finite <= 0))} are ≤ 0, which a log axis "
+                               "cannot show")
+                finite = finite[finite > 0]
+            span = f"[{low:g}, {high:g}]"
+            below, above = finite[finite < low], finite[finite > high]
+            if below.size:
+                clauses.append(f"{below.size} lie below the y range {span} (the lowest is "
+                               f"{below.min():.4g})")
+            if above.size:
+                clauses.append(f"{above.size} lie above it (the highest is {above.max():.4g})"
+                               if below.size else f"{above.size} lie above the y range "
+                               f"{span} (the highest is {above.max():.4g})")
+            if clauses:
+                notes.append(f"of the {len(y)} points of `{name}`, {' and '.join(clauses)}")
+        return notes
 
     # -- numbers -----------------------------------------------------------------------------
     def to_csv(self, path: str | os.PathLike, which: str = "series") -> str:
@@ -206,7 +264,7 @@ class Curves:
         header = [self.xlabel or "x", *columns]
         values = [_csv_cells(self.x)] + [_csv_cells(v) for v in columns.values()]
         path = os.fspath(path)
-        with open(path, "w", newline="", encoding="utf-8") as fh:
+        with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
             writer = csv.writer(fh)
             writer.writerow(header)
             writer.writerows(zip(*values, strict=True))
@@ -286,12 +344,12 @@ class ThresholdCurves(Curves):
     first_low: float = math.nan
     exceptions: tuple[float, ...] = ()
 
-    def plot(self, ax=None):
-        fig = super().plot(ax)
+    def plot(self, ax=None, *, title: bool = False):
+        fig = super().plot(ax, title=title)
         if not math.isnan(self.switch):
             axes = fig.axes[0] if ax is None else ax
             axes.axvline(self.switch, color="tab:red", linestyle=":", linewidth=1.2,
-                         label=f"switch ≈ {self.switch:.4g}")
+                         label=rf"switch $\approx$ {self.switch:.4g}")
             axes.legend(fontsize=8)
         return fig
 
@@ -305,6 +363,28 @@ class ThresholdCurves(Curves):
 
 
 # -- files of one run ------------------------------------------------------------------------
+
+#: The figure formats ``oracleboost reproduce --format`` accepts.
+FIGURE_FORMATS = ("png", "pdf", "svg")
+
+
+def save_figure(fig, path: str | os.PathLike, dpi: int = 120) -> str:
+    """Save a matplotlib figure to ``path`` (format from the suffix), atomically; return it.
+
+    PDF and SVG get no creation date in their metadata and SVG ids a fixed salt, so that a
+    re-run with the same numbers writes the same bytes.
+    """
+    import matplotlib
+
+    path = os.fspath(path)
+    fmt = os.path.splitext(path)[1].lstrip(".").lower() or "png"
+    metadata = {"Date": None} if fmt in ("svg",) else (
+        {"CreationDate": None} if fmt == "pdf" else None)
+    # SVG element ids are hashes salted with a random value unless a salt is set
+    with matplotlib.rc_context({"svg.hashsalt": "oracleboost"}), atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, format=fmt, metadata=metadata)
+    return path
+
 
 
 def _csv_cells(values) -> list[str]:
@@ -339,13 +419,15 @@ def summary_markdown(
 ) -> str:
     """The Markdown summary of one reproduction run (what :func:`write_summary` writes).
 
-    Sections: the paper's claim (``claim``; a placeholder when empty), the measured
+    First the figure (the first ``.png`` or ``.svg`` among ``files``) with its caption:
+    the curves' :attr:`~Curves.title`, and what the axes do not show
+    (:meth:`Curves.hidden_points`).  Sections: the paper's claim (``claim``; a
+    placeholder when empty), the measured
     result (the curves' :attr:`~Curves.notes`, in a text block when they are laid out in
     lines; the last value of every curve, and the last finite one when some curve ends in
     NaN; the reference lines; for :class:`ThresholdCurves`, the estimated switch), the
-    files written next to it
-    (``files``, linked relatively; a ``.png`` among them is also shown inline) and the
-    run's settings (``settings``, one bullet per key, in order).
+    files written next to it (``files``, linked relatively) and the run's settings
+    (``settings``, one bullet per key, in order).
 
     Parameters
     ----------
@@ -360,7 +442,15 @@ def summary_markdown(
     files : sequence of str, optional
         File names relative to the summary.
     """
-    lines = [f"# {name}", "", f"Figure: {' '.join(curves.title.split())}", ""]
+    lines = [f"# {name}", ""]
+    shown = [f for f in files if f.endswith((".png", ".svg"))][:1]
+    lines += [f"![{name}]({f})" for f in shown] + ([""] if shown else [])
+    title = " ".join(curves.title.split())
+    caption = f"*Figure.* {title}" + ("" if title.endswith((".", "!", "?")) else ".")
+    hidden = curves.hidden_points()
+    if hidden:
+        caption += (" Not drawn, but in the CSV: " + "; ".join(hidden) + ".")
+    lines += [caption, ""]
     lines += ["## The paper's claim", "",
               " ".join(claim.split()) if claim.strip()
               else "(No claim recorded for this experiment in oracleboost/experiments/claims.py.)",
@@ -400,7 +490,6 @@ def summary_markdown(
     if files:
         lines += ["## Files", ""]
         lines += [f"- [{f}]({f})" for f in files]
-        lines += [""] + [f"![{name}]({f})" for f in files if f.endswith(".png")][:1]
         lines.append("")
     if settings:
         lines += ["## Settings", ""]
@@ -417,8 +506,9 @@ def write_summary(
     settings: Mapping[str, object] | None = None,
     files: Sequence[str] = (),
 ) -> str:
-    """Write :func:`summary_markdown` to ``path`` (UTF-8); return ``path``."""
+    """Write :func:`summary_markdown` to ``path`` (UTF-8, atomically); return ``path``."""
     path = os.fspath(path)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(summary_markdown(name, curves, claim, settings, files))
+    text = summary_markdown(name, curves, claim, settings, files)
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
     return path

@@ -96,6 +96,9 @@ def counterexample(quick: bool = False, n_outer: int | None = None, c: float = 0
         yscale="log",
         aux=aux,
         runtime=time.perf_counter() - start,
+        mathtext={"outer iteration t": r"outer iteration $t$", "R[f_t]": r"$R[f_t]$",
+                  "optimum R* = 0": r"optimum $R^* = 0$",
+                  "naive's floor R = 3": r"naive's floor $R = 3$"},
     )
 
 
@@ -167,7 +170,8 @@ def figure3(quick: bool = False, dataset: str = "letter", verbose: bool = False)
     paper's "multiclass decision stumps"), η_t = 1/√t with t the outer iteration.  Data:
     a seeded random sample (random_state=0) of the copy bundled with the package
     (:func:`~oracleboost.datasets.load_uci`) — full: 4,000 rows of letter, all of
-    pendigits (10,992), satimage (6,435) and splice (3,190), 400 weak learners; quick: 2,000 rows (splice 1,200, to stay under ~15 s), 200 weak learners.
+    pendigits (10,992), satimage (6,435) and splice (3,190), 400 weak learners; quick:
+    2,000 rows (splice 1,200, to stay under ~15 s), 200 weak learners.
     ``aux`` holds the training 0-1 error of each algorithm.  ``dataset`` is one of
     letter, pendigits, satimage, splice (the stand-in for connect-4).
     """
@@ -204,6 +208,7 @@ def figure3(quick: bool = False, dataset: str = "letter", verbose: bool = False)
         x=np.arange(1, T + 1),
         series=series,
         reference={"f = 0": 1.0},
+        mathtext={"f = 0": r"$f = 0$"},
         notes=(
             f"Paper: {_FIG3_PAPER[dataset]}.  Measured after {T} weak learners on "
             f"{X.shape[0]} rows of {dataset} ({len(np.unique(y))} classes): {measured}.  "
@@ -279,6 +284,7 @@ def figure2(quick: bool = False, verbose: bool = False) -> Curves:
         x=np.arange(1, T + 1),
         series=series,
         reference={"f = 0 (all ties, ½ each)": 0.5},
+        mathtext={"f = 0 (all ties, ½ each)": r"$f = 0$ (all ties, $\frac{1}{2}$ each)"},
         notes=(
             "MSLR-WEB10K (the paper's data) is not available offline; synthetic "
             "LETOR-like data from make_ranking stands in, so only the qualitative "
@@ -360,6 +366,10 @@ def figure1(quick: bool = False, verbose: bool = False, random_state: int = 0) -
         x=np.arange(1, T + 1),
         series=series,
         reference={"held-out R at f = 0": test0, "held-out R of the true cost (scale 1)": true1},
+        mathtext={"planning loss R[f]": r"planning loss $R[f]$",
+                  "held-out R at f = 0": r"held-out $R$ at $f = 0$",
+                  "held-out R of the true cost (scale 1)":
+                      r"held-out $R$ of the true cost (scale 1)"},
         notes=(
             "The paper plots the test loss on an unnamed planning data set that is not "
             "available; synthetic terrain maps stand in.  The held-out loss falls with "

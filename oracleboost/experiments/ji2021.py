@@ -64,6 +64,14 @@ LABELS = {
     "stochastic": "Alg. 2 (heur.)",
 }
 
+#: How the figures set the labels that hold mathematics (matplotlib mathtext).
+MATHTEXT = {
+    "NGD θ=1": r"NGD $\theta = 1$",
+    "NGD θ=1/√(t+1)": r"NGD $\theta = 1/\sqrt{t+1}$",
+    "GD η=1": r"GD $\eta = 1$",
+    "iteration t": r"iteration $t$",
+}
+
 #: Label of Figure 1's dashed series: Algorithm 1's certificate gap (upper bound − margin).
 CERTIFICATE = "Alg. 1 cert. gap"
 
@@ -84,15 +92,15 @@ class _DashedCurves(Curves):
 
     dashed: dict[str, str] = field(default_factory=dict)
 
-    def plot(self, ax=None):
-        fig = super().plot(ax)
+    def plot(self, ax=None, *, title: bool = False):
+        fig = super().plot(ax, title=title)
         axes = fig.axes[0] if ax is None else ax
         lines = {line.get_label(): line for line in axes.get_lines()}
         for name, partner in self.dashed.items():
-            if name in lines:
-                lines[name].set_linestyle("--")
-                if partner in lines:
-                    lines[name].set_color(lines[partner].get_color())
+            if self.label(name) in lines:
+                lines[self.label(name)].set_linestyle("--")
+                if self.label(partner) in lines:
+                    lines[self.label(name)].set_color(lines[self.label(partner)].get_color())
         axes.legend(fontsize=8)
         return fig
 
@@ -283,6 +291,11 @@ def figure1(quick: bool = False, n_steps: int | None = None, random_state: int =
         aux=aux,
         runtime=runtime,
         dashed={CERTIFICATE: LABELS["accelerated"]},
+        mathtext={**MATHTEXT,
+                  "γ̄ − γ(w_t)  (clipped at 1e-12)":
+                      r"$\bar\gamma - \gamma(w_t)$  (clipped at $10^{-12}$)",
+                  "γ̄ (QP): above it the margin is < 0":
+                      r"$\bar\gamma$ (QP): above it the margin is $< 0$"},
     )
 
 
@@ -449,6 +462,7 @@ def figure2(quick: bool = False, n_steps: int | None = None, n_components: int |
         xscale="log",
         aux=aux,
         runtime=runtime,
+        mathtext={k: v for k, v in MATHTEXT.items() if k in (*series, "iteration t")},
     )
 
 

@@ -110,4 +110,8 @@ def lower_bound(quick: bool = False, n_rounds: int | None = None, verbose: bool 
         yscale="log",
         aux={"lambda_1": lam[:, 0], "lambda_2": lam[:, 1], "0.5 ln(4t)": 0.5 * np.log(4.0 * t)},
         runtime=time.perf_counter() - start,
+        mathtext={"round t": r"round $t$",
+                  "f(Sλ_t) − 2 ln 2 (summed risk)": r"$f(S\lambda_t) - 2\ln 2$ (summed risk)",
+                  "gap_t": r"$\mathrm{gap}_t$", "t * gap_t": r"$t \cdot \mathrm{gap}_t$",
+                  "1/(8t) (Thm 28)": r"$1/(8t)$ (Thm 28)", "1/4": r"$1/4$"},
     )

@@ -131,7 +131,7 @@ def rudin_margin_curves(
     start = time.perf_counter()
     M = rudin_matrix()
     gamma = max_margin(M).gamma
-    series = {}
+    series, mathtext = {}, {}
     for nu in nus:
         t0 = time.perf_counter()
         margins, clf = rudin_margins(nu, n_rounds, step=step, loss=loss)
@@ -141,6 +141,7 @@ def rudin_margin_curves(
                 f"({clf.stop_reason_})"
             )
         series[f"ν = {nu:g}"] = margins
+        mathtext[f"ν = {nu:g}"] = rf"$\nu = {nu:g}$"
         if verbose:
             print(
                 f"  {_step_label(step)}, ν = {nu:g}: {n_rounds} rounds, margin {margins[-1]:.5f} "
@@ -158,7 +159,17 @@ def rudin_margin_curves(
         xscale="log",
         ylim=(0.25, 0.39),
         runtime=time.perf_counter() - start,
+        mathtext={**mathtext, **_margin_mathtext(gamma),
+                  "round t": r"round $t$",
+                  "ℓ1 margin  min_i y_i f(x_i) / ‖λ‖₁":
+                      r"$\ell_1$ margin  $\min_i\, y_i f(x_i) / \|\lambda\|_1$"},
     )
+
+
+def _margin_mathtext(gamma: float) -> dict[str, str]:
+    """Mathtext of the two reference lines every Rudin-matrix figure draws."""
+    return {f"γ = {gamma:.4g} (LP max margin)": rf"$\gamma = {gamma:.4g}$ (LP max margin)",
+            "1/3 (AdaBoost's limit)": r"$1/3$ (AdaBoost's limit)"}
 
 
 def figure2(
@@ -351,6 +362,9 @@ def shrinkage_threshold(
         reference={f"γ = {gamma:.4g} (LP max margin)": gamma, "1/3 (AdaBoost's limit)": 1 / 3},
         notes="The paper: 'experimentation reveals the threshold to be roughly 0.92'.",
         runtime=time.perf_counter() - start,
+        mathtext={**_margin_mathtext(gamma), "shrinkage ν": r"shrinkage $\nu$",
+                  "ℓ1 margin": r"$\ell_1$ margin",
+                  f"margin at t = {early_t}": rf"margin at $t = {early_t}$"},
         switch=switch,
         last_high=last_high,
         first_low=first_low,
