@@ -2,37 +2,44 @@
 
 ``oracleboost demo``                         AdaBoost on stumps, round by round (seconds)
 ``oracleboost list``                         the registered paper reproductions
-``oracleboost reproduce [NAME ... | all]``   run reproductions (all by default); print their
-                                             tables and write, per experiment, ``DIR/NAME/``
-                                             with ``figure.png``, ``curves.csv`` (``aux.csv``)
-                                             and ``summary.md``, and ``DIR/index.md`` when
-                                             several ran (``--quick``: CI-sized budgets,
-                                             ``--out DIR``: default ``results``, ``--seed N``,
-                                             ``--cache DIR``: cache oracle calls on disk,
-                                             ``--n-jobs N``, ``--backend B``, ``--scheduler
-                                             ADDRESS``: run several experiments at once,
-                                             on joblib workers or a Dask cluster)
+``oracleboost reproduce [NAME ... | all]``   run reproductions (all by default):
+                                             :func:`oracleboost.experiments.runner.reproduce`
 ``oracleboost grid``                         boosters × data sets × seeds through joblib
                                              (or a Dask cluster): :mod:`oracleboost.grid`
 ``oracleboost --version``                    ``oracleboost <version>``
+
+Conventions of command-line tools: results (tables, the paths written) go to stdout,
+progress and log lines to stderr; ``-q`` prints only the paths, ``-v`` adds detail.  Exit
+status: 0 when everything was done, 1 when some work failed (each failure named in one
+line on stderr, its traceback in the output folder's log), 2 for a usage error (a bad
+option, an ``--out`` that is a file or cannot be written), 130 after Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
-import inspect
-import os
 import shlex
 import sys
-import time
-from datetime import datetime
-from pathlib import Path
 
 import numpy as np
 
 from . import __version__
+from ._files import OutputFolderError
+from .experiments.runner import (
+    ReproductionFailed,
+    ReproductionInterrupted,
+    UnknownExperimentError,
+    check_formats,
+    reproduce,
+    resolve_names,
+)
 
-__all__ = ["main", "demo", "reproduce", "resolve_names", "UnknownExperimentError"]
+__all__ = ["main", "demo", "reproduce", "resolve_names", "UnknownExperimentError",
+           "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED"]
+
+#: Exit statuses: some work failed; a usage error (argparse's own); stopped by Ctrl-C
+#: (128 + SIGINT, as shells report it).
+EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
 
 def demo(n_rounds: int = 30, every: int = 3, out=sys.stdout) -> dict[str, np.ndarray]:
@@ -78,291 +85,17 @@ def demo(n_rounds: int = 30, every: int = 3, out=sys.stdout) -> dict[str, np.nda
     return histories[1.0]
 
 
-class UnknownExperimentError(ValueError):
-    """Raised by :func:`resolve_names` for names not in the registry.
-
-    Attributes
-    ----------
-    unknown : list of str
-        The names asked for that are not registered.
-    valid : list of str
-        Every registered name (``all`` is valid too).
-    """
-
-    def __init__(self, unknown: list[str], valid: list[str]):
-        self.unknown = list(unknown)
-        self.valid = list(valid)
-        super().__init__(
-            f"unknown experiment(s): {', '.join(self.unknown)}\n"
-            "valid names ('all' runs every one):\n" + "\n".join(f"  {n}" for n in self.valid)
-        )
-
-
-def resolve_names(names: list[str] | None, registry: dict | None = None) -> list[str]:
-    """The experiments to run, in order, without repeats.
-
-    No names, or ``all`` among them, means every registered experiment (registry order);
-    otherwise the names as given.  Raises :class:`UnknownExperimentError` (a
-    ``ValueError``) listing the valid names when any name is not registered.
-    """
-    if registry is None:
-        from .experiments import EXPERIMENTS as registry
-    names = list(names or [])
-    unknown = [n for n in names if n != "all" and n not in registry]
-    if unknown:
-        raise UnknownExperimentError(list(dict.fromkeys(unknown)), list(registry))
-    if not names or "all" in names:
-        return list(registry)
-    return list(dict.fromkeys(names))
-
-
-def _takes_seed(fn) -> bool:
-    """Whether an experiment function has a ``random_state`` parameter."""
-    try:
-        return "random_state" in inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
-        return False
-
-
-def _seed_text(fn, seed: int | None) -> str:
-    """The summary's line on the seed: given or not, used or not."""
-    if _takes_seed(fn):
-        if seed is not None:
-            return f"{seed} (passed to the experiment as random_state={seed})"
-        default = inspect.signature(fn).parameters["random_state"].default
-        shown = "" if default is inspect.Parameter.empty else f"={default!r}"
-        return f"not given: the experiment's default random_state{shown} was used"
-    if seed is not None:
-        return (f"{seed} given but not used: this experiment takes no random_state "
-                "(it is deterministic or fixes its own seeds)")
-    return ("not used: this experiment takes no random_state "
-            "(it is deterministic or fixes its own seeds)")
-
-
-def _equivalent_command(names: list[str], quick: bool, out_dir, seed: int | None,
-                        cache=None) -> str:
-    parts = ["oracleboost", "reproduce", *names]
-    if quick:
-        parts.append("--quick")
-    parts += ["--out", str(out_dir)]
-    if seed is not None:
-        parts += ["--seed", str(seed)]
-    if cache is not None:
-        parts += ["--cache", str(cache)]
-    return shlex.join(parts)
-
-
-def _progress_bar(total: int, enabled: bool | None):
-    """A tqdm bar on stderr over the experiments, or None (tqdm missing or bar off).
-
-    ``enabled=None``: a bar only for several experiments and only on a terminal
-    (tqdm's ``disable=None``); ``True`` / ``False`` force it on / off.
-    """
-    if enabled is False or (enabled is None and total < 2):
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:  # pragma: no cover - tqdm is in the experiments extra
-        return None
-    bar = tqdm(total=total, desc="reproduce", unit="experiment", file=sys.stderr,
-               disable=None if enabled is None else False, dynamic_ncols=True)
-    if bar.disable:
-        bar.close()
-        return None
-    return bar
-
-
-def _emit(text: str, out, bar) -> None:
-    """Print ``text`` to ``out`` without breaking the progress bar."""
-    if bar is None:
-        print(text, file=out, flush=True)
-    else:
-        bar.write(text, file=out)
-        out.flush()
-
-
-def _write_index(path: Path, rows: list[tuple[str, float]], run_line: str) -> Path:
-    """``index.md``: one table row per experiment, linking its summary and figure."""
-    from .experiments.base import _cell
-    from .experiments.claims import claim, first_sentence
-
-    lines = ["# Reproductions", "", run_line, "",
-             "| experiment | the paper's claim (first sentence) | runtime | figure |",
-             "|---|---|---|---|"]
-    for name, seconds in rows:
-        sentence = first_sentence(claim(name)) or "(no claim recorded)"
-        lines.append(f"| [{name}]({name}/summary.md) | {_cell(sentence)} | {seconds:.1f} s "
-                     f"| [figure.png]({name}/figure.png) |")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
-def _experiment_kwargs(fn, quick: bool, seed: int | None) -> dict:
-    """The keyword arguments of one experiment's function."""
-    kwargs = {"quick": quick}
-    if seed is not None and _takes_seed(fn):
-        kwargs["random_state"] = seed
-    return kwargs
-
-
-def _run_experiment(name: str, kwargs: dict, cache=None):
-    """Run one registered experiment, timed: the task ``reproduce`` hands to a joblib
-    worker (a loky process, a thread or a Dask worker); returns ``(result, seconds)``."""
-    from .experiments import EXPERIMENTS
-    from .experiments.base import oracle_cache
-
-    start = time.perf_counter()
-    with oracle_cache(cache):
-        result = EXPERIMENTS[name](**kwargs)
-    return result, time.perf_counter() - start
-
-
-def reproduce(
-    names: list[str] | None = None,
-    quick: bool = False,
-    out_dir: str = "results",
-    out=None,
-    *,
-    seed: int | None = None,
-    command: str | None = None,
-    progress: bool | None = None,
-    cache: str | os.PathLike | None = None,
-    n_jobs: int | None = None,
-    backend: str | None = None,
-    scheduler: str | None = None,
-) -> dict:
-    """Run registered reproductions, print each one's table and write its files.
-
-    Parameters
-    ----------
-    names : list of str, optional
-        Registry names; none, or ``"all"`` among them, runs every experiment.  Unknown
-        names raise :class:`UnknownExperimentError` (a ``ValueError``) before anything
-        runs.
-    quick : bool, default=False
-        CI-sized budgets (each experiment's ``quick=True``).
-    out_dir : str or path-like, default="results"
-        Created if missing.  Each experiment writes ``out_dir/NAME/figure.png``,
-        ``curves.csv`` (:meth:`Curves.to_csv`: x and the curves), ``aux.csv`` (x and the
-        ``aux`` arrays, when there are any) and ``summary.md``
-        (:func:`~oracleboost.experiments.base.write_summary`: the paper's claim from
-        :data:`~oracleboost.experiments.claims.CLAIMS`, the measured result, the
-        settings); when more than one experiment ran, ``out_dir/index.md`` links them.
-    out : text stream, default ``sys.stdout``
-        Where the tables go.
-    seed : int, optional
-        Passed as ``random_state`` to every experiment whose function takes one; the
-        others ignore it (their summaries say so).
-    command : str, optional
-        The command line recorded in the summaries (default: the equivalent
-        ``oracleboost reproduce …`` command).
-    progress : bool, optional
-        A tqdm bar on stderr over the experiments; by default only for several
-        experiments on a terminal.
-    cache : str or path-like, optional
-        A directory where every experiment's oracle calls are cached on disk
-        (:class:`~oracleboost.oracles.CachedOracle`, through
-        :func:`~oracleboost.experiments.base.oracle_cache`): a second run with the same
-        cache answers the cached queries from disk and gives the same numbers.  Recorded
-        in each summary's settings.  Default: no cache.
-    n_jobs, backend, scheduler : optional
-        Run the experiments in parallel through
-        :func:`oracleboost.grid.parallel_map` (``joblib.Parallel``): ``n_jobs`` loky
-        workers by default, ``backend="threading"``, or ``backend="dask"`` on the Dask
-        scheduler at ``scheduler`` (default ``$ORACLEBOOST_DASK_SCHEDULER``, else a local
-        cluster).  The results come back in the order of ``names``, and the tables and
-        files are printed and written here as a sequential run would (the same numbers;
-        only the timings differ).  Default: one after the other in this process.
-
-    Returns
-    -------
-    dict of str to Curves
-        The results, in the order run.
-    """
-    from .experiments import EXPERIMENTS
-    from .experiments.base import oracle_cache, write_summary
-    from .experiments.claims import claim
-
-    out = sys.stdout if out is None else out
-    names = resolve_names(names, EXPERIMENTS)
-    runs = None  # results of a parallel run (--n-jobs / --backend), in the order of names
-    if (n_jobs is not None and n_jobs != 1) or backend is not None or scheduler is not None:
-        from .grid import parallel_map
-
-        tasks = [(n, _experiment_kwargs(EXPERIMENTS[n], quick, seed), cache) for n in names]
-        runs = parallel_map(_run_experiment, tasks, n_jobs=n_jobs, backend=backend,
-                            scheduler=scheduler)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if command is None:
-        command = _equivalent_command(names, quick, out_dir, seed, cache)
-    mode = "quick (CI-sized budgets, --quick)" if quick else "full size"
-    results, rows = {}, []
-    total_start = time.perf_counter()
-    bar = _progress_bar(len(names), progress)
-    try:
-        for name in names:
-            fn = EXPERIMENTS[name]
-            kwargs = _experiment_kwargs(fn, quick, seed)
-            if bar is not None:
-                bar.set_postfix_str(name)
-            _emit(f"== {name} ({'quick' if quick else 'full size'}) ...", out, bar)
-            started = datetime.now().astimezone()
-            start = time.perf_counter()
-            if runs is not None:  # ran on a worker: collected in order
-                result, seconds = next(runs)
-            else:
-                with oracle_cache(cache):
-                    result = fn(**kwargs)
-                seconds = time.perf_counter() - start
-            folder = out_dir / name
-            folder.mkdir(parents=True, exist_ok=True)
-            files = ["figure.png", "curves.csv"]
-            result.save(folder / "figure.png")
-            result.to_csv(folder / "curves.csv")
-            if result.aux:
-                result.to_csv(folder / "aux.csv", which="aux")
-                files.append("aux.csv")
-            settings = {
-                "mode": mode,
-                "seed": _seed_text(fn, seed),
-                "oracleboost version": __version__,
-                "date": started.isoformat(timespec="seconds"),
-                "seconds": f"{seconds:.1f}",
-                **({"oracle cache": f"`{os.fspath(cache)}` (oracle calls cached on disk, "
-                    "CachedOracle)"} if cache is not None else {}),
-                "command": f"`{command}`",
-            }
-            write_summary(folder / "summary.md", name, result, claim(name), settings, files)
-            where = f"   files: {folder}/ ({', '.join(files + ['summary.md'])})"
-            _emit(result.to_text(), out, bar)
-            _emit(f"{where}   ({seconds:.1f}s)\n", out, bar)
-            results[name] = result
-            rows.append((name, seconds))
-            if bar is not None:
-                bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
-        if runs is not None:
-            runs.close()  # stops the workers' pending experiments on an error
-    if len(names) > 1:
-        total = time.perf_counter() - total_start
-        seed_part = f"seed {seed}" if seed is not None else "no --seed (experiments' defaults)"
-        run_line = (f"{mode} · {seed_part} · oracleboost {__version__} · "
-                    f"{datetime.now().astimezone().isoformat(timespec='seconds')} · "
-                    f"{total:.1f} s in all · `{command}`")
-        index = _write_index(out_dir / "index.md", rows, run_line)
-        _emit(f"index: {index}", out, None)
-    return results
-
-
 _REPRODUCE_EPILOG = """\
 NAME is one of the names `oracleboost list` prints, or `all` (the default: every one).
-Each experiment writes DIR/NAME/figure.png, DIR/NAME/curves.csv (x and one column per
-curve), DIR/NAME/aux.csv (further arrays, when it has any) and DIR/NAME/summary.md (the
-paper's claim, the measured result, the run's settings); a run of several experiments
-also writes DIR/index.md linking them."""
+Each experiment writes DIR/NAME/figure.png (and .pdf, .svg with --format), DIR/NAME/
+curves.csv (x and one column per curve), DIR/NAME/aux.csv (further arrays, when it has
+any) and DIR/NAME/summary.md (the figure and its caption, the paper's claim, the
+measured result, the run's settings), each folder complete or not at all; a run of
+several experiments also writes DIR/index.md linking the completed ones.
+
+An experiment that fails does not stop the others: at the end one line per failure
+names it (the traceback is in DIR/reproduce.log) and the exit status is 1.  Ctrl-C
+stops the run (status 130) and says which experiments finished."""
 
 
 _GRID_EPILOG = """\
@@ -379,7 +112,7 @@ The dask backend needs the extra: pip install "oracleboost[dask]"."""
 
 
 def _add_parallel_options(parser: argparse.ArgumentParser, what: str) -> None:
-    """``--n-jobs``, ``--backend`` and ``--scheduler`` (:mod:`oracleboost.grid`)."""
+    """``--n-jobs``, ``--backend``, ``--scheduler`` and ``--timeout`` (:mod:`oracleboost.grid`)."""
     parser.add_argument("--n-jobs", type=int, default=None, metavar="N",
                         help=f"run N {what} at once through joblib (-1: one per CPU; "
                              "default: one at a time in this process)")
@@ -389,6 +122,34 @@ def _add_parallel_options(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
                         help="with --backend dask: the scheduler, e.g. tcp://host:8786 "
                              "(default: $ORACLEBOOST_DASK_SCHEDULER, else a local cluster)")
+    parser.add_argument("--timeout", type=_positive_seconds, default=10.0, metavar="SECONDS",
+                        help="with a Dask scheduler: seconds to wait for it (default 10; a "
+                             "port that refuses fails at once)")
+
+
+def _add_output_options(parser: argparse.ArgumentParser) -> None:
+    loud = parser.add_mutually_exclusive_group()
+    loud.add_argument("-q", "--quiet", action="store_true",
+                      help="print only the paths written (and errors)")
+    loud.add_argument("-v", "--verbose", action="store_true",
+                      help="also print the files written and each failure's traceback")
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def _formats(text: str) -> tuple[str, ...]:
+    try:
+        return check_formats(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _check_parallel_options(args, parser: argparse.ArgumentParser) -> None:
@@ -405,15 +166,31 @@ def _check_parallel_options(args, parser: argparse.ArgumentParser) -> None:
             parser.error(str(exc))
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the command line; ``argv`` defaults to ``sys.argv[1:]``; return the exit status."""
-    argv = sys.argv[1:] if argv is None else list(argv)
-    parser = argparse.ArgumentParser(
+def _verbosity(args) -> int:
+    return 0 if args.quiet else 2 if args.verbose else 1
+
+
+def _error(command: str, message: str) -> None:
+    """One line on stderr, as argparse words its own errors."""
+    print(f"oracleboost {command}: error: {message}", file=sys.stderr, flush=True)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error said in one line (and where to read more) instead of
+    the whole usage text above it."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n"
+                              f"Try '{self.prog} --help' for more.\n")
+
+
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    parser = _Parser(
         prog="oracleboost",
         description="Boosting through an Oracle protocol: demos and paper reproductions.",
     )
     parser.add_argument("--version", action="version", version=f"oracleboost {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p_demo = sub.add_parser("demo", help="AdaBoost on stumps, round by round (built-in data)")
     p_demo.add_argument("--rounds", type=int, default=30, help="boosting rounds (default 30)")
     p_demo.add_argument("--every", type=int, default=3, help="print every k-th round")
@@ -435,7 +212,11 @@ def main(argv: list[str] | None = None) -> int:
     p_rep.add_argument("--cache", default=None, metavar="DIR",
                        help="cache the oracle calls on disk in DIR: a second run with the "
                             "same DIR reads them back (default: no cache)")
+    p_rep.add_argument("--format", type=_formats, default=("png",), metavar="F[,F...]",
+                       dest="formats",
+                       help="figure formats among png, pdf, svg (default: png)")
     _add_parallel_options(p_rep, "experiments")
+    _add_output_options(p_rep)
     p_grid = sub.add_parser(
         "grid", help="boosters × data sets × seeds, in parallel (joblib, or a Dask cluster)",
         description="Fit every booster on every data set for every seed (train/test split "
@@ -456,44 +237,95 @@ def main(argv: list[str] | None = None) -> int:
     p_grid.add_argument("--out", default="results/grid", metavar="DIR",
                         help="folder for grid.csv and grid.md (default: results/grid)")
     _add_parallel_options(p_grid, "cells")
-    args = parser.parse_args(argv)
-    if args.command in ("reproduce", "grid"):
-        _check_parallel_options(args, p_rep if args.command == "reproduce" else p_grid)
-    if args.command == "demo":
-        if args.rounds < 1 or args.every < 1:
-            p_demo.error("--rounds and --every must be positive")
-        demo(args.rounds, args.every)
-    elif args.command == "list":
-        from .experiments import EXPERIMENTS
+    _add_output_options(p_grid)
+    return parser, {"demo": p_demo, "reproduce": p_rep, "grid": p_grid}
 
-        for name, fn in EXPERIMENTS.items():
-            doc = (fn.__doc__ or "").strip().splitlines()
-            print(f"{name:32s} {doc[0] if doc else ''}")
-    elif args.command == "reproduce":
-        if args.seed is not None and not 0 <= args.seed < 2**32:
-            p_rep.error("--seed must be an integer in [0, 2**32)")
-        try:
-            names = resolve_names(args.names)
-        except UnknownExperimentError as exc:
-            p_rep.error(str(exc))
+
+def _reproduce(args, argv: list[str], parser: argparse.ArgumentParser) -> int:
+    if args.seed is not None and not 0 <= args.seed < 2**32:
+        parser.error("--seed must be an integer in [0, 2**32)")
+    try:
+        names = resolve_names(args.names)
+    except UnknownExperimentError as exc:
+        parser.error(str(exc))
+    try:
         reproduce(names, quick=args.quick, out_dir=args.out, seed=args.seed,
                   command=shlex.join(["oracleboost", *argv]), cache=args.cache,
-                  n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler)
-    elif args.command == "grid":
-        from .grid import DaskNotInstalledError, GridArgumentError, grid_command
-
-        def split(text):
-            return [n.strip() for n in text.split(",") if n.strip()] if text else None
-
-        try:
-            grid_command(split(args.boosters), split(args.datasets), args.seeds,
-                         quick=args.quick, rounds=args.rounds, out_dir=args.out,
-                         n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler)
-        except (GridArgumentError, DaskNotInstalledError) as exc:
-            p_grid.error(str(exc))
-        except ConnectionError as exc:  # the Dask scheduler cannot be reached
-            p_grid.exit(1, f"oracleboost grid: error: {exc}\n")
+                  n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler,
+                  timeout=args.timeout, formats=args.formats, verbosity=_verbosity(args))
+    except OutputFolderError as exc:
+        parser.error(str(exc))
+    except ConnectionError as exc:  # the Dask scheduler cannot be reached
+        _error("reproduce", str(exc))
+        return EXIT_FAILED
+    except ReproductionFailed as exc:
+        for failure in exc.failures:
+            _error("reproduce", f"{failure.name} failed: {failure.error}")
+        _error("reproduce", f"{len(exc.failures)} of {len(names)} experiments failed; "
+                            f"the others were written; tracebacks in {exc.log}")
+        return EXIT_FAILED
+    except ReproductionInterrupted as exc:
+        during = f" during {exc.during}" if exc.during else ""
+        print(f"oracleboost reproduce: interrupted{during}; finished: "
+              f"{', '.join(exc.finished) or 'none'}"
+              + (f"; not run: {', '.join(exc.not_run)}" if exc.not_run else ""),
+              file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
     return 0
+
+
+def _grid(args, parser: argparse.ArgumentParser) -> int:
+    from .grid import DaskNotInstalledError, GridArgumentError, grid_command
+
+    def split(text):
+        return [n.strip() for n in text.split(",") if n.strip()] if text else None
+
+    try:
+        grid_command(split(args.boosters), split(args.datasets), args.seeds,
+                     quick=args.quick, rounds=args.rounds, out_dir=args.out,
+                     n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler,
+                     timeout=args.timeout, verbosity=_verbosity(args))
+    except (GridArgumentError, DaskNotInstalledError, OutputFolderError) as exc:
+        parser.error(str(exc))
+    except ConnectionError as exc:  # the Dask scheduler cannot be reached
+        _error("grid", str(exc))
+        return EXIT_FAILED
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; ``argv`` defaults to ``sys.argv[1:]``; return the exit status.
+
+    Usage errors exit through argparse (``SystemExit`` with status 2); Ctrl-C anywhere
+    returns 130 after one line on stderr.
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        parser, parsers = _parser()
+        args = parser.parse_args(argv)
+        if args.command in ("reproduce", "grid"):
+            _check_parallel_options(args, parsers[args.command])
+        if args.command == "demo":
+            if args.rounds < 1 or args.every < 1:
+                parsers["demo"].error("--rounds and --every must be positive")
+            from .boosters import reraise_interrupts
+
+            with reraise_interrupts():
+                demo(args.rounds, args.every)
+        elif args.command == "list":
+            from .experiments import EXPERIMENTS
+
+            for name, fn in EXPERIMENTS.items():
+                doc = (fn.__doc__ or "").strip().splitlines()
+                print(f"{name:32s} {doc[0] if doc else ''}")
+        elif args.command == "reproduce":
+            return _reproduce(args, argv, parsers["reproduce"])
+        elif args.command == "grid":
+            return _grid(args, parsers["grid"])
+        return 0
+    except KeyboardInterrupt:
+        print("oracleboost: interrupted", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -77,6 +77,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._files import atomic_path, writable_folder
+
 __all__ = [
     "BACKENDS",
     "DASK_SCHEDULER_ENV",
@@ -248,6 +250,8 @@ def run_cell(booster_name: str, booster, dataset_name: str, loader, seed: int,
     from sklearn.model_selection import train_test_split
     from threadpoolctl import threadpool_limits
 
+    from .boosters import reraise_interrupts
+
     X, y = loader()
     X, y = np.asarray(X), np.asarray(y)
     X_tr, X_te, y_tr, y_te = train_test_split(
@@ -255,7 +259,8 @@ def run_cell(booster_name: str, booster, dataset_name: str, loader, seed: int,
     estimator = _make_estimator(booster, seed)
     if threading.current_thread() is not threading.main_thread():
         threads = None
-    with threadpool_limits(limits=threads):
+    # Ctrl-C stops the grid: a cell never records a partly fitted model as its result.
+    with threadpool_limits(limits=threads), reraise_interrupts():
         start = time.perf_counter()
         estimator.fit(X_tr, y_tr)
         seconds = time.perf_counter() - start
@@ -312,8 +317,74 @@ def dask_address(scheduler: str | None = None) -> str | None:
     return scheduler or os.environ.get(DASK_SCHEDULER_ENV, "").strip() or None
 
 
+def _unreachable(address: str, scheduler: str | None, why: str) -> ConnectionError:
+    source = "--scheduler" if scheduler else "$" + DASK_SCHEDULER_ENV
+    return ConnectionError(
+        f"cannot reach the Dask scheduler at {address} (from {source}): {why}; is `dask "
+        "scheduler` running there, and can this machine reach its port?")
+
+
+def _probe_scheduler(address: str, scheduler: str | None, timeout: float) -> None:
+    """Fail at once when a TCP scheduler's port refuses or its host is unknown.
+
+    ``distributed.Client`` retries a refused connection until its timeout (30 s by
+    default), which makes a mistyped address look like a hang.  A plain TCP connect
+    tells a refusal within milliseconds; an address that is not ``tcp://host:port`` (or
+    ``host:port``) is left to the client.
+    """
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    if parts.scheme not in ("tcp", "tls"):
+        return
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host = port = None
+    if not host or port is None:
+        raise _unreachable(address, scheduler, "the address has no host:port")
+    try:
+        with socket.create_connection((host, port), timeout=min(timeout, 5.0)):
+            pass
+    except socket.gaierror as exc:
+        raise _unreachable(address, scheduler, f"unknown host {host!r} ({exc.strerror})") from None
+    except ConnectionRefusedError:
+        raise _unreachable(address, scheduler, f"port {port} refused the connection") from None
+    except OSError:  # a timeout or a filtered port: the client's own timeout decides
+        pass
+
+
+def _connect_client(distributed, address: str, scheduler: str | None, timeout: float):
+    """``distributed.Client(address)``, or ``ConnectionError`` after ``timeout`` seconds.
+
+    The client's own ``timeout`` bounds the TCP connect but not the handshake that
+    follows (distributed 2026.8: ``comm.read()`` waits forever), so a port that accepts
+    connections but never speaks Dask (another service, a half-dead scheduler) would
+    hang ``Client()``.  The client is therefore built on a daemon thread and waited for
+    at most ``timeout`` (+1 s for the client's own error to arrive first); a thread that
+    is still waiting then is abandoned (it holds no lock and ends with the process).
+    """
+    box: dict[str, object] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = distributed.Client(address, set_as_default=False, timeout=timeout)
+        except BaseException as exc:  # handed over to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=connect, name="oracleboost-dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 1.0)
+    if "client" in box:
+        return box["client"]
+    if isinstance(box.get("error"), OSError) or thread.is_alive():
+        raise _unreachable(address, scheduler, f"no answer within --timeout {timeout:g} s")
+    raise box["error"]
+
+
 @contextmanager
-def _dask_client(scheduler: str | None, n_jobs: int | None):
+def _dask_client(scheduler: str | None, n_jobs: int | None, timeout: float = 10.0):
     """A ``distributed.Client`` for the run, with joblib's dask backend configured on it."""
     import joblib
 
@@ -321,13 +392,7 @@ def _dask_client(scheduler: str | None, n_jobs: int | None):
     address = dask_address(scheduler)
     client = cluster = None
     if address is not None:
-        try:
-            client = distributed.Client(address, set_as_default=False)
-        except OSError as exc:
-            raise ConnectionError(
-                f"cannot reach the Dask scheduler at {address} (from "
-                f"{'--scheduler' if scheduler else '$' + DASK_SCHEDULER_ENV}): is `dask "
-                "scheduler` running there, and can this machine reach its port?") from exc
+        client = _connect_client(distributed, address, scheduler, timeout)
         owned = True
     else:
         try:
@@ -349,7 +414,8 @@ def _dask_client(scheduler: str | None, n_jobs: int | None):
 
 
 def parallel_map(fn: Callable, tasks: Iterable[tuple], *, n_jobs: int | None = None,
-                 backend: str | None = None, scheduler: str | None = None) -> Iterator:
+                 backend: str | None = None, scheduler: str | None = None,
+                 timeout: float = 10.0) -> Iterator:
     """``fn(*task)`` for every task through ``joblib.Parallel``, yielded in task order.
 
     The arguments are checked (and dask imported) when this is called; the work runs
@@ -372,9 +438,15 @@ def parallel_map(fn: Callable, tasks: Iterable[tuple], *, n_jobs: int | None = N
         With ``backend="dask"`` only: the scheduler's address (``tcp://host:8786``);
         default ``$ORACLEBOOST_DASK_SCHEDULER``, then the active client, then a
         ``LocalCluster`` of ``n_jobs`` workers.
+    timeout : float, default=10
+        With a scheduler address: seconds to wait for it.  A port that refuses, or an
+        unknown host, fails at once, when this is called.
 
     Raises
     ------
+    ConnectionError
+        The scheduler cannot be reached (at once when its port refuses; at the first
+        result when it does not answer within ``timeout``).
     DaskNotInstalledError
         ``backend="dask"`` without dask and distributed (an ``ImportError`` naming the
         extra to install).
@@ -383,18 +455,23 @@ def parallel_map(fn: Callable, tasks: Iterable[tuple], *, n_jobs: int | None = N
         or ``scheduler`` without dask.
     """
     _check_parallel(n_jobs, backend, scheduler)
+    if not (isinstance(timeout, numbers.Real) and timeout > 0):
+        raise GridArgumentError(f"timeout must be a positive number of seconds; got {timeout!r}")
     if backend == "dask":
         _import_distributed()
+        address = dask_address(scheduler)
+        if address is not None:
+            _probe_scheduler(address, scheduler, timeout)
     n_jobs = None if n_jobs is None else int(n_jobs)
-    return _parallel_iter(fn, list(tasks), n_jobs, backend, scheduler)
+    return _parallel_iter(fn, list(tasks), n_jobs, backend, scheduler, timeout)
 
 
-def _parallel_iter(fn, tasks, n_jobs, backend, scheduler):
+def _parallel_iter(fn, tasks, n_jobs, backend, scheduler, timeout):
     from joblib import Parallel, delayed
 
     calls = (delayed(fn)(*task) for task in tasks)
     if backend == "dask":
-        with _dask_client(scheduler, n_jobs):
+        with _dask_client(scheduler, n_jobs, timeout):
             yield from Parallel(n_jobs=-1, return_as="generator")(calls)
     else:
         yield from Parallel(n_jobs=n_jobs, backend=backend, return_as="generator")(calls)
@@ -411,6 +488,7 @@ def run_grid(
     scheduler: str | None = None,
     test_size: float = _TEST_SIZE,
     threads_per_cell: int | None = 1,
+    timeout: float = 10.0,
 ) -> list[dict]:
     """Fit every booster on every data set for every seed; one row per cell.
 
@@ -424,7 +502,7 @@ def run_grid(
     seeds : sequence of int, or int
         The seeds (an int ``N`` means ``range(N)``); a seed splits the data
         (``train_test_split(..., random_state=seed, stratify=y)``) and seeds the booster.
-    n_jobs, backend, scheduler
+    n_jobs, backend, scheduler, timeout
         Where the cells run: see :func:`parallel_map` (``n_jobs=None``: in this
         process; ``backend="dask"``: on a Dask cluster).
     test_size : float, default=0.3
@@ -449,7 +527,8 @@ def run_grid(
     ]
     from threadpoolctl import threadpool_limits
 
-    runs = parallel_map(run_cell, cells, n_jobs=n_jobs, backend=backend, scheduler=scheduler)
+    runs = parallel_map(run_cell, cells, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
+                        timeout=timeout)
     # threads of this process: the limit is set once, around the whole run
     with threadpool_limits(limits=threads_per_cell if backend == "threading" else None):
         rows = list(runs)
@@ -525,12 +604,14 @@ def write_grid(rows: Sequence[Mapping], out_dir, notes: str = "") -> tuple[Path,
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = out_dir / "grid.csv", out_dir / "grid.md"
-    with csv_path.open("w", newline="", encoding="utf-8") as f:
+    # each file whole or absent (renamed into place), as reproduce's files are
+    with atomic_path(csv_path) as tmp, tmp.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
             writer.writerow({k: repr(v) if isinstance(v, float) else v for k, v in row.items()})
-    md_path.write_text(grid_markdown(rows, notes=notes), encoding="utf-8")
+    with atomic_path(md_path) as tmp:
+        tmp.write_text(grid_markdown(rows, notes=notes), encoding="utf-8")
     return csv_path, md_path
 
 
@@ -555,7 +636,10 @@ def grid_command(
     n_jobs: int | None = None,
     backend: str | None = None,
     scheduler: str | None = None,
+    timeout: float = 10.0,
     out=None,
+    err=None,
+    verbosity: int = 1,
 ) -> list[dict]:
     """What ``oracleboost grid`` does: run the default grid (or the named part of it),
     print the table over the seeds and write ``out_dir/grid.csv`` and ``grid.md``.
@@ -563,9 +647,12 @@ def grid_command(
     ``boosters`` / ``datasets``: names from :func:`default_boosters` / :data:`DATASETS`
     (default: all); ``seeds``: ``range(seeds)`` (default 5, ``quick``: 2); ``rounds``:
     weak learners per fit (default 200, ``quick``: 30).  Unknown names and bad options
-    raise :class:`GridArgumentError` (a ``ValueError``) before anything runs.
+    raise :class:`GridArgumentError` (a ``ValueError``) before anything runs.  The
+    table and the paths written go to ``out``; the line saying what runs where goes to
+    ``err`` (``verbosity=0``: only the paths; 2 is 1 here).
     """
     out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
     rounds = (30 if quick else 200) if rounds is None else int(rounds)
     seeds = (2 if quick else 5) if seeds is None else int(seeds)
     if rounds < 1 or seeds < 1:
@@ -573,6 +660,7 @@ def grid_command(
     chosen_b = _pick(boosters, default_boosters(rounds), "booster(s)")
     chosen_d = _pick(datasets, DATASETS, "data set(s)")
     _check_parallel(n_jobs, backend, scheduler)
+    writable_folder(out_dir, "--out")
     if backend == "dask":
         where = dask_address(scheduler) or "the active Dask client, or a local cluster"
         place = f"dask ({where})"
@@ -584,12 +672,14 @@ def grid_command(
     n_cells = len(chosen_b) * len(chosen_d) * seeds
     head = (f"grid: {len(chosen_b)} boosters × {len(chosen_d)} data sets × {seeds} seeds "
             f"= {n_cells} cells, {rounds} rounds each, on {place}")
-    print(head, file=out, flush=True)
+    if verbosity > 0:
+        print(head, file=err, flush=True)
     start = time.perf_counter()
     rows = run_grid(chosen_b, chosen_d, range(seeds), n_jobs=n_jobs, backend=backend,
-                    scheduler=scheduler)
+                    scheduler=scheduler, timeout=timeout)
     total = time.perf_counter() - start
-    print(summary_table(rows), file=out)
+    if verbosity > 0:
+        print(summary_table(rows), file=out)
     notes = (f"{head}; {total:.1f} s in all.  Test split 0.3 (stratified), seeded like the "
              "booster; `seconds` is the time of `fit` alone.")
     csv_path, md_path = write_grid(rows, out_dir, notes=notes)
