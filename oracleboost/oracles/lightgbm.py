@@ -417,12 +417,24 @@ def _with_leaf_values(model_str: str, values: np.ndarray) -> str:
 def _feature_major(X: np.ndarray) -> np.ndarray:
     """``X`` transposed to (features, rows), C-contiguous float64, as LightGBM's
     prediction reads it: values with ``|x| <= kZeroThreshold`` are 0 (it drops them as
-    the zeros of a sparse row).  A view of ``X`` when nothing needs changing."""
+    the zeros of a sparse row).
+
+    A view of ``X`` when nothing needs changing, else a copy: the caller's array is
+    never written (it may be read-only, as a pandas DataFrame's values are).  Returned
+    read-only either way, so that the kernels reading it are compiled once, for
+    read-only arrays."""
     XT = np.ascontiguousarray(np.asarray(X, dtype=np.float64).T)
-    if kernels.zero_tiny(XT, False):
+    if kernels.count_tiny(_read_only(XT)):
         XT = XT.copy() if np.shares_memory(XT, X) else XT
-        kernels.zero_tiny(XT, True)
-    return XT
+        kernels.zero_tiny(XT)
+    return _read_only(XT)
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a``."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 #: Rows below which partitioning on threads costs more than it saves.
