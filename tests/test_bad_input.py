@@ -253,13 +253,6 @@ def _outputs_near_1e308_in_repeated_projection():
     ).fit(X, Y_REG)
 
 
-def _correlate_answers_whose_squares_overflow():
-    # a correlate answer is scale-free, but the functional step divides by <h, h>
-    FunctionalGradientRegressor(LinearOracle(), query="correlate", n_estimators=3).fit(
-        X * 1e200, Y_REG
-    )
-
-
 def _correlation_vector_beyond_float64():
     MatrixOracle(np.full((4, 2), 1e308)).bind(np.arange(4)).correlation_vector(np.ones(4))
 
@@ -280,13 +273,11 @@ def _correlation_vector_beyond_float64():
         (_outputs_near_1e308_in_repeated_projection, OverflowError,
          r"^SklearnOracle's hypothesis outputs overflow float64 \(max \|h\| = \d\.\d+e\+307\)"
          r".*asked to fit values of at most \d"),
-        (_correlate_answers_whose_squares_overflow, OverflowError,
-         r"^FunctionalGradientRegressor: LinearOracle's hypothesis outputs overflow float64"),
         (_correlation_vector_beyond_float64, OverflowError,
          r"^MatrixOracle's correlation vector Hᵀr overflows float64"),
     ],
     ids=["nan-on-new-rows", "string-y", "cached-non-oracle", "tree-oracle-1e300-in-X",
-         "huge-hypothesis-outputs", "outputs-near-1e308-repeated", "correlate-squares-overflow",
+         "huge-hypothesis-outputs", "outputs-near-1e308-repeated",
          "correlation-vector-overflow"],
 )
 def test_hostile_inputs_get_a_clear_error(hostile, error, match):
@@ -302,6 +293,27 @@ def test_hostile_inputs_get_a_clear_error(hostile, error, match):
                                             n_estimators=3).fit(X, Y_REG)
         with pytest.raises(FloatingPointError, match="NaN"):
             list(model.staged_predict(np.full((2, 3), 100.0)))
+
+
+@pytest.mark.parametrize("projection", ["naive", "repeated", "residual"])
+def test_correlate_answers_whose_squares_overflow_take_the_unscaled_step(projection):
+    """A correlate answer is scale-free, but the functional step divides by <h, h>: with
+    LinearOracle on X·1e200 it overflowed (this used to raise an OverflowError naming
+    the oracle).  The step's inner products are taken on copies scaled by powers of two
+    now, so the fit is that of X: bit for bit on X·2**600 (a power of two scales
+    exactly), and to the last bits on X·1e200 (X·1e200 itself is rounded)."""
+    kw = dict(query="correlate", projection=projection, n_estimators=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ref = FunctionalGradientRegressor(LinearOracle(), **kw).fit(X, Y_REG)
+        exact = FunctionalGradientRegressor(LinearOracle(), **kw).fit(np.ldexp(X, 600), Y_REG)
+        rounded = FunctionalGradientRegressor(LinearOracle(), **kw).fit(X * 1e200, Y_REG)
+    assert ref.history_["loss"][-1] < 0.75 * ref.history_["loss"][0]  # it fits
+    np.testing.assert_array_equal(exact.history_["loss"], ref.history_["loss"])
+    np.testing.assert_array_equal(exact.predict(np.ldexp(X, 600)), ref.predict(X))
+    np.testing.assert_allclose(rounded.history_["loss"], ref.history_["loss"], rtol=1e-13)
+    np.testing.assert_allclose(rounded.predict(X * 1e200), ref.predict(X), rtol=1e-13,
+                               atol=1e-14)
 
 
 def test_tree_oracles_take_X_up_to_the_float32_limit_and_refuse_beyond_it():

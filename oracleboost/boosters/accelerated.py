@@ -528,6 +528,11 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             "error": weighted_error(np.argmax(scores, axis=1) != target, weight),
         }
 
+    #: The logistic ψ = φ⁻¹(Σ s ℓ) sums the rows' losses: an integer weight is a repeated
+    #: row, so the weights' scale is part of the problem (kept as given; the risk is
+    #: computed in log space, which takes any scale).
+    _scale_free_weights = False
+
     def _setup(self, X, y, sample_weight) -> _Problem:
         name = type(self).__name__
         proven = self.method == "stochastic" and self.stochastic_schedule == "proven"

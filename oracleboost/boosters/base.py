@@ -62,7 +62,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._numerics import logsumexp
-from .._validation import check_sample_weight
+from .._validation import check_sample_weight, normalise_weights
 from ..oracles.base import Hypothesis, Oracle, OracleCapabilityError
 from . import _column_kernels as column_kernels
 from .validation import EarlyStopping, EvalSet, held_out_split
@@ -696,13 +696,14 @@ class BaseBooster(BaseEstimator):
             evals.append(EvalSet("val", f"_{i}", Xv, target, weight))
         return evals
 
-    @staticmethod
-    def _eval_weight(extra, n: int, where: str) -> np.ndarray:
-        """An eval set's weights, named in errors by the argument they came from."""
+    def _eval_weight(self, extra, n: int, where: str) -> np.ndarray:
+        """An eval set's weights, named in errors by the argument they came from, and
+        normalised as the training weights are."""
         name = f"sample_weight ({where})" if where == _HELD_OUT else (
             f"eval_sample_weight ({where})"
         )
-        return check_sample_weight(extra, n, name=name)
+        w = check_sample_weight(extra, n, name=name)
+        return normalise_weights(w) if self._scale_free_weights else w
 
     def _class_index(self, y: np.ndarray, where: str) -> np.ndarray:
         """Indices of ``y``'s labels in ``classes_``; labels unseen in training raise."""
@@ -903,15 +904,29 @@ class BaseBooster(BaseEstimator):
         return math.isfinite(record["log_loss"] if "log_loss" in record else record["loss"])
 
     # -- helpers for fit ------------------------------------------------------------------
-    @staticmethod
-    def _positive_weight_rows(X, y, s):
-        """Keep the rows with positive weight: the others add nothing to any risk, and
-        binding them would still move data-dependent choices such as stump thresholds
-        (fitting with weight 0 must equal fitting without the row)."""
+    #: Whether the booster's risk is a weighted mean of its rows' losses, so that the
+    #: weights' scale is normalised away at ``fit`` (see ``_positive_weight_rows``).
+    #: False where the weights' scale is part of the problem (a risk that sums them).
+    _scale_free_weights = True
+
+    def _positive_weight_rows(self, X, y, s, *rows):
+        """Keep the rows with positive weight, and normalise their weights.
+
+        Rows of weight 0 add nothing to any risk, and binding them would still move
+        data-dependent choices such as stump thresholds (fitting with weight 0 must
+        equal fitting without the row).  Every risk is a weighted mean, so the fit does
+        not depend on the weights' scale; with the weights scaled here, once, by a power
+        of two to a mean in [1, 2), neither does its arithmetic (see
+        :func:`~oracleboost._validation.normalise_weights`: weights 1e300 or 1e-300
+        times the given ones fit as they do, and a power of two times them bit for
+        bit), unless ``_scale_free_weights`` is False.  ``rows`` are further per-row
+        arrays (or None) cut with them.
+        """
         keep = s > 0
-        if keep.all():
-            return X, y, s
-        return X[keep], y[keep], s[keep]
+        if not keep.all():
+            X, y, s = X[keep], y[keep], s[keep]
+            rows = tuple(None if a is None else a[keep] for a in rows)
+        return (X, y, normalise_weights(s) if self._scale_free_weights else s, *rows)
 
     def _bind(self, X, default: Oracle, need: str):
         oracle = default if self.oracle is None else self.oracle

@@ -375,10 +375,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             if not np.isin(g, (0, 1)).all():
                 raise ValueError("sample_group must hold 0 (primary) or 1 (secondary) per row")
             secondary = g.astype(bool)
-        keep = s > 0
-        if not keep.all():  # zero-weight rows add nothing (as in every booster)
-            X, y, s = X[keep], y[keep], s[keep]
-            secondary = None if secondary is None else secondary[keep]
+        X, y, s, secondary = self._positive_weight_rows(X, y, s, secondary)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         K = len(self.classes_)
         if K < 2:

@@ -26,6 +26,17 @@ booster from its own generator, as scikit-learn's ensembles seed their base
 estimators.  A query is therefore a pure function of (bound data, query arrays,
 parameters, seed), which is what makes :class:`~oracleboost.oracles.CachedOracle`
 exact.
+
+Weights at the boundary: the least-squares fit of ``project`` does not depend on the
+scale of ``sample_weight``, so neither may its answer.  :meth:`BoundOracle.project`
+scales the weights, once, by the power of two that brings their mean into [1, 2)
+(:func:`~oracleboost._validation.normalise_weights`; exact, so weights 2**k times
+others give the same answer bit for bit, unit and integer weights are used as given,
+and wrappers that hand the weights on change nothing) before any oracle sees them.
+Weights 1e300 or 1e-300 times others thus give the answer of the others (to its last
+bits).  An oracle's own arithmetic may still limit how far apart weights may be (see
+:class:`~oracleboost.oracles.TreeOracle` and
+:class:`~oracleboost.oracles.LightGBMOracle` for one weight far above the others).
 """
 
 from __future__ import annotations
@@ -39,7 +50,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array
 
-from .._validation import check_finite_array, check_query, check_sample_weight
+from .._validation import check_finite_array, check_query, check_sample_weight, normalise_weights
 
 __all__ = [
     "Capabilities",
@@ -171,7 +182,9 @@ class BoundOracle:
     ) -> Hypothesis:
         """The hypothesis minimising ``sum_i w_i ||target_i - h(x_i)||^2`` (Grubb–Bagnell eq. 4)."""
         target = check_query(target, self.n_samples, "target")
-        w = None if sample_weight is None else check_sample_weight(sample_weight, self.n_samples)
+        w = None
+        if sample_weight is not None:  # the answer must not depend on the weights' scale
+            w = normalise_weights(check_sample_weight(sample_weight, self.n_samples))
         self._require("project", target.ndim)
         h = self._checked(self._project(target, w, random_state), target.shape)
         self._check_squared_norm(h.train_output, w, target)

@@ -702,7 +702,11 @@ class LightGBMOracle(Oracle):
     max_depth : int, default=-1
         Maximum depth; ``-1`` for no limit.
     min_data_in_leaf : int, default=20
-        Minimum number of training rows in a leaf, counted regardless of their weights.
+        Minimum number of training rows in a leaf.  For weighted queries LightGBM
+        estimates a leaf's count from its share of the Hessians, ``n · Σ_leaf w / Σ w``
+        (it keeps no row counts in its histograms), so rows of small weight count for
+        less: a leaf of 50 rows weighing 0.01 each, among 150 rows of weight 1, counts
+        as less than one row.
     max_bin : int, default=255
         Maximum number of histogram bins per feature (fixed at ``bind``).
     lambda_l2 : float, default=0.0
@@ -730,7 +734,11 @@ class LightGBMOracle(Oracle):
     Notes
     -----
     Weights below about ``1e-38`` relative to their mean underflow in LightGBM's float32
-    Hessians and do not guide the split search; the float64 refit still uses them.
+    Hessians and do not guide the split search; the float64 refit still uses them.  With
+    one weight far above the others (``1e4`` times, at 60 rows) no leaf without that row
+    holds enough of the weight to count as a row (see ``min_data_in_leaf``): the trees
+    have no split and the answer is the weighted mean of the target, a constant, which
+    a booster may still step along.
 
     Threads: LightGBM grows every tree on ``params["num_threads"]`` threads (0, the
     default: OpenMP's default, ``OMP_NUM_THREADS`` if set), and the leaves of the
