@@ -461,6 +461,15 @@ class TreeOracle(Oracle):
     values with a ``ValueError`` (rescale ``X``, or use :class:`StumpOracle` or
     :class:`LightGBMOracle`, which keep ``X`` in float64).
 
+    Scale: ``project`` grows its tree on the target scaled by a power of two to a
+    weighted RMS in [0.5, 1) and scales the leaves back (exact), so that scikit-learn's
+    absolute impurity threshold (a node of weighted variance below 2.2e-16 is a leaf)
+    acts relative to the target.  Where some rows outweigh all lighter rows together by
+    more than ``2**20`` (one weight 1e200 times the others), scikit-learn's running sums
+    (a side's weight is ``total − left``) would lose the lighter rows: the tree is then
+    grown on compressed weights and its leaf values refit with the true ones (see
+    :mod:`oracleboost.oracles._split_weights`).
+
     Parameters
     ----------
     max_depth : int or None, default=3
