@@ -12,7 +12,9 @@ import math
 
 import numpy as np
 
-__all__ = ["check_finite_array", "check_query", "check_sample_weight", "normalise_weights"]
+__all__ = [
+    "check_finite_array", "check_groups", "check_query", "check_sample_weight", "normalise_weights",
+]
 
 
 def check_finite_array(a, name: str, *, ndim: tuple[int, ...] = (1,)) -> np.ndarray:
@@ -54,6 +56,47 @@ def check_sample_weight(sample_weight, n_samples: int, name: str = "sample_weigh
     if not np.any(w > 0):
         raise ValueError(f"{name} sums to zero; at least one weight must be positive")
     return w
+
+
+def check_groups(groups, n_samples: int, name: str = "groups") -> np.ndarray:
+    """Return query ids (one per row, shape ``(n_samples,)``) that can be sorted and
+    compared: all numbers (finite) or all strings.
+
+    NumPy would turn a list mixing ints and strings into strings silently (``1`` and
+    ``"1"`` become one query) and fail later on such an object array with "'<' not
+    supported between instances of 'str' and 'int'", which names no argument.
+    """
+    if groups is None:
+        raise ValueError(
+            f"{name} is required: pass {name}=<query id of each row>, an array of shape "
+            "(n_samples,)"
+        )
+    raw = groups if isinstance(groups, np.ndarray) else np.asarray(groups, dtype=object)
+    if raw.shape != (n_samples,):
+        raise ValueError(
+            f"{name} must have shape ({n_samples},), one query id per row; got {raw.shape}"
+        )
+    if raw.dtype == object:
+        is_str = np.fromiter((isinstance(v, str) for v in raw), dtype=bool, count=raw.size)
+        if is_str.any() and not is_str.all():
+            a, b = raw[np.argmax(is_str)], raw[np.argmin(is_str)]
+            raise ValueError(
+                f"{name} mixes strings and other values (e.g. {a!r} and {b!r}); query ids "
+                "must be all numbers or all strings"
+            )
+        try:
+            raw = np.asarray(raw.tolist())
+            np.unique(raw)  # they must sort: pairs are formed within sorted queries
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"{name} holds query ids that cannot be compared with each other ({exc}); "
+                "use numbers or strings"
+            ) from exc
+    if raw.dtype.kind not in "biufUS":
+        raise ValueError(f"{name} must hold numbers or strings; got dtype {raw.dtype}")
+    if raw.dtype.kind == "f" and not np.all(np.isfinite(raw)):
+        raise ValueError(f"{name} contains NaN or inf; every query id must be finite")
+    return raw
 
 
 def normalise_weights(w: np.ndarray) -> np.ndarray:

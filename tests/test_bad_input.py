@@ -385,3 +385,94 @@ def test_dual_acceleration_on_features_beyond_float64_squares_is_scale_free():
         big = AcceleratedMarginClassifier(LinearOracle(), **kw).fit(Xc * 2.0**700, yc)
     np.testing.assert_allclose(big.history_["margin"], ref.history_["margin"], rtol=1e-10)
     np.testing.assert_array_equal(big.predict(Xc * 2.0**700), ref.predict(Xc))
+
+
+# -- errors that name the right argument (hostile input, round 3) ----------------------
+def _strings_in_X():
+    Xs = X.astype(object)
+    Xs[3, 1] = "abc"
+    return Xs
+
+
+def _all_boosters():
+    from oracleboost.boosters import (
+        AcceleratedMarginClassifier,
+        FunctionalGradientClassifier,
+        FunctionalGradientRanker,
+        MirrorBoostingClassifier,
+    )
+
+    qid = np.arange(len(X)) // 5
+    return [
+        (CoordinateBoostingClassifier(n_estimators=2), (Y_CLS,)),
+        (MirrorBoostingClassifier(n_estimators=2), (Y_CLS,)),
+        (AcceleratedMarginClassifier(n_estimators=2), (Y_CLS,)),
+        (FunctionalGradientRegressor(n_estimators=2), (Y_REG,)),
+        (FunctionalGradientClassifier(n_estimators=2), (Y_CLS,)),
+        (FunctionalGradientRanker(n_estimators=2), (Y_REG, qid)),
+    ]
+
+
+@pytest.mark.parametrize("k", range(6))
+def test_strings_in_X_name_X_not_y(k):
+    """The regressor and the ranker said "y must be numeric ... could not convert string
+    to float: 'abc'" for a string in X; the others gave NumPy's bare message."""
+    booster, rest = _all_boosters()[k]
+    with pytest.raises(ValueError, match=r"^X must be numeric for \w+; it holds values that "
+                       r"are not numbers: could not convert string to float: 'abc'"):
+        booster.fit(_strings_in_X(), *rest)
+    booster.fit(X, *rest)  # and predict names X too
+    with pytest.raises(ValueError, match=r"^X must be numeric"):
+        booster.predict(_strings_in_X())
+
+
+def test_dataframe_columns_that_are_not_numbers_are_named():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame["b"] = pd.Categorical(np.where(X[:, 1] > 0, "high", "low"))
+    frame["c"] = "text"
+    with pytest.raises(ValueError, match=r"columns 'b' \(categorical with categories that "
+                       r"are not numbers: encode it first.*\), 'c' \(\w+\) hold values"):
+        CoordinateBoostingClassifier(n_estimators=2).fit(frame, Y_CLS)
+    # numeric categories are read as their values, as scikit-learn reads them
+    numeric = pd.DataFrame(X, columns=["a", "b", "c"])
+    numeric["b"] = pd.Categorical(np.round(X[:, 1]))
+    plain = numeric.astype({"b": float})
+    a = CoordinateBoostingClassifier(n_estimators=3).fit(numeric, Y_CLS)
+    b = CoordinateBoostingClassifier(n_estimators=3).fit(plain, Y_CLS)
+    np.testing.assert_array_equal(a.decision_function(numeric), b.decision_function(plain))
+
+
+def test_a_string_y_still_names_y():
+    with pytest.raises(ValueError, match=r"^y must be numeric for FunctionalGradientRanker"):
+        from oracleboost.boosters import FunctionalGradientRanker
+
+        FunctionalGradientRanker(n_estimators=2).fit(
+            X, np.where(Y_CLS == 1, "yes", "no"), np.arange(len(X)) // 5
+        )
+
+
+@pytest.mark.parametrize(
+    "qid",
+    [
+        [1, "a"] * 20,  # a list NumPy would silently turn into strings
+        np.array([1, "a"] * 20, dtype=object),  # an object array NumPy cannot sort
+    ],
+    ids=["list", "object-array"],
+)
+def test_query_ids_mixing_ints_and_strings_name_qid(qid):
+    from oracleboost.boosters import FunctionalGradientRanker
+
+    mixed = r"mixes strings and other values \(e\.g\. 'a' and 1\)"
+    with pytest.raises(ValueError, match=r"^qid " + mixed):
+        FunctionalGradientRanker(n_estimators=2).fit(X, Y_REG, qid)
+    with pytest.raises(ValueError, match=r"^qid " + mixed):  # early stopping splits by qid
+        FunctionalGradientRanker(n_estimators=2, n_iter_no_change=2).fit(X, Y_REG, qid)
+    good = np.arange(len(X)) // 5
+    with pytest.raises(ValueError, match=r"^eval_qid \(eval_set\[0\]\) " + mixed):
+        FunctionalGradientRanker(n_estimators=2).fit(
+            X, Y_REG, good, eval_set=[(X, Y_REG)], eval_qid=[qid]
+        )
+    # strings alone, or numbers alone, are query ids
+    for ids in (good, good.astype(str), good.astype(float)):
+        FunctionalGradientRanker(n_estimators=2).fit(X, Y_REG, ids)

@@ -59,7 +59,7 @@ from sklearn.base import BaseEstimator, is_classifier
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .._numerics import logsumexp
 from .._validation import check_sample_weight, normalise_weights
@@ -78,6 +78,7 @@ __all__ = [
     "DIVERGENCE_FACTOR",
     "draw_seed",
     "seed_generator",
+    "validate_input",
 ]
 
 #: A loss above this multiple of its best value so far counts as diverging (see
@@ -424,6 +425,77 @@ def _sigint_held():
 
 
 
+def validate_input(estimator, X, y="no_validation", *, y_numeric: bool = False, reset=True):
+    """scikit-learn's ``validate_data(estimator, X, y)`` (which sets, or with
+    ``reset=False`` checks, ``n_features_in_`` and ``feature_names_in_``), X as float64
+    (and y with ``y_numeric``), with errors that name the argument at fault; without y
+    (scikit-learn's ``"no_validation"``), X alone.
+
+    scikit-learn reports a value that is not a number, in X or in y, as NumPy's bare
+    "could not convert string to float: 'abc'".  Here the error says which argument
+    (and for a DataFrame, which columns) holds it.  A categorical column is read as
+    scikit-learn reads it: numeric categories as their values, as the same column of
+    floats would be; other categories are refused, naming X and the column (their codes
+    would impose an order and distances the categories do not have: encode them first).
+    X is asked for as float64 (what every oracle computes in): with scikit-learn's
+    default, "numeric", a DataFrame with such a column came back as an object array and
+    failed later, in the oracle, without a name.
+    """
+    kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=True)
+    try:
+        if isinstance(y, str) and y == "no_validation":
+            return validate_data(estimator, X, **kw)
+        X, y = validate_data(estimator, X, y, y_numeric=y_numeric, **kw)
+        # scikit-learn converts only an object y; strings stay strings
+        return X, (y.astype(np.float64) if y_numeric else y)
+    except (TypeError, ValueError) as exc:
+        # the same type (scikit-learn's checks expect NumPy's TypeError for an object
+        # that is no number), with a message that names the argument
+        columns = _non_numeric_columns(X)
+        if columns is not None:
+            raise type(exc)(
+                f"X must be numeric for {type(estimator).__name__}; {columns}: {exc}"
+            ) from exc
+        if y_numeric and not _converts(y):
+            raise type(exc)(
+                f"y must be numeric for {type(estimator).__name__} (a regression or "
+                f"ranking target); it holds values that are not numbers ({exc}). For "
+                "class labels use a classifier"
+            ) from exc
+        raise
+
+
+def _converts(a) -> bool:
+    """Whether ``a`` converts to float64 as scikit-learn converts it (pandas' missing
+    values become NaN; finiteness is checked elsewhere)."""
+    try:
+        check_array(a, dtype=np.float64, ensure_all_finite=False, ensure_2d=False,
+                    ensure_min_samples=0, allow_nd=True)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _non_numeric_columns(X) -> str | None:
+    """Where X holds values that are not numbers (None if it converts): the columns of a
+    DataFrame by name, categorical ones called so, else the array as a whole."""
+    if _converts(X):
+        return None
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(X, "columns"):
+        return "it holds values that are not numbers"
+    bad = [(name, dtype) for name, dtype in dtypes.items() if not _converts(X[name])]
+    described = [
+        f"{name!r} (categorical with categories that are not numbers: encode it first, "
+        "e.g. with OrdinalEncoder or OneHotEncoder)" if str(dtype) == "category"
+        else f"{name!r} ({dtype})"
+        for name, dtype in bad
+    ]
+    many = len(bad) > 1
+    return (f"column{'s' if many else ''} {', '.join(described)} hold{'' if many else 's'} "
+            "values that are not numbers")
+
+
 def data_signature(*arrays) -> str:
     """A fingerprint of the fit's data (``warm_start`` continues only on the same data).
 
@@ -531,7 +603,7 @@ class BaseBooster(BaseEstimator):
 
     def _raw(self, X) -> np.ndarray:
         check_is_fitted(self, "ensemble_")
-        X = validate_data(self, X, reset=False, ensure_all_finite=True)
+        X = validate_input(self, X, reset=False)
         try:
             return self.ensemble_.decision_function(X)
         except NonFinitePrediction as exc:
@@ -539,7 +611,7 @@ class BaseBooster(BaseEstimator):
 
     def _staged_raw(self, X) -> Iterator[np.ndarray]:
         check_is_fitted(self, "ensemble_")
-        X = validate_data(self, X, reset=False, ensure_all_finite=True)
+        X = validate_input(self, X, reset=False)
         try:
             yield from self.ensemble_.staged_decision_function(X)
         except NonFinitePrediction as exc:
@@ -619,15 +691,12 @@ class BaseBooster(BaseEstimator):
         held-out ``(X, y, extra)``, or the arguments unchanged and None."""
         if not self._early_stopping_on() or self.validation_fraction is None:
             return X, y, rows, None
-        X, y = validate_data(self, X, y, ensure_all_finite=True)
+        X, y = validate_input(self, X, y)
         n = X.shape[0]
-        arrays = []
-        for name, a in zip(self._row_args, rows, strict=True):
-            if a is not None:
-                a = np.asarray(a)
-                if a.shape[:1] != (n,):
-                    raise ValueError(f"{name} has shape {a.shape}; X has {n} rows")
-            arrays.append(a)
+        arrays = [
+            None if a is None else self._row_array(name, a, n)
+            for name, a in zip(self._row_args, rows, strict=True)
+        ]
         named = dict(zip(self._row_args, arrays, strict=True))
         groups = named.get(self._split_groups_arg) if self._split_groups_arg else None
         stratify = None
@@ -654,6 +723,14 @@ class BaseBooster(BaseEstimator):
         extra = named.get(self._eval_row_arg)
         return X[train], y[train], rows, (X[held], y[held], None if extra is None
                                             else extra[held])
+
+    def _row_array(self, name: str, a, n: int) -> np.ndarray:
+        """A per-row argument of ``fit`` (``_row_args``) as an array of ``n`` rows; the
+        ranker checks its ``qid`` here."""
+        a = np.asarray(a)
+        if a.shape[:1] != (n,):
+            raise ValueError(f"{name} has shape {a.shape}; X has {n} rows")
+        return a
 
     def _eval_sets(self, problem: Problem, eval_set, eval_rows, held) -> list[EvalSet]:
         """Check the watched sets against the fitted data (features, classes) and put
@@ -684,7 +761,7 @@ class BaseBooster(BaseEstimator):
             if not isinstance(pair, Sequence) or len(pair) != 2:
                 raise TypeError(f"{where} must be an (X, y) pair; got {type(pair).__name__}")
             try:
-                Xv = validate_data(self, pair[0], reset=False, ensure_all_finite=True)
+                Xv = validate_input(self, pair[0], reset=False)
             except ValueError as exc:
                 raise ValueError(f"{where}: X: {exc}") from exc
             yv = np.asarray(pair[1])

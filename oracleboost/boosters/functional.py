@@ -49,9 +49,8 @@ from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
 
-from .._validation import check_sample_weight
+from .._validation import check_groups, check_sample_weight
 from ..losses import Loss, MarginLoss, get_loss
 from ..oracles.sklearn import TreeOracle
 from . import _column_kernels as column_kernels
@@ -64,6 +63,7 @@ from .base import (
     draw_seed,
     margin_record,
     seed_generator,
+    validate_input,
     weighted_error,
 )
 from .validation import documented
@@ -77,22 +77,6 @@ __all__ = [
 ]
 
 PROJECTIONS = ("naive", "repeated", "residual")
-
-
-def _validate_numeric_target(estimator, X, y):
-    """``validate_data`` with a numeric ``y``; a ``y`` that is not numbers (strings, say)
-    gets an error naming ``y``, not NumPy's bare "could not convert string to float"."""
-    try:
-        X, y = validate_data(estimator, X, y, y_numeric=True, ensure_all_finite=True)
-        return X, y.astype(np.float64)
-    except ValueError as exc:
-        if "could not convert" not in str(exc):
-            raise
-        raise ValueError(
-            f"y must be numeric for {type(estimator).__name__} (a regression or ranking "
-            f"target); it holds values that are not numbers ({exc}). For class labels use "
-            "FunctionalGradientClassifier"
-        ) from exc
 
 
 def _rows(a: np.ndarray) -> np.ndarray:
@@ -487,7 +471,7 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         self.tol = tol
 
     def _setup(self, X, y, sample_weight) -> _Problem:
-        X, y = _validate_numeric_target(self, X, y)
+        X, y = validate_input(self, X, y, y_numeric=True)
         s = check_sample_weight(sample_weight, X.shape[0])
         X, y, s = self._positive_weight_rows(X, y, s)
         loss = get_loss(self.loss, Loss)
@@ -637,7 +621,7 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
         return (yi, {}), self._eval_weight(extra, y.shape[0], where)
 
     def _setup(self, X, y, sample_weight) -> _Problem:
-        X, y = validate_data(self, X, y, ensure_all_finite=True)
+        X, y = validate_input(self, X, y)
         check_classification_targets(y)
         s = check_sample_weight(sample_weight, X.shape[0])
         X, y, s = self._positive_weight_rows(X, y, s)
@@ -784,19 +768,17 @@ class FunctionalGradientRanker(_FunctionalGradientBooster):
         y = self._numeric_target(y, where)
         if extra is None:
             raise ValueError(f"{where} needs its query ids: pass eval_qid=[qid, ...]")
-        qid = np.asarray(extra)
-        if qid.shape != y.shape:
-            raise ValueError(f"eval_qid ({where}) has shape {qid.shape}; y has {y.shape}")
+        qid = check_groups(extra, y.shape[0], f"eval_qid ({where})")
         return (y, {"groups": qid}), np.ones(y.shape[0])
 
+    def _row_array(self, name: str, a, n: int) -> np.ndarray:
+        return check_groups(a, n, name)  # the only per-row argument: qid
+
     def _setup(self, X, y, qid) -> _Problem:
-        X, y = _validate_numeric_target(self, X, y)
-        qid = np.asarray(qid)
-        if qid.shape != (X.shape[0],):
-            raise ValueError(f"qid must have shape ({X.shape[0]},); got {qid.shape}")
+        X, y = validate_input(self, X, y, y_numeric=True)
+        qid = check_groups(qid, X.shape[0], "qid")
         loss = get_loss(self.loss, Loss)
         s = np.ones(X.shape[0])
-        y = y.astype(np.float64)
         return self._problem(X, y, s, None, loss, self._init_raw(loss, y, s), {"groups": qid})
 
     def predict(self, X) -> np.ndarray:
