@@ -27,6 +27,16 @@ estimators.  A query is therefore a pure function of (bound data, query arrays,
 parameters, seed), which is what makes :class:`~oracleboost.oracles.CachedOracle`
 exact.
 
+Threads: a bound oracle may be shared between threads (a grid on joblib's threading
+backend, row blocks run on threads), and every answer equals the answer to the same
+query asked in sequence.  ``StumpOracle``, ``TreeOracle``, ``SklearnOracle``,
+``MLPOracle``, ``MatrixOracle`` and ``LinearOracle`` keep no state between queries
+(scikit-learn estimators are cloned per query) and answer concurrently;
+``LightGBMOracle`` keeps its LightGBM boosters, the Dataset's labels and its gradient
+buffers between queries, so its bound oracle serialises queries with a lock;
+``CachedOracle`` and ``ApproximateOracle`` are as the class they wrap (the cache binds
+it, lazily, once, under a lock).  ``Capabilities.parallel_queries`` says which.
+
 Weights at the boundary: the least-squares fit of ``project`` does not depend on the
 scale of ``sample_weight``, so neither may its answer.  :meth:`BoundOracle.project`
 scales the weights, once, by the power of two that brings their mean into [1, 2)
@@ -91,6 +101,11 @@ class Capabilities:
         (±1 classifiers, a matrix with entries in [−1, 1]), as Telgarsky's analysis
         assumes.  Boosters use such columns as they are; answers of scale-free classes
         (regressors used through ``correlate``) are rescaled to ``max |h| = 1``.
+    parallel_queries : bool
+        Queries asked of one bound oracle from several threads run at the same time
+        (True), or one at a time behind the bound oracle's lock (False: it keeps state
+        between queries, as LightGBM's boosters).  Either way a bound oracle may be
+        shared between threads and answers exactly as the same queries in sequence.
     """
 
     correlate: bool = True
@@ -100,6 +115,7 @@ class Capabilities:
     correlation_vector: bool = False
     stochastic: bool = False
     bounded: bool = False
+    parallel_queries: bool = True
 
 
 class Hypothesis(ABC):

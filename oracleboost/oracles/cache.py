@@ -13,6 +13,7 @@ checked when loaded; an entry that fails the check is recomputed and overwritten
 from __future__ import annotations
 
 import hashlib
+import threading
 import warnings
 
 import joblib
@@ -91,6 +92,7 @@ class _BoundCached(BoundOracle):
         super().__init__(oracle, len(X))
         self._X = X
         self._inner = None
+        self._bind_lock = threading.Lock()
         self.fingerprint = fingerprint
         self._token = joblib.hash(oracle.oracle)
         self._call = check_memory(oracle.memory).cache(
@@ -99,9 +101,10 @@ class _BoundCached(BoundOracle):
         self.n_inner_binds = 0
 
     def _bound(self) -> BoundOracle:
-        if self._inner is None:
-            self._inner = self.oracle.oracle.bind(self._X)
-            self.n_inner_binds += 1
+        with self._bind_lock:  # threads sharing this bound oracle bind the inner one once
+            if self._inner is None:
+                self._inner = self.oracle.oracle.bind(self._X)
+                self.n_inner_binds += 1
         return self._inner
 
     def _key_seed(self, random_state):
