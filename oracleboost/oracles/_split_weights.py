@@ -1,12 +1,13 @@
 """The weights a tree's greedy split search sees, when some rows outweigh the rest by far.
 
-A tree learner searches splits with running sums over the rows of a node: scikit-learn
-takes a side's weight as ``total − left`` in float64, LightGBM subtracts histograms in
-float64 after reading float32 gradients.  A row lighter than about ``2**-52`` times the
-heaviest row of its node is lost in those sums: with one weight ``1e200`` times the
-others, every node that holds the heavy row sees the other rows' weights as 0 (or as
-rounding noise), so the search splits at random or not at all, and scikit-learn's
-trees came back without a split.
+scikit-learn's trees search splits with running sums over the rows of a node and take
+a side's weight as ``total − left``, in float64.  A row lighter than about ``2**-52``
+times the heaviest row of its node is lost in that difference: with one weight ``1e200``
+times the others, every node that holds the heavy row sees the other rows' weights as 0
+(or as rounding noise), so the search splits at random or not at all, and
+:class:`~oracleboost.oracles.TreeOracle`'s trees came back without a split.  (LightGBM
+cannot be helped this way: it estimates a leaf's row count from its share of the
+weights, so rows of tiny weight never make a leaf of their own, compressed or not.)
 
 In exact arithmetic such a heavy row pins its leaf's value to its own target, and the
 splits are decided by the lighter rows, among themselves.  A search that sees the heavy
@@ -18,7 +19,7 @@ factor, and every heavier row with it by the same ratio (so ratios among the hea
 stay as they were).  Where nothing outweighs its lighter rows so far, the weights are
 left alone (and the search is the learner's own on the true weights).
 
-The compressed weights steer the split search only; the oracles refit every leaf value
+The compressed weights steer the split search only; the oracle refits every leaf value
 with the true weights (the exact weighted least-squares value on the partition found).
 A side effect, harmless for the search: a few rows far lighter than all the others
 (``1e-300`` next to ones) become ``2**-20`` times as heavy as the others instead, so
