@@ -291,14 +291,28 @@ def test_weights_of_any_scale_fit_the_same_model(booster, oracle, factor):
                                    rtol=1e-12, atol=1e-15)
 
 
+def _spanning() -> np.ndarray:
+    """Weights from 1e300 (row 0) down to 1e-300, 15 decades apart, in shuffled rows."""
+    w = np.logspace(300, -300, N)
+    w[1:] = np.random.RandomState(3).permutation(w[1:])
+    return w
+
+
+DOMINATED = {"one_dominant": lambda: np.r_[1e200, np.ones(N - 1)], "spanning": _spanning}
+
+
+@pytest.mark.parametrize("weights", list(DOMINATED))
 @pytest.mark.parametrize("booster,oracle", WEIGHTED)
-def test_one_dominant_weight_gives_a_model_that_fits_that_row(booster, oracle):
-    """w[0] = 1e200 · the others: a valid model, never 0 rounds or an error: finite
-    history, and row 0 fitted (its class predicted; a regressor's value within rounding
-    of y[0], where the weighted mean lands)."""
+def test_one_dominant_weight_gives_a_model_that_fits_that_row(booster, oracle, weights):
+    """w[0] = 1e200 · the others, or weights spanning 1e300 (w[0]) to 1e-300 (those below
+    2**-1074 of w[0] are 0 next to it): a valid model, never 0 rounds or an error:
+    finite history, and row 0 fitted: its class predicted; a regressor's value where the
+    weighted mean lands, y[0], moved by the hypotheses only as far as they miss row 0
+    (exact classes: by rounding, 1e-12 of the scale asked; a net stopped after 15 L-BFGS
+    iterations: 1.5e-10 measured, 1e-8 asked), while the other rows' residuals are of
+    order 1."""
     X = _X(oracle)
-    weight = np.ones(N)
-    weight[0] = 1e200
+    weight = DOMINATED[weights]()
     model = _fit(booster, oracle, X, weight=weight)
     assert model.n_estimators_ >= 1
     for key in ("loss", "edge", "step"):
@@ -306,7 +320,7 @@ def test_one_dominant_weight_gives_a_model_that_fits_that_row(booster, oracle):
     pred = model.predict(X[:1])[0]
     y0 = _target(BOOSTERS[booster][1])[0]
     if BOOSTERS[booster][1] == "reg":
-        assert abs(pred - y0) <= 1e-12 * (1.0 + abs(y0))
+        assert abs(pred - y0) <= (1e-8 if oracle == "mlp" else 1e-12) * (1.0 + abs(y0))
     else:
         assert pred == y0
 
