@@ -44,7 +44,9 @@ scales the weights, once, by the power of two that brings their mean into [1, 2)
 others give the same answer bit for bit, unit and integer weights are used as given,
 and wrappers that hand the weights on change nothing) before any oracle sees them.
 Weights 1e300 or 1e-300 times others thus give the answer of the others (to its last
-bits).  An oracle's own arithmetic may still limit how far apart weights may be (see
+bits).  ``correlate(r)`` takes ``r`` as it comes: its answer is a ±1 hypothesis or, for a
+scale-free class, a direction whose scale follows ``r``'s (boosters rescale it), and
+boosters ask it with distributions that sum to 1.  An oracle's own arithmetic may still limit how far apart weights may be (see
 :class:`~oracleboost.oracles.TreeOracle` and
 :class:`~oracleboost.oracles.LightGBMOracle` for one weight far above the others).
 """
