@@ -8,9 +8,13 @@ values given (integers, booleans, floats).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["check_finite_array", "check_query", "check_sample_weight"]
+__all__ = [
+    "check_finite_array", "check_groups", "check_query", "check_sample_weight", "normalise_weights",
+]
 
 
 def check_finite_array(a, name: str, *, ndim: tuple[int, ...] = (1,)) -> np.ndarray:
@@ -52,3 +56,76 @@ def check_sample_weight(sample_weight, n_samples: int, name: str = "sample_weigh
     if not np.any(w > 0):
         raise ValueError(f"{name} sums to zero; at least one weight must be positive")
     return w
+
+
+def check_groups(groups, n_samples: int, name: str = "groups") -> np.ndarray:
+    """Return query ids (one per row, shape ``(n_samples,)``) that can be sorted and
+    compared: all numbers (finite) or all strings.
+
+    NumPy would turn a list mixing ints and strings into strings silently (``1`` and
+    ``"1"`` become one query) and fail later on such an object array with "'<' not
+    supported between instances of 'str' and 'int'", which names no argument.
+    """
+    if groups is None:
+        raise ValueError(
+            f"{name} is required: pass {name}=<query id of each row>, an array of shape "
+            "(n_samples,)"
+        )
+    raw = groups if isinstance(groups, np.ndarray) else np.asarray(groups, dtype=object)
+    if raw.shape != (n_samples,):
+        raise ValueError(
+            f"{name} must have shape ({n_samples},), one query id per row; got {raw.shape}"
+        )
+    if raw.dtype == object:
+        is_str = np.fromiter((isinstance(v, str) for v in raw), dtype=bool, count=raw.size)
+        if is_str.any() and not is_str.all():
+            a, b = raw[np.argmax(is_str)], raw[np.argmin(is_str)]
+            raise ValueError(
+                f"{name} mixes strings and other values (e.g. {a!r} and {b!r}); query ids "
+                "must be all numbers or all strings"
+            )
+        try:
+            raw = np.asarray(raw.tolist())
+            np.unique(raw)  # they must sort: pairs are formed within sorted queries
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"{name} holds query ids that cannot be compared with each other ({exc}); "
+                "use numbers or strings"
+            ) from exc
+    if raw.dtype.kind not in "biufUS":
+        raise ValueError(f"{name} must hold numbers or strings; got dtype {raw.dtype}")
+    if raw.dtype.kind == "f" and not np.all(np.isfinite(raw)):
+        raise ValueError(f"{name} contains NaN or inf; every query id must be finite")
+    return raw
+
+
+def normalise_weights(w: np.ndarray) -> np.ndarray:
+    """Non-negative weights with a positive entry, scaled by the power of two that brings
+    their mean into [1, 2) (a new array).
+
+    Every risk and every least-squares fit the library computes is a weighted mean,
+    ``Σ w_i l_i / Σ w_i``, whose value does not depend on the scale of ``w``; so that the
+    arithmetic does not either (products ``w·l`` that overflow near 1e300, sums that
+    underflow near 1e-300, scikit-learn's and LightGBM's absolute thresholds), weights
+    are normalised once, where they enter (a booster's ``fit``, an oracle's ``project``).
+
+    A power of two, not ``n / Σ w``: scaling by it is exact, so
+
+    * weights scaled by any power of two give bit-identical results, and normalising
+      normalised weights changes nothing (wrappers that hand weights on, a cache, never
+      normalise twice in effect);
+    * weights whose mean is already in [1, 2) are used exactly as given: unit weights,
+      and integer weights, which stay exactly equivalent to repeated rows.
+
+    Another common factor ``c`` changes the weights the oracles see by ``c`` times a
+    power of two, a factor in (1/2, 2): a fit whose arithmetic is scale-free (trees,
+    stumps, least squares) changes in its last bits only; a learner whose fit depends on
+    the weights' scale (a penalised scikit-learn regressor such as ``Ridge``, whose
+    ``alpha`` weighs against ``Σ w (y − f)²``) sees weights of that scale within a factor
+    of 2.  A weight below ``2**-1074`` times the largest becomes 0: next to the largest
+    it is lost to the rounding of any sum anyway.
+    """
+    n = w.shape[0]
+    exponent = math.frexp(float(w.max()))[1]  # max(w) < 2**exponent
+    mean = float(np.sum(np.ldexp(w, -exponent))) / n  # in (0, 1): no overflow on the way
+    return np.ldexp(w, -(exponent + math.frexp(mean)[1] - 1))

@@ -253,13 +253,6 @@ def _outputs_near_1e308_in_repeated_projection():
     ).fit(X, Y_REG)
 
 
-def _correlate_answers_whose_squares_overflow():
-    # a correlate answer is scale-free, but the functional step divides by <h, h>
-    FunctionalGradientRegressor(LinearOracle(), query="correlate", n_estimators=3).fit(
-        X * 1e200, Y_REG
-    )
-
-
 def _correlation_vector_beyond_float64():
     MatrixOracle(np.full((4, 2), 1e308)).bind(np.arange(4)).correlation_vector(np.ones(4))
 
@@ -280,13 +273,11 @@ def _correlation_vector_beyond_float64():
         (_outputs_near_1e308_in_repeated_projection, OverflowError,
          r"^SklearnOracle's hypothesis outputs overflow float64 \(max \|h\| = \d\.\d+e\+307\)"
          r".*asked to fit values of at most \d"),
-        (_correlate_answers_whose_squares_overflow, OverflowError,
-         r"^FunctionalGradientRegressor: LinearOracle's hypothesis outputs overflow float64"),
         (_correlation_vector_beyond_float64, OverflowError,
          r"^MatrixOracle's correlation vector Hᵀr overflows float64"),
     ],
     ids=["nan-on-new-rows", "string-y", "cached-non-oracle", "tree-oracle-1e300-in-X",
-         "huge-hypothesis-outputs", "outputs-near-1e308-repeated", "correlate-squares-overflow",
+         "huge-hypothesis-outputs", "outputs-near-1e308-repeated",
          "correlation-vector-overflow"],
 )
 def test_hostile_inputs_get_a_clear_error(hostile, error, match):
@@ -302,6 +293,27 @@ def test_hostile_inputs_get_a_clear_error(hostile, error, match):
                                             n_estimators=3).fit(X, Y_REG)
         with pytest.raises(FloatingPointError, match="NaN"):
             list(model.staged_predict(np.full((2, 3), 100.0)))
+
+
+@pytest.mark.parametrize("projection", ["naive", "repeated", "residual"])
+def test_correlate_answers_whose_squares_overflow_take_the_unscaled_step(projection):
+    """A correlate answer is scale-free, but the functional step divides by <h, h>: with
+    LinearOracle on X·1e200 it overflowed (this used to raise an OverflowError naming
+    the oracle).  The step's inner products are taken on copies scaled by powers of two
+    now, so the fit is that of X: bit for bit on X·2**600 (a power of two scales
+    exactly), and to the last bits on X·1e200 (X·1e200 itself is rounded)."""
+    kw = dict(query="correlate", projection=projection, n_estimators=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ref = FunctionalGradientRegressor(LinearOracle(), **kw).fit(X, Y_REG)
+        exact = FunctionalGradientRegressor(LinearOracle(), **kw).fit(np.ldexp(X, 600), Y_REG)
+        rounded = FunctionalGradientRegressor(LinearOracle(), **kw).fit(X * 1e200, Y_REG)
+    assert ref.history_["loss"][-1] < 0.75 * ref.history_["loss"][0]  # it fits
+    np.testing.assert_array_equal(exact.history_["loss"], ref.history_["loss"])
+    np.testing.assert_array_equal(exact.predict(np.ldexp(X, 600)), ref.predict(X))
+    np.testing.assert_allclose(rounded.history_["loss"], ref.history_["loss"], rtol=1e-13)
+    np.testing.assert_allclose(rounded.predict(X * 1e200), ref.predict(X), rtol=1e-13,
+                               atol=1e-14)
 
 
 def test_tree_oracles_take_X_up_to_the_float32_limit_and_refuse_beyond_it():
@@ -373,3 +385,94 @@ def test_dual_acceleration_on_features_beyond_float64_squares_is_scale_free():
         big = AcceleratedMarginClassifier(LinearOracle(), **kw).fit(Xc * 2.0**700, yc)
     np.testing.assert_allclose(big.history_["margin"], ref.history_["margin"], rtol=1e-10)
     np.testing.assert_array_equal(big.predict(Xc * 2.0**700), ref.predict(Xc))
+
+
+# -- errors that name the right argument (hostile input, round 3) ----------------------
+def _strings_in_X():
+    Xs = X.astype(object)
+    Xs[3, 1] = "abc"
+    return Xs
+
+
+def _all_boosters():
+    from oracleboost.boosters import (
+        AcceleratedMarginClassifier,
+        FunctionalGradientClassifier,
+        FunctionalGradientRanker,
+        MirrorBoostingClassifier,
+    )
+
+    qid = np.arange(len(X)) // 5
+    return [
+        (CoordinateBoostingClassifier(n_estimators=2), (Y_CLS,)),
+        (MirrorBoostingClassifier(n_estimators=2), (Y_CLS,)),
+        (AcceleratedMarginClassifier(n_estimators=2), (Y_CLS,)),
+        (FunctionalGradientRegressor(n_estimators=2), (Y_REG,)),
+        (FunctionalGradientClassifier(n_estimators=2), (Y_CLS,)),
+        (FunctionalGradientRanker(n_estimators=2), (Y_REG, qid)),
+    ]
+
+
+@pytest.mark.parametrize("k", range(6))
+def test_strings_in_X_name_X_not_y(k):
+    """The regressor and the ranker said "y must be numeric ... could not convert string
+    to float: 'abc'" for a string in X; the others gave NumPy's bare message."""
+    booster, rest = _all_boosters()[k]
+    with pytest.raises(ValueError, match=r"^X must be numeric for \w+; it holds values that "
+                       r"are not numbers: could not convert string to float: 'abc'"):
+        booster.fit(_strings_in_X(), *rest)
+    booster.fit(X, *rest)  # and predict names X too
+    with pytest.raises(ValueError, match=r"^X must be numeric"):
+        booster.predict(_strings_in_X())
+
+
+def test_dataframe_columns_that_are_not_numbers_are_named():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame["b"] = pd.Categorical(np.where(X[:, 1] > 0, "high", "low"))
+    frame["c"] = "text"
+    with pytest.raises(ValueError, match=r"columns 'b' \(categorical with categories that "
+                       r"are not numbers: encode it first.*\), 'c' \(\w+\) hold values"):
+        CoordinateBoostingClassifier(n_estimators=2).fit(frame, Y_CLS)
+    # numeric categories are read as their values, as scikit-learn reads them
+    numeric = pd.DataFrame(X, columns=["a", "b", "c"])
+    numeric["b"] = pd.Categorical(np.round(X[:, 1]))
+    plain = numeric.astype({"b": float})
+    a = CoordinateBoostingClassifier(n_estimators=3).fit(numeric, Y_CLS)
+    b = CoordinateBoostingClassifier(n_estimators=3).fit(plain, Y_CLS)
+    np.testing.assert_array_equal(a.decision_function(numeric), b.decision_function(plain))
+
+
+def test_a_string_y_still_names_y():
+    with pytest.raises(ValueError, match=r"^y must be numeric for FunctionalGradientRanker"):
+        from oracleboost.boosters import FunctionalGradientRanker
+
+        FunctionalGradientRanker(n_estimators=2).fit(
+            X, np.where(Y_CLS == 1, "yes", "no"), np.arange(len(X)) // 5
+        )
+
+
+@pytest.mark.parametrize(
+    "qid",
+    [
+        [1, "a"] * 20,  # a list NumPy would silently turn into strings
+        np.array([1, "a"] * 20, dtype=object),  # an object array NumPy cannot sort
+    ],
+    ids=["list", "object-array"],
+)
+def test_query_ids_mixing_ints_and_strings_name_qid(qid):
+    from oracleboost.boosters import FunctionalGradientRanker
+
+    mixed = r"mixes strings and other values \(e\.g\. 'a' and 1\)"
+    with pytest.raises(ValueError, match=r"^qid " + mixed):
+        FunctionalGradientRanker(n_estimators=2).fit(X, Y_REG, qid)
+    with pytest.raises(ValueError, match=r"^qid " + mixed):  # early stopping splits by qid
+        FunctionalGradientRanker(n_estimators=2, n_iter_no_change=2).fit(X, Y_REG, qid)
+    good = np.arange(len(X)) // 5
+    with pytest.raises(ValueError, match=r"^eval_qid \(eval_set\[0\]\) " + mixed):
+        FunctionalGradientRanker(n_estimators=2).fit(
+            X, Y_REG, good, eval_set=[(X, Y_REG)], eval_qid=[qid]
+        )
+    # strings alone, or numbers alone, are query ids
+    for ids in (good, good.astype(str), good.astype(float)):
+        FunctionalGradientRanker(n_estimators=2).fit(X, Y_REG, ids)

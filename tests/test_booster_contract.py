@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import copy
 import inspect
+import pickle
+import threading
 import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.datasets import load_iris, make_classification, make_regression
 
 from oracleboost.boosters import (
@@ -423,3 +426,82 @@ def test_equal_sample_weights_change_nothing(name):
     else:
         np.testing.assert_allclose(weighted.predict(X), plain.predict(X), rtol=1e-9)
     np.testing.assert_allclose(weighted.history_["loss"], plain.history_["loss"], rtol=1e-9)
+
+
+class _GateOracle(ProbeOracle):
+    """A probe whose first query signals ``started`` and waits for ``release``: a fit
+    held open in the middle of its first round."""
+
+    def __init__(self, inner=None):
+        super().__init__(inner)
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def __getstate__(self):  # events do not pickle; an unpickled gate is open
+        return {k: v for k, v in vars(self).items() if k not in ("started", "release")}
+
+    def __setstate__(self, state):
+        vars(self).update(state)
+        self.started, self.release = threading.Event(), threading.Event()
+        self.started.set()
+        self.release.set()
+
+    def bind(self, X):
+        bound = super().bind(X)
+        answer = bound._answer
+
+        def gated(h):
+            if not self.started.is_set():
+                self.started.set()
+                assert self.release.wait(30), "the test never released the fit"
+            return answer(h)
+
+        bound._answer = gated
+        return bound
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_second_concurrent_fit_is_refused(name):
+    """Two fits of one estimator on two threads left a mixed model (the ensemble of one,
+    the classes_ of the other; 6 runs of 10).  The second fit now raises a RuntimeError
+    naming the estimator, before changing anything; the first completes whole, and the
+    estimator fits, clones and pickles as before."""
+    make, data, classifier = CASES[name]
+    X, y, extra = data()
+    gate = _GateOracle()
+    est = make(gate, n_estimators=5, random_state=0)
+    outcome = {}
+
+    def first():
+        try:
+            est.fit(X, y, **extra)
+        except BaseException as exc:  # reported below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    try:
+        assert gate.started.wait(30)
+        seen = dict(vars(est))
+        other = np.where(y == y[0], "first", "other") if classifier else y + 1.0
+        with pytest.raises(RuntimeError, match=rf"^{type(est).__name__} \(id 0x[0-9a-f]+\) "
+                           r"is already being fitted in another thread"):
+            est.fit(X, other, **extra)
+        assert vars(est).keys() == seen.keys()  # the refused fit touched nothing
+    finally:
+        gate.release.set()
+        thread.join(60)
+    assert "error" not in outcome, outcome.get("error")
+    np.testing.assert_array_equal(
+        est.predict(X), make(ProbeOracle(), n_estimators=5, random_state=0).fit(
+            X, y, **extra).predict(X)
+    )
+    if classifier:
+        assert set(est.classes_) == set(np.unique(y))
+    # nothing of the guard stays on the estimator: it refits, clones and pickles
+    est.fit(X, y, **extra)
+    assert not any(isinstance(v, type(threading.Lock())) for v in vars(est).values())
+    twin = clone(est)
+    twin.oracle.release.set()  # a clone's gate is a new one
+    np.testing.assert_array_equal(twin.fit(X, y, **extra).predict(X), est.predict(X))
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(est)).predict(X), est.predict(X))

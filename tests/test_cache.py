@@ -621,3 +621,63 @@ def test_seed_dependence_is_decided_per_estimator():
     assert not SklearnOracle(DecisionTreeRegressor(), stochastic=False).capabilities.stochastic
     with pytest.raises(ValueError, match="stochastic"):
         _ = SklearnOracle(Ridge(), stochastic="sometimes").capabilities
+
+
+class _FullDisk:
+    """Files the cache opens for writing accept 10 bytes, then fail as a full disk does."""
+
+    def __init__(self, monkeypatch):
+        import errno
+        import io
+
+        from joblib._store_backends import FileSystemStoreBackend
+
+        class Full(io.FileIO):
+            def write(self, b):
+                super().write(bytes(b)[:10])
+                raise OSError(errno.ENOSPC, "No space left on device")
+
+        def open_item(store, f, mode):
+            return Full(f, mode) if "w" in mode else open(f, mode)
+
+        monkeypatch.setattr(FileSystemStoreBackend, "_open_item", open_item)
+
+
+def _files(root):
+    """The cache's files, but for the .gitignore joblib writes at its root (a plain
+    write, outside the store)."""
+    return {p for p in root.rglob("*") if p.is_file() and p.name != ".gitignore"}
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["used-cache", "fresh-cache"])
+def test_a_full_disk_leaves_no_temporary_files(data, tmp_path, monkeypatch, fresh):
+    """joblib writes an entry to a temporary file and renames it; on a full disk it left
+    the temporary file (six per run of three calls: output.pkl and metadata.json each),
+    and on a cache directory never written the fit failed with the OSError of writing
+    the function's code.  Now nothing is left and the fit computes its answers: equal to
+    an uncached fit, with joblib's CacheWarning.  Once there is room again the cache
+    fills as usual."""
+    X, y = data
+    y_reg = X[:, 0] + 0.1 * X[:, 1]
+    kw = dict(n_estimators=3, random_state=0)
+    if not fresh:  # a cache in use: the function's code is already there
+        FunctionalGradientRegressor(CachedOracle(StumpOracle(), str(tmp_path)), **kw).fit(
+            X, y_reg + 1.0
+        )
+    before = _files(tmp_path)
+    with monkeypatch.context() as patch:
+        _FullDisk(patch)
+        with pytest.warns(joblib._store_backends.CacheWarning, match="No space left"):
+            cached = FunctionalGradientRegressor(
+                CachedOracle(StumpOracle(), str(tmp_path)), **kw
+            ).fit(X, y_reg)
+    assert _files(tmp_path) == before
+    plain = FunctionalGradientRegressor(StumpOracle(), **kw).fit(X, y_reg)
+    np.testing.assert_array_equal(cached.predict(X), plain.predict(X))
+    # room again: three entries (an answer and its metadata each) and nothing else
+    again = CachedOracle(StumpOracle(), str(tmp_path))
+    FunctionalGradientRegressor(again, **kw).fit(X, y_reg)
+    new = _files(tmp_path) - before
+    assert sorted(p.name for p in new if p.name != "func_code.py") == (
+        ["metadata.json"] * 3 + ["output.pkl"] * 3
+    )

@@ -547,3 +547,25 @@ def test_leaf_segments_cover_the_rows_in_order(data, bound, n_parts):
             assert np.all(expected[seg] == j)
             seen[seg] += 1
     assert np.all(seen == 1)
+
+
+def test_read_only_fortran_X_binds_without_being_written(data):
+    """A read-only Fortran-ordered float64 X (what a pandas DataFrame's values are) used
+    to fail to compile: the kernel that zeroes LightGBM's tiny values wrote into a view
+    of the caller's array.  It binds now, to the trees of a writable copy, and a tiny
+    value is zeroed on the oracle's own copy, never in X."""
+    X, t, weights = data
+    X_tiny = X.copy()
+    X_tiny[3, 1] = 1e-40  # LightGBM reads |x| <= 1e-35 as 0
+    for source in (X, X_tiny):
+        ro = np.asfortranarray(source)
+        ro.flags.writeable = False
+        before = ro.copy()
+        for w in (None, weights["spread"]):
+            h = LightGBMOracle(num_leaves=8).bind(ro).project(t, w)
+            ref = LightGBMOracle(num_leaves=8).bind(source.copy()).project(t, w)
+            assert h.model_str == ref.model_str
+            np.testing.assert_array_equal(h.train_output, ref.train_output)
+        np.testing.assert_array_equal(ro, before)
+    XT = _feature_major(np.asfortranarray(X_tiny))
+    assert XT[1, 3] == 0.0 and X_tiny[3, 1] == 1e-40 and not XT.flags.writeable

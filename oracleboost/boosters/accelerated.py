@@ -52,7 +52,7 @@ from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._numerics import logsumexp
 from .._validation import check_sample_weight
@@ -67,6 +67,7 @@ from .base import (
     StopReason,
     data_signature,
     margin_metrics,
+    validate_input,
     weighted_error,
     weighted_mean_of_logs,
 )
@@ -528,6 +529,11 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             "error": weighted_error(np.argmax(scores, axis=1) != target, weight),
         }
 
+    #: The logistic ψ = φ⁻¹(Σ s ℓ) sums the rows' losses: an integer weight is a repeated
+    #: row, so the weights' scale is part of the problem (kept as given; the risk is
+    #: computed in log space, which takes any scale).
+    _scale_free_weights = False
+
     def _setup(self, X, y, sample_weight) -> _Problem:
         name = type(self).__name__
         proven = self.method == "stochastic" and self.stochastic_schedule == "proven"
@@ -548,7 +554,7 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
                 "finite class with the correlation_vector capability, such as "
                 f"LinearOracle() or MatrixOracle(H); {type(oracle).__name__} is not one"
             )
-        X, y = validate_data(self, X, y, ensure_all_finite=True)
+        X, y = validate_input(self, X, y)
         check_classification_targets(y)
         s = check_sample_weight(sample_weight, X.shape[0])
         X, y, s = self._positive_weight_rows(X, y, s)
@@ -600,7 +606,7 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
                 f"{name}: kernel={self.kernel!r} replaces the oracle's columns by a kernel; "
                 "oracle must be None and fit_intercept False"
             )
-        X, y = validate_data(self, X, y, ensure_all_finite=True)
+        X, y = validate_input(self, X, y)
         check_classification_targets(y)
         s = check_sample_weight(sample_weight, X.shape[0])
         X, y, s = self._positive_weight_rows(X, y, s)

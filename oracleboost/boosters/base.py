@@ -63,10 +63,10 @@ from sklearn.base import BaseEstimator, is_classifier
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .._numerics import logsumexp
-from .._validation import check_sample_weight
+from .._validation import check_sample_weight, normalise_weights
 from ..oracles.base import Hypothesis, Oracle, OracleCapabilityError
 from . import _column_kernels as column_kernels
 from .validation import EarlyStopping, EvalSet, held_out_split
@@ -83,6 +83,7 @@ __all__ = [
     "draw_seed",
     "seed_generator",
     "reraise_interrupts",
+    "validate_input",
 ]
 
 #: A loss above this multiple of its best value so far counts as diverging (see
@@ -455,6 +456,111 @@ def reraise_interrupts() -> Iterator[None]:
         _KEEP_ROUNDS_ON_INTERRUPT.reset(token)
 
 
+#: The ids of the estimators whose ``fit`` is running (in any thread), and its lock.
+_FITTING: set[int] = set()
+_FITTING_LOCK = threading.Lock()
+
+
+@contextmanager
+def _one_fit_at_a_time(estimator):
+    """Refuse a second concurrent ``fit`` of one estimator with a ``RuntimeError``.
+
+    Two fits of one estimator on two threads each commit their own attributes, so the
+    estimator could end with the ensemble of one fit and the ``classes_`` of the other
+    (measured: 6 runs of 10, predicting "yes"/"no" for the first fit's 0/1 data without
+    an error).  scikit-learn promises nothing here; a fit that is already a transaction
+    can at least refuse.  The running fits are kept in a registry keyed by the
+    estimator's id, not on the estimator: a lock is not picklable, and ``clone``,
+    ``get_params`` and pickling see the estimator as it is.  Non-blocking: the second
+    fit fails at once, before it changes anything.
+    """
+    key = id(estimator)
+    with _FITTING_LOCK:
+        if key in _FITTING:
+            raise RuntimeError(
+                f"{type(estimator).__name__} (id {key:#x}) is already being fitted in another "
+                "thread; one estimator runs one fit at a time. Fit a clone in each thread "
+                "(sklearn.base.clone(estimator))"
+            )
+        _FITTING.add(key)
+    try:
+        yield
+    finally:
+        with _FITTING_LOCK:
+            _FITTING.discard(key)
+
+
+def validate_input(estimator, X, y="no_validation", *, y_numeric: bool = False, reset=True):
+    """scikit-learn's ``validate_data(estimator, X, y)`` (which sets, or with
+    ``reset=False`` checks, ``n_features_in_`` and ``feature_names_in_``), X as float64
+    (and y with ``y_numeric``), with errors that name the argument at fault; without y
+    (scikit-learn's ``"no_validation"``), X alone.
+
+    scikit-learn reports a value that is not a number, in X or in y, as NumPy's bare
+    "could not convert string to float: 'abc'".  Here the error says which argument
+    (and for a DataFrame, which columns) holds it.  A categorical column is read as
+    scikit-learn reads it: numeric categories as their values, as the same column of
+    floats would be; other categories are refused, naming X and the column (their codes
+    would impose an order and distances the categories do not have: encode them first).
+    X is asked for as float64 (what every oracle computes in): with scikit-learn's
+    default, "numeric", a DataFrame with such a column came back as an object array and
+    failed later, in the oracle, without a name.
+    """
+    kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=True)
+    try:
+        if isinstance(y, str) and y == "no_validation":
+            return validate_data(estimator, X, **kw)
+        X, y = validate_data(estimator, X, y, y_numeric=y_numeric, **kw)
+        # scikit-learn converts only an object y; strings stay strings
+        return X, (y.astype(np.float64) if y_numeric else y)
+    except (TypeError, ValueError) as exc:
+        # the same type (scikit-learn's checks expect NumPy's TypeError for an object
+        # that is no number), with a message that names the argument
+        columns = _non_numeric_columns(X)
+        if columns is not None:
+            raise type(exc)(
+                f"X must be numeric for {type(estimator).__name__}; {columns}: {exc}"
+            ) from exc
+        if y_numeric and not _converts(y):
+            raise type(exc)(
+                f"y must be numeric for {type(estimator).__name__} (a regression or "
+                f"ranking target); it holds values that are not numbers ({exc}). For "
+                "class labels use a classifier"
+            ) from exc
+        raise
+
+
+def _converts(a) -> bool:
+    """Whether ``a`` converts to float64 as scikit-learn converts it (pandas' missing
+    values become NaN; finiteness is checked elsewhere)."""
+    try:
+        check_array(a, dtype=np.float64, ensure_all_finite=False, ensure_2d=False,
+                    ensure_min_samples=0, allow_nd=True)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _non_numeric_columns(X) -> str | None:
+    """Where X holds values that are not numbers (None if it converts): the columns of a
+    DataFrame by name, categorical ones called so, else the array as a whole."""
+    if _converts(X):
+        return None
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(X, "columns"):
+        return "it holds values that are not numbers"
+    bad = [(name, dtype) for name, dtype in dtypes.items() if not _converts(X[name])]
+    described = [
+        f"{name!r} (categorical with categories that are not numbers: encode it first, "
+        "e.g. with OrdinalEncoder or OneHotEncoder)" if str(dtype) == "category"
+        else f"{name!r} ({dtype})"
+        for name, dtype in bad
+    ]
+    many = len(bad) > 1
+    return (f"column{'s' if many else ''} {', '.join(described)} hold{'' if many else 's'} "
+            "values that are not numbers")
+
+
 def data_signature(*arrays) -> str:
     """A fingerprint of the fit's data (``warm_start`` continues only on the same data).
 
@@ -562,7 +668,7 @@ class BaseBooster(BaseEstimator):
 
     def _raw(self, X) -> np.ndarray:
         check_is_fitted(self, "ensemble_")
-        X = validate_data(self, X, reset=False, ensure_all_finite=True)
+        X = validate_input(self, X, reset=False)
         try:
             return self.ensemble_.decision_function(X)
         except NonFinitePrediction as exc:
@@ -570,7 +676,7 @@ class BaseBooster(BaseEstimator):
 
     def _staged_raw(self, X) -> Iterator[np.ndarray]:
         check_is_fitted(self, "ensemble_")
-        X = validate_data(self, X, reset=False, ensure_all_finite=True)
+        X = validate_input(self, X, reset=False)
         try:
             yield from self.ensemble_.staged_decision_function(X)
         except NonFinitePrediction as exc:
@@ -629,17 +735,20 @@ class BaseBooster(BaseEstimator):
         of ``(X, y)`` pairs and ``eval_rows`` the parallel list of their
         ``_eval_row_arg`` (or None).  Any exception but a ``KeyboardInterrupt`` after a
         completed round restores the estimator as it was before the call and re-raises.
+        A second ``fit`` of the same estimator while one runs (another thread) raises a
+        ``RuntimeError`` before touching anything (see :func:`_one_fit_at_a_time`).
         """
-        before = dict(vars(self))
-        try:
-            X, y, rows, held = self._hold_out(X, y, rows)
-            problem = self._setup(X, y, *rows)
-            evals = self._eval_sets(problem, eval_set, eval_rows, held)
-            self._boost(problem, evals)
-        except BaseException:
-            vars(self).clear()
-            vars(self).update(before)
-            raise
+        with _one_fit_at_a_time(self):
+            before = dict(vars(self))
+            try:
+                X, y, rows, held = self._hold_out(X, y, rows)
+                problem = self._setup(X, y, *rows)
+                evals = self._eval_sets(problem, eval_set, eval_rows, held)
+                self._boost(problem, evals)
+            except BaseException:
+                vars(self).clear()
+                vars(self).update(before)
+                raise
         return self
 
     def _early_stopping_on(self) -> bool:
@@ -650,15 +759,12 @@ class BaseBooster(BaseEstimator):
         held-out ``(X, y, extra)``, or the arguments unchanged and None."""
         if not self._early_stopping_on() or self.validation_fraction is None:
             return X, y, rows, None
-        X, y = validate_data(self, X, y, ensure_all_finite=True)
+        X, y = validate_input(self, X, y)
         n = X.shape[0]
-        arrays = []
-        for name, a in zip(self._row_args, rows, strict=True):
-            if a is not None:
-                a = np.asarray(a)
-                if a.shape[:1] != (n,):
-                    raise ValueError(f"{name} has shape {a.shape}; X has {n} rows")
-            arrays.append(a)
+        arrays = [
+            None if a is None else self._row_array(name, a, n)
+            for name, a in zip(self._row_args, rows, strict=True)
+        ]
         named = dict(zip(self._row_args, arrays, strict=True))
         groups = named.get(self._split_groups_arg) if self._split_groups_arg else None
         stratify = None
@@ -685,6 +791,14 @@ class BaseBooster(BaseEstimator):
         extra = named.get(self._eval_row_arg)
         return X[train], y[train], rows, (X[held], y[held], None if extra is None
                                             else extra[held])
+
+    def _row_array(self, name: str, a, n: int) -> np.ndarray:
+        """A per-row argument of ``fit`` (``_row_args``) as an array of ``n`` rows; the
+        ranker checks its ``qid`` here."""
+        a = np.asarray(a)
+        if a.shape[:1] != (n,):
+            raise ValueError(f"{name} has shape {a.shape}; X has {n} rows")
+        return a
 
     def _eval_sets(self, problem: Problem, eval_set, eval_rows, held) -> list[EvalSet]:
         """Check the watched sets against the fitted data (features, classes) and put
@@ -715,7 +829,7 @@ class BaseBooster(BaseEstimator):
             if not isinstance(pair, Sequence) or len(pair) != 2:
                 raise TypeError(f"{where} must be an (X, y) pair; got {type(pair).__name__}")
             try:
-                Xv = validate_data(self, pair[0], reset=False, ensure_all_finite=True)
+                Xv = validate_input(self, pair[0], reset=False)
             except ValueError as exc:
                 raise ValueError(f"{where}: X: {exc}") from exc
             yv = np.asarray(pair[1])
@@ -727,13 +841,14 @@ class BaseBooster(BaseEstimator):
             evals.append(EvalSet("val", f"_{i}", Xv, target, weight))
         return evals
 
-    @staticmethod
-    def _eval_weight(extra, n: int, where: str) -> np.ndarray:
-        """An eval set's weights, named in errors by the argument they came from."""
+    def _eval_weight(self, extra, n: int, where: str) -> np.ndarray:
+        """An eval set's weights, named in errors by the argument they came from, and
+        normalised as the training weights are."""
         name = f"sample_weight ({where})" if where == _HELD_OUT else (
             f"eval_sample_weight ({where})"
         )
-        return check_sample_weight(extra, n, name=name)
+        w = check_sample_weight(extra, n, name=name)
+        return normalise_weights(w) if self._scale_free_weights else w
 
     def _class_index(self, y: np.ndarray, where: str) -> np.ndarray:
         """Indices of ``y``'s labels in ``classes_``; labels unseen in training raise."""
@@ -934,15 +1049,29 @@ class BaseBooster(BaseEstimator):
         return math.isfinite(record["log_loss"] if "log_loss" in record else record["loss"])
 
     # -- helpers for fit ------------------------------------------------------------------
-    @staticmethod
-    def _positive_weight_rows(X, y, s):
-        """Keep the rows with positive weight: the others add nothing to any risk, and
-        binding them would still move data-dependent choices such as stump thresholds
-        (fitting with weight 0 must equal fitting without the row)."""
+    #: Whether the booster's risk is a weighted mean of its rows' losses, so that the
+    #: weights' scale is normalised away at ``fit`` (see ``_positive_weight_rows``).
+    #: False where the weights' scale is part of the problem (a risk that sums them).
+    _scale_free_weights = True
+
+    def _positive_weight_rows(self, X, y, s, *rows):
+        """Keep the rows with positive weight, and normalise their weights.
+
+        Rows of weight 0 add nothing to any risk, and binding them would still move
+        data-dependent choices such as stump thresholds (fitting with weight 0 must
+        equal fitting without the row).  Every risk is a weighted mean, so the fit does
+        not depend on the weights' scale; with the weights scaled here, once, by a power
+        of two to a mean in [1, 2), neither does its arithmetic (see
+        :func:`~oracleboost._validation.normalise_weights`: weights 1e300 or 1e-300
+        times the given ones fit as they do, and a power of two times them bit for
+        bit), unless ``_scale_free_weights`` is False.  ``rows`` are further per-row
+        arrays (or None) cut with them.
+        """
         keep = s > 0
-        if keep.all():
-            return X, y, s
-        return X[keep], y[keep], s[keep]
+        if not keep.all():
+            X, y, s = X[keep], y[keep], s[keep]
+            rows = tuple(None if a is None else a[keep] for a in rows)
+        return (X, y, normalise_weights(s) if self._scale_free_weights else s, *rows)
 
     def _bind(self, X, default: Oracle, need: str):
         oracle = default if self.oracle is None else self.oracle

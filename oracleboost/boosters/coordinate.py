@@ -29,7 +29,6 @@ import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
 
 from .._numerics import logsumexp
 from .._validation import check_sample_weight
@@ -48,6 +47,7 @@ from .base import (
     draw_seed,
     margin_metrics,
     seed_generator,
+    validate_input,
 )
 from .steps import STEP_RULES, StepRule, StepState, get_step
 from .validation import documented
@@ -221,7 +221,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         )
 
     def _setup(self, X, y, sample_weight) -> _Problem:
-        X, y = validate_data(self, X, y, ensure_all_finite=True)
+        X, y = validate_input(self, X, y)
         check_classification_targets(y)
         s = check_sample_weight(sample_weight, X.shape[0])
         X, y, s = self._positive_weight_rows(X, y, s)

@@ -49,9 +49,8 @@ from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
 
-from .._validation import check_sample_weight
+from .._validation import check_groups, check_sample_weight
 from ..losses import Loss, MarginLoss, get_loss
 from ..oracles.sklearn import TreeOracle
 from . import _column_kernels as column_kernels
@@ -64,6 +63,7 @@ from .base import (
     draw_seed,
     margin_record,
     seed_generator,
+    validate_input,
     weighted_error,
 )
 from .validation import documented
@@ -79,25 +79,20 @@ __all__ = [
 PROJECTIONS = ("naive", "repeated", "residual")
 
 
-def _validate_numeric_target(estimator, X, y):
-    """``validate_data`` with a numeric ``y``; a ``y`` that is not numbers (strings, say)
-    gets an error naming ``y``, not NumPy's bare "could not convert string to float"."""
-    try:
-        X, y = validate_data(estimator, X, y, y_numeric=True, ensure_all_finite=True)
-        return X, y.astype(np.float64)
-    except ValueError as exc:
-        if "could not convert" not in str(exc):
-            raise
-        raise ValueError(
-            f"y must be numeric for {type(estimator).__name__} (a regression or ranking "
-            f"target); it holds values that are not numbers ({exc}). For class labels use "
-            "FunctionalGradientClassifier"
-        ) from exc
-
-
 def _rows(a: np.ndarray) -> np.ndarray:
     """``a`` as (n, K) rows, C-contiguous (a view when it already is)."""
     return np.ascontiguousarray(a).reshape(a.shape[0], -1)
+
+
+def _unit(a: np.ndarray) -> tuple[np.ndarray | None, int]:
+    """``(a · 2**-e, e)`` with the largest ``|entry|`` of the copy in [0.5, 1): exact,
+    so inner products of the copies are those of ``a`` times a power of two, without
+    overflow or underflow on the way; ``(None, 0)`` when ``a`` is all zeros."""
+    top = float(column_kernels.peak(a.ravel()))
+    if top == 0.0:
+        return None, 0
+    e = math.frexp(top)[1]
+    return np.ldexp(a, -e), e
 
 SCHEDULES = ("constant", "inv_sqrt", "inv_t", "smoothness")
 
@@ -281,7 +276,12 @@ class _FunctionalGradientBooster(BaseBooster):
         v = -p.loss.gradient(p.y, f, **p.ctx)  # 1. the descent direction −∇R[f_{t−1}]
         vv = ip(v, v)
         target = residual + v if self.projection == "residual" else v
-        tt = vv if target is v else ip(target, target)
+        # The step's inner products are taken on copies scaled by powers of two to a
+        # largest entry in [0.5, 1) (exact): <h, h> and <target, target> neither
+        # underflow to 0 (one dominant weight leaves the other rows 1e-200 of the mass)
+        # nor overflow, and the step and edge are scaled back exactly.
+        t_unit, t_exp = _unit(target)
+        tt = 0.0 if t_unit is None else ip(t_unit, t_unit)
         if tt == 0.0:
             return RoundResult(state, stop=StopReason.ZERO_GRADIENT)
         inner = min(outer, budget) if self.projection == "repeated" else 1
@@ -291,30 +291,31 @@ class _FunctionalGradientBooster(BaseBooster):
             t0 = time.perf_counter()
             h = proj(target)  # 2. PROJ
             out = h.train_output
-            hh = ip(out, out)
-            if not math.isfinite(hh):
-                # (project answers are refused by the oracle's own check; a correlate
-                # answer is scale-free, but this step divides by its squared norm)
-                raise OverflowError(
-                    f"{type(self).__name__}: {type(p.bound.oracle).__name__}'s hypothesis "
-                    f"outputs overflow float64 (max |h| = {np.abs(out).max():.3g}): their "
-                    "squared norm <h, h>, which the step divides by, passes the float64 "
-                    "maximum; rescale X or the weak learner's outputs"
-                )
-            if hh == 0.0:
+            h_unit, h_exp = _unit(out)
+            hh = 0.0 if h_unit is None else ip(h_unit, h_unit)
+            if hh == 0.0:  # h = 0 wherever the weights are representable
                 stop = StopReason.ZERO_HYPOTHESIS
                 break
-            ht = ip(out, target)
-            a = ht / hh
-            edge = ht / math.sqrt(hh * tt)
+            ht = ip(h_unit, t_unit)
+            a = math.ldexp(ht / hh, t_exp - h_exp)
+            if not math.isfinite(a):
+                raise OverflowError(
+                    f"{type(self).__name__}: the step <h, v>/<h, h> along "
+                    f"{type(p.bound.oracle).__name__}'s hypothesis passes float64's range "
+                    f"(max |h| = {math.ldexp(1.0, h_exp):.3g}, max |v| = "
+                    f"{math.ldexp(1.0, t_exp):.3g}); rescale y or X"
+                )
+            edge = ht / (math.sqrt(hh) * math.sqrt(tt))
             if self.projection == "naive":  # only its norm is recorded
-                left_sq = column_kernels.weighted_residual(
+                left = math.sqrt(column_kernels.weighted_residual(
                     _rows(target), _rows(out), a, s_or_none
-                ) / mass
+                ) / mass)
             else:  # Alg. 2 line 8 (scaled, P2); Alg. 3 line 8
                 target = target - a * out  # what this projection leaves unrepresented
-                tt = left_sq = ip(target, target)
-            pending.append((h, a, edge, math.sqrt(left_sq), time.perf_counter() - t0))
+                t_unit, t_exp = _unit(target)
+                tt = 0.0 if t_unit is None else ip(t_unit, t_unit)
+                left = math.ldexp(math.sqrt(tt), t_exp)
+            pending.append((h, a, edge, left, time.perf_counter() - t0))
             if self.projection == "repeated" and tt == 0.0:
                 break  # the gradient is represented exactly: nothing left to fit
         if self.projection == "residual":
@@ -470,7 +471,7 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         self.tol = tol
 
     def _setup(self, X, y, sample_weight) -> _Problem:
-        X, y = _validate_numeric_target(self, X, y)
+        X, y = validate_input(self, X, y, y_numeric=True)
         s = check_sample_weight(sample_weight, X.shape[0])
         X, y, s = self._positive_weight_rows(X, y, s)
         loss = get_loss(self.loss, Loss)
@@ -620,7 +621,7 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
         return (yi, {}), self._eval_weight(extra, y.shape[0], where)
 
     def _setup(self, X, y, sample_weight) -> _Problem:
-        X, y = validate_data(self, X, y, ensure_all_finite=True)
+        X, y = validate_input(self, X, y)
         check_classification_targets(y)
         s = check_sample_weight(sample_weight, X.shape[0])
         X, y, s = self._positive_weight_rows(X, y, s)
@@ -767,19 +768,17 @@ class FunctionalGradientRanker(_FunctionalGradientBooster):
         y = self._numeric_target(y, where)
         if extra is None:
             raise ValueError(f"{where} needs its query ids: pass eval_qid=[qid, ...]")
-        qid = np.asarray(extra)
-        if qid.shape != y.shape:
-            raise ValueError(f"eval_qid ({where}) has shape {qid.shape}; y has {y.shape}")
+        qid = check_groups(extra, y.shape[0], f"eval_qid ({where})")
         return (y, {"groups": qid}), np.ones(y.shape[0])
 
+    def _row_array(self, name: str, a, n: int) -> np.ndarray:
+        return check_groups(a, n, name)  # the only per-row argument: qid
+
     def _setup(self, X, y, qid) -> _Problem:
-        X, y = _validate_numeric_target(self, X, y)
-        qid = np.asarray(qid)
-        if qid.shape != (X.shape[0],):
-            raise ValueError(f"qid must have shape ({X.shape[0]},); got {qid.shape}")
+        X, y = validate_input(self, X, y, y_numeric=True)
+        qid = check_groups(qid, X.shape[0], "qid")
         loss = get_loss(self.loss, Loss)
         s = np.ones(X.shape[0])
-        y = y.astype(np.float64)
         return self._problem(X, y, s, None, loss, self._init_raw(loss, y, s), {"groups": qid})
 
     def predict(self, X) -> np.ndarray:

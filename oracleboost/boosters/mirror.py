@@ -69,7 +69,6 @@ import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
 
 from .._validation import check_sample_weight
 from ..oracles.base import Hypothesis
@@ -85,6 +84,7 @@ from .base import (
     draw_seed,
     margin_record,
     seed_generator,
+    validate_input,
     weighted_error,
 )
 from .projections import (
@@ -362,7 +362,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             )
 
     def _setup(self, X, y, sample_weight, sample_group) -> _Problem:
-        X, y = validate_data(self, X, y, ensure_all_finite=True)
+        X, y = validate_input(self, X, y)
         check_classification_targets(y)
         s = check_sample_weight(sample_weight, X.shape[0])
         secondary = None
@@ -375,10 +375,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             if not np.isin(g, (0, 1)).all():
                 raise ValueError("sample_group must hold 0 (primary) or 1 (secondary) per row")
             secondary = g.astype(bool)
-        keep = s > 0
-        if not keep.all():  # zero-weight rows add nothing (as in every booster)
-            X, y, s = X[keep], y[keep], s[keep]
-            secondary = None if secondary is None else secondary[keep]
+        X, y, s, secondary = self._positive_weight_rows(X, y, s, secondary)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         K = len(self.classes_)
         if K < 2:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .._validation import check_finite_array, check_sample_weight
+from .._validation import check_finite_array, check_groups, check_sample_weight
 from .base import Loss
 
 __all__ = ["PairwiseHinge", "pairwise_disagreement"]
@@ -24,26 +24,12 @@ __all__ = ["PairwiseHinge", "pairwise_disagreement"]
 _BLOCK = 1 << 20  # pair cells per vectorised block (8 MB per float64 temporary)
 
 
-def _check_groups(groups, n: int) -> np.ndarray:
-    if groups is None:
-        raise ValueError(
-            "groups is required for a pairwise ranking loss: pass groups=<query id of each "
-            "row>, an array of shape (n_samples,)"
-        )
-    g = np.asarray(groups)
-    if g.shape != (n,):
-        raise ValueError(f"groups must have shape ({n},), one query id per row; got {g.shape}")
-    if g.dtype.kind == "f" and not np.all(np.isfinite(g)):
-        raise ValueError("groups contains NaN or inf; every query id must be finite")
-    return g
-
-
 def _check_inputs(y, raw, groups) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     y = check_finite_array(y, "y")
     raw = check_finite_array(raw, "raw")
     if raw.shape != y.shape:
         raise ValueError(f"raw must have the shape of y, {y.shape}; got {raw.shape}")
-    return y, raw, _check_groups(groups, len(y))
+    return y, raw, check_groups(groups, len(y), "groups")
 
 
 def _blocks(groups: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:

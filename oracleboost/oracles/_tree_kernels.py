@@ -24,9 +24,11 @@ Loops over the ``n`` training rows that run on every query:
 The decision at a node is LightGBM's ``Tree::NumericalDecision`` on finite data: a row
 goes left iff ``x <= threshold`` (thresholds are float64), except that a zero goes the
 node's default way when the node treats zero as missing; values with
-``|x| <= kZeroThreshold`` must have been replaced by 0 beforehand (``zero_tiny``:
-LightGBM's prediction drops them as the zeros of a sparse row).  Categorical nodes are
-not handled.
+``|x| <= kZeroThreshold`` must have been replaced by 0 beforehand (``count_tiny``,
+``zero_tiny``: LightGBM's prediction drops them as the zeros of a sparse row).
+Categorical nodes are not handled.  The kernels that read ``X`` are handed a read-only
+view of it: they never write it, and numba compiles one version for read-only arrays
+instead of a second one for writable ones.
 
 Why numba: these are per-row loops whose indices depend on the data (a tree walk,
 per-leaf sums), which NumPy can only express with a pass per node and ``n``-sized
@@ -48,18 +50,29 @@ K_ZERO_THRESHOLD = float(np.float32(1e-35))
 
 
 @numba.njit(cache=True, nogil=True)
-def zero_tiny(XT, write):  # pragma: no cover - compiled
-    """Count the entries with ``0 < |x| <= kZeroThreshold`` (LightGBM reads them as 0)
-    and, if ``write``, set them to 0."""
+def count_tiny(XT):  # pragma: no cover - compiled
+    """The number of entries with ``0 < |x| <= kZeroThreshold`` (LightGBM reads them as
+    0).  Only reads ``XT``: it may be a read-only view of the caller's array (a pandas
+    DataFrame's values, a memory map)."""
     count = 0
     for f in range(XT.shape[0]):
         for i in range(XT.shape[1]):
             x = XT[f, i]
             if x != 0.0 and abs(x) <= K_ZERO_THRESHOLD:
                 count += 1
-                if write:
-                    XT[f, i] = 0.0
     return count
+
+
+@numba.njit(cache=True, nogil=True)
+def zero_tiny(XT):  # pragma: no cover - compiled
+    """Set the entries with ``0 < |x| <= kZeroThreshold`` to 0, in place.  Only ever
+    called on the oracle's own copy: numba types an array's writability, so a kernel
+    that writes cannot even be compiled for a read-only one."""
+    for f in range(XT.shape[0]):
+        for i in range(XT.shape[1]):
+            x = XT[f, i]
+            if x != 0.0 and abs(x) <= K_ZERO_THRESHOLD:
+                XT[f, i] = 0.0
 
 
 @numba.njit(cache=True, nogil=True)

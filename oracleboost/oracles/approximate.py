@@ -78,6 +78,7 @@ class ApproximateOracle(Oracle):
             correlation_vector=True,
             stochastic=self.choice == "random",
             bounded=self.oracle.capabilities.bounded,
+            parallel_queries=self.oracle.capabilities.parallel_queries,
         )
 
     def bind(self, X) -> BoundOracle:

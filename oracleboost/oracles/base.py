@@ -26,6 +26,29 @@ booster from its own generator, as scikit-learn's ensembles seed their base
 estimators.  A query is therefore a pure function of (bound data, query arrays,
 parameters, seed), which is what makes :class:`~oracleboost.oracles.CachedOracle`
 exact.
+
+Threads: a bound oracle may be shared between threads (a grid on joblib's threading
+backend, row blocks run on threads), and every answer equals the answer to the same
+query asked in sequence.  ``StumpOracle``, ``TreeOracle``, ``SklearnOracle``,
+``MLPOracle``, ``MatrixOracle`` and ``LinearOracle`` keep no state between queries
+(scikit-learn estimators are cloned per query) and answer concurrently;
+``LightGBMOracle`` keeps its LightGBM boosters, the Dataset's labels and its gradient
+buffers between queries, so its bound oracle serialises queries with a lock;
+``CachedOracle`` and ``ApproximateOracle`` are as the class they wrap (the cache binds
+it, lazily, once, under a lock).  ``Capabilities.parallel_queries`` says which.
+
+Weights at the boundary: the least-squares fit of ``project`` does not depend on the
+scale of ``sample_weight``, so neither may its answer.  :meth:`BoundOracle.project`
+scales the weights, once, by the power of two that brings their mean into [1, 2)
+(:func:`~oracleboost._validation.normalise_weights`; exact, so weights 2**k times
+others give the same answer bit for bit, unit and integer weights are used as given,
+and wrappers that hand the weights on change nothing) before any oracle sees them.
+Weights 1e300 or 1e-300 times others thus give the answer of the others (to its last
+bits).  ``correlate(r)`` takes ``r`` as it comes: its answer is a ±1 hypothesis or, for a
+scale-free class, a direction whose scale follows ``r``'s (boosters rescale it), and
+boosters ask it with distributions that sum to 1.  An oracle's own arithmetic may still
+limit how far apart weights may be (see :class:`~oracleboost.oracles.TreeOracle` and
+:class:`~oracleboost.oracles.LightGBMOracle` for one weight far above the others).
 """
 
 from __future__ import annotations
@@ -39,7 +62,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array
 
-from .._validation import check_finite_array, check_query, check_sample_weight
+from .._validation import check_finite_array, check_query, check_sample_weight, normalise_weights
 
 __all__ = [
     "Capabilities",
@@ -80,6 +103,11 @@ class Capabilities:
         (±1 classifiers, a matrix with entries in [−1, 1]), as Telgarsky's analysis
         assumes.  Boosters use such columns as they are; answers of scale-free classes
         (regressors used through ``correlate``) are rescaled to ``max |h| = 1``.
+    parallel_queries : bool
+        Queries asked of one bound oracle from several threads run at the same time
+        (True), or one at a time behind the bound oracle's lock (False: it keeps state
+        between queries, as LightGBM's boosters).  Either way a bound oracle may be
+        shared between threads and answers exactly as the same queries in sequence.
     """
 
     correlate: bool = True
@@ -89,6 +117,7 @@ class Capabilities:
     correlation_vector: bool = False
     stochastic: bool = False
     bounded: bool = False
+    parallel_queries: bool = True
 
 
 class Hypothesis(ABC):
@@ -171,7 +200,9 @@ class BoundOracle:
     ) -> Hypothesis:
         """The hypothesis minimising ``sum_i w_i ||target_i - h(x_i)||^2`` (Grubb–Bagnell eq. 4)."""
         target = check_query(target, self.n_samples, "target")
-        w = None if sample_weight is None else check_sample_weight(sample_weight, self.n_samples)
+        w = None
+        if sample_weight is not None:  # the answer must not depend on the weights' scale
+            w = normalise_weights(check_sample_weight(sample_weight, self.n_samples))
         self._require("project", target.ndim)
         h = self._checked(self._project(target, w, random_state), target.shape)
         self._check_squared_norm(h.train_output, w, target)

@@ -8,15 +8,29 @@ only, the query's seed (a ``None`` seed keyed as "any draw").  The wrapped oracl
 bound lazily, on the first miss: a second identical run of a booster neither binds nor
 calls it.  Every entry stores the key it was computed for next to the answer and is
 checked when loaded; an entry that fails the check is recomputed and overwritten.
+
+A full disk: joblib writes each entry to a temporary file and renames it into place,
+and when a write failed it left the temporary file behind (six per run of three calls:
+an answer and its metadata each) and, on a cache directory never written, failed the fit
+with the ``OSError`` of writing its copy of the cached function's code.  The cache uses
+joblib's local store through :class:`TidyFileSystemStore`, which removes a temporary
+file whose write failed and reports the function-code failure as joblib reports a
+failed entry (a ``CacheWarning``): a cache that cannot write leaves nothing behind and
+computes the answers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
+import threading
+import uuid
 import warnings
 
 import joblib
 import numpy as np
+from joblib._store_backends import CacheWarning, FileSystemStoreBackend
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_memory
 
@@ -31,6 +45,53 @@ _CHUNK_BYTES = 1 << 24
 
 #: The seed part of a key for a stochastic query asked with ``random_state=None``.
 ANY_DRAW = "any draw"
+
+
+class TidyFileSystemStore(FileSystemStoreBackend):
+    """joblib's local store, except that a write that fails (a full disk) leaves no
+    temporary file, and a failed write of the function's code warns instead of raising.
+    Entries are joblib's own, so the caches of either store read each other."""
+
+    def _concurrency_safe_write(self, to_write, filename, write_func):
+        # joblib's concurrency_safe_write, with the temporary file removed on failure
+        temporary = f"{filename}.{uuid.uuid4().hex}-{os.getpid()}-{id(threading.current_thread())}"
+        try:
+            write_func(to_write, temporary)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.remove(temporary)
+            raise
+        self._move_item(temporary, filename)
+
+    def store_cached_func_code(self, call_id, func_code=None):
+        # joblib swallows a failed entry with a CacheWarning but let this one raise
+        try:
+            super().store_cached_func_code(call_id, func_code)
+        except OSError as exc:
+            warnings.warn(f"Unable to cache to disk: {exc}", CacheWarning, stacklevel=2)
+
+
+joblib.register_store_backend("oracleboost_local", TidyFileSystemStore)
+
+
+def _memory(memory) -> joblib.Memory:
+    """``check_memory(memory)``, with joblib's local store replaced by
+    :class:`TidyFileSystemStore` (same location, same options, same entries)."""
+    memory = check_memory(memory)
+    if not (
+        isinstance(memory, joblib.Memory)
+        and memory.location is not None
+        and type(memory.store_backend) is FileSystemStoreBackend
+    ):
+        return memory  # no caching, or a store of the user's own
+    return joblib.Memory(
+        memory.location,
+        backend="oracleboost_local",
+        mmap_mode=memory.mmap_mode,
+        compress=memory.compress,
+        verbose=getattr(memory, "_verbose", 0),
+        backend_options=memory.backend_options,
+    )
 
 
 def _fingerprint(X: np.ndarray) -> str:
@@ -91,17 +152,19 @@ class _BoundCached(BoundOracle):
         super().__init__(oracle, len(X))
         self._X = X
         self._inner = None
+        self._bind_lock = threading.Lock()
         self.fingerprint = fingerprint
         self._token = joblib.hash(oracle.oracle)
-        self._call = check_memory(oracle.memory).cache(
+        self._call = _memory(oracle.memory).cache(
             _answer, ignore=["inner", "arrays", "seed"]
         )
         self.n_inner_binds = 0
 
     def _bound(self) -> BoundOracle:
-        if self._inner is None:
-            self._inner = self.oracle.oracle.bind(self._X)
-            self.n_inner_binds += 1
+        with self._bind_lock:  # threads sharing this bound oracle bind the inner one once
+            if self._inner is None:
+                self._inner = self.oracle.oracle.bind(self._X)
+                self.n_inner_binds += 1
         return self._inner
 
     def _key_seed(self, random_state):

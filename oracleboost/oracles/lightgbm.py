@@ -221,23 +221,32 @@ def _thread_setting() -> ctypes.c_int | None:
         return None
 
 
+#: Held while LightGBM's process-wide thread count is set for a call (re-entrant: a
+#: query's calls nest).
+_thread_setting_lock = threading.RLock()
+
+
 @contextlib.contextmanager
 def _lightgbm_threads(num_threads: int):
     """Run the enclosed LightGBM calls on ``num_threads`` threads (0: OpenMP's default)
     and leave LightGBM's process-wide thread count as it was found.
 
-    (The count is one variable for the whole process: LightGBM calls made concurrently
-    from several Python threads race on it, with or without this.)"""
+    The count is one variable for the whole process, so the enclosed calls hold a
+    process-wide lock: LightGBM calls made through the oracle from several Python threads
+    (bound oracles of their own, trees predicting) run one after another, each on its
+    own count, and the count is restored to what it was before the first.  (LightGBM
+    runs each call on its own threads.)"""
     setting = _thread_setting()
     if setting is None:  # pragma: no cover - other builds: LightGBM's own handling
         yield
         return
-    saved = setting.value
-    setting.value = num_threads if num_threads > 0 else -1
-    try:
-        yield
-    finally:
-        setting.value = saved
+    with _thread_setting_lock:
+        saved = setting.value
+        setting.value = num_threads if num_threads > 0 else -1
+        try:
+            yield
+        finally:
+            setting.value = saved
 
 
 def _lightgbm_thread_count(num_threads: int) -> int:
@@ -309,9 +318,9 @@ class LightGBMTree(Hypothesis):
             )
         if self.model_str is None:
             return np.full(X.shape[0], self.constant)
-        if self._booster is None:
-            self._booster = lgb.Booster(model_str=self.model_str)
-        with _lightgbm_threads(self.num_threads):
+        with _lightgbm_threads(self.num_threads):  # also makes the booster once only
+            if self._booster is None:
+                self._booster = lgb.Booster(model_str=self.model_str)
             out = self._booster.predict(X, raw_score=True, num_threads=self.num_threads)
         return np.asarray(out, dtype=np.float64)
 
@@ -417,12 +426,24 @@ def _with_leaf_values(model_str: str, values: np.ndarray) -> str:
 def _feature_major(X: np.ndarray) -> np.ndarray:
     """``X`` transposed to (features, rows), C-contiguous float64, as LightGBM's
     prediction reads it: values with ``|x| <= kZeroThreshold`` are 0 (it drops them as
-    the zeros of a sparse row).  A view of ``X`` when nothing needs changing."""
+    the zeros of a sparse row).
+
+    A view of ``X`` when nothing needs changing, else a copy: the caller's array is
+    never written (it may be read-only, as a pandas DataFrame's values are).  Returned
+    read-only either way, so that the kernels reading it are compiled once, for
+    read-only arrays."""
     XT = np.ascontiguousarray(np.asarray(X, dtype=np.float64).T)
-    if kernels.zero_tiny(XT, False):
+    if kernels.count_tiny(_read_only(XT)):
         XT = XT.copy() if np.shares_memory(XT, X) else XT
-        kernels.zero_tiny(XT, True)
-    return XT
+        kernels.zero_tiny(XT)
+    return _read_only(XT)
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a``."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 #: Rows below which partitioning on threads costs more than it saves.
@@ -541,7 +562,9 @@ class _BoundLightGBM(BoundOracle):
         # Features LightGBM can split on (others are trivial or pre-filtered because no
         # split of them leaves min_data_in_leaf rows on both sides).
         self.n_usable_features = sum(self.dataset.feature_num_bin(j) > 1 for j in range(d))
-        # Buffers reused by every query (a bound oracle answers one query at a time).
+        # Buffers reused by every query (a bound oracle answers one query at a time:
+        # _project holds this lock).
+        self._lock = threading.Lock()
         self._grad = np.empty(n, dtype=np.float32)
         self._hess = np.empty(n, dtype=np.float32)
         self._rows = np.empty((2, n), dtype=np.int32)
@@ -577,6 +600,14 @@ class _BoundLightGBM(BoundOracle):
         return self._project(r, None, random_state)
 
     def _project(self, target, sample_weight, random_state):
+        # One query at a time: a query writes the Dataset's labels or the gradient
+        # buffers, grows a tree on a booster and may replace the booster.  Two threads
+        # sharing a bound oracle used to mix each other's gradients (18 of 40 correlate
+        # and 33 of 40 project answers wrong) or crash inside LightGBM.
+        with self._lock:
+            return self._answer(target, sample_weight)
+
+    def _answer(self, target, sample_weight):
         n, d = self.X.shape
         if self.n_usable_features == 0:
             return self._constant(target, sample_weight)
@@ -690,7 +721,11 @@ class LightGBMOracle(Oracle):
     max_depth : int, default=-1
         Maximum depth; ``-1`` for no limit.
     min_data_in_leaf : int, default=20
-        Minimum number of training rows in a leaf, counted regardless of their weights.
+        Minimum number of training rows in a leaf.  For weighted queries LightGBM
+        estimates a leaf's count from its share of the Hessians, ``n · Σ_leaf w / Σ w``
+        (it keeps no row counts in its histograms), so rows of small weight count for
+        less: a leaf of 50 rows weighing 0.01 each, among 150 rows of weight 1, counts
+        as less than one row.
     max_bin : int, default=255
         Maximum number of histogram bins per feature (fixed at ``bind``).
     lambda_l2 : float, default=0.0
@@ -718,7 +753,11 @@ class LightGBMOracle(Oracle):
     Notes
     -----
     Weights below about ``1e-38`` relative to their mean underflow in LightGBM's float32
-    Hessians and do not guide the split search; the float64 refit still uses them.
+    Hessians and do not guide the split search; the float64 refit still uses them.  With
+    one weight far above the others (``1e4`` times, at 60 rows) no leaf without that row
+    holds enough of the weight to count as a row (see ``min_data_in_leaf``): the trees
+    have no split and the answer is the weighted mean of the target, a constant, which
+    a booster may still step along.
 
     Threads: LightGBM grows every tree on ``params["num_threads"]`` threads (0, the
     default: OpenMP's default, ``OMP_NUM_THREADS`` if set), and the leaves of the
@@ -748,7 +787,9 @@ class LightGBMOracle(Oracle):
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(correlate=True, project=True, stochastic=False)
+        # one query at a time: the boosters, labels and buffers are state (see _project)
+        return Capabilities(correlate=True, project=True, stochastic=False,
+                            parallel_queries=False)
 
     def lightgbm_params(self) -> dict[str, Any]:
         """The full LightGBM parameter dict ``bind`` uses (validated)."""

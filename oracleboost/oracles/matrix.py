@@ -214,4 +214,7 @@ class LinearOracle(Oracle):
         # CachedOracle, which binds lazily, could not see it), so boosters rescale each
         # coordinate to max |x_j| = 1 on the training set.  Use MatrixOracle for columns
         # whose given scale in [−1, 1] should be kept.
-        return _BoundColumns(self, check_X(X), LinearCoordinate)
+        # C order whatever the caller's layout (a DataFrame's values are Fortran-ordered):
+        # the products with A go through BLAS, whose kernels for the two layouts round
+        # differently, and a fit must not depend on how X was laid out in memory.
+        return _BoundColumns(self, np.ascontiguousarray(check_X(X)), LinearCoordinate)

@@ -23,6 +23,7 @@ are: its own ``random_state``, and with ``None`` there fresh randomness.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -33,6 +34,7 @@ from sklearn.tree import BaseDecisionTree, DecisionTreeClassifier, DecisionTreeR
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import has_fit_parameter
 
+from ._split_weights import split_search_weights
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, _peak, check_X
 
 __all__ = ["SklearnOracle", "TreeOracle", "MLPOracle", "FittedEstimator"]
@@ -195,14 +197,14 @@ class _BoundEstimator(BoundOracle):
         X: np.ndarray,
         regressor,
         classifier,
-        normalize_target: bool,
+        target_scale: str | None,
         weighting: str = "sample_weight",
     ):
         super().__init__(oracle, X.shape[0])
         self.X = X
         self.regressor = regressor
         self.classifier = classifier
-        self.normalize_target = normalize_target
+        self.target_scale = target_scale
         self.weighting = weighting
 
     def _fit(self, estimator, target, sample_weight, random_state, output_scale=1.0):
@@ -223,17 +225,29 @@ class _BoundEstimator(BoundOracle):
         return h
 
     def _regress(self, target, sample_weight, random_state):
+        """Fit ``target / scale`` and return ``scale`` times the fit, which is exact for a
+        class closed under scaling.  ``target_scale``:
+
+        ``None``
+            the target as given (a user's estimator: its regularisation and thresholds
+            are on the scale of its targets, as the user set them);
+        ``"rms"``
+            ``scale`` = the weighted RMS of the target: keeps regularised or iteratively
+            trained learners (an MLP's L2 penalty, its tolerance) from collapsing on the
+            tiny targets boosting produces (``|r|`` sums to 1 for AdaBoost weights);
+        ``"power_of_two"``
+            ``scale`` = the power of two that brings the weighted RMS into [0.5, 1):
+            exact, so the tree is the one grown on the target itself, except that
+            scikit-learn's absolute impurity threshold (a node whose weighted variance
+            is below ``np.finfo(float).eps`` is a leaf) becomes relative to the target's
+            scale.  Without it, targets of scale 1e-8 or one dominant weight (the other
+            rows then hold 1e-200 of the variance) gave a tree without splits.
+        """
         scale = 1.0
-        if self.normalize_target:
-            # Fit target / s and return s * fit: exact for a scale-closed class, and it
-            # keeps regularised or iteratively trained learners (an MLP's L2 penalty,
-            # its tolerance) from collapsing on the tiny targets boosting produces
-            # (|r| sums to 1 for AdaBoost weights).
-            w = np.ones(len(target)) if sample_weight is None else sample_weight
-            sq = target**2 if target.ndim == 1 else np.sum(target**2, axis=1)
-            scale = float(np.sqrt(np.sum(w * sq) / np.sum(w)))
-            if scale == 0.0:
-                scale = 1.0
+        if self.target_scale is not None:
+            rms = _weighted_rms(target, sample_weight)
+            if rms > 0.0:
+                scale = rms if self.target_scale == "rms" else math.ldexp(1.0, math.frexp(rms)[1])
         return self._fit(self.regressor, target / scale, sample_weight, random_state, scale)
 
     def _correlate(self, r, random_state):
@@ -244,6 +258,53 @@ class _BoundEstimator(BoundOracle):
 
     def _project(self, target, sample_weight, random_state):
         return self._regress(target, sample_weight, random_state)
+
+
+class _BoundTrees(_BoundEstimator):
+    """:class:`TreeOracle` bound: a weighted regression tree is grown on the weights of
+    :func:`~oracleboost.oracles._split_weights.split_search_weights` when some rows
+    outweigh all lighter ones by more than ``2**20`` (scikit-learn's running sums would
+    lose the lighter rows), then its leaf values are refit with the true weights."""
+
+    def _fit(self, estimator, target, sample_weight, random_state, output_scale=1.0):
+        search = None
+        if sample_weight is not None and estimator is self.regressor:
+            search = split_search_weights(sample_weight)
+        if search is None:
+            return super()._fit(estimator, target, sample_weight, random_state, output_scale)
+        h = super()._fit(estimator, target, search, random_state, output_scale)
+        _refit_leaf_values(h.estimator, self.X, target, sample_weight)
+        h.train_output = h.predict(self.X)
+        return h
+
+
+def _refit_leaf_values(tree, X: np.ndarray, target: np.ndarray, w: np.ndarray) -> None:
+    """Set every leaf value of a fitted regression tree to the weighted mean of ``target``
+    over the training rows in that leaf, in place (as scikit-learn's gradient boosting
+    updates its trees' leaves); a leaf whose rows have no weight keeps its value."""
+    leaf = tree.apply(X)
+    t2 = target if target.ndim == 2 else target[:, None]
+    size = tree.tree_.node_count
+    mass = np.bincount(leaf, weights=w, minlength=size)
+    values = tree.tree_.value  # (nodes, outputs, 1), a writable view of the tree's own
+    for k in range(t2.shape[1]):
+        sums = np.bincount(leaf, weights=w * t2[:, k], minlength=size)
+        held = mass > 0
+        values[held, k, 0] = sums[held] / mass[held]
+
+
+def _weighted_rms(target: np.ndarray, sample_weight: np.ndarray | None) -> float:
+    """``sqrt(Σ w ||t_i||² / Σ w)`` (``None``: unit weights), taken on ``t`` scaled by a
+    power of two to a largest entry below 1 (exact), so that no square overflows or
+    underflows on the way."""
+    top = _peak(target)
+    if top == 0.0:
+        return 0.0
+    e = math.frexp(top)[1]
+    u = np.ldexp(target, -e)
+    sq = u**2 if u.ndim == 1 else np.sum(u**2, axis=1)
+    w = np.ones(len(target)) if sample_weight is None else sample_weight
+    return math.ldexp(math.sqrt(float(np.sum(w * sq) / np.sum(w))), e)
 
 
 def _no_weights_message(est, needed_by: str) -> str:
@@ -376,7 +437,7 @@ class SklearnOracle(Oracle):
             _check_float32_range(X, f"SklearnOracle({type(est).__name__}) grows")
         reg, clf = (None, est) if kind == "classifier" else (est, None)
         return _BoundEstimator(
-            self, X, reg, clf, normalize_target=False, weighting=self.weighting
+            self, X, reg, clf, target_scale=None, weighting=self.weighting
         )
 
 
@@ -399,6 +460,15 @@ class TreeOracle(Oracle):
     (``|x| <= np.finfo(np.float32).max``, about 3.4e38): ``bind`` refuses larger finite
     values with a ``ValueError`` (rescale ``X``, or use :class:`StumpOracle` or
     :class:`LightGBMOracle`, which keep ``X`` in float64).
+
+    Scale: ``project`` grows its tree on the target scaled by a power of two to a
+    weighted RMS in [0.5, 1) and scales the leaves back (exact), so that scikit-learn's
+    absolute impurity threshold (a node of weighted variance below 2.2e-16 is a leaf)
+    acts relative to the target.  Where some rows outweigh all lighter rows together by
+    more than ``2**20`` (one weight 1e200 times the others), scikit-learn's running sums
+    (a side's weight is ``total − left``) would lose the lighter rows: the tree is then
+    grown on compressed weights and its leaf values refit with the true ones (see
+    :mod:`oracleboost.oracles._split_weights`).
 
     Parameters
     ----------
@@ -449,7 +519,7 @@ class TreeOracle(Oracle):
         clf._validate_params()
         X = check_X(X)
         _check_float32_range(X, "TreeOracle grows")
-        return _BoundEstimator(self, X, reg, clf, normalize_target=False)
+        return _BoundTrees(self, X, reg, clf, target_scale="power_of_two")
 
 
 class MLPOracle(Oracle):
@@ -501,7 +571,7 @@ class MLPOracle(Oracle):
             solver=self.solver,
         )
         reg._validate_params()
-        return _BoundEstimator(self, check_X(X), reg, None, normalize_target=True)
+        return _BoundEstimator(self, check_X(X), reg, None, target_scale="rms")
 
 
 class _QuietMLP(MLPRegressor):
