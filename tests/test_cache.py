@@ -410,7 +410,7 @@ def test_boosters_pass_none_seeds_exactly_when_their_random_state_is_none(booste
 
 
 def test_draw_seed():
-    from oracleboost.boosters.base import draw_seed, seed_generator
+    from oracleboost.boosters import draw_seed, seed_generator
 
     assert seed_generator(None) is None
     assert seed_generator(np.random.mtrand._rand) is None

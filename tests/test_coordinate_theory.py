@@ -243,7 +243,7 @@ def test_grouped_line_of_a_two_valued_column_is_the_line_over_rows(seed):
     # each value of the column: a stump's line has two points.  The grouped line must
     # give the per-row line's values, slopes and steps, and not be used for columns
     # with more values or for other losses.
-    from oracleboost.boosters.base import SignedColumn
+    from oracleboost.boosters import SignedColumn
     from oracleboost.boosters.linesearch import Line, exact, wolfe
     from oracleboost.boosters.steps import StepState
     from oracleboost.losses import get_loss

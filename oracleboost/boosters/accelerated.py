@@ -41,9 +41,7 @@ acceleration. ICML.
 
 from __future__ import annotations
 
-import copy
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from numbers import Real
 
@@ -51,29 +49,24 @@ import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._numerics import logsumexp
-from .._validation import check_sample_weight
 from ..losses import MarginLoss, get_loss
 from ..oracles.base import Hypothesis, OracleCapabilityError
-from ..oracles.matrix import LinearOracle
-from .base import (
-    BaseBooster,
-    Problem,
-    RoundResult,
+from .base import BaseBooster, data_signature, loss_constraint
+from .classifier import (
     ScoreClassifierMixin,
-    StopReason,
-    data_signature,
+    classification_data,
     margin_metrics,
-    validate_input,
     weighted_error,
     weighted_mean_of_logs,
 )
+from .model import KernelModel, LinearModel
+from .rounds import Problem, RoundResult, StopReason
 from .validation import documented
 
-__all__ = ["AcceleratedMarginClassifier", "LinearModel", "METHODS"]
+__all__ = ["AcceleratedMarginClassifier", "METHODS"]
 
 METHODS = (
     "accelerated",
@@ -83,129 +76,6 @@ METHODS = (
     "perceptron",
     "stochastic",
 )
-
-
-class LinearModel:
-    """``f(x) = Σ_j c_j h_j(x) + b`` over a finite class's columns h_j, one coefficient
-    vector per round (so ``staged_decision_function`` replays the rounds).
-
-    ``weights[t]`` is w_{t+1} in the scaled space of the algorithm (rows of Z of norm at
-    most 1); the caller's coefficients are ``w / scale``.
-    """
-
-    def __init__(
-        self, columns: list[Hypothesis], scale: float, fit_intercept: bool, n_outputs: int = 1
-    ):
-        self.columns = columns
-        self.scale = float(scale)
-        self.fit_intercept = bool(fit_intercept)
-        self.n_outputs = int(n_outputs)  # K for multiclass scores, 1 for a binary score
-        self.weights: list[np.ndarray] = []
-
-    def add(self, w: np.ndarray) -> None:
-        self.weights.append(w)
-
-    def copy(self) -> LinearModel:
-        new = copy.copy(self)
-        new.weights = list(self.weights)
-        return new
-
-    @property
-    def n_rounds(self) -> int:
-        return len(self.weights)
-
-    def _last(self) -> np.ndarray:
-        if self.weights:
-            return self.weights[-1]
-        width = len(self.columns) + int(self.fit_intercept)  # no step taken: w_0 = 0
-        return np.zeros(width) if self.n_outputs == 1 else np.zeros((width, self.n_outputs))
-
-    def coef(self) -> np.ndarray:
-        return self._last()[: len(self.columns)] / self.scale
-
-    def intercept(self) -> float | np.ndarray:
-        if not self.fit_intercept:
-            return 0.0 if self.n_outputs == 1 else np.zeros(self.n_outputs)
-        return self._last()[-1] / self.scale
-
-    def _features(self, X) -> np.ndarray:
-        cols = [h.predict(X) for h in self.columns]
-        if self.fit_intercept:
-            cols.append(np.ones(len(cols[0]) if cols else len(X)))
-        return np.column_stack(cols)
-
-    def truncate(self, n_rounds: int) -> None:
-        del self.weights[n_rounds:]
-
-    def _scores(self, P: np.ndarray, w: np.ndarray) -> np.ndarray:
-        return P @ w / self.scale
-
-    def decision_function(self, X) -> np.ndarray:
-        return self._scores(self._features(X), self._last())
-
-    def running_scores(self, X) -> ReplayScores:
-        return ReplayScores(self._features(X), self._scores)
-
-    def staged_decision_function(self, X):
-        for f in self.running_scores(X).advance(self):
-            yield f.copy()
-
-
-class ReplayScores:
-    """The decision on X of a model that keeps one coefficient vector per round (a
-    linear or kernel model): the basis on X is computed once, and each new round costs
-    one product with it.  ``staged_decision_function`` and the validation curves of
-    ``fit(eval_set=...)`` both go through here, so they agree bit for bit."""
-
-    def __init__(self, basis: np.ndarray, scores):
-        self.basis, self._scores = basis, scores
-        self.done = 0
-        self.out: np.ndarray | None = None
-
-    def advance(self, model) -> Iterator[np.ndarray]:
-        while self.done < model.n_rounds:
-            self.out = self._scores(self.basis, model.weights[self.done])
-            self.done += 1
-            yield self.out
-
-    def catch_up(self, model) -> np.ndarray:
-        """The decision after the model's last round (earlier rounds are skipped)."""
-        if self.done < model.n_rounds:
-            self.done = model.n_rounds - 1
-            for _ in self.advance(model):
-                pass
-        return self.out
-
-
-class KernelModel:
-    """``f(x) = ⟨w, φ(x)⟩ / scale = −Σ_i a_i y_i k(x_i, x) / scale²`` for ``w = Zᵀa`` (the
-    kernel form; the same scaling as ``LinearModel``'s ``w / scale``), one dual
-    coefficient vector ``a`` per round."""
-
-    def __init__(self, X: np.ndarray, y: np.ndarray, kernel, scale: float):
-        self.X, self.y, self.kernel, self.scale = X, y, kernel, float(scale)
-        self.weights: list[np.ndarray] = []
-
-    add = LinearModel.add
-    copy = LinearModel.copy
-    n_rounds = LinearModel.n_rounds
-    truncate = LinearModel.truncate
-    staged_decision_function = LinearModel.staged_decision_function
-
-    def _dual(self, a: np.ndarray) -> np.ndarray:
-        return -self.y * a / self.scale**2
-
-    def dual_coef(self) -> np.ndarray:
-        return self._dual(self.weights[-1] if self.weights else np.zeros(len(self.y)))
-
-    def _scores(self, G: np.ndarray, a: np.ndarray) -> np.ndarray:
-        return G @ self._dual(a)
-
-    def decision_function(self, X) -> np.ndarray:
-        return self.kernel(X, self.X) @ self.dual_coef()
-
-    def running_scores(self, X) -> ReplayScores:
-        return ReplayScores(self.kernel(X, self.X), self._scores)
 
 
 class _Kernel:
@@ -364,6 +234,11 @@ class _State:
 class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooster):
     """ℓ2 margin maximization by dual acceleration (Ji, Srebro & Telgarsky 2021).
 
+    ``predict_proba`` maps the scores through the loss' link: σ(2f) for the exponential
+    loss, σ(f) for the logistic; the softmax of the class scores for more classes.  As
+    the margin is maximised ‖w‖ grows without bound, so the probabilities tend to 0 and
+    1: they describe the current iterate, not a calibrated model.
+
     Parameters
     ----------
     oracle : Oracle, default=None
@@ -428,7 +303,7 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     _parameter_constraints: dict = {
         **BaseBooster._parameter_constraints,
         "method": [StrOptions(set(METHODS))],
-        "loss": [StrOptions({"exponential", "logistic"})],
+        "loss": loss_constraint(MarginLoss),
         "tol": [Interval(Real, 0, None, closed="left")],
         "stochastic_schedule": [StrOptions({"heuristic", "proven"})],
         "fit_intercept": ["boolean"],
@@ -441,6 +316,7 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     # The margin, not the risk, is what this booster drives; the risk of the
     # accelerated method is not monotone (momentum).
     _watch_divergence = False
+    _default_query = "correlation_vector"  # LinearOracle: the coordinates of x
 
     def __init__(
         self,
@@ -547,25 +423,16 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         self._horizon_ = self.n_estimators
         if self.kernel is not None:
             return self._setup_kernel(X, y, sample_weight)
-        oracle = LinearOracle() if self.oracle is None else self.oracle
+        oracle = self._oracle()
         if not oracle.capabilities.correlation_vector:
             raise OracleCapabilityError(
                 f"{name} needs the whole correlation vector Zᵀq every step: an oracle of a "
                 "finite class with the correlation_vector capability, such as "
                 f"LinearOracle() or MatrixOracle(H); {type(oracle).__name__} is not one"
             )
-        X, y = validate_input(self, X, y)
-        check_classification_targets(y)
-        s = check_sample_weight(sample_weight, X.shape[0])
-        X, y, s = self._positive_weight_rows(X, y, s)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        K = len(self.classes_)
-        if K < 2:
-            raise ValueError(
-                f"y must contain at least two classes for {name}; got only one class: "
-                f"{self.classes_}"
-            )
-        ypm = np.where(y_idx == 1, 1.0, -1.0) if K == 2 else y_idx
+        data = classification_data(self, X, y, sample_weight)
+        X, s, K = data.X, data.s, data.n_classes
+        ypm = data.signs() if K == 2 else data.y_index
         bound = oracle.bind(X)
         H = bound.columns()
         norms = np.sqrt(np.einsum("ij,ij->i", H, H) + float(self.fit_intercept))
@@ -606,17 +473,9 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
                 f"{name}: kernel={self.kernel!r} replaces the oracle's columns by a kernel; "
                 "oracle must be None and fit_intercept False"
             )
-        X, y = validate_input(self, X, y)
-        check_classification_targets(y)
-        s = check_sample_weight(sample_weight, X.shape[0])
-        X, y, s = self._positive_weight_rows(X, y, s)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        if len(self.classes_) != 2:
-            raise ValueError(
-                f"Only binary classification is supported by {name} with a kernel; y has "
-                f"{len(self.classes_)} classes"
-            )
-        ypm = np.where(y_idx == 1, 1.0, -1.0)
+        data = classification_data(self, X, y, sample_weight, binary=True)
+        X, s = data.X, data.s
+        ypm = data.signs()
         kernel = _Kernel(self.kernel, self.kernel_params)
         G = kernel(X, X)
         if G.shape != (X.shape[0],) * 2 or not np.all(np.isfinite(G)):
@@ -782,3 +641,12 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         if isinstance(self.ensemble_, KernelModel):
             raise AttributeError("a kernel model has no column hypotheses; see dual_coef_")
         return self.ensemble_.columns
+
+    def _proba(self, f: np.ndarray) -> np.ndarray:
+        """The loss' link: σ(2f) (exponential) or σ(f) (logistic); the softmax of the
+        class scores for more classes."""
+        if f.ndim == 2:
+            z = np.exp(f - f.max(axis=1, keepdims=True))
+            return z / z.sum(axis=1, keepdims=True)
+        p = get_loss(self.loss, MarginLoss).inverse_link(f)
+        return np.column_stack([1.0 - p, p])

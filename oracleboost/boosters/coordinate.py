@@ -28,27 +28,13 @@ from numbers import Real
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 
 from .._numerics import logsumexp
-from .._validation import check_sample_weight
 from ..losses import MarginLoss, get_loss
-from ..oracles.stumps import StumpOracle
 from . import _column_kernels as column_kernels
-from .base import (
-    BaseBooster,
-    BoostingWarning,
-    Problem,
-    RoundResult,
-    ScoreClassifierMixin,
-    SignedColumn,
-    StopReason,
-    data_signature,
-    draw_seed,
-    margin_metrics,
-    seed_generator,
-    validate_input,
-)
+from .base import BaseBooster, data_signature, loss_constraint
+from .classifier import ScoreClassifierMixin, SignedColumn, classification_data, margin_metrics
+from .rounds import BoostingWarning, Problem, RoundResult, StopReason, draw_seed, seed_generator
 from .steps import STEP_RULES, StepRule, StepState, get_step
 from .validation import documented
 
@@ -159,7 +145,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
 
     _parameter_constraints: dict = {
         **BaseBooster._parameter_constraints,
-        "loss": [StrOptions({"exponential", "logistic"}), MarginLoss],
+        "loss": loss_constraint(MarginLoss),
         "step": [StrOptions(set(STEP_RULES)), StepRule],
         "learning_rate": [Interval(Real, 0, 1, closed="right")],
         "duality_gap": [StrOptions({"auto"}), "boolean"],
@@ -221,22 +207,13 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         )
 
     def _setup(self, X, y, sample_weight) -> _Problem:
-        X, y = validate_input(self, X, y)
-        check_classification_targets(y)
-        s = check_sample_weight(sample_weight, X.shape[0])
-        X, y, s = self._positive_weight_rows(X, y, s)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        if len(self.classes_) != 2:
-            what = "only one class" if len(self.classes_) == 1 else f"{len(self.classes_)}"
-            raise ValueError(
-                f"Only binary classification is supported. y must contain exactly two "
-                f"classes for {type(self).__name__}; got {what}: {self.classes_[:5]}"
-            )
+        data = classification_data(self, X, y, sample_weight, binary=True)
+        X, s = data.X, data.s
         # ±1 as int8: the round's compiled passes read the labels every round, and at
         # large n they are bound by memory traffic (1 byte a row, not 8)
-        ypm = np.where(y_idx == 1, 1, -1).astype(np.int8)
+        ypm = data.signs(np.int8)
         loss = get_loss(self.loss, MarginLoss)
-        bound = self._bind(X, StumpOracle(), "correlate")
+        bound = self._bind(X, "correlate")
         signature = data_signature(X, ypm, s)
         if self.warm_start and getattr(self, "_signature_", None) == signature:
             optimal = self.optimal_loss_  # the same data: the same optimum
@@ -400,14 +377,9 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             )
             return math.nan
 
-    # -- prediction (decision_function, predict and their staged forms: the mixin) ------
-    def predict_proba(self, X) -> np.ndarray:
-        """Probabilities from the loss' link: σ(2f) for exponential, σ(f) for logistic."""
-        p = get_loss(self.loss, MarginLoss).inverse_link(self.decision_function(X))
+    # -- prediction (decision_function, predict, predict_proba: the mixin) ---------------
+    def _proba(self, f: np.ndarray) -> np.ndarray:
+        """The loss' link: σ(2f) for the exponential loss (Friedman, Hastie & Tibshirani
+        2000), σ(f) for the logistic."""
+        p = get_loss(self.loss, MarginLoss).inverse_link(f)
         return np.column_stack([1.0 - p, p])
-
-    def staged_predict_proba(self, X):
-        link = get_loss(self.loss, MarginLoss).inverse_link
-        for f in self.staged_decision_function(X):
-            p = link(f)
-            yield np.column_stack([1.0 - p, p])

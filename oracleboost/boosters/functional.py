@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from numbers import Real
 
@@ -48,24 +49,20 @@ import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
 
 from .._validation import check_groups, check_sample_weight
-from ..losses import Loss, MarginLoss, get_loss
-from ..oracles.sklearn import TreeOracle
+from ..losses import Loss, MarginLoss, MulticlassLoss, RankingLoss, RegressionLoss, get_loss
 from . import _column_kernels as column_kernels
-from .base import (
-    BaseBooster,
-    Problem,
-    RoundResult,
-    StopReason,
-    data_signature,
-    draw_seed,
+from .base import BaseBooster, data_signature, loss_constraint, validate_input
+from .classifier import (
+    ScoreClassifierMixin,
+    classification_data,
     margin_record,
-    seed_generator,
-    validate_input,
+    predicted_index,
+    vote_margins,
     weighted_error,
 )
+from .rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
 from .validation import documented
 
 __all__ = [
@@ -128,6 +125,8 @@ class _State:
 
 class _FunctionalGradientBooster(BaseBooster):
     """The loop shared by the functional-gradient regressor, classifier and ranker."""
+
+    _default_query = "project"  # TreeOracle(max_depth=3), gradient boosting's usual
 
     _parameter_constraints: dict = {
         **BaseBooster._parameter_constraints,
@@ -199,12 +198,11 @@ class _FunctionalGradientBooster(BaseBooster):
     # -- the loop's hooks ------------------------------------------------------------------
     def _problem(self, X, y, s, query_weight, loss: Loss, f0, ctx: dict) -> _Problem:
         """Bind the oracle; what every round reads (``fit`` of each estimator calls it)."""
-        oracle_caps = (TreeOracle() if self.oracle is None else self.oracle).capabilities
         if self.query == "auto":
-            need = "project" if oracle_caps.project else "correlate"
+            need = "project" if self._oracle().capabilities.project else "correlate"
         else:
             need = self.query
-        bound = self._bind(X, TreeOracle(), need)
+        bound = self._bind(X, need)
         total = float(np.sum(s))
         f0 = np.asarray(f0, dtype=np.float64)
         shape = self._raw_shape(X.shape[0], y)
@@ -433,7 +431,7 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
 
     _parameter_constraints: dict = {
         **_FunctionalGradientBooster._parameter_constraints,
-        "loss": [StrOptions({"squared", "absolute", "huber", "quantile"}), Loss],
+        "loss": [*loss_constraint(RegressionLoss), Loss],
     }
 
     def __init__(
@@ -474,10 +472,10 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         X, y = validate_input(self, X, y, y_numeric=True)
         s = check_sample_weight(sample_weight, X.shape[0])
         X, y, s = self._positive_weight_rows(X, y, s)
-        loss = get_loss(self.loss, Loss)
         # Named losses are the regression ones; any other scalar-output Loss instance is
         # taken as given (e.g. PlanningLoss, whose structure lives in the instance).
-        if isinstance(loss, MarginLoss) or getattr(loss, "raw_ndim", 1) != 1:
+        loss = get_loss(self.loss, RegressionLoss if isinstance(self.loss, str) else Loss)
+        if isinstance(loss, MarginLoss) or loss.raw_ndim != 1:
             raise ValueError(
                 f"loss={loss!r} is not a regression loss: use FunctionalGradientClassifier "
                 "for margin and multiclass losses, FunctionalGradientRanker for ranking"
@@ -488,11 +486,26 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         return self._problem(X, y, s, query_weight, loss, self._init_raw(loss, y, s), {})
 
     def predict(self, X) -> np.ndarray:
-        """``f(x) = f_0 + Σ_t η_t a_t h_t(x)``."""
+        """``f(x) = f_0 + Σ_t η_t a_t h_t(x)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
         return self._raw(X)
 
-    def staged_predict(self, X):
-        """Yield the prediction after each weak learner (incrementally)."""
+    def staged_predict(self, X) -> Iterator[np.ndarray]:
+        """The prediction after each weak learner (one term added to a running array per
+        weak learner; the last equals :meth:`predict` bit for bit).
+
+        Yields
+        ------
+        ndarray of shape (n_samples,)
+        """
         yield from self._staged_raw(X)
 
 
@@ -517,7 +530,8 @@ _DOC_COMMON = """
 
 
 @documented()
-class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
+class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
+                                   _FunctionalGradientBooster):
     # A docstring built from parts is an expression, not a docstring: assigned.
     __doc__ = """Functional gradient boosting for classification (Grubb & Bagnell 2011).
 
@@ -532,9 +546,13 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
     ----------
     oracle : Oracle, default=None
         ``None`` means ``TreeOracle(max_depth=3)``.
-    loss : {"auto", "logistic", "softmax", "multiclass_hinge"} or Loss, default="auto"
+    loss : "auto", a margin loss ("logistic", "exponential") or a multiclass loss
+        ("softmax", "multiclass_hinge"), or a Loss instance, default="auto"
         "auto" is "logistic" for two classes and "softmax" for more, as scikit-learn's
-        gradient boosting does; "logistic" needs two classes.
+        gradient boosting does; a margin loss (a scalar score) needs two classes.
+        ``predict_proba`` exists for losses with a link: σ(f) for the logistic loss,
+        σ(2f) for the exponential, the softmax of the scores for cross-entropy; the
+        multiclass hinge has none.
     """ + _DOC_COMMON + """
     Attributes
     ----------
@@ -548,7 +566,7 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
 
     _parameter_constraints: dict = {
         **_FunctionalGradientBooster._parameter_constraints,
-        "loss": [StrOptions({"auto", "logistic", "softmax", "multiclass_hinge"}), Loss],
+        "loss": loss_constraint((MarginLoss, MulticlassLoss), "auto"),
     }
 
     def __init__(
@@ -586,7 +604,8 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
         self.tol = tol
 
     def _vector(self) -> bool:
-        return self._loss_.name != "logistic"
+        """Whether the loss scores each class (f(x) ∈ R^K) rather than one margin."""
+        return self._loss_.raw_ndim == 2
 
     def _raw_shape(self, n, y):
         return (n, len(self.classes_)) if self._vector() else (n,)
@@ -601,77 +620,42 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
         """ℓ1 margin of the scores, the intercept f_0 counted as a constant hypothesis:
         ``min_i y_i f(x_i)`` (binary) or ``min_i f_{y_i}(x_i) − max_{k≠y_i} f_k(x_i)``
         (vector scores), over ``||λ||_1 + max_k |f_0,k|``."""
-        if f.ndim == 1:
-            margins = p.y * f
-        else:
-            rows = np.arange(f.shape[0])
-            own = f[rows, p.y]
-            others = f.copy()
-            others[rows, p.y] = -np.inf
-            margins = own - others.max(axis=1)
-        return margin_record(margins, l1_norm + float(np.max(np.abs(p.f0))))
+        return margin_record(vote_margins(p.y, f), l1_norm + float(np.max(np.abs(p.f0))))
 
     def _extra_record(self, y, f, s):
-        pred = np.argmax(f, axis=1) if f.ndim == 2 else (f > 0).astype(int)
-        truth = y if f.ndim == 2 else (y > 0).astype(int)
-        return {"train_error": weighted_error(pred != truth, s)}
+        truth = y if f.ndim == 2 else (y > 0)
+        return {"train_error": weighted_error(predicted_index(f) != truth, s)}
 
     def _eval_target(self, problem: _Problem, y, extra, where: str):
         yi = self._labels_inside(self._class_index(y, where))
         return (yi, {}), self._eval_weight(extra, y.shape[0], where)
 
     def _setup(self, X, y, sample_weight) -> _Problem:
-        X, y = validate_input(self, X, y)
-        check_classification_targets(y)
-        s = check_sample_weight(sample_weight, X.shape[0])
-        X, y, s = self._positive_weight_rows(X, y, s)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"y must contain at least two classes for {type(self).__name__}; "
-                "got only one class"
-            )
+        data = classification_data(self, X, y, sample_weight)
+        X, s = data.X, data.s
         name = self.loss
         if name == "auto":
-            name = "logistic" if len(self.classes_) == 2 else "softmax"
-        self._loss_ = get_loss(name, Loss)
-        if self._loss_.name == "logistic" and len(self.classes_) != 2:
+            name = "logistic" if data.n_classes == 2 else "softmax"
+        self._loss_ = get_loss(name, (MarginLoss, MulticlassLoss))
+        if not self._vector() and data.n_classes != 2:
             raise ValueError(
-                f"loss='logistic' is binary but y has {len(self.classes_)} classes; "
-                "use loss='softmax' or 'multiclass_hinge'"
+                f"loss={self._loss_.name or self._loss_!r} scores one margin (binary) but "
+                f"y has {data.n_classes} classes; use loss='softmax' or 'multiclass_hinge'"
             )
-        yi = self._labels_inside(y_idx)
+        yi = self._labels_inside(data.y_index)
         query_weight = None if sample_weight is None else s
         f0 = self._init_raw(self._loss_, yi, s)
         return self._problem(X, yi, s, query_weight, self._loss_, f0, {})
 
     @staticmethod
     def _decision(f):
-        # scikit-learn's binary convention: one column, positive = classes_[1]
+        """scikit-learn's binary convention: one column, positive meaning ``classes_[1]``
+        (for vector scores, f_1 − f_0); else the (n, K) class scores."""
         return f[:, 1] - f[:, 0] if f.ndim == 2 and f.shape[1] == 2 else f
 
-    def decision_function(self, X) -> np.ndarray:
-        """Scores: shape (n,) for two classes (positive = ``classes_[1]``; for vector
-        losses f_1 − f_0), else (n, K)."""
-        return self._decision(self._raw(X))
-
-    def staged_decision_function(self, X):
-        for f in self._staged_raw(X):
-            yield self._decision(f)
-
-    def _to_labels(self, f):
-        idx = np.argmax(f, axis=1) if f.ndim == 2 else (f > 0).astype(int)
-        return self.classes_.take(idx)
-
-    def predict(self, X) -> np.ndarray:
-        return self._to_labels(self._raw(X))
-
-    def staged_predict(self, X):
-        for f in self._staged_raw(X):
-            yield self._to_labels(f)
-
     def _has_proba(self) -> bool:
-        return self.loss == "auto" or get_loss(self.loss, Loss).name in ("logistic", "softmax")
+        loss = self.loss if self.loss != "auto" else "softmax"
+        return hasattr(get_loss(loss, (MarginLoss, MulticlassLoss)), "inverse_link")
 
     def _proba(self, f):
         p = self._loss_.inverse_link(f)
@@ -679,11 +663,22 @@ class FunctionalGradientClassifier(ClassifierMixin, _FunctionalGradientBooster):
 
     @available_if(_has_proba)
     def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities from the loss' link (logistic, softmax); not for the hinge."""
+        """Class probabilities through the loss' link (see ``loss``).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
         return self._proba(self._raw(X))
 
     @available_if(_has_proba)
     def staged_predict_proba(self, X):
+        """:meth:`predict_proba` after each weak learner.
+
+        Yields
+        ------
+        ndarray of shape (n_samples, n_classes)
+        """
         for f in self._staged_raw(X):
             yield self._proba(f)
 
@@ -704,7 +699,7 @@ class FunctionalGradientRanker(_FunctionalGradientBooster):
 
     _parameter_constraints: dict = {
         **_FunctionalGradientBooster._parameter_constraints,
-        "loss": [StrOptions({"pairwise_hinge"}), Loss],
+        "loss": [*loss_constraint(RankingLoss), Loss],
     }
 
     def __init__(
@@ -777,13 +772,28 @@ class FunctionalGradientRanker(_FunctionalGradientBooster):
     def _setup(self, X, y, qid) -> _Problem:
         X, y = validate_input(self, X, y, y_numeric=True)
         qid = check_groups(qid, X.shape[0], "qid")
-        loss = get_loss(self.loss, Loss)
+        loss = get_loss(self.loss, RankingLoss if isinstance(self.loss, str) else Loss)
         s = np.ones(X.shape[0])
         return self._problem(X, y, s, None, loss, self._init_raw(loss, y, s), {"groups": qid})
 
     def predict(self, X) -> np.ndarray:
-        """Scores: sort each query's documents by decreasing score."""
+        """Scores: sort each query's documents by decreasing score.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
         return self._raw(X)
 
-    def staged_predict(self, X):
+    def staged_predict(self, X) -> Iterator[np.ndarray]:
+        """The scores after each weak learner.
+
+        Yields
+        ------
+        ndarray of shape (n_samples,)
+        """
         yield from self._staged_raw(X)

@@ -68,23 +68,16 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 
-from .._validation import check_sample_weight
 from ..oracles.base import Hypothesis
-from ..oracles.stumps import StumpOracle
-from .base import (
-    BaseBooster,
-    Problem,
-    RoundResult,
+from .base import BaseBooster, data_signature
+from .classifier import (
     ScoreClassifierMixin,
     SignedColumn,
-    StopReason,
-    data_signature,
-    draw_seed,
+    classification_data,
     margin_record,
-    seed_generator,
-    validate_input,
+    predicted_index,
+    vote_margins,
     weighted_error,
 )
 from .projections import (
@@ -94,6 +87,7 @@ from .projections import (
     kl_hypercube,
     kl_simplex,
 )
+from .rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
 from .validation import documented
 
 __all__ = ["MirrorBoostingClassifier", "ArgmaxVote"]
@@ -362,30 +356,21 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             )
 
     def _setup(self, X, y, sample_weight, sample_group) -> _Problem:
-        X, y = validate_input(self, X, y)
-        check_classification_targets(y)
-        s = check_sample_weight(sample_weight, X.shape[0])
         secondary = None
         if sample_group is not None:
             g = np.asarray(sample_group)
-            if g.shape != (X.shape[0],):
+            if g.shape != (np.shape(X)[0],):
                 raise ValueError(
-                    f"sample_group must have shape ({X.shape[0]},); got {g.shape}"
+                    f"sample_group must have shape ({np.shape(X)[0]},); got {g.shape}"
                 )
             if not np.isin(g, (0, 1)).all():
                 raise ValueError("sample_group must hold 0 (primary) or 1 (secondary) per row")
             secondary = g.astype(bool)
-        X, y, s, secondary = self._positive_weight_rows(X, y, s, secondary)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        K = len(self.classes_)
-        if K < 2:
-            raise ValueError(
-                f"y must contain at least two classes for {type(self).__name__}; got only "
-                f"one class: {self.classes_}"
-            )
+        data = classification_data(self, X, y, sample_weight, secondary)
+        X, s, (secondary,), y_idx, K = data.X, data.s, data.rows, data.y_index, data.n_classes
         self._check_options(K, secondary is not None)
         need = "correlate" if K == 2 else "multiclass_correlate"
-        bound = self._bind(X, StumpOracle(), need)
+        bound = self._bind(X, need)
         n = X.shape[0]
         a = np.where(y_idx == 1, 1.0, -1.0) if K == 2 else y_idx
         cells_per_row = 1 if K == 2 else K - 1
@@ -559,12 +544,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
     @staticmethod
     def _vote_margins(a: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The vote's margins (a f, or f_a − max_{k≠a} f_k) and where ``predict`` errs."""
-        if f.ndim == 1:
-            return a * f, (f > 0) != (a > 0)
-        rows = np.arange(f.shape[0])
-        others = f.copy()
-        others[rows, a] = -np.inf
-        return f[rows, a] - others.max(axis=1), np.argmax(f, axis=1) != a
+        truth = a if f.ndim == 2 else (a > 0)
+        return vote_margins(a, f), predicted_index(f) != truth
 
     def _eval_target(self, problem: _Problem, y, extra, where: str):
         index = self._class_index(y, where)
@@ -608,7 +589,44 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             value = max(1.0 / float(self.smoothness), value)
         return min(1.0, value)
 
-    def _boost(self, problem, evals=()):
-        super()._boost(problem, evals)
+    def _boost(self, problem, evals=(), fit_data=None):
+        super()._boost(problem, evals, fit_data)
         w = self._state_.w
         self.weights_ = w if problem.K == 2 else w.reshape(-1, problem.K - 1)
+
+    # -- prediction (decision_function, predict: the mixin) -------------------------------
+    def predict_proba(self, X) -> np.ndarray:
+        """Each class's share of the weighted vote.
+
+        Two classes: ``P(classes_[1]) = (1 + f(x)/‖λ‖₁)/2``, the fraction of the vote
+        ``Σ_t η_t h_t(x)`` (each h in [−1, 1]) cast for the positive class; more
+        classes: ``f_k(x) / Σ_k f_k(x)``, the share of the votes ``e_{argmax h_t(x)}``
+        (uniform where no vote was cast).  A vote share, not a calibrated probability:
+        wrap the booster in :class:`~sklearn.calibration.CalibratedClassifierCV` for one.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        return self._vote_share(self._raw(X), self.ensemble_.l1_norm())
+
+    def staged_predict_proba(self, X):
+        """:meth:`predict_proba` after each round.
+
+        Yields
+        ------
+        ndarray of shape (n_samples, n_classes)
+        """
+        for f, l1 in zip(self._staged_raw(X), self.ensemble_.l1_norms(), strict=True):
+            yield self._vote_share(f, l1)
+
+    @staticmethod
+    def _vote_share(f: np.ndarray, l1: float) -> np.ndarray:
+        if f.ndim == 1:
+            p = np.clip(0.5 + 0.5 * f / l1, 0.0, 1.0) if l1 > 0 else np.full(f.shape, 0.5)
+            return np.column_stack([1.0 - p, p])
+        total = f.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = np.where(total > 0, f / np.where(total > 0, total, 1.0),
+                             1.0 / f.shape[1])
+        return share

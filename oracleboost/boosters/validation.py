@@ -3,7 +3,7 @@
 ``fit(..., eval_set=[(X_val, y_val), ...])`` records, after every weak learner, the
 booster's own loss (and a classifier's error) on each set as ``history_["val_loss_0"]``,
 ``history_["val_error_0"]``, …  The scores on a set are kept up to date by the model's
-running sums (:class:`~oracleboost.boosters.base.RunningScores`): each round predicts
+running sums (:class:`~oracleboost.boosters.model.RunningScores`): each round predicts
 only its new hypothesis on the set, never the whole ensemble again.
 
 Early stopping follows scikit-learn's gradient boosting (``n_iter_no_change``,
@@ -13,12 +13,12 @@ drawn with ``random_state``), its curve is ``history_["heldout_loss"]``, and the
 stops once ``n_iter_no_change`` rounds in a row have not lowered the held-out loss by
 more than ``tol`` below its best.  Unlike scikit-learn (and like LightGBM's
 ``best_iteration``), the model is then cut back to the round of the smallest held-out
-loss, so that what is kept is the best model the fit saw.
+loss, so that what is kept is the best model the fit saw.  The watching is done by the
+:class:`~oracleboost.boosters.monitors.EarlyStopping` monitor.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,7 @@ import numpy as np
 from sklearn.model_selection import GroupShuffleSplit, train_test_split
 from sklearn.utils import check_random_state
 
-__all__ = ["EvalSet", "EarlyStopping", "held_out_split", "documented"]
+__all__ = ["EvalSet", "held_out_split", "documented"]
 
 
 @dataclass
@@ -48,32 +48,6 @@ class EvalSet:
 
     def key(self, metric: str) -> str:
         return f"{self.prefix}_{metric}{self.suffix}"
-
-
-class EarlyStopping:
-    """Watch one curve; say when to stop and remember the best point.
-
-    A value below ``best − tol`` is progress and restarts the count; the fit stops after
-    ``patience`` rounds without progress.  The best point (the smallest value, even by
-    less than ``tol``) is where the model is cut back to: ``rows`` history records,
-    ``rounds`` model rounds and the booster's ``state`` after it (states are never
-    changed in place, so keeping a reference is enough).
-    """
-
-    def __init__(self, key: str, patience: int, tol: float, value: float, rows: int,
-                 rounds: int, state: Any):
-        self.key, self.patience, self.tol = key, int(patience), float(tol)
-        self.best = value if math.isfinite(value) else math.inf
-        self.rows, self.rounds, self.state = rows, rounds, state
-        self.waited = 0
-
-    def update(self, value: float, rows: int, rounds: int, state: Any) -> bool:
-        """Take the value after a round; True when the patience has run out."""
-        progress = value < self.best - self.tol  # False for NaN
-        if value < self.best:
-            self.best, self.rows, self.rounds, self.state = value, rows, rounds, state
-        self.waited = 0 if progress else self.waited + 1
-        return self.waited >= self.patience
 
 
 def held_out_split(

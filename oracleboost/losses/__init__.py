@@ -14,7 +14,7 @@ One class per loss; estimators also accept the lowercase names of the registry.
 
 from __future__ import annotations
 
-from .base import Loss
+from .base import Loss, RankingLoss, RegressionLoss
 from .margin import Exponential, Logistic, MarginLoss
 from .multiclass import MulticlassHinge, MulticlassLoss, SoftmaxCrossEntropy
 from .ranking import PairwiseHinge, pairwise_disagreement
@@ -22,6 +22,8 @@ from .regression import Absolute, Huber, Quantile, Squared, weighted_median, wei
 
 __all__ = [
     "Loss",
+    "RegressionLoss",
+    "RankingLoss",
     "MarginLoss",
     "Exponential",
     "Logistic",
@@ -35,6 +37,7 @@ __all__ = [
     "PairwiseHinge",
     "LOSSES",
     "STRUCTURED_LOSSES",
+    "loss_names",
     "get_loss",
     "register_loss",
     "pairwise_disagreement",
@@ -78,14 +81,31 @@ for _cls in (
 del _cls
 
 
-def get_loss(loss: str | Loss, kind: type[Loss] = Loss, *, param: str = "loss") -> Loss:
-    """Resolve a loss given by name or instance, checking it is a ``kind``."""
+def _kinds(kind) -> tuple[type[Loss], ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def loss_names(kind: type[Loss] | tuple[type[Loss], ...] = Loss) -> list[str]:
+    """The names of the registered losses that are a ``kind`` (a class, or a tuple of
+    classes any of which will do), sorted: what an estimator taking such a loss accepts
+    as a string."""
+    return sorted(n for n, c in {**LOSSES, **STRUCTURED_LOSSES}.items()
+                  if issubclass(c, _kinds(kind)))
+
+
+def get_loss(loss: str | Loss, kind: type[Loss] | tuple[type[Loss], ...] = Loss, *,
+             param: str = "loss") -> Loss:
+    """Resolve a loss given by name or instance, checking it is a ``kind`` (a class, or
+    a tuple of classes any of which will do); errors name ``param`` and list the names
+    of the registered losses of that kind."""
     registry = {**LOSSES, **STRUCTURED_LOSSES}
+    kinds = _kinds(kind)
+    allowed = loss_names(kinds)
     if isinstance(loss, str):
         if loss not in registry:
-            raise ValueError(f"unknown {param} {loss!r}; choose one of {sorted(registry)}")
+            raise ValueError(f"unknown {param} {loss!r}; choose one of {allowed}")
         loss = registry[loss]()
-    if not isinstance(loss, kind):
-        allowed = sorted(n for n, c in registry.items() if issubclass(c, kind))
-        raise ValueError(f"{param}={loss!r} is not a {kind.__name__}; choose one of {allowed}")
+    if not isinstance(loss, kinds):
+        what = " or ".join(k.__name__ for k in kinds)
+        raise ValueError(f"{param}={loss!r} is not a {what}; choose one of {allowed}")
     return loss

@@ -26,7 +26,7 @@ import numpy as np
 
 from .._validation import check_sample_weight
 
-__all__ = ["Loss"]
+__all__ = ["Loss", "RegressionLoss", "RankingLoss"]
 
 
 class Loss(ABC):
@@ -94,3 +94,16 @@ class Loss(ABC):
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, tuple(sorted(vars(self).items()))))
+
+
+class RegressionLoss(Loss):
+    """A pointwise loss of a real-valued target ``y`` and a scalar score: what a
+    regressor accepts by name (squared, absolute, Huber, quantile)."""
+
+
+class RankingLoss(Loss):
+    """A loss of the whole score vector over query groups (``context_keys =
+    ("groups",)``): what a ranker accepts by name."""
+
+    pointwise = False
+    context_keys = ("groups",)

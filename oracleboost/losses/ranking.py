@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .._validation import check_finite_array, check_groups, check_sample_weight
-from .base import Loss
+from .base import RankingLoss
 
 __all__ = ["PairwiseHinge", "pairwise_disagreement"]
 
@@ -74,7 +74,7 @@ def _no_pairs() -> ValueError:
     )
 
 
-class PairwiseHinge(Loss):
+class PairwiseHinge(RankingLoss):
     """Pairwise ranking hinge ``R[f] = (1/|P|) Σ_{(i,j)∈P} max(0, margin − (f_i − f_j))``.
 
     A functional of the whole score vector, not a pointwise loss.  Its L2(P̂) gradient is

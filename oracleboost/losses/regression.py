@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Loss
+from .base import RegressionLoss
 
 __all__ = ["Squared", "Absolute", "Huber", "Quantile", "weighted_median", "weighted_quantile"]
 
@@ -30,7 +30,7 @@ def weighted_median(y: np.ndarray, sample_weight: np.ndarray | None = None) -> f
     return weighted_quantile(y, 0.5, sample_weight)
 
 
-class Squared(Loss):
+class Squared(RegressionLoss):
     """Squared loss ``l = ½ (f − y)²``; gradient ``f − y``.
 
     λ = Λ = 1 in L2(P̂), so naive gradient projection with η = 1 converges at the
@@ -52,7 +52,7 @@ class Squared(Loss):
         return float(np.average(y, weights=sample_weight))
 
 
-class Absolute(Loss):
+class Absolute(RegressionLoss):
     """Absolute loss ``l = |f − y|``; subgradient ``sign(f − y)`` with ``sign(0) = +1``.
 
     The ``sign(0) = +1`` choice is the one Grubb & Bagnell's non-smooth
@@ -73,7 +73,7 @@ class Absolute(Loss):
         return weighted_median(y, sample_weight)
 
 
-class Huber(Loss):
+class Huber(RegressionLoss):
     """Huber loss with threshold δ: ``½ r²`` for ``|r| ≤ δ``, ``δ(|r| − δ/2)`` beyond.
 
     Gradient ``clip(r, −δ, δ)`` with ``r = f − y``; 1-strongly smooth, not strongly
@@ -101,7 +101,7 @@ class Huber(Loss):
         return weighted_median(y, sample_weight)
 
 
-class Quantile(Loss):
+class Quantile(RegressionLoss):
     """Pinball loss on the residual ``r = y − f``: ``α r`` if ``r ≥ 0``, else ``(α − 1) r``.
 
     Its minimiser over constants (and, pointwise, over f(x)) is the α-quantile of y, so

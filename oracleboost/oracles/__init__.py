@@ -3,6 +3,7 @@
 from .approximate import ApproximateOracle
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, OracleCapabilityError
 from .cache import CachedOracle
+from .defaults import default_oracle
 from .lightgbm import LightGBMOracle
 from .matrix import LinearOracle, MatrixOracle
 from .sklearn import MLPOracle, SklearnOracle, TreeOracle
@@ -23,4 +24,5 @@ __all__ = [
     "LinearOracle",
     "CachedOracle",
     "ApproximateOracle",
+    "default_oracle",
 ]

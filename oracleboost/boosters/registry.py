@@ -1,0 +1,110 @@
+"""``BOOSTERS``: every booster the library offers, by name, in one place.
+
+Each entry is a :class:`BoosterSpec`: the estimator class, the parameters that make the
+named algorithm (AdaBoost is the coordinate booster with the exponential loss and the
+AdaBoost step), the task, the query it asks the oracle, and the paper.  The grid
+(:mod:`oracleboost.grid`), the command line, the ``swap-weak-learner`` experiment, the
+benchmarks and the contract tests all read it, so a new booster joins them by one call
+of :func:`register_booster`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["BoosterSpec", "BOOSTERS", "register_booster"]
+
+TASKS = ("binary", "classification", "regression", "ranking")
+
+
+@dataclass(frozen=True)
+class BoosterSpec:
+    """One named booster.
+
+    Attributes
+    ----------
+    name : str
+        The registry key (``oracleboost grid --boosters NAME``).
+    estimator : type
+        The estimator class.
+    params : dict
+        The parameters that make this algorithm (the rest are the class' defaults).
+    task : {"binary", "classification", "regression", "ranking"}
+        What it fits: two classes only, any number of classes, a real target, or
+        relevance grades within queries (``fit(X, y, qid)``).
+    query : str
+        The capability it needs of an oracle (``correlate``, ``project`` or
+        ``correlation_vector``); the oracles that have it can be swapped in.
+    paper : str
+        Where the algorithm comes from.
+    """
+
+    name: str
+    estimator: type
+    params: dict[str, Any] = field(default_factory=dict)
+    task: str = "classification"
+    query: str = "correlate"
+    paper: str = ""
+
+    def make(self, oracle=None, **params) -> Any:
+        """A new, unfitted estimator: ``estimator(oracle, **self.params, **params)``."""
+        return self.estimator(oracle, **{**self.params, **params})
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{self.estimator.__name__}({params})"
+
+
+#: Every booster, by name, in the order the tables list them.
+BOOSTERS: dict[str, BoosterSpec] = {}
+
+
+def register_booster(spec: BoosterSpec) -> BoosterSpec:
+    """Add ``spec`` to :data:`BOOSTERS` under ``spec.name`` (a name is taken once)."""
+    if spec.task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}; got {spec.task!r}")
+    if BOOSTERS.get(spec.name, spec) != spec:
+        raise ValueError(f"a booster named {spec.name!r} is already registered")
+    BOOSTERS[spec.name] = spec
+    return spec
+
+
+def _register_the_library_s() -> None:
+    from .accelerated import AcceleratedMarginClassifier
+    from .coordinate import CoordinateBoostingClassifier
+    from .functional import (
+        FunctionalGradientClassifier,
+        FunctionalGradientRanker,
+        FunctionalGradientRegressor,
+    )
+    from .mirror import MirrorBoostingClassifier
+
+    telgarsky = "Telgarsky, JMLR 2012; ICML 2013"
+    for spec in (
+        BoosterSpec("adaboost", CoordinateBoostingClassifier,
+                    {"loss": "exponential", "step": "adaboost"}, "binary", "correlate",
+                    "Freund & Schapire, JCSS 1997; " + telgarsky),
+        BoosterSpec("logistic-wolfe", CoordinateBoostingClassifier,
+                    {"loss": "logistic", "step": "wolfe"}, "binary", "correlate", telgarsky),
+        BoosterSpec("maboost", MirrorBoostingClassifier, {}, "classification", "correlate",
+                    "Naghibi & Pfister, NeurIPS 2014"),
+        BoosterSpec("madaboost", MirrorBoostingClassifier, {"variant": "madaboost"},
+                    "binary", "correlate", "Naghibi & Pfister, NeurIPS 2014"),
+        BoosterSpec("gradient-logistic", FunctionalGradientClassifier,
+                    {"loss": "logistic", "learning_rate": 0.5}, "binary", "project",
+                    "Grubb & Bagnell, ICML 2011; Friedman, AoS 2001"),
+        BoosterSpec("gradient-softmax", FunctionalGradientClassifier,
+                    {"loss": "softmax"}, "classification", "project",
+                    "Grubb & Bagnell, ICML 2011; Friedman, AoS 2001"),
+        BoosterSpec("gradient-regression", FunctionalGradientRegressor, {}, "regression",
+                    "project", "Grubb & Bagnell, ICML 2011; Friedman, AoS 2001"),
+        BoosterSpec("gradient-ranking", FunctionalGradientRanker, {}, "ranking", "project",
+                    "Grubb & Bagnell, ICML 2011"),
+        BoosterSpec("accelerated", AcceleratedMarginClassifier, {}, "classification",
+                    "correlation_vector", "Ji, Srebro & Telgarsky, ICML 2021"),
+    ):
+        register_booster(spec)
+
+
+_register_the_library_s()
