@@ -1,7 +1,14 @@
 """Hypothesis classes behind the Oracle protocol (see :mod:`oracleboost.oracles.base`)."""
 
 from .approximate import ApproximateOracle
-from .base import BoundOracle, Capabilities, Hypothesis, Oracle, OracleCapabilityError
+from .base import (
+    BoundOracle,
+    Capabilities,
+    Hypothesis,
+    NonFiniteOutput,
+    Oracle,
+    OracleCapabilityError,
+)
 from .cache import CachedOracle
 from .lightgbm import LightGBMOracle
 from .matrix import LinearOracle, MatrixOracle
@@ -14,6 +21,7 @@ __all__ = [
     "Hypothesis",
     "Capabilities",
     "OracleCapabilityError",
+    "NonFiniteOutput",
     "StumpOracle",
     "TreeOracle",
     "LightGBMOracle",
