@@ -25,6 +25,13 @@ in its own column.  ``own_work_*`` splits one fit's round time into the stump or
 ``peak_memory_1m`` (VmHWM − VmRSS after loading X) and ``compile_time`` (an empty, then a
 warm ``NUMBA_CACHE_DIR``) run in fresh subprocesses.
 
+``predict_*`` times ``Hypothesis.predict_sum`` over a fitted model's 5,000 stumps (the
+ensemble's rounds by runs of one class, from its intercept) against LightGBM's
+``Booster.predict`` of 5,000 one-split trees on the same rows with the same threads;
+``model_predict_*`` times the model's own ``predict`` (on ``predict_sum``'s default
+threads, ``OMP_NUM_THREADS``) once it sums through ``predict_sum``, and until then says so
+without figures.
+
 Run from the repository root (nothing else should be running)::
 
     python3 benchmarks/run.py                      # every row, full size; writes README.md
@@ -87,6 +94,7 @@ class Config:
     rounds_lgb_tree: int = 20  # the anchor of lightgbm_oracle_*: rounds of lightgbm.train
     queries: int = 5  # LightGBMOracle queries per repeat (their median)
     accel_steps: int = 200  # steps of the accelerated row
+    rounds_predict: int = 5000  # stumps of the predict_* rows' model (and LightGBM's trees)
     quick: bool = False
 
     @property
@@ -97,11 +105,19 @@ class Config:
     def n_1m(self) -> int:
         return 1_000_000 // self.scale
 
+    @property
+    def n_2k(self) -> int:
+        return 2_000 // self.scale
+
+    @property
+    def n_predict_train(self) -> int:
+        return 10_000 // self.scale
+
 
 FULL = Config()
 QUICK = Config(
     repeats=2, scale=50, rounds=20, rounds_1m=10, rounds_sklearn=10, rounds_memory=20,
-    rounds_lgb_tree=5, queries=3, accel_steps=50, quick=True,
+    rounds_lgb_tree=5, queries=3, accel_steps=50, rounds_predict=100, quick=True,
 )
 
 
@@ -621,6 +637,137 @@ def row_maboost(cfg: Config) -> dict:
     )
 
 
+# -- prediction -----------------------------------------------------------------------------
+@functools.cache
+def predict_problem(cfg: Config):
+    """A ``FunctionalGradientRegressor`` of ``rounds_predict`` regression stumps and
+    LightGBM's as many one-split trees (``num_leaves=2``), fitted once (2 threads, not
+    timed) on the same ``n_predict_train × 50`` rows, and the rows to predict: 2,000
+    and 100,000 others from the same ``make_regression``."""
+    import lightgbm as lgb
+
+    from oracleboost.boosters import FunctionalGradientRegressor
+    from oracleboost.oracles import StumpOracle
+
+    n_train, rounds = cfg.n_predict_train, cfg.rounds_predict
+    X, y = regression(n_train + cfg.n_100k, 50)
+    model = FunctionalGradientRegressor(StumpOracle(n_jobs=2), n_estimators=rounds,
+                                        learning_rate=0.01).fit(X[:n_train], y[:n_train])
+    params = lgb_params("regression", 2, learning_rate=0.01)
+    booster = lgb.train(params, lgb.Dataset(X[:n_train], y[:n_train],
+                                            params=lgb_dataset_params(2)), rounds)
+    rows = {"2k": X[n_train:n_train + cfg.n_2k].copy(), "100k": X[n_train:].copy()}
+    return model, booster, rows
+
+
+def ensemble_sum(ensemble, X, n_jobs: int | None = None) -> np.ndarray:
+    """What ``predict`` does through ``Hypothesis.predict_sum``: the intercept, then each
+    run of rounds of one class in one call (``n_jobs`` for stumps; ``None``: their
+    default)."""
+    from oracleboost.oracles.base import class_runs
+
+    hs = [ensemble.hypotheses[j] for j in ensemble.round_index]
+    coef = np.asarray(ensemble.round_delta, dtype=np.float64)
+    out = np.zeros((len(X),) + np.shape(ensemble.intercept)) + ensemble.intercept
+    for cls, a, b in class_runs(hs):
+        cls.predict_sum(hs[a:b], coef[a:b], X, out, n_jobs=n_jobs)
+    return out
+
+
+def predict_notes(cfg: Config, model, booster, X, calls: int) -> str:
+    ens = model.ensemble_
+    kinds = sorted({type(h).__name__ for h in ens.hypotheses})
+    split = sum(t["num_leaves"] > 1 for t in booster.dump_model()["tree_info"])
+    return (f"{size_note(*X.shape)}; ours {ens.n_rounds} rounds ({len(ens.hypotheses)} "
+            f"distinct: {', '.join(kinds)}), LightGBM {booster.num_trees()} trees "
+            f"({split} with a split), both fitted on {cfg.n_predict_train:,} rows; "
+            f"each side the median of {calls} call{'s' if calls > 1 else ''} a repeat")
+
+
+def median_seconds(fn: Callable[[], object], calls: int) -> float:
+    return statistics.median(timed(fn)[0] for _ in range(calls))
+
+
+def lgb_predict_command(threads: int, cfg: Config) -> str:
+    return (f"booster.predict(X, raw_score=True, num_threads={threads}), booster = "
+            f"lightgbm.train({lgb_params('regression', 2, learning_rate=0.01)}, dataset, "
+            f"{cfg.rounds_predict})")
+
+
+def row_predict(cfg: Config, size: str, threads: int) -> dict:
+    """``predict_sum`` over a fitted model's stumps against LightGBM's ``predict``."""
+    model, booster, rows = predict_problem(cfg)
+    X = rows[size]
+    calls = cfg.queries if size == "2k" else 1  # a 100,000-row call is long enough alone
+    trials = interleave(
+        lambda: (median_seconds(lambda: ensemble_sum(model.ensemble_, X, threads), calls), {}),
+        lambda: (median_seconds(lambda: booster.predict(X, raw_score=True, num_threads=threads),
+                                calls), {}),
+        cfg.repeats,
+    )
+    return result(
+        f"predict_{size}_{threads}t", trials, unit="ms",
+        anchor_command=lgb_predict_command(threads, cfg), target=1.0,
+        notes=(predict_notes(cfg, model, booster, X, calls) + "; ours: the rounds through "
+               f"Hypothesis.predict_sum(n_jobs={threads}), by runs of one class"),
+    )
+
+
+def _calls_predict_sum(model, X) -> bool:
+    """Whether ``model.predict`` sums its rounds through ``predict_sum`` (a counting
+    wrapper on each class of its hypotheses, removed after one call)."""
+    classes = {type(h) for h in model.ensemble_.hypotheses}
+    calls = []
+    saved = {cls: cls.__dict__.get("predict_sum") for cls in classes}
+    for cls in classes:
+        inner = cls.predict_sum  # bound to cls
+
+        def counting(_cls, *args, _inner=inner, **kwargs):
+            calls.append(1)
+            return _inner(*args, **kwargs)
+
+        cls.predict_sum = classmethod(counting)
+    try:
+        model.predict(X)
+    finally:
+        for cls, own in saved.items():
+            if own is None:
+                del cls.predict_sum
+            else:
+                cls.predict_sum = own
+    return bool(calls)
+
+
+def row_model_predict(cfg: Config, size: str) -> dict:
+    """The model's own ``predict`` against LightGBM's ``predict`` (once wired to
+    ``predict_sum``)."""
+    from oracleboost.oracles.stumps import _threads
+
+    model, booster, rows = predict_problem(cfg)
+    X = rows[size]
+    name = f"model_predict_{size}"
+    if not _calls_predict_sum(model, X[:10]):
+        return empty_row(name, "not measured: model.predict does not call "
+                               "Hypothesis.predict_sum yet (one h.predict a round); see "
+                               f"predict_{size}_*")
+    threads = _threads(None)  # predict_sum's default: OMP_NUM_THREADS (pinned), else all CPUs
+    calls = cfg.queries if size == "2k" else 1
+    trials = interleave(
+        lambda: (median_seconds(lambda: model.predict(X), calls), {}),
+        lambda: (median_seconds(lambda: booster.predict(X, raw_score=True, num_threads=threads),
+                                calls), {}),
+        cfg.repeats,
+    )
+    same = np.array_equal(model.predict(X).view(np.int64),
+                          ensemble_sum(model.ensemble_, X).view(np.int64))
+    return result(
+        name, trials, unit="ms", anchor_command=lgb_predict_command(threads, cfg), target=1.0,
+        notes=(predict_notes(cfg, model, booster, X, calls) + f"; ours: model.predict(X) on "
+               f"predict_sum's default {threads} thread(s); equal to the predict_sum path bit "
+               f"for bit: {'yes' if same else 'NO'}"),
+    )
+
+
 def _bench_accelerated():
     """``benchmarks/bench_accelerated.py`` as a module (its data and timing helpers)."""
     spec = importlib.util.spec_from_file_location("bench_accelerated",
@@ -721,6 +868,12 @@ ROWS: dict[str, Callable[[Config], dict]] = {
     "binding_1m_1t": functools.partial(row_binding, threads=1),
     "binding_1m_2t": functools.partial(row_binding, threads=2),
     "maboost_100k": row_maboost,
+    "predict_2k_1t": functools.partial(row_predict, size="2k", threads=1),
+    "predict_2k_2t": functools.partial(row_predict, size="2k", threads=2),
+    "predict_100k_1t": functools.partial(row_predict, size="100k", threads=1),
+    "predict_100k_2t": functools.partial(row_predict, size="100k", threads=2),
+    "model_predict_2k": functools.partial(row_model_predict, size="2k"),
+    "model_predict_100k": functools.partial(row_model_predict, size="100k"),
     "accelerated": row_accelerated,
     "compile_time": row_compile_time,
 }
@@ -739,15 +892,20 @@ def warm_up() -> None:
     for step in ("adaboost", "wolfe", "quadratic"):
         CoordinateBoostingClassifier(StumpOracle(n_jobs=1), step=step, n_estimators=3).fit(X, y)
     MirrorBoostingClassifier(StumpOracle(n_jobs=1), n_estimators=3).fit(X, y)
-    FunctionalGradientRegressor(StumpOracle(n_jobs=1), n_estimators=3).fit(X, X[:, 0])
+    regressor = FunctionalGradientRegressor(StumpOracle(n_jobs=1), n_estimators=3)
+    ensemble_sum(regressor.fit(X, X[:, 0]).ensemble_, X, n_jobs=1)  # the predict_sum kernel
     LightGBMOracle(num_leaves=31, params={"num_threads": 1}).bind(X).project(X[:, 0])
 
 
-def failed(name: str, error: BaseException) -> dict:
+def empty_row(name: str, notes: str) -> dict:
+    """A row without figures (failed, or not measurable yet), saying why."""
     return {"name": name, "ours": None, "anchor": None, "unit": "", "anchor_command": "",
             "ratio": math.nan, "ratio_min": math.nan, "ratio_max": math.nan, "target": None,
-            "met": None, "wall_ratio": None,
-            "notes": f"FAILED: {type(error).__name__}: {error}".splitlines()[0]}
+            "met": None, "wall_ratio": None, "notes": notes}
+
+
+def failed(name: str, error: BaseException) -> dict:
+    return empty_row(name, f"FAILED: {type(error).__name__}: {error}".splitlines()[0])
 
 
 def run_rows(names: list[str], cfg: Config) -> list[dict]:

@@ -1,7 +1,14 @@
 """Hypothesis classes behind the Oracle protocol (see :mod:`oracleboost.oracles.base`)."""
 
 from .approximate import ApproximateOracle
-from .base import BoundOracle, Capabilities, Hypothesis, Oracle, OracleCapabilityError
+from .base import (
+    BoundOracle,
+    Capabilities,
+    Hypothesis,
+    NonFiniteOutput,
+    Oracle,
+    OracleCapabilityError,
+)
 from .cache import CachedOracle
 from .defaults import default_oracle
 from .lightgbm import LightGBMOracle
@@ -15,6 +22,7 @@ __all__ = [
     "Hypothesis",
     "Capabilities",
     "OracleCapabilityError",
+    "NonFiniteOutput",
     "StumpOracle",
     "TreeOracle",
     "LightGBMOracle",

@@ -223,3 +223,46 @@ def bin_codes(col, thresholds, out):  # pragma: no cover - compiled
             else:
                 size = half
         out[i] = lo
+
+
+@nb.jit(**_JIT)
+def stump_sum(X, used, slot, threshold, left, right, out, start, stop,
+              block):  # pragma: no cover - compiled
+    """Add every round's stump to ``out`` for the rows ``start:stop``: round ``r`` adds
+    ``left[r]`` to row ``i`` where ``X[i, used[slot[r]]] <= threshold[r]``, else
+    ``right[r]`` (rows of ``out`` (n, K), leaf rows (K,)).
+
+    ``left`` and ``right`` are the products ``coef[r] * leaf`` already rounded to
+    float64, so each addition is the one ``out += coef[r] * h.predict(X)`` makes, and
+    every row receives its terms in round order: the sums equal the loop of single
+    predictions bit for bit, whatever ``block`` and however the rows are split between
+    calls (threads).  No multiplication is left here to fuse into an FMA.
+
+    The rows go by blocks of ``block``: the block's values of the ``used`` features are
+    copied feature-major, and its rows of ``out`` class-major, into buffers that stay in
+    cache while every round passes over them (contiguous, so the compare-select-add loop
+    vectorises), then the sums are copied back (copies are exact).
+    """
+    m = used.shape[0]
+    R = slot.shape[0]
+    K = out.shape[1]
+    xb = np.empty((m, block))
+    ob = np.empty((K, block))
+    for a in range(start, stop, block):
+        w = min(block, stop - a)
+        for i in range(w):
+            for j in range(m):
+                xb[j, i] = X[a + i, used[j]]
+            for k in range(K):
+                ob[k, i] = out[a + i, k]
+        for r in range(R):
+            s = slot[r]
+            t = threshold[r]
+            for k in range(K):
+                lo = left[r, k]
+                hi = right[r, k]
+                for i in range(w):
+                    ob[k, i] += lo if xb[s, i] <= t else hi
+        for i in range(w):
+            for k in range(K):
+                out[a + i, k] = ob[k, i]

@@ -21,6 +21,11 @@ the bound training points (``train_output``), so boosters never re-predict the
 training set.  What an oracle can answer is declared in :class:`Capabilities`; a
 booster reads the declaration and never imports a concrete oracle.
 
+Prediction: an ensemble adds many rounds of one class at once through the class method
+:meth:`Hypothesis.predict_sum` (``out += coef[r] * h_r(X)`` for every round, bit for
+bit the loop of single predictions; compiled for stumps), which raises
+:class:`NonFiniteOutput` where a hypothesis predicts NaN or ±inf.
+
 Randomness: each query takes ``random_state`` (an int seed or ``None``) drawn by the
 booster from its own generator, as scikit-learn's ensembles seed their base
 estimators.  A query is therefore a pure function of (bound data, query arrays,
@@ -55,7 +60,7 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,13 +74,51 @@ __all__ = [
     "Oracle",
     "BoundOracle",
     "Hypothesis",
+    "NonFiniteOutput",
     "OracleCapabilityError",
     "check_X",
+    "class_runs",
 ]
 
 
 class OracleCapabilityError(TypeError):
     """An oracle was asked a query its hypothesis class cannot answer."""
+
+
+class NonFiniteOutput(FloatingPointError):
+    """A hypothesis predicted NaN or ±inf on new rows (its training outputs are finite:
+    :class:`BoundOracle` checks those), so a sum of predictions is not defined there.
+
+    Raised by :meth:`Hypothesis.predict_sum` instead of a silent NaN.  Boosters (which
+    this module does not import) wrap it to name themselves and their oracle.
+
+    Parameters
+    ----------
+    h : Hypothesis
+        The hypothesis that predicted a non-finite value (``self.h``).
+    pred : ndarray
+        Its prediction, of shape ``(n,)`` or ``(n, K)`` (``self.pred``).
+    where : str, default=""
+        Who the message names; empty: "a weak learner".
+    """
+
+    def __init__(self, h: Hypothesis, pred: np.ndarray, where: str = ""):
+        self.h, self.pred = h, pred
+        bad = ~np.isfinite(pred)
+        rows = int(bad.any(axis=tuple(range(1, pred.ndim))).sum()) if pred.ndim else 1
+        what = "NaN" if np.isnan(pred).any() else "inf"
+        super().__init__(
+            f"{where or 'a weak learner'} ({_name(h)}) predicted {what} on {rows} of "
+            f"{len(pred)} rows of X, so the ensemble's prediction is not defined there; "
+            "check X for values the weak learner cannot handle"
+        )
+
+
+def _name(h: object) -> str:
+    """``repr(h)`` where its class writes one (a stump's feature, threshold and leaves),
+    else its class name (not an address); at most 200 characters."""
+    text = repr(h) if type(h).__repr__ is not object.__repr__ else type(h).__name__
+    return text if len(text) <= 200 else text[:199] + "…"
 
 
 @dataclass(frozen=True)
@@ -144,6 +187,48 @@ class Hypothesis(ABC):
     @abstractmethod
     def predict(self, X) -> np.ndarray:
         """Outputs on new data, of shape ``(n,)`` or ``(n, K)``."""
+
+    @classmethod
+    def predict_sum(
+        cls, hypotheses: Sequence[Hypothesis], coef: np.ndarray, X: np.ndarray, out: np.ndarray
+    ) -> None:
+        """Add ``coef[r] * hypotheses[r].predict(X)`` to ``out`` in place, for r = 0, 1, … in
+        order, each term rounded exactly as ``out += coef[r] * h.predict(X)`` rounds it
+        (a float64 product, then a float64 sum): the result equals that loop bit for bit.
+
+        This is how an ensemble predicts many rounds at once: a class whose hypotheses
+        can be summed faster than one ``predict`` call each (compiled stumps) overrides
+        it; the default is that loop.  An override must keep its bits: every row's terms
+        are added in round order, each product rounded to float64 before its sum, so the
+        answer depends neither on how rows are blocked nor on threads, and a model that
+        adds one round at a time (``staged_decision_function``) ends on the same array.
+
+        Parameters
+        ----------
+        hypotheses : sequence of Hypothesis
+            The rounds' hypotheses, all of type ``cls`` (the caller groups consecutive
+            rounds by ``type(h)``; an override may accept more, the default any).  One
+            hypothesis may recur.
+        coef : ndarray of shape (len(hypotheses),), float64
+            The rounds' coefficients.
+        X : ndarray of shape (n, n_features), float64
+            Validated (finite) features, as :func:`check_X` returns them.
+        out : ndarray of shape (n,) or (n, K), float64
+            The running sum (e.g. the intercept), of the hypotheses' output shape;
+            updated in place.
+
+        Raises
+        ------
+        NonFiniteOutput
+            A hypothesis predicted NaN or ±inf (carrying it and its prediction); the
+            rounds before it have been added to ``out``, as the loop would have.
+        """
+        coef = np.asarray(coef, dtype=np.float64)  # float64 products, whatever coef was
+        for h, c in zip(hypotheses, coef, strict=True):
+            pred = h.predict(X)
+            if not np.isfinite(pred).all():
+                raise NonFiniteOutput(h, pred)
+            out += c * pred
 
     def feature_importances(self, n_features: int) -> np.ndarray | None:
         """How much this hypothesis uses each of the ``n_features`` input features
@@ -370,6 +455,23 @@ def _squared_norm_overflows(a: np.ndarray, w: np.ndarray | None) -> bool:
     with np.errstate(over="ignore"):
         total = float(np.sum(sq) if w is None else np.dot(w, sq))
         return not np.isfinite(np.ldexp(total, 2 * e))
+
+
+def class_runs(hypotheses: Sequence[Hypothesis]) -> Iterator[tuple[type[Hypothesis], int, int]]:
+    """``(cls, a, b)`` for each longest run ``hypotheses[a:b]`` of one class, in order.
+
+    The calls that add an ensemble's rounds through :meth:`Hypothesis.predict_sum`::
+
+        for cls, a, b in class_runs(hs):
+            cls.predict_sum(hs[a:b], coef[a:b], X, out)
+    """
+    a = 0
+    while a < len(hypotheses):
+        cls, b = type(hypotheses[a]), a + 1
+        while b < len(hypotheses) and type(hypotheses[b]) is cls:
+            b += 1
+        yield cls, a, b
+        a = b
 
 
 def check_X(X, name: str = "X") -> np.ndarray:

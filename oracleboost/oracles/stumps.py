@@ -28,9 +28,11 @@ features.
 
 from __future__ import annotations
 
+import functools
 import numbers
 import os
 import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -51,8 +53,15 @@ __all__ = [
 ]
 
 # A query runs on threads only when every thread gets at least this many (row, feature)
-# cells: below it, starting threads costs more than it saves.
+# cells (a prediction: (row, round) cells): below it, starting threads costs more than
+# it saves.
 _MIN_CELLS = 1 << 16
+
+# Rows of a block of predict_sum (kernels.stump_sum): a block keeps the values of the
+# features its stumps use and its running sums, (m + K) floats a row, within 256 KiB
+# (a core's L2) while every round passes over it; 16 to 1024 rows, a multiple of 16.
+_BLOCK_FLOATS = 1 << 15
+_MIN_BLOCK, _MAX_BLOCK = 16, 1024
 
 
 def _threads(n_jobs: int | None) -> int:
@@ -120,6 +129,22 @@ def _fmt(v: float | np.ndarray) -> str:
     return "[" + ", ".join(f"{x:.6g}" for x in np.asarray(v).ravel()) + "]"
 
 
+@functools.cache
+def _codes_of(n_classes: int) -> np.ndarray:
+    """:func:`label_codes` made once per ``K``, read-only (every label-coded stump of a
+    model reads it, and ``predict_sum`` reads thousands)."""
+    codes = label_codes(n_classes)
+    codes.flags.writeable = False
+    return codes
+
+
+def _check_n_jobs(n_jobs) -> None:
+    if n_jobs is not None and (
+        isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0
+    ):
+        raise ValueError(f"n_jobs must be None or a non-zero int; got {n_jobs!r}")
+
+
 def _check_predict_X(X: ArrayLike, n_features: int) -> np.ndarray:
     X = check_X(X)
     if X.shape[1] != n_features:
@@ -130,7 +155,133 @@ def _check_predict_X(X: ArrayLike, n_features: int) -> np.ndarray:
 
 
 # -- hypotheses ---------------------------------------------------------------------
-class ConstantHypothesis(Hypothesis):
+class _CompiledSum(Hypothesis):
+    """A hypothesis with two leaves chosen by one comparison, ``left if x_j <= θ else
+    right``, whose rounds an ensemble sums in one compiled pass (:meth:`predict_sum`)."""
+
+    def _split_leaves(self) -> tuple[int, int, float, float | np.ndarray, float | np.ndarray]:
+        """``(n_features, j, θ, left, right)``: what ``predict`` computes, as numbers."""
+        raise NotImplementedError
+
+    @classmethod
+    def predict_sum(
+        cls,
+        hypotheses: Sequence[Hypothesis],
+        coef: np.ndarray,
+        X: np.ndarray,
+        out: np.ndarray,
+        *,
+        n_jobs: int | None = None,
+    ) -> None:
+        """Add ``coef[r] * hypotheses[r].predict(X)`` to ``out`` for every round, in one
+        compiled pass: bit for bit the loop of :meth:`Hypothesis.predict_sum`.
+
+        Each stump's feature, threshold and leaves are read once; the products
+        ``coef[r] * left`` and ``coef[r] * right`` are rounded to float64 once a round
+        (the numbers ``coef[r] * h.predict(X)`` holds, since a prediction is a copy of a
+        leaf); then every row adds, in round order, the product of the leaf it falls in,
+        with the comparison of ``predict`` (``x_j <= θ``; a constant is a stump with
+        ``θ = +inf`` and equal leaves).  The same additions in the same order: the same
+        bits, on any number of threads (:func:`kernels.stump_sum`).
+
+        Any mix of :class:`ConstantHypothesis`, :class:`SignStump`,
+        :class:`RegressionStump`, :class:`LabelCodeStump` and :class:`VectorStump` is
+        summed in one pass.  Anything else takes the default loop, which decides what
+        happens: a subclass (its ``predict`` may differ), a leaf that is not finite
+        (:class:`~oracleboost.oracles.base.NonFiniteOutput` where a row reaches it), a
+        hypothesis fitted on another number of features, leaves not of ``out``'s shape,
+        arrays not float64.
+
+        Parameters
+        ----------
+        hypotheses, coef, X, out
+            As in :meth:`Hypothesis.predict_sum`.  ``X`` is not checked for finiteness
+            again (a caller validates it once; a NaN would go right, as in ``predict``'s
+            comparison, where ``predict`` itself refuses it).
+        n_jobs : int or None, default=None
+            Threads, by blocks of rows, counted as :class:`StumpOracle` counts them
+            (LightGBM's ``num_threads``): ``None`` is ``OMP_NUM_THREADS`` if set, else
+            every CPU the process may use; ``-1`` all CPUs; ``k`` exactly ``k``.  Fewer
+            when a thread would get under 65,536 (row, round) cells.  The answer does not
+            depend on it.
+        """
+        _check_n_jobs(n_jobs)
+        table = _leaf_table(hypotheses, coef, X, out)
+        if table is None:
+            Hypothesis.predict_sum(hypotheses, coef, X, out)
+            return
+        _stump_sum(X, *table, out, n_jobs)
+
+
+def _leaf_table(hypotheses, coef, X, out) -> tuple[np.ndarray, ...] | None:
+    """``(feature, threshold, lo, hi)`` of the rounds, with ``lo[r] = coef[r] * left_r``
+    and ``hi[r] = coef[r] * right_r`` of shape (R, K), or ``None`` when the kernel must
+    not sum them (see :meth:`_CompiledSum.predict_sum`)."""
+    R = len(hypotheses)
+    coef = np.asarray(coef, dtype=np.float64)  # as the default loop takes it
+    if not (
+        R > 0 and coef.shape == (R,)
+        and isinstance(X, np.ndarray) and X.dtype == np.float64 and X.ndim == 2
+        and X.shape[0] > 0
+        and isinstance(out, np.ndarray) and out.dtype == np.float64 and out.ndim in (1, 2)
+        and out.shape[0] == X.shape[0] and out.flags.writeable
+        and all(type(h) in _COMPILED for h in hypotheses)
+    ):
+        return None
+    n_features, feature, threshold, left, right = zip(
+        *(h._split_leaves() for h in hypotheses), strict=True
+    )
+    try:
+        left, right = np.array(left, dtype=np.float64), np.array(right, dtype=np.float64)
+    except ValueError:  # scalar and vector leaves mixed
+        return None
+    feature = np.array(feature, dtype=np.intp)
+    d, leaf = X.shape[1], (R,) + out.shape[1:]
+    if not (
+        left.shape == leaf and right.shape == leaf
+        and np.isfinite(left).all() and np.isfinite(right).all()
+        and all(m == d for m in n_features) and ((0 <= feature) & (feature < d)).all()
+    ):
+        return None
+    K = 1 if out.ndim == 1 else out.shape[1]
+    # The products coef[r] * leaf, rounded to float64 as `coef[r] * h.predict(X)` rounds them.
+    with np.errstate(over="ignore"):  # an overflow to ±inf is the loop's answer too
+        lo = coef[:, None] * left.reshape(R, K)
+        hi = coef[:, None] * right.reshape(R, K)
+    return feature, np.array(threshold, dtype=np.float64), lo, hi
+
+
+def _stump_sum(X, feature, threshold, lo, hi, out, n_jobs) -> None:
+    """``kernels.stump_sum`` over all rows, by blocks, on threads."""
+    n, R = X.shape[0], feature.shape[0]
+    used, slot = np.unique(feature, return_inverse=True)  # the columns a block copies
+    slot = slot.astype(np.intp, copy=False)
+    K = lo.shape[1]
+    block = min(_MAX_BLOCK, max(_MIN_BLOCK, _BLOCK_FLOATS // (used.size + K)))
+    block -= block % _MIN_BLOCK
+    if not (X.flags.c_contiguous or X.flags.f_contiguous):
+        X = np.ascontiguousarray(X)
+    X = X.view()
+    X.flags.writeable = False  # X reaches the kernel read-only: one compiled version
+    sums = out.reshape(n, K)  # a view when out is contiguous: the kernel adds into out
+    copied = not sums.flags.c_contiguous
+    if copied:  # the kernel's layout; copying there and back is exact
+        sums = np.ascontiguousarray(sums)
+    # Threads take consecutive blocks of rows; each row is summed by one thread alone.
+    n_blocks = -(-n // block)
+    n_threads = min(_threads(n_jobs), n_blocks, max(1, n * R // _MIN_CELLS))
+    bounds = [min(n, block * (n_blocks * k // n_threads)) for k in range(n_threads + 1)]
+    _map(
+        lambda a, b: kernels.stump_sum(X, used, slot, threshold, lo, hi, sums, a, b, block),
+        zip(bounds[:-1], bounds[1:], strict=True),
+        n_threads,
+        star=True,
+    )
+    if copied:
+        out[...] = sums.reshape(out.shape)
+
+
+class ConstantHypothesis(_CompiledSum):
     """The constant function ``x -> value`` (the "no split" stump).
 
     Parameters
@@ -153,11 +304,15 @@ class ConstantHypothesis(Hypothesis):
     def feature_importances(self, n_features: int) -> np.ndarray:
         return np.zeros(n_features)  # uses no feature
 
+    def _split_leaves(self):
+        # x <= +inf holds for every finite x; with equal leaves the side does not matter.
+        return self.n_features, 0, np.inf, self.value, self.value
+
     def __repr__(self) -> str:
         return f"ConstantHypothesis(value={_fmt(self.value)})"
 
 
-class _Stump(Hypothesis):
+class _Stump(_CompiledSum):
     """Shared parts of the two-leaf stumps: ``left`` if ``x_j <= threshold`` else ``right``."""
 
     feature: int
@@ -166,6 +321,9 @@ class _Stump(Hypothesis):
 
     def _leaves(self) -> tuple[float | np.ndarray, float | np.ndarray]:
         raise NotImplementedError
+
+    def _split_leaves(self):
+        return (self.n_features, self.feature, self.threshold, *self._leaves())
 
     def feature_importances(self, n_features: int) -> np.ndarray:
         out = np.zeros(n_features)
@@ -283,7 +441,7 @@ class LabelCodeStump(_Stump):
         self.n_features = int(n_features)
 
     def _leaves(self) -> tuple[np.ndarray, np.ndarray]:
-        codes = label_codes(self.n_classes)
+        codes = _codes_of(self.n_classes)
         return codes[self.left_class], codes[self.right_class]
 
     def __repr__(self) -> str:
@@ -328,6 +486,12 @@ class VectorStump(_Stump):
             f"VectorStump(feature={self.feature}, threshold={self.threshold!r}, "
             f"left={_fmt(self.left)}, right={_fmt(self.right)})"
         )
+
+
+#: The classes :meth:`_CompiledSum.predict_sum` sums itself (exactly these: a subclass
+#: may predict otherwise).
+_COMPILED = frozenset({ConstantHypothesis, SignStump, RegressionStump, LabelCodeStump,
+                       VectorStump})
 
 
 # -- binning --------------------------------------------------------------------------
@@ -423,11 +587,7 @@ class StumpOracle(Oracle):
             raise ValueError(f"max_bins must be an int in [2, 255]; got {mb!r}")
         if not isinstance(self.exact, (bool, np.bool_)):
             raise ValueError(f"exact must be a bool; got {self.exact!r}")
-        nj = self.n_jobs
-        if nj is not None and (
-            isinstance(nj, bool) or not isinstance(nj, numbers.Integral) or nj == 0
-        ):
-            raise ValueError(f"n_jobs must be None or a non-zero int; got {nj!r}")
+        _check_n_jobs(self.n_jobs)
 
     def bind(self, X: ArrayLike) -> BoundStumpOracle:
         """Bin every feature of ``X`` once and return the oracle over its rows.
