@@ -24,17 +24,23 @@ class History:
         """Add one row; a key the row lacks gets NaN, and a key new to the history (a
         warm start that adds an ``eval_set``) gets NaN for the earlier rows."""
         n = self._n
+        rows = self._rows
         for k, v in record.items():
-            self._rows.setdefault(k, [math.nan] * n).append(float(v))
-        for column in self._rows.values():
-            if len(column) == n:
-                column.append(math.nan)
+            column = rows.get(k)
+            if column is None:  # (not setdefault: its default would be built every call)
+                column = rows[k] = [math.nan] * n
+            column.append(float(v))
+        if len(record) < len(rows):
+            for column in rows.values():
+                if len(column) == n:
+                    column.append(math.nan)
         self._n = n + 1
 
     def declare(self, *keys: str) -> None:
         """Columns that exist (NaN for rows so far) even before a row sets them."""
         for k in keys:
-            self._rows.setdefault(k, [math.nan] * self._n)
+            if k not in self._rows:
+                self._rows[k] = [math.nan] * self._n
 
     def truncate(self, n_rows: int) -> None:
         for k in self._rows:

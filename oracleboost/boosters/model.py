@@ -35,7 +35,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..oracles.base import Hypothesis
+from ..oracles.base import Hypothesis, NonFiniteOutput
 
 __all__ = [
     "Model",
@@ -49,20 +49,14 @@ __all__ = [
 ]
 
 
-class NonFinitePrediction(FloatingPointError):
+class NonFinitePrediction(NonFiniteOutput):
     """A weak learner of a fitted ensemble predicted NaN or inf on new rows (its training
-    outputs were finite: the oracle checks those).  Raised instead of a silent NaN."""
+    outputs were finite: the oracle checks those).  Raised instead of a silent NaN; the
+    booster re-raises it naming itself and its oracle (:meth:`naming`)."""
 
     def __init__(self, h: Hypothesis, pred: np.ndarray, n_rounds: int, where: str = ""):
-        self.h, self.pred, self.n_rounds = h, pred, n_rounds
-        bad = ~np.isfinite(pred)
-        rows = int(bad.any(axis=tuple(range(1, pred.ndim))).sum()) if pred.ndim else 1
-        what = "NaN" if np.isnan(pred).any() else "inf"
-        super().__init__(
-            f"{where or 'a weak learner'} ({type(h).__name__}) predicted {what} on {rows} of "
-            f"{len(pred)} rows of X, so the ensemble's prediction is not defined there; "
-            "check X for values the weak learner cannot handle"
-        )
+        super().__init__(h, pred, where)
+        self.n_rounds = n_rounds
 
     def naming(self, booster) -> NonFinitePrediction:
         """The same error, naming the booster and its oracle."""
@@ -382,7 +376,8 @@ class RunningScores:
             pred = self._predict(ensemble, ensemble.round_index[r])
             if self.out is None:
                 self._start(pred)
-            self.out += ensemble.round_delta[r] * pred
+            # a float64 product whatever pred's dtype, as Hypothesis.predict_sum forms it
+            self.out += np.float64(ensemble.round_delta[r]) * pred
         self.done += 1
 
     def advance(self, ensemble: Ensemble) -> Iterator[np.ndarray]:
@@ -404,14 +399,17 @@ class RunningScores:
             if r in ensemble.refits:  # pragma: no cover - after the last refit there is none
                 self._step(ensemble)
                 continue
-            # a run of corrective rounds whose hypotheses share a class: one call
-            kind = type(ensemble.hypotheses[ensemble.round_index[r]])
+            # a run of corrective rounds whose classes share a batched implementation
+            # (Hypothesis.predict_sum overridden, as compiled stumps do): one call;
+            # others go one round at a time, which reuses recurring predictions
+            batched = _batched_sum(type(ensemble.hypotheses[ensemble.round_index[r]]))
             end = r + 1
-            while (end < ensemble.n_rounds and end not in ensemble.refits
-                   and type(ensemble.hypotheses[ensemble.round_index[end]]) is kind):
+            while (batched is not None and end < ensemble.n_rounds
+                   and end not in ensemble.refits
+                   and _batched_sum(type(ensemble.hypotheses[ensemble.round_index[end]]))
+                   is batched):
                 end += 1
-            predict_sum = getattr(kind, "predict_sum", None)
-            if predict_sum is None or end - r < 2:
+            if batched is None or end - r < 2:
                 while self.done < end:
                     self._step(ensemble)
                 continue
@@ -421,15 +419,23 @@ class RunningScores:
             hyps = [ensemble.hypotheses[j] for j in ensemble.round_index[r:end]]
             coef = np.asarray(ensemble.round_delta[r:end], dtype=np.float64)
             try:
-                predict_sum(hyps, coef, self.X, self.out)
-            except FloatingPointError as exc:  # a non-finite output, found by the class
-                h = getattr(exc, "h", hyps[0])
-                raise NonFinitePrediction(h, getattr(exc, "pred", np.array([np.nan])),
-                                          ensemble.n_rounds) from None
+                type(hyps[0]).predict_sum(hyps, coef, self.X, self.out)
+            except NonFiniteOutput as exc:
+                raise NonFinitePrediction(exc.h, exc.pred, ensemble.n_rounds) from None
             self.done = end
         if self.out is None:
             return np.zeros((len(self.X),) + np.shape(self.intercept)) + self.intercept
         return self.out
+
+
+def _batched_sum(kind: type) -> Any:
+    """The function behind ``kind.predict_sum`` when ``kind`` overrides the protocol's
+    one-by-one default, else None."""
+    func = getattr(kind.predict_sum, "__func__", None)
+    return None if func is None or func is _DEFAULT_SUM else func
+
+
+_DEFAULT_SUM = Hypothesis.predict_sum.__func__
 
 
 class LinearModel:

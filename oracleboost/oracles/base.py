@@ -206,9 +206,9 @@ class Hypothesis(ABC):
         Parameters
         ----------
         hypotheses : sequence of Hypothesis
-            The rounds' hypotheses, all of type ``cls`` (the caller groups consecutive
-            rounds by ``type(h)``; an override may accept more, the default any).  One
-            hypothesis may recur.
+            The rounds' hypotheses, of classes that share this implementation (an
+            ensemble groups consecutive rounds whose classes inherit the same
+            ``predict_sum``; the default takes any).  One hypothesis may recur.
         coef : ndarray of shape (len(hypotheses),), float64
             The rounds' coefficients.
         X : ndarray of shape (n, n_features), float64
