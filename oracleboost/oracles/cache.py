@@ -22,7 +22,6 @@ computes the answers.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import threading
 import uuid
@@ -35,13 +34,10 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_memory
 
 from .. import __version__
+from .._fingerprint import fingerprint
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle
 
 __all__ = ["CachedOracle"]
-
-#: Bytes of ``X`` hashed at a time by :func:`_fingerprint` (bounds the copy a
-#: non-C-ordered ``X`` needs).
-_CHUNK_BYTES = 1 << 24
 
 #: The seed part of a key for a stochastic query asked with ``random_state=None``.
 ANY_DRAW = "any draw"
@@ -94,30 +90,14 @@ def _memory(memory) -> joblib.Memory:
     )
 
 
-def _fingerprint(X: np.ndarray) -> str:
-    """A hash of ``X``'s dtype, shape and values that ignores its memory layout.
-
-    Numeric arrays are hashed row block by row block in C order and native byte order
-    (no copy of a C-ordered ``X``; a block-sized copy at a time otherwise), so a
-    Fortran-ordered or strided copy of the same data has the same fingerprint."""
-    if X.dtype.hasobject:
-        return joblib.hash(np.ascontiguousarray(X))
-    native = X.dtype.newbyteorder("=")
-    h = hashlib.blake2b(digest_size=16)
-    h.update(repr((native.str, X.shape)).encode())
-    row_bytes = X.itemsize * int(np.prod(X.shape[1:], dtype=np.int64))
-    step = max(1, _CHUNK_BYTES // max(1, row_bytes))
-    for start in range(0, X.shape[0], step):
-        block = np.ascontiguousarray(X[start : start + step], dtype=native)
-        h.update(block.reshape(-1).view(np.uint8))
-    return h.hexdigest()
+# The library's one fingerprint of data (layout-independent), used here for the bound X
+# (once per bind) and for each query's arrays (once per call).
+_fingerprint = fingerprint
 
 
 def _hash_arrays(arrays: tuple) -> str:
     """The query's arrays (and scalars), hashed independently of memory layout."""
-    return joblib.hash(
-        tuple(np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a for a in arrays)
-    )
+    return fingerprint(*arrays)
 
 
 def _answer(key, inner, arrays, seed):
