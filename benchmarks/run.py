@@ -880,19 +880,25 @@ ROWS: dict[str, Callable[[Config], dict]] = {
 
 
 def warm_up() -> None:
-    """Load (or compile) every numba kernel the rows use, on tiny problems."""
-    from oracleboost.boosters import (
-        CoordinateBoostingClassifier,
-        FunctionalGradientRegressor,
-        MirrorBoostingClassifier,
-    )
+    """Load (or compile) every numba kernel the rows use, on tiny problems: every
+    registered booster (``oracleboost.boosters.BOOSTERS``) on stumps where they serve."""
+    from oracleboost.boosters import BOOSTERS, CoordinateBoostingClassifier
+    from oracleboost.datasets import make_ranking
     from oracleboost.oracles import LightGBMOracle, StumpOracle
 
     X, y = classification(2_000, 10)
-    for step in ("adaboost", "wolfe", "quadratic"):
-        CoordinateBoostingClassifier(StumpOracle(n_jobs=1), step=step, n_estimators=3).fit(X, y)
-    MirrorBoostingClassifier(StumpOracle(n_jobs=1), n_estimators=3).fit(X, y)
-    regressor = FunctionalGradientRegressor(StumpOracle(n_jobs=1), n_estimators=3)
+    stumps = StumpOracle(n_jobs=1)
+    for spec in BOOSTERS.values():
+        oracle = stumps if getattr(stumps.capabilities, spec.query, False) else None
+        model = spec.make(oracle, n_estimators=3)
+        if spec.task == "ranking":
+            Xq, rel, qid = make_ranking(n_queries=20, random_state=0)
+            model.fit(Xq, rel, qid)
+        else:
+            model.fit(X, X[:, 0] if spec.task == "regression" else y)
+    for step in ("wolfe", "quadratic"):
+        CoordinateBoostingClassifier(stumps, step=step, n_estimators=3).fit(X, y)
+    regressor = BOOSTERS["gradient-regression"].make(stumps, n_estimators=3)
     ensemble_sum(regressor.fit(X, X[:, 0]).ensemble_, X, n_jobs=1)  # the predict_sum kernel
     LightGBMOracle(num_leaves=31, params={"num_threads": 1}).bind(X).project(X[:, 0])
 

@@ -98,9 +98,17 @@ names it (the traceback is in DIR/reproduce.log) and the exit status is 1.  Ctrl
 stops the run (status 130) and says which experiments finished."""
 
 
-_GRID_EPILOG = """\
-boosters: adaboost, logistic-wolfe, maboost, madaboost, gradient-logistic (on stumps);
-data sets: breast_cancer, digits_0v1, digits_3v5, hastie_10_2 (built in, no download).
+def _grid_epilog() -> str:
+    """``oracleboost grid --help``'s epilog, naming the boosters and data sets from their
+    registries (built when the help is shown: it imports the boosters)."""
+    from .grid import DATASETS, default_boosters
+
+    return (f"boosters: {', '.join(default_boosters())} (on stumps);\n"
+            f"data sets: {', '.join(DATASETS)} (built in, no download).\n"
+            + _GRID_EPILOG_REST)
+
+
+_GRID_EPILOG_REST = """\
 The numbers depend on the seeds only, not on --n-jobs or the backend.
 
 On a Dask cluster: run `dask scheduler` on one machine and `dask worker tcp://HOST:8786`
@@ -183,6 +191,12 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n"
                               f"Try '{self.prog} --help' for more.\n")
 
+    def format_help(self) -> str:
+        epilog = getattr(self, "epilog_from", None)
+        if epilog is not None:  # an epilog computed only when the help is shown
+            self.epilog = epilog()
+        return super().format_help()
+
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     parser = _Parser(
@@ -223,8 +237,9 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
                     "by the seed) and record test error, training loss, l1 margin, rounds "
                     "and seconds; print the table over the seeds and write DIR/grid.csv "
                     "and DIR/grid.md.",
-        epilog=_GRID_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    p_grid.epilog_from = _grid_epilog
     p_grid.add_argument("--boosters", default=None, metavar="A,B",
                         help="comma-separated booster names (default: all)")
     p_grid.add_argument("--datasets", default=None, metavar="X,Y",

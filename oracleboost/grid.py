@@ -161,33 +161,23 @@ DATASETS: dict[str, Callable] = {
 
 
 def default_boosters(n_estimators: int = 200) -> dict:
-    """The library's boosters on decision stumps, by name (unfitted estimators).
+    """The library's classifiers that decision stumps can serve, by name (unfitted
+    estimators), read from :data:`oracleboost.boosters.BOOSTERS`.
 
-    ``adaboost`` (CoordinateBoostingClassifier, exponential loss, AdaBoost step),
-    ``logistic-wolfe`` (CoordinateBoostingClassifier, logistic loss, Wolfe step),
-    ``maboost`` (MirrorBoostingClassifier, entropy map), ``madaboost``
-    (MirrorBoostingClassifier, MadaBoost-type variant) and ``gradient-logistic``
-    (FunctionalGradientClassifier, logistic loss, step 0.5), every one on
+    Every registered booster for classification whose query a ``StumpOracle`` answers
+    (``adaboost``, ``logistic-wolfe``, ``maboost``, ``madaboost``,
+    ``gradient-logistic``, ``gradient-softmax``, and any booster registered later), on
     ``StumpOracle(n_jobs=1)`` with ``n_estimators`` weak learners.
     """
-    from .boosters import (
-        CoordinateBoostingClassifier,
-        FunctionalGradientClassifier,
-        MirrorBoostingClassifier,
-    )
+    from .boosters import BOOSTERS
     from .oracles import StumpOracle
 
     stumps = StumpOracle(n_jobs=1)
-    T = int(n_estimators)
+    can = stumps.capabilities
     return {
-        "adaboost": CoordinateBoostingClassifier(
-            stumps, loss="exponential", step="adaboost", n_estimators=T),
-        "logistic-wolfe": CoordinateBoostingClassifier(
-            stumps, loss="logistic", step="wolfe", n_estimators=T),
-        "maboost": MirrorBoostingClassifier(stumps, n_estimators=T),
-        "madaboost": MirrorBoostingClassifier(stumps, variant="madaboost", n_estimators=T),
-        "gradient-logistic": FunctionalGradientClassifier(
-            stumps, loss="logistic", learning_rate=0.5, n_estimators=T),
+        name: spec.make(stumps, n_estimators=int(n_estimators))
+        for name, spec in BOOSTERS.items()
+        if spec.task in ("binary", "classification") and getattr(can, spec.query, False)
     }
 
 

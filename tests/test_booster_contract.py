@@ -13,6 +13,8 @@ import inspect
 import pickle
 import threading
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -20,11 +22,11 @@ from sklearn.base import clone
 from sklearn.datasets import load_iris, make_classification, make_regression
 
 from oracleboost.boosters import (
+    BOOSTERS,
     AcceleratedMarginClassifier,
     BoostingWarning,
     CoordinateBoostingClassifier,
     FunctionalGradientClassifier,
-    FunctionalGradientRanker,
     FunctionalGradientRegressor,
     MirrorBoostingClassifier,
     StopReason,
@@ -131,67 +133,73 @@ def _ranking():
     return X, y, {"qid": qid}
 
 
-CASES = {
-    "coordinate": (lambda o, **kw: CoordinateBoostingClassifier(o, **kw), _binary, True),
-    "coordinate_wolfe": (
+@dataclass(frozen=True)
+class Case:
+    """One booster configuration under the contract: a factory ``make(oracle, **params)``,
+    its data ``data() -> (X, y, fit keywords)``, whether it is a classifier, whether it
+    needs a finite class (the whole correlation vector: ``LinearOracle`` stands in for
+    stumps), and whether a round may hold several weak learners (repeated projection)."""
+
+    make: Callable
+    data: Callable
+    classifier: bool
+    finite: bool = False
+    repeated: bool = False
+
+    def oracle(self, probe=None):
+        """The oracle to fit with, or to set with ``set_params``: ``probe`` or stumps; for
+        a finite case, LinearOracle (inside the probe when one is given).  A finite
+        case's factory does the same to what it is given, so either path works."""
+        if self.finite:
+            return _linear(probe)
+        return probe if probe is not None else StumpOracle()
+
+
+_DATA = {"binary": _binary, "classification": _multiclass, "regression": _regression,
+         "ranking": _ranking}
+
+
+def _registered(spec) -> Case:
+    finite = spec.query == "correlation_vector"
+    if finite:  # the certificate's gap would stop dual acceleration early: no tol
+        return Case(lambda o, **kw: spec.make(_linear(o), tol=0.0, **kw), _DATA[spec.task],
+                    spec.task in ("binary", "classification"), finite)
+    return Case(lambda o, **kw: spec.make(o, **kw), _DATA[spec.task],
+                spec.task in ("binary", "classification"), finite)
+
+
+#: Every registered booster (oracleboost.boosters.BOOSTERS), then configurations whose
+#: code paths the registered defaults do not reach.
+CASES = {name: _registered(spec) for name, spec in BOOSTERS.items()} | {
+    "coordinate_wolfe": Case(
         lambda o, **kw: CoordinateBoostingClassifier(o, step="wolfe", learning_rate=0.5, **kw),
-        _binary,
-        True,
-    ),
-    "mirror": (lambda o, **kw: MirrorBoostingClassifier(o, **kw), _binary, True),
-    "mirror_euclidean_smooth": (
+        _binary, True),
+    "mirror_euclidean_smooth": Case(
         lambda o, **kw: MirrorBoostingClassifier(
-            o, mirror="euclidean", variant="smooth", smoothness=3.0, **kw
-        ),
-        _binary,
-        True,
-    ),
-    "mirror_sparse": (
-        lambda o, **kw: MirrorBoostingClassifier(o, mirror="euclidean", variant="sparse", **kw),
-        _binary,
-        True,
-    ),
-    "mirror_multiclass": (lambda o, **kw: MirrorBoostingClassifier(o, **kw), _multiclass, True),
-    "accelerated": (
-        lambda o, **kw: AcceleratedMarginClassifier(_linear(o), tol=0.0, **kw), _binary, True
-    ),
-    "accelerated_stochastic": (
-        lambda o, **kw: AcceleratedMarginClassifier(
-            _linear(o), method="stochastic", tol=0.0, **kw
-        ),
-        _binary,
-        True,
-    ),
-    "functional_regressor": (
-        lambda o, **kw: FunctionalGradientRegressor(o, **kw), _regression, False
-    ),
-    "functional_residual": (
+            o, mirror="euclidean", variant="smooth", smoothness=3.0, **kw), _binary, True),
+    "mirror_sparse": Case(
+        lambda o, **kw: MirrorBoostingClassifier(o, mirror="euclidean", variant="sparse",
+                                                 **kw), _binary, True),
+    "mirror_multiclass": Case(lambda o, **kw: MirrorBoostingClassifier(o, **kw), _multiclass,
+                              True),
+    "accelerated_stochastic": Case(
+        lambda o, **kw: AcceleratedMarginClassifier(_linear(o), method="stochastic", tol=0.0,
+                                                    **kw),
+        _binary, True, finite=True),
+    "functional_residual": Case(
         lambda o, **kw: FunctionalGradientRegressor(
-            o, projection="residual", schedule="inv_sqrt", learning_rate=0.5, **kw
-        ),
-        _regression,
-        False,
-    ),
-    "functional_repeated": (
+            o, projection="residual", schedule="inv_sqrt", learning_rate=0.5, **kw),
+        _regression, False),
+    "functional_repeated": Case(
         lambda o, **kw: FunctionalGradientRegressor(o, projection="repeated", **kw),
-        _regression,
-        False,
-    ),
-    "functional_classifier": (
-        lambda o, **kw: FunctionalGradientClassifier(o, **kw), _binary, True
-    ),
-    "functional_softmax": (
-        lambda o, **kw: FunctionalGradientClassifier(o, loss="softmax", **kw), _multiclass, True
-    ),
-    "functional_ranker": (lambda o, **kw: FunctionalGradientRanker(o, **kw), _ranking, False),
+        _regression, False, repeated=True),
 }
 
 
-def _fit(name, oracle=None, **params):
-    make, data, _ = CASES[name]
-    X, y, extra = data()
+def _fit(case: Case, probe=None, **params):
+    X, y, extra = case.data()
     params.setdefault("random_state", 0)
-    model = make(oracle if oracle is not None else StumpOracle(), **params)
+    model = case.make(case.oracle(probe), **params)
     return model.fit(X, y, **extra), X, y, extra
 
 
@@ -199,10 +207,9 @@ def _predict(model, X):
     return model.predict(X)
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_history_has_the_shared_keys_all_of_one_length(name):
-    model, *_ = _fit(name, n_estimators=20)
-    keys = SHARED + (("train_error",) if CASES[name][2] else ())
+def check_history_has_the_shared_keys_all_of_one_length(case: Case):
+    model, *_ = _fit(case, n_estimators=20)
+    keys = SHARED + (("train_error",) if case.classifier else ())
     for key in keys:
         assert key in model.history_, key
     lengths = {k: len(v) for k, v in model.history_.items()}
@@ -214,89 +221,79 @@ def test_history_has_the_shared_keys_all_of_one_length(name):
     )
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_keyboard_interrupt_keeps_the_completed_rounds(name):
+def check_keyboard_interrupt_keeps_the_completed_rounds(case: Case):
     probe = ProbeOracle(fail_at=30, exception=KeyboardInterrupt())
     with pytest.warns(BoostingWarning, match="interrupted"):
-        model, X, _, _ = _fit(name, probe, n_estimators=100)
+        model, X, _, _ = _fit(case, probe, n_estimators=100)
     assert model.stop_reason_ is StopReason.INTERRUPTED
     # Repeated projection commits whole outer iterations: 30 queries hold 7 of them
     # (1 + 2 + … + 7 = 28 learners); the others commit every learner.
     rounds = len(model.history_["loss"])
-    assert rounds in ((28,) if "repeated" in name else (29, 30))
+    assert rounds in ((28,) if case.repeated else (29, 30))
     assert model.n_estimators_ == rounds
     staged = list(model.staged_predict(X))
     assert len(staged) == rounds
     np.testing.assert_array_equal(staged[-1], model.predict(X))
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_inside_reraise_interrupts_an_interrupt_propagates_and_rolls_back(name):
+def check_inside_reraise_interrupts_an_interrupt_propagates_and_rolls_back(case: Case):
     """What `oracleboost reproduce` relies on: Ctrl-C stops the command, it does not leave
     a partly fitted model behind as a result; outside the block the default returns."""
-    model, X, y, extra = _fit(name, n_estimators=5)
+    model, X, y, extra = _fit(case, n_estimators=5)
     before = model.predict(X)
     probe = ProbeOracle(fail_at=30, exception=KeyboardInterrupt())
-    model.set_params(oracle=_linear(probe) if name.startswith("accelerated") else probe,
-                     n_estimators=100)
+    model.set_params(oracle=case.oracle(probe), n_estimators=100)
     with reraise_interrupts(), pytest.raises(KeyboardInterrupt):
         model.fit(X, y, **extra)
     assert model.n_estimators_ == 5  # the previous model, whole
     np.testing.assert_array_equal(model.predict(X), before)
     probe = ProbeOracle(fail_at=30, exception=KeyboardInterrupt())
-    model.set_params(oracle=_linear(probe) if name.startswith("accelerated") else probe)
+    model.set_params(oracle=case.oracle(probe))
     with pytest.warns(BoostingWarning, match="interrupted"):
         model.fit(X, y, **extra)
     assert model.stop_reason_ is StopReason.INTERRUPTED
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_failed_refit_leaves_the_previous_model_whole(name):
-    model, X, y, extra = _fit(name, n_estimators=10)
+def check_failed_refit_leaves_the_previous_model_whole(case: Case):
+    model, X, y, extra = _fit(case, n_estimators=10)
     before = model.predict(X)
     state = {k: copy.deepcopy(v) for k, v in vars(model).items() if k.endswith("_")}
     # Refit on other labels (classifiers: other class names) with an oracle that fails
     # in round 3.
-    make, _, is_classifier = CASES[name]
-    if is_classifier:  # the same classes under new names: 3, 7, 11, …
+    if case.classifier:  # the same classes under new names: 3, 7, 11, …
         y2 = 3 + 4 * np.unique(y, return_inverse=True)[1]
     else:
         y2 = -2.0 * y
     probe = ProbeOracle(fail_at=3, exception=RuntimeError("oracle broke"))
-    model.set_params(oracle=_linear(probe) if name.startswith("accelerated") else probe)
+    model.set_params(oracle=case.oracle(probe))
     with pytest.raises(RuntimeError, match="oracle broke"):
         model.fit(X, y2, **extra)
     np.testing.assert_array_equal(model.predict(X), before)
     assert set(k for k in vars(model) if k.endswith("_")) == set(state)
-    if is_classifier:
+    if case.classifier:
         np.testing.assert_array_equal(model.classes_, state["classes_"])
     for key, values in state["history_"].items():
         np.testing.assert_array_equal(model.history_[key], values)
     assert model.stop_reason_ == state["stop_reason_"]
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_failed_first_fit_leaves_the_estimator_unfitted(name):
-    make, data, _ = CASES[name]
-    X, y, extra = data()
-    model = make(ProbeOracle(fail_at=3, exception=ValueError("bad weak learner")))
-    if name.startswith("accelerated"):
-        model.set_params(oracle=_linear(model.oracle))
+def check_failed_first_fit_leaves_the_estimator_unfitted(case: Case):
+    X, y, extra = case.data()
+    model = case.make(case.oracle(ProbeOracle(fail_at=3,
+                                              exception=ValueError("bad weak learner"))))
     with pytest.raises(ValueError, match="bad weak learner"):
         model.fit(X, y, **extra)
     assert not [k for k in vars(model) if k.endswith("_")]
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_warm_start_equals_one_longer_fit(name):
-    long, X, _, _ = _fit(name, n_estimators=100)
-    make, data, _ = CASES[name]
-    _, y, extra = data()
+def check_warm_start_equals_one_longer_fit(case: Case):
+    long, X, _, _ = _fit(case, n_estimators=100)
+    _, y, extra = case.data()
     # Repeated projection truncates its last outer iteration to the budget (P3), so a
     # continuation equals the longer fit when the first budget ends an outer iteration:
     # 45 = 1 + 2 + … + 9 learners.
-    first = 45 if "repeated" in name else 50
-    warm = make(StumpOracle(), n_estimators=first, random_state=0, warm_start=True)
+    first = 45 if case.repeated else 50
+    warm = case.make(case.oracle(), n_estimators=first, random_state=0, warm_start=True)
     warm.fit(X, y, **extra)
     assert len(warm.history_["loss"]) == first
     warm.set_params(n_estimators=100)
@@ -314,7 +311,7 @@ def test_warm_start_equals_one_longer_fit(name):
 
 
 def test_warm_start_refuses_other_data_and_a_smaller_budget():
-    model, X, y, _ = _fit("functional_regressor", n_estimators=20, warm_start=True)
+    model, X, y, _ = _fit(CASES["gradient-regression"], n_estimators=20, warm_start=True)
     with pytest.raises(ValueError, match="same data"):
         model.set_params(n_estimators=30).fit(X + 1.0, y)
     with pytest.raises(ValueError, match="n_estimators=10"):
@@ -327,17 +324,16 @@ def test_warm_start_refuses_other_data_and_a_smaller_budget():
 def test_warm_start_after_an_interrupt_continues():
     probe = ProbeOracle(fail_at=12, exception=KeyboardInterrupt())
     with pytest.warns(BoostingWarning):
-        model, X, y, _ = _fit("coordinate", probe, n_estimators=40, warm_start=True)
+        model, X, y, _ = _fit(CASES["adaboost"], probe, n_estimators=40, warm_start=True)
     assert model.stop_reason_ is StopReason.INTERRUPTED
     model.fit(X, y)
     assert model.stop_reason_ is StopReason.MAX_ROUNDS
     assert len(model.history_["loss"]) == 40
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_fit_never_predicts_the_training_set_again(name):
+def check_fit_never_predicts_the_training_set_again(case: Case):
     probe = ProbeOracle()
-    model, X, _, _ = _fit(name, probe, n_estimators=25)
+    model, X, _, _ = _fit(case, probe, n_estimators=25)
     assert probe.calls[0] >= 20
     assert probe.predictions[0] == 0
     model.predict(X)  # prediction on new data does call them
@@ -409,19 +405,17 @@ def test_growth_under_a_decreasing_schedule_warns_once_and_goes_on():
     assert constant.stop_reason_ is StopReason.DIVERGED
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_equal_sample_weights_change_nothing(name):
+def check_equal_sample_weights_change_nothing(case: Case):
     # Equal weights cancel from every risk, distribution and inner product: a constant
     # sample_weight of 2.5 gives the unweighted model (up to rounding in the sums).
-    make, data, classifier = CASES[name]
-    X, y, extra = data()
-    if "sample_weight" not in inspect.signature(make(None).fit).parameters:
-        pytest.skip(f"{name} has no sample_weight in fit")
-    plain = make(StumpOracle(), n_estimators=20, random_state=0).fit(X, y, **extra)
-    weighted = make(StumpOracle(), n_estimators=20, random_state=0).fit(
+    X, y, extra = case.data()
+    if "sample_weight" not in inspect.signature(case.make(None).fit).parameters:
+        return  # the ranker: no sample_weight in fit
+    plain = case.make(case.oracle(), n_estimators=20, random_state=0).fit(X, y, **extra)
+    weighted = case.make(case.oracle(), n_estimators=20, random_state=0).fit(
         X, y, sample_weight=np.full(len(y), 2.5), **extra
     )
-    if classifier:
+    if case.classifier:
         np.testing.assert_array_equal(weighted.predict(X), plain.predict(X))
     else:
         np.testing.assert_allclose(weighted.predict(X), plain.predict(X), rtol=1e-9)
@@ -460,16 +454,14 @@ class _GateOracle(ProbeOracle):
         return bound
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_a_second_concurrent_fit_is_refused(name):
+def check_a_second_concurrent_fit_is_refused(case: Case):
     """Two fits of one estimator on two threads left a mixed model (the ensemble of one,
     the classes_ of the other; 6 runs of 10).  The second fit now raises a RuntimeError
     naming the estimator, before changing anything; the first completes whole, and the
     estimator fits, clones and pickles as before."""
-    make, data, classifier = CASES[name]
-    X, y, extra = data()
+    X, y, extra = case.data()
     gate = _GateOracle()
-    est = make(gate, n_estimators=5, random_state=0)
+    est = case.make(case.oracle(gate), n_estimators=5, random_state=0)
     outcome = {}
 
     def first():
@@ -483,7 +475,7 @@ def test_a_second_concurrent_fit_is_refused(name):
     try:
         assert gate.started.wait(30)
         seen = dict(vars(est))
-        other = np.where(y == y[0], "first", "other") if classifier else y + 1.0
+        other = np.where(y == y[0], "first", "other") if case.classifier else y + 1.0
         with pytest.raises(RuntimeError, match=rf"^{type(est).__name__} \(id 0x[0-9a-f]+\) "
                            r"is already being fitted in another thread"):
             est.fit(X, other, **extra)
@@ -493,10 +485,10 @@ def test_a_second_concurrent_fit_is_refused(name):
         thread.join(60)
     assert "error" not in outcome, outcome.get("error")
     np.testing.assert_array_equal(
-        est.predict(X), make(ProbeOracle(), n_estimators=5, random_state=0).fit(
-            X, y, **extra).predict(X)
+        est.predict(X), case.make(case.oracle(ProbeOracle()), n_estimators=5,
+                                  random_state=0).fit(X, y, **extra).predict(X)
     )
-    if classifier:
+    if case.classifier:
         assert set(est.classes_) == set(np.unique(y))
     # nothing of the guard stays on the estimator: it refits, clones and pickles
     est.fit(X, y, **extra)
@@ -505,3 +497,14 @@ def test_a_second_concurrent_fit_is_refused(name):
     twin.oracle.release.set()  # a clone's gate is a new one
     np.testing.assert_array_equal(twin.fit(X, y, **extra).predict(X), est.predict(X))
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(est)).predict(X), est.predict(X))
+
+
+#: The contract, one check per promise; every booster, and a new one in any test file
+#: (``check(Case(...))``), must pass them all.
+CONTRACT = [value for key, value in list(globals().items()) if key.startswith("check_")]
+
+
+@pytest.mark.parametrize("check", CONTRACT, ids=lambda check: check.__name__[6:])
+@pytest.mark.parametrize("name", CASES)
+def test_contract(name, check):
+    check(CASES[name])

@@ -214,8 +214,8 @@ def test_example_runs_on_the_cluster(dask_cluster, capsys, monkeypatch, tmp_path
 
 
 def test_grid_help_names_every_default_booster_and_data_set():
-    from oracleboost.cli import _GRID_EPILOG
+    from oracleboost.cli import _grid_epilog
 
-    listed = re.findall(r"^(?:boosters|data sets): (.*?) ?(?:\(.*)?;?$", _GRID_EPILOG, re.M)
+    listed = re.findall(r"^(?:boosters|data sets): (.*?) ?(?:\(.*)?;?$", _grid_epilog(), re.M)
     names = [[n.strip(" ;.") for n in line.split(",")] for line in listed]
     assert names == [list(default_boosters()), list(DATASETS)]

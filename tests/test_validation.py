@@ -29,8 +29,9 @@ from oracleboost.oracles import StumpOracle
 def _split(name):
     """The case's data, cut into a training part and a watched part (whole queries for
     the ranker), with the keyword arguments each part's fit needs."""
-    make, data, is_classifier = CASES[name]
-    X, y, extra = data()
+    case = CASES[name]
+    make, is_classifier = case.make, case.classifier
+    X, y, extra = case.data()
     if "qid" in extra:
         q = extra["qid"]
         train = q < np.unique(q)[14]
@@ -159,7 +160,7 @@ def test_eval_sample_weight_weights_the_curves():
 
 
 def test_warm_start_extends_the_curves():
-    make, _, (X, y, _e), (Xv, yv, _v) = _split("coordinate")
+    make, _, (X, y, _e), (Xv, yv, _v) = _split("adaboost")
     one = make(StumpOracle(), n_estimators=20, random_state=0).fit(X, y, eval_set=[(Xv, yv)])
     two = make(StumpOracle(), n_estimators=8, random_state=0, warm_start=True)
     two.fit(X, y, eval_set=[(Xv, yv)])
@@ -182,7 +183,7 @@ def _noisy(seed=0):
 
 @pytest.mark.parametrize("name", CASES)
 def test_early_stopping_keeps_the_best_round(name):
-    make, data, _ = CASES[name]
+    make, data = CASES[name].make, CASES[name].data
     X, y, extra = data()
     model = make(StumpOracle(), n_estimators=300, random_state=0, n_iter_no_change=5)
     model.fit(X, y, **extra)
@@ -257,7 +258,7 @@ def test_held_out_split_is_stratified_and_keeps_queries_whole():
     _, train, held = model._held_out_
     assert len(held) == 100 and len(np.intersect1d(train, held)) == 0
     assert abs(np.mean(y[held]) - np.mean(y)) <= 0.01
-    make, data, _ = CASES["functional_ranker"]
+    make, data = CASES["gradient-ranking"].make, CASES["gradient-ranking"].data
     Xr, yr, extra = data()
     ranker = make(StumpOracle(), n_estimators=3, n_iter_no_change=2, random_state=0)
     ranker.fit(Xr, yr, **extra)
@@ -311,7 +312,7 @@ def test_warm_start_after_early_stopping_continues_from_the_best_round():
 def test_last_staged_prediction_equals_predict_bit_for_bit(name, early):
     """As scikit-learn's gradient boosting guarantees; also for a model cut back to its
     best round."""
-    make, data, _ = CASES[name]
+    make, data = CASES[name].make, CASES[name].data
     X, y, extra = data()
     params = {"n_iter_no_change": 3} if early else {}
     model = make(StumpOracle(), n_estimators=30, random_state=0, **params).fit(X, y, **extra)

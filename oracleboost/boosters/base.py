@@ -53,7 +53,8 @@ from .monitors import Divergence, EarlyStopping, EvalCurves, NonFiniteLoss, Prog
 from .rounds import Problem, RoundResult, StopReason
 from .validation import EvalSet, held_out_split
 
-__all__ = ["BaseBooster", "validate_input", "data_signature", "loss_constraint"]
+__all__ = ["BaseBooster", "ScoreRegressorMixin", "validate_input", "data_signature",
+           "loss_constraint"]
 
 
 #: The ids of the estimators whose ``fit`` is running (in any thread), and its lock.
@@ -611,3 +612,31 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                 f"{type(oracle).__name__} does not (capabilities: {bound.capabilities})"
             )
         return bound
+
+
+class ScoreRegressorMixin:
+    """Prediction for boosters whose model's sum is the prediction itself (regression,
+    ranking scores): ``predict`` and ``staged_predict``."""
+
+    def predict(self, X) -> np.ndarray:
+        """The model's sum ``f(x)`` (the ensemble's intercept plus its weighted terms).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        return self._raw(X)
+
+    def staged_predict(self, X) -> Iterator[np.ndarray]:
+        """:meth:`predict` after each weak learner (one term added to a running array per
+        weak learner; the last equals :meth:`predict` bit for bit).
+
+        Yields
+        ------
+        ndarray of shape (n_samples,)
+        """
+        yield from self._staged_raw(X)

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from numbers import Real
 
@@ -53,7 +52,13 @@ from sklearn.utils.metaestimators import available_if
 from .._validation import check_groups, check_sample_weight
 from ..losses import Loss, MarginLoss, MulticlassLoss, RankingLoss, RegressionLoss, get_loss
 from . import _column_kernels as column_kernels
-from .base import BaseBooster, data_signature, loss_constraint, validate_input
+from .base import (
+    BaseBooster,
+    ScoreRegressorMixin,
+    data_signature,
+    loss_constraint,
+    validate_input,
+)
 from .classifier import (
     ScoreClassifierMixin,
     classification_data,
@@ -356,7 +361,8 @@ class _FunctionalGradientBooster(BaseBooster):
 
 
 @documented()
-class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
+class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
+                                  _FunctionalGradientBooster):
     """Gradient boosting of any oracle on a convex regression loss (Grubb & Bagnell 2011).
 
     Parameters
@@ -484,29 +490,6 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
             raise ValueError(f"loss={loss!r} needs {loss.context_keys}: use the ranker")
         query_weight = None if sample_weight is None else s
         return self._problem(X, y, s, query_weight, loss, self._init_raw(loss, y, s), {})
-
-    def predict(self, X) -> np.ndarray:
-        """``f(x) = f_0 + Σ_t η_t a_t h_t(x)``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        return self._raw(X)
-
-    def staged_predict(self, X) -> Iterator[np.ndarray]:
-        """The prediction after each weak learner (one term added to a running array per
-        weak learner; the last equals :meth:`predict` bit for bit).
-
-        Yields
-        ------
-        ndarray of shape (n_samples,)
-        """
-        yield from self._staged_raw(X)
 
 
 _DOC_COMMON = """
@@ -684,11 +667,12 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
 
 
 @documented()
-class FunctionalGradientRanker(_FunctionalGradientBooster):
+class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
     __doc__ = """Functional gradient boosting for ranking by query (Grubb & Bagnell 2011, §5).
 
     The pairwise ranking hinge over the pairs of documents of each query with different
-    relevance; its function-space gradient is N·∂R/∂f(x_n) (note §1.2).
+    relevance; its function-space gradient is N·∂R/∂f(x_n) (note §1.2).  ``predict``
+    returns scores: sort each query's documents by decreasing score.
 
     Parameters
     ----------
@@ -775,25 +759,3 @@ class FunctionalGradientRanker(_FunctionalGradientBooster):
         loss = get_loss(self.loss, RankingLoss if isinstance(self.loss, str) else Loss)
         s = np.ones(X.shape[0])
         return self._problem(X, y, s, None, loss, self._init_raw(loss, y, s), {"groups": qid})
-
-    def predict(self, X) -> np.ndarray:
-        """Scores: sort each query's documents by decreasing score.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        return self._raw(X)
-
-    def staged_predict(self, X) -> Iterator[np.ndarray]:
-        """The scores after each weak learner.
-
-        Yields
-        ------
-        ndarray of shape (n_samples,)
-        """
-        yield from self._staged_raw(X)

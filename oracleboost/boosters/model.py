@@ -219,6 +219,12 @@ class Ensemble:
     def n_rounds(self) -> int:
         return len(self.round_index)
 
+    def index_of(self, h: Hypothesis) -> int | None:
+        """The position of ``h``'s function among the ensemble's hypotheses, or None when
+        it is new (or never merges: ``key`` None).  A totally corrective booster keeps its
+        columns in this order; an answer it already holds is no new column."""
+        return self._by_key.get(h.key) if h.key is not None else None
+
     # -- the ℓ1 norm ---------------------------------------------------------------------
     def l1_norm(self, pending: Sequence[tuple[Hypothesis, float, float]] = ()) -> float:
         """``||λ||_1 = Σ_j |coef_j| · norms[j]`` over distinct functions, exactly rounded;

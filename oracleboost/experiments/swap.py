@@ -110,12 +110,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..boosters import (
-    AcceleratedMarginClassifier,
-    CoordinateBoostingClassifier,
-    FunctionalGradientClassifier,
-    MirrorBoostingClassifier,
-)
+from ..boosters import BOOSTERS as REGISTRY
+from ..boosters import AcceleratedMarginClassifier
 from ..oracles import (
     LightGBMOracle,
     LinearOracle,
@@ -157,14 +153,13 @@ NOT_APPLICABLE = "not applicable"
 
 _ROUNDS = {True: 60, False: 300}  # quick, full
 
-_BOOSTER_TEXT = {
-    "AdaBoost": "CoordinateBoostingClassifier(loss='exponential', step='adaboost', ν = 1)",
-    "MABoost": "MirrorBoostingClassifier(mirror='entropy', variant='standard', ν = 1)",
-    "FunctionalGradient": "FunctionalGradientClassifier(loss='logistic', projection='naive', "
-                          "learning_rate=1)",
-    "AcceleratedMargin": "AcceleratedMarginClassifier(method='accelerated', "
-                         "loss='exponential', θ = 1)",
-}
+def _booster_text(name: str) -> str:
+    """How the summary names a booster: its registry entry, with the experiment's ν = 1."""
+    key, unshrunk = _REGISTRY_NAMES[name]
+    spec = REGISTRY[key]
+    params = {**spec.params, **unshrunk}
+    return f"{spec.estimator.__name__}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
+
 
 _CLASS_TEXT = {
     "stumps": "StumpOracle(n_jobs=1)",
@@ -252,23 +247,22 @@ def _classes(X_tr: np.ndarray, X_te: np.ndarray, names: Sequence[str]):
     return out
 
 
+#: The experiment's boosters: one per paper, taken from the registry
+#: (:data:`oracleboost.boosters.BOOSTERS`), each at its unshrunk step ν = 1.
+_REGISTRY_NAMES = {
+    "AdaBoost": ("adaboost", {}),
+    "MABoost": ("maboost", {}),
+    "FunctionalGradient": ("gradient-logistic", {"learning_rate": 1.0}),
+    "AcceleratedMargin": ("accelerated", {}),
+}
+
+
 def _booster(name: str, oracle, n_estimators: int, random_state: int):
-    if name == "AdaBoost":
-        return CoordinateBoostingClassifier(oracle, loss="exponential", step="adaboost",
-                                            n_estimators=n_estimators,
-                                            random_state=random_state)
-    if name == "MABoost":
-        return MirrorBoostingClassifier(oracle, mirror="entropy", n_estimators=n_estimators,
-                                        random_state=random_state)
-    if name == "FunctionalGradient":
-        return FunctionalGradientClassifier(oracle, loss="logistic", learning_rate=1.0,
-                                            n_estimators=n_estimators,
-                                            random_state=random_state)
-    if name == "AcceleratedMargin":
-        return AcceleratedMarginClassifier(oracle, method="accelerated", loss="exponential",
-                                           n_estimators=n_estimators,
-                                           random_state=random_state)
-    raise ValueError(f"booster must be one of {BOOSTERS}; got {name!r}")
+    if name not in _REGISTRY_NAMES:
+        raise ValueError(f"booster must be one of {BOOSTERS}; got {name!r}")
+    key, unshrunk = _REGISTRY_NAMES[name]
+    return REGISTRY[key].make(oracle, n_estimators=n_estimators, random_state=random_state,
+                              **unshrunk)
 
 
 def _padded(values, length: int) -> np.ndarray:
@@ -566,7 +560,7 @@ def swap_weak_learner(quick: bool = False, *, random_state: int = 0,
         f"booster at ν = 1, every class in both modes, one thread per cell; "
         f"{len(rows) - n_na} cells measured, {n_na} not applicable (the booster's "
         f"OracleCapabilityError).",
-        "boosters: " + "; ".join(f"{b} = {_BOOSTER_TEXT[b]}" for b in BOOSTERS) + ".",
+        "boosters: " + "; ".join(f"{b} = {_booster_text(b)}" for b in BOOSTERS) + ".",
         "classes: " + "; ".join(f"{c} = {_CLASS_TEXT[c]}" for c in CLASSES) + ".",
         "ℓ1 margin = min_i y_i f(x_i) / Σ_t |α_t| max_i |h_t(x_i)| (history_['margin'][-1]; "
         "for AcceleratedMargin, whose history holds the ℓ2 margin, computed from coef_); "
