@@ -956,6 +956,8 @@ COLUMNS = ("row", "ours", "anchor", "ratio", "min–max", "target", "met", "wall
 
 def table(rows: list[dict]) -> str:
     """A Markdown table, padded so that it also reads as plain text."""
+    from oracleboost._markdown import table as md_table
+
     cells = [COLUMNS]
     for r in rows:
         met = {True: "yes", False: "NO", None: "—"}[r["met"]]
@@ -965,14 +967,7 @@ def table(rows: list[dict]) -> str:
             f"`{r['name']}`", quantity(r["ours"], r["unit"]), quantity(r["anchor"], r["unit"]),
             num(r["ratio"]), spread, r["target"] or "—", met, num(r["wall_ratio"]), r["notes"],
         ))
-    widths = [max(len(c[i]) for c in cells) for i in range(len(COLUMNS) - 1)]
-    lines = []
-    for k, c in enumerate(cells):
-        padded = [v.ljust(w) for v, w in zip(c[:-1], widths, strict=True)]
-        lines.append("| " + " | ".join([*padded, c[-1]]) + " |")
-        if k == 0:
-            lines.append("|" + "|".join("-" * (w + 2) for w in [*widths, 5]) + "|")
-    return "\n".join(lines)
+    return "\n".join(md_table(cells[0], cells[1:], pad=True))
 
 
 def anchors(rows: list[dict]) -> str:

@@ -78,6 +78,7 @@ from pathlib import Path
 import numpy as np
 
 from ._files import atomic_path, writable_folder
+from ._markdown import table as md_table
 
 __all__ = [
     "BACKENDS",
@@ -549,11 +550,6 @@ def summarize(rows: Sequence[Mapping]) -> list[dict]:
     return out
 
 
-def _md_table(header: Sequence[str], lines: Iterable[Sequence[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(line) + " |" for line in lines)]
-
-
 def _g(value, digits: int = 4) -> str:
     return "—" if isinstance(value, float) and math.isnan(value) else f"{value:.{digits}g}"
 
@@ -568,13 +564,13 @@ def summary_table(rows: Sequence[Mapping]) -> str:
          _g(s["margin"]), _g(s["rounds"]), f"{s['seconds']:.3f}")
         for s in summarize(rows)
     ]
-    return "\n".join(_md_table(header, lines))
+    return "\n".join(md_table(header, lines))
 
 
 def grid_markdown(rows: Sequence[Mapping], title: str = "Experiment grid",
                   notes: str = "") -> str:
     """``grid.md``: the summary over seeds, then every cell."""
-    cells = _md_table(
+    cells = md_table(
         ("booster", "data set", "seed", "test error", "train error", "train loss",
          "ℓ1 margin", "rounds", "stop", "seconds"),
         ((r["booster"], r["dataset"], str(r["seed"]), f"{r['test_error']:.4f}",

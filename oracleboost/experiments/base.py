@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._files import atomic_path
+from .._markdown import cell
+from .._markdown import table as md_table
 
 __all__ = [
     "Curves",
@@ -405,9 +407,6 @@ def _number(value: float) -> str:
     return f"{value:.6g}"
 
 
-def _cell(text: str) -> str:
-    """Escape a Markdown table cell (``|`` would end it)."""
-    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 def summary_markdown(
@@ -466,20 +465,18 @@ def summary_markdown(
         xlabel = curves.xlabel or "x"
         ys = {key: np.asarray(values, dtype=float) for key, values in curves.series.items()}
         gaps = any(not np.isfinite(y[-1]) for y in ys.values())
-        lines += [f"Last value of each curve (at {xlabel} = {_number(x[-1])}):", "",
-                  "| curve | last value |" + (" last finite value |" if gaps else ""),
-                  "|---|---|" + ("---|" if gaps else "")]
+        rows = []
         for key, y in ys.items():
-            row = f"| `{_cell(key)}` | {_number(y[-1])} |"
+            row = [f"`{cell(key)}`", _number(y[-1])]
             if gaps:
                 finite = np.flatnonzero(np.isfinite(y))
-                if finite.size:
-                    i = finite[-1]
-                    row += f" {_number(y[i])} at {xlabel} = {_number(x[i])} |"
-                else:
-                    row += " none |"
-            lines.append(row)
-        lines.append("")
+                i = finite[-1] if finite.size else None
+                row.append("none" if i is None else f"{_number(y[i])} at {xlabel} = "
+                           f"{_number(x[i])}")
+            rows.append(row)
+        header = ["curve", "last value"] + (["last finite value"] if gaps else [])
+        lines += [f"Last value of each curve (at {xlabel} = {_number(x[-1])}):", "",
+                  *md_table(header, rows), ""]
     if curves.reference:
         lines += ["Reference lines (dashed in the figure):", ""]
         lines += [f"- {key}: {float(value):.12g}" for key, value in curves.reference.items()]

@@ -44,7 +44,9 @@ from .._files import (
     remove_stale_staging,
     writable_folder,
 )
-from .base import FIGURE_FORMATS, Curves, _cell, oracle_cache, save_figure, write_summary
+from .._markdown import cell
+from .._markdown import table as md_table
+from .base import FIGURE_FORMATS, Curves, oracle_cache, save_figure, write_summary
 
 __all__ = [
     "reproduce",
@@ -363,16 +365,15 @@ def _write_index(path: Path, rows: list[tuple[str, float]], failed: list[Outcome
     summary and figure; then, without links, the ones that failed or never ran."""
     from .claims import claim, first_sentence
 
+    cells = [(f"[{name}]({name}/summary.md)",
+              cell(first_sentence(claim(name)) or "(no claim recorded)"), f"{seconds:.1f} s",
+              f"[{figure}]({name}/{figure})") for name, seconds in rows]
     lines = ["# Reproductions", "", run_line, "",
-             "| experiment | the paper's claim (first sentence) | runtime | figure |",
-             "|---|---|---|---|"]
-    for name, seconds in rows:
-        sentence = first_sentence(claim(name)) or "(no claim recorded)"
-        lines.append(f"| [{name}]({name}/summary.md) | {_cell(sentence)} | {seconds:.1f} s "
-                     f"| [{figure}]({name}/{figure}) |")
+             *md_table(["experiment", "the paper's claim (first sentence)", "runtime",
+                        "figure"], cells)]
     if failed:
         lines += ["", f"Failed (tracebacks in {LOG_NAME}):", ""]
-        lines += [f"- {f.name}: {_cell(f.error)}" for f in failed]
+        lines += [f"- {f.name}: {cell(f.error)}" for f in failed]
     if not_run:
         lines += ["", "Not run (the run was interrupted):", ""]
         lines += [f"- {n}" for n in not_run]
