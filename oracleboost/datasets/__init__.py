@@ -12,8 +12,8 @@
   MSLR-WEB10K.
 * :mod:`~oracleboost.datasets.planning` — synthetic maximum-margin-planning maps
   (:class:`GridWorlds`, :func:`make_terrain_worlds`, :func:`make_grid_worlds`,
-  :func:`grid_world_cost`) and the DAG planner that demonstrates paths on them
-  (``dag_shortest_paths``, also importable from :mod:`oracleboost.losses.planning`).
+  :func:`grid_world_cost`), whose paths are demonstrated with the planner of the
+  planning loss, :func:`oracleboost.losses.planning.dag_shortest_paths`.
 
 Every public name is re-exported here, so ``from oracleboost.datasets import ...`` works
 for all of them.

@@ -10,8 +10,9 @@ convex (a maximum of affine functions of f, negated minimum), piecewise linear, 
 and ≥ 0.  Paths live on a DAG (see :class:`oracleboost.datasets.GridWorlds`: left to
 right, one cell per column, moves up-right / right / down-right), so dynamic programming
 finds the exact minimiser for costs of any sign and no positivity constraint (which
-would break convexity) is needed.  The planner, :func:`dag_shortest_paths`, lives in
-:mod:`oracleboost.datasets.planning` beside the worlds it plans on and is re-exported here.
+would break convexity) is needed.  The planner, :func:`dag_shortest_paths`, is here,
+with the loss that plans with it; :mod:`oracleboost.datasets.planning` demonstrates paths
+on its worlds with it (the losses' room imports no data module).
 
 Function space (P10 of the implementer's note): P̂ is uniform over **all** N states of the
 training maps, ``<a, b> = (1/N) Σ_n a_n b_n``, so the L2(P̂) subgradient is
@@ -32,7 +33,6 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_finite_array, check_sample_weight
-from ..datasets.planning import dag_shortest_paths  # lives beside the worlds
 from .base import Loss
 
 __all__ = ["dag_shortest_paths", "PlanningLoss", "planning_test_loss"]
@@ -178,3 +178,88 @@ def planning_test_loss(worlds, raw, augmentation: float = 1.0) -> float:
     """R[f] on (held-out) ``worlds`` for costs ``raw`` on their states."""
     loss = PlanningLoss(worlds, augmentation)
     return loss(None, raw)
+
+
+# -- the planner (loss-augmented inference: the max over paths) ----------------------------
+
+# Row offsets of the predecessor, in tie-breaking order (straight first, then from above).
+_OFFSETS = np.array([0, -1, 1], dtype=np.int64)
+
+
+def _endpoint_mask(rows, M: int, H: int, name: str) -> np.ndarray | None:
+    if rows is None:
+        return None
+    rows = np.asarray(rows)
+    if rows.shape != (M,) or not np.issubdtype(rows.dtype, np.integer):
+        raise ValueError(f"{name} must be None or {M} integer rows; got {rows!r}")
+    if rows.min() < 0 or rows.max() >= H:
+        raise ValueError(f"{name} must lie in [0, {H}); got {rows}")
+    mask = np.zeros((M, H), dtype=bool)
+    mask[np.arange(M), rows] = True
+    return mask
+
+
+def dag_shortest_paths(cost, start_rows=None, goal_rows=None) -> tuple[np.ndarray, np.ndarray]:
+    """Cheapest left-to-right path on each grid, exact for costs of any sign.
+
+    A path visits one cell per column, moving from row r in column c to row r − 1, r or
+    r + 1 in column c + 1; its cost is the sum of its cells' costs.  Dynamic programming
+    over columns, vectorised over maps and rows (a Python loop over the W columns only).
+    Ties go to the straight move, then to the predecessor above, then below; among
+    equally cheap end cells, to the lowest row.
+
+    Parameters
+    ----------
+    cost : array-like of shape (n_maps, H, W) or (H, W)
+    start_rows, goal_rows : array-like of int, shape (n_maps,), or None
+        Fixed row in column 0 / column W − 1 of each map; None leaves it free.
+
+    Returns
+    -------
+    paths : ndarray of int64, shape (n_maps, W) (or (W,) for a 2-D ``cost``)
+        The row of the path in each column.
+    values : ndarray of float64, shape (n_maps,) (or a float)
+        ``cost`` summed along each path (``cost[i, paths[i], arange(W)].sum()``).
+
+    Raises
+    ------
+    ValueError
+        When a fixed goal is unreachable from the fixed start (|Δrow| > W − 1).
+    """
+    cost = np.asarray(cost, dtype=np.float64)
+    single = cost.ndim == 2
+    if single:
+        cost = cost[None]
+    cost = check_finite_array(cost, "cost", ndim=(3,))
+    M, H, W = cost.shape
+    if H < 1 or W < 1 or M < 1:
+        raise ValueError(f"cost must be non-empty; got shape {cost.shape}")
+    start = _endpoint_mask(start_rows, M, H, "start_rows")
+    goal = _endpoint_mask(goal_rows, M, H, "goal_rows")
+
+    value = cost[:, :, 0].copy()
+    if start is not None:
+        value[~start] = np.inf
+    back = np.zeros((M, H, W), dtype=np.int64)  # predecessor offset per (map, row, column)
+    padded = np.full((M, H + 2), np.inf)
+    for c in range(1, W):
+        padded[:, 1:-1] = value
+        # candidates[k, i, r] = best value of (map i, row r + _OFFSETS[k]) in column c − 1
+        candidates = np.stack([padded[:, 1:-1], padded[:, :-2], padded[:, 2:]])
+        k = np.argmin(candidates, axis=0)
+        back[:, :, c] = _OFFSETS[k]
+        value = np.take_along_axis(candidates, k[None], axis=0)[0] + cost[:, :, c]
+    if goal is not None:
+        value = np.where(goal, value, np.inf)
+    if not np.all(np.isfinite(value.min(axis=1))):
+        raise ValueError("a goal row is unreachable from its start row (|Δrow| > W − 1)")
+
+    maps = np.arange(M)
+    paths = np.empty((M, W), dtype=np.int64)
+    paths[:, -1] = np.argmin(value, axis=1)
+    for c in range(W - 1, 0, -1):
+        paths[:, c - 1] = paths[:, c] + back[maps, paths[:, c], c]
+    values = cost[maps[:, None], paths, np.arange(W)[None, :]].sum(axis=1)
+    if single:
+        return paths[0], float(values[0])
+    return paths, values
