@@ -95,6 +95,7 @@ class Config:
     queries: int = 5  # LightGBMOracle queries per repeat (their median)
     accel_steps: int = 200  # steps of the accelerated row
     rounds_predict: int = 5000  # stumps of the predict_* rows' model (and LightGBM's trees)
+    rounds_flat: int = 20_000  # flat_rounds_*: rounds on 2,000 × 20 (last vs first 5%)
     quick: bool = False
 
     @property
@@ -117,7 +118,8 @@ class Config:
 FULL = Config()
 QUICK = Config(
     repeats=2, scale=50, rounds=20, rounds_1m=10, rounds_sklearn=10, rounds_memory=20,
-    rounds_lgb_tree=5, queries=3, accel_steps=50, rounds_predict=100, quick=True,
+    rounds_lgb_tree=5, queries=3, accel_steps=50, rounds_predict=100, rounds_flat=2000,
+    quick=True,
 )
 
 
@@ -688,6 +690,48 @@ def median_seconds(fn: Callable[[], object], calls: int) -> float:
     return statistics.median(timed(fn)[0] for _ in range(calls))
 
 
+def row_flat_rounds(cfg: Config, booster: str) -> dict:
+    """Does a round cost the same at round 20,000 as at round 1?  The last 5% of the
+    rounds' recorded time against the first 5% (target 1.15), and the whole ``fit``'s wall
+    time against the rounds' recorded time (target 1.3: nothing outside the rounds grows
+    with them).  2,000 × 20 rows, stumps on one thread; no external anchor."""
+    from oracleboost.boosters import BOOSTERS
+    from oracleboost.oracles import StumpOracle
+
+    X, y = classification(2_000, 20)
+    rounds = cfg.rounds_flat
+    target = X[:, 0] + np.sin(X[:, 1]) if BOOSTERS[booster].task == "regression" else y
+    shrink = {"learning_rate": 0.01 if BOOSTERS[booster].task == "regression" else 0.1}
+    part = max(1, rounds // 20)
+
+    def run():
+        model = BOOSTERS[booster].make(StumpOracle(n_jobs=1), n_estimators=rounds, **shrink)
+        wall, _ = timed(lambda: model.fit(X, target))
+        t = model.history_["time"]
+        if len(t) < rounds:
+            raise RuntimeError(f"{booster} stopped after {len(t)} of {rounds} rounds "
+                               f"({model.stop_reason_})")
+        return float(t[-part:].sum()), {"first": float(t[:part].sum()),
+                                        "wall_over_recorded": wall / float(t.sum())}
+
+    trials = []
+    for _ in range(cfg.repeats):
+        last, extra = run()
+        trials.append((last, extra["first"], extra))
+    wall = median_of(trials, "wall_over_recorded")
+    ratio = statistics.median(t[0] / t[1] for t in trials)
+    return result(
+        f"flat_rounds_{booster}", trials, unit="ms",
+        anchor_command=(f"the first {part:,} rounds of the same fit (its last {part:,} are "
+                        "ours)"),
+        target=1.15, target_text="≤ 1.15; fit wall ≤ 1.3 × recorded",
+        met=ratio <= 1.15 and wall <= 1.3, wall_ratio=wall,
+        notes=(f"2,000 × 20, {rounds:,} rounds, {BOOSTERS[booster]!r} on "
+               f"StumpOracle(n_jobs=1), {shrink}; wall ratio column: fit wall time / the "
+               "rounds' recorded time"),
+    )
+
+
 def lgb_predict_command(threads: int, cfg: Config) -> str:
     return (f"booster.predict(X, raw_score=True, num_threads={threads}), booster = "
             f"lightgbm.train({lgb_params('regression', 2, learning_rate=0.01)}, dataset, "
@@ -874,6 +918,12 @@ ROWS: dict[str, Callable[[Config], dict]] = {
     "predict_100k_2t": functools.partial(row_predict, size="100k", threads=2),
     "model_predict_2k": functools.partial(row_model_predict, size="2k"),
     "model_predict_100k": functools.partial(row_model_predict, size="100k"),
+    "flat_rounds_adaboost": functools.partial(row_flat_rounds, booster="adaboost"),
+    "flat_rounds_logistic-wolfe": functools.partial(row_flat_rounds,
+                                                    booster="logistic-wolfe"),
+    "flat_rounds_maboost": functools.partial(row_flat_rounds, booster="maboost"),
+    "flat_rounds_gradient-regression": functools.partial(row_flat_rounds,
+                                                         booster="gradient-regression"),
     "accelerated": row_accelerated,
     "compile_time": row_compile_time,
 }
