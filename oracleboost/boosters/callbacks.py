@@ -4,11 +4,20 @@
 scikit-learn's own iterative estimators (``LogisticRegression`` shows the pattern): a
 fit is one task whose subtasks are its rounds, each begun before the round and ended
 after it is committed; a callback whose ``on_fit_task_end`` returns True stops the fit
-after that round (``stop_reason_ = "callback"``, resumable by ``warm_start``).  A
-meta-estimator (``GridSearchCV``, ``Pipeline``) propagates its callbacks into the
-boosters it fits, and their task trees join its own.  The ``fitted_estimator`` a
-callback may ask for is a shallow copy of the booster holding a copy of the model as it
-is after the round (built only when asked).
+after that round (``stop_reason_ = "callback"``, resumable by ``warm_start``); a round
+that adds nothing to the model (the booster stopped) ends as an empty task, with no
+data to score.  A meta-estimator (``GridSearchCV``, ``Pipeline``) propagates its
+callbacks into the boosters it fits, and their task trees join its own.
+
+What the hooks get (scikit-learn's ``FitCallback`` protocol): ``X`` and ``y`` as given
+to ``fit`` (the training part when early stopping holds rows out), ``metadata`` the
+per-row arguments a scorer can take (``BaseBooster._callback_metadata``:
+``sample_weight``; the ranker's ``qid``, so a ``ScoringMonitor`` on a ranker needs a
+scorer that takes it), and ``fitted_estimator``, a shallow copy of the booster holding
+copies of the model and history as they stand (``BaseBooster._fitted_attributes``),
+built only when a callback asks for it.  Building it costs O(rounds so far), so a
+callback that asks every round (``ScoringMonitor``) makes a fit O(rounds²); its own
+scoring, which predicts the whole model every round, is quadratic anyway.
 
 With scikit-learn < 1.9 there is no callback module: :class:`CallbackSupport` adds
 nothing and no monitor is made; the boosters fit as they always did.
@@ -85,6 +94,12 @@ class SklearnCallbacks(Monitor):
 
     def after(self, run: Run, records, stop):
         ctx, self.round_ctx = self.round_ctx, None
+        if not records:
+            # The round added nothing (the booster stopped: zero edge, …): an empty task,
+            # as LogisticRegression ends its left-over L-BFGS iteration, so that no
+            # callback scores a round that history_ does not have.
+            ctx.call_on_fit_task_end(estimator=run.booster)
+            return None
         wants_stop = ctx.call_on_fit_task_end(
             estimator=run.booster, **self.data,
             reconstruction_attributes=lambda: self._fitted(run))
