@@ -59,18 +59,27 @@ else:  # pragma: no cover - depends on the installed scikit-learn
 
 
 def callback_monitors(booster) -> list[Monitor]:
-    """The callback monitor of this fit: when callbacks are set on the booster or a
-    meta-estimator has attached its context to it; otherwise none (a fit without
-    callbacks pays nothing per round)."""
-    if not HAS_CALLBACKS:
-        return []
-    if getattr(booster, "_skl_callbacks", None) or hasattr(booster, "_parent_callback_ctx"):
+    """The callback monitor of this fit when the booster has callbacks (its own, or a
+    meta-estimator's propagated to it by ``set_callbacks``); otherwise none, and a fit
+    without callbacks pays nothing per round.
+
+    A meta-estimator hands every sub-estimator its context (``_parent_callback_ctx``),
+    callbacks or not; but a booster's tasks call only the booster's own callbacks, so
+    without any nothing would hear them (scikit-learn's ``LogisticRegression`` likewise
+    makes its per-iteration tasks only when ``_skl_callbacks`` is set)."""
+    if HAS_CALLBACKS and getattr(booster, "_skl_callbacks", None):
         return [SklearnCallbacks()]
     return []
 
 
 class SklearnCallbacks(Monitor):
-    """The fit's task and one subtask per round, for scikit-learn's callbacks."""
+    """The fit's task and one subtask per round, for scikit-learn's callbacks.
+
+    ``start`` sets the callbacks up and begins the fit's task (scikit-learn's
+    ``_init_callback_context``, ``call_on_fit_task_begin``), ``before`` and ``after``
+    begin and end a round's subtask (``subcontext``), ``finish`` ends the fit's task;
+    ``sklearn.base._fit_context`` tears the callbacks down after ``fit``, failed or not.
+    """
 
     def start(self, run: Run) -> None:
         booster = run.booster
