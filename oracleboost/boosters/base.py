@@ -230,6 +230,12 @@ class BaseBooster(CallbackSupport, BaseEstimator):
     _eval_row_arg = "sample_weight"
     #: The per-row argument whose groups a held-out split keeps whole (the ranker's qid).
     _split_groups_arg: str | None = None
+    #: The per-row arguments of ``fit`` that scikit-learn's callbacks get as ``metadata``
+    #: (as ``LogisticRegression`` gives ``sample_weight``).  ``ScoringMonitor`` passes
+    #: them on to its scorer: scikit-learn's scorers take ``sample_weight``, a ranking
+    #: score needs the ranker's ``qid``.  The others (``MirrorBoostingClassifier``'s
+    #: ``sample_group``) only shape the training and would fail every scorer.
+    _callback_metadata: tuple[str, ...] = ("sample_weight", "qid")
 
     # -- fitted model ------------------------------------------------------------------
     @property
@@ -365,7 +371,7 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                 problem = self._setup(X, y, *rows)
                 evals = self._eval_sets(problem, eval_set, eval_rows, held)
                 metadata = {k: v for k, v in zip(self._row_args, rows, strict=True)
-                            if v is not None}
+                            if v is not None and k in self._callback_metadata}
                 self._boost(problem, evals, {"X": X, "y": y, "metadata": metadata or None})
             except BaseException:
                 # scikit-learn's callback bookkeeping stays: _fit_context tears the

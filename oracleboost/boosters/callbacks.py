@@ -4,11 +4,20 @@
 scikit-learn's own iterative estimators (``LogisticRegression`` shows the pattern): a
 fit is one task whose subtasks are its rounds, each begun before the round and ended
 after it is committed; a callback whose ``on_fit_task_end`` returns True stops the fit
-after that round (``stop_reason_ = "callback"``, resumable by ``warm_start``).  A
-meta-estimator (``GridSearchCV``, ``Pipeline``) propagates its callbacks into the
-boosters it fits, and their task trees join its own.  The ``fitted_estimator`` a
-callback may ask for is a shallow copy of the booster holding a copy of the model as it
-is after the round (built only when asked).
+after that round (``stop_reason_ = "callback"``, resumable by ``warm_start``); a round
+that adds nothing to the model (the booster stopped) ends as an empty task, with no
+data to score.  A meta-estimator (``GridSearchCV``, ``Pipeline``) propagates its
+callbacks into the boosters it fits, and their task trees join its own.
+
+What the hooks get (scikit-learn's ``FitCallback`` protocol): ``X`` and ``y`` as given
+to ``fit`` (the training part when early stopping holds rows out), ``metadata`` the
+per-row arguments a scorer can take (``BaseBooster._callback_metadata``:
+``sample_weight``; the ranker's ``qid``, so a ``ScoringMonitor`` on a ranker needs a
+scorer that takes it), and ``fitted_estimator``, a shallow copy of the booster holding
+copies of the model and history as they stand (``BaseBooster._fitted_attributes``),
+built only when a callback asks for it.  Building it costs O(rounds so far), so a
+callback that asks every round (``ScoringMonitor``) makes a fit O(rounds²); its own
+scoring, which predicts the whole model every round, is quadratic anyway.
 
 With scikit-learn < 1.9 there is no callback module: :class:`CallbackSupport` adds
 nothing and no monitor is made; the boosters fit as they always did.
@@ -50,18 +59,27 @@ else:  # pragma: no cover - depends on the installed scikit-learn
 
 
 def callback_monitors(booster) -> list[Monitor]:
-    """The callback monitor of this fit: when callbacks are set on the booster or a
-    meta-estimator has attached its context to it; otherwise none (a fit without
-    callbacks pays nothing per round)."""
-    if not HAS_CALLBACKS:
-        return []
-    if getattr(booster, "_skl_callbacks", None) or hasattr(booster, "_parent_callback_ctx"):
+    """The callback monitor of this fit when the booster has callbacks (its own, or a
+    meta-estimator's propagated to it by ``set_callbacks``); otherwise none, and a fit
+    without callbacks pays nothing per round.
+
+    A meta-estimator hands every sub-estimator its context (``_parent_callback_ctx``),
+    callbacks or not; but a booster's tasks call only the booster's own callbacks, so
+    without any nothing would hear them (scikit-learn's ``LogisticRegression`` likewise
+    makes its per-iteration tasks only when ``_skl_callbacks`` is set)."""
+    if HAS_CALLBACKS and getattr(booster, "_skl_callbacks", None):
         return [SklearnCallbacks()]
     return []
 
 
 class SklearnCallbacks(Monitor):
-    """The fit's task and one subtask per round, for scikit-learn's callbacks."""
+    """The fit's task and one subtask per round, for scikit-learn's callbacks.
+
+    ``start`` sets the callbacks up and begins the fit's task (scikit-learn's
+    ``_init_callback_context``, ``call_on_fit_task_begin``), ``before`` and ``after``
+    begin and end a round's subtask (``subcontext``), ``finish`` ends the fit's task;
+    ``sklearn.base._fit_context`` tears the callbacks down after ``fit``, failed or not.
+    """
 
     def start(self, run: Run) -> None:
         booster = run.booster
@@ -85,6 +103,12 @@ class SklearnCallbacks(Monitor):
 
     def after(self, run: Run, records, stop):
         ctx, self.round_ctx = self.round_ctx, None
+        if not records:
+            # The round added nothing (the booster stopped: zero edge, …): an empty task,
+            # as LogisticRegression ends its left-over L-BFGS iteration, so that no
+            # callback scores a round that history_ does not have.
+            ctx.call_on_fit_task_end(estimator=run.booster)
+            return None
         wants_stop = ctx.call_on_fit_task_end(
             estimator=run.booster, **self.data,
             reconstruction_attributes=lambda: self._fitted(run))

@@ -23,7 +23,9 @@ is committed (a reason discards the round),
 ``decorate(run, records)`` to add entries to the round's records before they enter the
 history, ``after(run, records, stop)`` once the round is committed (a reason stops the
 fit; ``stop`` is the reason already given, if any), and ``finish(run)`` after the
-last round.  Each hook costs O(1) in the number of rounds run so far.
+last round.  Each hook costs O(1) in the number of rounds run so far, except where a
+scikit-learn callback asks for a ``fitted_estimator`` (a copy of the model: see
+:mod:`.callbacks`).
 """
 
 from __future__ import annotations
