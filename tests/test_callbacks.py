@@ -536,3 +536,47 @@ def test_the_boosters_fit_where_sklearn_callback_is_hidden():
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["fitted", str(len(BOOSTERS))]
+
+
+def test_a_refused_concurrent_fit_leaves_the_running_fit_s_callbacks_alone():
+    """The second fit of one estimator is refused before scikit-learn's ``_fit_context``
+    runs, so it tears down nothing of the first fit's callbacks (it did: the running fit
+    lost its callback context mid-fit and a ProgressBar failed with a KeyError)."""
+    import threading
+
+    X, y, _ = _data("binary")
+    started, release = threading.Event(), threading.Event()
+
+    class Gate(StumpOracle):
+        def bind(self, X):
+            bound = super().bind(X)
+            answer = bound._correlate
+
+            def gated(r, random_state):
+                if not started.is_set():
+                    started.set()
+                    assert release.wait(30)
+                return answer(r, random_state)
+
+            bound._correlate = gated
+            return bound
+
+    recorder = Recorder()
+    est = BOOSTERS["adaboost"].make(Gate(), n_estimators=ROUNDS, random_state=0)
+    est.set_callbacks(recorder)
+    failure = []
+    thread = threading.Thread(target=lambda: failure.append(None) if est.fit(X, y) is None
+                              else None)
+    thread.start()
+    try:
+        assert started.wait(30)
+        with pytest.raises(RuntimeError, match="already being fitted in another thread"):
+            est.fit(X, y)
+        assert recorder.hooks("teardown") == []  # the running fit keeps its callbacks
+    finally:
+        release.set()
+        thread.join(60)
+    assert not failure and est.n_estimators_ == ROUNDS
+    assert len(recorder.hooks("setup")) == len(recorder.hooks("teardown")) == 1
+    assert len(recorder.hooks("end", "round")) == ROUNDS
+    assert _no_callback_state_left(est)

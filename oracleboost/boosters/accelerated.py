@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
-from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.base import ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -54,7 +54,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._numerics import logsumexp
 from ..losses import MarginLoss, get_loss
 from ..oracles.base import Hypothesis, OracleCapabilityError
-from .base import BaseBooster, data_signature, loss_constraint
+from .base import BaseBooster, data_signature, fit_context, loss_constraint
 from .classifier import (
     ScoreClassifierMixin,
     classification_data,
@@ -356,7 +356,7 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         self.validation_tol = validation_tol
 
     # -- fit ------------------------------------------------------------------------------
-    @_fit_context(prefer_skip_nested_validation=False)
+    @fit_context
     def fit(self, X, y, sample_weight=None, *, eval_set=None, eval_sample_weight=None):
         """Run up to ``n_estimators`` steps.
 

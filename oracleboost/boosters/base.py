@@ -28,14 +28,15 @@ initial state (``_initial_state``) and one round (``_round``), which asks the or
 from __future__ import annotations
 
 import copy
+import functools
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, is_classifier
+from sklearn.base import BaseEstimator, _fit_context, is_classifier
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
@@ -53,12 +54,12 @@ from .monitors import Divergence, EarlyStopping, EvalCurves, NonFiniteLoss, Prog
 from .rounds import Problem, RoundResult, StopReason
 from .validation import EvalSet, held_out_split
 
-__all__ = ["BaseBooster", "ScoreRegressorMixin", "validate_input", "data_signature",
-           "loss_constraint"]
+__all__ = ["BaseBooster", "ScoreRegressorMixin", "fit_context", "validate_input",
+           "data_signature", "loss_constraint"]
 
 
-#: The ids of the estimators whose ``fit`` is running (in any thread), and its lock.
-_FITTING: set[int] = set()
+#: The estimators whose ``fit`` is running: id → the thread running it; and its lock.
+_FITTING: dict[int, int] = {}
 _FITTING_LOCK = threading.Lock()
 
 
@@ -73,22 +74,41 @@ def _one_fit_at_a_time(estimator):
     can at least refuse.  The running fits are kept in a registry keyed by the
     estimator's id, not on the estimator: a lock is not picklable, and ``clone``,
     ``get_params`` and pickling see the estimator as it is.  Non-blocking: the second
-    fit fails at once, before it changes anything.
+    fit fails at once, before it changes anything.  Re-entrant within the thread that
+    holds it (:func:`fit_context` takes it around scikit-learn's ``_fit_context``, and
+    ``_fit_rounds`` again, for boosters whose ``fit`` is not decorated).
     """
-    key = id(estimator)
+    key, me = id(estimator), threading.get_ident()
     with _FITTING_LOCK:
-        if key in _FITTING:
+        holder = _FITTING.get(key)
+        if holder is not None and holder != me:
             raise RuntimeError(
                 f"{type(estimator).__name__} (id {key:#x}) is already being fitted in another "
                 "thread; one estimator runs one fit at a time. Fit a clone in each thread "
                 "(sklearn.base.clone(estimator))"
             )
-        _FITTING.add(key)
+        _FITTING[key] = me
     try:
         yield
     finally:
-        with _FITTING_LOCK:
-            _FITTING.discard(key)
+        if holder is None:  # the outermost holder releases
+            with _FITTING_LOCK:
+                _FITTING.pop(key, None)
+
+
+def fit_context(fit: Callable) -> Callable:
+    """The decorator of every booster's ``fit``: one fit at a time per estimator, then
+    scikit-learn's ``_fit_context`` (parameter validation; callbacks set up before and
+    torn down after).  The refusal of a concurrent fit comes first, so it touches
+    nothing of the running fit, its callbacks included."""
+    inner = _fit_context(prefer_skip_nested_validation=False)(fit)
+
+    @functools.wraps(fit)
+    def wrapper(estimator, *args, **kwargs):
+        with _one_fit_at_a_time(estimator):
+            return inner(estimator, *args, **kwargs)
+
+    return wrapper
 
 
 def validate_input(estimator, X, y="no_validation", *, y_numeric: bool = False, reset=True):

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
-from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._numerics import logsumexp
 from ..losses import MarginLoss, get_loss
 from . import _column_kernels as column_kernels
-from .base import BaseBooster, data_signature, loss_constraint
+from .base import BaseBooster, data_signature, fit_context, loss_constraint
 from .classifier import ScoreClassifierMixin, SignedColumn, classification_data, margin_metrics
 from .rounds import BoostingWarning, Problem, RoundResult, StopReason, draw_seed, seed_generator
 from .steps import STEP_RULES, StepRule, StepState, get_step
@@ -184,7 +184,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         tags.classifier_tags.multi_class = False  # Telgarsky's analysis is binary
         return tags
 
-    @_fit_context(prefer_skip_nested_validation=False)
+    @fit_context
     def fit(self, X, y, sample_weight=None, *, eval_set=None, eval_sample_weight=None):
         """Boost for up to ``n_estimators`` rounds.
 

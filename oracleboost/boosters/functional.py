@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
-from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 
@@ -56,6 +56,7 @@ from .base import (
     BaseBooster,
     ScoreRegressorMixin,
     data_signature,
+    fit_context,
     loss_constraint,
     validate_input,
 )
@@ -142,7 +143,7 @@ class _FunctionalGradientBooster(BaseBooster):
         "init": [StrOptions({"auto"}), Real],
     }
 
-    @_fit_context(prefer_skip_nested_validation=False)
+    @fit_context
     def fit(self, X, y, sample_weight=None, *, eval_set=None, eval_sample_weight=None):
         """Boost with up to ``n_estimators`` weak learners.
 
@@ -720,7 +721,7 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
         self.validation_fraction = validation_fraction
         self.tol = tol
 
-    @_fit_context(prefer_skip_nested_validation=False)
+    @fit_context
     def fit(self, X, y, qid, *, eval_set=None, eval_qid=None):
         """Boost with up to ``n_estimators`` weak learners.
 

@@ -66,11 +66,11 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..oracles.base import Hypothesis
-from .base import BaseBooster, data_signature
+from .base import BaseBooster, data_signature, fit_context
 from .classifier import (
     ScoreClassifierMixin,
     SignedColumn,
@@ -272,7 +272,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         return tags
 
     # -- fit ----------------------------------------------------------------------------
-    @_fit_context(prefer_skip_nested_validation=False)
+    @fit_context
     def fit(self, X, y, sample_weight=None, sample_group=None, *, eval_set=None,
             eval_sample_weight=None):
         """Boost for up to ``n_estimators`` rounds.
