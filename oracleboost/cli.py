@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from typing import TextIO
 
 import numpy as np
 
@@ -42,7 +43,7 @@ __all__ = ["main", "demo", "reproduce", "resolve_names", "UnknownExperimentError
 EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
 
-def demo(n_rounds: int = 30, every: int = 3, out=sys.stdout) -> dict[str, np.ndarray]:
+def demo(n_rounds: int = 30, every: int = 3, out: TextIO = sys.stdout) -> dict[str, np.ndarray]:
     """Boost ±1 decision stumps with AdaBoost on scikit-learn's breast-cancer data.
 
     Prints the round-by-round empirical risk, edge γ_t, step α_t, ℓ1 margin and

@@ -65,12 +65,14 @@ Telgarsky, M. (2013). Margins, shrinkage, and boosting. ICML.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
+from ._typing import ArrayLike
 from ._validation import check_finite_array, check_sample_weight
 from .losses import MarginLoss, get_loss
 
@@ -281,7 +283,7 @@ class DualCertificate:
 # --------------------------------------------------------------------------------------
 
 
-def _check_matrix(M) -> np.ndarray:
+def _check_matrix(M: ArrayLike) -> np.ndarray:
     M = check_finite_array(M, "M", ndim=(2,))
     if M.shape[0] == 0 or M.shape[1] == 0:
         raise ValueError(f"M must have at least one row and one column; got shape {M.shape}")
@@ -335,7 +337,7 @@ def _unscale(lam: np.ndarray, nonzero: np.ndarray, shift: np.ndarray) -> np.ndar
 # --------------------------------------------------------------------------------------
 
 
-def max_margin(M) -> MaxMargin:
+def max_margin(M: ArrayLike) -> MaxMargin:
     """Maximum ℓ1 margin ``γ = max_{||λ||_1 ≤ 1} min_i (M λ)_i`` by LP (HiGHS).
 
     Telgarsky (2013, §1) writes the maximum over the sphere ``||λ||_1 = 1``; both agree
@@ -372,7 +374,7 @@ def max_margin(M) -> MaxMargin:
     return MaxMargin(gamma=float(np.min(M @ lam)), weights=lam)
 
 
-def weak_learning_rate(M) -> WeakLearningRate:
+def weak_learning_rate(M: ArrayLike) -> WeakLearningRate:
     """Weak-learning rate ``γ = min_{w ∈ Δ_m} ||M^T w||_∞`` by LP (Telgarsky 2012, Eq. 3).
 
     The dual of :func:`max_margin`.  γ is an edge (a correlation, ``1 − 2 ε_err`` for ±1
@@ -408,7 +410,7 @@ def weak_learning_rate(M) -> WeakLearningRate:
 # --------------------------------------------------------------------------------------
 
 
-def hard_core(M) -> HardCore:
+def hard_core(M: ArrayLike) -> HardCore:
     """The hard core ``H(A)`` (Telgarsky 2012, Def. 10) by one LP and its LP dual.
 
     * Support LP (support of ``Φ_A = Ker(M^T) ∩ R^m_+``): ``max Σ_i t_i`` s.t.
@@ -571,7 +573,9 @@ def _newton_core(U: np.ndarray, s: np.ndarray, loss: MarginLoss) -> np.ndarray:
     return mu
 
 
-def optimal_risk(M, loss, sample_weight=None) -> Optimum:
+def optimal_risk(
+    M: ArrayLike, loss: str | MarginLoss, sample_weight: ArrayLike | None = None
+) -> Optimum:
     """Optimal risk and dual optimum ``ψ_A^f`` (Telgarsky 2012, Thm 4 and Thm 17).
 
     By Thm 17, ``f̄_A = inf_λ f(A_+ λ)`` where ``A_+`` holds the hard-core rows, the
@@ -650,7 +654,7 @@ _COST_PER_ROW = 2048.0
 _COST_FIXED = 64.0 * 2**20
 
 
-def optimal_risk_cost(shape) -> float:
+def optimal_risk_cost(shape: Sequence[int]) -> float:
     """Estimated peak memory, in bytes, of :func:`optimal_risk` on an (m, n) matrix.
 
     A cheap, conservative, linear estimate for deciding whether to track a duality gap
@@ -692,7 +696,9 @@ def optimal_risk_cost(shape) -> float:
 # --------------------------------------------------------------------------------------
 
 
-def conjugate(loss, psi, sample_weight=None) -> float:
+def conjugate(
+    loss: str | MarginLoss, psi: ArrayLike, sample_weight: ArrayLike | None = None
+) -> float:
     """``f*(ψ) = Σ_i s_i g*(ψ_i / s_i)``, the conjugate of ``f(z) = Σ_i s_i g(z_i)``.
 
     A thin wrapper summing the loss's per-example
@@ -726,12 +732,15 @@ def conjugate(loss, psi, sample_weight=None) -> float:
     return float(np.sum(loss.conjugate(psi[pos], s[pos])))
 
 
-def _risk_sum(M, lam, loss, s) -> float:
+def _risk_sum(M: np.ndarray, lam: np.ndarray, loss: MarginLoss, s: np.ndarray) -> float:
     with np.errstate(over="ignore"):
         return float(s @ loss.phi(M @ lam))
 
 
-def bregman_gap(M, weights, loss, optimum: Optimum | None = None, sample_weight=None):
+def bregman_gap(
+    M: ArrayLike, weights: ArrayLike, loss: str | MarginLoss, optimum: Optimum | None = None,
+    sample_weight: ArrayLike | None = None,
+) -> BregmanGap:
     """Primal gap and the Bregman divergence it equals (Telgarsky 2012, Remark 5, Eq. 20).
 
     For every λ, with ``φ = ∇f(A λ)`` (``φ_i = s_i g'(z_i)``, ``z = −M λ``) and the dual
@@ -782,7 +791,8 @@ def bregman_gap(M, weights, loss, optimum: Optimum | None = None, sample_weight=
 
 
 def dual_feasible_certificate(
-    M, weights, loss, sample_weight=None, core: HardCore | None = None
+    M: ArrayLike, weights: ArrayLike, loss: str | MarginLoss,
+    sample_weight: ArrayLike | None = None, core: HardCore | None = None,
 ) -> DualCertificate:
     """A dual-feasible point near the dual iterate, and the gap bound it certifies.
 
@@ -885,7 +895,7 @@ class L2MaxMargin:
     support: np.ndarray
 
 
-def max_margin_l2(X, y) -> L2MaxMargin:
+def max_margin_l2(X: ArrayLike, y: ArrayLike) -> L2MaxMargin:
     """The ℓ2 max margin by its dual, ``min_{q ∈ Δ} ‖Zᵀq‖₂`` (a QP; not an LP, and not
     an SVM with an intercept).
 

@@ -71,14 +71,19 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
 from ._files import atomic_path, writable_folder
 from ._markdown import table as md_table
+from ._typing import ArrayLike
+
+if TYPE_CHECKING:  # scikit-learn is imported where it is used, not with this module
+    from sklearn.base import BaseEstimator
 
 __all__ = [
     "BACKENDS",
@@ -120,21 +125,21 @@ class GridArgumentError(ValueError):
 
 
 # -- data sets (built in: nothing from the network) --------------------------------------
-def load_breast_cancer_data():
+def load_breast_cancer_data() -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's breast-cancer data: 569 × 30, malignant (0) against benign (1)."""
     from sklearn.datasets import load_breast_cancer
 
     return load_breast_cancer(return_X_y=True)
 
 
-def load_digits_0v1():
+def load_digits_0v1() -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's digits 0 against 1: 360 × 64 pixels (separable)."""
     from sklearn.datasets import load_digits
 
     return load_digits(n_class=2, return_X_y=True)
 
 
-def load_digits_3v5():
+def load_digits_3v5() -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's digits 3 (label 0) against 5 (label 1): 365 × 64 pixels."""
     from sklearn.datasets import load_digits
 
@@ -143,7 +148,7 @@ def load_digits_3v5():
     return X[keep], (y[keep] == 5).astype(int)
 
 
-def load_hastie():
+def load_hastie() -> tuple[np.ndarray, np.ndarray]:
     """Hastie et al.'s 10-dimensional Gaussian problem (ESL eq. 10.2), 1,000 rows drawn
     once with ``random_state=0`` (the same data for every seed; the seed splits it)."""
     from sklearn.datasets import make_hastie_10_2
@@ -183,7 +188,7 @@ def default_boosters(n_estimators: int = 200) -> dict:
 
 
 # -- one cell ---------------------------------------------------------------------------
-def _make_estimator(spec, seed: int):
+def _make_estimator(spec: BaseEstimator | Callable[[], BaseEstimator], seed: int) -> BaseEstimator:
     """An unfitted estimator from ``spec`` with ``random_state=seed``."""
     if not isinstance(spec, type) and hasattr(spec, "get_params"):
         from sklearn.base import clone
@@ -198,15 +203,22 @@ def _make_estimator(spec, seed: int):
     return estimator
 
 
-def _last(history: Mapping, key: str) -> float:
+def _last(history: Mapping | None, key: str) -> float:
     values = history.get(key) if history is not None else None
     if values is None or len(values) == 0:
         return math.nan
     return float(np.asarray(values)[-1])
 
 
-def run_cell(booster_name: str, booster, dataset_name: str, loader, seed: int,
-             test_size: float = _TEST_SIZE, threads: int | None = 1) -> dict:
+def run_cell(
+    booster_name: str,
+    booster: BaseEstimator | Callable[[], BaseEstimator],
+    dataset_name: str,
+    loader: Callable[[], tuple[ArrayLike, ArrayLike]],
+    seed: int,
+    test_size: float = _TEST_SIZE,
+    threads: int | None = 1,
+) -> dict:
     """Fit one booster on one data set split by one seed; return its grid row.
 
     Parameters
@@ -406,7 +418,7 @@ def _dask_client(scheduler: str | None, n_jobs: int | None, timeout: float = 10.
 
 def parallel_map(fn: Callable, tasks: Iterable[tuple], *, n_jobs: int | None = None,
                  backend: str | None = None, scheduler: str | None = None,
-                 timeout: float = 10.0) -> Iterator:
+                 timeout: float = 10.0) -> Generator[Any, None, None]:
     """``fn(*task)`` for every task through ``joblib.Parallel``, yielded in task order.
 
     The arguments are checked (and dask imported) when this is called; the work runs
@@ -584,7 +596,9 @@ def grid_markdown(rows: Sequence[Mapping], title: str = "Experiment grid",
     return "\n".join(parts) + "\n"
 
 
-def write_grid(rows: Sequence[Mapping], out_dir, notes: str = "") -> tuple[Path, Path]:
+def write_grid(
+    rows: Sequence[Mapping], out_dir: str | os.PathLike, notes: str = ""
+) -> tuple[Path, Path]:
     """Write ``out_dir/grid.csv`` (one line per cell, columns :data:`FIELDS`, floats
     written exactly) and ``out_dir/grid.md`` (:func:`grid_markdown`); return the paths."""
     out_dir = Path(out_dir)
@@ -618,13 +632,13 @@ def grid_command(
     *,
     quick: bool = False,
     rounds: int | None = None,
-    out_dir="results/grid",
+    out_dir: str | os.PathLike = "results/grid",
     n_jobs: int | None = None,
     backend: str | None = None,
     scheduler: str | None = None,
     timeout: float = 10.0,
-    out=None,
-    err=None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
     verbosity: int = 1,
 ) -> list[dict]:
     """What ``oracleboost grid`` does: run the default grid (or the named part of it),

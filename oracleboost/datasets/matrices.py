@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._typing import ArrayLike, RandomStateLike
 from .._validation import check_finite_array
 from ._common import _check_size
 
@@ -85,7 +86,7 @@ def schapire_matrix() -> np.ndarray:
     return np.array([[1.0, -1.0], [-1.0, 1.0], [1.0, 1.0]])
 
 
-def matrix_problem(M) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def matrix_problem(M: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Turn a margin matrix into a classification problem over a fixed hypothesis matrix.
 
     Parameters
@@ -116,7 +117,7 @@ def matrix_problem(M) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return X, y, y[:, None] * M
 
 
-def _signed_rows(rng, k: int, n: int, u: np.ndarray) -> np.ndarray:
+def _signed_rows(rng: np.random.RandomState, k: int, n: int, u: np.ndarray) -> np.ndarray:
     """``k`` rows from U[−1, 1]^n with ``a · u ≥ _MIN_MARGIN ||u||_2`` (sign-flipped, redrawn)."""
     rows = np.empty((k, n))
     unit = u / np.linalg.norm(u)
@@ -130,7 +131,7 @@ def _signed_rows(rng, k: int, n: int, u: np.ndarray) -> np.ndarray:
     return rows
 
 
-def _kernel_rows(rng, k: int, n: int) -> np.ndarray:
+def _kernel_rows(rng: np.random.RandomState, k: int, n: int) -> np.ndarray:
     """``k`` rows with ``ψ_0^T B = 0`` for a strictly positive ψ_0 (all of them in the core)."""
     psi0 = rng.uniform(0.5, 1.5, size=k)
     B = rng.uniform(-1.0, 1.0, size=(k, n))
@@ -142,7 +143,9 @@ def _scale(M: np.ndarray) -> np.ndarray:
     return M / top if top > 0 else M
 
 
-def separable_matrix(m: int, n: int, random_state=0) -> tuple[np.ndarray, np.ndarray]:
+def separable_matrix(
+    m: int, n: int, random_state: RandomStateLike = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """A weakly learnable instance: empty hard core, γ > 0.
 
     Rows drawn from U[−1, 1]^n and sign-flipped so that ``M λ* > 0`` for a Gaussian λ*
@@ -167,7 +170,9 @@ def separable_matrix(m: int, n: int, random_state=0) -> tuple[np.ndarray, np.nda
     return _scale(_signed_rows(rng, m, n, lam)), np.zeros(m, dtype=bool)
 
 
-def attainable_matrix(m: int, n: int, random_state=0) -> tuple[np.ndarray, np.ndarray]:
+def attainable_matrix(
+    m: int, n: int, random_state: RandomStateLike = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """An attainable instance: every row in the hard core.
 
     ``M = B − ψ_0 (ψ_0^T B)/||ψ_0||²`` for ``B ~ U[−1, 1]^{m×n}`` and a strictly positive
@@ -191,7 +196,7 @@ def attainable_matrix(m: int, n: int, random_state=0) -> tuple[np.ndarray, np.nd
 
 
 def mixed_matrix(
-    m0: int, m_plus: int, n: int, random_state=0
+    m0: int, m_plus: int, n: int, random_state: RandomStateLike = 0
 ) -> tuple[np.ndarray, np.ndarray]:
     """A mixed instance whose hard core is ``m_plus`` known rows.
 

@@ -22,6 +22,7 @@ import numpy as np
 from scipy.ndimage import gaussian_filter
 from sklearn.utils import check_random_state
 
+from .._typing import ArrayLike, RandomStateLike
 from .._validation import check_finite_array
 from ..losses.planning import dag_shortest_paths  # the planner the loss plans with
 from ._common import _check_size
@@ -81,7 +82,7 @@ class GridWorlds:
     start_rows: np.ndarray | None = None
     goal_rows: np.ndarray | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         H, W = self.shape
         M = self.paths.shape[0] if self.paths.ndim == 2 else -1
         n = M * H * W
@@ -117,14 +118,14 @@ class GridWorlds:
     def n_features(self) -> int:
         return int(self.X.shape[1])
 
-    def path_states(self, paths=None) -> np.ndarray:
+    def path_states(self, paths: ArrayLike | None = None) -> np.ndarray:
         """Row indices into ``X`` of the cells of one path per map, shape (n_maps, W)."""
         H, W = self.shape
         paths = self.paths if paths is None else np.asarray(paths)
         maps = np.arange(self.n_maps)[:, None]
         return maps * (H * W) + paths * W + np.arange(W)[None, :]
 
-    def select(self, maps) -> GridWorlds:
+    def select(self, maps: ArrayLike) -> GridWorlds:
         """The worlds restricted to the given map indices (e.g. for a train/test split)."""
         maps = np.asarray(maps, dtype=np.int64).ravel()
         if maps.size == 0 or maps.min() < 0 or maps.max() >= self.n_maps:
@@ -150,7 +151,7 @@ class GridWorlds:
         )
 
 
-def grid_world_cost(X, cost_seed: int = 0) -> np.ndarray:
+def grid_world_cost(X: ArrayLike, cost_seed: int = 0) -> np.ndarray:
     """The hidden cost of :func:`make_grid_worlds`: a positive function of the features.
 
     ``c(x) = 0.1 + softplus(θ·x) + ¼ x_0²`` with ``θ ~ N(0, (2.25/p) I_p)`` drawn from
@@ -177,7 +178,7 @@ def make_grid_worlds(
     n_maps: int = 10,
     size: int = 16,
     n_features: int = 6,
-    random_state=None,
+    random_state: RandomStateLike = None,
     *,
     cost_seed: int = 0,
     fixed_endpoints: bool = False,
@@ -239,9 +240,9 @@ def make_terrain_worlds(
     n_maps: int = 10,
     size: int = 16,
     n_terrains: int = 4,
-    random_state=None,
+    random_state: RandomStateLike = None,
     *,
-    terrain_costs=None,
+    terrain_costs: ArrayLike | None = None,
     elevation_weight: float = 0.5,
     fixed_endpoints: bool = False,
     loss_field: str = "distance",
@@ -325,14 +326,16 @@ def make_terrain_worlds(
     return _demonstrate(X, true_cost, M, n, rng, fixed_endpoints, loss_field, margin_width)
 
 
-def _check_loss_field(loss_field, margin_width) -> None:
+def _check_loss_field(loss_field: str, margin_width: float) -> None:
     if loss_field not in ("hamming", "distance"):
         raise ValueError(f"loss_field must be 'hamming' or 'distance'; got {loss_field!r}")
     if not (np.isfinite(margin_width) and margin_width > 0):
         raise ValueError(f"margin_width must be finite and > 0; got {margin_width!r}")
 
 
-def _smooth_fields(rng, M: int, p: int, n: int, width: float = 8.0) -> np.ndarray:
+def _smooth_fields(
+    rng: np.random.RandomState, M: int, p: int, n: int, width: float = 8.0
+) -> np.ndarray:
     """``p`` white-noise fields per map, Gaussian-smoothed (σ = n/width, at least one
     cell, reflecting borders), standardised per map; shape (M, p, n, n)."""
     noise = rng.standard_normal((M, p, n, n))
@@ -345,10 +348,12 @@ def _smooth_fields(rng, M: int, p: int, n: int, width: float = 8.0) -> np.ndarra
 
 
 def _demonstrate(
-    X, true_cost, M: int, n: int, rng, fixed_endpoints: bool, loss_field: str,
-    margin_width: float,
+    X: np.ndarray, true_cost: np.ndarray, M: int, n: int, rng: np.random.RandomState,
+    fixed_endpoints: bool, loss_field: str, margin_width: float,
 ) -> GridWorlds:
     """Endpoints, the optimal (demonstrated) paths under ``true_cost`` and the loss field."""
+    start_rows: np.ndarray | None
+    goal_rows: np.ndarray | None
     if fixed_endpoints:
         start_rows = rng.randint(0, n, size=M).astype(np.int64)
         goal_rows = rng.randint(0, n, size=M).astype(np.int64)

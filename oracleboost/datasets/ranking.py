@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._typing import RandomStateLike
 from ._common import _check_size
 
 __all__ = ["make_ranking"]
@@ -24,7 +25,7 @@ def make_ranking(
     n_queries: int = 100,
     docs_per_query: int = 20,
     n_features: int = 10,
-    random_state=None,
+    random_state: RandomStateLike = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """LETOR-like synthetic ranking data with graded relevance 0–4.
 

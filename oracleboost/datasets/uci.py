@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._typing import ArrayLike, RandomStateLike
 from ._common import _check_size
 
 __all__ = ["UCI_DATASETS", "CONNECT4_STAND_IN", "load_uci", "uci_stand_in_for_connect4"]
@@ -87,7 +88,7 @@ def _one_hot(symbols: np.ndarray) -> np.ndarray:
     return np.hstack(blocks).astype(np.float64)
 
 
-def _labels(y, spec: _UCISpec) -> np.ndarray:
+def _labels(y: ArrayLike, spec: _UCISpec) -> np.ndarray:
     y = np.array(np.char.strip(np.asarray(y).astype(str)).tolist())  # narrowest str dtype
     if not spec.integer_labels:
         return y
@@ -98,7 +99,9 @@ def _labels(y, spec: _UCISpec) -> np.ndarray:
     return labels
 
 
-def _decode(features: np.ndarray, labels: np.ndarray, spec: _UCISpec, where: str):
+def _decode(
+    features: np.ndarray, labels: np.ndarray, spec: _UCISpec, where: str
+) -> tuple[np.ndarray, np.ndarray]:
     """``(X, y)`` from the features (symbols, or numbers as text or integers) and the
     labels as text: the one decoding that the KEEL files and the bundle share."""
     X = _one_hot(features) if spec.categorical else features.astype(np.float64)
@@ -217,7 +220,11 @@ def _load_full(name: str, source: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def load_uci(
-    name: str, *, source: str = "auto", random_state=None, n_samples: int | None = None
+    name: str,
+    *,
+    source: str = "auto",
+    random_state: RandomStateLike = None,
+    n_samples: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """One of the UCI multiclass data sets of Grubb & Bagnell (2011, Figure 3).
 
@@ -348,7 +355,7 @@ def load_uci(
 
 
 def uci_stand_in_for_connect4(
-    *, source: str = "auto", random_state=None, n_samples: int | None = None
+    *, source: str = "auto", random_state: RandomStateLike = None, n_samples: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """KEEL ``splice``, standing in for UCI connect-4: ``load_uci("splice", ...)``.
 

@@ -32,12 +32,19 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, overload
 
+import joblib
 import numpy as np
 
 from .._files import atomic_path
 from .._markdown import cell
 from .._markdown import table as md_table
+from ..oracles.base import Oracle
+
+if TYPE_CHECKING:  # matplotlib is imported only when drawing (an optional dependency)
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure, SubFigure
 
 __all__ = [
     "Curves",
@@ -59,7 +66,7 @@ _ORACLE_CACHE: ContextVar[object] = ContextVar("oracleboost_oracle_cache", defau
 
 
 @contextlib.contextmanager
-def oracle_cache(directory: str | os.PathLike | None) -> Iterator[object]:
+def oracle_cache(directory: str | os.PathLike | joblib.Memory | None) -> Iterator[object]:
     """Within the block, :func:`cached` wraps oracles in a ``CachedOracle`` on ``directory``.
 
     Parameters
@@ -87,7 +94,7 @@ def active_oracle_cache() -> object:
     return _ORACLE_CACHE.get()
 
 
-def cached(oracle):
+def cached(oracle: Oracle) -> Oracle:
     """``CachedOracle(oracle, directory)`` inside ``oracle_cache(directory)``, else ``oracle``.
 
     The experiments build every oracle through this hook, so the same code runs
@@ -148,7 +155,7 @@ class Curves:
     runtime: float = math.nan
     mathtext: dict[str, str] = field(default_factory=dict)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         n = len(self.x)
         for name, values in {**self.series, **self.aux}.items():
             if len(values) != n:
@@ -163,7 +170,13 @@ class Curves:
         return self.mathtext.get(text, text)
 
     # -- drawing -------------------------------------------------------------------------
-    def plot(self, ax=None, *, title: bool = False):
+    @overload
+    def plot(self, ax: None = None, *, title: bool = False) -> Figure: ...
+
+    @overload
+    def plot(self, ax: Axes, *, title: bool = False) -> Figure | SubFigure: ...
+
+    def plot(self, ax: Axes | None = None, *, title: bool = False) -> Figure | SubFigure:
         """Draw the curves and reference lines; return the matplotlib ``Figure``.
 
         Parameters
@@ -177,7 +190,7 @@ class Curves:
         if ax is None:
             from matplotlib.figure import Figure
 
-            fig = Figure(figsize=(7.0, 4.5), layout="constrained")
+            fig: Figure | SubFigure = Figure(figsize=(7.0, 4.5), layout="constrained")
             ax = fig.add_subplot()
         else:
             fig = ax.figure
@@ -346,7 +359,13 @@ class ThresholdCurves(Curves):
     first_low: float = math.nan
     exceptions: tuple[float, ...] = ()
 
-    def plot(self, ax=None, *, title: bool = False):
+    @overload
+    def plot(self, ax: None = None, *, title: bool = False) -> Figure: ...
+
+    @overload
+    def plot(self, ax: Axes, *, title: bool = False) -> Figure | SubFigure: ...
+
+    def plot(self, ax: Axes | None = None, *, title: bool = False) -> Figure | SubFigure:
         fig = super().plot(ax, title=title)
         if not math.isnan(self.switch):
             axes = fig.axes[0] if ax is None else ax
@@ -370,7 +389,7 @@ class ThresholdCurves(Curves):
 FIGURE_FORMATS = ("png", "pdf", "svg")
 
 
-def save_figure(fig, path: str | os.PathLike, dpi: int = 120) -> str:
+def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> str:
     """Save a matplotlib figure to ``path`` (format from the suffix), atomically; return it.
 
     PDF and SVG get no creation date in their metadata and SVG ids a fixed salt, so that a

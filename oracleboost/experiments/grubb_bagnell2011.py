@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from .._typing import ArrayLike
 from ..boosters import (
     FunctionalGradientClassifier,
     FunctionalGradientRanker,
@@ -126,7 +127,7 @@ def _completed(outer: np.ndarray, T: int) -> np.ndarray:
     return np.concatenate([idx, np.full(T - idx.size, n - 1, dtype=int)])
 
 
-def _staged(values_per_learner: list[np.ndarray] | np.ndarray, idx: np.ndarray) -> np.ndarray:
+def _staged(values_per_learner: ArrayLike, idx: np.ndarray) -> np.ndarray:
     """Per-learner values picked at the learner indices ``idx`` of :func:`_completed`."""
     return np.asarray(values_per_learner, dtype=float)[idx]
 

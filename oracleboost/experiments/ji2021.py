@@ -121,8 +121,9 @@ def digits_pair(negative: int, positive: int) -> tuple[np.ndarray, np.ndarray]:
     return X[keep].astype(np.float64), (digit[keep] == positive).astype(int)
 
 
-def nonseparable_split(n_components: int | None = 5, test_size: float = 0.3,
-                       random_state: int = 0):
+def nonseparable_split(
+    n_components: int | None = 5, test_size: float = 0.3, random_state: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Digits 3 vs 5, a stratified split, then PCA fitted on the training part only.
 
     Parameters

@@ -51,7 +51,9 @@ _N_SEEDS = {True: 3, False: 10}
 _DATASETS = ("breast_cancer", "digits_parity")
 
 
-def load_binary(dataset: str = "breast_cancer", test_size: float = 0.3, random_state: int = 0):
+def load_binary(
+    dataset: str = "breast_cancer", test_size: float = 0.3, random_state: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A bundled scikit-learn data set as a binary task, split once (stratified).
 
     Parameters

@@ -31,10 +31,13 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TextIO
+
+import joblib
 
 from .. import __version__
 from .._files import (
@@ -167,7 +170,9 @@ def resolve_names(names: list[str] | None, registry: dict | None = None) -> list
     return list(dict.fromkeys(names))
 
 
-def run_experiment(name: str, kwargs: dict, cache=None) -> Outcome:
+def run_experiment(
+    name: str, kwargs: dict, cache: str | os.PathLike | joblib.Memory | None = None
+) -> Outcome:
     """Run one registered experiment, timed: the task :func:`reproduce` hands to a worker
     (this process, a loky process, a thread or a Dask worker).
 
@@ -389,7 +394,7 @@ def reproduce(
     names: list[str] | None = None,
     quick: bool = False,
     out_dir: str | os.PathLike = "results",
-    out=None,
+    out: TextIO | None = None,
     *,
     seed: int | None = None,
     command: str | None = None,
@@ -400,7 +405,7 @@ def reproduce(
     scheduler: str | None = None,
     timeout: float = 10.0,
     formats: Sequence[str] | str = ("png",),
-    err=None,
+    err: TextIO | None = None,
     verbosity: int = 1,
 ) -> dict[str, Curves]:
     """Run registered reproductions, print each one's table and write its files.
@@ -488,7 +493,8 @@ def reproduce(
     mode = "quick (CI-sized budgets, --quick)" if quick else "full size"
     kwargs = {n: _experiment_kwargs(EXPERIMENTS[n], quick, seed) for n in names}
 
-    runs: Iterator[Outcome] | None = None  # a parallel run's outcomes, in the order of names
+    # a parallel run's outcomes, in the order of names
+    runs: Generator[Outcome, None, None] | None = None
     if (n_jobs is not None and n_jobs != 1) or backend is not None or scheduler is not None:
         from ..grid import parallel_map
 

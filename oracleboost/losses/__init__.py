@@ -81,7 +81,7 @@ for _cls in (
 del _cls
 
 
-def _kinds(kind) -> tuple[type[Loss], ...]:
+def _kinds(kind: type[Loss] | tuple[type[Loss], ...]) -> tuple[type[Loss], ...]:
     return kind if isinstance(kind, tuple) else (kind,)
 
 

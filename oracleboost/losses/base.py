@@ -24,6 +24,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from .._typing import ArrayLike
 from .._validation import check_sample_weight
 
 __all__ = ["Loss", "RegressionLoss", "RankingLoss"]
@@ -79,7 +80,9 @@ class Loss(ABC):
         when it is not.
         """
 
-    def __call__(self, y, raw, sample_weight=None) -> float:
+    def __call__(
+        self, y: np.ndarray, raw: np.ndarray, sample_weight: ArrayLike | None = None
+    ) -> float:
         """Weighted mean loss ``Σ w_i l(raw_i, y_i) / Σ w_i``."""
         w = check_sample_weight(sample_weight, len(y))
         return float(np.average(self.loss(y, raw), weights=w))
@@ -89,7 +92,7 @@ class Loss(ABC):
         args = ", ".join(f"{k}={v!r}" for k, v in params.items())
         return f"{type(self).__name__}({args})"
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and vars(self) == vars(other)
 
     def __hash__(self) -> int:

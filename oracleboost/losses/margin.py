@@ -23,6 +23,7 @@ import numpy as np
 from scipy.special import expit, xlogy
 
 from .._numerics import softplus
+from .._typing import ArrayLike
 from .base import Loss
 
 __all__ = ["MarginLoss", "Exponential", "Logistic"]
@@ -49,7 +50,7 @@ class MarginLoss(Loss):
     phi_is_neg_dphi: bool = False
 
     @staticmethod
-    def _margin(y, raw):
+    def _margin(y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         return np.asarray(y, dtype=np.float64) * np.asarray(raw, dtype=np.float64)
 
     def phi(self, m: np.ndarray) -> np.ndarray:
@@ -68,10 +69,10 @@ class MarginLoss(Loss):
         """log(−φ'(m)): the log of an example's unnormalised boosting weight."""
         raise NotImplementedError
 
-    def loss(self, y, raw):
+    def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         return self.phi(self._margin(y, raw))
 
-    def gradient(self, y, raw):
+    def gradient(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         return np.asarray(y, dtype=np.float64) * self.dphi(self._margin(y, raw))
 
     def inverse_link(self, raw: np.ndarray) -> np.ndarray:
@@ -207,38 +208,38 @@ class Exponential(MarginLoss):
     name = "exponential"
     phi_is_neg_dphi = True
 
-    def log_phi(self, m):
+    def log_phi(self, m: np.ndarray) -> np.ndarray:
         return -np.asarray(m, dtype=np.float64)
 
-    def log_neg_dphi(self, m):
+    def log_neg_dphi(self, m: np.ndarray) -> np.ndarray:
         return -np.asarray(m, dtype=np.float64)
 
-    def init_raw(self, y, sample_weight=None):
+    def init_raw(self, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
         w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight)
         pos, neg = w[y > 0].sum(), w[y < 0].sum()
         return 0.5 * float(np.log(pos / neg))
 
-    def inverse_link(self, raw):
+    def inverse_link(self, raw: np.ndarray) -> np.ndarray:
         return expit(2.0 * np.asarray(raw, dtype=np.float64))
 
     # exp(−(m + d)) / exp(−m) = exp(−d) exactly: no cancellation at margins in the thousands.
-    def log_phi_shift(self, m, d):
+    def log_phi_shift(self, m: np.ndarray, d: np.ndarray) -> np.ndarray:
         return _negated_like(d, m)
 
-    def log_neg_dphi_shift(self, m, d):
+    def log_neg_dphi_shift(self, m: np.ndarray, d: np.ndarray) -> np.ndarray:
         return _negated_like(d, m)
 
-    def log_neg_dphi_at_value(self, log_v):
+    def log_neg_dphi_at_value(self, log_v: float) -> float:
         return float(log_v)  # φ = e^{−m}: −φ'(φ⁻¹(v)) = v, so ψ = log-sum-exp
 
-    def log_curvature_constant(self, m, sample_weight):
+    def log_curvature_constant(self, m: np.ndarray, sample_weight: np.ndarray) -> float:
         return 0.0  # C_exp ≡ 1
 
-    def d2phi(self, m):
+    def d2phi(self, m: np.ndarray) -> np.ndarray:
         """φ''(m) = exp(−m) (Telgarsky 2012, L485: ℓ = ℓ' = ℓ'' = exp)."""
         return np.exp(-np.asarray(m, dtype=np.float64))
 
-    def conjugate(self, psi, weight=1.0):
+    def conjugate(self, psi: np.ndarray, weight: np.ndarray | float = 1.0) -> np.ndarray:
         """``s ℓ*(ψ/s) = ψ ln(ψ/s) − ψ``: Boltzmann–Shannon entropy (Telgarsky 2012, Example 2).
 
         ``ℓ*(p) = p ln p − p`` on ``p ≥ 0`` with ``0 ln 0 = 0`` (by ``xlogy``), ``+inf``
@@ -248,13 +249,15 @@ class Exponential(MarginLoss):
         out[live] = xlogy(p, p / w) - p
         return out
 
-    def conjugate_grad(self, psi, weight=1.0):
+    def conjugate_grad(self, psi: np.ndarray, weight: np.ndarray | float = 1.0) -> np.ndarray:
         """``ln(ψ / s)``: the entropy mirror map; ``−inf`` at ψ = 0."""
         p, w = _broadcast(psi, weight)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.log(p / w)
 
-    def conjugate_bregman(self, psi, margin, weight=1.0):
+    def conjugate_bregman(
+        self, psi: np.ndarray, margin: np.ndarray, weight: np.ndarray | float = 1.0
+    ) -> np.ndarray:
         """Unnormalised KL ``ψ ln(ψ/q) − ψ + q`` with ``q = s e^{−m}`` (Remark 5).
 
         ``ln q = ln s − m`` is used directly, so the divergence stays exact where ``q``
@@ -281,7 +284,7 @@ class Logistic(MarginLoss):
     #: −φ' = σ(−m) < 1: dom ℓ* = [0, 1] (Telgarsky 2012, Example 2).
     dual_bound = 1.0
 
-    def log_phi(self, m):
+    def log_phi(self, m: np.ndarray) -> np.ndarray:
         m = np.asarray(m, dtype=np.float64)
         out = np.empty_like(m)
         # log(log1p(u)) with u = e^{-m}: for large m, log1p(u) underflows with u, so use
@@ -292,40 +295,40 @@ class Logistic(MarginLoss):
         out[~big] = np.log(softplus(-m[~big]))
         return out
 
-    def phi(self, m):
+    def phi(self, m: np.ndarray) -> np.ndarray:
         return softplus(-np.asarray(m, dtype=np.float64))
 
-    def log_neg_dphi(self, m):
+    def log_neg_dphi(self, m: np.ndarray) -> np.ndarray:
         # −φ'(m) = σ(−m) = 1 / (1 + e^{m})
         return -softplus(np.asarray(m, dtype=np.float64))
 
-    def init_raw(self, y, sample_weight=None):
+    def init_raw(self, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
         w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight)
         pos, neg = w[y > 0].sum(), w[y < 0].sum()
         return float(np.log(pos / neg))
 
-    def inverse_link(self, raw):
+    def inverse_link(self, raw: np.ndarray) -> np.ndarray:
         return expit(np.asarray(raw, dtype=np.float64))
 
-    def log_neg_dphi_at_value(self, log_v):
+    def log_neg_dphi_at_value(self, log_v: float) -> float:
         # φ(m) = v ⇔ e^{−m} = e^v − 1, and −φ'(m) = σ(−m) = 1 − e^{−v}; for tiny v,
         # log(1 − e^{−v}) = log v + log1p(−v/2 + …) (no cancellation)
         v = float(np.exp(log_v))
         return float(np.log(-np.expm1(-v))) if v > 1e-8 else float(log_v + np.log1p(-v / 2))
 
-    def log_curvature_constant(self, m, sample_weight):
+    def log_curvature_constant(self, m: np.ndarray, sample_weight: np.ndarray) -> float:
         # C_logistic(z) = (1 + e^z)² (Telgarsky 2013 note §1) and ℓ^{−1}(v) = ln(e^v − 1), so
         # ln C = 2 ln(1 + e^{ℓ^{−1}(v)}) = 2v with v = Σ_j s_j φ(m_j) / min_i s_i.
         s = np.asarray(sample_weight, dtype=np.float64)
         active = s > 0
         return float(2.0 * np.sum(s[active] * self.phi(m[active])) / np.min(s[active]))
 
-    def d2phi(self, m):
+    def d2phi(self, m: np.ndarray) -> np.ndarray:
         """φ''(m) = σ(m) σ(−m) = e^{−|m|} / (1 + e^{−|m|})², without overflow."""
         e = np.exp(-np.abs(m))
         return e / (1.0 + e) ** 2
 
-    def conjugate(self, psi, weight=1.0):
+    def conjugate(self, psi: np.ndarray, weight: np.ndarray | float = 1.0) -> np.ndarray:
         """``s ℓ*(ψ/s) = ψ ln(ψ/s) + (s − ψ) ln((s − ψ)/s)``: Fermi–Dirac entropy.
 
         ``ℓ*(p) = p ln p + (1 − p) ln(1 − p)`` on ``[0, 1]`` with ``0 ln 0 = 0`` (by
@@ -337,13 +340,15 @@ class Logistic(MarginLoss):
         out[live] = xlogy(p, p / w) + xlogy(q, q / w)
         return out
 
-    def conjugate_grad(self, psi, weight=1.0):
+    def conjugate_grad(self, psi: np.ndarray, weight: np.ndarray | float = 1.0) -> np.ndarray:
         """``ln(ψ / (s − ψ))``, the logit of ψ/s; ``∓inf`` at ψ = 0 and ψ = s."""
         p, w = _broadcast(psi, weight)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.log(p) - np.log(w - p)
 
-    def conjugate_bregman(self, psi, margin, weight=1.0):
+    def conjugate_bregman(
+        self, psi: np.ndarray, margin: np.ndarray, weight: np.ndarray | float = 1.0
+    ) -> np.ndarray:
         """Weighted binary KL ``ψ ln(ψ/q) + (s − ψ) ln((s − ψ)/(s − q))``, ``q = s σ(−m)``.
 
         ``ln q = ln s − ln(1 + e^m)`` and ``ln(s − q) = ln s − ln(1 + e^{−m})`` are
@@ -372,7 +377,7 @@ def _negated_like(d, m) -> np.ndarray:
     return -d + np.zeros_like(m)
 
 
-def _broadcast(*arrays) -> list[np.ndarray]:
+def _broadcast(*arrays: ArrayLike) -> tuple[np.ndarray, ...]:
     """Float64 arrays broadcast to one shape (read-only views)."""
     return np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in arrays))
 

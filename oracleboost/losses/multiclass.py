@@ -83,19 +83,22 @@ class SoftmaxCrossEntropy(MulticlassLoss):
     name = "softmax"
     smoothness = 0.5
 
-    def loss(self, y, raw):
+    def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         yi, raw = self._check(y, raw)
         # log Σ_k exp(f_k − f_y): one rounding per difference, no cancellation of two
         # large terms (logsumexp(f) − f_y loses ~ulp(|f|) when the scores are ~1e4).
         return logsumexp(raw - raw[np.arange(len(yi)), yi][:, None], axis=1)
 
-    def gradient(self, y, raw):
+    def gradient(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         yi, raw = self._check(y, raw)
         g = softmax(raw, axis=1)
         g[np.arange(len(yi)), yi] -= 1.0
         return g
 
-    def init_raw(self, y, sample_weight=None, *, n_classes: int | None = None):
+    def init_raw(
+        self, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
+        n_classes: int | None = None,
+    ) -> np.ndarray:
         """Log weighted class priors, shape ``(K,)``; K = ``max(y) + 1`` unless given."""
         K = self._n_classes(y, n_classes)
         yi = _class_indices(y, K)
@@ -106,7 +109,7 @@ class SoftmaxCrossEntropy(MulticlassLoss):
         out[pos] = np.log(prior[pos])
         return out
 
-    def inverse_link(self, raw):
+    def inverse_link(self, raw: np.ndarray) -> np.ndarray:
         """Class probabilities ``softmax(raw)``, shape ``(n, K)``."""
         return softmax(np.asarray(raw, dtype=np.float64), axis=1)
 
@@ -139,7 +142,7 @@ class MulticlassHinge(MulticlassLoss):
 
     _TIES = ("first", "average")
 
-    def __init__(self, tie: str = "first"):
+    def __init__(self, tie: str = "first") -> None:
         if tie not in self._TIES:
             raise ValueError(f"tie must be one of {list(self._TIES)}; got {tie!r}")
         self.tie = tie
@@ -151,12 +154,12 @@ class MulticlassHinge(MulticlassLoss):
         wrong[np.arange(len(yi)), yi] = -np.inf
         return wrong, wrong.max(axis=1)
 
-    def loss(self, y, raw):
+    def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         yi, raw = self._check(y, raw)
         _, top = self._wrong(yi, raw)
         return np.maximum(0.0, 1.0 + top - raw[np.arange(len(yi)), yi])
 
-    def gradient(self, y, raw):
+    def gradient(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         yi, raw = self._check(y, raw)
         rows = np.arange(len(yi))
         wrong, top = self._wrong(yi, raw)
@@ -172,6 +175,9 @@ class MulticlassHinge(MulticlassLoss):
         g[~active] = 0.0
         return g
 
-    def init_raw(self, y, sample_weight=None, *, n_classes: int | None = None):
+    def init_raw(
+        self, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
+        n_classes: int | None = None,
+    ) -> np.ndarray:
         """Zeros of shape ``(K,)``; K = ``max(y) + 1`` unless given."""
         return np.zeros(self._n_classes(y, n_classes))

@@ -30,12 +30,35 @@ optimization. ICML.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 
+from .._typing import ArrayLike
 from .._validation import check_finite_array, check_sample_weight
 from .base import Loss
 
 __all__ = ["dag_shortest_paths", "PlanningLoss", "planning_test_loss"]
+
+
+class PlanningWorlds(Protocol):
+    """What :class:`PlanningLoss` reads of its maps: the fields of
+    :class:`oracleboost.datasets.GridWorlds` (which the losses' room does not import)."""
+
+    @property
+    def shape(self) -> tuple[int, int]: ...
+
+    @property
+    def paths(self) -> np.ndarray: ...
+
+    @property
+    def loss_field(self) -> np.ndarray: ...
+
+    @property
+    def start_rows(self) -> np.ndarray | None: ...
+
+    @property
+    def goal_rows(self) -> np.ndarray | None: ...
 
 
 class PlanningLoss(Loss):
@@ -81,7 +104,7 @@ class PlanningLoss(Loss):
     name = "planning"
     differentiable = False
 
-    def __init__(self, worlds, augmentation: float = 1.0):
+    def __init__(self, worlds: PlanningWorlds, augmentation: float = 1.0) -> None:
         missing = [
             a
             for a in ("shape", "paths", "loss_field", "start_rows", "goal_rows")
@@ -100,7 +123,7 @@ class PlanningLoss(Loss):
         H, W = self.worlds.shape
         return int(self.worlds.paths.shape[0]) * H * W
 
-    def _grid(self, raw) -> np.ndarray:
+    def _grid(self, raw: ArrayLike) -> np.ndarray:
         raw = check_finite_array(raw, "raw", ndim=(1,))
         if raw.shape[0] != self.n_states:
             raise ValueError(
@@ -108,13 +131,13 @@ class PlanningLoss(Loss):
             )
         return raw.reshape(-1, *self.worlds.shape)
 
-    def _check_y(self, y) -> None:
+    def _check_y(self, y: ArrayLike | None) -> None:
         if y is not None and np.shape(y)[:1] != (self.n_states,):
             raise ValueError(
                 f"y must have {self.n_states} entries (one per state); got shape {np.shape(y)}"
             )
 
-    def _solve(self, raw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _solve(self, raw: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per-map R_i, the loss-augmented plans and the demonstrations' paths."""
         f = self._grid(raw)
         M, H, W = f.shape
@@ -131,23 +154,23 @@ class PlanningLoss(Loss):
         return per_map, plans, demo
 
     # -- public --------------------------------------------------------------------------
-    def plan(self, raw, *, augmented: bool = True) -> np.ndarray:
+    def plan(self, raw: ArrayLike, *, augmented: bool = True) -> np.ndarray:
         """Optimal paths under cost ``raw`` (minus ``a·L`` if ``augmented``), (n_maps, W)."""
         f = self._grid(raw)
         if augmented:
             f = f - self.augmentation * np.asarray(self.worlds.loss_field).reshape(f.shape)
         return dag_shortest_paths(f, self.worlds.start_rows, self.worlds.goal_rows)[0]
 
-    def map_losses(self, raw) -> np.ndarray:
+    def map_losses(self, raw: ArrayLike) -> np.ndarray:
         """R_i for each map, shape (n_maps,); their mean is R[f]."""
         return self._solve(raw)[0]
 
-    def loss(self, y, raw) -> np.ndarray:
+    def loss(self, y: ArrayLike | None, raw: ArrayLike) -> np.ndarray:
         self._check_y(y)
         H, W = self.worlds.shape
         return np.repeat(self._solve(raw)[0], H * W)
 
-    def gradient(self, y, raw) -> np.ndarray:
+    def gradient(self, y: ArrayLike | None, raw: ArrayLike) -> np.ndarray:
         self._check_y(y)
         _, plans, demo = self._solve(raw)
         M, W = demo.shape
@@ -158,10 +181,12 @@ class PlanningLoss(Loss):
         g[maps, plans, cols] -= 1.0
         return g.ravel() * (H * W)  # N / M
 
-    def init_raw(self, y, sample_weight=None) -> float:
+    def init_raw(self, y: ArrayLike | None, sample_weight: ArrayLike | None = None) -> float:
         return 0.0
 
-    def __call__(self, y, raw, sample_weight=None) -> float:
+    def __call__(
+        self, y: ArrayLike | None, raw: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> float:
         """R[f]; ``sample_weight`` must be None or uniform."""
         if sample_weight is not None:
             w = check_sample_weight(sample_weight, self.n_states)
@@ -174,7 +199,9 @@ class PlanningLoss(Loss):
         return float(np.mean(self._solve(raw)[0]))
 
 
-def planning_test_loss(worlds, raw, augmentation: float = 1.0) -> float:
+def planning_test_loss(
+    worlds: PlanningWorlds, raw: ArrayLike, augmentation: float = 1.0
+) -> float:
     """R[f] on (held-out) ``worlds`` for costs ``raw`` on their states."""
     loss = PlanningLoss(worlds, augmentation)
     return loss(None, raw)
@@ -186,7 +213,7 @@ def planning_test_loss(worlds, raw, augmentation: float = 1.0) -> float:
 _OFFSETS = np.array([0, -1, 1], dtype=np.int64)
 
 
-def _endpoint_mask(rows, M: int, H: int, name: str) -> np.ndarray | None:
+def _endpoint_mask(rows: ArrayLike | None, M: int, H: int, name: str) -> np.ndarray | None:
     if rows is None:
         return None
     rows = np.asarray(rows)
@@ -199,7 +226,9 @@ def _endpoint_mask(rows, M: int, H: int, name: str) -> np.ndarray | None:
     return mask
 
 
-def dag_shortest_paths(cost, start_rows=None, goal_rows=None) -> tuple[np.ndarray, np.ndarray]:
+def dag_shortest_paths(
+    cost: ArrayLike, start_rows: ArrayLike | None = None, goal_rows: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray | float]:
     """Cheapest left-to-right path on each grid, exact for costs of any sign.
 
     A path visits one cell per column, moving from row r in column c to row r − 1, r or

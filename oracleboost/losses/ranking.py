@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from .._typing import ArrayLike
 from .._validation import check_finite_array, check_groups, check_sample_weight
 from .base import RankingLoss
 
@@ -103,7 +104,7 @@ class PairwiseHinge(RankingLoss):
     pointwise = False
     context_keys = ("groups",)
 
-    def __init__(self, margin: float = 1.0):
+    def __init__(self, margin: float = 1.0) -> None:
         try:
             ok = bool(np.isfinite(margin) and margin > 0)
         except TypeError:
@@ -112,13 +113,19 @@ class PairwiseHinge(RankingLoss):
             raise ValueError(f"margin must be a positive finite number; got {margin!r}")
         self.margin = float(margin)
 
-    def loss(self, y, raw):
+    def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         raise NotImplementedError(
             "PairwiseHinge is not a pointwise loss: the per-example loss(y, raw) is "
             "undefined; call the loss object, loss(y, raw, groups=qid), for R[f]"
         )
 
-    def __call__(self, y, raw, sample_weight=None, groups=None) -> float:
+    def __call__(
+        self,
+        y: ArrayLike,
+        raw: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        groups: ArrayLike | None = None,
+    ) -> float:
         """R[f], the mean hinge over all pairs; ``sample_weight`` must be None or uniform."""
         y, raw, groups = _check_inputs(y, raw, groups)
         if sample_weight is not None:
@@ -136,7 +143,9 @@ class PairwiseHinge(RankingLoss):
             raise _no_pairs()
         return total / n_pairs
 
-    def gradient(self, y, raw, groups=None):
+    def gradient(
+        self, y: ArrayLike, raw: ArrayLike, groups: ArrayLike | None = None
+    ) -> np.ndarray:
         """``N ∂R/∂f_n``, shape ``(n,)`` (the L2(P̂) gradient; note §1.2)."""
         y, raw, groups = _check_inputs(y, raw, groups)
         n = len(y)
@@ -151,14 +160,16 @@ class PairwiseHinge(RankingLoss):
             raise _no_pairs()
         return g * (n / n_pairs)
 
-    def init_raw(self, y, sample_weight=None):
+    def init_raw(self, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
         return 0.0
 
 
 _TIE_WEIGHT = {"count": 1.0, "half": 0.5, "ignore": 0.0}
 
 
-def pairwise_disagreement(y, raw, groups, ties: str = "half") -> float:
+def pairwise_disagreement(
+    y: ArrayLike, raw: ArrayLike, groups: ArrayLike, ties: str = "half"
+) -> float:
     """Fraction of violated pairs, ``(1/|P|) Σ_{(i,j)∈P} (1[f_i < f_j] + τ 1[f_i = f_j])``.
 
     The test metric of Grubb & Bagnell's Figure 2 ("the percentage of violated ranking

@@ -42,13 +42,13 @@ class Squared(RegressionLoss):
     smoothness = 1.0
     strong_convexity = 1.0
 
-    def loss(self, y, raw):
+    def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         return 0.5 * (np.asarray(raw) - np.asarray(y)) ** 2
 
-    def gradient(self, y, raw):
+    def gradient(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         return np.asarray(raw, dtype=np.float64) - np.asarray(y, dtype=np.float64)
 
-    def init_raw(self, y, sample_weight=None):
+    def init_raw(self, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
         return float(np.average(y, weights=sample_weight))
 
 
@@ -63,13 +63,13 @@ class Absolute(RegressionLoss):
     name = "absolute"
     differentiable = False
 
-    def loss(self, y, raw):
+    def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         return np.abs(np.asarray(raw) - np.asarray(y))
 
-    def gradient(self, y, raw):
+    def gradient(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         return np.where(np.asarray(raw) - np.asarray(y) >= 0, 1.0, -1.0)
 
-    def init_raw(self, y, sample_weight=None):
+    def init_raw(self, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
         return weighted_median(y, sample_weight)
 
 
@@ -83,21 +83,21 @@ class Huber(RegressionLoss):
     name = "huber"
     smoothness = 1.0
 
-    def __init__(self, delta: float = 1.0):
+    def __init__(self, delta: float = 1.0) -> None:
         if not (np.isfinite(delta) and delta > 0):
             raise ValueError(f"delta must be a positive finite number; got {delta!r}")
         self.delta = float(delta)
 
-    def loss(self, y, raw):
+    def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         r = np.abs(np.asarray(raw) - np.asarray(y))
         d = self.delta
         return np.where(r <= d, 0.5 * r**2, d * (r - 0.5 * d))
 
-    def gradient(self, y, raw):
+    def gradient(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         r = np.asarray(raw, dtype=np.float64) - np.asarray(y, dtype=np.float64)
         return np.clip(r, -self.delta, self.delta)
 
-    def init_raw(self, y, sample_weight=None):
+    def init_raw(self, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
         return weighted_median(y, sample_weight)
 
 
@@ -122,7 +122,7 @@ class Quantile(RegressionLoss):
     name = "quantile"
     differentiable = False
 
-    def __init__(self, alpha: float = 0.5):
+    def __init__(self, alpha: float = 0.5) -> None:
         try:
             ok = 0.0 < float(alpha) < 1.0
         except (TypeError, ValueError):
@@ -131,13 +131,13 @@ class Quantile(RegressionLoss):
             raise ValueError(f"alpha must be a number in the open interval (0, 1); got {alpha!r}")
         self.alpha = float(alpha)
 
-    def loss(self, y, raw):
+    def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         r = np.asarray(y, dtype=np.float64) - np.asarray(raw, dtype=np.float64)
         return np.where(r >= 0, self.alpha * r, (self.alpha - 1.0) * r)
 
-    def gradient(self, y, raw):
+    def gradient(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         d = np.asarray(raw, dtype=np.float64) - np.asarray(y, dtype=np.float64)
         return np.where(d >= 0, 1.0 - self.alpha, -self.alpha)
 
-    def init_raw(self, y, sample_weight=None):
+    def init_raw(self, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
         return weighted_quantile(y, self.alpha, sample_weight)

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from .._typing import ArrayLike
 from .base import BoundOracle, Capabilities, Oracle, OracleCapabilityError
 
 __all__ = ["ApproximateOracle"]
@@ -65,7 +66,7 @@ class ApproximateOracle(Oracle):
         drawn with the query's seed.
     """
 
-    def __init__(self, oracle: Oracle, c0: float = 0.5, choice: str = "worst"):
+    def __init__(self, oracle: Oracle, c0: float = 0.5, choice: str = "worst") -> None:
         self.oracle = oracle
         self.c0 = c0
         self.choice = choice
@@ -81,7 +82,7 @@ class ApproximateOracle(Oracle):
             parallel_queries=self.oracle.capabilities.parallel_queries,
         )
 
-    def bind(self, X) -> BoundOracle:
+    def bind(self, X: ArrayLike) -> BoundOracle:
         if not (isinstance(self.c0, (int, float)) and 0.0 < self.c0 <= 1.0):
             raise ValueError(f"c0 must be in (0, 1]; got {self.c0!r}")
         if self.choice not in ("worst", "random"):

@@ -67,6 +67,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array
 
+from .._typing import ArrayLike
 from .._validation import check_finite_array, check_query, check_sample_weight, normalise_weights
 
 __all__ = [
@@ -102,7 +103,7 @@ class NonFiniteOutput(FloatingPointError):
         Who the message names; empty: "a weak learner".
     """
 
-    def __init__(self, h: Hypothesis, pred: np.ndarray, where: str = ""):
+    def __init__(self, h: Hypothesis, pred: np.ndarray, where: str = "") -> None:
         self.h, self.pred = h, pred
         bad = ~np.isfinite(pred)
         rows = int(bad.any(axis=tuple(range(1, pred.ndim))).sum()) if pred.ndim else 1
@@ -185,7 +186,7 @@ class Hypothesis(ABC):
     scale: float = 1.0
 
     @abstractmethod
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Outputs on new data, of shape ``(n,)`` or ``(n, K)``."""
 
     @classmethod
@@ -257,7 +258,7 @@ class Oracle(BaseEstimator, ABC):
         """What the bound oracle answers; every class declares it (no default claims)."""
 
     @abstractmethod
-    def bind(self, X) -> BoundOracle:
+    def bind(self, X: ArrayLike) -> BoundOracle:
         """Do the per-dataset work once and return an oracle over these ``n`` rows."""
 
 
@@ -268,20 +269,24 @@ class BoundOracle:
     ``_correlate``, ``_project`` and, for finite classes, ``_correlation_vector``.
     """
 
-    def __init__(self, oracle: Oracle, n_samples: int):
+    def __init__(self, oracle: Oracle, n_samples: int) -> None:
         self.oracle = oracle
         self.n_samples = int(n_samples)
         self.capabilities = oracle.capabilities
 
     # -- public queries -------------------------------------------------------------
-    def correlate(self, r, *, random_state: int | None = None) -> Hypothesis:
+    def correlate(self, r: ArrayLike, *, random_state: int | None = None) -> Hypothesis:
         """The hypothesis (approximately) maximising ``<r, h> / ||h||`` over the class."""
         r = check_query(r, self.n_samples, "r")
         self._require("correlate", r.ndim)
         return self._checked(self._correlate(r, random_state), r.shape)
 
     def project(
-        self, target, sample_weight=None, *, random_state: int | None = None
+        self,
+        target: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        *,
+        random_state: int | None = None,
     ) -> Hypothesis:
         """The hypothesis minimising ``sum_i w_i ||target_i - h(x_i)||^2`` (Grubb–Bagnell eq. 4)."""
         target = check_query(target, self.n_samples, "target")
@@ -293,7 +298,7 @@ class BoundOracle:
         self._check_squared_norm(h.train_output, w, target)
         return h
 
-    def correlation_vector(self, r) -> np.ndarray:
+    def correlation_vector(self, r: ArrayLike) -> np.ndarray:
         """``H^T r``: the inner product of ``r`` with every hypothesis of a finite class.
 
         ``r`` of shape (n,) gives shape (J,); a block of shape (n, K) gives (J, K)."""
@@ -301,7 +306,7 @@ class BoundOracle:
         self._require_finite("the whole correlation vector")
         return self._representable(self._correlation_vector(r), "correlation vector Hᵀr")
 
-    def combine(self, w) -> np.ndarray:
+    def combine(self, w: ArrayLike) -> np.ndarray:
         """``H w``: the outputs ``Σ_j w_j h_j(x_i)`` of a weighting ``w`` of a finite class
         on the training points, computed without copying ``H``."""
         self._require_finite("a weighted combination of its columns")
@@ -474,7 +479,7 @@ def class_runs(hypotheses: Sequence[Hypothesis]) -> Iterator[tuple[type[Hypothes
         a = b
 
 
-def check_X(X, name: str = "X") -> np.ndarray:
+def check_X(X: ArrayLike, name: str = "X") -> np.ndarray:
     """Validate a feature matrix: 2-D, numeric, finite, float64, with at least one row.
 
     scikit-learn's finiteness check first sums X and looks at the sum; finite entries

@@ -35,6 +35,7 @@ from sklearn.utils.validation import check_memory
 
 from .. import __version__
 from .._fingerprint import fingerprint
+from .._typing import ArrayLike
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle
 
 __all__ = ["CachedOracle"]
@@ -262,7 +263,7 @@ class CachedOracle(Oracle):
     (a truncated file), the answer is recomputed and the entry overwritten, quietly.
     """
 
-    def __init__(self, oracle: Oracle, memory=None):
+    def __init__(self, oracle: Oracle, memory: str | joblib.Memory | None = None) -> None:
         self.oracle = oracle
         self.memory = memory
 
@@ -284,7 +285,7 @@ class CachedOracle(Oracle):
     def capabilities(self) -> Capabilities:
         return self._wrapped().capabilities
 
-    def bind(self, X) -> BoundOracle:
+    def bind(self, X: ArrayLike) -> BoundOracle:
         self._wrapped()
         # Validate X exactly as the wrapped oracle will (it may hold row indices), but
         # without binding it: that is deferred to the first cache miss.

@@ -110,6 +110,7 @@ import lightgbm as lgb  # the library (absolute import; this module is oracleboo
 import numba
 import numpy as np
 
+from .._typing import ArrayLike
 from . import _tree_kernels as kernels
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
 
@@ -296,9 +297,9 @@ class LightGBMTree(Hypothesis):
     num_threads = 0  # class default: pickles made before the attribute existed
 
     def __init__(
-        self, model_str: str | None, n_features: int, n_leaves: int, constant=0.0,
+        self, model_str: str | None, n_features: int, n_leaves: int, constant: float = 0.0,
         num_threads: int = 0,
-    ):
+    ) -> None:
         self.model_str = model_str
         self.n_features = int(n_features)
         self.n_leaves = int(n_leaves)
@@ -310,7 +311,7 @@ class LightGBMTree(Hypothesis):
         content = _tree_text(model_str) if model_str is not None else repr(self.constant)
         self.key = ("lightgbm_tree", hashlib.sha256(content.encode()).hexdigest())
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         X = check_X(X)
         if X.shape[1] != self.n_features:
             raise ValueError(
@@ -775,7 +776,7 @@ class LightGBMOracle(Oracle):
         min_gain_to_split: float = 0.0,
         random_state: int | None = None,
         params: dict | None = None,
-    ):
+    ) -> None:
         self.num_leaves = num_leaves
         self.max_depth = max_depth
         self.min_data_in_leaf = min_data_in_leaf
@@ -837,7 +838,7 @@ class LightGBMOracle(Oracle):
         params.update(_ZERO_SCORE_PARAMS)
         return params
 
-    def bind(self, X) -> BoundOracle:
+    def bind(self, X: ArrayLike) -> BoundOracle:
         X = check_X(X)
         if X.shape[0] < 2:
             raise ValueError(

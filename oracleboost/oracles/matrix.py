@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._typing import ArrayLike
 from .._validation import check_finite_array
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, _peak, check_X
 
@@ -23,13 +24,13 @@ __all__ = ["MatrixOracle", "LinearOracle", "MatrixColumn", "LinearCoordinate"]
 class MatrixColumn(Hypothesis):
     """Column ``j`` of a fixed hypothesis matrix, times ``scale``; ``X`` holds row indices."""
 
-    def __init__(self, column: np.ndarray, j: int, scale: float):
+    def __init__(self, column: np.ndarray, j: int, scale: float) -> None:
         self.column = column
         self.j = int(j)
         self.scale = float(scale)
         self.key = ("column", self.j)
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         with np.errstate(over="ignore"):  # beyond float64: the booster names the oracle
             return self.scale * self.column[_row_indices(X, len(self.column))]
 
@@ -40,12 +41,12 @@ class MatrixColumn(Hypothesis):
 class LinearCoordinate(Hypothesis):
     """The coordinate hypothesis ``x ↦ scale · x_j``."""
 
-    def __init__(self, j: int, scale: float):
+    def __init__(self, j: int, scale: float) -> None:
         self.j = int(j)
         self.scale = float(scale)
         self.key = ("feature", self.j)
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         with np.errstate(over="ignore"):  # beyond float64: the booster names the oracle
             return self.scale * check_X(X)[:, self.j]
 
@@ -181,7 +182,7 @@ class MatrixOracle(Oracle):
     H : array-like of shape (n_rows, n_hypotheses)
     """
 
-    def __init__(self, H):
+    def __init__(self, H: ArrayLike) -> None:
         self.H = H
 
     @property
@@ -189,7 +190,7 @@ class MatrixOracle(Oracle):
         H = np.asarray(self.H, dtype=np.float64)
         return Capabilities(correlation_vector=True, bounded=bool(np.all(np.abs(H) <= 1.0)))
 
-    def bind(self, X) -> BoundOracle:
+    def bind(self, X: ArrayLike) -> BoundOracle:
         H = check_finite_array(self.H, "H", ndim=(2,))
         rows = _row_indices(X, H.shape[0])
         if rows.size == 0:
@@ -209,7 +210,7 @@ class LinearOracle(Oracle):
     def capabilities(self) -> Capabilities:
         return Capabilities(correlation_vector=True)
 
-    def bind(self, X) -> BoundOracle:
+    def bind(self, X: ArrayLike) -> BoundOracle:
         # Not declared bounded: a capability must not depend on the data bound (a
         # CachedOracle, which binds lazily, could not see it), so boosters rescale each
         # coordinate to max |x_j| = 1 on the training set.  Use MatrixOracle for columns

@@ -27,13 +27,14 @@ import math
 import warnings
 
 import numpy as np
-from sklearn.base import clone, is_classifier, is_regressor
+from sklearn.base import BaseEstimator, clone, is_classifier, is_regressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPRegressor
 from sklearn.tree import BaseDecisionTree, DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import has_fit_parameter
 
+from .._typing import ArrayLike
 from ._split_weights import split_search_weights
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, _peak, check_X
 
@@ -75,11 +76,11 @@ class FittedEstimator(Hypothesis):
     for regressors it is ``predict`` times ``output_scale`` (see :class:`MLPOracle`).
     """
 
-    def __init__(self, estimator, output_scale: float = 1.0):
+    def __init__(self, estimator: BaseEstimator, output_scale: float = 1.0) -> None:
         self.estimator = estimator
         self.output_scale = float(output_scale)
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         if not isinstance(self.estimator, BaseDecisionTree):
             return np.asarray(self.estimator.predict(X), dtype=np.float64) * self.output_scale
         # A tree casts X to float32.  Looking for values beyond its range on every call
@@ -374,7 +375,12 @@ class SklearnOracle(Oracle):
     >>> knn = SklearnOracle(KNeighborsRegressor(), weighting="resample")
     """
 
-    def __init__(self, estimator, stochastic="auto", weighting="sample_weight"):
+    def __init__(
+        self,
+        estimator: BaseEstimator,
+        stochastic: bool | str = "auto",
+        weighting: str = "sample_weight",
+    ) -> None:
         self.estimator = estimator
         self.stochastic = stochastic
         self.weighting = weighting
@@ -418,7 +424,7 @@ class SklearnOracle(Oracle):
             stochastic=stochastic,
         )
 
-    def bind(self, X) -> BoundOracle:
+    def bind(self, X: ArrayLike) -> BoundOracle:
         self._check_weighting()
         est = self.estimator
         kind = _kind(est)
@@ -486,11 +492,11 @@ class TreeOracle(Oracle):
         max_depth: int | None = 3,
         min_samples_split: int = 2,
         min_samples_leaf: int = 1,
-        max_features=None,
+        max_features: int | float | str | None = None,
         max_leaf_nodes: int | None = None,
         criterion: str = "squared_error",
         classifier_criterion: str = "gini",
-    ):
+    ) -> None:
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
@@ -504,7 +510,7 @@ class TreeOracle(Oracle):
         # correlate grows ±1 classification trees: bounded
         return Capabilities(multiclass_project=True, stochastic=True, bounded=True)
 
-    def bind(self, X) -> BoundOracle:
+    def bind(self, X: ArrayLike) -> BoundOracle:
         shared = dict(
             max_depth=self.max_depth,
             min_samples_split=self.min_samples_split,
@@ -551,7 +557,7 @@ class MLPOracle(Oracle):
         alpha: float = 1e-4,
         max_iter: int = 200,
         solver: str = "lbfgs",
-    ):
+    ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
         self.alpha = alpha
@@ -562,7 +568,7 @@ class MLPOracle(Oracle):
     def capabilities(self) -> Capabilities:
         return Capabilities(multiclass_correlate=True, multiclass_project=True, stochastic=True)
 
-    def bind(self, X) -> BoundOracle:
+    def bind(self, X: ArrayLike) -> BoundOracle:
         reg = _QuietMLP(
             hidden_layer_sizes=self.hidden_layer_sizes,
             activation=self.activation,

@@ -292,7 +292,7 @@ class ConstantHypothesis(_CompiledSum):
         Number of features of the data it applies to (checked by :meth:`predict`).
     """
 
-    def __init__(self, value: float | np.ndarray, n_features: int):
+    def __init__(self, value: float | np.ndarray, n_features: int) -> None:
         self.value = float(value) if np.ndim(value) == 0 else np.array(value, dtype=np.float64)
         self.n_features = int(n_features)
 
@@ -358,7 +358,7 @@ class SignStump(_Stump):
         Number of features of the data it applies to.
     """
 
-    def __init__(self, feature: int, threshold: float, sign: int, n_features: int):
+    def __init__(self, feature: int, threshold: float, sign: int, n_features: int) -> None:
         if sign not in (1, -1):
             raise ValueError(f"sign must be +1 or -1; got {sign!r}")
         self.feature = int(feature)
@@ -432,7 +432,7 @@ class LabelCodeStump(_Stump):
         right_class: int,
         n_classes: int,
         n_features: int,
-    ):
+    ) -> None:
         self.feature = int(feature)
         self.threshold = float(threshold)
         self.left_class = int(left_class)
@@ -471,7 +471,7 @@ class VectorStump(_Stump):
         left: np.ndarray,
         right: np.ndarray,
         n_features: int,
-    ):
+    ) -> None:
         self.feature = int(feature)
         self.threshold = float(threshold)
         self.left = np.array(left, dtype=np.float64)
@@ -566,7 +566,7 @@ class StumpOracle(Oracle):
     the constant.
     """
 
-    def __init__(self, max_bins: int = 255, exact: bool = False, n_jobs: int | None = None):
+    def __init__(self, max_bins: int = 255, exact: bool = False, n_jobs: int | None = None) -> None:
         self.max_bins = max_bins
         self.exact = exact
         self.n_jobs = n_jobs
