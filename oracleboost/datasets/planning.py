@@ -2,9 +2,9 @@
 
 :func:`make_terrain_worlds` / :func:`make_grid_worlds` build synthetic
 maximum-margin-planning maps (:class:`GridWorlds`), used with
-:class:`oracleboost.losses.planning.PlanningLoss`.  Beside the worlds lives the planner
-on them, :func:`dag_shortest_paths`: it demonstrates the paths here and plans the
-loss-augmented paths of the loss (which imports it from this module).
+:class:`oracleboost.losses.planning.PlanningLoss`.  The paths are demonstrated with the
+loss' own planner, :func:`oracleboost.losses.planning.dag_shortest_paths`, which also
+plans the loss-augmented paths (the losses' room imports no data module).
 
 References
 ----------
