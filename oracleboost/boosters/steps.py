@@ -285,14 +285,12 @@ def _check_instance(rule, field: str, value, kind: type) -> None:
         )
 
 
-def _fit_constant(rule, own, view, field: str, what: str) -> float:
-    """The rule's own constant, else the fit's (``view.<field>``), else a ValueError."""
+def _fit_constant(rule, own, view, field: str, advice: str) -> float:
+    """The rule's own constant, else the fit's (``view.<field>``), else a ValueError
+    naming the field, with ``advice``."""
     value = own if own is not None else getattr(view, field, None)
     if value is None:
-        raise ValueError(
-            f"{rule!r} needs {field} ({what}), which this fit does not have: pass "
-            f"{field}=... to the estimator or to {type(rule).__name__}"
-        )
+        raise ValueError(f"{rule!r} needs {field}: {advice}")
     return value
 
 
@@ -433,9 +431,10 @@ class InverseTimeStep(Schedule):
                       optional=True)
 
     def scale(self, base, t, view):
-        lam = _fit_constant(self, self.strong_convexity, view, "strong_convexity",
-                            "λ: the loss is not strongly convex on its own; e.g. λ of an "
-                            "added (λ/2)||f||² term")
+        lam = _fit_constant(
+            self, self.strong_convexity, view, "strong_convexity",
+            "the loss is not strongly convex; pass strong_convexity=λ to the estimator or "
+            "to InverseTimeStep (e.g. for an added (λ/2)||f||² term)")
         return base / (lam * (t + 1))
 
 
@@ -456,8 +455,9 @@ class SmoothnessStep(Schedule):
         _check_number(self, "smoothness", self.smoothness, low=0.0, optional=True)
 
     def scale(self, base, t, view):
-        return base / _fit_constant(self, self.smoothness, view, "smoothness",
-                                    "Λ: a smooth loss")
+        return base / _fit_constant(
+            self, self.smoothness, view, "smoothness",
+            "the loss is not smooth; use a smooth loss or SmoothnessStep(smoothness=Λ)")
 
 
 @dataclass(frozen=True)
