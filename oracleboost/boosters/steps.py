@@ -575,7 +575,9 @@ SCHEDULES: dict[str, type[Schedule]] = {
 }
 
 
-def _resolve(value, names: dict[str, type], kind: type, what: str):
+def resolve_by_name(value, names: dict[str, type], kind: type, what: str):
+    """``value`` if it is a ``kind``, else ``names[value]()``; a ValueError for an unknown
+    name (the estimators' parameter checks have refused other types already)."""
     if isinstance(value, kind):
         return value
     if value not in names:
@@ -585,9 +587,9 @@ def _resolve(value, names: dict[str, type], kind: type, what: str):
 
 def get_step(step: str | StepRule) -> StepRule:
     """Resolve a coordinate step rule given by name or instance."""
-    return _resolve(step, STEP_RULES, StepRule, "step")
+    return resolve_by_name(step, STEP_RULES, StepRule, "step")
 
 
 def get_schedule(schedule: str | Schedule) -> Schedule:
     """Resolve a schedule given by name or instance."""
-    return _resolve(schedule, SCHEDULES, Schedule, "schedule")
+    return resolve_by_name(schedule, SCHEDULES, Schedule, "schedule")
