@@ -239,10 +239,12 @@ class Schedule(StepRule):
     ``base`` (the learning rate, or MABoost's ``ν γ_t / L``); ``view`` lends the fit's
     constants a schedule may need.  ``decreasing`` marks the schedules under which
     Grubb & Bagnell's Theorems 4–7 bound the average gap over iterates rather than each
-    step (the loss may rise between rounds).
+    step (the loss may rise between rounds); ``uses_horizon`` those that read the fit's
+    round budget T (a warm start cannot then extend the fit).
     """
 
     decreasing: ClassVar[bool] = False
+    uses_horizon: ClassVar[bool] = False  # reads the fit's round budget T
 
     def __call__(self, view: Any, t: int) -> float:
         return self.scale(view.nu, t, view)
@@ -466,7 +468,7 @@ class HorizonStep(Schedule):
     Telgarsky 2021, Theorem 4.1: Algorithm 2 with β = 0).  The theorem's step: the
     learning rate does not enter it, and a warm start cannot change T."""
 
-    uses_horizon: ClassVar[bool] = True
+    uses_horizon = True
 
     def scale(self, base, t, view):
         return math.sqrt(math.log(view.n_samples) / view.horizon)
