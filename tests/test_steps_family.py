@@ -27,6 +27,14 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils.estimator_checks import (
+    check_dont_overwrite_parameters,
+    check_estimators_overwrite_params,
+    check_estimators_pickle,
+    check_fit_idempotent,
+    check_get_params_invariance,
+    check_set_params,
+)
 
 from oracleboost.boosters import (
     AcceleratedMarginClassifier,
@@ -205,12 +213,39 @@ def test_estimators_refuse_objects_of_the_wrong_kind(est, param):
         est.fit(X, y)
 
 
+HOLDING = [
+    CoordinateBoostingClassifier(StumpOracle(), step=WolfeStep(c1=1 / 3, c2=1 / 2),
+                                 n_estimators=20),
+    FunctionalGradientRegressor(StumpOracle(), schedule=InverseTimeStep(strong_convexity=0.5),
+                                n_estimators=20),
+    MirrorBoostingClassifier(StumpOracle(), mirror=EuclideanMap(), n_estimators=20),
+    AcceleratedMarginClassifier(method=MomentumMethod(theta=InverseSqrtStep()),
+                                n_estimators=50),
+]
+
+
+@pytest.mark.parametrize("check", [
+    check_get_params_invariance,
+    check_set_params,
+    check_estimators_overwrite_params,  # fit leaves the objects as they were (joblib.hash)
+    check_dont_overwrite_parameters,
+    check_estimators_pickle,
+    check_fit_idempotent,
+], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("est", HOLDING, ids=lambda e: type(e).__name__)
+def test_scikit_learn_s_parameter_checks_with_objects(est, check):
+    check(type(est).__name__, clone(est))
+
+
 def test_a_schedule_needing_a_missing_constant_names_it():
     X, y = make_classification(40, n_features=4, random_state=0)
     for schedule, field in ((InverseTimeStep(), "strong_convexity"),
-                            (SmoothnessStep(), "smoothness")):
+                            (SmoothnessStep(), "smoothness"),
+                            (HorizonStep(), "n_samples")):
         with pytest.raises(ValueError, match=field):
             FunctionalGradientRegressor(loss="absolute", schedule=schedule).fit(X, y)
+    with pytest.raises(ValueError, match="strong_convexity"):  # a coordinate fit has no λ
+        CoordinateBoostingClassifier(StumpOracle(), step=InverseTimeStep()).fit(X, y)
 
 
 # ---------------------------------------------------------------------------------------

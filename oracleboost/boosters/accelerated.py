@@ -75,6 +75,7 @@ from .steps import (
     NesterovMomentum,
     RoundView,
     Schedule,
+    _check_instance,
 )
 from .validation import documented
 
@@ -120,13 +121,8 @@ class MomentumMethod:
                 f"MomentumMethod: direction must be one of {DIRECTIONS}; got "
                 f"{self.direction!r}"
             )
-        for field, kind in (("theta", Schedule), ("beta", Momentum)):
-            value = getattr(self, field)
-            if not isinstance(value, kind):
-                raise TypeError(
-                    f"MomentumMethod: {field} must be a {kind.__name__} of "
-                    f"oracleboost.boosters.steps; got {value!r}"
-                )
+        _check_instance(self, "theta", self.theta, Schedule)
+        _check_instance(self, "beta", self.beta, Momentum)
         if self.direction == "gradient" and self.beta != ConstantMomentum(0.0):
             raise ValueError(
                 "MomentumMethod: beta must be ConstantMomentum(0.0) for "

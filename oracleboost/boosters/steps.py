@@ -22,44 +22,47 @@ the fit): ``schedule.scale(base, t, view)`` shapes any base step, which is how M
 max-margin η is its usual η under :class:`InverseSqrtStep`.  A :class:`Momentum` gives
 dual acceleration's β_t.
 
-====================  ==========================================  ========================
-rule                  value                                       used by
-====================  ==========================================  ========================
-QuadraticStep         ``ν γ_t / C_t^4`` (T13, L123)               coordinate "quadratic"
-WolfeStep(c1, c2)     a Wolfe step, ``c1 = 1 − ν/2, c2 = 1 − ν/4``  coordinate "wolfe"
-                      (T13, eqs. 2.1–2.2; T12, Fig. 7)
-AdaBoostStep          ``ν ½ ln((1 + γ_t)/(1 − γ_t))`` (T13, L141)  coordinate "adaboost"
-OptimalStep           ``ν argmin_α R(α)`` (T13, L145)             coordinate "optimal"
-ClosedFormStep        ``ν ‖Aᵀ∇L‖_∞ / (ηL)`` (T12, App. D.3)       coordinate "closed_form"
-ConstantStep          ``ν``                                       coordinate "constant";
-                                                                  functional "constant";
-                                                                  accelerated θ (Thm 3.1)
-InverseSqrtStep       ``ν / √(t + 1)`` (GB Thms 5, 7; JST §1.2)   functional "inv_sqrt";
-                                                                  accelerated
-                                                                  "normalized_sqrt";
-                                                                  MABoost "max_margin"
-InverseTimeStep(λ)    ``ν / (λ (t + 1))`` (GB Thms 4, 6)          functional "inv_t"
-SmoothnessStep(Λ)     ``ν / Λ`` (GB Thm 3)                        functional "smoothness"
-HorizonStep           ``√(ln n / T)`` (JST Thm 4.1)               accelerated "stochastic",
-                                                                  proven schedule
-MirrorAscentStep(s)   ``s`` applied to ``ν γ_t / L`` (NP Alg. 1    MABoost "standard",
-                      (b), eqs. 8–9; Thm 2 with s = 1/√(t+1))     "smooth", "max_margin"
-SparseBoostStep(s)    ``η = ν (1 − s) γ_t ‖y_t‖₁ / N``,            MABoost "sparse"
-                      ``α = s γ_t ‖y_t‖₁`` (NP eq. 36)
-MadaBoostStep         ``ν ε_t γ_t`` (NP Alg. 3)                   MABoost "madaboost"
-NesterovMomentum      ``β_t = t / (t + 1)`` (JST Thm 3.1)         accelerated
-                                                                  "accelerated",
-                                                                  "stochastic"
-ConstantMomentum(β)   ``β_t = β``; 0 is no momentum               the other accelerated
-                                                                  methods
-====================  ==========================================  ========================
+===================  ==============================================  ===========================
+rule                 value                                           used by
+===================  ==============================================  ===========================
+QuadraticStep        ``ν γ_t / C_t^4`` (T13, L123)                   coordinate "quadratic"
+WolfeStep(c1, c2)    a Wolfe step; by default ``c1 = 1 − ν/2``,      coordinate "wolfe"
+                     ``c2 = 1 − ν/4`` (T13, eqs. 2.1–2.2; T12,
+                     Fig. 7)
+AdaBoostStep         ``ν ½ ln((1 + γ_t)/(1 − γ_t))`` (T13, L141)     coordinate "adaboost"
+OptimalStep          ``ν argmin_α R(α)`` (T13, L145)                 coordinate "optimal"
+ClosedFormStep       ``ν ‖Aᵀ∇L‖_∞ / (ηL)`` (T12, App. D.3)           coordinate "closed_form"
+ConstantStep         ``ν``                                           coordinate "constant";
+                                                                     functional "constant";
+                                                                     accelerated θ (JST Thm 3.1)
+InverseSqrtStep      ``ν / √(t + 1)`` (GB Thms 5, 7; JST L21;        functional "inv_sqrt";
+                     NP Thm 2)                                       accelerated
+                                                                     "normalized_sqrt";
+                                                                     MABoost "max_margin"
+InverseTimeStep(λ)   ``ν / (λ (t + 1))`` (GB Thms 4, 6)              functional "inv_t"
+SmoothnessStep(Λ)    ``ν / Λ`` (GB Thm 3)                            functional "smoothness"
+HorizonStep          ``√(ln n / T)`` (JST Thm 4.1)                   accelerated "stochastic",
+                                                                     proven schedule
+MirrorAscentStep(s)  ``s`` applied to ``ν γ_t / L`` (NP Alg. 1 (b),  MABoost "standard",
+                     eqs. 8–9; Thm 2 with s = 1/√(t + 1))            "smooth", "max_margin"
+SparseBoostStep(s)   ``η = ν (1 − s) γ_t ‖y_t‖₁ / N`` and            MABoost "sparse"
+                     ``α = s γ_t ‖y_t‖₁`` (NP eq. 36)
+MadaBoostStep        ``ν ε_t γ_t`` (NP Alg. 3)                       MABoost "madaboost"
+NesterovMomentum     ``β_t = t / (t + 1)`` (JST Thm 3.1)             accelerated "accelerated",
+                                                                     "stochastic"
+ConstantMomentum(β)  ``β_t = β``; 0 is no momentum (JST L21,         the other accelerated
+                     Thm 4.1)                                        methods
+===================  ==============================================  ===========================
 
 T12/T13: Telgarsky 2012 (JMLR) / 2013 (ICML); GB: Grubb & Bagnell 2011; NP: Naghibi &
-Pfister 2014; JST: Ji, Srebro & Telgarsky 2021.  The estimators take the names in the
-last column (``step=``, ``schedule=``, ``variant=``, ``method=``) and the objects
-(``step=WolfeStep(c1=1/3, c2=1/2)``, ``schedule=InverseTimeStep(strong_convexity=0.5)``,
-``method=MomentumMethod(...)`` of :mod:`.accelerated`); the name and its object give
-the same fit bit for bit.
+Pfister 2014; JST: Ji, Srebro & Telgarsky 2021.  ``step=``, ``schedule=`` and ``method=``
+take the names in the last column or the objects (``step=WolfeStep(c1=1/3, c2=1/2)``,
+``schedule=InverseTimeStep(strong_convexity=0.5)``, ``method=MomentumMethod(theta=
+InverseSqrtStep())`` of :mod:`.accelerated`, which pairs θ_t with β_t); a name and its
+object give the same fit bit for bit.  MABoost's ``variant=`` takes names only: a variant
+is an algorithm box (Algorithms 1–3) and a constraint set as well as a step, and the
+booster picks the variant's rule above; its ``mirror=`` takes a mirror map
+(:mod:`.mirror_maps`) or its name.
 """
 
 from __future__ import annotations
@@ -280,10 +283,11 @@ def _check_number(rule, field: str, value, *, low: float, high: float = math.inf
 
 
 def _check_instance(rule, field: str, value, kind: type) -> None:
+    """Refuse ``rule.field = value`` unless it is a ``kind``, naming the rule and field."""
     if not isinstance(value, kind):
         raise TypeError(
-            f"{type(rule).__name__}: {field} must be a {kind.__name__} (e.g. "
-            f"{kind.__name__}s of oracleboost.boosters.steps); got {value!r}"
+            f"{type(rule).__name__}: {field} must be a {kind.__name__} of "
+            f"oracleboost.boosters.steps; got {value!r}"
         )
 
 
@@ -402,8 +406,8 @@ class ConstantStep(Schedule):
 @dataclass(frozen=True)
 class InverseSqrtStep(Schedule):
     """``ν / √(t + 1)``: η_t = c/√t of Grubb & Bagnell (2011, Theorems 5 and 7; t counted
-    from 1 there), normalized gradient descent's θ_t = 1/√(t + 1) (Ji, Srebro &
-    Telgarsky 2021, §1.2; Nacson et al. 2018), and the 1/√t of MABoost's max-margin
+    from 1 there), normalized gradient descent's θ_t = 1/√t (Ji, Srebro & Telgarsky 2021,
+    the equation at L21; Nacson et al. 2018), and the 1/√t of MABoost's max-margin
     η_t = γ_t/(L√t) (Naghibi & Pfister 2014, Theorem 2)."""
 
     name = "inv_sqrt"
@@ -471,7 +475,9 @@ class HorizonStep(Schedule):
     uses_horizon = True
 
     def scale(self, base, t, view):
-        return math.sqrt(math.log(view.n_samples) / view.horizon)
+        advice = "Theorem 4.1's step is for dual acceleration (method='stochastic')"
+        n = _fit_constant(self, None, view, "n_samples", advice)
+        return math.sqrt(math.log(n) / _fit_constant(self, None, view, "horizon", advice))
 
 
 # -- MABoost's η (Naghibi & Pfister 2014) -------------------------------------------------
