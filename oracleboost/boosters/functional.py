@@ -359,10 +359,8 @@ class FunctionalGradientRegressor(RegressorMixin, _FunctionalGradientBooster):
         Algorithm 1, 2 or 3 of the paper (see the module docstring).
     schedule : {"constant", "inv_sqrt", "inv_t", "smoothness"} or Schedule, \
             default="constant"
-        η_t = c, c/√t, c/(λt) or c/Λ with c = ``learning_rate`` (t = outer iteration):
-        ``ConstantStep()``, ``InverseSqrtStep()``, ``InverseTimeStep()``,
-        ``SmoothnessStep()`` of :mod:`oracleboost.boosters.steps`, which also take λ
-        and Λ themselves (``InverseTimeStep(strong_convexity=0.5)``).
+        η_t = c, c/√t, c/(λt) or c/Λ with c = ``learning_rate`` (t = outer iteration),
+        or a Schedule of :mod:`oracleboost.boosters.steps` (``InverseSqrtStep()``, …).
     n_estimators : int, default=100
         The budget in weak learners.
     learning_rate : float, default=0.1
@@ -507,10 +505,8 @@ _DOC_COMMON = """
         Algorithm 1, 2 or 3 of Grubb & Bagnell (2011).
     schedule : {"constant", "inv_sqrt", "inv_t", "smoothness"} or Schedule, \
             default="constant"
-        η_t = c, c/√t, c/(λt) or c/Λ with c = ``learning_rate`` (t = outer iteration):
-        ``ConstantStep()``, ``InverseSqrtStep()``, ``InverseTimeStep()``,
-        ``SmoothnessStep()`` of :mod:`oracleboost.boosters.steps`, which also take λ
-        and Λ themselves (``InverseTimeStep(strong_convexity=0.5)``).
+        η_t = c, c/√t, c/(λt) or c/Λ with c = ``learning_rate`` (t = outer iteration),
+        or a Schedule of :mod:`oracleboost.boosters.steps` (``InverseSqrtStep()``, …).
     n_estimators : int, default=100
         The budget in weak learners.
     learning_rate : float, default=0.1
