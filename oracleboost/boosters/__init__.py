@@ -1,6 +1,10 @@
 """Boosting algorithms as scikit-learn estimators, and what a new booster is built from.
 
 Users fit the estimators (one per paper) or pick one by name from :data:`BOOSTERS`.
+Their step sizes come from one family of rules and schedules (:mod:`.steps`: the table
+of which booster uses which), MABoost's geometry from the mirror maps
+(:mod:`.mirror_maps`), and dual acceleration's methods are :class:`MomentumMethod`
+objects: each parameter takes the object or its name.
 Booster authors subclass :class:`BaseBooster` and write ``_setup``, ``_initial_state``
 and ``_round`` with the vocabulary of :mod:`.rounds` (:class:`RoundResult`,
 :class:`Problem`, :class:`StopReason`, :func:`draw_seed`); the loop (:mod:`.loop`),
@@ -8,7 +12,7 @@ its monitors (:mod:`.monitors`) and the model (:mod:`.model`: :class:`Ensemble`,
 :class:`Refit` for totally corrective rounds) do the rest.
 """
 
-from .accelerated import AcceleratedMarginClassifier
+from .accelerated import METHODS, AcceleratedMarginClassifier, MomentumMethod
 from .base import BaseBooster
 from .classifier import ScoreClassifierMixin, SignedColumn
 from .coordinate import CoordinateBoostingClassifier
@@ -20,11 +24,34 @@ from .functional import (
 from .history import History
 from .loop import reraise_interrupts
 from .mirror import MirrorBoostingClassifier
+from .mirror_maps import MIRROR_MAPS, EntropyMap, EuclideanMap, MirrorMap
 from .model import Ensemble, LinearModel, NonFinitePrediction, Refit
 from .monitors import DIVERGENCE_FACTOR, Monitor
 from .registry import BOOSTERS, BoosterSpec, register_booster
 from .rounds import BoostingWarning, Problem, RoundResult, StopReason, draw_seed, seed_generator
-from .steps import STEP_RULES, StepRule, StepState, WolfeStep, get_step
+from .steps import (
+    SCHEDULES,
+    STEP_RULES,
+    AdaBoostStep,
+    ClosedFormStep,
+    ConstantMomentum,
+    ConstantStep,
+    HorizonStep,
+    InverseSqrtStep,
+    InverseTimeStep,
+    Momentum,
+    NesterovMomentum,
+    OptimalStep,
+    QuadraticStep,
+    RoundView,
+    Schedule,
+    SmoothnessStep,
+    StepRule,
+    StepState,
+    WolfeStep,
+    get_schedule,
+    get_step,
+)
 
 __all__ = [
     # the boosters
@@ -37,12 +64,34 @@ __all__ = [
     "BOOSTERS",
     "BoosterSpec",
     "register_booster",
-    # step rules
+    # step rules and schedules (steps.py), mirror maps, dual acceleration's methods
     "StepRule",
+    "Schedule",
+    "Momentum",
     "StepState",
+    "RoundView",
+    "QuadraticStep",
     "WolfeStep",
+    "AdaBoostStep",
+    "OptimalStep",
+    "ClosedFormStep",
+    "ConstantStep",
+    "InverseSqrtStep",
+    "InverseTimeStep",
+    "SmoothnessStep",
+    "HorizonStep",
+    "NesterovMomentum",
+    "ConstantMomentum",
     "STEP_RULES",
+    "SCHEDULES",
     "get_step",
+    "get_schedule",
+    "MirrorMap",
+    "EntropyMap",
+    "EuclideanMap",
+    "MIRROR_MAPS",
+    "MomentumMethod",
+    "METHODS",
     # what fits report
     "StopReason",
     "BoostingWarning",

@@ -18,7 +18,9 @@ normalized gradient descent (β ≡ 0; θ = 1 or 1/√(t+1)), gradient descent o
 (η = 1), the batch perceptron (w ← w − z_i for the worst example i, no projection: the
 paper gives no step, and this variant did best in the note's runs), and Algorithm 2
 (``method="stochastic"``: z_{i_t} with i_t ~ q_t in place of Zᵀq_t; heuristic β_t =
-t/(t+1), θ = 1, or the proven β = 0, θ = √(ln n / T); L277–297).
+t/(t+1), θ = 1, or the proven β = 0, θ = √(ln n / T); L277–297).  Every method is a
+:class:`MomentumMethod`: the direction that stands for Zᵀq_t, and θ_t and β_t as rules
+of :mod:`.steps`; the names above are presets (:data:`METHODS`).
 
 ψ(ξ) = ℓ⁻¹(Σ_i ℓ(ξ_i)) (eq. 2.1) and q = ∇ψ(Zw) are computed in log space through the
 loss' ``log_phi``/``log_neg_dphi``: norms ‖w‖ of 1e6 and more (‖w_t‖ grows like γ̄t²/4)
@@ -64,18 +66,85 @@ from .classifier import (
 )
 from .model import KernelModel, LinearModel
 from .rounds import Problem, RoundResult, StopReason
+from .steps import (
+    ConstantMomentum,
+    ConstantStep,
+    HorizonStep,
+    InverseSqrtStep,
+    Momentum,
+    NesterovMomentum,
+    RoundView,
+    Schedule,
+    _check_instance,
+)
 from .validation import documented
 
-__all__ = ["AcceleratedMarginClassifier", "METHODS"]
+__all__ = ["AcceleratedMarginClassifier", "MomentumMethod", "METHODS", "PROVEN_STOCHASTIC"]
 
-METHODS = (
-    "accelerated",
-    "normalized",
-    "normalized_sqrt",
-    "gradient_descent",
-    "perceptron",
-    "stochastic",
-)
+#: What stands for Zᵀq_t in the momentum form (see :class:`MomentumMethod`).
+DIRECTIONS = ("batch", "gradient", "worst_row", "sampled_row")
+
+
+@dataclass(frozen=True)
+class MomentumMethod:
+    """One method of the momentum form (Ji, Srebro & Telgarsky 2021, eq. 1.1; L94–103)::
+
+        g_t     = β_t (g_{t−1} + d_t)
+        w_{t+1} = w_t − θ_t (g_t + d_t)
+
+    A frozen dataclass (picklable, equal by value, shown by ``repr``) that
+    ``AcceleratedMarginClassifier(method=...)`` takes as it takes the names of
+    :data:`METHODS`.
+
+    Parameters
+    ----------
+    direction : {"batch", "gradient", "worst_row", "sampled_row"}, default="batch"
+        d_t: ``Zᵀq_t`` (Algorithm 1, normalized gradient descent); the risk's gradient
+        ``(ℓ'(ψ)/n) Zᵀq_t`` (gradient descent, without momentum); the row z_i of the
+        worst example (the batch perceptron); a row i_t ~ q_t (Algorithm 2).
+    theta : Schedule, default=ConstantStep()
+        θ_t, from the estimator's ``learning_rate``: ``ConstantStep()`` (Theorem 3.1's
+        θ = 1), ``InverseSqrtStep()`` (θ_t = 1/√(t + 1)), ``HorizonStep()`` (Theorem
+        4.1's √(ln n / T)).
+    beta : Momentum, default=NesterovMomentum()
+        β_t: ``NesterovMomentum()`` (t/(t + 1), Theorem 3.1) or ``ConstantMomentum(β)``
+        (0: no momentum).
+    """
+
+    direction: str = "batch"
+    theta: Schedule = ConstantStep()
+    beta: Momentum = NesterovMomentum()
+
+    def __post_init__(self):
+        if self.direction not in DIRECTIONS:
+            raise ValueError(
+                f"MomentumMethod: direction must be one of {DIRECTIONS}; got "
+                f"{self.direction!r}"
+            )
+        _check_instance(self, "theta", self.theta, Schedule)
+        _check_instance(self, "beta", self.beta, Momentum)
+        if self.direction == "gradient" and self.beta != ConstantMomentum(0.0):
+            raise ValueError(
+                "MomentumMethod: beta must be ConstantMomentum(0.0) for "
+                f"direction='gradient' (gradient descent on the risk); got {self.beta!r}"
+            )
+
+
+_NONE = ConstantMomentum()
+
+#: The methods by name: Algorithm 1 and its baselines, and Algorithm 2 with the
+#: heuristic parameters of Figs. 3–4 (θ = 1, β_t = t/(t + 1)).
+METHODS: dict[str, MomentumMethod] = {
+    "accelerated": MomentumMethod(),
+    "normalized": MomentumMethod(beta=_NONE),
+    "normalized_sqrt": MomentumMethod(theta=InverseSqrtStep(), beta=_NONE),
+    "gradient_descent": MomentumMethod("gradient", beta=_NONE),
+    "perceptron": MomentumMethod("worst_row", beta=_NONE),
+    "stochastic": MomentumMethod("sampled_row"),
+}
+
+#: Algorithm 2 with Theorem 4.1's parameters (``stochastic_schedule="proven"``).
+PROVEN_STOCHASTIC = MomentumMethod("sampled_row", HorizonStep(), _NONE)
 
 
 class _Kernel:
@@ -133,6 +202,8 @@ class _Problem(Problem):
     scale: float
     fit_intercept: bool
     loss: MarginLoss
+    method: MomentumMethod
+    view: RoundView  # what θ_t and β_t see: the learning rate, n and the horizon T
     H: np.ndarray | None = None  # the finite class's columns, read once (a view)
     gram: np.ndarray | None = None  # kernel form: Z Zᵀ, and w = Zᵀa is held as a
     kernel_model: KernelModel | None = None  # kernel form: the (empty) model
@@ -247,9 +318,11 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         ``MatrixOracle(H)`` (the columns of H, a boosting dictionary).  Other oracles are
         refused: the method needs the whole correlation vector every step.
     method : {"accelerated", "normalized", "normalized_sqrt", "gradient_descent", \
-            "perceptron", "stochastic"}, default="accelerated"
+            "perceptron", "stochastic"} or MomentumMethod, default="accelerated"
         Algorithm 1 (θ_t = 1, β_t = t/(t+1)); normalized GD with θ = 1 or θ = 1/√(t+1);
-        gradient descent on the risk (η = 1); the batch perceptron; Algorithm 2.
+        gradient descent on the risk (η = 1); the batch perceptron; Algorithm 2.  Each
+        name stands for a :class:`MomentumMethod` (:data:`METHODS`); give one for other
+        θ_t and β_t, e.g. ``MomentumMethod(theta=InverseSqrtStep())``.
     loss : {"exponential", "logistic"}, default="exponential"
     n_estimators : int, default=1000
         Steps.
@@ -259,8 +332,9 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     tol : float, default=1e-6
         Stop when the certificate's gap, upper bound − margin, is below ``tol``.
     stochastic_schedule : {"heuristic", "proven"}, default="heuristic"
-        Algorithm 2's parameters: β_t = t/(t+1), θ = ``learning_rate`` (Figs. 3–4), or
-        β = 0, θ = √(ln n / n_estimators) (Theorem 4.1).
+        Algorithm 2's parameters when ``method="stochastic"``: β_t = t/(t+1), θ =
+        ``learning_rate`` (Figs. 3–4), or β = 0, θ = √(ln n / n_estimators) (Theorem
+        4.1; :data:`PROVEN_STOCHASTIC`).
     fit_intercept : bool, default=False
         Append a constant column (the paper has no bias).
     kernel : {"linear", "rbf", "poly", "sigmoid", "laplacian", "cosine"}, callable or \
@@ -302,7 +376,7 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
 
     _parameter_constraints: dict = {
         **BaseBooster._parameter_constraints,
-        "method": [StrOptions(set(METHODS))],
+        "method": [StrOptions(set(METHODS)), MomentumMethod],
         "loss": loss_constraint(MarginLoss),
         "tol": [Interval(Real, 0, None, closed="left")],
         "stochastic_schedule": [StrOptions({"heuristic", "proven"})],
@@ -410,15 +484,26 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     #: computed in log space, which takes any scale).
     _scale_free_weights = False
 
+    def _method(self) -> MomentumMethod:
+        if isinstance(self.method, MomentumMethod):
+            return self.method
+        if self.method == "stochastic" and self.stochastic_schedule == "proven":
+            return PROVEN_STOCHASTIC
+        return METHODS[self.method]
+
+    def _view(self, n: int) -> RoundView:
+        return RoundView(nu=float(self.learning_rate), n_samples=n, horizon=self.n_estimators)
+
     def _setup(self, X, y, sample_weight) -> _Problem:
         name = type(self).__name__
-        proven = self.method == "stochastic" and self.stochastic_schedule == "proven"
-        if proven and self.warm_start and hasattr(self, "_state_"):
+        theta = self._method().theta
+        if theta.uses_horizon and self.warm_start and hasattr(self, "_state_"):
             if self._horizon_ != self.n_estimators:
                 raise ValueError(
-                    f"{name}: stochastic_schedule='proven' steps by √(ln n / T) with the "
-                    f"horizon T = n_estimators fixed at {self._horizon_} (Theorem 4.1); a "
-                    "warm start cannot change it. Fit anew with the longer horizon."
+                    f"{name}: the step {theta!r} (stochastic_schedule='proven') is "
+                    f"√(ln n / T) with the horizon T = n_estimators fixed at "
+                    f"{self._horizon_} (Theorem 4.1); a warm start cannot change it. Fit "
+                    "anew with the longer horizon."
                 )
         self._horizon_ = self.n_estimators
         if self.kernel is not None:
@@ -462,6 +547,8 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             scale=scale,
             fit_intercept=bool(self.fit_intercept),
             loss=get_loss(self.loss, MarginLoss),
+            method=self._method(),
+            view=self._view(X.shape[0]),
             H=H,
             signature=data_signature(X, ypm, s, self.fit_intercept),
         )
@@ -498,6 +585,8 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             scale=scale,
             fit_intercept=False,
             loss=get_loss(self.loss, MarginLoss),
+            method=self._method(),
+            view=self._view(X.shape[0]),
             gram=np.outer(ypm, ypm) * G / scale**2,
             kernel_model=KernelModel(X, ypm, kernel, scale),
             signature=data_signature(X, ypm, s, repr(self.kernel), self.kernel_params),
@@ -530,42 +619,27 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         return state, 0.0
 
     # -- one step ---------------------------------------------------------------------------
-    def _momentum(self, t: int) -> float:
-        if self.method == "accelerated" or (
-            self.method == "stochastic" and self.stochastic_schedule == "heuristic"
-        ):
-            return t / (t + 1.0)
-        return 0.0
-
-    def _theta(self, t: int, n: int) -> float:
-        lr = float(self.learning_rate)
-        if self.method == "normalized_sqrt":
-            return lr / math.sqrt(t + 1.0)
-        if self.method == "stochastic" and self.stochastic_schedule == "proven":
-            return math.sqrt(math.log(n) / self.n_estimators)
-        return lr
-
     def _round(self, problem: _Problem, state: _State, model, t: int, budget: int):
-        p, method = problem, self.method
+        p, method = problem, problem.method
         ZTq = p.ZT(state.q)  # Zᵀ q_t: the certificate, and the step of the batch methods
         # ‖q_t‖₁ is 1 for the exponential loss; the logistic ∇ψ has ‖∇ψ‖₁ ≥ 1 only with
         # unit weights, so the certificates use q/‖q‖₁, a point of the simplex.
         qmass = float(state.q.sum())
-        beta, theta = self._momentum(t), self._theta(t, p.n)
+        beta, theta = method.beta(p.view, t), method.theta(p.view, t)  # t steps taken
         g, Zg = state.g, state.Zg
-        if method in ("accelerated", "normalized", "normalized_sqrt"):
+        if method.direction == "batch":
             gmass = beta * (state.gmass + qmass)
             g = beta * (g + ZTq)
             w = state.w - theta * (g + ZTq)
             Zw = p.Z(w)
-        elif method == "gradient_descent":
+        elif method.direction == "gradient":
             # ∇R(w) = (ℓ'(ψ)/n) Zᵀq: only the scalar factor may underflow
             _, _, log_dpsi = _dual_point(p.loss, p.rows_only(state.Zw), p.log_s)
             w = state.w - theta * math.exp(log_dpsi - p.log_total) * ZTq
             Zw = p.Z(w)
             gmass = 0.0
         else:
-            if method == "perceptron":
+            if method.direction == "worst_row":
                 i = int(np.argmax(p.rows_only(state.Zw)))  # the worst row (lowest index)
             else:  # Algorithm 2: a row i_t ~ q_t (multiclass: a pair (example, class))
                 flat = state.q.ravel()

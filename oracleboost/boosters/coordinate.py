@@ -90,7 +90,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         step ``ν γ_t / C_t^4``, a Wolfe search with ``c1 = 1 − ν/2, c2 = 1 − ν/4``, the
         AdaBoost step ``ν ½ ln((1+γ_t)/(1−γ_t))``, ν times the exact line search, the
         closed-form ``ν ||A^T∇L||_∞/(ηL)``, or the constant ν.  Give an instance such as
-        ``WolfeStep(c1=1/3, c2=1/2)`` for other constants.
+        ``WolfeStep(c1=1/3, c2=1/2)`` for other constants, or a schedule such as
+        ``InverseSqrtStep()`` (α_t = ν/√t) for a step that shrinks with the rounds.
     n_estimators : int, default=50
         The round budget.
     learning_rate : float, default=1.0
@@ -267,19 +268,20 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             alpha = ensemble.l1_norm() + 1.0
             stop = StopReason.PERFECT_HYPOTHESIS
         else:
-            step_state = StepState(
+            view = StepState(
                 loss=p.loss,
                 margins=state.margins,
                 column=col,
                 w=w,
                 log_s=0.0 if p.log_s is None else p.log_s,
                 sample_weight=p.s,
+                nu=p.nu,
             )
-            if p.rule.uses_line and not step_state.slope > 0.0:
+            if p.rule.uses_line and not view.slope > 0.0:
                 # The risk does not decrease along h to working precision: the edge
                 # is zero up to rounding (an attainable optimum reached, note §6.3–4).
                 return RoundResult(state, stop=StopReason.ZERO_EDGE)
-            alpha = p.rule.step(step_state, p.nu)
+            alpha = p.rule(view, t)  # t rounds before this one (a schedule's count)
             if alpha == np.inf:
                 return RoundResult(state, stop=StopReason.INFINITE_STEP)
             if not alpha > 0.0:

@@ -31,8 +31,9 @@ carried in Δ, so systematic projection error cannot persist (note P4)::
 
     Δ += v;  h = PROJ(Δ);  a = <h, Δ>/||h||²;  f_t = f_{t−1} + η_t a h;  Δ −= a h
 
-Step schedules η_t (t = outer iteration): ``constant`` c, ``inv_sqrt`` c/√t (Thms 5, 7),
-``inv_t`` c/(λt) (Thms 4, 6 with c = 2 and 1), ``smoothness`` c/Λ (Thm 3 with c = 1).
+Step schedules η_t (t = outer iteration, c = ``learning_rate``; the objects of
+:mod:`.steps`): ``constant`` c, ``inv_sqrt`` c/√t (Thms 5, 7), ``inv_t`` c/(λt) (Thms 4,
+6 with c = 2 and 1), ``smoothness`` c/Λ (Thm 3 with c = 1).
 ``n_estimators`` counts weak learners, so repeated projection runs about √(2T) outer
 iterations; its last one is truncated to the budget and still takes its step (P3).
 """
@@ -69,6 +70,7 @@ from .classifier import (
     weighted_error,
 )
 from .rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
+from .steps import SCHEDULES, RoundView, Schedule, get_schedule
 from .validation import documented
 
 __all__ = [
@@ -97,8 +99,6 @@ def _unit(a: np.ndarray) -> tuple[np.ndarray | None, int]:
     e = math.frexp(top)[1]
     return np.ldexp(a, -e), e
 
-SCHEDULES = ("constant", "inv_sqrt", "inv_t", "smoothness")
-
 
 @dataclass
 class _Problem(Problem):
@@ -116,6 +116,8 @@ class _Problem(Problem):
     ctx: dict
     bound: object
     need: str
+    schedule: Schedule
+    view: RoundView  # what the schedule sees: c, λ and Λ
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,7 @@ class _FunctionalGradientBooster(BaseBooster):
     _parameter_constraints: dict = {
         **BaseBooster._parameter_constraints,
         "projection": [StrOptions(set(PROJECTIONS))],
-        "schedule": [StrOptions(set(SCHEDULES))],
+        "schedule": [StrOptions(set(SCHEDULES)), Schedule],
         "strong_convexity": [Interval(Real, 0, None, closed="neither"), None],
         "query": [StrOptions({"auto", "project", "correlate"})],
         "init": [StrOptions({"auto"}), Real],
@@ -180,27 +182,6 @@ class _FunctionalGradientBooster(BaseBooster):
             out["error"] = self._extra_record(y, scores, weight)["train_error"]
         return out
 
-    # -- the step schedule -------------------------------------------------------------
-    def _eta(self, t: int, loss: Loss) -> float:
-        c = float(self.learning_rate)
-        if self.schedule == "constant":
-            return c
-        if self.schedule == "inv_sqrt":
-            return c / math.sqrt(t)
-        if self.schedule == "inv_t":
-            lam = self.strong_convexity if self.strong_convexity is not None else (
-                loss.strong_convexity
-            )
-            if lam is None:
-                raise ValueError(
-                    f"schedule='inv_t' needs strong_convexity: {loss!r} is not strongly "
-                    "convex; pass strong_convexity=λ (e.g. for an added (λ/2)||f||² term)"
-                )
-            return c / (lam * t)
-        if loss.smoothness is None:  # "smoothness"
-            raise ValueError(f"schedule='smoothness' needs a smooth loss; {loss!r} is not")
-        return c / loss.smoothness
-
     # -- the loop's hooks ------------------------------------------------------------------
     def _problem(self, X, y, s, query_weight, loss: Loss, f0, ctx: dict) -> _Problem:
         """Bind the oracle; what every round reads (``fit`` of each estimator calls it)."""
@@ -212,6 +193,7 @@ class _FunctionalGradientBooster(BaseBooster):
         total = float(np.sum(s))
         f0 = np.asarray(f0, dtype=np.float64)
         shape = self._raw_shape(X.shape[0], y)
+        lam = self.strong_convexity
         return _Problem(
             y=y,
             s=s,
@@ -225,6 +207,12 @@ class _FunctionalGradientBooster(BaseBooster):
             ctx=ctx,
             bound=bound,
             need=need,
+            schedule=get_schedule(self.schedule),
+            view=RoundView(
+                nu=float(self.learning_rate),
+                strong_convexity=loss.strong_convexity if lam is None else lam,
+                smoothness=loss.smoothness,
+            ),
             signature=data_signature(X, y, s, query_weight, f0, *ctx.values()),
         )
 
@@ -245,10 +233,10 @@ class _FunctionalGradientBooster(BaseBooster):
     def _growth_allowed(self, problem: _Problem) -> bool:
         # Subgradient steps (non-smooth losses) and the decreasing schedules of Theorems
         # 4–7 bound the average gap over iterates, not each step: the loss may rise.
-        return problem.loss.smoothness is None or self.schedule in ("inv_sqrt", "inv_t")
+        return problem.loss.smoothness is None or problem.schedule.decreasing
 
     def _divergence_hint(self, problem: _Problem) -> str:
-        if self.projection != "naive" and self.schedule in ("constant", "smoothness"):
+        if self.projection != "naive" and not problem.schedule.decreasing:
             return (
                 f"Grubb & Bagnell's guarantees for projection={self.projection!r} need a "
                 "decreasing step (schedule='inv_sqrt', Thms 5 and 7, or 'inv_t', Thms 4 "
@@ -260,8 +248,8 @@ class _FunctionalGradientBooster(BaseBooster):
         """One outer iteration of Algorithm 1, 2 or 3."""
         p = problem
         f, residual = state.f, state.residual
+        eta = p.schedule(p.view, state.outer)  # η_t, t = state.outer + 1 (counted from 1)
         outer = state.outer + 1
-        eta = self._eta(outer, p.loss)
 
         # ⟨a, b⟩ = Σ_i s_i a_i·b_i / Σ s, one compiled pass (equal weights cancel)
         s_or_none, mass = (
@@ -376,15 +364,18 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
         ``X = worlds.X`` and any ``y`` of the same length).
     projection : {"naive", "repeated", "residual"}, default="naive"
         Algorithm 1, 2 or 3 of the paper (see the module docstring).
-    schedule : {"constant", "inv_sqrt", "inv_t", "smoothness"}, default="constant"
-        η_t = c, c/√t, c/(λt) or c/Λ with c = ``learning_rate`` (t = outer iteration).
+    schedule : {"constant", "inv_sqrt", "inv_t", "smoothness"} or Schedule, \
+            default="constant"
+        η_t = c, c/√t, c/(λt) or c/Λ with c = ``learning_rate`` (t = outer iteration),
+        or a Schedule of :mod:`oracleboost.boosters.steps` (``InverseSqrtStep()``, …).
     n_estimators : int, default=100
         The budget in weak learners.
     learning_rate : float, default=0.1
         The constant c of the schedule (the shrinkage for ``constant``).  With squared
         loss, ``schedule="smoothness"`` and c = 1 is Theorem 3's η = 1/Λ.
     strong_convexity : float or None, default=None
-        λ for ``schedule="inv_t"``; defaults to the loss' own (1 for squared).
+        λ for ``schedule="inv_t"``; defaults to the loss' own (1 for squared).  An
+        ``InverseTimeStep`` with its own λ takes that one.
     query : {"auto", "project", "correlate"}, default="auto"
         How PROJ asks the oracle: least squares (eq. 4) or the inner product (eq. 3);
         "auto" projects when the oracle can.
@@ -496,13 +487,16 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
 _DOC_COMMON = """
     projection : {"naive", "repeated", "residual"}, default="naive"
         Algorithm 1, 2 or 3 of Grubb & Bagnell (2011).
-    schedule : {"constant", "inv_sqrt", "inv_t", "smoothness"}, default="constant"
-        η_t = c, c/√t, c/(λt) or c/Λ with c = ``learning_rate`` (t = outer iteration).
+    schedule : {"constant", "inv_sqrt", "inv_t", "smoothness"} or Schedule, \
+            default="constant"
+        η_t = c, c/√t, c/(λt) or c/Λ with c = ``learning_rate`` (t = outer iteration),
+        or a Schedule of :mod:`oracleboost.boosters.steps` (``InverseSqrtStep()``, …).
     n_estimators : int, default=100
         The budget in weak learners.
     learning_rate : float, default=0.1
     strong_convexity : float or None, default=None
-        λ for ``schedule="inv_t"`` (these losses are not strongly convex on their own).
+        λ for ``schedule="inv_t"`` (these losses are not strongly convex on their own);
+        an ``InverseTimeStep`` with its own λ takes that one.
     query : {"auto", "project", "correlate"}, default="auto"
     init : "auto" or float, default="auto"
     random_state : int, RandomState or None, default=None

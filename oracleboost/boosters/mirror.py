@@ -13,11 +13,14 @@ mistakes), edge ``γ_t = −w_tᵀ d_t = Σ_i w_i a_i h_t(x_i)``.  Algorithm 1 (
       (d) w_{t+1} = argmin_{w ∈ S} B_R(w, z_{t+1})      (Bregman projection, eq. 2)
     f(x) = Σ_t η_t h_t(x)                     (the vote weight is η_t itself)
 
-with ``R = Σ w log w`` (``mirror="entropy"``: the update is multiplicative and the
-projection a normalisation, AdaBoost with the step η_t = γ_t in place of artanh γ_t) or
-``R = ½‖w‖²`` (``"euclidean"``: an additive update and the sort-based simplex
-projection).  ``learning_rate`` ν multiplies η_t, as the authors' R package ``maboost``
-does with ``nu``.  The variants:
+with ``R = Σ w log w`` (``mirror="entropy"`` or ``EntropyMap()``: the update is
+multiplicative and the projection a normalisation, AdaBoost with the step η_t = γ_t in
+place of artanh γ_t) or ``R = ½‖w‖²`` (``"euclidean"`` or ``EuclideanMap()``: an
+additive update and the sort-based simplex projection); a map is an object of
+:mod:`.mirror_maps` holding ∇R, its projections, L and Theorem 1's bound.
+``learning_rate`` ν multiplies η_t, as the authors' R package ``maboost`` does with
+``nu``.  Each variant's η_t is a rule of :mod:`.steps` (``MirrorAscentStep``,
+``SparseBoostStep``, ``MadaBoostStep``).  The variants:
 
 * ``"max_margin"`` (Theorem 2): η_t = ν γ_t / (L √t).
 * ``"smooth"`` (§3.1): S becomes the capped simplex S_k = {Σw = 1, 0 ≤ w_i ≤ k/N} with
@@ -80,19 +83,21 @@ from .classifier import (
     vote_margins,
     weighted_error,
 )
-from .projections import (
-    euclidean_capped_simplex,
-    euclidean_simplex,
-    kl_capped_simplex,
-    kl_hypercube,
-    kl_simplex,
-)
+from .mirror_maps import MIRROR_MAPS, EntropyMap, EuclideanMap, MirrorMap, get_mirror_map
+from .projections import kl_hypercube
 from .rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
+from .steps import (
+    InverseSqrtStep,
+    MadaBoostStep,
+    MirrorAscentStep,
+    RoundView,
+    SparseBoostStep,
+    StepRule,
+)
 from .validation import documented
 
 __all__ = ["MirrorBoostingClassifier", "ArgmaxVote"]
 
-MIRRORS = ("entropy", "euclidean")
 UPDATES = ("auto", "lazy", "active")
 VARIANTS = ("standard", "max_margin", "smooth", "sparse", "madaboost")
 
@@ -123,7 +128,9 @@ class _Problem(Problem):
     K: int  # 2 for binary
     cap: np.ndarray | None  # per-cell caps (smooth / dataset-combining), or None
     w1: np.ndarray  # the starting distribution over cells
+    mirror: MirrorMap
     L: float  # the bound on ‖d‖_*², eq. 8–9: 1 (entropy), number of cells (Euclidean)
+    rule: StepRule  # η_t of the variant
     lazy: bool
     bound: object
     bounded: bool
@@ -158,8 +165,9 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
     oracle : Oracle, default=None
         ``None`` means ``StumpOracle()`` (±1 decision stumps).  Multiclass needs an
         oracle with ``multiclass_correlate`` (e.g. stumps: label-coded answers).
-    mirror : {"entropy", "euclidean"}, default="entropy"
-        R = Σ w log w (KL projections, L = 1) or ½‖w‖² (Euclidean projections, L = N).
+    mirror : {"entropy", "euclidean"} or MirrorMap, default="entropy"
+        R = Σ w log w (KL projections, L = 1; ``EntropyMap()``) or ½‖w‖² (Euclidean
+        projections, L = N; ``EuclideanMap()``), see :mod:`oracleboost.boosters.mirror_maps`.
         The default is the entropy map: Theorem 1 gives it the training error
         exp(−½Σγ²) against the Euclidean map's 1/(1 + Σγ²), and its η_t = γ_t does not
         shrink with N (the package defaults to the Euclidean map).
@@ -220,7 +228,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
 
     _parameter_constraints: dict = {
         **BaseBooster._parameter_constraints,
-        "mirror": [StrOptions(set(MIRRORS))],
+        "mirror": [StrOptions(set(MIRROR_MAPS)), MirrorMap],
         "update": [StrOptions(set(UPDATES))],
         "variant": [StrOptions(set(VARIANTS))],
         "smoothness": [Interval(Real, 1, None, closed="left"), None],
@@ -304,25 +312,26 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
 
     _row_args = ("sample_weight", "sample_group")
 
-    def _resolved_update(self) -> str:
+    def _resolved_update(self, mirror: MirrorMap) -> str:
         if self.update != "auto":
             return self.update
         if self.variant == "madaboost":
             return "lazy"
         if self.variant == "sparse":
             return "active"
-        return "lazy" if self.mirror == "entropy" else "active"
+        return mirror.default_update
 
-    def _check_options(self, K: int, grouped: bool) -> None:
+    def _check_options(self, mirror: MirrorMap, K: int, grouped: bool) -> None:
         name = type(self).__name__
-        update = self._resolved_update()
-        if self.variant == "sparse" and (self.mirror != "euclidean" or update != "active"):
+        update = self._resolved_update(mirror)
+        euclidean, entropy = isinstance(mirror, EuclideanMap), isinstance(mirror, EntropyMap)
+        if self.variant == "sparse" and (not euclidean or update != "active"):
             raise ValueError(
                 f"{name}: variant='sparse' is SparseBoost (Algorithm 2), an active update "
                 "with the Euclidean map; use mirror='euclidean' (and update='auto' or "
                 f"'active'); got mirror={self.mirror!r}, update={self.update!r}"
             )
-        if self.variant == "madaboost" and (self.mirror != "entropy" or update != "lazy"):
+        if self.variant == "madaboost" and (not entropy or update != "lazy"):
             raise ValueError(
                 f"{name}: variant='madaboost' is Algorithm 3, the lazy update with the "
                 "entropy map; use mirror='entropy' (and update='auto' or 'lazy'); got "
@@ -368,7 +377,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             secondary = g.astype(bool)
         data = classification_data(self, X, y, sample_weight, secondary)
         X, s, (secondary,), y_idx, K = data.X, data.s, data.rows, data.y_index, data.n_classes
-        self._check_options(K, secondary is not None)
+        mirror = get_mirror_map(self.mirror)
+        self._check_options(mirror, K, secondary is not None)
         need = "correlate" if K == 2 else "multiclass_correlate"
         bound = self._bind(X, need)
         n = X.shape[0]
@@ -386,20 +396,32 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
                     f"smoothness={self.smoothness}: the starting distribution (from "
                     "sample_weight) already exceeds the cap k/N; raise smoothness"
                 )
-        L = 1.0 if self.mirror == "entropy" else float(w1.size)
         return _Problem(
             a=a,
             s=s,
             K=K,
             cap=cap,
             w1=w1,
-            L=L,
-            lazy=self._resolved_update() == "lazy",
+            mirror=mirror,
+            L=mirror.constant(w1.size),
+            rule=self._eta_rule(),
+            lazy=self._resolved_update(mirror) == "lazy",
             bound=bound,
             bounded=bound.capabilities.bounded,
             secondary=secondary,
             signature=data_signature(X, a, s, secondary),
         )
+
+    def _eta_rule(self) -> StepRule:
+        """η_t of each variant: Algorithm 1's ν γ_t / L (over √t for Theorem 2's
+        max-margin variant), SparseBoost's eq. 36, MadaBoost's ν ε_t γ_t."""
+        if self.variant == "sparse":
+            return SparseBoostStep(0.0 if self.sparsity is None else float(self.sparsity))
+        if self.variant == "madaboost":
+            return MadaBoostStep()
+        if self.variant == "max_margin":
+            return MirrorAscentStep(InverseSqrtStep())
+        return MirrorAscentStep()
 
     def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
         return (
@@ -416,7 +438,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         elif self.variant == "madaboost":
             z = np.zeros(n)  # log z = −a H_0 = 0
         elif p.lazy:
-            z = np.log(p.w1) if self.mirror == "entropy" else p.w1.copy()
+            z = p.mirror.gradient(p.w1)  # ∇R(z_1) = ∇R(w_1): the dual average starts here
         else:
             z = None
         state = _State(
@@ -450,18 +472,17 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         # (b)–(d) the step, the update and the projection
         if self.variant == "sparse":
             mass = float(z.sum())  # ‖y_t‖₁
-            frac = 0.0 if self.sparsity is None else float(self.sparsity)
-            alpha = frac * gamma * mass
-            eta = nu * (1.0 - frac) * gamma * mass / n
+            view = RoundView(nu=nu, edge=gamma, mass=mass, n_samples=n)
+            eta, alpha = p.rule(view, state.t), p.rule.l1(view)  # eq. 36, the ℓ1 factor
             z = np.maximum(z + eta * d - alpha * eta, 0.0)  # eq. 29: exact zeros
             total = float(z.sum())
             w_next = z / total if total > 0.0 else np.zeros_like(z)
             potential = state.potential + eta * (gamma * mass - alpha) - n * eta**2 / 2
         elif self.variant == "madaboost":
-            eta = nu * eps * gamma
+            eta = p.rule(RoundView(nu=nu, edge=gamma, error=eps), state.t)
             z = z + eta * d  # log z_{t+1} = log z_t + η_t d_t = −a H_t
             # KL onto the hypercube (min(1, z), Lemma 5), then onto the simplex
-            w_next = kl_simplex(np.log(p.s) + kl_hypercube(z))
+            w_next = p.mirror.project(np.log(p.s) + kl_hypercube(z))
             potential = state.potential + gamma**2
         else:
             eta = self._step(p, gamma, state.t)
@@ -481,34 +502,27 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         return RoundResult(new, (term,), (record,), stop)
 
     def _step(self, p: _Problem, gamma: float, t: int) -> float:
-        """Algorithm 1 (b): η_t = ν γ_t / L, over √(t + 1) for max-margin (Theorem 2).
+        """Algorithm 1 (b): η_t = ν γ_t / L, over √(t + 1) for max-margin (Theorem 2),
+        by the variant's :class:`~oracleboost.boosters.steps.MirrorAscentStep` after t
+        rounds.
 
-        The one place the step is chosen (standard, max-margin and smooth; binary and
-        multiclass): η_t = artanh(γ_t) here turns the entropy map into AdaBoost."""
-        eta = float(self.learning_rate) * gamma / p.L
-        if self.variant == "max_margin":
-            eta /= math.sqrt(t + 1)
-        return eta
+        The one place Algorithm 1's step is chosen (standard, max-margin and smooth;
+        binary and multiclass): η_t = artanh(γ_t) here turns the entropy map into
+        AdaBoost."""
+        return p.rule(RoundView(nu=float(self.learning_rate), edge=gamma, L=p.L), t)
 
-    def _mirror_step(self, p: _Problem, w, z, step):
-        """Algorithm 1 (c)–(d): ∇R(z') = ∇R(z or w) + step, then project onto S (or S_k)."""
-        entropy = self.mirror == "entropy"
+    @staticmethod
+    def _mirror_step(p: _Problem, w, z, step):
+        """Algorithm 1 (c)–(d): ∇R(z') = ∇R(z or w) + step, then project onto S (or S_k).
+
+        ``z`` holds the lazy update's dual average ∇R(z_t) (log z for the entropy map,
+        z for the Euclidean)."""
         if p.lazy:
-            z = z + step  # z holds log z (entropy) or z (Euclidean): the dual average
+            z = z + step
             target = z
-        elif entropy:
-            with np.errstate(divide="ignore"):
-                target = np.log(w) + step  # a weight at exact 0 stays 0 (KL)
         else:
-            target = w + step
-        if entropy:
-            w_next = kl_simplex(target) if p.cap is None else kl_capped_simplex(target, p.cap)
-        else:
-            w_next = (
-                euclidean_simplex(target) if p.cap is None
-                else euclidean_capped_simplex(target, p.cap)
-            )
-        return w_next, z
+            target = p.mirror.gradient(w) + step
+        return p.mirror.project(target, p.cap), z
 
     def _multiclass_round(self, p: _Problem, state: _State, ensemble):
         n, K = p.a.shape[0], p.K
@@ -579,12 +593,9 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             if self.learning_rate != 1.0:
                 return math.nan
             return min(1.0, math.sqrt(2.0 / potential)) if potential > 0 else 1.0
-        if self.mirror == "entropy":
-            value = math.exp(-potential) if potential > 0 else 1.0
-        else:
-            if not np.all(p.s == p.s[0]):
-                return math.nan  # B(w*, w_1) has no closed form in ε for unequal w_1
-            value = 1.0 / (1.0 + 2.0 * p.s.shape[0] * potential) if potential > 0 else 1.0
+        value = p.mirror.error_bound(potential, p.s)  # Theorem 1 (eqs. 15/18)
+        if math.isnan(value):
+            return value
         if self.variant == "smooth":
             value = max(1.0 / float(self.smoothness), value)
         return min(1.0, value)
