@@ -711,8 +711,11 @@ def row_flat_rounds(cfg: Config, booster: str) -> dict:
         if len(t) < rounds:
             raise RuntimeError(f"{booster} stopped after {len(t)} of {rounds} rounds "
                                f"({model.stop_reason_})")
-        return float(t[-part:].sum()), {"first": float(t[:part].sum()),
-                                        "wall_over_recorded": wall / float(t.sum())}
+        extra = {"first": float(t[:part].sum()), "wall_over_recorded": wall / float(t.sum())}
+        evals = model.history_.get("line_evaluations")
+        if evals is not None:  # a line search: its own work per round may change
+            extra["evals"] = (float(evals[:part].mean()), float(evals[-part:].mean()))
+        return float(t[-part:].sum()), extra
 
     trials = []
     for _ in range(cfg.repeats):
@@ -720,6 +723,14 @@ def row_flat_rounds(cfg: Config, booster: str) -> dict:
         trials.append((last, extra["first"], extra))
     wall = median_of(trials, "wall_over_recorded")
     ratio = statistics.median(t[0] / t[1] for t in trials)
+    search = ""
+    if "evals" in trials[0][2]:
+        first, last = trials[0][2]["evals"]
+        per_eval = statistics.median((t[0] / t[2]["evals"][1]) / (t[1] / t[2]["evals"][0])
+                                     for t in trials)
+        search = (f"; the line search evaluates R or R' {first:.2f} times a round in the "
+                  f"first rounds, {last:.2f} in the last (the algorithm's own work); per "
+                  f"evaluation the last rounds cost {per_eval:.3g} × the first")
     return result(
         f"flat_rounds_{booster}", trials, unit="ms",
         anchor_command=(f"the first {part:,} rounds of the same fit (its last {part:,} are "
@@ -728,7 +739,7 @@ def row_flat_rounds(cfg: Config, booster: str) -> dict:
         met=ratio <= 1.15 and wall <= 1.3, wall_ratio=wall,
         notes=(f"2,000 × 20, {rounds:,} rounds, {BOOSTERS[booster]!r} on "
                f"StumpOracle(n_jobs=1), {shrink}; wall ratio column: fit wall time / the "
-               "rounds' recorded time"),
+               "rounds' recorded time" + search),
     )
 
 

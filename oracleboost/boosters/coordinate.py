@@ -127,7 +127,9 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         the risk underflows), ``edge`` γ_t, ``step`` α_t (with ν), ``margin`` (ℓ1 margin
         ``min_i y_i f(x_i)/||λ||_1``), ``train_error``, ``entropy`` (Shannon entropy of
         the dual iterate, the normalised weights ``w ∝ −φ'(margins)``; Telgarsky 2012,
-        Remark 5), ``time`` (seconds).
+        Remark 5), ``time`` (seconds); with a rule that reads the line (``"wolfe"``,
+        ``"optimal"``, ``"closed_form"``), ``line_evaluations``: how many times it
+        evaluated R or R' (a round's cost grows with it, not with the rounds before).
     optimal_loss_ : float or None
         The optimal risk f̄ over the span of a finite class (when ``duality_gap`` is on).
     stop_reason_ : StopReason
@@ -240,6 +242,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
 
     def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
         keys = ("loss", "log_loss", "margin", "train_error", "edge", "step", "entropy", "time")
+        keys += ("line_evaluations",) if problem.rule.uses_line else ()
         return keys + (("gap",) if problem.optimal_loss is not None else ())
 
     def _initial_state(self, problem: _Problem):
@@ -303,6 +306,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             "step": alpha,
             "entropy": state.entropy,  # of the weights this round used
         }
+        if p.rule.uses_line and stop is None:  # a search's cost: R and R' evaluated
+            record["line_evaluations"] = float(view.line.evaluations[0])
         if p.optimal_loss is not None:
             record["gap"] = record["loss"] - p.optimal_loss
         new_state = _State(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import brentq
@@ -50,6 +50,9 @@ class Line:
     margins: np.ndarray
     u: np.ndarray
     log_rho: np.ndarray
+    #: How many times the search evaluated R or R' (a one-element list: the line is
+    #: frozen, its count is not); a round records it as ``line_evaluations``.
+    evaluations: list = field(default_factory=lambda: [0], compare=False, repr=False)
 
     @classmethod
     def build(cls, loss: MarginLoss, margins, u, log_s) -> Line:
@@ -63,6 +66,7 @@ class Line:
 
     def delta(self, alpha: float) -> float:
         """``R(α)/R(0) − 1`` (``inf`` if it overflows)."""
+        self.evaluations[0] += 1
         with np.errstate(over="ignore", invalid="ignore"):
             d = self.loss.log_phi_shift(self.margins, alpha * self.u)
             val = float((self.rho * np.expm1(d)).sum())
@@ -70,6 +74,7 @@ class Line:
 
     def slope(self, alpha: float) -> float:
         """``R'(α)/R(0)`` (``-inf``/``inf`` on overflow, with the sign of the overflowing terms)."""
+        self.evaluations[0] += 1
         with np.errstate(over="ignore", invalid="ignore"):
             e = np.exp(self.log_rho + self.loss.log_neg_dphi_shift(self.margins, alpha * self.u))
             val = -float((self.u * e).sum())
