@@ -89,14 +89,24 @@ def _rows(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).reshape(a.shape[0], -1)
 
 
+#: Largest entries within 2**±_SAFE_EXPONENT need no rescaling: the weighted inner
+#: products of two such arrays neither overflow nor lose their leading terms to underflow
+#: (the sample weights' mean is in [1, 2)), so ``a`` is used as it is.
+_SAFE_EXPONENT = 300
+
+
 def _unit(a: np.ndarray) -> tuple[np.ndarray | None, int]:
-    """``(a · 2**-e, e)`` with the largest ``|entry|`` of the copy in [0.5, 1): exact,
-    so inner products of the copies are those of ``a`` times a power of two, without
-    overflow or underflow on the way; ``(None, 0)`` when ``a`` is all zeros."""
+    """``(a · 2**-e, e)`` with the largest ``|entry|`` of the copy in [0.5, 1) when ``a``'s
+    largest entry lies outside 2**±300, else ``(a, 0)``; ``(None, 0)`` when ``a`` is all
+    zeros.  Scaling by a power of two is exact, so inner products of the copies are those
+    of ``a`` times a power of two, without overflow or underflow on the way; in the safe
+    band (every ordinary fit) the copy is skipped, which gives the same products."""
     top = float(column_kernels.peak(a.ravel()))
     if top == 0.0:
         return None, 0
     e = math.frexp(top)[1]
+    if -_SAFE_EXPONENT <= e <= _SAFE_EXPONENT:
+        return a, 0
     return np.ldexp(a, -e), e
 
 
