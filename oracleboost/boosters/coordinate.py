@@ -144,6 +144,24 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
     Telgarsky, M. (2012). A primal-dual convergence analysis of boosting. JMLR 13.
     Freund, Y. & Schapire, R. (1997). A decision-theoretic generalization of on-line
     learning and an application to boosting. JCSS 55.
+
+    Examples
+    --------
+    AdaBoost on ±1 decision stumps, then the logistic loss with Wolfe steps:
+
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from oracleboost.boosters import CoordinateBoostingClassifier
+    >>> from oracleboost.oracles import StumpOracle
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> ada = CoordinateBoostingClassifier(StumpOracle(), n_estimators=50).fit(X, y)
+    >>> ada.score(X, y), str(ada.stop_reason_)
+    (1.0, 'max_rounds')
+    >>> bool(ada.history_["margin"][-1] > 0)  # every training point on its side
+    True
+    >>> wolfe = CoordinateBoostingClassifier(StumpOracle(), loss="logistic", step="wolfe",
+    ...                                      n_estimators=50).fit(X, y)
+    >>> wolfe.predict_proba(X[:2]).shape
+    (2, 2)
     """
 
     _parameter_constraints: dict = {

@@ -224,6 +224,21 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
     ----------
     Naghibi, T. & Pfister, B. (2014). A boosting framework on grounds of online
     learning. NIPS 27.
+
+    Examples
+    --------
+    The smooth variant caps every weight at k/N; Theorem 3 bounds the training error:
+
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from oracleboost.boosters import MirrorBoostingClassifier
+    >>> from oracleboost.oracles import StumpOracle
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> ma = MirrorBoostingClassifier(StumpOracle(), variant="smooth", smoothness=5,
+    ...                               n_estimators=50).fit(X, y)
+    >>> bool(ma.history_["max_weight"].max() <= 5)
+    True
+    >>> bool(ma.history_["loss"][-1] <= ma.history_["bound"][-1])
+    True
     """
 
     _parameter_constraints: dict = {

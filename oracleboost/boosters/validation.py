@@ -19,6 +19,7 @@ loss, so that what is kept is the best model the fit saw.  The watching is done 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,15 +107,27 @@ _ATTRIBUTES = """\
         when it is off."""
 
 
-def documented(tol: str = "tol", tol_note: str = ""):
-    """Class decorator: fill the ``<early stopping parameters>`` and ``<validation
-    attributes>`` lines of a booster's docstring (one text for every booster)."""
+def documented(tol: str = "tol", tol_note: str = "", **snippets: str):
+    """Class decorator: the one way a booster's docstring shares text with others.
+
+    Each line ``    <name>`` of the docstring is replaced by the snippet of that name:
+    ``<early stopping parameters>`` and ``<validation attributes>`` (one text for every
+    booster; ``tol`` names the early-stopping tolerance), and any snippet given as a
+    keyword (``functional_parameters=...`` fills ``<functional parameters>``; a snippet
+    may itself hold the built-in placeholders).  A placeholder left unfilled is an error.
+    """
+    fills = {name.replace("_", " "): text for name, text in snippets.items()}
+    fills["early stopping parameters"] = _PARAMETERS.format(tol=tol, tol_note=tol_note)
+    fills["validation attributes"] = _ATTRIBUTES
 
     def fill(cls):
-        params = _PARAMETERS.format(tol=tol, tol_note=tol_note)
-        cls.__doc__ = cls.__doc__.replace("    <early stopping parameters>", params).replace(
-            "    <validation attributes>", _ATTRIBUTES
-        )
+        doc = cls.__doc__
+        for name, text in fills.items():  # the given snippets first: they may hold more
+            doc = doc.replace(f"    <{name}>", text.rstrip("\n"))
+        left = re.findall(r"^    <([a-z ]+)>$", doc, flags=re.M)
+        if left:
+            raise ValueError(f"{cls.__name__}'s docstring has no snippet for {left}")
+        cls.__doc__ = doc
         return cls
 
     return fill
