@@ -44,6 +44,7 @@ acceleration. ICML.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from numbers import Real
 
@@ -54,8 +55,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._numerics import logsumexp
+from .._typing import ArrayLike, RandomStateLike
 from ..losses import MarginLoss, get_loss
-from ..oracles.base import Hypothesis, OracleCapabilityError
+from ..oracles.base import Hypothesis, Oracle, OracleCapabilityError
 from .base import BaseBooster, data_signature, fit_context, loss_constraint
 from .classifier import (
     ScoreClassifierMixin,
@@ -408,24 +410,24 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
 
     def __init__(
         self,
-        oracle=None,
+        oracle: Oracle | None = None,
         *,
-        method: str = "accelerated",
-        loss: str = "exponential",
+        method: str | MomentumMethod = "accelerated",
+        loss: str | MarginLoss = "exponential",
         n_estimators: int = 1000,
         learning_rate: float = 1.0,
         tol: float = 1e-6,
         stochastic_schedule: str = "heuristic",
         fit_intercept: bool = False,
-        kernel=None,
+        kernel: str | Callable[..., ArrayLike] | None = None,
         kernel_params: dict | None = None,
-        random_state=None,
+        random_state: RandomStateLike = None,
         verbose: int = 0,
         warm_start: bool = False,
         n_iter_no_change: int | None = None,
         validation_fraction: float | None = 0.1,
         validation_tol: float = 1e-4,
-    ):
+    ) -> None:
         self.oracle = oracle
         self.method = method
         self.loss = loss
@@ -445,7 +447,15 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
 
     # -- fit ------------------------------------------------------------------------------
     @fit_context
-    def fit(self, X, y, sample_weight=None, *, eval_set=None, eval_sample_weight=None):
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        *,
+        eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
+        eval_sample_weight: Sequence[ArrayLike | None] | None = None,
+    ) -> AcceleratedMarginClassifier:
         """Run up to ``n_estimators`` steps.
 
         Parameters

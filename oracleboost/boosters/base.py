@@ -33,7 +33,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, Literal, TypeVar, cast, overload
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context, is_classifier
@@ -42,6 +42,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .._fingerprint import fingerprint
+from .._typing import ArrayLike
 from .._validation import check_sample_weight, normalise_weights
 from ..losses import Loss, loss_names
 from ..oracles.base import Hypothesis, Oracle, OracleCapabilityError
@@ -96,7 +97,11 @@ def _one_fit_at_a_time(estimator):
                 _FITTING.pop(key, None)
 
 
-def fit_context(fit: Callable) -> Callable:
+#: A function that :func:`fit_context` decorates (its signature is kept).
+_Fit = TypeVar("_Fit", bound=Callable[..., Any])
+
+
+def fit_context(fit: _Fit) -> _Fit:
     """The decorator of every booster's ``fit``: one fit at a time per estimator, then
     scikit-learn's ``_fit_context`` (parameter validation; callbacks set up before and
     torn down after).  The refusal of a concurrent fit comes first, so it touches
@@ -108,10 +113,27 @@ def fit_context(fit: Callable) -> Callable:
         with _one_fit_at_a_time(estimator):
             return inner(estimator, *args, **kwargs)
 
-    return wrapper
+    return cast(_Fit, wrapper)  # functools.wraps: the same signature
 
 
-def validate_input(estimator, X, y="no_validation", *, y_numeric: bool = False, reset=True):
+@overload
+def validate_input(  # type: ignore[overload-overlap]  # "no_validation" is also ArrayLike
+    estimator: BaseEstimator, X: ArrayLike, y: Literal["no_validation"] = ..., *,
+    y_numeric: bool = ..., reset: bool = ...,
+) -> np.ndarray: ...
+
+
+@overload
+def validate_input(
+    estimator: BaseEstimator, X: ArrayLike, y: ArrayLike, *, y_numeric: bool = ...,
+    reset: bool = ...,
+) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+def validate_input(
+    estimator: BaseEstimator, X: ArrayLike, y: ArrayLike = "no_validation", *,
+    y_numeric: bool = False, reset: bool = True,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """scikit-learn's ``validate_data(estimator, X, y)`` (which sets, or with
     ``reset=False`` checks, ``n_features_in_`` and ``feature_names_in_``), X as float64
     (and y with ``y_numeric``), with errors that name the argument at fault; without y
@@ -207,7 +229,7 @@ class _RegisteredLosses(StrOptions):
         pass
 
 
-def loss_constraint(kind, *extra: str) -> list:
+def loss_constraint(kind: type[Loss] | tuple[type[Loss], ...], *extra: str) -> list:
     """The ``loss`` parameter's constraint: the name of a registered loss of ``kind`` (a
     class or a tuple of classes), one of ``extra`` (e.g. "auto"), or a ``kind``
     instance.  The accepted names come from the registry, not from a list kept here."""
@@ -644,7 +666,7 @@ class ScoreRegressorMixin:
     """Prediction for boosters whose model's sum is the prediction itself (regression,
     ranking scores): ``predict`` and ``staged_predict``."""
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The model's sum ``f(x)`` (the ensemble's intercept plus its weighted terms).
 
         Parameters
@@ -657,7 +679,7 @@ class ScoreRegressorMixin:
         """
         return self._raw(X)
 
-    def staged_predict(self, X) -> Iterator[np.ndarray]:
+    def staged_predict(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """:meth:`predict` after each weak learner (one term added to a running array per
         weak learner; the last equals :meth:`predict` bit for bit).
 

@@ -25,12 +25,14 @@ nothing and no monitor is made; the boosters fit as they always did.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .monitors import Monitor
 from .rounds import StopReason
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .base import BaseBooster
     from .loop import Run
 
 try:  # scikit-learn >= 1.9
@@ -58,7 +60,7 @@ else:  # pragma: no cover - depends on the installed scikit-learn
         """Without ``sklearn.callback`` (scikit-learn < 1.9) there is nothing to add."""
 
 
-def callback_monitors(booster) -> list[Monitor]:
+def callback_monitors(booster: BaseBooster) -> list[Monitor]:
     """The callback monitor of this fit when the booster has callbacks (its own, or a
     meta-estimator's propagated to it by ``set_callbacks``); otherwise none, and a fit
     without callbacks pays nothing per round.
@@ -101,7 +103,8 @@ class SklearnCallbacks(Monitor):
             estimator=run.booster, **self.data,
             reconstruction_attributes=lambda: self._fitted(run))
 
-    def after(self, run: Run, records, stop):
+    def after(self, run: Run, records: Sequence[dict[str, float]],
+              stop: StopReason | None) -> StopReason | None:
         ctx, self.round_ctx = self.round_ctx, None
         if not records:
             # The round added nothing (the booster stopped: zero edge, …): an empty task,

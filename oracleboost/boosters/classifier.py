@@ -18,15 +18,22 @@ import functools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import DTypeLike
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._numerics import logsumexp
+from .._typing import ArrayLike
 from .._validation import check_sample_weight
+from ..losses import MarginLoss
 from ..oracles.base import Hypothesis
 from . import _column_kernels as column_kernels
 from .rounds import StopReason
+
+if TYPE_CHECKING:  # pragma: no cover - at run time base is imported lazily (below)
+    from .base import BaseBooster
 
 __all__ = [
     "ClassificationData",
@@ -54,12 +61,13 @@ class ClassificationData:
     rows: tuple
     n_classes: int
 
-    def signs(self, dtype=np.float64) -> np.ndarray:
+    def signs(self, dtype: DTypeLike = np.float64) -> np.ndarray:
         """Binary labels as ±1 (``classes_[1]`` is +1)."""
         return np.where(self.y_index == 1, 1, -1).astype(dtype)
 
 
-def classification_data(estimator, X, y, sample_weight, *rows,
+def classification_data(estimator: BaseBooster, X: ArrayLike, y: ArrayLike,
+                        sample_weight: ArrayLike | None, *rows: np.ndarray | None,
                         binary: bool = False) -> ClassificationData:
     """The preamble of every classifier's ``fit``; sets ``estimator.classes_``.
 
@@ -129,7 +137,8 @@ def weighted_error(wrong: np.ndarray, weight: np.ndarray) -> float:
     return float(weight[wrong].sum() / weight.sum())
 
 
-def margin_metrics(loss, ypm: np.ndarray, f: np.ndarray, weight: np.ndarray) -> dict[str, float]:
+def margin_metrics(loss: MarginLoss, ypm: np.ndarray, f: np.ndarray,
+                   weight: np.ndarray) -> dict[str, float]:
     """A binary margin classifier's loss ``Σ s φ(y f) / Σ s`` and error (``predict``
     says ``classes_[1]`` when ``f > 0``, so a tie is wrong on a positive row only)."""
     return {
@@ -147,7 +156,7 @@ class ScoreClassifierMixin:
     booster's link (:meth:`_proba`), named in each booster's docstring.
     """
 
-    def decision_function(self, X) -> np.ndarray:
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """The summed scores f(x).
 
         Parameters
@@ -162,7 +171,7 @@ class ScoreClassifierMixin:
         """
         return self._decision(self._raw(X))
 
-    def staged_decision_function(self, X) -> Iterator[np.ndarray]:
+    def staged_decision_function(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """The decision function after each round (one term added to a running array
         per round; the last equals :meth:`decision_function` bit for bit).
 
@@ -173,7 +182,7 @@ class ScoreClassifierMixin:
         for f in self._staged_raw(X):
             yield self._decision(f)
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The class of each row: ``classes_[1]`` where the score is positive (two
         classes), else the class of the largest score (ties to the lowest class).
 
@@ -184,7 +193,7 @@ class ScoreClassifierMixin:
         index = predicted_index(self._raw(X))  # raises NotFittedError first
         return self.classes_.take(index)
 
-    def staged_predict(self, X) -> Iterator[np.ndarray]:
+    def staged_predict(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """:meth:`predict` after each round.
 
         Yields
@@ -194,7 +203,7 @@ class ScoreClassifierMixin:
         for f in self._staged_raw(X):
             yield self.classes_.take(predicted_index(f))
 
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Class probabilities through the booster's link (see the class docstring).
 
         Returns
@@ -204,7 +213,7 @@ class ScoreClassifierMixin:
         """
         return self._proba(self._raw(X))
 
-    def staged_predict_proba(self, X) -> Iterator[np.ndarray]:
+    def staged_predict_proba(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """:meth:`predict_proba` after each round.
 
         Yields
@@ -253,7 +262,8 @@ class SignedColumn:
     u_max: float
 
     @classmethod
-    def of(cls, h: Hypothesis, y: np.ndarray, w: np.ndarray, bounded: bool):
+    def of(cls, h: Hypothesis, y: np.ndarray, w: np.ndarray,
+           bounded: bool) -> SignedColumn | StopReason:
         """The signed column, or a stop reason: ``ZERO_HYPOTHESIS`` (h = 0 on the
         training points) or ``ZERO_EDGE``."""
         a = h.train_output

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from numbers import Real
 
@@ -30,7 +31,9 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._numerics import logsumexp
+from .._typing import ArrayLike, RandomStateLike
 from ..losses import MarginLoss, get_loss
+from ..oracles.base import Oracle
 from . import _column_kernels as column_kernels
 from .base import BaseBooster, data_signature, fit_context, loss_constraint
 from .classifier import ScoreClassifierMixin, SignedColumn, classification_data, margin_metrics
@@ -174,19 +177,19 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
 
     def __init__(
         self,
-        oracle=None,
-        loss="exponential",
-        step="adaboost",
+        oracle: Oracle | None = None,
+        loss: str | MarginLoss = "exponential",
+        step: str | StepRule = "adaboost",
         n_estimators: int = 50,
         learning_rate: float = 1.0,
-        random_state=None,
+        random_state: RandomStateLike = None,
         verbose: int = 0,
-        duality_gap="auto",
+        duality_gap: str | bool = "auto",
         warm_start: bool = False,
         n_iter_no_change: int | None = None,
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
-    ):
+    ) -> None:
         self.oracle = oracle
         self.loss = loss
         self.step = step
@@ -206,7 +209,15 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         return tags
 
     @fit_context
-    def fit(self, X, y, sample_weight=None, *, eval_set=None, eval_sample_weight=None):
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        *,
+        eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
+        eval_sample_weight: Sequence[ArrayLike | None] | None = None,
+    ) -> CoordinateBoostingClassifier:
         """Boost for up to ``n_estimators`` rounds.
 
         Parameters

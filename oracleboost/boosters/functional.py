@@ -42,16 +42,20 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from numbers import Real
+from typing import TypeVar
 
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 
+from .._typing import ArrayLike, RandomStateLike
 from .._validation import check_groups, check_sample_weight
 from ..losses import Loss, MarginLoss, MulticlassLoss, RankingLoss, RegressionLoss, get_loss
+from ..oracles.base import Oracle
 from . import _column_kernels as column_kernels
 from .base import (
     BaseBooster,
@@ -82,6 +86,9 @@ __all__ = [
 ]
 
 PROJECTIONS = ("naive", "repeated", "residual")
+
+#: The estimator whose ``fit`` runs: ``fit`` returns it (the regressor or the classifier).
+_Booster = TypeVar("_Booster", bound="_FunctionalGradientBooster")
 
 
 def _rows(a: np.ndarray) -> np.ndarray:
@@ -156,7 +163,15 @@ class _FunctionalGradientBooster(BaseBooster):
     }
 
     @fit_context
-    def fit(self, X, y, sample_weight=None, *, eval_set=None, eval_sample_weight=None):
+    def fit(
+        self: _Booster,
+        X: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        *,
+        eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
+        eval_sample_weight: Sequence[ArrayLike | None] | None = None,
+    ) -> _Booster:
         """Boost with up to ``n_estimators`` weak learners.
 
         Parameters
@@ -466,22 +481,22 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
 
     def __init__(
         self,
-        oracle=None,
-        loss="squared",
+        oracle: Oracle | None = None,
+        loss: str | Loss = "squared",
         projection: str = "naive",
-        schedule: str = "constant",
+        schedule: str | Schedule = "constant",
         n_estimators: int = 100,
         learning_rate: float = 0.1,
         strong_convexity: float | None = None,
         query: str = "auto",
-        init="auto",
-        random_state=None,
+        init: str | float = "auto",
+        random_state: RandomStateLike = None,
         verbose: int = 0,
         warm_start: bool = False,
         n_iter_no_change: int | None = None,
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
-    ):
+    ) -> None:
         self.oracle = oracle
         self.loss = loss
         self.projection = projection
@@ -572,22 +587,22 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
 
     def __init__(
         self,
-        oracle=None,
-        loss="auto",
+        oracle: Oracle | None = None,
+        loss: str | MarginLoss | MulticlassLoss = "auto",
         projection: str = "naive",
-        schedule: str = "constant",
+        schedule: str | Schedule = "constant",
         n_estimators: int = 100,
         learning_rate: float = 0.1,
         strong_convexity: float | None = None,
         query: str = "auto",
-        init="auto",
-        random_state=None,
+        init: str | float = "auto",
+        random_state: RandomStateLike = None,
         verbose: int = 0,
         warm_start: bool = False,
         n_iter_no_change: int | None = None,
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
-    ):
+    ) -> None:
         self.oracle = oracle
         self.loss = loss
         self.projection = projection
@@ -663,7 +678,7 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         return np.column_stack([1.0 - p, p]) if f.ndim == 1 else p
 
     @available_if(_has_proba)
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Class probabilities through the loss' link (see ``loss``).
 
         Returns
@@ -673,7 +688,7 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         return self._proba(self._raw(X))
 
     @available_if(_has_proba)
-    def staged_predict_proba(self, X):
+    def staged_predict_proba(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """:meth:`predict_proba` after each weak learner.
 
         Yields
@@ -723,22 +738,22 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
 
     def __init__(
         self,
-        oracle=None,
-        loss="pairwise_hinge",
+        oracle: Oracle | None = None,
+        loss: str | Loss = "pairwise_hinge",
         projection: str = "naive",
-        schedule: str = "constant",
+        schedule: str | Schedule = "constant",
         n_estimators: int = 100,
         learning_rate: float = 0.1,
         strong_convexity: float | None = None,
         query: str = "auto",
-        init="auto",
-        random_state=None,
+        init: str | float = "auto",
+        random_state: RandomStateLike = None,
         verbose: int = 0,
         warm_start: bool = False,
         n_iter_no_change: int | None = None,
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
-    ):
+    ) -> None:
         self.oracle = oracle
         self.loss = loss
         self.projection = projection
@@ -756,7 +771,15 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
         self.tol = tol
 
     @fit_context
-    def fit(self, X, y, qid, *, eval_set=None, eval_qid=None):
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        qid: ArrayLike,
+        *,
+        eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
+        eval_qid: Sequence[ArrayLike] | None = None,
+    ) -> FunctionalGradientRanker:
         """Boost with up to ``n_estimators`` weak learners.
 
         Parameters

@@ -15,7 +15,7 @@ class History:
     Appending a record costs O(number of keys), never O(rounds so far).
     """
 
-    def __init__(self, keys: tuple[str, ...] = ()):
+    def __init__(self, keys: tuple[str, ...] = ()) -> None:
         # Declared keys exist (empty) even when no round ran, e.g. a stop at round 1.
         self._rows: dict[str, list[float]] = {k: [] for k in keys}
         self._n = 0

@@ -55,7 +55,8 @@ class Line:
     evaluations: list = field(default_factory=lambda: [0], compare=False, repr=False)
 
     @classmethod
-    def build(cls, loss: MarginLoss, margins, u, log_s) -> Line:
+    def build(cls, loss: MarginLoss, margins: np.ndarray, u: np.ndarray,
+              log_s: float | np.ndarray) -> Line:
         log_rho = log_s + loss.log_phi(margins)
         return cls(loss, margins, u, log_rho - logsumexp(log_rho))
 

@@ -65,6 +65,7 @@ learning. NIPS 27.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -72,7 +73,8 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..oracles.base import Hypothesis
+from .._typing import ArrayLike, RandomStateLike
+from ..oracles.base import Hypothesis, Oracle
 from .base import BaseBooster, data_signature, fit_context
 from .classifier import (
     ScoreClassifierMixin,
@@ -105,13 +107,13 @@ VARIANTS = ("standard", "max_margin", "smooth", "sparse", "madaboost")
 class ArgmaxVote(Hypothesis):
     """One vote for the class a multiclass hypothesis ranks first: ``e_{argmax h(x)}``."""
 
-    def __init__(self, inner: Hypothesis, n_classes: int):
+    def __init__(self, inner: Hypothesis, n_classes: int) -> None:
         self.inner = inner
         self.n_classes = int(n_classes)
         self.key = None if inner.key is None else ("argmax", inner.key)
         self.scale = 1.0
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         return _one_hot(np.argmax(self.inner.predict(X), axis=1), self.n_classes)
 
 
@@ -257,22 +259,22 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
 
     def __init__(
         self,
-        oracle=None,
+        oracle: Oracle | None = None,
         *,
-        mirror: str = "entropy",
+        mirror: str | MirrorMap = "entropy",
         update: str = "auto",
         variant: str = "standard",
         smoothness: float | None = None,
         sparsity: float | None = None,
         learning_rate: float = 1.0,
         n_estimators: int = 100,
-        random_state=None,
+        random_state: RandomStateLike = None,
         verbose: int = 0,
         warm_start: bool = False,
         n_iter_no_change: int | None = None,
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
-    ):
+    ) -> None:
         self.oracle = oracle
         self.mirror = mirror
         self.update = update
@@ -296,8 +298,16 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
 
     # -- fit ----------------------------------------------------------------------------
     @fit_context
-    def fit(self, X, y, sample_weight=None, sample_group=None, *, eval_set=None,
-            eval_sample_weight=None):
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        sample_group: ArrayLike | None = None,
+        *,
+        eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
+        eval_sample_weight: Sequence[ArrayLike | None] | None = None,
+    ) -> MirrorBoostingClassifier:
         """Boost for up to ``n_estimators`` rounds.
 
         Parameters
@@ -621,7 +631,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         self.weights_ = w if problem.K == 2 else w.reshape(-1, problem.K - 1)
 
     # -- prediction (decision_function, predict: the mixin) -------------------------------
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Each class's share of the weighted vote.
 
         Two classes: ``P(classes_[1]) = (1 + f(x)/‖λ‖₁)/2``, the fraction of the vote
@@ -636,7 +646,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         """
         return self._vote_share(self._raw(X), self.ensemble_.l1_norm())
 
-    def staged_predict_proba(self, X):
+    def staged_predict_proba(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """:meth:`predict_proba` after each round.
 
         Yields

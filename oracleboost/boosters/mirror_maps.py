@@ -70,16 +70,16 @@ class EntropyMap(MirrorMap):
     name = "entropy"
     default_update = "lazy"
 
-    def gradient(self, w):
+    def gradient(self, w: np.ndarray) -> np.ndarray:
         return grad_entropy(w)  # log w; a weight at exact 0 stays 0 (KL)
 
-    def project(self, z, cap=None):
+    def project(self, z: np.ndarray, cap: np.ndarray | None = None) -> np.ndarray:
         return kl_simplex(z) if cap is None else kl_capped_simplex(z, cap)
 
-    def constant(self, n_cells):
+    def constant(self, n_cells: int) -> float:
         return 1.0
 
-    def error_bound(self, potential, sample_weight):
+    def error_bound(self, potential: float, sample_weight: np.ndarray) -> float:
         return math.exp(-potential) if potential > 0 else 1.0
 
 
@@ -92,16 +92,16 @@ class EuclideanMap(MirrorMap):
 
     name = "euclidean"
 
-    def gradient(self, w):
+    def gradient(self, w: np.ndarray) -> np.ndarray:
         return grad_euclidean(w)  # w itself (a copy)
 
-    def project(self, z, cap=None):
+    def project(self, z: np.ndarray, cap: np.ndarray | None = None) -> np.ndarray:
         return euclidean_simplex(z) if cap is None else euclidean_capped_simplex(z, cap)
 
-    def constant(self, n_cells):
+    def constant(self, n_cells: int) -> float:
         return float(n_cells)
 
-    def error_bound(self, potential, sample_weight):
+    def error_bound(self, potential: float, sample_weight: np.ndarray) -> float:
         s = sample_weight
         if not np.all(s == s[0]):
             return math.nan  # B(w*, w_1) has no closed form in ε for unequal w_1

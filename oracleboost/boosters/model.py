@@ -29,13 +29,17 @@ from __future__ import annotations
 import copy
 import math
 from collections import deque
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from .._typing import ArrayLike
 from ..oracles.base import Hypothesis, NonFiniteOutput
+
+if TYPE_CHECKING:  # pragma: no cover - base imports this module
+    from .base import BaseBooster
 
 __all__ = [
     "Model",
@@ -54,11 +58,11 @@ class NonFinitePrediction(NonFiniteOutput):
     outputs were finite: the oracle checks those).  Raised instead of a silent NaN; the
     booster re-raises it naming itself and its oracle (:meth:`naming`)."""
 
-    def __init__(self, h: Hypothesis, pred: np.ndarray, n_rounds: int, where: str = ""):
+    def __init__(self, h: Hypothesis, pred: np.ndarray, n_rounds: int, where: str = "") -> None:
         super().__init__(h, pred, where)
         self.n_rounds = n_rounds
 
-    def naming(self, booster) -> NonFinitePrediction:
+    def naming(self, booster: BaseBooster) -> NonFinitePrediction:
         """The same error, naming the booster and its oracle."""
         oracle = getattr(booster, "oracle", None)
         name = repr(oracle) if oracle is not None else "its default oracle"
@@ -90,11 +94,11 @@ class Model(Protocol):
 
     def truncate(self, n_rounds: int) -> None: ...
 
-    def running_scores(self, X) -> Scores: ...
+    def running_scores(self, X: ArrayLike) -> Scores: ...
 
-    def decision_function(self, X) -> np.ndarray: ...
+    def decision_function(self, X: ArrayLike) -> np.ndarray: ...
 
-    def staged_decision_function(self, X) -> Iterator[np.ndarray]: ...
+    def staged_decision_function(self, X: ArrayLike) -> Iterator[np.ndarray]: ...
 
 
 @dataclass(frozen=True)
@@ -143,7 +147,7 @@ class Ensemble:
     a truncation and a fit that stopped early agree on it bit for bit.
     """
 
-    def __init__(self, intercept: float | np.ndarray = 0.0):
+    def __init__(self, intercept: float | np.ndarray = 0.0) -> None:
         self.intercept = intercept
         self.hypotheses: list[Hypothesis] = []
         self.coef: list[float] = []
@@ -311,18 +315,18 @@ class Ensemble:
             yield _rounded(total)
 
     # -- the decision --------------------------------------------------------------------
-    def decision_function(self, X) -> np.ndarray:
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """``f(x)``, summed round by round exactly as :meth:`staged_decision_function`
         sums it, so the last staged value equals this bit for bit (as scikit-learn's
         gradient boosting guarantees)."""
         return self.running_scores(X).catch_up(self)
 
-    def staged_decision_function(self, X) -> Iterator[np.ndarray]:
+    def staged_decision_function(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """Yield the decision after each round, adding one term to a running array."""
         for out in self.running_scores(X).advance(self):
             yield out.copy()
 
-    def running_scores(self, X) -> RunningScores:
+    def running_scores(self, X: ArrayLike) -> RunningScores:
         """The decision on ``X`` kept up to date as rounds are added: the fit's
         validation curves and the staged predictions are the same sums."""
         return RunningScores(X, self.intercept)
@@ -454,7 +458,7 @@ class LinearModel:
 
     def __init__(
         self, columns: list[Hypothesis], scale: float, fit_intercept: bool, n_outputs: int = 1
-    ):
+    ) -> None:
         self.columns = columns
         self.scale = float(scale)
         self.fit_intercept = bool(fit_intercept)
@@ -499,13 +503,13 @@ class LinearModel:
     def _scores(self, P: np.ndarray, w: np.ndarray) -> np.ndarray:
         return P @ w / self.scale
 
-    def decision_function(self, X) -> np.ndarray:
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         return self._scores(self._features(X), self._last())
 
-    def running_scores(self, X) -> ReplayScores:
+    def running_scores(self, X: ArrayLike) -> ReplayScores:
         return ReplayScores(self._features(X), self._scores)
 
-    def staged_decision_function(self, X):
+    def staged_decision_function(self, X: ArrayLike) -> Iterator[np.ndarray]:
         for f in self.running_scores(X).advance(self):
             yield f.copy()
 
@@ -516,18 +520,20 @@ class ReplayScores:
     one product with it.  ``staged_decision_function`` and the validation curves of
     ``fit(eval_set=...)`` both go through here, so they agree bit for bit."""
 
-    def __init__(self, basis: np.ndarray, scores):
+    def __init__(
+        self, basis: np.ndarray, scores: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    ) -> None:
         self.basis, self._scores = basis, scores
         self.done = 0
         self.out: np.ndarray | None = None
 
-    def advance(self, model) -> Iterator[np.ndarray]:
+    def advance(self, model: LinearModel | KernelModel) -> Iterator[np.ndarray]:
         while self.done < model.n_rounds:
             self.out = self._scores(self.basis, model.weights[self.done])
             self.done += 1
             yield self.out
 
-    def catch_up(self, model) -> np.ndarray:
+    def catch_up(self, model: LinearModel | KernelModel) -> np.ndarray:
         """The decision after the model's last round (earlier rounds are skipped)."""
         if self.done < model.n_rounds:
             self.done = model.n_rounds - 1
@@ -541,7 +547,13 @@ class KernelModel:
     kernel form; the same scaling as ``LinearModel``'s ``w / scale``), one dual
     coefficient vector ``a`` per round."""
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, kernel, scale: float):
+    def __init__(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        kernel: Callable[[ArrayLike, np.ndarray], np.ndarray],
+        scale: float,
+    ) -> None:
         self.X, self.y, self.kernel, self.scale = X, y, kernel, float(scale)
         self.weights: list[np.ndarray] = []
 
@@ -560,8 +572,8 @@ class KernelModel:
     def _scores(self, G: np.ndarray, a: np.ndarray) -> np.ndarray:
         return G @ self._dual(a)
 
-    def decision_function(self, X) -> np.ndarray:
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         return self.kernel(X, self.X) @ self.dual_coef()
 
-    def running_scores(self, X) -> ReplayScores:
+    def running_scores(self, X: ArrayLike) -> ReplayScores:
         return ReplayScores(self.kernel(X, self.X), self._scores)

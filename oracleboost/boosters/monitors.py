@@ -123,7 +123,7 @@ class EvalCurves(Monitor):
     weak learner, from the model's running scores: each round predicts only its new
     hypotheses on a set (see :mod:`.validation`)."""
 
-    def __init__(self, evals: Sequence[EvalSet], metrics: tuple[str, ...]):
+    def __init__(self, evals: Sequence[EvalSet], metrics: tuple[str, ...]) -> None:
         self.evals, self.metrics = list(evals), metrics
 
     def start(self, run: Run) -> None:
@@ -150,7 +150,7 @@ class Divergence(Monitor):
     :data:`DIVERGENCE_FACTOR` times the best: stop (``"diverged"``) where the booster's
     theory promises descent, warn once and go on where its step rule allows growth."""
 
-    def __init__(self, growth_allowed: bool, hint: str):
+    def __init__(self, growth_allowed: bool, hint: str) -> None:
         self.growth_allowed, self.hint = growth_allowed, hint
         self.warned = False
 
@@ -160,7 +160,8 @@ class Divergence(Monitor):
         self.best = min((log_of_loss(v, bool(self.log_key)) for v in run.history.column(key)),
                         default=math.inf)
 
-    def after(self, run: Run, records, stop):
+    def after(self, run: Run, records: Sequence[dict[str, float]],
+              stop: StopReason | None) -> StopReason | None:
         if not records:
             return None
         last = records[-1]
@@ -200,7 +201,7 @@ class EarlyStopping(Monitor):
     continuation (warm start) extends the curve up to its best round.
     """
 
-    def __init__(self, key: str, patience: int, tol: float, earlier: Sequence[float] = ()):
+    def __init__(self, key: str, patience: int, tol: float, earlier: Sequence[float] = ()) -> None:
         self.key, self.patience, self.tol = key, int(patience), float(tol)
         self.curve = list(earlier[: int(np.argmin(earlier)) + 1] if len(earlier) else ())
         self.waited = 0
@@ -219,7 +220,8 @@ class EarlyStopping(Monitor):
         self.waited = 0 if progress else self.waited + 1
         return self.waited >= self.patience
 
-    def after(self, run: Run, records, stop):
+    def after(self, run: Run, records: Sequence[dict[str, float]],
+              stop: StopReason | None) -> StopReason | None:
         if not records:
             return None
         value = records[-1][self.key]
@@ -241,14 +243,15 @@ class EarlyStopping(Monitor):
 class Progress(Monitor):
     """``verbose``: a line every ~10% of the budget (every round if ``verbose > 1``)."""
 
-    def __init__(self, verbose: int, n_estimators: int):
+    def __init__(self, verbose: int, n_estimators: int) -> None:
         self.every = 1 if verbose > 1 else max(1, n_estimators // 10)
         self.last = n_estimators - 1
 
     def start(self, run: Run) -> None:
         self.clock = time.perf_counter()
 
-    def after(self, run: Run, records, stop):
+    def after(self, run: Run, records: Sequence[dict[str, float]],
+              stop: StopReason | None) -> StopReason | None:
         first = len(run.history) - len(records)
         for i, record in enumerate(records):
             t = first + i

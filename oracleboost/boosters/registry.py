@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..oracles.base import Oracle
+
 __all__ = ["BoosterSpec", "BOOSTERS", "register_booster"]
 
 TASKS = ("binary", "classification", "regression", "ranking")
@@ -47,7 +49,7 @@ class BoosterSpec:
     query: str = "correlate"
     paper: str = ""
 
-    def make(self, oracle=None, **params) -> Any:
+    def make(self, oracle: Oracle | None = None, **params: Any) -> Any:
         """A new, unfitted estimator: ``estimator(oracle, **self.params, **params)``."""
         return self.estimator(oracle, **{**self.params, **params})
 

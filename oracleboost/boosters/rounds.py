@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._typing import RandomStateLike
 from .model import Refit
 
 __all__ = [
@@ -115,7 +116,7 @@ class Problem:
 _MAX_SEED = np.iinfo(np.int32).max
 
 
-def seed_generator(random_state) -> np.random.RandomState | None:
+def seed_generator(random_state: RandomStateLike) -> np.random.RandomState | None:
     """The generator of a booster's oracle seeds, made once per fit from its
     ``random_state``: ``None`` when no seed was asked for (``random_state=None``, or
     numpy's global generator, which ``check_random_state(None)`` returns), else

@@ -71,12 +71,16 @@ import functools
 import math
 from dataclasses import dataclass
 from numbers import Real
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from ..losses import MarginLoss
 from . import _column_kernels as column_kernels
 from .linesearch import Line, exact, wolfe
+
+if TYPE_CHECKING:  # pragma: no cover - the rules need no classifier at run time
+    from .classifier import SignedColumn
 
 __all__ = [
     "StepRule",
@@ -139,7 +143,17 @@ class StepState:
         ``ln C_t`` (0 for the exponential loss).
     """
 
-    def __init__(self, *, loss, margins, column, w, log_s, sample_weight, nu: float = 1.0):
+    def __init__(
+        self,
+        *,
+        loss: MarginLoss,
+        margins: np.ndarray,
+        column: SignedColumn,
+        w: np.ndarray,
+        log_s: float | np.ndarray,
+        sample_weight: np.ndarray,
+        nu: float = 1.0,
+    ) -> None:
         self.loss, self.margins, self.column, self.w = loss, margins, column, w
         self.log_s, self.sample_weight = log_s, sample_weight
         self.nu = nu
@@ -309,7 +323,7 @@ class QuadraticStep(StepRule):
 
     name = "quadratic"
 
-    def __call__(self, view, t):
+    def __call__(self, view: StepState, t: int) -> float:
         return view.nu * view.edge * math.exp(-4.0 * view.log_c)
 
 
@@ -345,7 +359,7 @@ class WolfeStep(StepRule):
         c2 = 1.0 - nu / 4.0 if self.c2 is None else self.c2
         return c1, c2
 
-    def __call__(self, view, t):
+    def __call__(self, view: StepState, t: int) -> float:
         return wolfe(view.line, *self.constants(view.nu))
 
 
@@ -359,7 +373,7 @@ class AdaBoostStep(StepRule):
 
     name = "adaboost"
 
-    def __call__(self, view, t):
+    def __call__(self, view: StepState, t: int) -> float:
         return view.nu * 0.5 * (math.log(view.agreement) - math.log(view.disagreement))
 
 
@@ -370,7 +384,7 @@ class OptimalStep(StepRule):
     name = "optimal"
     uses_line = True
 
-    def __call__(self, view, t):
+    def __call__(self, view: StepState, t: int) -> float:
         return view.nu * exact(view.line)
 
 
@@ -385,7 +399,7 @@ class ClosedFormStep(StepRule):
     name = "closed_form"
     uses_line = True
 
-    def __call__(self, view, t):
+    def __call__(self, view: StepState, t: int) -> float:
         return view.nu * view.slope / view.eta
 
 
@@ -399,7 +413,7 @@ class ConstantStep(Schedule):
 
     name = "constant"
 
-    def scale(self, base, t, view):
+    def scale(self, base: float, t: int, view: StepState | RoundView) -> float:
         return base
 
 
@@ -413,7 +427,7 @@ class InverseSqrtStep(Schedule):
     name = "inv_sqrt"
     decreasing = True
 
-    def scale(self, base, t, view):
+    def scale(self, base: float, t: int, view: StepState | RoundView) -> float:
         return base / math.sqrt(t + 1)
 
 
@@ -436,7 +450,7 @@ class InverseTimeStep(Schedule):
         _check_number(self, "strong_convexity", self.strong_convexity, low=0.0,
                       optional=True)
 
-    def scale(self, base, t, view):
+    def scale(self, base: float, t: int, view: StepState | RoundView) -> float:
         lam = _fit_constant(
             self, self.strong_convexity, view, "strong_convexity",
             "the loss is not strongly convex; pass strong_convexity=λ to the estimator or "
@@ -460,7 +474,7 @@ class SmoothnessStep(Schedule):
     def __post_init__(self):
         _check_number(self, "smoothness", self.smoothness, low=0.0, optional=True)
 
-    def scale(self, base, t, view):
+    def scale(self, base: float, t: int, view: StepState | RoundView) -> float:
         return base / _fit_constant(
             self, self.smoothness, view, "smoothness",
             "the loss is not smooth; use a smooth loss or SmoothnessStep(smoothness=Λ)")
@@ -474,7 +488,7 @@ class HorizonStep(Schedule):
 
     uses_horizon = True
 
-    def scale(self, base, t, view):
+    def scale(self, base: float, t: int, view: StepState | RoundView) -> float:
         advice = "Theorem 4.1's step is for dual acceleration (method='stochastic')"
         n = _fit_constant(self, None, view, "n_samples", advice)
         return math.sqrt(math.log(n) / _fit_constant(self, None, view, "horizon", advice))
@@ -499,7 +513,7 @@ class MirrorAscentStep(StepRule):
     def __post_init__(self):
         _check_instance(self, "schedule", self.schedule, Schedule)
 
-    def __call__(self, view, t):
+    def __call__(self, view: RoundView, t: int) -> float:
         return self.schedule.scale(view.nu * view.edge / view.L, t, view)
 
 
@@ -520,10 +534,10 @@ class SparseBoostStep(StepRule):
     def __post_init__(self):
         _check_number(self, "sparsity", self.sparsity, low=0.0, high=1.0, low_closed=True)
 
-    def __call__(self, view, t):
+    def __call__(self, view: RoundView, t: int) -> float:
         return view.nu * (1.0 - self.sparsity) * view.edge * view.mass / view.n_samples
 
-    def l1(self, view) -> float:
+    def l1(self, view: RoundView) -> float:
         """The ℓ1 factor α_t of eq. 29 (not a vote weight)."""
         return self.sparsity * view.edge * view.mass
 
@@ -533,7 +547,7 @@ class MadaBoostStep(StepRule):
     """``η_t = ν ε_t γ_t`` with ε_t the training error of H_{t−1} (Algorithm 3; the
     paper's ε_t is circular as printed, note §1.6)."""
 
-    def __call__(self, view, t):
+    def __call__(self, view: RoundView, t: int) -> float:
         return view.nu * view.error * view.edge
 
 
@@ -545,7 +559,7 @@ class NesterovMomentum(Momentum):
     """``β_t = t / (t + 1)``: Theorem 3.1's momentum (β_t = λ_{t−1}(1 − λ_t)/λ_t with
     λ_t = 2/(t + 2), Lemma 3.2), which makes Algorithm 1 Nesterov's method on the dual."""
 
-    def __call__(self, view, t):
+    def __call__(self, view: RoundView, t: int) -> float:
         return t / (t + 1.0)
 
 
@@ -565,7 +579,7 @@ class ConstantMomentum(Momentum):
     def __post_init__(self):
         _check_number(self, "beta", self.beta, low=0.0, high=1.0, low_closed=True)
 
-    def __call__(self, view, t):
+    def __call__(self, view: RoundView, t: int) -> float:
         return self.beta
 
 

@@ -20,12 +20,15 @@ loss, so that what is kept is the best model the fit saw.  The watching is done 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from sklearn.model_selection import GroupShuffleSplit, train_test_split
 from sklearn.utils import check_random_state
+
+from .._typing import ArrayLike, RandomStateLike
 
 __all__ = ["EvalSet", "held_out_split", "documented"]
 
@@ -52,7 +55,8 @@ class EvalSet:
 
 
 def held_out_split(
-    n: int, fraction: float, random_state, *, stratify=None, groups=None
+    n: int, fraction: float, random_state: RandomStateLike, *,
+    stratify: ArrayLike | None = None, groups: ArrayLike | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Row indices ``(train, held_out)``: a ``fraction`` of the rows, stratified by
     ``stratify`` (class labels) or whole groups of ``groups`` (query ids) held out.
@@ -84,6 +88,9 @@ def held_out_split(
     return np.sort(train), np.sort(held)
 
 
+#: The class :func:`documented` decorates (returned as it is, its docstring filled).
+_Class = TypeVar("_Class")
+
 _PARAMETERS = """\
     n_iter_no_change : int or None, default=None
         Early stopping, as in scikit-learn's gradient boosting: hold out
@@ -107,7 +114,9 @@ _ATTRIBUTES = """\
         when it is off."""
 
 
-def documented(tol: str = "tol", tol_note: str = "", **snippets: str):
+def documented(
+    tol: str = "tol", tol_note: str = "", **snippets: str
+) -> Callable[[type[_Class]], type[_Class]]:
     """Class decorator: the one way a booster's docstring shares text with others.
 
     Each line ``    <name>`` of the docstring is replaced by the snippet of that name:
