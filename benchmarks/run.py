@@ -356,8 +356,8 @@ def row_adaboost(cfg: Config, size: str, threads: int) -> dict:
     params = lgb_params("binary", threads)
     trials = interleave(
         ours_marginal_side(lambda r: CoordinateBoostingClassifier(
-            StumpOracle(n_jobs=threads), step="adaboost", n_estimators=r), X, y, rounds,
-            error_01),
+            StumpOracle(n_jobs=threads), step="adaboost", n_estimators=r, n_jobs=threads),
+            X, y, rounds, error_01),
         lgb_marginal_side(X, y, params, rounds, error_lgb),
         cfg.repeats,
     )

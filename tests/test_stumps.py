@@ -502,7 +502,8 @@ def test_reprs():
 # -- estimator conventions and bad input ----------------------------------------------------
 def test_sklearn_conventions_and_capabilities():
     oracle = StumpOracle(max_bins=16, exact=True)
-    assert oracle.get_params() == {"max_bins": 16, "exact": True, "n_jobs": None}
+    assert oracle.get_params() == {"max_bins": 16, "exact": True, "n_jobs": None,
+                                   "block_size": 1 << 16}
     assert clone(oracle).get_params() == oracle.get_params()
     assert oracle.capabilities == Capabilities(
         correlate=True,
@@ -578,6 +579,38 @@ def test_threads_give_the_same_answers(monkeypatch, n_jobs):
     for g, e in zip(got, expected, strict=True):
         assert repr(g) == repr(e)
         np.testing.assert_array_equal(g.train_output, e.train_output)
+
+
+@pytest.mark.parametrize("block_size", [1, 7, 13, 30])
+def test_row_blocks_sum_in_block_order_whatever_the_threads(monkeypatch, block_size):
+    """The histogram of a query is each block's histogram in row order, added in block
+    order (DESIGN's reproducibility promise): the same bits on 1, 2 and 3 threads, and
+    the bits of that sum written out by hand."""
+    import oracleboost.oracles.stumps as stumps
+    from oracleboost.oracles import _stump_kernels as kernels
+
+    rng = np.random.default_rng(5)
+    n, d = 30, 5
+    X = make_X(rng, n=n, d=d)
+    # values of many magnitudes, so that another order of the sums changes the bits
+    r = rng.normal(size=n) * 10.0 ** rng.integers(-8, 8, size=n)
+    monkeypatch.setattr(stumps, "_MIN_CELLS", 1)  # threads even for 30 rows
+    got = []
+    for n_jobs in (1, 2, 3):
+        bound = StumpOracle(n_jobs=n_jobs, block_size=block_size).bind(X)
+        hist = np.empty((d, bound._B))
+        bound._histograms(kernels.hist_1d, (r,), (hist,))
+        got.append((hist, bound.correlate(r), bound.project(r)))
+    by_hand = np.zeros((d, bound._B))
+    for a in range(0, n, block_size):
+        part = np.zeros((d, bound._B))
+        for i in range(a, min(a + block_size, n)):
+            for j in range(d):
+                part[j, bound.codes[i, j]] += r[i]
+        by_hand = by_hand + part
+    for hist, h_corr, h_proj in got:
+        np.testing.assert_array_equal(hist, by_hand)
+        assert repr(h_corr) == repr(got[0][1]) and repr(h_proj) == repr(got[0][2])
 
 
 def test_thread_count_follows_lightgbm(monkeypatch):

@@ -24,12 +24,13 @@ import numpy as np
 from numpy.typing import DTypeLike
 from sklearn.utils.multiclass import check_classification_targets
 
+from .._blocks import RowBlocks
 from .._numerics import logsumexp
 from .._typing import ArrayLike
 from .._validation import check_sample_weight
 from ..losses import MarginLoss
 from ..oracles.base import Hypothesis
-from . import _column_kernels as column_kernels
+from . import row_passes
 from .rounds import StopReason
 
 if TYPE_CHECKING:  # pragma: no cover - at run time base is imported lazily (below)
@@ -244,7 +245,7 @@ class SignedColumn:
     Telgarsky's A, MABoost's h ∈ [−1, 1]).
 
     The reductions come from two compiled passes over the rows
-    (:mod:`._column_kernels`); the column ``u`` itself is built only when a step rule
+    (:mod:`.row_passes`); the column ``u`` itself is built only when a step rule
     or booster reads it.  ``agreement`` and ``disagreement`` are ``Σ_i w_i (1 ± u_i)``
     (the AdaBoost step's sums, of non-negative terms), ``u_min`` and ``u_max`` are
     ``min_i u_i`` (1 when the column is right on every row with full confidence) and
@@ -260,27 +261,31 @@ class SignedColumn:
     disagreement: float
     u_min: float
     u_max: float
+    blocks: RowBlocks
 
     @classmethod
-    def of(cls, h: Hypothesis, y: np.ndarray, w: np.ndarray,
-           bounded: bool) -> SignedColumn | StopReason:
+    def of(cls, h: Hypothesis, y: np.ndarray, w: np.ndarray, bounded: bool,
+           blocks: RowBlocks | None = None) -> SignedColumn | StopReason:
         """The signed column, or a stop reason: ``ZERO_HYPOTHESIS`` (h = 0 on the
-        training points) or ``ZERO_EDGE``."""
+        training points) or ``ZERO_EDGE``.  The passes run by ``blocks``
+        (:mod:`.row_passes`; default: one block of every row, one thread)."""
         a = h.train_output
+        if blocks is None:
+            blocks = RowBlocks(a.shape[0], max(1, a.shape[0]), n_jobs=1)
         # A bounded class's norm is 1 unless it overshoots: one pass finds out.
-        sums = column_kernels.signed_sums(a, y, w, 1.0) if bounded else None
-        top = float(sums[-1] if bounded else column_kernels.peak(a))
+        sums = row_passes.signed_sums(blocks, a, y, w, 1.0) if bounded else None
+        top = float(sums[-1] if bounded else row_passes.peak(blocks, a))
         if top == 0.0:
             return StopReason.ZERO_HYPOTHESIS
         norm = max(top, 1.0) if bounded else top
         if sums is None or norm != 1.0:
-            sums = column_kernels.signed_sums(a, y, w, norm)
+            sums = row_passes.signed_sums(blocks, a, y, w, norm)
         corr, plus, minus, lo, hi, _ = sums
         if corr == 0.0:
             return StopReason.ZERO_EDGE
         if corr > 0:
-            return cls(a, y, corr, 1.0, norm, plus, minus, lo, hi)
-        return cls(a, y, -corr, -1.0, norm, minus, plus, -hi, -lo)
+            return cls(a, y, corr, 1.0, norm, plus, minus, lo, hi, blocks)
+        return cls(a, y, -corr, -1.0, norm, minus, plus, -hi, -lo, blocks)
 
     @functools.cached_property
     def u(self) -> np.ndarray:

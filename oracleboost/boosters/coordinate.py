@@ -24,17 +24,18 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._numerics import logsumexp
+from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from .._typing import ArrayLike, RandomStateLike
 from ..losses import MarginLoss, get_loss
 from ..oracles.base import Oracle
 from . import _column_kernels as column_kernels
+from . import row_passes
 from .base import BaseBooster, data_signature, fit_context, loss_constraint
 from .classifier import ScoreClassifierMixin, SignedColumn, classification_data, margin_metrics
 from .rounds import BoostingWarning, Problem, RoundResult, StopReason, draw_seed, seed_generator
@@ -64,6 +65,7 @@ class _Problem(Problem):
     nu: float
     bounded: bool
     optimal_loss: float | None
+    blocks: RowBlocks
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,17 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         computation's estimated peak memory (linear in the matrix, see
         :func:`oracleboost.diagnostics.optimal_risk_cost`) is at most 256 MiB.  If the
         diagnostic fails, the fit goes on with a warning and ``gap`` is NaN.
+    n_jobs : int or None, default=None
+        Threads of the booster's own passes over the rows (the weights, the column's
+        sums, the margins), counted as LightGBM counts ``num_threads``: ``None`` is
+        ``OMP_NUM_THREADS`` if set, else every CPU the process may use; ``-1`` all CPUs.
+        The oracle's queries run on the oracle's own ``n_jobs``.  The fit does not
+        depend on it, bit for bit.
+    block_size : int, default=65536
+        Rows of a block (:mod:`oracleboost._blocks`): every pass over the rows runs
+        block by block, each block's sums in row order, combined in block order.  The
+        bits of a fit depend on it (the order of the sums); a fit of at most
+        ``block_size`` rows sums in row order throughout.
 
     warm_start : bool, default=False
         Keep the fitted rounds and add rounds up to ``n_estimators`` on the same data
@@ -173,6 +186,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         "step": [StrOptions(set(STEP_RULES)), StepRule],
         "learning_rate": [Interval(Real, 0, 1, closed="right")],
         "duality_gap": [StrOptions({"auto"}), "boolean"],
+        "n_jobs": [Integral, None],
+        "block_size": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -185,6 +200,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         random_state: RandomStateLike = None,
         verbose: int = 0,
         duality_gap: str | bool = "auto",
+        n_jobs: int | None = None,
+        block_size: int = DEFAULT_BLOCK_SIZE,
         warm_start: bool = False,
         n_iter_no_change: int | None = None,
         validation_fraction: float | None = 0.1,
@@ -198,6 +215,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         self.random_state = random_state
         self.verbose = verbose
         self.duality_gap = duality_gap
+        self.n_jobs = n_jobs
+        self.block_size = block_size
         self.warm_start = warm_start
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
@@ -267,6 +286,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             bounded=bound.capabilities.bounded,
             optimal_loss=optimal,
             signature=signature,
+            blocks=RowBlocks(ypm.shape[0], self.block_size, self.n_jobs),
         )
 
     def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
@@ -288,7 +308,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         #    (Telgarsky's A), scale-free ones rescaled to max |h| = 1
         h = p.bound.correlate(state.query, random_state=draw_seed(state.rng))
         # 3. edge and the sign that makes it positive
-        col = SignedColumn.of(h, p.ypm, w, p.bounded)
+        col = SignedColumn.of(h, p.ypm, w, p.bounded, p.blocks)
         if isinstance(col, StopReason):
             return RoundResult(state, stop=col)
         # 4. step
@@ -323,7 +343,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         coef = alpha * col.sign / col.norm
         margins = np.empty_like(state.margins)
         s = p.s if p.log_s is not None else column_kernels.NO_WEIGHTS  # equal ones cancel
-        low, wrong = column_kernels.step_margins(state.margins, col.a, p.ypm, coef, s, margins)
+        low, wrong = row_passes.step_margins(p.blocks, state.margins, col.a, p.ypm, coef, s,
+                                             margins)
         w_next, query_next, entropy_next, log_loss = self._weights(p, margins)
         term = (h.detach(), coef, col.norm)
         record = {
@@ -348,31 +369,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
     def _weights(p: _Problem, margins: np.ndarray):
         """The normalised dual weights ``w ∝ s · (−φ'(margins))`` in log space, the
         oracle's query ``w · y``, the weights' Shannon entropy (Telgarsky 2012, Remark 5)
-        and the log-risk at ``margins``.
-
-        The entropy ``−Σ w log w = log Σ e^{z−top} − Σ w (z − top)`` reuses the shifted
-        logits the weights are made of; for the exponential loss (φ = −φ') the weights'
-        normaliser is the risk, so one ``exp`` a row gives all four.
-        """
-        z = p.loss.log_neg_dphi(margins)
-        if p.log_s is not None:
-            z = z + p.log_s
-        top = float(z.max())
-        # in place unless the loss handed back (a view of) the margins themselves
-        shifted = z - top if np.shares_memory(z, margins) else np.subtract(z, top, out=z)
-        w = np.exp(shifted)
-        total = float(w.sum())
-        query = np.empty_like(w)
-        # normalises w in place; a compiled sum, as np.dot's BLAS rounds by CPU
-        entropy = math.log(total) - column_kernels.normalise(w, shifted, p.ypm, total, query)
-        if p.loss.phi_is_neg_dphi:
-            log_loss = top + math.log(total) - p.log_mass
-        else:
-            log_phi = p.loss.log_phi(margins)
-            if p.log_s is not None:
-                log_phi = log_phi + p.log_s
-            log_loss = logsumexp(log_phi) - p.log_mass
-        return w, query, entropy, log_loss
+        and the log-risk at ``margins`` (:func:`.row_passes.dual_weights`)."""
+        return row_passes.dual_weights(p.blocks, p.loss, margins, p.log_s, p.ypm, p.log_mass)
 
     def _eval_target(self, problem: _Problem, y, extra, where: str):
         ypm = np.where(self._class_index(y, where) == 1, 1, -1).astype(np.int8)

@@ -76,7 +76,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from ..losses import MarginLoss
-from . import _column_kernels as column_kernels
+from . import row_passes
 from .linesearch import Line, exact, wolfe
 
 if TYPE_CHECKING:  # pragma: no cover - the rules need no classifier at run time
@@ -184,8 +184,8 @@ class StepState:
         """
         col = self.column
         lo, hi = col.u_min, col.u_max
-        m_lo, m_hi, other = column_kernels.two_value_masses(
-            col.a, col.y, self.w, col.norm, col.sign, lo, hi
+        m_lo, m_hi, other = row_passes.two_value_masses(
+            col.blocks, col.a, col.y, self.w, col.norm, col.sign, lo, hi
         )
         if other:
             return None

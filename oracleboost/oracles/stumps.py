@@ -29,15 +29,16 @@ features.
 from __future__ import annotations
 
 import functools
+import math
 import numbers
-import os
-import threading
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks, check_n_jobs
+from .._blocks import n_threads as _threads
+from .._blocks import thread_map as _map
 from . import _stump_kernels as kernels
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
 
@@ -62,41 +63,6 @@ _MIN_CELLS = 1 << 16
 # (a core's L2) while every round passes over it; 16 to 1024 rows, a multiple of 16.
 _BLOCK_FLOATS = 1 << 15
 _MIN_BLOCK, _MAX_BLOCK = 16, 1024
-
-
-def _threads(n_jobs: int | None) -> int:
-    """Threads for ``n_jobs`` as LightGBM counts them: ``None`` (LightGBM's
-    ``num_threads=0``) is OpenMP's default, ``OMP_NUM_THREADS`` if set, else every CPU
-    this process may run on; a negative value counts back from that (-1: all)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
-    if n_jobs is None:
-        env = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-        return int(env) if env.isdigit() and int(env) > 0 else cpus
-    return int(n_jobs) if n_jobs > 0 else max(1, cpus + 1 + int(n_jobs))
-
-
-_pools: dict[int, ThreadPoolExecutor] = {}
-_pools_lock = threading.Lock()
-
-
-def _pool(n_threads: int) -> ThreadPoolExecutor:
-    """A process-wide pool of ``n_threads`` threads (made once: starting threads every
-    query would cost more than the histograms at small ``n``)."""
-    with _pools_lock:
-        if n_threads not in _pools:
-            _pools[n_threads] = ThreadPoolExecutor(n_threads, thread_name_prefix="oracleboost")
-        return _pools[n_threads]
-
-
-def _map(fn, items, n_threads: int, star: bool = False) -> list:
-    """``[fn(item) for item in items]`` on ``n_threads`` threads (in order)."""
-    call = (lambda item: fn(*item)) if star else fn
-    if n_threads <= 1:
-        return [call(item) for item in items]
-    return list(_pool(n_threads).map(call, items))
 
 
 def label_codes(n_classes: int) -> np.ndarray:
@@ -138,11 +104,8 @@ def _codes_of(n_classes: int) -> np.ndarray:
     return codes
 
 
-def _check_n_jobs(n_jobs) -> None:
-    if n_jobs is not None and (
-        isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0
-    ):
-        raise ValueError(f"n_jobs must be None or a non-zero int; got {n_jobs!r}")
+def _check_n_jobs(n_jobs: object) -> None:
+    check_n_jobs(n_jobs)
 
 
 def _check_predict_X(X: ArrayLike, n_features: int) -> np.ndarray:
@@ -551,6 +514,12 @@ class StumpOracle(Oracle):
         process may use), ``-1`` all CPUs, ``k`` exactly ``k``.  Small queries (fewer
         than 65,536 row-feature cells a thread) run on one.  The answer does not depend
         on the number of threads.
+    block_size : int, default=65536
+        Rows of a block (:mod:`oracleboost._blocks`).  A histogram is made block by
+        block, each block's in row order, and the blocks' histograms are added in
+        block order; threads take blocks (and, when blocks are fewer than threads,
+        groups of features within them).  The sums, and so ties between nearly equal
+        splits, depend on ``block_size``; nothing depends on ``n_jobs``.
 
     Notes
     -----
@@ -566,10 +535,12 @@ class StumpOracle(Oracle):
     the constant.
     """
 
-    def __init__(self, max_bins: int = 255, exact: bool = False, n_jobs: int | None = None) -> None:
+    def __init__(self, max_bins: int = 255, exact: bool = False, n_jobs: int | None = None,
+                 block_size: int = DEFAULT_BLOCK_SIZE) -> None:
         self.max_bins = max_bins
         self.exact = exact
         self.n_jobs = n_jobs
+        self.block_size = block_size
 
     @property
     def capabilities(self) -> Capabilities:
@@ -588,6 +559,9 @@ class StumpOracle(Oracle):
         if not isinstance(self.exact, (bool, np.bool_)):
             raise ValueError(f"exact must be a bool; got {self.exact!r}")
         _check_n_jobs(self.n_jobs)
+        bs = self.block_size
+        if isinstance(bs, bool) or not isinstance(bs, numbers.Integral) or bs < 1:
+            raise ValueError(f"block_size must be a positive int; got {bs!r}")
 
     def bind(self, X: ArrayLike) -> BoundStumpOracle:
         """Bin every feature of ``X`` once and return the oracle over its rows.
@@ -618,9 +592,13 @@ class BoundStumpOracle(BoundOracle):
     n_bins : ndarray of shape (n_features,)
     codes : ndarray of shape (n_samples, n_features), uint8 (wider only in exact mode)
         Bin of every training value: ``codes[i, j] = #{t : thresholds[j][t] < X[i, j]}``,
-        so ``codes[i, j] <= t`` exactly when ``X[i, j] <= thresholds[j][t]``.  A
-        column-major view: the codes of one feature are contiguous, which is what the
-        histogram kernels read.
+        so ``codes[i, j] <= t`` exactly when ``X[i, j] <= thresholds[j][t]``.  (A copy:
+        the oracle keeps the codes by row block.)
+    blocks : RowBlocks
+        The row blocks.  Each block keeps its rows' codes feature-major and contiguous,
+        ``(n_features, rows)``: the codes of one feature in one block are consecutive
+        bytes, which is what the histogram kernels read (20% faster than strided
+        slices of one array), and a block is what a worker would hold.
     """
 
     def __init__(self, oracle: StumpOracle, X: np.ndarray):
@@ -636,26 +614,70 @@ class BoundStumpOracle(BoundOracle):
         )
         self.n_bins = np.array([t.size + 1 for t in self.thresholds], dtype=np.intp)
         self._B = int(self.n_bins.max())  # bins per feature after padding
-        # Column-major codes: a feature's codes are contiguous, as the kernels read them.
-        self._codes_T = np.empty((d, n), dtype=np.min_scalar_type(self._B - 1))
+        self.blocks = RowBlocks(n, int(oracle.block_size), self.n_jobs)
+        dtype = np.min_scalar_type(self._B - 1)
+        self._block_codes = [np.empty((d, b - a), dtype=dtype) for a, b in self.blocks.bounds]
 
         def codes(j: int) -> None:
             # searchsorted(side="left") counts thresholds strictly below x: x == θ goes left.
-            kernels.bin_codes(X[:, j], self.thresholds[j], self._codes_T[j])
+            for (a, b), block in zip(self.blocks.bounds, self._block_codes, strict=True):
+                kernels.bin_codes(X[a:b, j], self.thresholds[j], block[j])
 
         _map(codes, range(d), n_threads)
         self._counts = np.empty((d, self._B))  # unweighted W per bin
-        ones = np.ones(n)
-        self._by_feature(
-            lambda a, b: kernels.hist_1d(self._codes_T[a:b], ones, self._counts[a:b])
-        )
+        self._histograms(kernels.hist_1d, (np.ones(n),), (self._counts,))
 
     @property
     def codes(self) -> np.ndarray:
-        return self._codes_T.T
+        return np.concatenate(self._block_codes, axis=1).T
 
-    # -- the kernels, by blocks of features on threads ---------------------------------------
-    def _by_feature(self, block) -> None:
+    # -- the kernels, by row blocks (and blocks of features) on threads ---------------------
+    def _histograms(self, kernel: Callable[..., None], rows: tuple[np.ndarray, ...],
+                    outs: tuple[np.ndarray, ...]) -> None:
+        """``kernel(codes, *rows, *outs)`` over every row block, each block's histograms
+        added into ``outs`` (of shape ``(d, B, ...)``) in block order.
+
+        A task is one row block and one run of features; its kernel call reads only
+        those codes and rows and writes only its block's partial histograms, whose sums
+        are in row order.  The partials are then added in block order, feature by
+        feature: the bits depend on the blocks, never on the threads.  With one block
+        the kernel writes ``outs`` itself.
+        """
+        d, bounds = self.n_features, self.blocks.bounds
+        k_blocks = len(bounds)
+        parts = outs if k_blocks == 1 else tuple(np.empty((k_blocks,) + o.shape) for o in outs)
+        threads = min(_threads(self.n_jobs), max(1, (self.n_samples * d) // _MIN_CELLS))
+        # Features are split when blocks are few for the threads (or unequal: the last
+        # one is short), so that every thread gets about the same number of cells.
+        groups = 1 if threads == 1 else max(1, min(d, -(-4 * threads // k_blocks)))
+        cuts = [d * g // groups for g in range(groups + 1)]
+        tasks = [(k, fa, fb) for k in range(k_blocks)
+                 for fa, fb in zip(cuts[:-1], cuts[1:], strict=True)]
+
+        def task(k: int, fa: int, fb: int) -> None:
+            a, b = bounds[k]
+            kernel(self._block_codes[k][fa:fb], *(r[a:b] for r in rows),
+                   *((p if k_blocks == 1 else p[k])[fa:fb] for p in parts))
+
+        threads = min(threads, len(tasks))
+        # Consecutive runs of tasks of about equal cost (cells), one run a thread.
+        cost = np.cumsum([(bounds[k][1] - bounds[k][0]) * (fb - fa) for k, fa, fb in tasks])
+        runs = [0, *np.searchsorted(cost, cost[-1] * np.arange(1, threads) / threads,
+                                    side="right").tolist(), len(tasks)]
+        _map(lambda lo, hi: [task(*tasks[i]) for i in range(lo, hi)],
+             list(zip(runs[:-1], runs[1:], strict=True)), threads, star=True)
+        if k_blocks > 1:
+            def add(fa: int, fb: int) -> None:
+                # element by element, left to right: NumPy's elementwise adds are exact
+                # operations, whatever the SIMD width
+                for out, part in zip(outs, parts, strict=True):
+                    np.copyto(out[fa:fb], part[0, fa:fb])
+                    for k in range(1, k_blocks):
+                        out[fa:fb] += part[k, fa:fb]
+
+            self._by_feature(add)
+
+    def _by_feature(self, block: Callable[[int, int], None]) -> None:
         """Run ``block(a, b)`` over blocks of features ``a:b`` that cover them all.
 
         A block reads and writes only its features' slices of the arrays it closes over,
@@ -665,6 +687,14 @@ class BoundStumpOracle(BoundOracle):
         n_threads = min(_threads(self.n_jobs), d, max(1, (self.n_samples * d) // _MIN_CELLS))
         bounds = [d * k // n_threads for k in range(n_threads + 1)]
         _map(block, zip(bounds[:-1], bounds[1:], strict=True), n_threads, star=True)
+
+    @staticmethod
+    def _total(hist: np.ndarray) -> np.ndarray:
+        """``Σ_i v_i`` of the rows a histogram ``hist`` (``(d, B, ...)``) was made of, from
+        feature 0's bins (every row falls in one), correctly rounded (``math.fsum``): no
+        pass over the rows, and the same numbers the splits' scores are made of."""
+        h0 = hist[0].reshape(hist.shape[1], -1)
+        return np.array([math.fsum(h0[:, k]) for k in range(h0.shape[1])])
 
     def _split(self, j: int, t: int) -> float:
         return float(self.thresholds[j][t])
@@ -676,7 +706,9 @@ class BoundStumpOracle(BoundOracle):
         left = np.atleast_1d(np.asarray(left, dtype=np.float64))
         right = np.atleast_1d(np.asarray(right, dtype=np.float64))
         out = np.empty((self.n_samples, left.size))
-        kernels.leaf_outputs(self._codes_T[j], t, left, right, out)
+        # elementwise: the blocks on threads, the same values
+        self.blocks.map(lambda k, a, b: kernels.leaf_outputs(
+            self._block_codes[k][j], t, left, right, out[a:b]))
         return out[:, 0] if scalar else out
 
     # -- queries --------------------------------------------------------------------------
@@ -685,12 +717,12 @@ class BoundStumpOracle(BoundOracle):
             return self._correlate_codes(r)
         r = np.ascontiguousarray(r)  # the kernels' layout (a no-op when it is)
         d = self.n_features
-        total = float(r.sum())
         hist, score = np.empty((d, self._B)), np.empty(d)
         thr, sign = np.empty(d, np.intp), np.empty(d, np.intp)
+        self._histograms(kernels.hist_1d, (r,), (hist,))
+        total = float(self._total(hist)[0])
 
         def block(a: int, b: int) -> None:
-            kernels.hist_1d(self._codes_T[a:b], r, hist[a:b])
             kernels.sign_scan(hist[a:b], self.n_bins[a:b], score[a:b], thr[a:b], sign[a:b])
 
         self._by_feature(block)
@@ -723,12 +755,12 @@ class BoundStumpOracle(BoundOracle):
         d = self.n_features
         rc = r - r.mean(axis=1, keepdims=True)
         codes = label_codes(K)
-        total = rc.sum(axis=0)
         hist, score = np.empty((d, self._B, K)), np.empty(d)
         thr, k_left, k_right = (np.empty(d, np.intp) for _ in range(3))
+        self._histograms(kernels.hist_2d, (rc,), (hist,))
+        total = self._total(hist)
 
         def block(a: int, b: int) -> None:
-            kernels.hist_2d(self._codes_T[a:b], rc, hist[a:b])
             kernels.code_scan(
                 hist[a:b], self.n_bins[a:b], score[a:b], thr[a:b], k_left[a:b], k_right[a:b]
             )
@@ -757,31 +789,23 @@ class BoundStumpOracle(BoundOracle):
         d = self.n_features
         hist_s = np.empty((d, self._B, K))
         if sample_weight is None:
-            W_tot, S_tot = float(n), t2.sum(axis=0)
+            W_tot = float(n)
             hist_w = self._counts  # counted once, at bind
             if K == 1:  # one accumulator: the kernel shared with correlate
-                flat, hist_1 = target.reshape(n), hist_s.reshape(d, self._B)
-
-                def accumulate(a: int, b: int) -> None:
-                    kernels.hist_1d(self._codes_T[a:b], flat, hist_1[a:b])
+                self._histograms(kernels.hist_1d, (target.reshape(n),),
+                                 (hist_s.reshape(d, self._B),))
             else:
-
-                def accumulate(a: int, b: int) -> None:
-                    kernels.hist_2d(self._codes_T[a:b], t2, hist_s[a:b])
+                self._histograms(kernels.hist_2d, (t2,), (hist_s,))
         else:
-            W_tot = float(sample_weight.sum())
-            S_tot = (sample_weight[:, None] * t2).sum(axis=0)
             hist_w = np.empty((d, self._B))
-
-            def accumulate(a: int, b: int) -> None:
-                kernels.hist_weighted(self._codes_T[a:b], sample_weight, t2, hist_w[a:b],
-                                      hist_s[a:b])
+            self._histograms(kernels.hist_weighted, (sample_weight, t2), (hist_w, hist_s))
+            W_tot = float(self._total(hist_w)[0])
+        S_tot = self._total(hist_s)
 
         score, thr = np.empty(d), np.empty(d, np.intp)
         sums_left, sums_right, sums_w = np.empty((d, K)), np.empty((d, K)), np.empty((d, 2))
 
         def block(a: int, b: int) -> None:
-            accumulate(a, b)
             kernels.lsq_scan(hist_w[a:b], hist_s[a:b], self.n_bins[a:b], score[a:b], thr[a:b],
                              sums_left[a:b], sums_right[a:b], sums_w[a:b])
 
