@@ -10,11 +10,34 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.datasets import make_classification
+from sklearn.datasets import make_classification, make_regression
 
+import oracleboost._blocks as blocks_module
 from oracleboost._blocks import RowBlocks, ordered_sum
-from oracleboost.boosters import CoordinateBoostingClassifier
+from oracleboost.boosters import (
+    CoordinateBoostingClassifier,
+    FunctionalGradientClassifier,
+    FunctionalGradientRegressor,
+)
 from oracleboost.oracles import StumpOracle, stumps
+
+
+@pytest.fixture
+def threads_even_when_small(monkeypatch):
+    """Let a few hundred rows use every thread (the library keeps small passes on one,
+    where a thread's hand-over would cost more than the pass)."""
+    monkeypatch.setattr(stumps, "_MIN_CELLS", 1)
+    monkeypatch.setattr(blocks_module, "MIN_ROWS_PER_THREAD", 1)
+    calls = []
+    real = blocks_module.thread_map
+
+    def counting(fn, items, threads, star=False):
+        items = list(items)
+        calls.append(min(threads, len(items)))
+        return real(fn, items, threads, star)
+
+    monkeypatch.setattr(blocks_module, "thread_map", counting)
+    return calls
 
 
 def _history(model) -> dict[str, np.ndarray]:
@@ -33,13 +56,13 @@ def _fit(X, y, s, *, n_jobs, block_size, **params):
     ("exponential", "quadratic"), ("logistic", "closed_form"),
 ])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_coordinate_fit_is_the_same_on_one_two_and_three_threads(monkeypatch, loss, step,
-                                                                  seed):
-    monkeypatch.setattr(stumps, "_MIN_CELLS", 1)
+def test_coordinate_fit_is_the_same_on_one_two_and_three_threads(threads_even_when_small,
+                                                                  loss, step, seed):
     X, y = make_classification(n_samples=700, n_features=6, flip_y=0.1, random_state=seed)
     s = np.random.default_rng(seed).uniform(0.1, 3.0, size=y.shape[0])
     params = {"loss": loss, "step": step, "n_estimators": 25, "learning_rate": 0.5}
     fits = [_fit(X, y, s, n_jobs=j, block_size=64, **params) for j in (1, 2, 3)]
+    assert max(threads_even_when_small) == 3  # the passes did run on three threads
     base = _history(fits[0])
     assert len(base["loss"]) == 25  # every round ran: the comparison covers them
     for other in fits[1:]:
@@ -48,6 +71,46 @@ def test_coordinate_fit_is_the_same_on_one_two_and_three_threads(monkeypatch, lo
         for key in base:
             np.testing.assert_array_equal(got[key], base[key], err_msg=key)
         np.testing.assert_array_equal(other.decision_function(X), fits[0].decision_function(X))
+
+
+def _assert_same_fit(fits, X) -> None:
+    base = _history(fits[0])
+    for other in fits[1:]:
+        got = _history(other)
+        assert got.keys() == base.keys()
+        for key in base:
+            np.testing.assert_array_equal(got[key], base[key], err_msg=key)
+        np.testing.assert_array_equal(other.predict(X), fits[0].predict(X))
+
+
+@pytest.mark.parametrize("projection", ["naive", "repeated", "residual"])
+@pytest.mark.parametrize("loss", ["squared", "huber", "absolute"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_functional_regressor_is_the_same_on_one_two_and_three_threads(
+        threads_even_when_small, projection, loss, seed):
+    X, y = make_regression(n_samples=600, n_features=5, noise=5.0, random_state=seed)
+    s = np.random.default_rng(seed).uniform(0.1, 3.0, size=y.shape[0])
+    fits = [FunctionalGradientRegressor(
+        StumpOracle(n_jobs=j, block_size=50), loss=loss, projection=projection,
+        schedule="inv_sqrt", n_estimators=20, learning_rate=0.5, n_jobs=j, block_size=50,
+    ).fit(X, y, sample_weight=s) for j in (1, 2, 3)]
+    assert len(fits[0].history_["loss"]) == 20
+    assert max(threads_even_when_small) == 3
+    _assert_same_fit(fits, X)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "softmax"])
+def test_functional_classifier_is_the_same_on_one_two_and_three_threads(
+        threads_even_when_small, loss):
+    n_classes = 2 if loss == "logistic" else 3
+    X, y = make_classification(n_samples=600, n_features=6, n_informative=4,
+                               n_classes=n_classes, random_state=0)
+    fits = [FunctionalGradientClassifier(
+        StumpOracle(n_jobs=j, block_size=50), loss=loss, n_estimators=20, n_jobs=j,
+        block_size=50).fit(X, y) for j in (1, 2, 3)]
+    assert len(fits[0].history_["loss"]) == 20
+    assert max(threads_even_when_small) == 3
+    _assert_same_fit(fits, X)
 
 
 def test_the_block_size_decides_the_order_of_the_sums():

@@ -601,13 +601,20 @@ def test_row_blocks_sum_in_block_order_whatever_the_threads(monkeypatch, block_s
         hist = np.empty((d, bound._B))
         bound._histograms(kernels.hist_1d, (r,), (hist,))
         got.append((hist, bound.correlate(r), bound.project(r)))
-    by_hand = np.zeros((d, bound._B))
+    from oracleboost._blocks import BLOCKS_PER_PARTITION as G
+
+    parts = []
     for a in range(0, n, block_size):
         part = np.zeros((d, bound._B))
         for i in range(a, min(a + block_size, n)):
             for j in range(d):
                 part[j, bound.codes[i, j]] += r[i]
-        by_hand = by_hand + part
+        parts.append(part)
+    # blocks left to right within a partition of G blocks, then the partitions
+    partitions = [sum(parts[g + 1:g + G], parts[g].copy()) for g in range(0, len(parts), G)]
+    by_hand = partitions[0]
+    for p_sum in partitions[1:]:
+        by_hand = by_hand + p_sum
     for hist, h_corr, h_proj in got:
         np.testing.assert_array_equal(hist, by_hand)
         assert repr(h_corr) == repr(got[0][1]) and repr(h_proj) == repr(got[0][2])

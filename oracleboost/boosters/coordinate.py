@@ -122,10 +122,10 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         The oracle's queries run on the oracle's own ``n_jobs``.  The fit does not
         depend on it, bit for bit.
     block_size : int, default=65536
-        Rows of a block (:mod:`oracleboost._blocks`): every pass over the rows runs
-        block by block, each block's sums in row order, combined in block order.  The
-        bits of a fit depend on it (the order of the sums); a fit of at most
-        ``block_size`` rows sums in row order throughout.
+        Rows of a block (:mod:`oracleboost._blocks`): sums over the rows are made by
+        fixed pieces (blocks, and lanes of at most 4,096 rows within them), each in row
+        order, the pieces added in order.  The bits of a fit depend on it (the order of
+        the sums); they do not depend on ``n_jobs``.
 
     warm_start : bool, default=False
         Keep the fitted rounds and add rounds up to ``n_estimators`` on the same data

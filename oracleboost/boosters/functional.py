@@ -44,7 +44,7 @@ import math
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from numbers import Real
+from numbers import Integral, Real
 from typing import TypeVar
 
 import numpy as np
@@ -52,11 +52,13 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 
+from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from .._typing import ArrayLike, RandomStateLike
 from .._validation import check_groups, check_sample_weight
 from ..losses import Loss, MarginLoss, MulticlassLoss, RankingLoss, RegressionLoss, get_loss
 from ..oracles.base import Oracle
 from . import _column_kernels as column_kernels
+from . import row_passes
 from .base import (
     BaseBooster,
     ScoreRegressorMixin,
@@ -102,13 +104,13 @@ def _rows(a: np.ndarray) -> np.ndarray:
 _SAFE_EXPONENT = 300
 
 
-def _unit(a: np.ndarray) -> tuple[np.ndarray | None, int]:
+def _unit(a: np.ndarray, blocks: RowBlocks) -> tuple[np.ndarray | None, int]:
     """``(a · 2**-e, e)`` with the largest ``|entry|`` of the copy in [0.5, 1) when ``a``'s
     largest entry lies outside 2**±300, else ``(a, 0)``; ``(None, 0)`` when ``a`` is all
     zeros.  Scaling by a power of two is exact, so inner products of the copies are those
     of ``a`` times a power of two, without overflow or underflow on the way; in the safe
     band (every ordinary fit) the copy is skipped, which gives the same products."""
-    top = float(column_kernels.peak(a.ravel()))
+    top = float(row_passes.peak(blocks, a))
     if top == 0.0:
         return None, 0
     e = math.frexp(top)[1]
@@ -135,6 +137,9 @@ class _Problem(Problem):
     need: str
     schedule: Schedule
     view: RoundView  # what the schedule sees: c, λ and Λ
+    blocks: RowBlocks
+    #: the mean loss by blocks (a pointwise loss whose mean is ``np.average``'s)
+    blockwise_loss: bool
 
 
 @dataclass(frozen=True)
@@ -160,6 +165,8 @@ class _FunctionalGradientBooster(BaseBooster):
         "strong_convexity": [Interval(Real, 0, None, closed="neither"), None],
         "query": [StrOptions({"auto", "project", "correlate"})],
         "init": [StrOptions({"auto"}), Real],
+        "n_jobs": [Integral, None],
+        "block_size": [Interval(Integral, 1, None, closed="left")],
     }
 
     @fit_context
@@ -239,6 +246,8 @@ class _FunctionalGradientBooster(BaseBooster):
                 smoothness=loss.smoothness,
             ),
             signature=data_signature(X, y, s, query_weight, f0, *ctx.values()),
+            blocks=RowBlocks(X.shape[0], self.block_size, self.n_jobs),
+            blockwise_loss=loss.pointwise and not ctx and type(loss).__call__ is Loss.__call__,
         )
 
     def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
@@ -282,7 +291,7 @@ class _FunctionalGradientBooster(BaseBooster):
         )
 
         def ip(a, b) -> float:
-            return column_kernels.weighted_inner(_rows(a), _rows(b), s_or_none) / mass
+            return row_passes.weighted_inner(p.blocks, _rows(a), _rows(b), s_or_none) / mass
 
         def proj(v):
             seed = draw_seed(state.rng)
@@ -290,14 +299,14 @@ class _FunctionalGradientBooster(BaseBooster):
                 return p.bound.project(v, p.query_weight, random_state=seed)
             return p.bound.correlate(p.sw * v, random_state=seed)
 
-        v = -p.loss.gradient(p.y, f, **p.ctx)  # 1. the descent direction −∇R[f_{t−1}]
+        v = self._descent(p, f)  # 1. the descent direction −∇R[f_{t−1}]
         vv = ip(v, v)
         target = residual + v if self.projection == "residual" else v
         # The step's inner products are taken on copies scaled by powers of two to a
         # largest entry in [0.5, 1) (exact): <h, h> and <target, target> neither
         # underflow to 0 (one dominant weight leaves the other rows 1e-200 of the mass)
         # nor overflow, and the step and edge are scaled back exactly.
-        t_unit, t_exp = _unit(target)
+        t_unit, t_exp = _unit(target, p.blocks)
         tt = 0.0 if t_unit is None else ip(t_unit, t_unit)
         if tt == 0.0:
             return RoundResult(state, stop=StopReason.ZERO_GRADIENT)
@@ -308,7 +317,7 @@ class _FunctionalGradientBooster(BaseBooster):
             t0 = time.perf_counter()
             h = proj(target)  # 2. PROJ
             out = h.train_output
-            h_unit, h_exp = _unit(out)
+            h_unit, h_exp = _unit(out, p.blocks)
             hh = 0.0 if h_unit is None else ip(h_unit, h_unit)
             if hh == 0.0:  # h = 0 wherever the weights are representable
                 stop = StopReason.ZERO_HYPOTHESIS
@@ -324,12 +333,12 @@ class _FunctionalGradientBooster(BaseBooster):
                 )
             edge = ht / (math.sqrt(hh) * math.sqrt(tt))
             if self.projection == "naive":  # only its norm is recorded
-                left = math.sqrt(column_kernels.weighted_residual(
-                    _rows(target), _rows(out), a, s_or_none
+                left = math.sqrt(row_passes.weighted_residual(
+                    p.blocks, _rows(target), _rows(out), a, s_or_none
                 ) / mass)
             else:  # Alg. 2 line 8 (scaled, P2); Alg. 3 line 8
-                target = target - a * out  # what this projection leaves unrepresented
-                t_unit, t_exp = _unit(target)
+                target = self._minus(p, target, a, out)  # what h leaves unrepresented
+                t_unit, t_exp = _unit(target, p.blocks)
                 tt = 0.0 if t_unit is None else ip(t_unit, t_unit)
                 left = math.ldexp(math.sqrt(tt), t_exp)
             pending.append((h, a, edge, left, time.perf_counter() - t0))
@@ -338,14 +347,16 @@ class _FunctionalGradientBooster(BaseBooster):
         if self.projection == "residual":
             residual = target
         # 3. the step: f_t = f_{t−1} + η_t Σ_k a_k h_k  (one term unless repeated)
-        f = f.copy()
-        terms = []
-        for h, a, _, _, _ in pending:
-            f += eta * a * h.train_output
-            terms.append((h.detach(), eta * a, float(column_kernels.peak(h.train_output.ravel()))))
+        outputs = [(eta * a, h.train_output) for h, a, _, _, _ in pending]
+        terms = [(h.detach(), c, row_passes.peak(p.blocks, out))
+                 for (h, *_), (c, out) in zip(pending, outputs, strict=True)]
         if not terms:
             return RoundResult(state, stop=stop)
-        value = p.loss(p.y, f, p.s, **p.ctx)
+        f = self._stepped(p, f, outputs)
+        if p.blockwise_loss:
+            value = row_passes.weighted_mean_loss(p.blocks, p.loss, p.y, f, p.s, p.total)
+        else:
+            value = p.loss(p.y, f, p.s, **p.ctx)
         shared = {
             "loss": value,
             "margin": self._margin(p, f, ensemble.l1_norm(pending=terms)),
@@ -365,6 +376,38 @@ class _FunctionalGradientBooster(BaseBooster):
         )
         new = _State(f=f, residual=residual, outer=outer, rng=state.rng)
         return RoundResult(new, tuple(terms), records, stop)
+
+    # -- the round's elementwise passes, by row blocks (the same values on any threads) ---
+    @staticmethod
+    def _descent(p: _Problem, f: np.ndarray) -> np.ndarray:
+        """``−∇R[f]`` on the training points: a pointwise loss block by block; a loss
+        that couples the rows (ranking) at once."""
+        if not (p.loss.pointwise and not p.ctx):
+            return -p.loss.gradient(p.y, f, **p.ctx)
+        v = np.empty_like(f)
+        row_passes.elementwise(p.blocks, lambda lo, hi: np.negative(
+            p.loss.gradient(p.y[lo:hi], f[lo:hi]), out=v[lo:hi]))
+        return v
+
+    @staticmethod
+    def _minus(p: _Problem, target: np.ndarray, a: float, out: np.ndarray) -> np.ndarray:
+        """``target − a · out``, block by block."""
+        new = np.empty_like(target)
+        row_passes.elementwise(p.blocks, lambda lo, hi: np.subtract(
+            target[lo:hi], a * out[lo:hi], out=new[lo:hi]))
+        return new
+
+    @staticmethod
+    def _stepped(p: _Problem, f: np.ndarray, outputs: list) -> np.ndarray:
+        """``f + Σ_k c_k out_k`` (each ``c_k · out_k`` added in turn), block by block."""
+        new = f.copy()
+
+        def run(lo: int, hi: int) -> None:
+            for c, out in outputs:
+                new[lo:hi] += c * out[lo:hi]
+
+        row_passes.elementwise(p.blocks, run)
+        return new
 
     def _margin(self, p: _Problem, f, l1_norm: float) -> float:
         """The ℓ1 margin; not defined for regression and ranking (NaN)."""
@@ -399,6 +442,15 @@ _FUNCTIONAL_PARAMETERS = """\
         f_0: the loss' best constant, or the given constant (the paper starts at 0).
     random_state : int, RandomState or None, default=None
         Seeds the oracle's calls (one seed per weak learner).
+    n_jobs : int or None, default=None
+        Threads of the booster's own passes over the rows (the gradient, the inner
+        products, f's step, the loss), as LightGBM counts ``num_threads``: ``None`` is
+        ``OMP_NUM_THREADS`` if set, else every CPU; ``-1`` all CPUs.  The oracle's
+        queries run on the oracle's own ``n_jobs``.  The fit does not depend on it.
+    block_size : int, default=65536
+        Rows of a block (:mod:`oracleboost._blocks`): sums over the rows are made by
+        fixed pieces (blocks, and lanes of at most 4,096 rows within them), each in row
+        order, the pieces added in order; the bits depend on it, not on ``n_jobs``.
     verbose : int, default=0
     warm_start : bool, default=False
         Keep the fitted weak learners and add more up to ``n_estimators`` on the same
@@ -491,6 +543,8 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
         query: str = "auto",
         init: str | float = "auto",
         random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
+        block_size: int = DEFAULT_BLOCK_SIZE,
         verbose: int = 0,
         warm_start: bool = False,
         n_iter_no_change: int | None = None,
@@ -507,6 +561,8 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
         self.query = query
         self.init = init
         self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.block_size = block_size
         self.verbose = verbose
         self.warm_start = warm_start
         self.n_iter_no_change = n_iter_no_change
@@ -597,6 +653,8 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         query: str = "auto",
         init: str | float = "auto",
         random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
+        block_size: int = DEFAULT_BLOCK_SIZE,
         verbose: int = 0,
         warm_start: bool = False,
         n_iter_no_change: int | None = None,
@@ -613,6 +671,8 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         self.query = query
         self.init = init
         self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.block_size = block_size
         self.verbose = verbose
         self.warm_start = warm_start
         self.n_iter_no_change = n_iter_no_change
@@ -748,6 +808,8 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
         query: str = "auto",
         init: str | float = "auto",
         random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
+        block_size: int = DEFAULT_BLOCK_SIZE,
         verbose: int = 0,
         warm_start: bool = False,
         n_iter_no_change: int | None = None,
@@ -764,6 +826,8 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
         self.query = query
         self.init = init
         self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.block_size = block_size
         self.verbose = verbose
         self.warm_start = warm_start
         self.n_iter_no_change = n_iter_no_change

@@ -1,60 +1,124 @@
-"""A ±1-label booster's passes over the training rows, by row blocks on threads.
+"""A booster's passes over the training rows, by lanes on threads.
 
-Each function runs a kernel of :mod:`._column_kernels` (or NumPy's ufuncs) on every row
-block of :class:`~oracleboost._blocks.RowBlocks` and combines the blocks' small results
-in block order: sums left to right, minima and maxima (exact in any order).  A block's
-result depends only on its rows, so a fit is bit for bit the same for every ``n_jobs``;
-with one block (``n <= block_size``) each function is its kernel on the whole arrays.
+Each function runs a kernel of :mod:`._column_kernels` over runs of whole lanes of
+:class:`~oracleboost._blocks.RowBlocks` (one compiled call a thread), the kernel writing
+each lane's partial result into that lane's slot; the partials are then combined in lane
+order: sums left to right, minima and maxima (exact in any order).  A lane's partial
+depends only on its rows, so a fit is bit for bit the same for every ``n_jobs``.
+Elementwise work (NumPy's ``exp``, the loss's gradient) runs on the same runs of rows:
+its values do not depend on how the rows are cut.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
-from .._blocks import RowBlocks, ordered_sum
-from ..losses import MarginLoss
+from .._blocks import RowBlocks
+from ..losses import Loss, MarginLoss
 from . import _column_kernels as column_kernels
 
-__all__ = ["peak", "signed_sums", "step_margins", "two_value_masses", "dual_weights"]
+__all__ = ["in_order", "peak", "signed_sums", "step_margins", "two_value_masses",
+           "dual_weights", "weighted_inner", "weighted_residual", "weighted_mean_loss",
+           "elementwise"]
+
+
+def in_order(x: np.ndarray) -> float | np.ndarray:
+    """``x[0] + x[1] + …`` along axis 0, left to right (``np.add.accumulate`` is
+    sequential by definition; ``np.sum`` is pairwise)."""
+    return np.add.accumulate(x, axis=0)[-1]
+
+
+def _weights_of(s: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    return s if s.shape[0] == 0 else s[lo:hi]
+
+
+def elementwise(blocks: RowBlocks, fn: Callable[[int, int], object]) -> None:
+    """``fn(lo, hi)`` over runs of rows that cover them all, on threads."""
+    blocks.lane_map(lambda q0, q1, lo, hi: fn(lo, hi))
 
 
 def peak(blocks: RowBlocks, a: np.ndarray) -> float:
-    """``max_i |a_i|``."""
-    return max(blocks.map(lambda k, lo, hi: column_kernels.peak(a[lo:hi])))
+    """``max |a|`` over every entry (``a`` of shape (n,) or (n, K))."""
+    parts: list[float] = [0.0] * blocks.n_lanes
+    flat = a.reshape(a.shape[0], -1)
+
+    def run(q0: int, q1: int, lo: int, hi: int) -> None:
+        parts[q0] = float(column_kernels.peak(flat[lo:hi].ravel()))
+
+    blocks.lane_map(run)
+    return max(parts)
+
+
+def _lanes(blocks: RowBlocks, width: int, kernel: Callable[..., None],
+           fill: float = 0.0) -> np.ndarray:
+    """``(n_lanes, width)`` partials: ``kernel(lo, hi, out_rows)`` on each run."""
+    out = np.full((blocks.n_lanes, width), fill)
+    blocks.lane_map(lambda q0, q1, lo, hi: kernel(lo, hi, out[q0:q1]))
+    return out
 
 
 def signed_sums(blocks: RowBlocks, a: np.ndarray, y: np.ndarray, w: np.ndarray,
                 norm: float) -> tuple[float, float, float, float, float, float]:
-    """:func:`._column_kernels.signed_sums` by blocks: the three sums in block order,
-    the extremes over blocks."""
-    parts = blocks.map(lambda k, lo, hi: column_kernels.signed_sums(
-        a[lo:hi], y[lo:hi], w[lo:hi], norm))
-    if len(parts) == 1:
-        return parts[0]
-    corr, plus, minus, lo, hi, top = zip(*parts, strict=True)
-    return (ordered_sum(corr), ordered_sum(plus), ordered_sum(minus), min(lo), max(hi),
-            max(top))
+    """:func:`._column_kernels.signed_sums`: the three sums in lane order, the extremes
+    over lanes."""
+    lane = blocks.lane
+    p = _lanes(blocks, 6, lambda lo, hi, out: column_kernels.signed_sums(
+        a, y, w, norm, lo, hi, lane, out))
+    corr, plus, minus = in_order(p[:, :3])
+    return (float(corr), float(plus), float(minus), float(p[:, 3].min()),
+            float(p[:, 4].max()), float(p[:, 5].max()))
 
 
 def step_margins(blocks: RowBlocks, m: np.ndarray, a: np.ndarray, y: np.ndarray, c: float,
                  s: np.ndarray, out: np.ndarray) -> tuple[float, float]:
-    """:func:`._column_kernels.step_margins` by blocks: ``(min out, Σ s [wrong])``."""
-    weighted = s.shape[0] > 0
-    parts = blocks.map(lambda k, lo, hi: column_kernels.step_margins(
-        m[lo:hi], a[lo:hi], y[lo:hi], c, s[lo:hi] if weighted else s, out[lo:hi]))
-    low, wrong = zip(*parts, strict=True)
-    return min(low), ordered_sum(wrong)
+    """:func:`._column_kernels.step_margins`: ``out`` filled, ``(min out, Σ s [wrong])``."""
+    lane = blocks.lane
+    p = _lanes(blocks, 2, lambda lo, hi, parts: column_kernels.step_margins(
+        m, a, y, c, s, out, lo, hi, lane, parts))
+    return float(p[:, 0].min()), float(in_order(p[:, 1]))
 
 
 def two_value_masses(blocks: RowBlocks, a: np.ndarray, y: np.ndarray, w: np.ndarray,
                      norm: float, sign: float, lo: float, hi: float) -> tuple[float, float, int]:
-    """:func:`._column_kernels.two_value_masses` by blocks."""
-    parts = blocks.map(lambda k, i, j: column_kernels.two_value_masses(
-        a[i:j], y[i:j], w[i:j], norm, sign, lo, hi))
-    m_lo, m_hi, other = zip(*parts, strict=True)
-    return ordered_sum(m_lo), ordered_sum(m_hi), sum(other)
+    """:func:`._column_kernels.two_value_masses`, the lanes in order."""
+    lane = blocks.lane
+    p = _lanes(blocks, 3, lambda i, j, out: column_kernels.two_value_masses(
+        a, y, w, norm, sign, lo, hi, i, j, lane, out))
+    m_lo, m_hi, other = in_order(p)
+    return float(m_lo), float(m_hi), int(other)
+
+
+def weighted_inner(blocks: RowBlocks, a: np.ndarray, b: np.ndarray, s: np.ndarray) -> float:
+    """``Σ_i s_i Σ_k a[i, k] b[i, k]`` for (n, K) arrays, the lanes in order; ``s`` of
+    length 0 means unit weights."""
+    lane = blocks.lane
+    p = _lanes(blocks, 1, lambda lo, hi, out: column_kernels.weighted_inner(
+        a, b, s, lo, hi, lane, out[:, 0]))
+    return float(in_order(p[:, 0]))
+
+
+def weighted_residual(blocks: RowBlocks, t: np.ndarray, a: np.ndarray, coef: float,
+                      s: np.ndarray) -> float:
+    """``Σ_i s_i Σ_k (t[i, k] − coef · a[i, k])²``, the lanes in order."""
+    lane = blocks.lane
+    p = _lanes(blocks, 1, lambda lo, hi, out: column_kernels.weighted_residual(
+        t, a, coef, s, lo, hi, lane, out[:, 0]))
+    return float(in_order(p[:, 0]))
+
+
+def weighted_mean_loss(blocks: RowBlocks, loss: Loss, y: np.ndarray, raw: np.ndarray,
+                       s: np.ndarray, total: float) -> float:
+    """``Σ_i s_i l(raw_i, y_i) / total`` of a pointwise loss, the lanes' sums in order."""
+    lane = blocks.lane
+
+    def run(lo: int, hi: int, out: np.ndarray) -> None:
+        terms = np.multiply(loss.loss(y[lo:hi], raw[lo:hi]), s[lo:hi])
+        column_kernels.lane_sums(terms, 0, hi - lo, lane, out[:, 0])
+
+    return float(in_order(_lanes(blocks, 1, run)[:, 0])) / total
 
 
 def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
@@ -64,59 +128,58 @@ def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
     query ``w · y``, the weights' Shannon entropy (Telgarsky 2012, Remark 5) and the
     log-risk ``log(Σ s φ(margins) / Σ s)`` (``log_mass`` is ``log Σ s``).
 
-    Three maps over the blocks, each followed by a reduction:
+    Three passes on threads, each followed by a reduction over lanes:
 
     1. the logits ``z = log(−φ'(m)) + log s`` and their maximum ``top`` (and, unless
        ``φ = −φ'``, the log-risk terms ``log φ(m) + log s`` and their maximum);
-    2. ``w = exp(z − top)`` (NumPy's vectorised ``exp``, in place) and its sum ``total``;
+    2. ``w = exp(z − top)`` (NumPy's vectorised ``exp``, in place) and its lanes' sums,
+       whose total in lane order is ``total``;
     3. ``w /= total``, ``query = w · y`` and ``Σ w (z − top)``, one compiled pass.
 
     The entropy ``−Σ w log w = log total − Σ w (z − top)`` reuses the shifted logits;
     for the exponential loss (φ = −φ') the normaliser is the risk itself, so one ``exp``
     a row gives all four.
     """
-    n = margins.shape[0]
+    n, lane = margins.shape[0], blocks.lane
     z, w, query = np.empty(n), np.empty(n), np.empty(n)
     separate = not loss.phi_is_neg_dphi
-    log_phi = np.empty(n) if separate else None
+    log_phi = np.empty(n) if separate else z
 
-    def logits(k: int, a: int, b: int) -> tuple[float, float]:
-        zb = loss.log_neg_dphi(margins[a:b])
+    def logits(lo: int, hi: int, out: np.ndarray) -> None:
+        np.copyto(z[lo:hi], loss.log_neg_dphi(margins[lo:hi]))
         if log_s is not None:
-            np.add(zb, log_s[a:b], out=z[a:b])
-        else:
-            z[a:b] = zb
-        if not separate:
-            return float(z[a:b].max()), -math.inf
-        lp = loss.log_phi(margins[a:b])
-        if log_s is not None:
-            np.add(lp, log_s[a:b], out=log_phi[a:b])
-        else:
-            log_phi[a:b] = lp
-        return float(z[a:b].max()), float(log_phi[a:b].max())
+            z[lo:hi] += log_s[lo:hi]
+        out[0, 0] = z[lo:hi].max()
+        if separate:
+            np.copyto(log_phi[lo:hi], loss.log_phi(margins[lo:hi]))
+            if log_s is not None:
+                log_phi[lo:hi] += log_s[lo:hi]
+            out[0, 1] = log_phi[lo:hi].max()
 
-    tops = blocks.map(logits)
-    top = max(t for t, _ in tops)
-    top_phi = max(t for _, t in tops)
+    # a run's maxima land in its first lane's slot, the others stay -inf
+    tops = _lanes(blocks, 2, logits, fill=-math.inf)
+    top = float(tops[:, 0].max())
+    top_phi = float(tops[:, 1].max())
 
-    def exps(k: int, a: int, b: int) -> tuple[float, float]:
-        zb, wb = z[a:b], w[a:b]
+    def exps(lo: int, hi: int, out: np.ndarray) -> None:
+        zb, wb = z[lo:hi], w[lo:hi]
         np.subtract(zb, top, out=zb)
         np.exp(zb, out=wb)
-        phi_sum = (float(np.exp(log_phi[a:b] - top_phi).sum())
-                   if separate and math.isfinite(top_phi) else 0.0)
-        return float(wb.sum()), phi_sum
+        column_kernels.lane_sums(wb, 0, hi - lo, lane, out[:, 0])
+        if separate and math.isfinite(top_phi):
+            column_kernels.lane_sums(np.exp(log_phi[lo:hi] - top_phi), 0, hi - lo, lane,
+                                     out[:, 1])
 
-    sums = blocks.map(exps)
-    total = ordered_sum([t for t, _ in sums])
+    sums = _lanes(blocks, 2, exps)
+    total = float(in_order(sums[:, 0]))
     # normalises w in place; a compiled sum, as np.dot's BLAS rounds by CPU
-    inner = ordered_sum(blocks.map(lambda k, a, b: column_kernels.normalise(
-        w[a:b], z[a:b], y[a:b], total, query[a:b])))
-    entropy = math.log(total) - inner
+    inner = _lanes(blocks, 1, lambda lo, hi, out: column_kernels.normalise(
+        w, z, y, total, query, lo, hi, lane, out[:, 0]))
+    entropy = math.log(total) - float(in_order(inner[:, 0]))
     if not separate:
         log_loss = top + math.log(total) - log_mass
     elif not math.isfinite(top_phi):
         log_loss = top_phi - log_mass  # all -inf (empty sum) or a +inf term
     else:
-        log_loss = top_phi + math.log(ordered_sum([p for _, p in sums])) - log_mass
+        log_loss = top_phi + math.log(float(in_order(sums[:, 1]))) - log_mass
     return w, query, entropy, log_loss

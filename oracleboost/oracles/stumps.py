@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks, check_n_jobs
+from .._blocks import BLOCKS_PER_PARTITION, DEFAULT_BLOCK_SIZE, RowBlocks, check_n_jobs
 from .._blocks import n_threads as _threads
 from .._blocks import thread_map as _map
 from . import _stump_kernels as kernels
@@ -667,13 +667,23 @@ class BoundStumpOracle(BoundOracle):
         _map(lambda lo, hi: [task(*tasks[i]) for i in range(lo, hi)],
              list(zip(runs[:-1], runs[1:], strict=True)), threads, star=True)
         if k_blocks > 1:
+            groups = range(0, k_blocks, BLOCKS_PER_PARTITION)
+
             def add(fa: int, fb: int) -> None:
-                # element by element, left to right: NumPy's elementwise adds are exact
-                # operations, whatever the SIMD width
+                # Element by element (NumPy's elementwise adds are exact operations,
+                # whatever the SIMD width): each partition's blocks left to right, then
+                # the partitions' sums left to right.  The partition is what a worker of
+                # a cluster would hold: this order can be followed there without sending
+                # every block's histogram (with one partition it is plain block order).
                 for out, part in zip(outs, parts, strict=True):
-                    np.copyto(out[fa:fb], part[0, fa:fb])
-                    for k in range(1, k_blocks):
-                        out[fa:fb] += part[k, fa:fb]
+                    for g in groups:
+                        acc = part[g, fa:fb].copy()
+                        for k in range(g + 1, min(g + BLOCKS_PER_PARTITION, k_blocks)):
+                            acc += part[k, fa:fb]
+                        if g == 0:
+                            out[fa:fb] = acc
+                        else:
+                            out[fa:fb] += acc
 
             self._by_feature(add)
 
