@@ -101,16 +101,23 @@ def thread_map(fn: Callable[..., T], items: Iterable[Any], threads: int,
     of hand-over, comparable to a pass over 100,000 rows)."""
     call = (lambda item: fn(*item)) if star else fn
     items = list(items)
-    if threads <= 1 or len(items) <= 1:
+    threads = min(threads, len(items))
+    if threads <= 1:
         return [call(item) for item in items]
+    # `threads` runs of consecutive items, one a thread, each run in order
+    cuts = [len(items) * t // threads for t in range(threads + 1)]
+
+    def run(t: int) -> list[T]:
+        return [call(item) for item in items[cuts[t]:cuts[t + 1]]]
+
     pool = _pool(threads - 1)
-    futures = [pool.submit(call, item) for item in items[1:]]
+    futures = [pool.submit(run, t) for t in range(1, threads)]
     try:
-        first = call(items[0])
+        first = run(0)
     except BaseException:
         wait(futures)  # the others finish before the error leaves: nothing writes later
         raise
-    return [first, *(f.result() for f in futures)]
+    return [*first, *(x for f in futures for x in f.result())]
 
 
 class RowBlocks:

@@ -141,20 +141,22 @@ def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
     a row gives all four.
     """
     n, lane = margins.shape[0], blocks.lane
-    z, w, query = np.empty(n), np.empty(n), np.empty(n)
+    w, query = np.empty(n), np.empty(n)
     separate = not loss.phi_is_neg_dphi
-    log_phi = np.empty(n) if separate else z
+    # Each run of rows keeps its own logits (the loss's answer itself, not a copy into
+    # one array: at 1,000,000 rows a copy costs a tenth of the round).  The three passes
+    # cut the rows into the same runs, so a run finds its logits by its first row.
+    zs: dict[int, np.ndarray] = {}
+    log_phis: dict[int, np.ndarray] = {}
 
     def logits(lo: int, hi: int, out: np.ndarray) -> None:
-        np.copyto(z[lo:hi], loss.log_neg_dphi(margins[lo:hi]))
-        if log_s is not None:
-            z[lo:hi] += log_s[lo:hi]
-        out[0, 0] = z[lo:hi].max()
+        z = loss.log_neg_dphi(margins[lo:hi])
+        zs[lo] = z if log_s is None else z + log_s[lo:hi]
+        out[0, 0] = zs[lo].max()
         if separate:
-            np.copyto(log_phi[lo:hi], loss.log_phi(margins[lo:hi]))
-            if log_s is not None:
-                log_phi[lo:hi] += log_s[lo:hi]
-            out[0, 1] = log_phi[lo:hi].max()
+            lp = loss.log_phi(margins[lo:hi])
+            log_phis[lo] = lp if log_s is None else lp + log_s[lo:hi]
+            out[0, 1] = log_phis[lo].max()
 
     # a run's maxima land in its first lane's slot, the others stay -inf
     tops = _lanes(blocks, 2, logits, fill=-math.inf)
@@ -162,19 +164,21 @@ def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
     top_phi = float(tops[:, 1].max())
 
     def exps(lo: int, hi: int, out: np.ndarray) -> None:
-        zb, wb = z[lo:hi], w[lo:hi]
-        np.subtract(zb, top, out=zb)
-        np.exp(zb, out=wb)
+        z = zs[lo]
+        # in place unless the loss handed back (a view of) the margins themselves
+        zs[lo] = z = z - top if np.shares_memory(z, margins) else np.subtract(z, top, out=z)
+        wb = w[lo:hi]
+        np.exp(z, out=wb)
         column_kernels.lane_sums(wb, 0, hi - lo, lane, out[:, 0])
         if separate and math.isfinite(top_phi):
-            column_kernels.lane_sums(np.exp(log_phi[lo:hi] - top_phi), 0, hi - lo, lane,
+            column_kernels.lane_sums(np.exp(log_phis[lo] - top_phi), 0, hi - lo, lane,
                                      out[:, 1])
 
     sums = _lanes(blocks, 2, exps)
     total = float(in_order(sums[:, 0]))
     # normalises w in place; a compiled sum, as np.dot's BLAS rounds by CPU
     inner = _lanes(blocks, 1, lambda lo, hi, out: column_kernels.normalise(
-        w, z, y, total, query, lo, hi, lane, out[:, 0]))
+        w[lo:hi], zs[lo], y[lo:hi], total, query[lo:hi], 0, hi - lo, lane, out[:, 0]))
     entropy = math.log(total) - float(in_order(inner[:, 0]))
     if not separate:
         log_loss = top + math.log(total) - log_mass
