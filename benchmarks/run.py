@@ -413,7 +413,7 @@ def row_functional(cfg: Config, threads: int) -> dict:
     trials = interleave(
         ours_marginal_side(lambda r: FunctionalGradientRegressor(
             StumpOracle(n_jobs=threads), loss="squared", n_estimators=r,
-            learning_rate=0.1), X, y, rounds, mse),
+            learning_rate=0.1, n_jobs=threads), X, y, rounds, mse),
         lgb_marginal_side(X, y, params, rounds, mse),
         cfg.repeats,
     )
