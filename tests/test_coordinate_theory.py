@@ -7,6 +7,7 @@ in (margins ``M λ_t`` in the library's convention; Telgarsky's ``A = −M``).
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -211,9 +212,18 @@ def test_infinite_and_zero_steps_are_reported():
     assert all(np.isfinite(v).all() for v in clf.history_.values())
     # The quadratic step for logistic loss is ν γ_t / C_t^4 = ν γ_t 2^{−8m} at t = 1:
     # below the smallest double for m ≳ 135 (Telgarsky 2013 note, §7).
+    # The fit stops with a warning that names the constant, not silently; on the
+    # matrix itself (m = 8) the step is taken, without a warning.
+    from oracleboost.boosters import BoostingWarning
+
     big = np.tile(RUDIN, (20, 1))
-    clf = _fit(big, loss="logistic", step="quadratic", n_estimators=5)
+    with pytest.warns(BoostingWarning, match="curvature constant C_t = exp"):
+        clf = _fit(big, loss="logistic", step="quadratic", n_estimators=5)
     assert clf.stop_reason_ is StopReason.ZERO_STEP
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BoostingWarning)
+        small = _fit(RUDIN, loss="logistic", step="quadratic", n_estimators=5)
+    assert len(small.history_["step"]) >= 1 and small.history_["step"][0] > 0
 
 
 @pytest.mark.parametrize("step", ["quadratic", "wolfe", "optimal", "closed_form"])
@@ -276,3 +286,4 @@ def test_grouped_line_of_a_two_valued_column_is_the_line_over_rows(seed):
                 assert state.line.slope(alpha) == pytest.approx(rows.slope(alpha), rel=1e-12)
             assert wolfe(state.line, 0.5, 0.75) == pytest.approx(wolfe(rows, 0.5, 0.75))
             assert exact(state.line) == pytest.approx(exact(rows), rel=1e-9)
+

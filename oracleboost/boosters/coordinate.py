@@ -337,6 +337,16 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             if alpha == np.inf:
                 return RoundResult(state, stop=StopReason.INFINITE_STEP)
             if not alpha > 0.0:
+                if "log_c" in vars(view) and view.log_c > 0.0:  # the rule divided by C_t^k
+                    warnings.warn(
+                        f"{type(self).__name__}: the {p.rule.name!r} step is 0 at round "
+                        f"{t + 1}: it divides by a power of Telgarsky's (2013) curvature "
+                        f"constant C_t = exp({view.log_c:.4g}), which grows with the risk "
+                        "summed over the rows (not averaged), so it underflows on "
+                        "this data; step='wolfe' or 'optimal' take steps here",
+                        BoostingWarning,
+                        stacklevel=2,
+                    )
                 return RoundResult(state, stop=StopReason.ZERO_STEP)
         # 5. the new margins (f += α·sign·h/norm), the ensemble's new term, and the next
         #    round's weights, whose normaliser is the new risk for the exponential loss
