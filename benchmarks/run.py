@@ -1193,11 +1193,13 @@ WHY_MISSED = {
         "loss, shrinkage 0.1), a different algorithm, not less work (ours is lower at 100 "
         "rounds)"),
     "adaboost_100k_2t": (
-        "a hand-over to a Python pool thread costs about 50 µs on this machine, so the "
-        "booster's passes over 100,000 rows (0.15 ms each) stay on one thread "
-        "(MIN_ROWS_PER_THREAD), and the histograms, on both, speed up 1.56× (1.35 → "
-        "0.86 ms); LightGBM threads its whole round in OpenMP.  numba's own threads "
-        "(prange) measured 49 → 27 µs for one such pass: the next step (issue 21)"),
+        "on two Python threads the booster's passes over 100,000 rows got slower, not "
+        "faster (the weights: 0.26 ms on one thread, 0.33 ms on two; an empty map costs "
+        "20 µs, and the GIL is taken between NumPy calls), so below 65,536 rows a thread "
+        "they stay on one (MIN_ROWS_PER_THREAD); the histograms, on both, speed up "
+        "1.3–1.65× (1.40 → 0.85–1.05 ms); LightGBM threads its whole round in OpenMP.  "
+        "numba's own threads (prange) measured 49 → 27 µs for one such pass: the next "
+        "step (issue 21)"),
     "adaboost_1m_1t": (
         "within the spread of 0.5: at 1,000,000 rows the booster's own passes (about 100 "
         "bytes a row a round: margins, weights, query, column) are bound by memory "

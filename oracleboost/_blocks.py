@@ -27,9 +27,12 @@ from __future__ import annotations
 import numbers
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, TypeVar
+
+import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["BLOCKS_PER_PARTITION", "DEFAULT_BLOCK_SIZE", "LANE_ROWS", "MIN_ROWS_PER_THREAD",
            "RowBlocks", "check_n_jobs", "n_threads", "ordered_sum", "thread_map"]
@@ -131,7 +134,7 @@ class RowBlocks:
         Rows of a block, at least 1.  Results depend on it (it decides the order of the
         sums); they do not depend on ``n_jobs``.
     n_jobs : int or None, default=None
-        Threads of :meth:`map` (see :func:`n_threads`).
+        Threads of :meth:`lane_map` (see :func:`n_threads`).
 
     Attributes
     ----------
@@ -153,9 +156,6 @@ class RowBlocks:
 
     def __len__(self) -> int:
         return len(self.bounds)
-
-    def threads(self) -> int:
-        return max(1, min(n_threads(self.n_jobs), len(self.bounds)))
 
     @property
     def lane(self) -> int:
@@ -179,28 +179,9 @@ class RowBlocks:
                 for q0, q1 in zip(cuts[:-1], cuts[1:], strict=True)]
         thread_map(fn, runs, threads, star=True)
 
-    def map(self, fn: Callable[[int, int, int], T]) -> list[T]:
-        """``[fn(k, start, stop) for every block k]``, in block order; threads take runs of
-        consecutive blocks.  ``fn`` must read and write only its block's rows and slots."""
-        k_blocks, threads = len(self.bounds), self.threads()
-        if threads <= 1:
-            return [fn(k, a, b) for k, (a, b) in enumerate(self.bounds)]
-        out: list[Any] = [None] * k_blocks
-        cuts = [k_blocks * t // threads for t in range(threads + 1)]
 
-        def run(lo: int, hi: int) -> None:
-            for k in range(lo, hi):
-                a, b = self.bounds[k]
-                out[k] = fn(k, a, b)
-
-        thread_map(run, list(zip(cuts[:-1], cuts[1:], strict=True)), threads, star=True)
-        return out
-
-
-def ordered_sum(parts: Sequence[float]) -> float:
-    """``parts[0] + parts[1] + …`` left to right, in float64: the same bits wherever it
-    runs (``sum`` compensates since Python 3.12, NumPy sums pairwise)."""
-    total = 0.0
-    for p in parts:
-        total += p
-    return total
+def ordered_sum(parts: ArrayLike) -> Any:
+    """``parts[0] + parts[1] + …`` along axis 0, left to right, in float64: the same bits
+    wherever it runs (``np.add.accumulate`` is sequential by definition; ``np.sum`` is
+    pairwise and Python's ``sum`` compensates since 3.12)."""
+    return np.add.accumulate(np.asarray(parts, dtype=np.float64), axis=0)[-1]

@@ -124,14 +124,38 @@ def test_the_block_size_decides_the_order_of_the_sums():
     assert not np.array_equal(many.history_["entropy"], one.history_["entropy"])
 
 
-def test_row_blocks_cut_and_map_in_order():
+def test_row_blocks_cut_and_map_in_order(monkeypatch):
     blocks = RowBlocks(10, 4, n_jobs=3)
     assert blocks.bounds == [(0, 4), (4, 8), (8, 10)]
-    assert blocks.map(lambda k, a, b: (k, a, b)) == [(0, 0, 4), (1, 4, 8), (2, 8, 10)]
+    assert (blocks.lane, blocks.n_lanes) == (4, 3)
+    runs = []
+    blocks.lane_map(lambda q0, q1, lo, hi: runs.append((q0, q1, lo, hi)))
+    assert runs == [(0, 3, 0, 10)]  # 10 rows: too few for a second thread
     assert RowBlocks(0, 4).bounds == [(0, 0)]
     with pytest.raises(ValueError, match="block_size"):
         RowBlocks(10, 0)
     with pytest.raises(ValueError, match="n_jobs"):
         RowBlocks(10, 4, n_jobs=0)
+    # ... unless allowed: whole lanes, in order, one run a thread
+    monkeypatch.setattr(blocks_module, "MIN_ROWS_PER_THREAD", 1)
+    runs.clear()
+    blocks.lane_map(lambda q0, q1, lo, hi: runs.append((q0, q1, lo, hi)))
+    assert sorted(runs) == [(0, 1, 0, 4), (1, 2, 4, 8), (2, 3, 8, 10)]
     # left to right, not compensated: (1e16 + 1) + 1 rounds twice
     assert ordered_sum([1e16, 1.0, 1.0]) == 1e16
+    np.testing.assert_array_equal(ordered_sum([[1e16, 1.0], [1.0, 2.0], [1.0, 3.0]]),
+                                  [1e16, 6.0])
+
+
+def test_leaf_outputs_when_threads_cut_inside_a_block(threads_even_when_small):
+    """Threads take runs of 4,096-row lanes; with 10,000-row blocks a run starts and ends
+    inside blocks.  The training outputs must still be those of ``predict``."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30_000, 3))
+    r = rng.normal(size=30_000)
+    for n_jobs in (1, 3):
+        bound = StumpOracle(n_jobs=n_jobs, block_size=10_000).bind(X)
+        h = bound.correlate(r)
+        np.testing.assert_array_equal(h.train_output, h.predict(X))
+        v = bound.project(r)
+        np.testing.assert_array_equal(v.train_output, v.predict(X))

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import DTypeLike
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._blocks import RowBlocks
@@ -204,6 +205,11 @@ class ScoreClassifierMixin:
         for f in self._staged_raw(X):
             yield self.classes_.take(predicted_index(f))
 
+    def _has_proba(self) -> bool:
+        """Whether the booster's scores have a link to probabilities (default: yes)."""
+        return True
+
+    @available_if(lambda self: self._has_proba())
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Class probabilities through the booster's link (see the class docstring).
 
@@ -214,6 +220,7 @@ class ScoreClassifierMixin:
         """
         return self._proba(self._raw(X))
 
+    @available_if(lambda self: self._has_proba())
     def staged_predict_proba(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """:meth:`predict_proba` after each round.
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import TypeVar
@@ -50,7 +50,6 @@ from typing import TypeVar
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.metaestimators import available_if
 
 from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from .._typing import ArrayLike, RandomStateLike
@@ -736,27 +735,6 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
     def _proba(self, f):
         p = self._loss_.inverse_link(f)
         return np.column_stack([1.0 - p, p]) if f.ndim == 1 else p
-
-    @available_if(_has_proba)
-    def predict_proba(self, X: ArrayLike) -> np.ndarray:
-        """Class probabilities through the loss' link (see ``loss``).
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-        """
-        return self._proba(self._raw(X))
-
-    @available_if(_has_proba)
-    def staged_predict_proba(self, X: ArrayLike) -> Iterator[np.ndarray]:
-        """:meth:`predict_proba` after each weak learner.
-
-        Yields
-        ------
-        ndarray of shape (n_samples, n_classes)
-        """
-        for f in self._staged_raw(X):
-            yield self._proba(f)
 
 
 @documented(functional_parameters=_FUNCTIONAL_PARAMETERS)

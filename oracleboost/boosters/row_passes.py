@@ -16,19 +16,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._blocks import RowBlocks
+from .._blocks import RowBlocks, ordered_sum
 from ..losses import Loss, MarginLoss
 from . import _column_kernels as column_kernels
 
-__all__ = ["in_order", "peak", "signed_sums", "step_margins", "two_value_masses",
+__all__ = ["peak", "signed_sums", "step_margins", "two_value_masses",
            "dual_weights", "weighted_inner", "weighted_residual", "weighted_mean_loss",
            "elementwise"]
-
-
-def in_order(x: np.ndarray) -> float | np.ndarray:
-    """``x[0] + x[1] + …`` along axis 0, left to right (``np.add.accumulate`` is
-    sequential by definition; ``np.sum`` is pairwise)."""
-    return np.add.accumulate(x, axis=0)[-1]
 
 
 def _weights_of(s: np.ndarray, lo: int, hi: int) -> np.ndarray:
@@ -67,7 +61,7 @@ def signed_sums(blocks: RowBlocks, a: np.ndarray, y: np.ndarray, w: np.ndarray,
     lane = blocks.lane
     p = _lanes(blocks, 6, lambda lo, hi, out: column_kernels.signed_sums(
         a, y, w, norm, lo, hi, lane, out))
-    corr, plus, minus = in_order(p[:, :3])
+    corr, plus, minus = ordered_sum(p[:, :3])
     return (float(corr), float(plus), float(minus), float(p[:, 3].min()),
             float(p[:, 4].max()), float(p[:, 5].max()))
 
@@ -78,7 +72,7 @@ def step_margins(blocks: RowBlocks, m: np.ndarray, a: np.ndarray, y: np.ndarray,
     lane = blocks.lane
     p = _lanes(blocks, 2, lambda lo, hi, parts: column_kernels.step_margins(
         m, a, y, c, s, out, lo, hi, lane, parts))
-    return float(p[:, 0].min()), float(in_order(p[:, 1]))
+    return float(p[:, 0].min()), float(ordered_sum(p[:, 1]))
 
 
 def two_value_masses(blocks: RowBlocks, a: np.ndarray, y: np.ndarray, w: np.ndarray,
@@ -87,7 +81,7 @@ def two_value_masses(blocks: RowBlocks, a: np.ndarray, y: np.ndarray, w: np.ndar
     lane = blocks.lane
     p = _lanes(blocks, 3, lambda i, j, out: column_kernels.two_value_masses(
         a, y, w, norm, sign, lo, hi, i, j, lane, out))
-    m_lo, m_hi, other = in_order(p)
+    m_lo, m_hi, other = ordered_sum(p)
     return float(m_lo), float(m_hi), int(other)
 
 
@@ -97,7 +91,7 @@ def weighted_inner(blocks: RowBlocks, a: np.ndarray, b: np.ndarray, s: np.ndarra
     lane = blocks.lane
     p = _lanes(blocks, 1, lambda lo, hi, out: column_kernels.weighted_inner(
         a, b, s, lo, hi, lane, out[:, 0]))
-    return float(in_order(p[:, 0]))
+    return float(ordered_sum(p[:, 0]))
 
 
 def weighted_residual(blocks: RowBlocks, t: np.ndarray, a: np.ndarray, coef: float,
@@ -106,7 +100,7 @@ def weighted_residual(blocks: RowBlocks, t: np.ndarray, a: np.ndarray, coef: flo
     lane = blocks.lane
     p = _lanes(blocks, 1, lambda lo, hi, out: column_kernels.weighted_residual(
         t, a, coef, s, lo, hi, lane, out[:, 0]))
-    return float(in_order(p[:, 0]))
+    return float(ordered_sum(p[:, 0]))
 
 
 def weighted_mean_loss(blocks: RowBlocks, loss: Loss, y: np.ndarray, raw: np.ndarray,
@@ -118,7 +112,7 @@ def weighted_mean_loss(blocks: RowBlocks, loss: Loss, y: np.ndarray, raw: np.nda
         terms = np.multiply(loss.loss(y[lo:hi], raw[lo:hi]), s[lo:hi])
         column_kernels.lane_sums(terms, 0, hi - lo, lane, out[:, 0])
 
-    return float(in_order(_lanes(blocks, 1, run)[:, 0])) / total
+    return float(ordered_sum(_lanes(blocks, 1, run)[:, 0])) / total
 
 
 def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
@@ -175,15 +169,15 @@ def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
                                      out[:, 1])
 
     sums = _lanes(blocks, 2, exps)
-    total = float(in_order(sums[:, 0]))
+    total = float(ordered_sum(sums[:, 0]))
     # normalises w in place; a compiled sum, as np.dot's BLAS rounds by CPU
     inner = _lanes(blocks, 1, lambda lo, hi, out: column_kernels.normalise(
         w[lo:hi], zs[lo], y[lo:hi], total, query[lo:hi], 0, hi - lo, lane, out[:, 0]))
-    entropy = math.log(total) - float(in_order(inner[:, 0]))
+    entropy = math.log(total) - float(ordered_sum(inner[:, 0]))
     if not separate:
         log_loss = top + math.log(total) - log_mass
     elif not math.isfinite(top_phi):
         log_loss = top_phi - log_mass  # all -inf (empty sum) or a +inf term
     else:
-        log_loss = top_phi + math.log(float(in_order(sums[:, 1]))) - log_mass
+        log_loss = top_phi + math.log(float(ordered_sum(sums[:, 1]))) - log_mass
     return w, query, entropy, log_loss

@@ -716,9 +716,20 @@ class BoundStumpOracle(BoundOracle):
         left = np.atleast_1d(np.asarray(left, dtype=np.float64))
         right = np.atleast_1d(np.asarray(right, dtype=np.float64))
         out = np.empty((self.n_samples, left.size))
-        # elementwise: the blocks on threads, the same values
-        self.blocks.map(lambda k, a, b: kernels.leaf_outputs(
-            self._block_codes[k][j], t, left, right, out[a:b]))
+        size = self.blocks.block_size
+
+        def run(q0: int, q1: int, lo: int, hi: int) -> None:
+            # elementwise, block by block: a thread's run of lanes may start or end
+            # inside a block
+            a = lo
+            while a < hi:
+                k, off = divmod(a, size)
+                b = min(hi, (k + 1) * size)
+                kernels.leaf_outputs(self._block_codes[k][j, off:off + b - a], t, left,
+                                     right, out[a:b])
+                a = b
+
+        self.blocks.lane_map(run)
         return out[:, 0] if scalar else out
 
     # -- queries --------------------------------------------------------------------------
