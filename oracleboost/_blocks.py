@@ -142,6 +142,11 @@ class RowBlocks:
         ``(start, stop)`` of every block, in order.
     """
 
+    #: Whether a pass may overwrite the per-row arrays an earlier pass of the same round
+    #: made (in memory, yes: it saves a copy; on a cluster's worker, no: a task must leave
+    #: its inputs as they were, so that Dask may run it again after a lost worker).
+    in_place = True
+
     def __init__(self, n: int, block_size: int = DEFAULT_BLOCK_SIZE,
                  n_jobs: int | None = None) -> None:
         if isinstance(block_size, bool) or not isinstance(block_size, numbers.Integral) \
@@ -178,6 +183,21 @@ class RowBlocks:
         runs = [(q0, q1, q0 * lane, min(self.n, q1 * lane))
                 for q0, q1 in zip(cuts[:-1], cuts[1:], strict=True)]
         thread_map(fn, runs, threads, star=True)
+
+    def map(self, stage: Callable[..., tuple[tuple, Any]], *rows: Any,
+            **consts: Any) -> tuple[tuple, list]:
+        """``stage(blocks, *rows, **consts) -> (outputs, stat)`` over every row: here
+        once, on these blocks (the stage runs its own lanes on threads), giving
+        ``(outputs, [stat])``.  A cluster's blocks (:class:`oracleboost._cluster.
+        ClusterBlocks`) run the same stage once per partition, its outputs staying on the
+        workers and its stats coming back in partition order: a caller that combines the
+        list in order gets the same bits from both."""
+        outputs, stat = stage(self, *rows, **consts)
+        return outputs, [stat]
+
+    def full(self, value: float) -> np.ndarray:
+        """A per-row array of ``value``."""
+        return np.full(self.n, float(value))
 
 
 def ordered_sum(parts: ArrayLike) -> Any:

@@ -34,8 +34,12 @@ def elementwise(blocks: RowBlocks, fn: Callable[[int, int], object]) -> None:
     blocks.lane_map(lambda q0, q1, lo, hi: fn(lo, hi))
 
 
-def peak(blocks: RowBlocks, a: np.ndarray) -> float:
-    """``max |a|`` over every entry (``a`` of shape (n,) or (n, K))."""
+def _lane_parts(parts: list) -> np.ndarray:
+    """The lanes' partials of every partition, in order (one array in memory)."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _peak(blocks: RowBlocks, a: np.ndarray) -> tuple[tuple, float]:
     parts: list[float] = [0.0] * blocks.n_lanes
     flat = a.reshape(a.shape[0], -1)
 
@@ -43,7 +47,12 @@ def peak(blocks: RowBlocks, a: np.ndarray) -> float:
         parts[q0] = float(column_kernels.peak(flat[lo:hi].ravel()))
 
     blocks.lane_map(run)
-    return max(parts)
+    return (), max(parts)
+
+
+def peak(blocks: RowBlocks, a: np.ndarray) -> float:
+    """``max |a|`` over every entry (``a`` of shape (n,) or (n, K))."""
+    return max(blocks.map(_peak, a)[1])
 
 
 def _lanes(blocks: RowBlocks, width: int, kernel: Callable[..., None],
@@ -54,33 +63,50 @@ def _lanes(blocks: RowBlocks, width: int, kernel: Callable[..., None],
     return out
 
 
+def _signed_sums(blocks: RowBlocks, a, y, w, *, norm: float) -> tuple[tuple, np.ndarray]:
+    lane = blocks.lane
+    return (), _lanes(blocks, 6, lambda lo, hi, out: column_kernels.signed_sums(
+        a, y, w, norm, lo, hi, lane, out))
+
+
 def signed_sums(blocks: RowBlocks, a: np.ndarray, y: np.ndarray, w: np.ndarray,
                 norm: float) -> tuple[float, float, float, float, float, float]:
     """:func:`._column_kernels.signed_sums`: the three sums in lane order, the extremes
     over lanes."""
-    lane = blocks.lane
-    p = _lanes(blocks, 6, lambda lo, hi, out: column_kernels.signed_sums(
-        a, y, w, norm, lo, hi, lane, out))
+    p = _lane_parts(blocks.map(_signed_sums, a, y, w, norm=norm)[1])
     corr, plus, minus = ordered_sum(p[:, :3])
     return (float(corr), float(plus), float(minus), float(p[:, 3].min()),
             float(p[:, 4].max()), float(p[:, 5].max()))
 
 
+def _step_margins(blocks: RowBlocks, m, a, y, s, *, c: float) -> tuple[tuple, np.ndarray]:
+    lane, out = blocks.lane, np.empty(blocks.n)
+    parts = _lanes(blocks, 2, lambda lo, hi, p: column_kernels.step_margins(
+        m, a, y, c, s, out, lo, hi, lane, p))
+    return (out,), parts
+
+
 def step_margins(blocks: RowBlocks, m: np.ndarray, a: np.ndarray, y: np.ndarray, c: float,
-                 s: np.ndarray, out: np.ndarray) -> tuple[float, float]:
-    """:func:`._column_kernels.step_margins`: ``out`` filled, ``(min out, Σ s [wrong])``."""
+                 s: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """:func:`._column_kernels.step_margins`: the new margins ``m + c y a``, their
+    minimum and ``Σ s [wrong]``."""
+    (out,), parts = blocks.map(_step_margins, m, a, y, s, c=c)
+    p = _lane_parts(parts)
+    return out, float(p[:, 0].min()), float(ordered_sum(p[:, 1]))
+
+
+def _two_value_masses(blocks: RowBlocks, a, y, w, *, norm: float, sign: float, lo: float,
+                      hi: float) -> tuple[tuple, np.ndarray]:
     lane = blocks.lane
-    p = _lanes(blocks, 2, lambda lo, hi, parts: column_kernels.step_margins(
-        m, a, y, c, s, out, lo, hi, lane, parts))
-    return float(p[:, 0].min()), float(ordered_sum(p[:, 1]))
+    return (), _lanes(blocks, 3, lambda i, j, out: column_kernels.two_value_masses(
+        a, y, w, norm, sign, lo, hi, i, j, lane, out))
 
 
 def two_value_masses(blocks: RowBlocks, a: np.ndarray, y: np.ndarray, w: np.ndarray,
                      norm: float, sign: float, lo: float, hi: float) -> tuple[float, float, int]:
     """:func:`._column_kernels.two_value_masses`, the lanes in order."""
-    lane = blocks.lane
-    p = _lanes(blocks, 3, lambda i, j, out: column_kernels.two_value_masses(
-        a, y, w, norm, sign, lo, hi, i, j, lane, out))
+    p = _lane_parts(blocks.map(_two_value_masses, a, y, w, norm=norm, sign=sign, lo=lo,
+                               hi=hi)[1])
     m_lo, m_hi, other = ordered_sum(p)
     return float(m_lo), float(m_hi), int(other)
 
@@ -115,27 +141,9 @@ def weighted_mean_loss(blocks: RowBlocks, loss: Loss, y: np.ndarray, raw: np.nda
     return float(ordered_sum(_lanes(blocks, 1, run)[:, 0])) / total
 
 
-def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
-                 log_s: np.ndarray | None, y: np.ndarray,
-                 log_mass: float) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """The normalised dual weights ``w ∝ s · (−φ'(margins))`` in log space, the oracle's
-    query ``w · y``, the weights' Shannon entropy (Telgarsky 2012, Remark 5) and the
-    log-risk ``log(Σ s φ(margins) / Σ s)`` (``log_mass`` is ``log Σ s``).
-
-    Three passes on threads, each followed by a reduction over lanes:
-
-    1. the logits ``z = log(−φ'(m)) + log s`` and their maximum ``top`` (and, unless
-       ``φ = −φ'``, the log-risk terms ``log φ(m) + log s`` and their maximum);
-    2. ``w = exp(z − top)`` (NumPy's vectorised ``exp``, in place) and its lanes' sums,
-       whose total in lane order is ``total``;
-    3. ``w /= total``, ``query = w · y`` and ``Σ w (z − top)``, one compiled pass.
-
-    The entropy ``−Σ w log w = log total − Σ w (z − top)`` reuses the shifted logits;
-    for the exponential loss (φ = −φ') the normaliser is the risk itself, so one ``exp``
-    a row gives all four.
-    """
-    n, lane = margins.shape[0], blocks.lane
-    w, query = np.empty(n), np.empty(n)
+def _logits(blocks: RowBlocks, margins, log_s, *, loss: MarginLoss) -> tuple[tuple, np.ndarray]:
+    """Pass 1 of :func:`dual_weights`: each run's logits (and log-risk terms), kept by the
+    run's first row, and their maxima (in the run's first lane's slot)."""
     separate = not loss.phi_is_neg_dphi
     # Each run of rows keeps its own logits (the loss's answer itself, not a copy into
     # one array: at 1,000,000 rows a copy costs a tenth of the round).  The three passes
@@ -152,28 +160,74 @@ def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
             log_phis[lo] = lp if log_s is None else lp + log_s[lo:hi]
             out[0, 1] = log_phis[lo].max()
 
-    # a run's maxima land in its first lane's slot, the others stay -inf
     tops = _lanes(blocks, 2, logits, fill=-math.inf)
-    top = float(tops[:, 0].max())
-    top_phi = float(tops[:, 1].max())
+    return (zs, log_phis), tops
+
+
+def _exps(blocks: RowBlocks, margins, zs, log_phis, *, top: float,
+          top_phi: float) -> tuple[tuple, np.ndarray]:
+    """Pass 2: ``w = exp(z − top)``, the shifted logits, and the lanes' sums."""
+    lane, w = blocks.lane, np.empty(blocks.n)
+    shifted: dict[int, np.ndarray] = {}
 
     def exps(lo: int, hi: int, out: np.ndarray) -> None:
         z = zs[lo]
-        # in place unless the loss handed back (a view of) the margins themselves
-        zs[lo] = z = z - top if np.shares_memory(z, margins) else np.subtract(z, top, out=z)
+        # in place unless the loss handed back (a view of) the margins themselves, or
+        # the blocks are a worker's (whose tasks leave their inputs as they were)
+        inplace = blocks.in_place and not np.shares_memory(z, margins)
+        shifted[lo] = z = np.subtract(z, top, out=z) if inplace else z - top
         wb = w[lo:hi]
         np.exp(z, out=wb)
         column_kernels.lane_sums(wb, 0, hi - lo, lane, out[:, 0])
-        if separate and math.isfinite(top_phi):
+        if log_phis and math.isfinite(top_phi):
             column_kernels.lane_sums(np.exp(log_phis[lo] - top_phi), 0, hi - lo, lane,
                                      out[:, 1])
 
     sums = _lanes(blocks, 2, exps)
-    total = float(ordered_sum(sums[:, 0]))
+    return (w, shifted), sums
+
+
+def _normalise(blocks: RowBlocks, w, shifted, y, *, total: float) -> tuple[tuple, np.ndarray]:
+    """Pass 3: ``w /= total``, ``query = w · y`` and the lanes' ``Σ w (z − top)``."""
+    lane, query = blocks.lane, np.empty(blocks.n)
+    if not blocks.in_place:
+        w = w.copy()
     # normalises w in place; a compiled sum, as np.dot's BLAS rounds by CPU
     inner = _lanes(blocks, 1, lambda lo, hi, out: column_kernels.normalise(
-        w[lo:hi], zs[lo], y[lo:hi], total, query[lo:hi], 0, hi - lo, lane, out[:, 0]))
-    entropy = math.log(total) - float(ordered_sum(inner[:, 0]))
+        w[lo:hi], shifted[lo], y[lo:hi], total, query[lo:hi], 0, hi - lo, lane, out[:, 0]))
+    return (w, query), inner
+
+
+def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
+                 log_s: np.ndarray | None, y: np.ndarray,
+                 log_mass: float) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """The normalised dual weights ``w ∝ s · (−φ'(margins))`` in log space, the oracle's
+    query ``w · y``, the weights' Shannon entropy (Telgarsky 2012, Remark 5) and the
+    log-risk ``log(Σ s φ(margins) / Σ s)`` (``log_mass`` is ``log Σ s``).
+
+    Three passes on threads (or a cluster's partitions), each followed by a reduction
+    over lanes:
+
+    1. the logits ``z = log(−φ'(m)) + log s`` and their maximum ``top`` (and, unless
+       ``φ = −φ'``, the log-risk terms ``log φ(m) + log s`` and their maximum);
+    2. ``w = exp(z − top)`` (NumPy's vectorised ``exp``, in place) and its lanes' sums,
+       whose total in lane order is ``total``;
+    3. ``w /= total``, ``query = w · y`` and ``Σ w (z − top)``, one compiled pass.
+
+    The entropy ``−Σ w log w = log total − Σ w (z − top)`` reuses the shifted logits;
+    for the exponential loss (φ = −φ') the normaliser is the risk itself, so one ``exp``
+    a row gives all four.
+    """
+    separate = not loss.phi_is_neg_dphi
+    (zs, log_phis), parts = blocks.map(_logits, margins, log_s, loss=loss)
+    tops = _lane_parts(parts)
+    top = float(tops[:, 0].max())
+    top_phi = float(tops[:, 1].max())
+    (w, shifted), parts = blocks.map(_exps, margins, zs, log_phis, top=top, top_phi=top_phi)
+    sums = _lane_parts(parts)
+    total = float(ordered_sum(sums[:, 0]))
+    (w, query), parts = blocks.map(_normalise, w, shifted, y, total=total)
+    entropy = math.log(total) - float(ordered_sum(_lane_parts(parts)[:, 0]))
     if not separate:
         log_loss = top + math.log(total) - log_mass
     elif not math.isfinite(top_phi):
