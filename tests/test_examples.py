@@ -38,7 +38,7 @@ def test_every_example_has_a_docstring_and_main():
     names = {p.stem for p in scripts}
     assert {
         "swap_weak_learner", "boost_any_regressor", "cache_oracle_calls", "watch_margins_and_gap",
-        "experiment_grid_dask", "early_stopping",
+        "experiment_grid_dask", "early_stopping", "fit_on_dask_array",
     } <= names
     readme = (EXAMPLES / "README.md").read_text()
     for path in scripts:
@@ -217,3 +217,16 @@ def test_early_stopping_plot(empty_cwd):
     assert (empty_cwd / "curves.png").stat().st_size > 0
     (empty_cwd / "curves.png").unlink()
     assert results["rounds_kept"] < results["rounds_run"] < 60
+
+
+def test_fit_on_dask_array_equals_the_fit_here(empty_cwd):
+    """Run as a user runs it, in a fresh interpreter: its LocalCluster and Client are
+    the only ones there (in this process, earlier tests' Dask clients stay registered)."""
+    pytest.importorskip("distributed")
+    script = EXAMPLES / "fit_on_dask_array.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--rows", "300000", "--features", "6", "--rounds", "3",
+         "--check"], capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "the same fit in this process: True" in done.stdout
+    assert "3 rounds (max_rounds)" in done.stdout

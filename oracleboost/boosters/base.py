@@ -41,6 +41,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
+from .._cluster import ClusterBlocks, NotDistributedError, is_dask_collection, map_rows
 from .._fingerprint import fingerprint
 from .._typing import ArrayLike
 from .._validation import check_sample_weight, normalise_weights
@@ -149,6 +150,13 @@ def validate_input(
     default, "numeric", a DataFrame with such a column came back as an object array and
     failed later, in the oracle, without a name.
     """
+    if is_dask_collection(X):
+        # scikit-learn would gather every row into this process without a word
+        raise NotDistributedError(
+            f"{type(estimator).__name__} does not fit a dask array: on a cluster, "
+            "CoordinateBoostingClassifier with StumpOracle does (see the README); or pass "
+            "X.compute() to fit in memory"
+        )
     kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=True)
     try:
         if isinstance(y, str) and y == "no_validation":
@@ -433,6 +441,12 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         held-out ``(X, y, extra)``, or the arguments unchanged and None."""
         if not self._early_stopping_on() or self.validation_fraction is None:
             return X, y, rows, None
+        if is_dask_collection(X):
+            raise NotDistributedError(
+                "early stopping on a fit on a dask array needs an eval_set (NumPy arrays) "
+                "instead of validation_fraction; set validation_fraction=None and pass "
+                "eval_set=[(X_val, y_val)]"
+            )
         X, y = validate_input(self, X, y)
         n = X.shape[0]
         arrays = [
@@ -554,7 +568,7 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                fit_data: dict | None = None) -> None:
         """Run the rounds (:func:`~oracleboost.boosters.loop.run_rounds`) from the start,
         or from the fitted model with ``warm_start``; then set the fitted attributes."""
-        resume = self.warm_start and hasattr(self, "_state_")
+        resume = self.warm_start and getattr(self, "_state_", None) is not None
         stop = None
         if resume:
             if self._signature_ != problem.signature:
@@ -586,7 +600,10 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         self.ensemble_ = run.model
         self.history_ = run.history.as_dict()
         self.stop_reason_ = run.stop
-        self._state_ = run.state
+        # a fit on a cluster keeps no running state: it lives on the workers (futures
+        # that a pickle could not carry, and that would hold the workers' memory)
+        self._state_ = None if isinstance(getattr(problem, "blocks", None), ClusterBlocks) \
+            else run.state
         self._signature_ = problem.signature
 
     def _fitted_attributes(self, run: Run) -> dict:
@@ -650,6 +667,17 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         """``oracle``, or the default oracle for :attr:`_default_query`."""
         return default_oracle(self._default_query) if self.oracle is None else self.oracle
 
+    def _bind_cluster(self, rows, need: str):
+        """:meth:`_bind` for rows on a Dask cluster (``Oracle._bind_cluster``)."""
+        oracle = self._oracle()
+        bound = oracle._bind_cluster(rows)
+        if not getattr(bound.capabilities, need):  # pragma: no cover - stumps answer all
+            raise OracleCapabilityError(
+                f"{type(self).__name__} needs an oracle that answers {need}; "
+                f"{type(oracle).__name__} does not (capabilities: {bound.capabilities})"
+            )
+        return bound
+
     def _bind(self, X, need: str):
         """Bind the oracle to X; refuse it, naming ``need``, when it cannot answer that."""
         oracle = self._oracle()
@@ -660,6 +688,29 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                 f"{type(oracle).__name__} does not (capabilities: {bound.capabilities})"
             )
         return bound
+
+
+def on_dask(estimator, method: Callable, X, *, staged: bool = False):
+    """``method`` (a prediction method of a fitted ``estimator``) on a dask array X, row
+    chunk by row chunk, as a dask array (``staged``: a generator of dask arrays, one a
+    round).  The shapes and dtypes are the method's own on one row."""
+    check_is_fitted(estimator, "ensemble_")
+    probe = np.zeros((1, X.shape[1]))
+    if not staged:
+        one = method(probe)
+        return map_rows(method, X, dtype=one.dtype,
+                        columns=None if one.ndim == 1 else one.shape[1])
+    return (map_rows(functools.partial(_nth, method, k), X, dtype=one.dtype,
+                     columns=None if one.ndim == 1 else one.shape[1])
+            for k, one in enumerate(method(probe)))
+
+
+def _nth(method: Callable, k: int, X: np.ndarray) -> np.ndarray:
+    """The ``k``-th array a staged ``method`` yields on X."""
+    for i, out in enumerate(method(X)):
+        if i == k:
+            return out
+    raise IndexError(k)  # pragma: no cover - the probe counted the stages
 
 
 class ScoreRegressorMixin:
@@ -676,7 +727,10 @@ class ScoreRegressorMixin:
         Returns
         -------
         ndarray of shape (n_samples,)
+            (A dask array when X is one.)
         """
+        if is_dask_collection(X):
+            return on_dask(self, self.predict, X)
         return self._raw(X)
 
     def staged_predict(self, X: ArrayLike) -> Iterator[np.ndarray]:
@@ -687,4 +741,7 @@ class ScoreRegressorMixin:
         ------
         ndarray of shape (n_samples,)
         """
+        if is_dask_collection(X):
+            yield from on_dask(self, self.staged_predict, X, staged=True)
+            return
         yield from self._staged_raw(X)

@@ -26,6 +26,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._blocks import RowBlocks
+from .._cluster import is_dask_collection
 from .._numerics import logsumexp
 from .._typing import ArrayLike
 from .._validation import check_sample_weight
@@ -149,6 +150,12 @@ def margin_metrics(loss: MarginLoss, ypm: np.ndarray, f: np.ndarray,
     }
 
 
+def _on_dask(estimator, method, X, *, staged: bool = False):
+    from .base import on_dask  # base imports this module's mixin
+
+    return on_dask(estimator, method, X, staged=staged)
+
+
 class ScoreClassifierMixin:
     """Prediction for classifiers whose model sums scores.
 
@@ -169,8 +176,10 @@ class ScoreClassifierMixin:
         -------
         ndarray of shape (n_samples,) or (n_samples, n_classes)
             For two classes, one score per row, positive meaning ``classes_[1]``; else
-            one score per class.
+            one score per class.  (A dask array when X is one.)
         """
+        if is_dask_collection(X):
+            return _on_dask(self, self.decision_function, X)
         return self._decision(self._raw(X))
 
     def staged_decision_function(self, X: ArrayLike) -> Iterator[np.ndarray]:
@@ -181,6 +190,9 @@ class ScoreClassifierMixin:
         ------
         ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
+        if is_dask_collection(X):
+            yield from _on_dask(self, self.staged_decision_function, X, staged=True)
+            return
         for f in self._staged_raw(X):
             yield self._decision(f)
 
@@ -191,7 +203,10 @@ class ScoreClassifierMixin:
         Returns
         -------
         ndarray of shape (n_samples,)
+            (A dask array when X is one.)
         """
+        if is_dask_collection(X):
+            return _on_dask(self, self.predict, X)
         index = predicted_index(self._raw(X))  # raises NotFittedError first
         return self.classes_.take(index)
 
@@ -202,6 +217,9 @@ class ScoreClassifierMixin:
         ------
         ndarray of shape (n_samples,)
         """
+        if is_dask_collection(X):
+            yield from _on_dask(self, self.staged_predict, X, staged=True)
+            return
         for f in self._staged_raw(X):
             yield self.classes_.take(predicted_index(f))
 
@@ -216,8 +234,10 @@ class ScoreClassifierMixin:
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
-            Rows sum to 1; columns follow ``classes_``.
+            Rows sum to 1; columns follow ``classes_``.  (A dask array when X is one.)
         """
+        if is_dask_collection(X):
+            return _on_dask(self, self.predict_proba, X)
         return self._proba(self._raw(X))
 
     @available_if(lambda self: self._has_proba())
@@ -228,6 +248,9 @@ class ScoreClassifierMixin:
         ------
         ndarray of shape (n_samples, n_classes)
         """
+        if is_dask_collection(X):
+            yield from _on_dask(self, self.staged_predict_proba, X, staged=True)
+            return
         for f in self._staged_raw(X):
             yield self._proba(f)
 

@@ -31,15 +31,16 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks
+from .._cluster import NotDistributedError, is_dask_collection
 from .._typing import ArrayLike, RandomStateLike
 from ..losses import MarginLoss, get_loss
 from ..oracles.base import Oracle
 from . import _column_kernels as column_kernels
-from . import row_passes
+from . import cluster_data, row_passes
 from .base import BaseBooster, data_signature, fit_context, loss_constraint
 from .classifier import ScoreClassifierMixin, SignedColumn, classification_data, margin_metrics
 from .rounds import BoostingWarning, Problem, RoundResult, StopReason, draw_seed, seed_generator
-from .steps import STEP_RULES, StepRule, StepState, get_step
+from .steps import STEP_RULES, QuadraticStep, StepRule, StepState, get_step
 from .validation import documented
 
 __all__ = ["CoordinateBoostingClassifier"]
@@ -55,7 +56,7 @@ class _Problem(Problem):
     """
 
     ypm: np.ndarray
-    s: np.ndarray
+    s: np.ndarray | None
     s_total: float
     log_s: np.ndarray | None
     log_mass: float
@@ -258,6 +259,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         )
 
     def _setup(self, X, y, sample_weight) -> _Problem:
+        if is_dask_collection(X):
+            return self._setup_cluster(X, y, sample_weight)
         data = classification_data(self, X, y, sample_weight, binary=True)
         X, s = data.X, data.s
         # ±1 as int8: the round's compiled passes read the labels every round, and at
@@ -272,7 +275,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             optimal = self._optimal_loss(bound, ypm, loss, s)
         self.optimal_loss_ = optimal
         uniform = bool((s == s[0]).all())
-        s_total = float(s.sum())
+        blocks = RowBlocks(ypm.shape[0], self.block_size, self.n_jobs)
+        s_total = cluster_data.total(blocks, s)  # lanes in order, as on a cluster
         return _Problem(
             ypm=ypm,
             s=s,
@@ -286,7 +290,48 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             bounded=bound.capabilities.bounded,
             optimal_loss=optimal,
             signature=signature,
-            blocks=RowBlocks(ypm.shape[0], self.block_size, self.n_jobs),
+            blocks=blocks,
+        )
+
+    def _setup_cluster(self, X, y, sample_weight) -> _Problem:
+        """``_setup`` for X a dask array: the rows on the workers, the same problem."""
+        if self.warm_start and hasattr(self, "ensemble_"):
+            raise NotDistributedError(
+                "warm_start does not continue a fit on a dask array (the running margins "
+                "are not kept on the cluster after fit); set warm_start=False"
+            )
+        loss = get_loss(self.loss, MarginLoss)
+        rule = get_step(self.step)
+        if (rule.uses_line or isinstance(rule, QuadraticStep)) and not loss.phi_is_neg_dphi:
+            raise NotDistributedError(
+                f"step={rule.name or rule!r} with the {getattr(loss, 'name', loss)!r} loss "
+                "reads the risk along the column row by row, which is not distributed yet; "
+                "on a dask array use loss='exponential' (whose line over a stump's two values is "
+                "two sums) or step='adaboost' or 'constant'"
+            )
+        data = cluster_data.cluster_classification_data(self, X, y, sample_weight,
+                                                        self.block_size)
+        blocks = data.rows.blocks
+        bound = self._bind_cluster(data.rows, "correlate")
+        n = blocks.n
+        log_s = None
+        if data.s is not None:
+            (log_s,), _ = blocks.map(_log, data.s)
+        self.optimal_loss_ = None
+        return _Problem(
+            ypm=data.ypm,
+            s=data.s,  # None: equal weights (they cancel)
+            s_total=data.s_total,
+            log_s=log_s,
+            log_mass=math.log(n) if data.s is None else math.log(data.s_total),
+            loss=loss,
+            bound=bound,
+            rule=rule,
+            nu=float(self.learning_rate),
+            bounded=bound.capabilities.bounded,
+            optimal_loss=None,
+            signature=None,
+            blocks=blocks,
         )
 
     def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
@@ -295,7 +340,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         return keys + (("gap",) if problem.optimal_loss is not None else ())
 
     def _initial_state(self, problem: _Problem):
-        margins = np.zeros(problem.ypm.shape[0])
+        margins = problem.blocks.full(0.0)
         w, query, entropy, _ = self._weights(problem, margins)
         rng = seed_generator(self.random_state)
         return _State(margins=margins, w=w, query=query, entropy=entropy, rng=rng), 0.0
@@ -351,17 +396,16 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         # 5. the new margins (f += α·sign·h/norm), the ensemble's new term, and the next
         #    round's weights, whose normaliser is the new risk for the exponential loss
         coef = alpha * col.sign / col.norm
-        margins = np.empty_like(state.margins)
         s = p.s if p.log_s is not None else column_kernels.NO_WEIGHTS  # equal ones cancel
-        low, wrong = row_passes.step_margins(p.blocks, state.margins, col.a, p.ypm, coef, s,
-                                             margins)
+        margins, low, wrong = row_passes.step_margins(p.blocks, state.margins, col.a, p.ypm,
+                                                      coef, s)
         w_next, query_next, entropy_next, log_loss = self._weights(p, margins)
         term = (h.detach(), coef, col.norm)
         record = {
             "loss": math.exp(log_loss),
             "log_loss": log_loss,
             "margin": low / ensemble.l1_norm(pending=(term,)),
-            "train_error": wrong / (p.s_total if p.log_s is not None else p.s.shape[0]),
+            "train_error": wrong / (p.s_total if p.log_s is not None else p.blocks.n),
             "edge": col.edge,
             "step": alpha,
             "entropy": state.entropy,  # of the weights this round used
@@ -427,3 +471,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         2000), σ(f) for the logistic."""
         p = get_loss(self.loss, MarginLoss).inverse_link(f)
         return np.column_stack([1.0 - p, p])
+
+
+def _log(blocks: RowBlocks, s: np.ndarray) -> tuple[tuple, None]:
+    return (np.log(s),), None

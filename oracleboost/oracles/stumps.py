@@ -487,6 +487,24 @@ def _bin_feature(col: np.ndarray, max_bins: int, exact: bool) -> np.ndarray:
     return _midpoints(values[cuts], values[cuts + 1])
 
 
+def sample_rows(n: int, size: int | None) -> np.ndarray | None:
+    """The rows the bins are made from: every row (None) when ``n <= size``, else
+    ``size`` rows evenly spread, ``⌊k n / size⌋`` for ``k = 0 .. size − 1`` (a rule of
+    ``n`` alone: the same rows in memory and on a cluster, with no generator whose
+    stream could change between NumPy versions)."""
+    if size is None or n <= size:
+        return None
+    return (np.arange(size, dtype=np.int64) * n) // size
+
+
+def bin_thresholds(X: np.ndarray, max_bins: int, exact: bool,
+                   n_jobs: int | None = 1) -> list[np.ndarray]:
+    """Every feature's thresholds (:func:`_bin_feature`), from the rows of ``X``."""
+    threads = min(_threads(n_jobs), X.shape[1])
+    return _map(lambda j: _bin_feature(X[:, j], int(max_bins), bool(exact)),
+                range(X.shape[1]), max(1, threads))
+
+
 # -- the oracle -----------------------------------------------------------------------
 class StumpOracle(Oracle):
     """Decision stumps over binned features (Freund & Schapire's AdaBoost stump).
@@ -520,6 +538,11 @@ class StumpOracle(Oracle):
         block order; threads take blocks (and, when blocks are fewer than threads,
         groups of features within them).  The sums, and so ties between nearly equal
         splits, depend on ``block_size``; nothing depends on ``n_jobs``.
+    bin_sample : int or None, default=200000
+        The bins are made from at most this many rows, evenly spread over the data
+        (:func:`sample_rows`; LightGBM's ``bin_construct_sample_cnt`` has the same
+        default); ``None`` uses every row.  The same rows in memory and on a cluster,
+        so both fits bin alike.  Ignored when ``exact=True`` (every row).
 
     Notes
     -----
@@ -536,11 +559,13 @@ class StumpOracle(Oracle):
     """
 
     def __init__(self, max_bins: int = 255, exact: bool = False, n_jobs: int | None = None,
-                 block_size: int = DEFAULT_BLOCK_SIZE) -> None:
+                 block_size: int = DEFAULT_BLOCK_SIZE,
+                 bin_sample: int | None = 200_000) -> None:
         self.max_bins = max_bins
         self.exact = exact
         self.n_jobs = n_jobs
         self.block_size = block_size
+        self.bin_sample = bin_sample
 
     @property
     def capabilities(self) -> Capabilities:
@@ -562,6 +587,14 @@ class StumpOracle(Oracle):
         bs = self.block_size
         if isinstance(bs, bool) or not isinstance(bs, numbers.Integral) or bs < 1:
             raise ValueError(f"block_size must be a positive int; got {bs!r}")
+        ns = self.bin_sample
+        if ns is not None and (isinstance(ns, bool) or not isinstance(ns, numbers.Integral)
+                               or ns < 2):
+            raise ValueError(f"bin_sample must be None or an int of at least 2; got {ns!r}")
+
+    def _sample(self, n: int) -> np.ndarray | None:
+        """The rows the bins are made from (None: every row)."""
+        return None if self.exact else sample_rows(n, self.bin_sample)
 
     def bind(self, X: ArrayLike) -> BoundStumpOracle:
         """Bin every feature of ``X`` once and return the oracle over its rows.
@@ -578,6 +611,14 @@ class StumpOracle(Oracle):
         self._check_params()
         X = check_X(X)
         return BoundStumpOracle(self, X)
+
+    def _bind_cluster(self, rows) -> BoundStumpOracle:
+        """The oracle over rows held by a Dask cluster's workers
+        (:class:`oracleboost.oracles.cluster_stumps.ClusterStumpOracle`)."""
+        self._check_params()
+        from .cluster_stumps import ClusterStumpOracle
+
+        return ClusterStumpOracle(self, rows)
 
 
 class BoundStumpOracle(BoundOracle):
@@ -601,17 +642,18 @@ class BoundStumpOracle(BoundOracle):
         slices of one array), and a block is what a worker would hold.
     """
 
-    def __init__(self, oracle: StumpOracle, X: np.ndarray):
+    def __init__(self, oracle: StumpOracle, X: np.ndarray,
+                 thresholds: list[np.ndarray] | None = None, n_jobs: object = "oracle"):
         super().__init__(oracle, X.shape[0])
         n, d = X.shape
         self.n_features = d
-        self.n_jobs = oracle.n_jobs
+        self.n_jobs = oracle.n_jobs if n_jobs == "oracle" else n_jobs
         n_threads = min(_threads(self.n_jobs), d)
-        self.thresholds = _map(
-            lambda j: _bin_feature(X[:, j], int(oracle.max_bins), bool(oracle.exact)),
-            range(d),
-            n_threads,
-        )
+        if thresholds is None:
+            rows = oracle._sample(n)
+            thresholds = bin_thresholds(X if rows is None else X[rows], oracle.max_bins,
+                                        oracle.exact, self.n_jobs)
+        self.thresholds = thresholds
         self.n_bins = np.array([t.size + 1 for t in self.thresholds], dtype=np.intp)
         self._B = int(self.n_bins.max())  # bins per feature after padding
         self.blocks = RowBlocks(n, int(oracle.block_size), self.n_jobs)
@@ -732,11 +774,18 @@ class BoundStumpOracle(BoundOracle):
         self.blocks.lane_map(run)
         return out[:, 0] if scalar else out
 
+    @staticmethod
+    def _query(r: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(r)  # the kernels' layout (a no-op when it is)
+
+    def _full(self, value: float) -> np.ndarray:
+        return np.full(self.n_samples, value)
+
     # -- queries --------------------------------------------------------------------------
     def _correlate(self, r: np.ndarray, random_state: int | None) -> Hypothesis:
         if r.ndim == 2:
             return self._correlate_codes(r)
-        r = np.ascontiguousarray(r)  # the kernels' layout (a no-op when it is)
+        r = self._query(r)
         d = self.n_features
         hist, score = np.empty((d, self._B)), np.empty(d)
         thr, sign = np.empty(d, np.intp), np.empty(d, np.intp)
@@ -753,7 +802,7 @@ class BoundStumpOracle(BoundOracle):
             s = 1 if best == 0 else -1
             h: Hypothesis = ConstantHypothesis(float(s), d)
             h.key, h.scale = ("constant",), float(s)
-            h.train_output = np.full(self.n_samples, float(s))
+            h.train_output = self._full(float(s))
             return h
         j = best - 2
         t, s = int(thr[j]), int(sign[j])

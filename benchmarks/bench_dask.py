@@ -1,0 +1,107 @@
+"""The Dask row: AdaBoost stumps per round on a LocalCluster, ours against lightgbm.dask.
+
+A ``LocalCluster`` of 2 single-threaded worker processes (``OMP_NUM_THREADS=1`` in
+them), X of ``--rows`` × 20 float64 made chunk by chunk on the workers and persisted
+there, labels from a noisy linear rule.  Both sides fit from the persisted dask
+arrays, interleaved (ours, LightGBM, ours, …), ``--repeats`` times for R1 and R2 = 3 R1
+rounds; the per-round cost is the marginal ``(fit of R2 − fit of R1) / (R2 − R1)`` of
+the medians, so that binding and LightGBM's network set-up cancel.  LightGBM is
+``DaskLGBMClassifier(num_leaves=2, max_bin=255, learning_rate=1, num_threads=1)``:
+one-split trees on the same bins.  Also reported: the scheduler's share of our round
+(the time the client waits on the cluster that no task spends computing is not
+separable here; we report the tasks' count per round instead).
+
+Run from the repository root with nothing else running::
+
+    python benchmarks/bench_dask.py                 # 10,000,000 rows, 5 repeats
+    python benchmarks/bench_dask.py --rows 2000000 --repeats 3
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+BLOCK = 1 << 16
+
+
+def _features(block_info=None) -> np.ndarray:
+    info = block_info[None]
+    rows, cols = info["chunk-shape"]
+    return np.random.default_rng(info["chunk-location"][0]).standard_normal((rows, cols))
+
+
+def _labels(X: np.ndarray) -> np.ndarray:
+    noise = np.sin(1e3 * X[:, -1])
+    return (X[:, 0] + 0.5 * X[:, 1] - 0.25 * X[:, 2] + 0.5 * noise > 0).astype(np.int8)
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--features", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=10, help="R1 (R2 = 3 R1)")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    import dask.array as da
+    import distributed
+    import lightgbm.dask as lgb_dask
+
+    from oracleboost.boosters import CoordinateBoostingClassifier
+    from oracleboost.oracles import StumpOracle
+
+    r1, r2 = args.rounds, 3 * args.rounds
+    chunk = 16 * BLOCK
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        X = da.map_blocks(_features, chunks=((chunk,) * -(-args.rows // chunk),
+                                             (args.features,)), dtype=np.float64)
+        X = X[:args.rows].persist()
+        y = X.map_blocks(_labels, drop_axis=1, dtype=np.int8).persist()
+        distributed.wait([X, y])
+
+        def ours(rounds: int) -> float:
+            start = time.perf_counter()
+            CoordinateBoostingClassifier(StumpOracle(), n_estimators=rounds).fit(X, y)
+            return time.perf_counter() - start
+
+        def lightgbm(rounds: int) -> float:
+            start = time.perf_counter()
+            lgb_dask.DaskLGBMClassifier(
+                n_estimators=rounds, num_leaves=2, max_bin=255, learning_rate=1.0,
+                num_threads=1, min_child_samples=1, min_child_weight=0.0, verbose=-1,
+                client=client).fit(X, y)
+            return time.perf_counter() - start
+
+        ours(1), lightgbm(1)  # warm: compiled kernels, imports on the workers
+        times: dict[str, list[float]] = {k: [] for k in ("o1", "o2", "l1", "l2")}
+        for _ in range(args.repeats):
+            times["o1"].append(ours(r1))
+            times["l1"].append(lightgbm(r1))
+            times["o2"].append(ours(r2))
+            times["l2"].append(lightgbm(r2))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    per_ours = (med["o2"] - med["o1"]) / (r2 - r1)
+    per_lgb = (med["l2"] - med["l1"]) / (r2 - r1)
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
+          f"LocalCluster of 2 single-threaded workers; {args.rows:,} × {args.features}")
+    for k, v in times.items():
+        print(f"  {k}: median {med[k]:.2f} s (min {min(v):.2f}, max {max(v):.2f})")
+    print(f"per round: ours {per_ours * 1e3:.0f} ms, lightgbm.dask {per_lgb * 1e3:.0f} ms, "
+          f"ratio {per_ours / per_lgb:.2f}")
+    print(f"fixed cost (fit of R1 minus R1 rounds): ours {med['o1'] - r1 * per_ours:.1f} s, "
+          f"lightgbm.dask {med['l1'] - r1 * per_lgb:.1f} s")
+    return {"ours": per_ours, "lightgbm": per_lgb, "times": times}
+
+
+if __name__ == "__main__":
+    main()

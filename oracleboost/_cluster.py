@@ -1,0 +1,216 @@
+"""Fits on a Dask cluster: the row blocks of :mod:`._blocks`, held by the workers.
+
+A fit on a ``dask.array.Array`` cuts the rows into the same blocks as a fit in memory,
+and gives each worker whole **partitions** of ``BLOCKS_PER_PARTITION`` blocks (2**20
+rows by default).  Everything a round does over the rows is a *stage* (a function
+``stage(blocks, *rows, **consts) -> (outputs, stat)`` of :mod:`.boosters.row_passes`
+or of an oracle) that :meth:`ClusterBlocks.map` runs once per partition, on the worker
+that holds it:
+
+* the stage's per-row **outputs** (margins, weights, the oracle's column) stay on the
+  workers, as :class:`Partitioned` arrays: futures, one a partition;
+* its **stat** (the lanes' partial sums, a partition's histogram: a few hundred floats)
+  comes back to the client, and the client combines the partitions' stats in partition
+  order, exactly as the fit in memory combines them (lanes left to right; a histogram
+  partition by partition).
+
+A partition starts on a block boundary, and a block on a lane boundary, so every lane
+and every block holds the same rows as in memory, and each partial is the same number:
+a fit on the cluster is the fit in memory, bit for bit, whatever the number of workers
+(``tests/test_cluster.py``).  Only stats and the chosen hypothesis travel; the client
+never holds X or any vector of ``n`` rows.
+
+A stage's task never changes its inputs (``ClusterBlocks.in_place`` is False): when a
+worker is lost, Dask runs the tasks that made its partitions again, from the graph, and
+gets the same numbers.
+
+Dask is an optional dependency (``pip install "oracleboost[dask]"``): nothing here is
+imported unless ``fit`` is given a dask array.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._blocks import BLOCKS_PER_PARTITION, LANE_ROWS, RowBlocks
+
+__all__ = ["ClusterBlocks", "NotDistributedError", "Partitioned", "is_dask_collection",
+           "map_rows", "partition_rows"]
+
+
+class NotDistributedError(TypeError):
+    """A fit on a dask array asked for something that needs every row in one process."""
+
+
+def is_dask_collection(x: object) -> bool:
+    """Whether ``x`` is a Dask collection (without importing Dask)."""
+    return type(x).__module__.split(".")[0] == "dask" and hasattr(x, "__dask_graph__")
+
+
+def client_for(who: str):
+    """The active ``distributed.Client``, or an error saying how to start one."""
+    try:
+        from distributed import default_client
+    except ImportError as exc:  # pragma: no cover - dask without distributed
+        raise ImportError(
+            f"{who} on a dask array needs dask.distributed: pip install "
+            "'oracleboost[dask]'"
+        ) from exc
+    try:
+        return default_client()
+    except ValueError:
+        raise ValueError(
+            f"{who} on a dask array runs on the cluster of the active distributed.Client; "
+            "none is running. Start one first (distributed.Client(LocalCluster()) on one "
+            "machine, or Client('tcp://scheduler:8786')), or pass a NumPy array"
+        ) from None
+
+
+def partition_rows(block_size: int) -> int:
+    """Rows of a worker's partition: ``BLOCKS_PER_PARTITION`` blocks.  A partition must
+    start on a lane boundary (so that its lanes are the fit in memory's lanes): a block
+    of more than ``LANE_ROWS`` rows must then be a multiple of it."""
+    if block_size > LANE_ROWS and block_size % LANE_ROWS:
+        raise ValueError(
+            f"block_size={block_size}: a fit on a dask array needs a block_size of at most "
+            f"{LANE_ROWS} or a multiple of it (the sums' lanes of {LANE_ROWS} rows must not "
+            "straddle two workers' partitions)"
+        )
+    return BLOCKS_PER_PARTITION * block_size
+
+
+class WorkerBlocks(RowBlocks):
+    """A partition's blocks on its worker: one thread (the worker's threads take other
+    partitions), and inputs left unchanged."""
+
+    in_place = False
+
+    def __init__(self, n: int, block_size: int) -> None:
+        super().__init__(n, block_size, n_jobs=1)
+
+
+@dataclass(frozen=True)
+class Partitioned:
+    """A per-row array (or any per-row object) held by the workers, partition by
+    partition: ``parts[i] = (future, index)``, the value being ``future``'s result, or
+    its ``index``-th output when ``index`` is not None."""
+
+    parts: tuple
+    sizes: tuple
+    ndim: int = 1
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (sum(self.sizes),)
+
+    def __len__(self) -> int:
+        return sum(self.sizes)
+
+
+def _value(ref: tuple) -> Any:
+    kind, value, index = ref
+    return value if kind == "const" or index is None else value[0][index]
+
+
+def _run_stage(stage: Callable, n: int, block_size: int, refs: list, consts: dict):
+    return stage(WorkerBlocks(n, block_size), *map(_value, refs), **consts)
+
+
+def _stat(result: tuple) -> tuple[int, Any]:
+    outputs, stat = result
+    return len(outputs), stat
+
+
+class ClusterBlocks:
+    """The row blocks of a fit on a cluster: :class:`RowBlocks`' interface, with
+    :meth:`map` running a stage on every partition's worker.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    sizes : sequence of int
+        Rows of each partition, in order (all but the last ``partition_rows(block_size)``).
+    block_size : int
+    """
+
+    in_place = False
+
+    def __init__(self, client, sizes, block_size: int) -> None:
+        self.client = client
+        self.sizes = tuple(int(k) for k in sizes)
+        self.block_size = int(block_size)
+        self.n = sum(self.sizes)
+        self.n_jobs = None
+
+    @property
+    def lane(self) -> int:
+        return min(self.block_size, LANE_ROWS)
+
+    @property
+    def n_lanes(self) -> int:
+        return max(1, -(-self.n // self.lane))
+
+    def __len__(self) -> int:
+        return -(-self.n // self.block_size)
+
+    def map(self, stage: Callable, *rows: Any, **consts: Any) -> tuple[tuple, list]:
+        """``stage(blocks, *rows, **consts)`` on every partition (``Partitioned`` rows give
+        each partition its own part; anything else goes to every partition as it is):
+        ``(outputs as Partitioned, [stat of each partition, in order])``."""
+        submit = self.client.submit
+        results = []
+        for i, n in enumerate(self.sizes):
+            refs = [("ref", *r.parts[i]) if isinstance(r, Partitioned) else ("const", r, None)
+                    for r in rows]
+            results.append(submit(_run_stage, stage, n, self.block_size, refs, consts,
+                                  pure=False))
+        stats = self.client.gather([submit(_stat, f, pure=False) for f in results])
+        n_out = stats[0][0]
+        outputs = tuple(
+            Partitioned(tuple((f, k) for f in results), self.sizes) for k in range(n_out)
+        )
+        return outputs, [s for _, s in stats]
+
+    def full(self, value: float) -> Partitioned:
+        """A per-row array of ``value``, on the workers."""
+        (out,), _ = self.map(_full, value=float(value))
+        return out
+
+
+def _full(blocks: RowBlocks, *, value: float) -> tuple[tuple, None]:
+    return (np.full(blocks.n, value),), None
+
+
+def from_chunks(client, chunks: list, sizes) -> Partitioned:
+    """A :class:`Partitioned` of a dask array's row chunks (one chunk a partition),
+    computed and held by the workers."""
+    # unoptimised graphs, here and in every compute of a fit: Dask's optimiser fuses a
+    # collection's tasks differently from one compute to the next, and a key computed
+    # twice with two recipes can deadlock the scheduler (dask/dask#9888)
+    futures = client.compute(chunks, optimize_graph=False)
+    return Partitioned(tuple((f, None) for f in futures), tuple(sizes))
+
+
+def gather_rows(rows: Partitioned) -> np.ndarray:
+    """The whole per-row array on the client (for tests and small data only)."""
+    client = rows.parts[0][0].client
+    values = client.gather([client.submit(_value, ("ref", f, k), pure=False)
+                            for f, k in rows.parts])
+    return np.concatenate(values)
+
+
+def map_rows(method: Callable[[np.ndarray], np.ndarray], X, *, dtype,
+             columns: int | None = None):
+    """``method`` on every row chunk of the dask array ``X``, as a dask array: shape
+    (n,) when ``columns`` is None, else (n, columns)."""
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D dask array; got {X.ndim} dimensions")
+    X = X.rechunk({1: -1})
+    if columns is None:
+        return X.map_blocks(method, drop_axis=1, dtype=dtype)
+    return X.map_blocks(method, chunks=(X.chunks[0], (columns,)), dtype=dtype)
+

@@ -1,0 +1,161 @@
+"""A classifier's ``fit`` preamble when X is a dask array (:mod:`oracleboost._cluster`).
+
+The same checks and the same data as :func:`.classification_data` in memory, made on
+the workers: the classes (the distinct labels, a small reduction), the weights checked,
+the rows of weight 0 dropped, the others normalised by the same power of two, and the
+rows cut into partitions of whole blocks.  Only reductions come back to the client.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+
+from .._blocks import RowBlocks, ordered_sum
+from .._cluster import ClusterBlocks, Partitioned, client_for, from_chunks, partition_rows
+from ..oracles.cluster_stumps import ClusterRows
+
+__all__ = ["ClusterClassificationData", "cluster_classification_data", "total"]
+
+
+@dataclass(frozen=True)
+class ClusterClassificationData:
+    """Rows of positive weight on the workers: the features (``rows``), the labels as
+    ±1 int8 (``ypm``) and the normalised weights ``s`` (None when all are equal);
+    ``s_total`` is ``Σ s`` summed as in memory (lanes in order)."""
+
+    rows: ClusterRows
+    ypm: Partitioned
+    s: Partitioned | None
+    s_total: float
+    n_classes: int
+
+
+def _dask_rows(a, n: int, name: str, chunks):
+    """``a`` (a dask array, or anything NumPy takes) as a 1-D dask array of ``n`` rows."""
+    import dask.array as da
+
+    if not hasattr(a, "__dask_graph__"):
+        a = np.asarray(a)
+        a = da.from_array(a, chunks=chunks if a.shape[:1] == (n,) else "auto")
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be 1-D; got shape {a.shape}")
+    if a.shape[0] != n:
+        raise ValueError(f"{name} has {a.shape[0]} entries but X has {n} rows")
+    return a.rechunk(chunks)
+
+
+def _lane_sums(blocks: RowBlocks, s: np.ndarray) -> tuple[tuple, np.ndarray]:
+    from . import _column_kernels as column_kernels
+
+    out = np.zeros(blocks.n_lanes)
+    blocks.lane_map(lambda q0, q1, lo, hi: column_kernels.lane_sums(
+        s, lo, hi, blocks.lane, out[q0:q1]))
+    return (), out
+
+
+def total(blocks: RowBlocks | ClusterBlocks, s: np.ndarray | Partitioned) -> float:
+    """``Σ s``: each lane in row order, the lanes in order (the same bits in memory and
+    on a cluster)."""
+    _, parts = blocks.map(_lane_sums, s)
+    return float(ordered_sum(np.concatenate(parts)))
+
+
+def _rows_in(b: np.ndarray) -> np.ndarray:
+    return np.array([b.shape[0]], dtype=np.int64)
+
+
+def _kept(keep: np.ndarray) -> np.ndarray:
+    return np.array([int(keep.sum())], dtype=np.int64)
+
+
+def _row_counts(counts) -> tuple[int, ...]:
+    """The rows of each chunk (what ``compute_chunk_sizes`` finds, in an unoptimised
+    graph: see :func:`oracleboost._cluster.from_chunks`)."""
+    return tuple(int(k) for k in counts.compute(optimize_graph=False))
+
+
+def _signs(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    return np.where(np.searchsorted(classes, y) == 1, 1, -1).astype(np.int8)
+
+
+def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: Any,
+                                block_size: int) -> ClusterClassificationData:
+    """The preamble of a binary classifier's ``fit`` on a dask array X; sets
+    ``classes_`` and ``n_features_in_``."""
+    import dask
+    import dask.array as da
+
+    name = type(estimator).__name__
+    client = client_for(f"{name}.fit")
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D dask array; got shape {X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"X must be numeric for {name}; got a dask array of dtype {X.dtype}")
+    X = X.rechunk({1: -1})
+    if any(math.isnan(c) for c in X.chunks[0]):
+        X._chunks = (_row_counts(X.map_blocks(_rows_in, drop_axis=1, chunks=(
+            (1,) * X.numblocks[0],), dtype=np.int64)), X.chunks[1])
+    n, d = X.shape
+    P = partition_rows(block_size)
+    y = _dask_rows(y, n, "y", X.chunks[0])
+    s = None if sample_weight is None else _dask_rows(
+        sample_weight, n, "sample_weight", X.chunks[0]).astype(np.float64)
+    classes = np.unique(da.unique(y).compute(optimize_graph=False))
+    check_classification_targets(classes)
+    if len(classes) != 2:
+        what = "only one class" if len(classes) == 1 else f"{len(classes)}"
+        raise ValueError(
+            f"Only binary classification is supported. y must contain exactly two "
+            f"classes for {name}; got {what}: {classes[:5]}"
+        )
+    if s is not None:
+        finite, negative, top, zeros = dask.compute(
+            da.isfinite(s).all(), (s < 0).any(), s.max(), (s == 0).any(),
+            optimize_graph=False)
+        if not finite:
+            raise ValueError("sample_weight contains NaN or infinity")
+        if negative:
+            raise ValueError("sample_weight contains negative values; weights must be "
+                             "non-negative")
+        if not top > 0:
+            raise ValueError("sample_weight sums to zero; at least one weight must be "
+                             "positive")
+        if zeros:  # rows of weight 0 go, as in memory (they would move the bins)
+            keep = s > 0
+            X, y, s = X[keep], y[keep], s[keep]
+            sizes = _row_counts(keep.map_blocks(_kept, chunks=((1,) * keep.numblocks[0],),
+                                                dtype=np.int64))
+            X._chunks = (sizes, X.chunks[1])
+            y._chunks = s._chunks = (sizes,)
+            n = X.shape[0]
+        # _validation.normalise_weights' power of two (its mean summed by Dask: the
+        # power differs only if the mean lies within rounding of a power of two)
+        exponent = math.frexp(float(top))[1]
+        mean = float(s.map_blocks(np.ldexp, -exponent, dtype=np.float64).sum().compute(
+            optimize_graph=False)) / n
+        s = s.map_blocks(np.ldexp, -(exponent + math.frexp(mean)[1] - 1), dtype=np.float64)
+    X = X.astype(np.float64).rechunk((P, d))
+    sizes = X.chunks[0]
+    blocks = ClusterBlocks(client, sizes, block_size)
+    y = y.rechunk((sizes,))
+    ypm = from_chunks(client, y.map_blocks(_signs, classes, dtype=np.int8)
+                      .to_delayed(optimize_graph=False).ravel().tolist(), sizes)
+    weights, s_total = None, float(n)
+    if s is not None:
+        s = s.rechunk((sizes,))
+        low, high = dask.compute(s.min(), s.max(), optimize_graph=False)
+        if low != high:  # equal weights cancel, as in memory
+            weights = from_chunks(
+                client, s.to_delayed(optimize_graph=False).ravel().tolist(), sizes)
+            s_total = total(blocks, weights)
+    estimator.classes_ = classes
+    estimator.n_features_in_ = d
+    if hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+    return ClusterClassificationData(ClusterRows(X, blocks, d), ypm, weights, s_total,
+                                     len(classes))

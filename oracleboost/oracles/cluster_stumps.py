@@ -1,0 +1,142 @@
+"""The stump oracle over rows held by a Dask cluster's workers.
+
+Each worker keeps, for each of its partitions, a :class:`~.stumps.BoundStumpOracle` of
+the partition's rows alone, binned with the thresholds of the whole data (made from
+the same rows as in memory: :func:`~.stumps.sample_rows`).  A query is then a map over
+the partitions: each worker makes its partition's histogram, block by block in block
+order, exactly as the oracle in memory makes the histogram of that partition, and the
+client adds the partitions' histograms in partition order (the order in memory) and
+scans them for the best split, with the code the oracle in memory runs.  The answer's
+outputs on the training rows stay on the workers.  The float64 features are read once,
+to bin them; the workers then hold one byte a feature a row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._blocks import RowBlocks
+from .._cluster import ClusterBlocks, NotDistributedError, Partitioned
+from . import _stump_kernels as kernels
+from .base import BoundOracle, Hypothesis
+from .stumps import BoundStumpOracle, StumpOracle, bin_thresholds
+
+__all__ = ["ClusterRows", "ClusterStumpOracle"]
+
+
+@dataclass(frozen=True)
+class ClusterRows:
+    """A fit's training features on a cluster: ``X`` (a float64 dask array whose row
+    chunks are the partitions of ``blocks``) and its number of features."""
+
+    X: object
+    blocks: ClusterBlocks
+    n_features: int
+
+
+def _local_oracle(oracle: StumpOracle, X: np.ndarray,
+                  thresholds: list[np.ndarray]) -> BoundStumpOracle:
+    """A partition's oracle, on its worker (one thread: the worker's threads take
+    other partitions)."""
+    if not np.isfinite(X).all():
+        raise ValueError("Input X contains NaN or infinity (found in a partition of the "
+                         "dask array on a worker)")
+    return BoundStumpOracle(oracle, X, thresholds=thresholds, n_jobs=1)
+
+
+def _partition_histograms(blocks: RowBlocks, local: BoundStumpOracle, *rows: np.ndarray,
+                          kernel: str, shapes: tuple) -> tuple[tuple, tuple]:
+    outs = tuple(np.empty(shape) for shape in shapes)
+    local._histograms(getattr(kernels, kernel), rows, outs)
+    return (), outs
+
+
+def _partition_counts(blocks: RowBlocks, local: BoundStumpOracle) -> tuple[tuple, np.ndarray]:
+    return (), local._counts
+
+
+def _partition_outputs(blocks: RowBlocks, local: BoundStumpOracle, *, j: int, t: int,
+                       left, right) -> tuple[tuple, None]:
+    return (local._outputs(j, t, left, right),), None
+
+
+class ClusterStumpOracle(BoundStumpOracle):
+    """A :class:`~.stumps.StumpOracle` bound to rows on a Dask cluster: ±1 stumps for
+    ``correlate(r)`` with ``r`` held by the workers, the same answer as in memory."""
+
+    def __init__(self, oracle: StumpOracle, rows: ClusterRows) -> None:
+        import dask
+
+        blocks = rows.blocks
+        if int(oracle.block_size) != blocks.block_size:
+            raise ValueError(
+                f"the oracle's block_size ({oracle.block_size}) must equal the booster's "
+                f"({blocks.block_size}) for a fit on a dask array: the workers' partitions "
+                "are whole blocks of both"
+            )
+        BoundOracle.__init__(self, oracle, blocks.n)
+        self.n_features = rows.n_features
+        self.n_jobs = oracle.n_jobs
+        self.blocks = blocks
+        client = blocks.client
+        sample = oracle._sample(blocks.n)
+        X = rows.X if sample is None else rows.X[sample]
+        # the thresholds from the sample, made on a worker: only they come back
+        binned = client.compute(dask.delayed(bin_thresholds)(X, oracle.max_bins,
+                                                             oracle.exact),
+                                optimize_graph=False)
+        self.thresholds = binned.result()
+        self.n_bins = np.array([t.size + 1 for t in self.thresholds], dtype=np.intp)
+        self._B = int(self.n_bins.max())
+        chunks = rows.X.to_delayed(optimize_graph=False).ravel().tolist()
+        local = client.compute([dask.delayed(_local_oracle)(oracle, chunk, binned)
+                                for chunk in chunks], optimize_graph=False)
+        self._local = Partitioned(tuple((f, None) for f in local), blocks.sizes)
+        _, stats = blocks.map(_partition_counts, self._local)
+        self._counts = stats[0].copy()
+        for stat in stats[1:]:
+            self._counts += stat
+
+    @property
+    def codes(self) -> np.ndarray:
+        raise NotDistributedError("the codes of a cluster's oracle stay on its workers")
+
+    def _histograms(self, kernel, rows, outs) -> None:
+        _, stats = self.blocks.map(_partition_histograms, self._local, *rows,
+                                   kernel=kernel.__name__, shapes=tuple(o.shape for o in outs))
+        # partition by partition, in order: what the oracle in memory does after
+        # summing each partition's blocks
+        for k, out in enumerate(outs):
+            out[...] = stats[0][k]
+            for stat in stats[1:]:
+                out += stat[k]
+
+    def _outputs(self, j: int, t: int, left, right) -> Partitioned:
+        (out,), _ = self.blocks.map(_partition_outputs, self._local, j=j, t=t, left=left,
+                                    right=right)
+        return out
+
+    @staticmethod
+    def _query(r):
+        return r
+
+    def _full(self, value: float) -> Partitioned:
+        return self.blocks.full(value)
+
+    def correlate(self, r: Partitioned, *, random_state: int | None = None) -> Hypothesis:
+        if not isinstance(r, Partitioned) or r.ndim != 1:
+            raise NotDistributedError(
+                "a cluster's stump oracle answers correlate(r) for a query r of shape (n,) "
+                "held by the workers (a binary booster's weights)"
+            )
+        return self._correlate(r, random_state)
+
+    def project(self, target: Any, sample_weight: Any = None, *,
+                random_state: int | None = None) -> Hypothesis:
+        raise NotDistributedError(
+            "project on a cluster's stump oracle is not distributed yet: fit the "
+            "functional-gradient boosters on a NumPy array"
+        )

@@ -1,0 +1,164 @@
+"""Fits on a dask array equal the fits in memory, bit for bit (the reproducibility
+promise of :mod:`oracleboost._cluster`), on a LocalCluster of 2 worker processes that
+the tests start and close; and what does not run on a cluster says so."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from oracleboost._cluster import NotDistributedError  # noqa: E402
+from oracleboost.boosters import CoordinateBoostingClassifier  # noqa: E402
+from oracleboost.oracles import LightGBMOracle, StumpOracle  # noqa: E402
+
+# small blocks, so that a few thousand rows make several partitions of 16 blocks
+BLOCK = 256
+PARTITION = 16 * BLOCK
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def _data(seed: int, n: int = 3 * PARTITION + 1234, d: int = 5):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d)
+    X[:, 1] = rng.randint(0, 7, n)  # ties, few distinct values
+    y = np.where(X[:, 0] + 0.3 * X[:, 1] + rng.randn(n) > 1.0, "yes", "no")
+    return X, y
+
+
+def _booster(**kw):
+    return CoordinateBoostingClassifier(StumpOracle(block_size=BLOCK), block_size=BLOCK,
+                                        **kw)
+
+
+def _same_fit(mem, dk):
+    assert mem.stop_reason_ == dk.stop_reason_
+    keys = set(mem.history_) - {"time", "cumulative_time"}
+    assert keys == set(dk.history_) - {"time", "cumulative_time"}
+    for key in keys:
+        np.testing.assert_array_equal(mem.history_[key], dk.history_[key], err_msg=key)
+    assert [repr(h) for h in mem.estimators_] == [repr(h) for h in dk.estimators_]
+    np.testing.assert_array_equal(mem.coef_, dk.coef_)
+    np.testing.assert_array_equal(mem.classes_, dk.classes_)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("loss, step", [
+    ("exponential", "adaboost"),
+    ("exponential", "wolfe"),
+    ("exponential", "optimal"),
+    ("exponential", "quadratic"),
+    ("logistic", "adaboost"),
+    ("logistic", "constant"),
+])
+def test_dask_fit_equals_memory_fit(client, seed, loss, step):
+    X, y = _data(seed)
+    kw = dict(loss=loss, step=step, n_estimators=12, learning_rate=0.5)
+    mem = _booster(**kw).fit(X, y)
+    # chunks that are not partitions: the fit cuts its own
+    dk = _booster(**kw).fit(da.from_array(X, chunks=(3000, 2)), da.from_array(y, chunks=5000))
+    _same_fit(mem, dk)
+    assert not dk.__dict__.get("_state_")  # nothing of the cluster stays in the model
+    Xd = da.from_array(X, chunks=4000)
+    for method in ("decision_function", "predict", "predict_proba"):
+        out = getattr(dk, method)(Xd)
+        assert isinstance(out, da.Array)
+        np.testing.assert_array_equal(out.compute(), getattr(mem, method)(X))
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_dask_fit_with_weights_equals_memory_fit(client, seed):
+    """Weights (some of them 0: those rows go, in both fits) in a NumPy array or a
+    dask array."""
+    X, y = _data(seed)
+    rng = np.random.RandomState(seed)
+    s = rng.exponential(size=len(y)) * 1e-7
+    s[rng.rand(len(y)) < 0.1] = 0.0
+    mem = _booster(n_estimators=10).fit(X, y, sample_weight=s)
+    Xd = da.from_array(X, chunks=5000)
+    _same_fit(mem, _booster(n_estimators=10).fit(Xd, y, sample_weight=s))
+    _same_fit(mem, _booster(n_estimators=10).fit(Xd, y,
+                                                 sample_weight=da.from_array(s, chunks=7000)))
+
+
+def test_one_partition_and_one_block(client):
+    X, y = _data(5, n=200)
+    mem = _booster(n_estimators=5).fit(X, y)
+    _same_fit(mem, _booster(n_estimators=5).fit(da.from_array(X, chunks=50), y))
+
+
+def test_staged_on_dask(client):
+    X, y = _data(2)
+    model = _booster(n_estimators=4).fit(da.from_array(X, chunks=5000), y)
+    Xd = da.from_array(X, chunks=3000)
+    staged = list(model.staged_decision_function(Xd))
+    expect = list(model.staged_decision_function(X))
+    assert len(staged) == len(expect) == 4
+    for got, want in zip(staged, expect, strict=True):
+        np.testing.assert_array_equal(got.compute(), want)
+    np.testing.assert_array_equal(list(model.staged_predict(Xd))[-1].compute(),
+                                  model.predict(X))
+
+
+def test_eval_set_on_a_dask_fit(client):
+    """Eval sets stay NumPy arrays: their curves are the memory fit's."""
+    X, y = _data(4)
+    kw = dict(n_estimators=6)
+    mem = _booster(**kw).fit(X[:9000], y[:9000], eval_set=[(X[9000:], y[9000:])])
+    dk = _booster(**kw).fit(da.from_array(X[:9000], chunks=4000), y[:9000],
+                            eval_set=[(X[9000:], y[9000:])])
+    np.testing.assert_array_equal(mem.history_["val_loss_0"], dk.history_["val_loss_0"])
+
+
+def test_what_does_not_distribute_says_so(client):
+    X, y = _data(0, n=3000)
+    Xd = da.from_array(X, chunks=1000)
+    with pytest.raises(NotDistributedError, match="LightGBMOracle needs every training row"):
+        CoordinateBoostingClassifier(LightGBMOracle(), n_estimators=2).fit(Xd, y)
+    with pytest.raises(NotDistributedError, match="step='wolfe' with the 'logistic' loss"):
+        _booster(loss="logistic", step="wolfe").fit(Xd, y)
+    with pytest.raises(NotDistributedError, match="validation_fraction"):
+        _booster(n_iter_no_change=3).fit(Xd, y)
+    with pytest.raises(ValueError, match="block_size=5000"):
+        CoordinateBoostingClassifier(StumpOracle(block_size=5000), block_size=5000).fit(Xd, y)
+    with pytest.raises(ValueError, match="must equal the booster's"):
+        CoordinateBoostingClassifier(StumpOracle(), block_size=BLOCK).fit(Xd, y)
+    model = _booster(n_estimators=2, warm_start=True).fit(Xd, y)
+    with pytest.raises(NotDistributedError, match="warm_start"):
+        model.set_params(n_estimators=4).fit(Xd, y)
+
+
+@pytest.mark.parametrize("name", ["MirrorBoostingClassifier", "AcceleratedMarginClassifier",
+                                  "FunctionalGradientClassifier", "FunctionalGradientRegressor"])
+def test_boosters_not_on_clusters_yet_say_so(name):
+    """No client needed: the refusal comes before any data moves."""
+    from oracleboost import boosters
+
+    X, y = _data(0, n=500)
+    with pytest.raises(NotDistributedError, match=f"{name} does not fit a dask array"):
+        getattr(boosters, name)(n_estimators=2).fit(da.from_array(X, chunks=100), y)
+
+
+def test_bad_input_on_dask_names_it(client):
+    X, y = _data(0, n=3000)
+    bad = X.copy()
+    bad[2500, 3] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        _booster().fit(da.from_array(bad, chunks=1000), y)
+    with pytest.raises(ValueError, match="exactly two classes"):
+        _booster().fit(da.from_array(X, chunks=1000), np.zeros(3000))
+    with pytest.raises(ValueError, match="y has 2999 entries"):
+        _booster().fit(da.from_array(X, chunks=1000), y[:-1])
+    with pytest.raises(ValueError, match="sample_weight contains negative"):
+        _booster().fit(da.from_array(X, chunks=1000), y, sample_weight=-np.ones(3000))
+    with pytest.raises(TypeError, match="X must be numeric"):
+        _booster().fit(da.from_array(X.astype(str), chunks=1000), y)
