@@ -188,10 +188,7 @@ def _full(blocks: RowBlocks, *, value: float) -> tuple[tuple, None]:
 def from_chunks(client, chunks: list, sizes) -> Partitioned:
     """A :class:`Partitioned` of a dask array's row chunks (one chunk a partition),
     computed and held by the workers."""
-    # unoptimised graphs, here and in every compute of a fit: Dask's optimiser fuses a
-    # collection's tasks differently from one compute to the next, and a key computed
-    # twice with two recipes can deadlock the scheduler (dask/dask#9888)
-    futures = client.compute(chunks, optimize_graph=False)
+    futures = client.compute(chunks)
     return Partitioned(tuple((f, None) for f in futures), tuple(sizes))
 
 

@@ -65,20 +65,6 @@ def total(blocks: RowBlocks | ClusterBlocks, s: np.ndarray | Partitioned) -> flo
     return float(ordered_sum(np.concatenate(parts)))
 
 
-def _rows_in(b: np.ndarray) -> np.ndarray:
-    return np.array([b.shape[0]], dtype=np.int64)
-
-
-def _kept(keep: np.ndarray) -> np.ndarray:
-    return np.array([int(keep.sum())], dtype=np.int64)
-
-
-def _row_counts(counts) -> tuple[int, ...]:
-    """The rows of each chunk (what ``compute_chunk_sizes`` finds, in an unoptimised
-    graph: see :func:`oracleboost._cluster.from_chunks`)."""
-    return tuple(int(k) for k in counts.compute(optimize_graph=False))
-
-
 def _signs(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
     return np.where(np.searchsorted(classes, y) == 1, 1, -1).astype(np.int8)
 
@@ -98,14 +84,13 @@ def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: A
         raise TypeError(f"X must be numeric for {name}; got a dask array of dtype {X.dtype}")
     X = X.rechunk({1: -1})
     if any(math.isnan(c) for c in X.chunks[0]):
-        X._chunks = (_row_counts(X.map_blocks(_rows_in, drop_axis=1, chunks=(
-            (1,) * X.numblocks[0],), dtype=np.int64)), X.chunks[1])
+        X = X.compute_chunk_sizes()
     n, d = X.shape
     P = partition_rows(block_size)
     y = _dask_rows(y, n, "y", X.chunks[0])
     s = None if sample_weight is None else _dask_rows(
         sample_weight, n, "sample_weight", X.chunks[0]).astype(np.float64)
-    classes = np.unique(da.unique(y).compute(optimize_graph=False))
+    classes = np.unique(da.unique(y).compute())
     check_classification_targets(classes)
     if len(classes) != 2:
         what = "only one class" if len(classes) == 1 else f"{len(classes)}"
@@ -115,8 +100,7 @@ def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: A
         )
     if s is not None:
         finite, negative, top, zeros = dask.compute(
-            da.isfinite(s).all(), (s < 0).any(), s.max(), (s == 0).any(),
-            optimize_graph=False)
+            da.isfinite(s).all(), (s < 0).any(), s.max(), (s == 0).any())
         if not finite:
             raise ValueError("sample_weight contains NaN or infinity")
         if negative:
@@ -128,30 +112,26 @@ def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: A
         if zeros:  # rows of weight 0 go, as in memory (they would move the bins)
             keep = s > 0
             X, y, s = X[keep], y[keep], s[keep]
-            sizes = _row_counts(keep.map_blocks(_kept, chunks=((1,) * keep.numblocks[0],),
-                                                dtype=np.int64))
-            X._chunks = (sizes, X.chunks[1])
-            y._chunks = s._chunks = (sizes,)
+            X, y, s = X.compute_chunk_sizes(), y.compute_chunk_sizes(), s.compute_chunk_sizes()
             n = X.shape[0]
         # _validation.normalise_weights' power of two (its mean summed by Dask: the
         # power differs only if the mean lies within rounding of a power of two)
         exponent = math.frexp(float(top))[1]
-        mean = float(s.map_blocks(np.ldexp, -exponent, dtype=np.float64).sum().compute(
-            optimize_graph=False)) / n
+        mean = float(s.map_blocks(np.ldexp, -exponent, dtype=np.float64).sum().compute()) / n
         s = s.map_blocks(np.ldexp, -(exponent + math.frexp(mean)[1] - 1), dtype=np.float64)
     X = X.astype(np.float64).rechunk((P, d))
     sizes = X.chunks[0]
     blocks = ClusterBlocks(client, sizes, block_size)
     y = y.rechunk((sizes,))
     ypm = from_chunks(client, y.map_blocks(_signs, classes, dtype=np.int8)
-                      .to_delayed(optimize_graph=False).ravel().tolist(), sizes)
+                      .to_delayed().ravel().tolist(), sizes)
     weights, s_total = None, float(n)
     if s is not None:
         s = s.rechunk((sizes,))
-        low, high = dask.compute(s.min(), s.max(), optimize_graph=False)
+        low, high = dask.compute(s.min(), s.max())
         if low != high:  # equal weights cancel, as in memory
             weights = from_chunks(
-                client, s.to_delayed(optimize_graph=False).ravel().tolist(), sizes)
+                client, s.to_delayed().ravel().tolist(), sizes)
             s_total = total(blocks, weights)
     estimator.classes_ = classes
     estimator.n_features_in_ = d

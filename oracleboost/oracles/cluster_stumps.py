@@ -86,14 +86,13 @@ class ClusterStumpOracle(BoundStumpOracle):
         X = rows.X if sample is None else rows.X[sample]
         # the thresholds from the sample, made on a worker: only they come back
         binned = client.compute(dask.delayed(bin_thresholds)(X, oracle.max_bins,
-                                                             oracle.exact),
-                                optimize_graph=False)
+                                                             oracle.exact))
         self.thresholds = binned.result()
         self.n_bins = np.array([t.size + 1 for t in self.thresholds], dtype=np.intp)
         self._B = int(self.n_bins.max())
-        chunks = rows.X.to_delayed(optimize_graph=False).ravel().tolist()
+        chunks = rows.X.to_delayed().ravel().tolist()
         local = client.compute([dask.delayed(_local_oracle)(oracle, chunk, binned)
-                                for chunk in chunks], optimize_graph=False)
+                                for chunk in chunks])
         self._local = Partitioned(tuple((f, None) for f in local), blocks.sizes)
         _, stats = blocks.map(_partition_counts, self._local)
         self._counts = stats[0].copy()
