@@ -39,7 +39,7 @@ import numpy as np
 from ._blocks import BLOCKS_PER_PARTITION, LANE_ROWS, RowBlocks
 
 __all__ = ["ClusterBlocks", "NotDistributedError", "Partitioned", "is_dask_collection",
-           "map_rows", "partition_rows"]
+           "map_rows", "rows_per_partition"]
 
 
 class NotDistributedError(TypeError):
@@ -70,7 +70,7 @@ def client_for(who: str):
         ) from None
 
 
-def partition_rows(block_size: int) -> int:
+def rows_per_partition(block_size: int) -> int:
     """Rows of a worker's partition: ``BLOCKS_PER_PARTITION`` blocks.  A partition must
     start on a lane boundary (so that its lanes are the fit in memory's lanes): a block
     of more than ``LANE_ROWS`` rows must then be a multiple of it."""
@@ -107,9 +107,6 @@ class Partitioned:
     def shape(self) -> tuple[int, ...]:
         return (sum(self.sizes),)
 
-    def __len__(self) -> int:
-        return sum(self.sizes)
-
 
 def _value(ref: tuple) -> Any:
     kind, value, index = ref
@@ -125,37 +122,28 @@ def _stat(result: tuple) -> tuple[int, Any]:
     return len(outputs), stat
 
 
-class ClusterBlocks:
-    """The row blocks of a fit on a cluster: :class:`RowBlocks`' interface, with
-    :meth:`map` running a stage on every partition's worker.
+class ClusterBlocks(RowBlocks):
+    """The row blocks of a fit on a cluster: :class:`RowBlocks` (the same blocks and
+    lanes), with :meth:`map` running a stage on every partition's worker.
 
     Parameters
     ----------
     client : distributed.Client
     sizes : sequence of int
-        Rows of each partition, in order (all but the last ``partition_rows(block_size)``).
+        Rows of each partition, in order (all but the last ``rows_per_partition``).
     block_size : int
     """
 
     in_place = False
 
     def __init__(self, client, sizes, block_size: int) -> None:
-        self.client = client
         self.sizes = tuple(int(k) for k in sizes)
-        self.block_size = int(block_size)
-        self.n = sum(self.sizes)
-        self.n_jobs = None
+        super().__init__(sum(self.sizes), block_size)
+        self.client = client
 
-    @property
-    def lane(self) -> int:
-        return min(self.block_size, LANE_ROWS)
-
-    @property
-    def n_lanes(self) -> int:
-        return max(1, -(-self.n // self.lane))
-
-    def __len__(self) -> int:
-        return -(-self.n // self.block_size)
+    def lane_map(self, fn: Callable) -> None:
+        raise NotDistributedError("a cluster's rows are passed over by map(stage), on the "
+                                  "workers")
 
     def map(self, stage: Callable, *rows: Any, **consts: Any) -> tuple[tuple, list]:
         """``stage(blocks, *rows, **consts)`` on every partition (``Partitioned`` rows give
@@ -190,14 +178,6 @@ def from_chunks(client, chunks: list, sizes) -> Partitioned:
     computed and held by the workers."""
     futures = client.compute(chunks)
     return Partitioned(tuple((f, None) for f in futures), tuple(sizes))
-
-
-def gather_rows(rows: Partitioned) -> np.ndarray:
-    """The whole per-row array on the client (for tests and small data only)."""
-    client = rows.parts[0][0].client
-    values = client.gather([client.submit(_value, ("ref", f, k), pure=False)
-                            for f, k in rows.parts])
-    return np.concatenate(values)
 
 
 def map_rows(method: Callable[[np.ndarray], np.ndarray], X, *, dtype,

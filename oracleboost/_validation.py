@@ -14,6 +14,7 @@ import numpy as np
 
 __all__ = [
     "check_finite_array", "check_groups", "check_query", "check_sample_weight", "normalise_weights",
+    "normalising_power",
 ]
 
 
@@ -125,7 +126,14 @@ def normalise_weights(w: np.ndarray) -> np.ndarray:
     of 2.  A weight below ``2**-1074`` times the largest becomes 0: next to the largest
     it is lost to the rounding of any sum anyway.
     """
-    n = w.shape[0]
     exponent = math.frexp(float(w.max()))[1]  # max(w) < 2**exponent
-    mean = float(np.sum(np.ldexp(w, -exponent))) / n  # in (0, 1): no overflow on the way
-    return np.ldexp(w, -(exponent + math.frexp(mean)[1] - 1))
+    # the mean of w / 2**exponent is in (0, 1): no overflow on the way
+    return np.ldexp(w, normalising_power(exponent, float(np.sum(np.ldexp(w, -exponent))),
+                                        w.shape[0]))
+
+
+def normalising_power(exponent: int, scaled_sum: float, n: int) -> int:
+    """The power of two :func:`normalise_weights` scales by: ``2**exponent`` bounds the
+    largest weight, ``scaled_sum`` is ``Σ w / 2**exponent`` over the ``n`` weights (a
+    cluster's fit sums it on its workers)."""
+    return -(exponent + math.frexp(scaled_sum / n)[1] - 1)

@@ -57,6 +57,7 @@ def _same_fit(mem, dk):
     ("exponential", "wolfe"),
     ("exponential", "optimal"),
     ("exponential", "quadratic"),
+    ("exponential", "closed_form"),
     ("logistic", "adaboost"),
     ("logistic", "constant"),
 ])

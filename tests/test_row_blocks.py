@@ -63,24 +63,18 @@ def test_coordinate_fit_is_the_same_on_one_two_and_three_threads(threads_even_wh
     params = {"loss": loss, "step": step, "n_estimators": 25, "learning_rate": 0.5}
     fits = [_fit(X, y, s, n_jobs=j, block_size=64, **params) for j in (1, 2, 3)]
     assert max(threads_even_when_small) == 3  # the passes did run on three threads
-    base = _history(fits[0])
-    assert len(base["loss"]) == 25  # every round ran: the comparison covers them
-    for other in fits[1:]:
-        got = _history(other)
-        assert got.keys() == base.keys()
-        for key in base:
-            np.testing.assert_array_equal(got[key], base[key], err_msg=key)
-        np.testing.assert_array_equal(other.decision_function(X), fits[0].decision_function(X))
+    assert len(_history(fits[0])["loss"]) == 25  # every round ran: the comparison covers them
+    _assert_same_fit(fits, X, "decision_function")
 
 
-def _assert_same_fit(fits, X) -> None:
+def _assert_same_fit(fits, X, method: str = "predict") -> None:
     base = _history(fits[0])
     for other in fits[1:]:
         got = _history(other)
         assert got.keys() == base.keys()
         for key in base:
             np.testing.assert_array_equal(got[key], base[key], err_msg=key)
-        np.testing.assert_array_equal(other.predict(X), fits[0].predict(X))
+        np.testing.assert_array_equal(getattr(other, method)(X), getattr(fits[0], method)(X))
 
 
 @pytest.mark.parametrize("projection", ["naive", "repeated", "residual"])

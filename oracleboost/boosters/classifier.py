@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover - at run time base is imported lazily (bel
 __all__ = [
     "ClassificationData",
     "classification_data",
+    "check_classes",
     "predicted_index",
     "vote_margins",
     "ScoreClassifierMixin",
@@ -86,19 +87,23 @@ def classification_data(estimator: BaseBooster, X: ArrayLike, y: ArrayLike,
     s = check_sample_weight(sample_weight, X.shape[0])
     X, y, s, *rows = estimator._positive_weight_rows(X, y, s, *rows)
     estimator.classes_, y_index = np.unique(y, return_inverse=True)
-    K = len(estimator.classes_)
+    check_classes(name, estimator.classes_, binary)
+    return ClassificationData(X, y_index, s, tuple(rows), len(estimator.classes_))
+
+
+def check_classes(name: str, classes: np.ndarray, binary: bool) -> None:
+    """Refuse one class, or (``binary``) any number but two, in scikit-learn's words."""
+    K = len(classes)
     if binary and K != 2:
         what = "only one class" if K == 1 else f"{K}"
         raise ValueError(
             f"Only binary classification is supported. y must contain exactly two "
-            f"classes for {name}; got {what}: {estimator.classes_[:5]}"
+            f"classes for {name}; got {what}: {classes[:5]}"
         )
     if K < 2:
         raise ValueError(
-            f"y must contain at least two classes for {name}; got only one class: "
-            f"{estimator.classes_}"
+            f"y must contain at least two classes for {name}; got only one class: {classes}"
         )
-    return ClassificationData(X, y_index, s, tuple(rows), K)
 
 
 def predicted_index(f: np.ndarray) -> np.ndarray:

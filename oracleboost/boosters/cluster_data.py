@@ -15,24 +15,22 @@ from typing import Any
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from .._blocks import RowBlocks, ordered_sum
-from .._cluster import ClusterBlocks, Partitioned, client_for, from_chunks, partition_rows
+from .._cluster import ClusterBlocks, Partitioned, client_for, from_chunks, rows_per_partition
+from .._validation import normalising_power
 from ..oracles.cluster_stumps import ClusterRows
+from .classifier import check_classes
 
-__all__ = ["ClusterClassificationData", "cluster_classification_data", "total"]
+__all__ = ["ClusterClassificationData", "cluster_classification_data"]
 
 
 @dataclass(frozen=True)
 class ClusterClassificationData:
     """Rows of positive weight on the workers: the features (``rows``), the labels as
-    ±1 int8 (``ypm``) and the normalised weights ``s`` (None when all are equal);
-    ``s_total`` is ``Σ s`` summed as in memory (lanes in order)."""
+    ±1 int8 (``ypm``) and the normalised weights ``s`` (None when all are equal)."""
 
     rows: ClusterRows
     ypm: Partitioned
     s: Partitioned | None
-    s_total: float
-    n_classes: int
 
 
 def _dask_rows(a, n: int, name: str, chunks):
@@ -47,22 +45,6 @@ def _dask_rows(a, n: int, name: str, chunks):
     if a.shape[0] != n:
         raise ValueError(f"{name} has {a.shape[0]} entries but X has {n} rows")
     return a.rechunk(chunks)
-
-
-def _lane_sums(blocks: RowBlocks, s: np.ndarray) -> tuple[tuple, np.ndarray]:
-    from . import _column_kernels as column_kernels
-
-    out = np.zeros(blocks.n_lanes)
-    blocks.lane_map(lambda q0, q1, lo, hi: column_kernels.lane_sums(
-        s, lo, hi, blocks.lane, out[q0:q1]))
-    return (), out
-
-
-def total(blocks: RowBlocks | ClusterBlocks, s: np.ndarray | Partitioned) -> float:
-    """``Σ s``: each lane in row order, the lanes in order (the same bits in memory and
-    on a cluster)."""
-    _, parts = blocks.map(_lane_sums, s)
-    return float(ordered_sum(np.concatenate(parts)))
 
 
 def _signs(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
@@ -86,18 +68,13 @@ def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: A
     if any(math.isnan(c) for c in X.chunks[0]):
         X = X.compute_chunk_sizes()
     n, d = X.shape
-    P = partition_rows(block_size)
+    P = rows_per_partition(block_size)
     y = _dask_rows(y, n, "y", X.chunks[0])
     s = None if sample_weight is None else _dask_rows(
         sample_weight, n, "sample_weight", X.chunks[0]).astype(np.float64)
     classes = np.unique(da.unique(y).compute())
     check_classification_targets(classes)
-    if len(classes) != 2:
-        what = "only one class" if len(classes) == 1 else f"{len(classes)}"
-        raise ValueError(
-            f"Only binary classification is supported. y must contain exactly two "
-            f"classes for {name}; got {what}: {classes[:5]}"
-        )
+    check_classes(name, classes, binary=True)
     if s is not None:
         finite, negative, top, zeros = dask.compute(
             da.isfinite(s).all(), (s < 0).any(), s.max(), (s == 0).any())
@@ -114,28 +91,25 @@ def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: A
             X, y, s = X[keep], y[keep], s[keep]
             X, y, s = X.compute_chunk_sizes(), y.compute_chunk_sizes(), s.compute_chunk_sizes()
             n = X.shape[0]
-        # _validation.normalise_weights' power of two (its mean summed by Dask: the
-        # power differs only if the mean lies within rounding of a power of two)
+        # normalise_weights' power of two (its sum made by Dask: the power differs from
+        # the one in memory only if the mean lies within rounding of a power of two)
         exponent = math.frexp(float(top))[1]
-        mean = float(s.map_blocks(np.ldexp, -exponent, dtype=np.float64).sum().compute()) / n
-        s = s.map_blocks(np.ldexp, -(exponent + math.frexp(mean)[1] - 1), dtype=np.float64)
+        scaled = float(s.map_blocks(np.ldexp, -exponent, dtype=np.float64).sum().compute())
+        s = s.map_blocks(np.ldexp, normalising_power(exponent, scaled, n), dtype=np.float64)
     X = X.astype(np.float64).rechunk((P, d))
     sizes = X.chunks[0]
     blocks = ClusterBlocks(client, sizes, block_size)
     y = y.rechunk((sizes,))
     ypm = from_chunks(client, y.map_blocks(_signs, classes, dtype=np.int8)
                       .to_delayed().ravel().tolist(), sizes)
-    weights, s_total = None, float(n)
+    weights = None
     if s is not None:
         s = s.rechunk((sizes,))
         low, high = dask.compute(s.min(), s.max())
         if low != high:  # equal weights cancel, as in memory
-            weights = from_chunks(
-                client, s.to_delayed().ravel().tolist(), sizes)
-            s_total = total(blocks, weights)
+            weights = from_chunks(client, s.to_delayed().ravel().tolist(), sizes)
     estimator.classes_ = classes
     estimator.n_features_in_ = d
     if hasattr(estimator, "feature_names_in_"):
         del estimator.feature_names_in_
-    return ClusterClassificationData(ClusterRows(X, blocks, d), ypm, weights, s_total,
-                                     len(classes))
+    return ClusterClassificationData(ClusterRows(X, blocks), ypm, weights)

@@ -52,14 +52,13 @@ class _Problem(Problem):
 
     Every row has positive weight (``fit`` drops the others).  ``log_s`` is None when
     the weights are all equal: they then cancel from the normalised dual weights, and
-    ``log_mass`` (the log-normaliser of the risk) is ``log n``.
+    ``s_total`` (the risk's normaliser) is ``n``.  On a cluster ``s`` is None then.
     """
 
     ypm: np.ndarray
     s: np.ndarray | None
     s_total: float
     log_s: np.ndarray | None
-    log_mass: float
     loss: MarginLoss
     bound: object
     rule: StepRule
@@ -276,16 +275,22 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         self.optimal_loss_ = optimal
         uniform = bool((s == s[0]).all())
         blocks = RowBlocks(ypm.shape[0], self.block_size, self.n_jobs)
-        s_total = cluster_data.total(blocks, s)  # lanes in order, as on a cluster
+        return self._problem(ypm, s, uniform, loss, get_step(self.step), bound, optimal,
+                             signature, blocks)
+
+    def _problem(self, ypm, s, uniform: bool, loss: MarginLoss, rule: StepRule, bound,
+                 optimal: float | None, signature: str | None, blocks) -> _Problem:
+        """The problem from the data (in memory or on a cluster: ``blocks``); equal
+        weights cancel (``uniform``): no ``log s``, and the risk's mass is ``n``."""
+        s_total = float(blocks.n) if uniform else row_passes.total(blocks, s)
         return _Problem(
             ypm=ypm,
             s=s,
             s_total=s_total,
-            log_s=None if uniform else np.log(s),
-            log_mass=math.log(s.shape[0]) if uniform else math.log(s_total),
+            log_s=None if uniform else row_passes.log(blocks, s),
             loss=loss,
             bound=bound,
-            rule=get_step(self.step),
+            rule=rule,
             nu=float(self.learning_rate),
             bounded=bound.capabilities.bounded,
             optimal_loss=optimal,
@@ -311,28 +316,11 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             )
         data = cluster_data.cluster_classification_data(self, X, y, sample_weight,
                                                         self.block_size)
-        blocks = data.rows.blocks
-        bound = self._bind_cluster(data.rows, "correlate")
-        n = blocks.n
-        log_s = None
-        if data.s is not None:
-            (log_s,), _ = blocks.map(_log, data.s)
         self.optimal_loss_ = None
-        return _Problem(
-            ypm=data.ypm,
-            s=data.s,  # None: equal weights (they cancel)
-            s_total=data.s_total,
-            log_s=log_s,
-            log_mass=math.log(n) if data.s is None else math.log(data.s_total),
-            loss=loss,
-            bound=bound,
-            rule=rule,
-            nu=float(self.learning_rate),
-            bounded=bound.capabilities.bounded,
-            optimal_loss=None,
-            signature=None,
-            blocks=blocks,
-        )
+        # s is None when the weights are equal (the step rules that read it are refused)
+        return self._problem(data.ypm, data.s, data.s is None, loss, rule,
+                             self._bind_cluster(data.rows, "correlate"), None, None,
+                             data.rows.blocks)
 
     def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
         keys = ("loss", "log_loss", "margin", "train_error", "edge", "step", "entropy", "time")
@@ -405,7 +393,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             "loss": math.exp(log_loss),
             "log_loss": log_loss,
             "margin": low / ensemble.l1_norm(pending=(term,)),
-            "train_error": wrong / (p.s_total if p.log_s is not None else p.blocks.n),
+            "train_error": wrong / p.s_total,
             "edge": col.edge,
             "step": alpha,
             "entropy": state.entropy,  # of the weights this round used
@@ -424,7 +412,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         """The normalised dual weights ``w ∝ s · (−φ'(margins))`` in log space, the
         oracle's query ``w · y``, the weights' Shannon entropy (Telgarsky 2012, Remark 5)
         and the log-risk at ``margins`` (:func:`.row_passes.dual_weights`)."""
-        return row_passes.dual_weights(p.blocks, p.loss, margins, p.log_s, p.ypm, p.log_mass)
+        return row_passes.dual_weights(p.blocks, p.loss, margins, p.log_s, p.ypm,
+                                       math.log(p.s_total))
 
     def _eval_target(self, problem: _Problem, y, extra, where: str):
         ypm = np.where(self._class_index(y, where) == 1, 1, -1).astype(np.int8)
@@ -472,6 +461,3 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         p = get_loss(self.loss, MarginLoss).inverse_link(f)
         return np.column_stack([1.0 - p, p])
 
-
-def _log(blocks: RowBlocks, s: np.ndarray) -> tuple[tuple, None]:
-    return (np.log(s),), None

@@ -20,7 +20,7 @@ from .._blocks import RowBlocks, ordered_sum
 from ..losses import Loss, MarginLoss
 from . import _column_kernels as column_kernels
 
-__all__ = ["peak", "signed_sums", "step_margins", "two_value_masses",
+__all__ = ["peak", "total", "log", "signed_sums", "step_margins", "two_value_masses",
            "dual_weights", "weighted_inner", "weighted_residual", "weighted_mean_loss",
            "elementwise"]
 
@@ -61,6 +61,26 @@ def _lanes(blocks: RowBlocks, width: int, kernel: Callable[..., None],
     out = np.full((blocks.n_lanes, width), fill)
     blocks.lane_map(lambda q0, q1, lo, hi: kernel(lo, hi, out[q0:q1]))
     return out
+
+
+def _lane_totals(blocks: RowBlocks, a: np.ndarray) -> tuple[tuple, np.ndarray]:
+    lane = blocks.lane
+    return (), _lanes(blocks, 1, lambda lo, hi, out: column_kernels.lane_sums(
+        a, lo, hi, lane, out[:, 0]))
+
+
+def total(blocks: RowBlocks, a: np.ndarray) -> float:
+    """``Σ a``: each lane in row order, the lanes in order."""
+    return float(ordered_sum(_lane_parts(blocks.map(_lane_totals, a)[1])[:, 0]))
+
+
+def _log(blocks: RowBlocks, a: np.ndarray) -> tuple[tuple, None]:
+    return (np.log(a),), None
+
+
+def log(blocks: RowBlocks, a: np.ndarray) -> np.ndarray:
+    """``log a``, elementwise (held where ``a`` is: in memory or on the workers)."""
+    return blocks.map(_log, a)[0][0]
 
 
 def _signed_sums(blocks: RowBlocks, a, y, w, *, norm: float) -> tuple[tuple, np.ndarray]:

@@ -29,12 +29,11 @@ __all__ = ["ClusterRows", "ClusterStumpOracle"]
 
 @dataclass(frozen=True)
 class ClusterRows:
-    """A fit's training features on a cluster: ``X`` (a float64 dask array whose row
-    chunks are the partitions of ``blocks``) and its number of features."""
+    """A fit's training features on a cluster: ``X``, a float64 dask array whose row
+    chunks are the partitions of ``blocks``."""
 
     X: object
     blocks: ClusterBlocks
-    n_features: int
 
 
 def _local_oracle(oracle: StumpOracle, X: np.ndarray,
@@ -54,8 +53,17 @@ def _partition_histograms(blocks: RowBlocks, local: BoundStumpOracle, *rows: np.
     return (), outs
 
 
-def _partition_counts(blocks: RowBlocks, local: BoundStumpOracle) -> tuple[tuple, np.ndarray]:
-    return (), local._counts
+def _partition_counts(blocks: RowBlocks, local: BoundStumpOracle) -> tuple[tuple, tuple]:
+    return (), (local._counts,)
+
+
+def _add_in_order(stats: list, outs: tuple) -> None:
+    """The partitions' histograms added partition by partition, in order: what the
+    oracle in memory does after summing each partition's blocks."""
+    for k, out in enumerate(outs):
+        out[...] = stats[0][k]
+        for stat in stats[1:]:
+            out += stat[k]
 
 
 def _partition_outputs(blocks: RowBlocks, local: BoundStumpOracle, *, j: int, t: int,
@@ -78,7 +86,7 @@ class ClusterStumpOracle(BoundStumpOracle):
                 "are whole blocks of both"
             )
         BoundOracle.__init__(self, oracle, blocks.n)
-        self.n_features = rows.n_features
+        self.n_features = rows.X.shape[1]
         self.n_jobs = oracle.n_jobs
         self.blocks = blocks
         client = blocks.client
@@ -87,17 +95,13 @@ class ClusterStumpOracle(BoundStumpOracle):
         # the thresholds from the sample, made on a worker: only they come back
         binned = client.compute(dask.delayed(bin_thresholds)(X, oracle.max_bins,
                                                              oracle.exact))
-        self.thresholds = binned.result()
-        self.n_bins = np.array([t.size + 1 for t in self.thresholds], dtype=np.intp)
-        self._B = int(self.n_bins.max())
+        self._set_thresholds(binned.result())
         chunks = rows.X.to_delayed().ravel().tolist()
         local = client.compute([dask.delayed(_local_oracle)(oracle, chunk, binned)
                                 for chunk in chunks])
         self._local = Partitioned(tuple((f, None) for f in local), blocks.sizes)
-        _, stats = blocks.map(_partition_counts, self._local)
-        self._counts = stats[0].copy()
-        for stat in stats[1:]:
-            self._counts += stat
+        self._counts = np.empty((self.n_features, self._B))
+        _add_in_order(blocks.map(_partition_counts, self._local)[1], (self._counts,))
 
     @property
     def codes(self) -> np.ndarray:
@@ -106,12 +110,7 @@ class ClusterStumpOracle(BoundStumpOracle):
     def _histograms(self, kernel, rows, outs) -> None:
         _, stats = self.blocks.map(_partition_histograms, self._local, *rows,
                                    kernel=kernel.__name__, shapes=tuple(o.shape for o in outs))
-        # partition by partition, in order: what the oracle in memory does after
-        # summing each partition's blocks
-        for k, out in enumerate(outs):
-            out[...] = stats[0][k]
-            for stat in stats[1:]:
-                out += stat[k]
+        _add_in_order(stats, outs)
 
     def _outputs(self, j: int, t: int, left, right) -> Partitioned:
         (out,), _ = self.blocks.map(_partition_outputs, self._local, j=j, t=t, left=left,

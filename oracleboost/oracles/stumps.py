@@ -653,9 +653,7 @@ class BoundStumpOracle(BoundOracle):
             rows = oracle._sample(n)
             thresholds = bin_thresholds(X if rows is None else X[rows], oracle.max_bins,
                                         oracle.exact, self.n_jobs)
-        self.thresholds = thresholds
-        self.n_bins = np.array([t.size + 1 for t in self.thresholds], dtype=np.intp)
-        self._B = int(self.n_bins.max())  # bins per feature after padding
+        self._set_thresholds(thresholds)
         self.blocks = RowBlocks(n, int(oracle.block_size), self.n_jobs)
         dtype = np.min_scalar_type(self._B - 1)
         self._block_codes = [np.empty((d, b - a), dtype=dtype) for a, b in self.blocks.bounds]
@@ -668,6 +666,11 @@ class BoundStumpOracle(BoundOracle):
         _map(codes, range(d), n_threads)
         self._counts = np.empty((d, self._B))  # unweighted W per bin
         self._histograms(kernels.hist_1d, (np.ones(n),), (self._counts,))
+
+    def _set_thresholds(self, thresholds: list[np.ndarray]) -> None:
+        self.thresholds = thresholds
+        self.n_bins = np.array([t.size + 1 for t in self.thresholds], dtype=np.intp)
+        self._B = int(self.n_bins.max())  # bins per feature after padding
 
     @property
     def codes(self) -> np.ndarray:
