@@ -35,7 +35,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 __all__ = ["BLOCKS_PER_PARTITION", "DEFAULT_BLOCK_SIZE", "LANE_ROWS", "MIN_ROWS_PER_THREAD",
-           "RowBlocks", "check_n_jobs", "n_threads", "ordered_sum", "thread_map"]
+           "RowBlocks", "check_n_jobs", "n_threads", "ordered_sum", "outputs_only",
+           "thread_map"]
 
 T = TypeVar("T")
 
@@ -198,6 +199,16 @@ class RowBlocks:
     def full(self, value: float) -> np.ndarray:
         """A per-row array of ``value``."""
         return np.full(self.n, float(value))
+
+
+def outputs_only(n_outputs: int) -> Callable[[Callable], Callable]:
+    """Mark a stage whose stat is always None and that returns ``n_outputs`` per-row
+    arrays: on a cluster, :meth:`~oracleboost._cluster.ClusterBlocks.map` then returns at
+    once, without a round trip to the workers (its stats are a list of None)."""
+    def mark(stage: Callable) -> Callable:
+        stage.n_outputs = n_outputs  # type: ignore[attr-defined]
+        return stage
+    return mark
 
 
 def ordered_sum(parts: ArrayLike) -> Any:

@@ -385,9 +385,9 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         #    round's weights, whose normaliser is the new risk for the exponential loss
         coef = alpha * col.sign / col.norm
         s = p.s if p.log_s is not None else column_kernels.NO_WEIGHTS  # equal ones cancel
-        margins, low, wrong = row_passes.step_margins(p.blocks, state.margins, col.a, p.ypm,
-                                                      coef, s)
-        w_next, query_next, entropy_next, log_loss = self._weights(p, margins)
+        margins, low, wrong, w_next, query_next, entropy_next, log_loss = \
+            row_passes.step_and_weights(p.blocks, p.loss, state.margins, col.a, p.ypm, coef,
+                                        s, p.log_s, math.log(p.s_total))
         term = (h.detach(), coef, col.norm)
         record = {
             "loss": math.exp(log_loss),

@@ -16,12 +16,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._blocks import RowBlocks, ordered_sum
+from .._blocks import RowBlocks, ordered_sum, outputs_only
 from ..losses import Loss, MarginLoss
 from . import _column_kernels as column_kernels
 
-__all__ = ["peak", "total", "log", "signed_sums", "step_margins", "two_value_masses",
-           "dual_weights", "weighted_inner", "weighted_residual", "weighted_mean_loss",
+__all__ = ["peak", "total", "log", "signed_sums", "two_value_masses", "dual_weights",
+           "step_and_weights", "weighted_inner", "weighted_residual", "weighted_mean_loss",
            "elementwise"]
 
 
@@ -74,6 +74,7 @@ def total(blocks: RowBlocks, a: np.ndarray) -> float:
     return float(ordered_sum(_lane_parts(blocks.map(_lane_totals, a)[1])[:, 0]))
 
 
+@outputs_only(1)
 def _log(blocks: RowBlocks, a: np.ndarray) -> tuple[tuple, None]:
     return (np.log(a),), None
 
@@ -104,15 +105,6 @@ def _step_margins(blocks: RowBlocks, m, a, y, s, *, c: float) -> tuple[tuple, np
     parts = _lanes(blocks, 2, lambda lo, hi, p: column_kernels.step_margins(
         m, a, y, c, s, out, lo, hi, lane, p))
     return (out,), parts
-
-
-def step_margins(blocks: RowBlocks, m: np.ndarray, a: np.ndarray, y: np.ndarray, c: float,
-                 s: np.ndarray) -> tuple[np.ndarray, float, float]:
-    """:func:`._column_kernels.step_margins`: the new margins ``m + c y a``, their
-    minimum and ``Σ s [wrong]``."""
-    (out,), parts = blocks.map(_step_margins, m, a, y, s, c=c)
-    p = _lane_parts(parts)
-    return out, float(p[:, 0].min()), float(ordered_sum(p[:, 1]))
 
 
 def _two_value_masses(blocks: RowBlocks, a, y, w, *, norm: float, sign: float, lo: float,
@@ -238,8 +230,39 @@ def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
     for the exponential loss (φ = −φ') the normaliser is the risk itself, so one ``exp``
     a row gives all four.
     """
-    separate = not loss.phi_is_neg_dphi
     (zs, log_phis), parts = blocks.map(_logits, margins, log_s, loss=loss)
+    return _weights_from_logits(blocks, loss, margins, zs, log_phis, parts, y, log_mass)
+
+
+def _step_logits(blocks: RowBlocks, m, a, y, s, log_s, *, c: float,
+                 loss: MarginLoss) -> tuple[tuple, tuple]:
+    """:func:`_step_margins` and pass 1 of :func:`dual_weights` on the new margins, in
+    one stage (on a cluster: one round trip for both)."""
+    (margins,), step_parts = _step_margins(blocks, m, a, y, s, c=c)
+    (zs, log_phis), tops = _logits(blocks, margins, log_s, loss=loss)
+    return (margins, zs, log_phis), (step_parts, tops)
+
+
+def step_and_weights(blocks: RowBlocks, loss: MarginLoss, m: np.ndarray, a: np.ndarray,
+                     y: np.ndarray, c: float, s: np.ndarray, log_s: np.ndarray | None,
+                     log_mass: float) -> tuple[np.ndarray, float, float, np.ndarray,
+                                               np.ndarray, float, float]:
+    """The step's new margins ``m + c y a`` (:func:`._column_kernels.step_margins`), their
+    minimum ``low`` and ``wrong = Σ s [wrong]``, then :func:`dual_weights` at the new
+    margins: ``(margins, low, wrong, w, query, entropy, log_loss)``, the step's pass and
+    the weights' first pass made as one."""
+    (margins, zs, log_phis), parts = blocks.map(_step_logits, m, a, y, s, log_s, c=c,
+                                                loss=loss)
+    p = _lane_parts([step for step, _ in parts])
+    low, wrong = float(p[:, 0].min()), float(ordered_sum(p[:, 1]))
+    return (margins, low, wrong, *_weights_from_logits(
+        blocks, loss, margins, zs, log_phis, [tops for _, tops in parts], y, log_mass))
+
+
+def _weights_from_logits(blocks: RowBlocks, loss: MarginLoss, margins, zs, log_phis,
+                         parts: list, y, log_mass: float):
+    """Passes 2 and 3 of :func:`dual_weights`, from pass 1's outputs and stats."""
+    separate = not loss.phi_is_neg_dphi
     tops = _lane_parts(parts)
     top = float(tops[:, 0].max())
     top_phi = float(tops[:, 1].max())

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .._blocks import RowBlocks
+from .._blocks import RowBlocks, outputs_only
 from .._cluster import ClusterBlocks, NotDistributedError, Partitioned
 from . import _stump_kernels as kernels
 from .base import BoundOracle, Hypothesis
@@ -66,6 +66,7 @@ def _add_in_order(stats: list, outs: tuple) -> None:
             out += stat[k]
 
 
+@outputs_only(1)
 def _partition_outputs(blocks: RowBlocks, local: BoundStumpOracle, *, j: int, t: int,
                        left, right) -> tuple[tuple, None]:
     return (local._outputs(j, t, left, right),), None
