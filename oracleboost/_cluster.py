@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ._blocks import BLOCKS_PER_PARTITION, LANE_ROWS, RowBlocks
+from ._blocks import BLOCKS_PER_PARTITION, LANE_ROWS, RowBlocks, outputs_only
 
 __all__ = ["ClusterBlocks", "NotDistributedError", "Partitioned", "is_dask_collection",
            "map_rows", "rows_per_partition"]
@@ -156,12 +156,18 @@ class ClusterBlocks(RowBlocks):
                     for r in rows]
             results.append(submit(_run_stage, stage, n, self.block_size, refs, consts,
                                   pure=False))
-        stats = self.client.gather([submit(_stat, f, pure=False) for f in results])
-        n_out = stats[0][0]
+        n_out = getattr(stage, "n_outputs", None)
+        if n_out is None:
+            gathered = self.client.gather([submit(_stat, f, pure=False) for f in results])
+            n_out, stats = gathered[0][0], [s for _, s in gathered]
+        else:
+            # no stat to wait for: the next stage is submitted at once, behind this one
+            # on the same workers, and the client makes no round trip for this one
+            stats = [None] * len(results)
         outputs = tuple(
             Partitioned(tuple((f, k) for f in results), self.sizes) for k in range(n_out)
         )
-        return outputs, [s for _, s in stats]
+        return outputs, stats
 
     def full(self, value: float) -> Partitioned:
         """A per-row array of ``value``, on the workers."""
@@ -169,6 +175,7 @@ class ClusterBlocks(RowBlocks):
         return out
 
 
+@outputs_only(1)
 def _full(blocks: RowBlocks, *, value: float) -> tuple[tuple, None]:
     return (np.full(blocks.n, value),), None
 
