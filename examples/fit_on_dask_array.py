@@ -1,10 +1,14 @@
-"""Fit AdaBoost stumps on a dask array larger than a worker's memory, then predict on one.
+"""Fit MABoost on a dask array larger than a worker's memory, then predict on one.
 
-``CoordinateBoostingClassifier.fit(X, y)`` with ``X`` a ``dask.array.Array`` runs on the
-cluster of the active ``distributed.Client``: the workers bin their partitions of X
-(then hold one byte a feature a row), and each round only histograms, sums and the
-chosen stump travel between them and this process.  The result is the fit in memory,
-bit for bit (``tests/test_cluster.py``).
+``MirrorBoostingClassifier.fit(X, y)`` (MABoost, Naghibi & Pfister 2014) with ``X`` a
+``dask.array.Array`` runs on the cluster of the active ``distributed.Client``: the
+workers bin their partitions of X (then hold one byte a feature a row), and each round
+only histograms, sums, the projection's few statistics and the chosen stump travel
+between them and this process.  The result is the fit in memory, bit for bit
+(``tests/test_cluster.py``).  ``--booster adaboost`` fits AdaBoost
+(``CoordinateBoostingClassifier``) instead, and ``--mirror euclidean`` MABoost's
+Euclidean map, whose projection onto the simplex finds its threshold by a selection
+over the partitions.
 
 This script starts a ``LocalCluster`` of two single-threaded worker processes, each
 limited to ``--worker-memory`` MiB (or connects to ``--scheduler ADDRESS``), makes X of
@@ -15,12 +19,13 @@ predicts on a dask array; with ``--check`` it also fits the same data in this pr
 extra: ``pip install "oracleboost[dask]"``.
 
 Run ``python examples/fit_on_dask_array.py [--rows N] [--features D] [--rounds T]
-[--worker-memory MIB] [--scheduler ADDRESS] [--check]``.  On a real cluster, start
+[--booster maboost|adaboost] [--mirror entropy|euclidean] [--worker-memory MIB]
+[--scheduler ADDRESS] [--check]``.  On a real cluster, start
 ``dask scheduler`` on one machine and ``dask worker tcp://HOST:8786`` on the others
 (oracleboost installed on each) and pass ``--scheduler tcp://HOST:8786``.
 
-MABoost (``MirrorBoostingClassifier``), dual acceleration and functional gradient
-boosting do not run on dask arrays yet (they say so); see the README.
+Dual acceleration and functional gradient boosting do not run on dask arrays yet (they
+say so); see the README.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import time
 
 import numpy as np
 
-from oracleboost.boosters import CoordinateBoostingClassifier
+from oracleboost.boosters import CoordinateBoostingClassifier, MirrorBoostingClassifier
 from oracleboost.oracles import StumpOracle
 
 BLOCK = 8192  # partitions of 16 blocks: 131,072 rows each
@@ -53,12 +58,24 @@ def labels(width: int, block_info=None) -> np.ndarray:
     return (X[:, 0] + 0.5 * X[:, 1] - 0.25 * X[:, 2] + 0.5 * noise > 0).astype(np.int8)
 
 
+def booster(name: str, mirror: str, rounds: int, verbose: int = 0):
+    """The booster to fit: the same one on the cluster and (``--check``) here."""
+    oracle = StumpOracle(block_size=BLOCK)
+    if name == "adaboost":
+        return CoordinateBoostingClassifier(oracle, block_size=BLOCK, n_estimators=rounds,
+                                            verbose=verbose)
+    return MirrorBoostingClassifier(oracle, mirror=mirror, block_size=BLOCK,
+                                    n_estimators=rounds, verbose=verbose)
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=None,
                         help="rows of X (default: 3 × the worker memory limit in float64)")
     parser.add_argument("--features", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--booster", choices=("maboost", "adaboost"), default="maboost")
+    parser.add_argument("--mirror", choices=("entropy", "euclidean"), default="entropy")
     parser.add_argument("--worker-memory", type=int, default=512, metavar="MIB")
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS")
     parser.add_argument("--check", action="store_true",
@@ -89,10 +106,7 @@ def main(argv=None) -> dict:
             y = da.map_blocks(labels, args.features, chunks=(row_chunks,), dtype=np.int8)
             print(f"X: {rows:,} × {args.features} float64 = {X.nbytes / 2**30:.2f} GiB on "
                   f"{workers} workers of {args.worker_memory} MiB each")
-            model = CoordinateBoostingClassifier(
-                StumpOracle(block_size=BLOCK), block_size=BLOCK, n_estimators=args.rounds,
-                verbose=1,
-            )
+            model = booster(args.booster, args.mirror, args.rounds, verbose=1)
             start = time.perf_counter()
             model.fit(X, y)
             seconds = time.perf_counter() - start
@@ -105,9 +119,7 @@ def main(argv=None) -> dict:
             same = None
             if args.check:
                 X_here, y_here = X.compute(), y.compute()
-                here = CoordinateBoostingClassifier(
-                    StumpOracle(block_size=BLOCK), block_size=BLOCK,
-                    n_estimators=args.rounds).fit(X_here, y_here)
+                here = booster(args.booster, args.mirror, args.rounds).fit(X_here, y_here)
                 same = all(np.array_equal(here.history_[k], model.history_[k])
                            for k in here.history_ if "time" not in k)
                 print(f"the same fit in this process: {same}")

@@ -2,6 +2,8 @@
 
 * :data:`ArrayLike` — anything :func:`numpy.asarray` accepts (NumPy's own alias,
   re-exported so that modules annotate inputs from one place).
+* :data:`Rows` — a per-row array of a fit's row blocks: a NumPy array in memory, or a
+  :class:`oracleboost._cluster.Partitioned` held by a Dask cluster's workers.
 * :data:`RandomStateLike` — what :func:`sklearn.utils.check_random_state` accepts: a
   ``numpy.random.RandomState``, an int seed, or ``None`` (NumPy's global generator).
 
@@ -16,7 +18,12 @@ from typing import TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["ArrayLike", "RandomStateLike"]
+from ._cluster import Partitioned
+
+__all__ = ["ArrayLike", "RandomStateLike", "Rows"]
 
 #: A random state as scikit-learn takes it: a generator, an int seed or ``None``.
 RandomStateLike: TypeAlias = np.random.RandomState | int | None
+
+#: Per-row values where the rows are: in memory, or on a cluster's workers.
+Rows: TypeAlias = np.ndarray | Partitioned

@@ -11,7 +11,11 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from oracleboost._cluster import NotDistributedError  # noqa: E402
-from oracleboost.boosters import CoordinateBoostingClassifier  # noqa: E402
+from oracleboost.boosters import (  # noqa: E402
+    CoordinateBoostingClassifier,
+    MirrorBoostingClassifier,
+)
+from oracleboost.boosters.mirror_maps import EntropyMap, MirrorMap  # noqa: E402
 from oracleboost.oracles import LightGBMOracle, StumpOracle  # noqa: E402
 
 # small blocks, so that a few thousand rows make several partitions of 16 blocks
@@ -138,7 +142,80 @@ def test_what_does_not_distribute_says_so(client):
         model.set_params(n_estimators=4).fit(Xd, y)
 
 
-@pytest.mark.parametrize("name", ["MirrorBoostingClassifier", "AcceleratedMarginClassifier",
+#: MABoost's binary configurations: both maps, both updates, every binary variant
+MIRROR_PARAMS = [
+    dict(mirror="entropy"),
+    dict(mirror="entropy", update="active"),
+    dict(mirror="euclidean"),
+    dict(mirror="euclidean", update="lazy"),
+    dict(mirror="entropy", variant="smooth", smoothness=3.0),
+    dict(mirror="euclidean", variant="smooth", smoothness=3.0),
+    dict(mirror="euclidean", variant="max_margin"),
+    dict(mirror="euclidean", variant="sparse", sparsity=0.5),
+    dict(variant="madaboost"),
+]
+
+
+def _mirror(**kw):
+    return MirrorBoostingClassifier(StumpOracle(block_size=BLOCK), block_size=BLOCK, **kw)
+
+
+@pytest.mark.parametrize("params", MIRROR_PARAMS, ids=lambda p: "-".join(map(str, p.values())))
+def test_mirror_dask_fit_equals_memory_fit(client, params):
+    """MABoost (Naghibi & Pfister 2014) on a dask array: every binary variant, both maps
+    (the Euclidean projection's threshold by a selection over the partitions), weights
+    (some 0) on odd seeds."""
+    for seed in (0, 1):
+        X, y = _data(seed)
+        s = None
+        if seed % 2:
+            rng = np.random.RandomState(seed)
+            s = rng.uniform(0.5, 2.0, size=len(y))
+            s[rng.rand(len(y)) < 0.05] = 0.0
+        kw = dict(n_estimators=10, **params)
+        mem = _mirror(**kw).fit(X, y, sample_weight=s)
+        dk = _mirror(**kw).fit(da.from_array(X, chunks=(3000, 2)), da.from_array(y, chunks=5000),
+                               sample_weight=s)
+        assert len(mem.history_["loss"]) > 3
+        _same_fit(mem, dk)
+        assert dk.weights_ is None  # the weights stayed on the workers
+        Xd = da.from_array(X, chunks=4000)
+        for method in ("decision_function", "predict", "predict_proba"):
+            out = getattr(dk, method)(Xd)
+            assert isinstance(out, da.Array)
+            np.testing.assert_array_equal(out.compute(), getattr(mem, method)(X))
+
+
+def test_mirror_what_does_not_distribute_says_so(client):
+    X, y = _data(0, n=3000)
+    Xd = da.from_array(X, chunks=1000)
+    with pytest.raises(NotDistributedError, match="sample_group"):
+        _mirror(variant="smooth", smoothness=2.0).fit(Xd, y, sample_group=np.ones(3000))
+    with pytest.raises(ValueError, match="exactly two classes"):
+        _mirror().fit(Xd, np.arange(3000) % 3)
+
+    class OwnMap(MirrorMap):  # a user's map: gradient and project on whole arrays
+        def gradient(self, w):
+            return np.log(w)
+
+        def project(self, z, cap=None):
+            return EntropyMap().project(z, cap)
+
+        def constant(self, n_cells):
+            return 1.0
+
+        def error_bound(self, potential, n_rows, equal_weights):
+            return np.nan
+
+    np.testing.assert_allclose(  # in memory it works, as the entropy map
+        _mirror(mirror=OwnMap(), n_estimators=3).fit(X, y).decision_function(X),
+        _mirror(n_estimators=3, update="active").fit(X, y).decision_function(X),
+        rtol=1e-12)
+    with pytest.raises(NotDistributedError, match="projects rows in memory only"):
+        _mirror(mirror=OwnMap()).fit(Xd, y)
+
+
+@pytest.mark.parametrize("name", ["AcceleratedMarginClassifier",
                                   "FunctionalGradientClassifier", "FunctionalGradientRegressor"])
 def test_boosters_not_on_clusters_yet_say_so(name):
     """No client needed: the refusal comes before any data moves."""

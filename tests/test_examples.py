@@ -226,7 +226,8 @@ def test_fit_on_dask_array_equals_the_fit_here(empty_cwd):
     script = EXAMPLES / "fit_on_dask_array.py"
     done = subprocess.run(
         [sys.executable, str(script), "--rows", "300000", "--features", "6", "--rounds", "3",
-         "--check"], capture_output=True, text=True, timeout=600, check=False)
+         "--mirror", "euclidean", "--check"], capture_output=True, text=True, timeout=600,
+        check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "the same fit in this process: True" in done.stdout
     assert "3 rounds (max_rounds)" in done.stdout

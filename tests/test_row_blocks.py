@@ -18,6 +18,7 @@ from oracleboost.boosters import (
     CoordinateBoostingClassifier,
     FunctionalGradientClassifier,
     FunctionalGradientRegressor,
+    MirrorBoostingClassifier,
 )
 from oracleboost.oracles import StumpOracle, stumps
 
@@ -75,6 +76,36 @@ def _assert_same_fit(fits, X, method: str = "predict") -> None:
         for key in base:
             np.testing.assert_array_equal(got[key], base[key], err_msg=key)
         np.testing.assert_array_equal(getattr(other, method)(X), getattr(fits[0], method)(X))
+
+
+#: MABoost's binary configurations: both maps, both updates, every binary variant
+MIRROR_PARAMS = [
+    dict(mirror="entropy"),
+    dict(mirror="entropy", update="active"),
+    dict(mirror="euclidean"),
+    dict(mirror="euclidean", update="lazy"),
+    dict(mirror="entropy", variant="smooth", smoothness=3.0),
+    dict(mirror="euclidean", variant="smooth", smoothness=3.0),
+    dict(mirror="entropy", variant="max_margin"),
+    dict(mirror="euclidean", variant="sparse", sparsity=0.5),
+    dict(variant="madaboost"),
+]
+
+
+@pytest.mark.parametrize("params", MIRROR_PARAMS, ids=lambda p: "-".join(map(str, p.values())))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_mirror_fit_is_the_same_on_one_two_and_three_threads(threads_even_when_small,
+                                                              params, seed):
+    X, y = make_classification(n_samples=700, n_features=6, flip_y=0.1, random_state=seed)
+    s = np.random.default_rng(seed).uniform(0.1, 3.0, size=y.shape[0])
+    fits = [MirrorBoostingClassifier(StumpOracle(n_jobs=j, block_size=64), n_jobs=j,
+                                     block_size=64, n_estimators=25, **params
+                                     ).fit(X, y, sample_weight=s) for j in (1, 2, 3)]
+    assert max(threads_even_when_small) == 3
+    assert len(_history(fits[0])["loss"]) > 5
+    _assert_same_fit(fits, X, "decision_function")
+    for other in fits[1:]:
+        np.testing.assert_array_equal(other.weights_, fits[0].weights_)
 
 
 @pytest.mark.parametrize("projection", ["naive", "repeated", "residual"])

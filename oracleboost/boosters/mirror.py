@@ -73,9 +73,12 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks
+from .._cluster import NotDistributedError, is_dask_collection
 from .._typing import ArrayLike, RandomStateLike
 from ..oracles.base import Hypothesis, Oracle
-from .base import BaseBooster, data_signature, fit_context
+from . import cluster_data, mirror_passes, row_passes
+from .base import BaseBooster, data_signature, fit_context, on_dask
 from .classifier import (
     ScoreClassifierMixin,
     SignedColumn,
@@ -86,7 +89,6 @@ from .classifier import (
     weighted_error,
 )
 from .mirror_maps import MIRROR_MAPS, EntropyMap, EuclideanMap, MirrorMap, get_mirror_map
-from .projections import kl_hypercube
 from .rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
 from .steps import (
     InverseSqrtStep,
@@ -125,10 +127,11 @@ def _one_hot(index: np.ndarray, K: int) -> np.ndarray:
 
 @dataclass
 class _Problem(Problem):
-    a: np.ndarray  # labels ±1 (binary) or class indices 0..K−1
-    s: np.ndarray  # sample weights
+    a: np.ndarray  # labels ±1 as int8 (binary) or class indices 0..K−1
+    s: np.ndarray | None  # sample weights (binary: None when all are equal)
+    s_total: float  # Σ s, summed by lanes
     K: int  # 2 for binary
-    cap: np.ndarray | None  # per-cell caps (smooth / dataset-combining), or None
+    cap: object  # per-cell caps (smooth / dataset-combining: a number or rows), or None
     w1: np.ndarray  # the starting distribution over cells
     mirror: MirrorMap
     L: float  # the bound on ‖d‖_*², eq. 8–9: 1 (entropy), number of cells (Euclidean)
@@ -137,6 +140,8 @@ class _Problem(Problem):
     bound: object
     bounded: bool
     secondary: np.ndarray | None
+    blocks: RowBlocks  # the rows' blocks (binary), in memory or on a cluster
+    log_s: object = None  # log s, for the MadaBoost variant with unequal weights
 
 
 @dataclass(frozen=True)
@@ -144,7 +149,9 @@ class _State:
     """Between rounds.  ``w`` is the distribution over cells for the next round;
     ``z`` is the lazy update's dual accumulator (log z for entropy) or, for SparseBoost,
     the unnormalised state y; ``f`` the running vote on the training points;
-    ``potential`` Σ_t (η_t γ_t − L η_t²/2)-type sums behind the ``bound`` record."""
+    ``potential`` Σ_t (η_t γ_t − L η_t²/2)-type sums behind the ``bound`` record.
+    Binary fits also carry the oracle's next query ``w · a``, SparseBoost's ‖y‖₁
+    (``mass``) and the vote's error ε_t (``error``, the MadaBoost variant's step)."""
 
     w: np.ndarray
     z: np.ndarray | None
@@ -152,6 +159,9 @@ class _State:
     t: int
     potential: float
     rng: np.random.RandomState
+    query: np.ndarray | None = None
+    mass: float = 1.0
+    error: float = 1.0
 
 
 @documented()
@@ -192,6 +202,12 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
     random_state : int, RandomState or None, default=None
         Seeds the oracle's calls (one seed per round).
     verbose : int, default=0
+    n_jobs : int or None, default=None
+        Threads of the passes over the rows of a binary fit (None follows
+        ``OMP_NUM_THREADS``, else every core; -1 every core).  Results do not depend on
+        it (:mod:`oracleboost._blocks`).
+    block_size : int, default=65536
+        Rows of a block: the unit of the passes' sums, which decides their rounding.
     warm_start : bool, default=False
         Continue the fitted rounds up to ``n_estimators`` on the same data.
     <early stopping parameters>
@@ -201,8 +217,9 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
     classes_ : ndarray of shape (n_classes,)
     ensemble_ : Ensemble
         Hypotheses with their vote weights η_t.
-    weights_ : ndarray of shape (n_samples,) or (n_samples, n_classes − 1)
-        The distribution w_{T+1} the next round would use (SparseBoost: y/‖y‖₁).
+    weights_ : ndarray of shape (n_samples,) or (n_samples, n_classes − 1), or None
+        The distribution w_{T+1} the next round would use (SparseBoost: y/‖y‖₁); None
+        after a fit on a dask array (the weights stay on the workers, and are freed).
     history_ : dict of ndarray
         Per round: ``loss`` (the weighted training error of the vote, ties counted as
         errors: the quantity Theorems 1–5 bound), ``train_error`` (of ``predict``),
@@ -251,6 +268,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         "smoothness": [Interval(Real, 1, None, closed="left"), None],
         "sparsity": [Interval(Real, 0, 1, closed="left"), None],
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "block_size": [Interval(Integral, 1, None, closed="left")],
     }
 
     # The loss is the 0-1 training error: bounded, and not monotone under any variant's
@@ -270,6 +289,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         n_estimators: int = 100,
         random_state: RandomStateLike = None,
         verbose: int = 0,
+        n_jobs: int | None = None,
+        block_size: int = DEFAULT_BLOCK_SIZE,
         warm_start: bool = False,
         n_iter_no_change: int | None = None,
         validation_fraction: float | None = 0.1,
@@ -285,6 +306,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         self.n_estimators = n_estimators
         self.random_state = random_state
         self.verbose = verbose
+        self.n_jobs = n_jobs
+        self.block_size = block_size
         self.warm_start = warm_start
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
@@ -390,6 +413,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             )
 
     def _setup(self, X, y, sample_weight, sample_group) -> _Problem:
+        if is_dask_collection(X):
+            return self._setup_cluster(X, y, sample_weight, sample_group)
         secondary = None
         if sample_group is not None:
             g = np.asarray(sample_group)
@@ -407,35 +432,88 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         need = "correlate" if K == 2 else "multiclass_correlate"
         bound = self._bind(X, need)
         n = X.shape[0]
-        a = np.where(y_idx == 1, 1.0, -1.0) if K == 2 else y_idx
-        cells_per_row = 1 if K == 2 else K - 1
-        w1 = np.repeat(s / s.sum() / cells_per_row, cells_per_row)
+        capped = self.smoothness is not None and (self.variant == "smooth"
+                                                  or secondary is not None)
+        if K == 2:
+            a = data.signs(np.int8)  # ±1: the passes read them every round (1 byte a row)
+            cap = None
+            if capped:
+                k = float(self.smoothness) / n
+                cap = k if secondary is None else np.where(secondary, k, np.inf)
+            blocks = RowBlocks(n, self.block_size, self.n_jobs)
+            uniform = bool((s == s[0]).all())
+            return self._binary_problem(a, None if uniform else s, cap, mirror, bound,
+                                        secondary, blocks, data_signature(X, a, s, secondary))
+        # multiclass: a distribution over the N × (K − 1) cells, in memory
+        a = y_idx
+        w1 = np.repeat(s / s.sum() / (K - 1), K - 1)
         cap = None
-        if self.smoothness is not None and (self.variant == "smooth" or secondary is not None):
+        if capped:
             row_cap = np.full(n, float(self.smoothness) / n)
             if secondary is not None:
                 row_cap[~secondary] = np.inf
-            cap = np.repeat(row_cap / cells_per_row, cells_per_row)
-            if np.any(w1 > cap):
-                raise ValueError(
-                    f"smoothness={self.smoothness}: the starting distribution (from "
-                    "sample_weight) already exceeds the cap k/N; raise smoothness"
-                )
+            cap = np.repeat(row_cap / (K - 1), K - 1)
+            self._check_cap(bool(np.any(w1 > cap)))
         return _Problem(
-            a=a,
-            s=s,
-            K=K,
-            cap=cap,
-            w1=w1,
-            mirror=mirror,
-            L=mirror.constant(w1.size),
-            rule=self._eta_rule(),
-            lazy=self._resolved_update(mirror) == "lazy",
-            bound=bound,
-            bounded=bound.capabilities.bounded,
-            secondary=secondary,
+            a=a, s=s, s_total=float(s.sum()), K=K, cap=cap, w1=w1, mirror=mirror,
+            L=mirror.constant(w1.size), rule=self._eta_rule(),
+            lazy=self._resolved_update(mirror) == "lazy", bound=bound,
+            bounded=bound.capabilities.bounded, secondary=secondary,
             signature=data_signature(X, a, s, secondary),
+            blocks=RowBlocks(n, self.block_size, self.n_jobs),
         )
+
+    def _check_cap(self, exceeded: bool) -> None:
+        if exceeded:
+            raise ValueError(
+                f"smoothness={self.smoothness}: the starting distribution (from "
+                "sample_weight) already exceeds the cap k/N; raise smoothness"
+            )
+
+    def _binary_problem(self, a, s, cap, mirror: MirrorMap, bound, secondary, blocks,
+                        signature) -> _Problem:
+        """The binary problem from rows in memory or on a cluster (``blocks``): ``s``
+        None means equal weights, and then w_1 is exactly 1/N."""
+        n = blocks.n
+        if s is None:
+            s_total, w1 = float(n), blocks.full(1.0 / n)
+        else:
+            s_total = row_passes.total(blocks, s)
+            w1 = mirror_passes.divided(blocks, s, s_total)
+        if cap is not None:
+            self._check_cap(bool(np.any(w1 > cap)) if isinstance(cap, np.ndarray)
+                            else row_passes.peak(blocks, w1) > cap)
+        return _Problem(
+            a=a, s=s, s_total=s_total, K=2, cap=cap, w1=w1, mirror=mirror,
+            L=mirror.constant(n), rule=self._eta_rule(),
+            lazy=self._resolved_update(mirror) == "lazy", bound=bound,
+            bounded=bound.capabilities.bounded, secondary=secondary, signature=signature,
+            blocks=blocks,
+            # the MadaBoost variant projects log s + min(0, log z) (equal weights cancel)
+            log_s=(row_passes.log(blocks, s) if s is not None and self.variant == "madaboost"
+                   else None),
+        )
+
+    def _setup_cluster(self, X, y, sample_weight, sample_group) -> _Problem:
+        """``_setup`` for X a dask array: the rows on the workers, the same problem."""
+        if self.warm_start and hasattr(self, "ensemble_"):
+            raise NotDistributedError(
+                "warm_start does not continue a fit on a dask array (the running state is "
+                "not kept on the cluster after fit); set warm_start=False"
+            )
+        if sample_group is not None:
+            raise NotDistributedError(
+                "sample_group (the dataset-combining set of §3.2) is not distributed yet; "
+                "on a dask array use variant='smooth' (every weight capped at k/N)"
+            )
+        mirror = get_mirror_map(self.mirror)
+        self._check_options(mirror, 2, False)
+        data = cluster_data.cluster_classification_data(self, X, y, sample_weight,
+                                                        self.block_size)
+        cap = float(self.smoothness) / data.rows.blocks.n if self.variant == "smooth" else None
+        return self._binary_problem(data.ypm, data.s, cap, mirror,
+                                    self._bind_cluster(data.rows, "correlate"), None,
+                                    data.rows.blocks, None)
 
     def _eta_rule(self) -> StepRule:
         """η_t of each variant: Algorithm 1's ν γ_t / L (over √t for Theorem 2's
@@ -456,74 +534,93 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
 
     def _initial_state(self, problem: _Problem):
         p = problem
-        n = p.s.shape[0]
-        f = np.zeros(n) if p.K == 2 else np.zeros((n, p.K))
+        rng = seed_generator(self.random_state)
+        if p.K > 2:
+            z = p.mirror.gradient(p.w1) if p.lazy else None
+            state = _State(w=p.w1.copy(), z=z, f=np.zeros((p.a.shape[0], p.K)), t=0,
+                           potential=0.0, rng=rng)
+            return state, np.zeros(p.K)
+        blocks, w1, mass = p.blocks, p.w1, 1.0
         if self.variant == "sparse":
-            z = p.w1.copy()  # y_1 = w_1: the unnormalised state
+            z, mass = w1, row_passes.total(blocks, w1)  # y_1 = w_1: the unnormalised state
         elif self.variant == "madaboost":
-            z = np.zeros(n)  # log z = −a H_0 = 0
+            z = blocks.full(0.0)  # log z = −a H_0 = 0
         elif p.lazy:
-            z = p.mirror.gradient(p.w1)  # ∇R(z_1) = ∇R(w_1): the dual average starts here
+            z = mirror_passes.gradient(blocks, p.mirror, w1)  # ∇R(z_1) = ∇R(w_1)
         else:
             z = None
-        state = _State(
-            w=p.w1.copy(), z=z, f=f, t=0, potential=0.0, rng=seed_generator(self.random_state)
-        )
-        intercept = 0.0 if p.K == 2 else np.zeros(p.K)
-        return state, intercept
+        query, _, _ = mirror_passes.query(blocks, w1, p.a)
+        state = _State(w=w1, z=z, f=blocks.full(0.0), t=0, potential=0.0, rng=rng,
+                       query=query, mass=mass, error=1.0)
+        return state, 0.0
 
     # -- one round ------------------------------------------------------------------------
     def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
         p = problem
         if p.K > 2:
             return self._multiclass_round(p, state, ensemble)
-        n = p.a.shape[0]
-        w = state.w
-        eps = None
-        if self.variant == "madaboost":
-            # ε_t: the training error of H_{t−1}, ties counted as errors (ε_1 = 1)
-            eps = float(p.s[p.a * state.f <= 0].sum() / p.s.sum())
-            if eps == 0.0:
-                return RoundResult(state, stop=StopReason.ZERO_TRAINING_ERROR)
-        # (a) the weak hypothesis on w_t, as a column in [−1, 1]
-        h = p.bound.correlate(w * p.a, random_state=draw_seed(state.rng))
-        col = SignedColumn.of(h, p.a, w, p.bounded)  # u_i = a_i h(x_i) = −d_i, γ_t ≥ 0
+        n, blocks, nu = p.blocks.n, p.blocks, float(self.learning_rate)
+        if self.variant == "madaboost" and state.error == 0.0:
+            # ε_t, the training error of H_{t−1} (ties counted; ε_1 = 1), is 0: η_t = 0
+            return RoundResult(state, stop=StopReason.ZERO_TRAINING_ERROR)
+        # (a) the weak hypothesis on w_t (the query w_t · a came with the state), as a
+        #     column u = a h / norm in [−1, 1] with γ_t = Σ w u ≥ 0 (negated if need be)
+        h = p.bound.correlate(state.query, random_state=draw_seed(state.rng))
+        col = SignedColumn.of(h, p.a, state.w, p.bounded, blocks)
         if isinstance(col, StopReason):
             return RoundResult(state, stop=col)
-        out, u, gamma, sign, norm = h.train_output, col.u, col.edge, col.sign, col.norm
-        d = -u
-        nu = float(self.learning_rate)
-        z = state.z
-        # (b)–(d) the step, the update and the projection
+        gamma = col.edge
+        # (b) the step η_t of the variant
+        alpha = 0.0
         if self.variant == "sparse":
-            mass = float(z.sum())  # ‖y_t‖₁
-            view = RoundView(nu=nu, edge=gamma, mass=mass, n_samples=n)
+            view = RoundView(nu=nu, edge=gamma, mass=state.mass, n_samples=n)
             eta, alpha = p.rule(view, state.t), p.rule.l1(view)  # eq. 36, the ℓ1 factor
-            z = np.maximum(z + eta * d - alpha * eta, 0.0)  # eq. 29: exact zeros
-            total = float(z.sum())
-            w_next = z / total if total > 0.0 else np.zeros_like(z)
-            potential = state.potential + eta * (gamma * mass - alpha) - n * eta**2 / 2
+            potential = state.potential + eta * (gamma * state.mass - alpha) - n * eta**2 / 2
         elif self.variant == "madaboost":
-            eta = p.rule(RoundView(nu=nu, edge=gamma, error=eps), state.t)
-            z = z + eta * d  # log z_{t+1} = log z_t + η_t d_t = −a H_t
-            # KL onto the hypercube (min(1, z), Lemma 5), then onto the simplex
-            w_next = p.mirror.project(np.log(p.s) + kl_hypercube(z))
+            eta = p.rule(RoundView(nu=nu, edge=gamma, error=state.error), state.t)
             potential = state.potential + gamma**2
         else:
             eta = self._step(p, gamma, state.t)
-            w_next, z = self._mirror_step(p, w, z, eta * d)
             potential = state.potential + eta * gamma - p.L * eta**2 / 2
-        f = state.f + eta * sign * out / norm
-        term = (h.detach(), eta * sign / norm, norm)
-        record = self._record(p, f, w_next, gamma, eta, potential, ensemble, (term,))
+        # (c) the mirror step and the vote f += η_t h (signed, normalised)
+        coef = eta * col.sign / col.norm
+        mode = self.variant if self.variant in ("sparse", "madaboost") else (
+            "lazy" if p.lazy else "active")
+        target, z, f, sums = mirror_passes.mirror_step(
+            blocks, state.w, state.z, state.f, p.a, h.train_output, p.s,
+            p.log_s, coef=coef, mode=mode, mirror=p.mirror,
+            alpha_eta=alpha * eta)
+        # (d) the projection back onto S (S_k): SparseBoost normalises its state y
+        if self.variant == "sparse":
+            w_next = (mirror_passes.divided(blocks, target, sums.mass) if sums.mass > 0.0
+                      else blocks.full(0.0))
+        else:
+            w_next = p.mirror.project_rows(blocks, target,
+                                           None if mode == "madaboost" else p.cap)
+        query, top, zeros = mirror_passes.query(blocks, w_next, p.a)
+        term = (h.detach(), coef, col.norm)
+        loss = sums.loss_mass / p.s_total
+        l1 = ensemble.l1_norm(pending=(term,))
+        record = {
+            "loss": loss,
+            "train_error": sums.wrong_mass / p.s_total,
+            "edge": gamma,
+            "step": eta,
+            "eta": eta,
+            "margin": sums.low / l1 if l1 > 0.0 else math.nan,
+            "max_weight": top * n,
+            "n_zero_weights": float(zeros),
+            "bound": self._bound(p, potential),
+        }
         stop = None
-        if self.variant == "sparse" and not w_next.any():
+        if self.variant == "sparse" and zeros == n:
             stop = StopReason.ZERO_WEIGHTS
-        elif (u[p.s > 0] >= 1.0).all():
+        elif col.u_min >= 1.0:
             # γ = 1: every example right with margin 1; the next distribution is the same
             # and so would every later hypothesis be.
             stop = StopReason.PERFECT_HYPOTHESIS
-        new = _State(w=w_next, z=z, f=f, t=state.t + 1, potential=potential, rng=state.rng)
+        new = _State(w=w_next, z=z, f=f, t=state.t + 1, potential=potential, rng=state.rng,
+                     query=query, mass=sums.mass, error=loss)
         return RoundResult(new, (term,), (record,), stop)
 
     def _step(self, p: _Problem, gamma: float, t: int) -> float:
@@ -618,7 +715,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             if self.learning_rate != 1.0:
                 return math.nan
             return min(1.0, math.sqrt(2.0 / potential)) if potential > 0 else 1.0
-        value = p.mirror.error_bound(potential, p.s)  # Theorem 1 (eqs. 15/18)
+        # binary: s is None exactly when the weights are equal
+        value = p.mirror.error_bound(potential, p.blocks.n, p.s is None)  # Theorem 1 (eqs. 15/18)
         if math.isnan(value):
             return value
         if self.variant == "smooth":
@@ -627,6 +725,9 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
 
     def _boost(self, problem, evals=(), fit_data=None):
         super()._boost(problem, evals, fit_data)
+        if self._state_ is None:  # a fit on a cluster: the weights stayed on the workers
+            self.weights_ = None
+            return
         w = self._state_.w
         self.weights_ = w if problem.K == 2 else w.reshape(-1, problem.K - 1)
 
@@ -643,7 +744,10 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            (A dask array when X is one.)
         """
+        if is_dask_collection(X):
+            return on_dask(self, self.predict_proba, X)
         return self._vote_share(self._raw(X), self.ensemble_.l1_norm())
 
     def staged_predict_proba(self, X: ArrayLike) -> Iterator[np.ndarray]:
@@ -653,6 +757,9 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         ------
         ndarray of shape (n_samples, n_classes)
         """
+        if is_dask_collection(X):
+            yield from on_dask(self, self.staged_predict_proba, X, staged=True)
+            return
         for f, l1 in zip(self._staged_raw(X), self.ensemble_.l1_norms(), strict=True):
             yield self._vote_share(f, l1)
 

@@ -7,8 +7,11 @@ A mirror map ``R`` is everything Algorithm 1 asks of its geometry:
 * ``project(z, cap)``: step (d), the Bregman projection (eq. 2) onto the simplex S, or
   onto the capped simplex S_k (§3.1) and the dataset-combining set S_c (§3.2) when
   ``cap`` holds per-coordinate caps (:mod:`.projections`);
+* ``project_rows(blocks, z, cap)``: the same projection on the rows of a binary fit
+  (:mod:`oracleboost._blocks`), in memory or on a Dask cluster's workers
+  (:mod:`.row_projections`), its sums in lane order;
 * ``constant(n_cells)``: L, the bound on ``‖d_t‖_*²`` behind η_t = γ_t / L (eqs. 8–9);
-* ``error_bound(potential, sample_weight)``: Theorem 1's bound on the training error from
+* ``error_bound(potential, n_rows, equal_weights)``: Theorem 1's bound on the training error from
   the run's own ``Σ_t (η_t γ_t − L η_t² / 2)`` (eqs. 15/18 with the regret bound 13);
 * ``default_update``: the update ``update="auto"`` takes with this map.
 
@@ -24,6 +27,9 @@ from typing import ClassVar
 
 import numpy as np
 
+from .._blocks import RowBlocks
+from .._cluster import NotDistributedError
+from .._typing import Rows
 from .projections import (
     euclidean_capped_simplex,
     euclidean_simplex,
@@ -53,8 +59,18 @@ class MirrorMap:
     def constant(self, n_cells: int) -> float:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def error_bound(self, potential: float, sample_weight: np.ndarray) -> float:
+    def error_bound(self, potential: float, n_rows: int, equal_weights: bool) -> float:
         raise NotImplementedError  # pragma: no cover - interface
+
+    def project_rows(self, blocks: RowBlocks, z: Rows, cap: float | Rows | None = None) -> Rows:
+        """``project`` on the rows of a binary fit (:mod:`oracleboost._blocks`): here in
+        memory only; the library's maps also project rows held by a cluster."""
+        if not isinstance(z, np.ndarray):
+            raise NotDistributedError(
+                f"the mirror map {self!r} projects rows in memory only; on a dask array use "
+                "mirror='entropy' or 'euclidean'"
+            )
+        return self.project(z, cap)
 
 
 @dataclass(frozen=True)
@@ -79,8 +95,13 @@ class EntropyMap(MirrorMap):
     def constant(self, n_cells: int) -> float:
         return 1.0
 
-    def error_bound(self, potential: float, sample_weight: np.ndarray) -> float:
+    def error_bound(self, potential: float, n_rows: int, equal_weights: bool) -> float:
         return math.exp(-potential) if potential > 0 else 1.0
+
+    def project_rows(self, blocks: RowBlocks, z: Rows, cap: float | Rows | None = None) -> Rows:
+        from .row_projections import kl_simplex_rows
+
+        return kl_simplex_rows(blocks, z, cap)
 
 
 @dataclass(frozen=True)
@@ -101,11 +122,15 @@ class EuclideanMap(MirrorMap):
     def constant(self, n_cells: int) -> float:
         return float(n_cells)
 
-    def error_bound(self, potential: float, sample_weight: np.ndarray) -> float:
-        s = sample_weight
-        if not np.all(s == s[0]):
+    def error_bound(self, potential: float, n_rows: int, equal_weights: bool) -> float:
+        if not equal_weights:
             return math.nan  # B(w*, w_1) has no closed form in ε for unequal w_1
-        return 1.0 / (1.0 + 2.0 * s.shape[0] * potential) if potential > 0 else 1.0
+        return 1.0 / (1.0 + 2.0 * n_rows * potential) if potential > 0 else 1.0
+
+    def project_rows(self, blocks: RowBlocks, z: Rows, cap: float | Rows | None = None) -> Rows:
+        from .row_projections import euclidean_simplex_rows
+
+        return euclidean_simplex_rows(blocks, z, cap)
 
 
 MIRROR_MAPS: dict[str, type[MirrorMap]] = {cls.name: cls for cls in (EntropyMap, EuclideanMap)}

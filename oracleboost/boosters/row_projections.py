@@ -77,8 +77,9 @@ from typing import Any, NamedTuple
 import numba as nb
 import numpy as np
 
-from .._blocks import RowBlocks, ordered_sum
+from .._blocks import RowBlocks, ordered_sum, outputs_only
 from .._cluster import Partitioned
+from .._typing import Rows
 from . import _column_kernels as column_kernels
 
 __all__ = ["euclidean_simplex_rows", "kl_simplex_rows"]
@@ -656,6 +657,7 @@ def _eu_residual_stage(blocks: RowBlocks, z, caps, *, cap: float,
     return (), parts
 
 
+@outputs_only(1)
 def _eu_weights_stage(blocks: RowBlocks, z, caps, *, cap: float,
                       tau: float) -> tuple[tuple, None]:
     caps = _NO_CAPS if caps is None else caps
@@ -715,10 +717,12 @@ def _kl_weights(blocks: RowBlocks, lz, caps, *, cap: float, left: float,
     return (w,), parts
 
 
+@outputs_only(1)
 def _copy(blocks: RowBlocks, a) -> tuple[tuple, None]:
     return (np.array(a, dtype=np.float64),), None
 
 
+@outputs_only(1)
 def _support_caps(blocks: RowBlocks, lz, caps, *, cap: float) -> tuple[tuple, None]:
     """``w = cap`` where ``log z > −inf``, else 0 (the tight KL projection)."""
     c = cap if caps is None else caps
@@ -745,6 +749,7 @@ def _kl_exps(blocks: RowBlocks, lz, *, top: float) -> tuple[tuple, np.ndarray]:
     return (e,), parts
 
 
+@outputs_only(1)
 def _divide(blocks: RowBlocks, e, *, total: float) -> tuple[tuple, None]:
     """``e / total`` (in place in memory: ``e`` is this projection's own array)."""
     out = e if blocks.in_place else np.empty(blocks.n)
@@ -931,7 +936,7 @@ def _eu_resolve(a: float, b: float, res: _Pass) -> float:
     return min(max(tau, left), right)
 
 
-def euclidean_simplex_rows(blocks: RowBlocks, z, cap=None):
+def euclidean_simplex_rows(blocks: RowBlocks, z: Rows, cap: float | Rows | None = None) -> Rows:
     """Euclidean projection of the rows ``z`` onto the (capped) simplex.
 
     ``argmin ½‖w − z‖²`` over ``{w : Σ w_i = 1, 0 ≤ w_i ≤ cap_i}``: MABoost's Bregman
@@ -1074,7 +1079,8 @@ def _check_log(st: np.ndarray) -> None:
         raise ValueError("log_z contains +inf; log-weights must be finite or -inf")
 
 
-def kl_simplex_rows(blocks: RowBlocks, log_z, cap=None):
+def kl_simplex_rows(blocks: RowBlocks, log_z: Rows,
+                    cap: float | Rows | None = None) -> Rows:
     """KL projection of the rows ``z`` (given as ``log z``) onto the (capped) simplex.
 
     ``argmin Σ w_i log(w_i/z_i) − w_i + z_i`` over ``{w : Σ w_i = 1, 0 ≤ w_i ≤ cap_i}``:

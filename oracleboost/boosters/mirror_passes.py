@@ -1,0 +1,164 @@
+"""MABoost's passes over the training rows (binary), as stages of row blocks.
+
+Each function runs a stage (:meth:`~oracleboost._blocks.RowBlocks.map`) over the rows of
+a binary :class:`~.mirror.MirrorBoostingClassifier` fit: in memory, its lanes on
+threads, or on a Dask cluster, once per partition on the worker that holds it.  A stage
+returns per-row arrays (which stay where the rows are) and per-lane partials, which the
+caller combines in lane order (sums) or in any order (extremes, counts): the fit is the
+same, bit for bit, for every ``n_jobs`` and every number of workers.
+
+A round (Naghibi & Pfister 2014, Algorithm 1) makes, besides the oracle's query and the
+column's sums (:mod:`.row_passes`):
+
+* :func:`mirror_step`: steps (c) of Algorithm 1 (the point ``∇R(z_{t+1})`` to project,
+  and the lazy dual average), the running vote ``f`` and the vote's record sums;
+* the projection (d), by the mirror map (:mod:`.row_projections`), or SparseBoost's
+  normalisation (:func:`scaled`);
+* :func:`query`: the next round's query ``w · a`` and the record's weight extremes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .._blocks import RowBlocks, ordered_sum, outputs_only
+from .._typing import Rows
+from . import _column_kernels as column_kernels
+from .row_passes import _lane_parts
+
+if TYPE_CHECKING:
+    from .mirror_maps import MirrorMap
+
+__all__ = ["divided", "gradient", "mirror_step", "query", "VoteSums"]
+
+
+@outputs_only(1)
+def _divided(blocks: RowBlocks, a, *, divisor: float) -> tuple[tuple, None]:
+    return (a / divisor,), None
+
+
+def divided(blocks: RowBlocks, a: Rows, divisor: float) -> Rows:
+    """``a / divisor``, elementwise, where the rows are."""
+    return blocks.map(_divided, a, divisor=divisor)[0][0]
+
+
+@outputs_only(1)
+def _gradient(blocks: RowBlocks, w, *, mirror) -> tuple[tuple, None]:
+    return (mirror.gradient(w),), None
+
+
+def gradient(blocks: RowBlocks, mirror: MirrorMap, w: Rows) -> Rows:
+    """``∇R(w)`` of the mirror map (elementwise), where the rows are."""
+    return blocks.map(_gradient, w, mirror=mirror)[0][0]
+
+
+def _query(blocks: RowBlocks, w, a) -> tuple[tuple, np.ndarray]:
+    out = np.empty(blocks.n)
+    parts = np.zeros((blocks.n_lanes, 2))
+
+    def run(q0: int, q1: int, lo: int, hi: int) -> None:
+        np.multiply(w[lo:hi], a[lo:hi], out=out[lo:hi])
+        parts[q0] = (w[lo:hi].max(initial=-math.inf), np.count_nonzero(w[lo:hi] == 0.0))
+
+    blocks.lane_map(run)
+    return (out,), parts
+
+
+def query(blocks: RowBlocks, w: Rows, a: Rows) -> tuple[Rows, float, int]:
+    """The oracle's query ``w · a``, ``max w`` and the number of exact zeros of ``w``
+    (the extremes and counts are exact in any order)."""
+    (q,), parts = blocks.map(_query, w, a)
+    p = _lane_parts(parts)
+    return q, float(p[:, 0].max()), int(p[:, 1].sum())
+
+
+class VoteSums:
+    """The record's sums over the running vote ``f``: ``Σ s [a f ≤ 0]`` (the vote's
+    error with ties counted, the loss Theorems 1–5 bound), ``Σ s [predict wrong]`` and
+    ``min a f``; and for SparseBoost the new state's ``‖y‖₁``."""
+
+    def __init__(self, parts: np.ndarray) -> None:
+        self.loss_mass, self.wrong_mass, self.mass = map(float, ordered_sum(parts[:, [0, 1, 3]]))
+        self.low = float(parts[:, 2].min())
+
+
+def _mirror_step(blocks: RowBlocks, w, z, f, a, out, s, log_s, *, coef: float, mode: str,
+                 mirror, alpha_eta: float) -> tuple[tuple, np.ndarray]:
+    lane = blocks.lane
+    target, z_new, f_new = np.empty(blocks.n), None, np.empty(blocks.n)
+    if mode != "active":
+        z_new = target if mode != "madaboost" else np.empty(blocks.n)
+    parts = np.zeros((blocks.n_lanes, 4))
+    parts[:, 2] = math.inf
+
+    def run(q0: int, q1: int, lo: int, hi: int) -> None:
+        ab, hb = a[lo:hi], out[lo:hi]
+        step = np.multiply(ab, hb)  # a h: the column u up to sign and norm
+        step *= -coef  # η d = −η sign a h / norm (the loss vector d = −u)
+        fb = np.add(f[lo:hi], coef * hb, out=f_new[lo:hi])  # the vote, f += η sign h / norm
+        tb = target[lo:hi]
+        if mode == "lazy":  # ∇R(z_{t+1}) = ∇R(z_t) + η d
+            np.add(z[lo:hi], step, out=tb)
+        elif mode == "active":  # ∇R(z_{t+1}) = ∇R(w_t) + η d
+            np.add(mirror.gradient(w[lo:hi]), step, out=tb)
+        elif mode == "sparse":  # eq. 29: y_{t+1} = max(0, y_t + η d − α η)
+            np.add(z[lo:hi], step, out=tb)
+            tb -= alpha_eta
+            np.maximum(tb, 0.0, out=tb)
+            column_kernels.lane_sums(tb, 0, hi - lo, lane, parts[q0:q1, 3])
+        else:  # madaboost: log z_{t+1} = log z_t + η d, then min(1, z) (Lemma 5)
+            zb = np.add(z[lo:hi], step, out=z_new[lo:hi])
+            np.minimum(zb, 0.0, out=tb)
+            if log_s is not None:
+                tb += log_s[lo:hi]
+        margins = ab * fb
+        wrong = margins <= 0.0  # the vote's error, ties counted as errors
+        mistaken = (fb > 0.0) != (ab > 0)  # predict's error: f = 0 says classes_[0]
+        if s is None:
+            parts[q0:q1, 0] = _lane_counts(wrong, lane)
+            parts[q0:q1, 1] = _lane_counts(mistaken, lane)
+        else:
+            sb = s[lo:hi]
+            column_kernels.lane_sums(np.where(wrong, sb, 0.0), 0, hi - lo, lane,
+                                     parts[q0:q1, 0])
+            column_kernels.lane_sums(np.where(mistaken, sb, 0.0), 0, hi - lo, lane,
+                                     parts[q0:q1, 1])
+        parts[q0, 2] = margins.min(initial=math.inf)
+
+    blocks.lane_map(run)
+    return (target, z_new, f_new), parts
+
+
+def _lane_counts(mask: np.ndarray, lane: int) -> np.ndarray:
+    """Each lane's count of ``mask`` (exact in any order), as floats."""
+    n = mask.shape[0]
+    full = n // lane * lane
+    counts = np.count_nonzero(mask[:full].reshape(-1, lane), axis=1).astype(np.float64)
+    if full < n:
+        counts = np.append(counts, float(np.count_nonzero(mask[full:])))
+    return counts
+
+
+def mirror_step(blocks: RowBlocks, w: Rows, z: Rows | None, f: Rows, a: Rows, out: Rows,
+                s: Rows | None, log_s: Rows | None, *, coef: float, mode: str,
+                mirror: MirrorMap, alpha_eta: float = 0.0
+                ) -> tuple[Rows, Rows | None, Rows, VoteSums]:
+    """Algorithm 1 (c) and the vote, for the hypothesis with outputs ``out`` on the
+    training rows and ``coef = η_t · sign / norm``:
+
+    * the point to project: ``∇R(z_t) + η d`` (``mode="lazy"``: ``z`` is the dual
+      average, ``log z`` for the entropy map) or ``∇R(w_t) + η d`` (``"active"``);
+      SparseBoost's unnormalised ``max(0, y + η d − α η)`` (``"sparse"``, eq. 29); the
+      MadaBoost variant's ``log s + min(0, log z + η d)`` (``"madaboost"``, Lemma 5);
+    * the new dual state (``None`` for ``"active"``);
+    * the vote ``f + coef · out``, and its :class:`VoteSums`.
+
+    ``s`` None means equal weights (the record's sums are counts); ``log_s`` is read by
+    ``"madaboost"`` only (None: equal weights)."""
+    (target, z_new, f_new), parts = blocks.map(
+        _mirror_step, w, z, f, a, out, s, log_s, coef=coef, mode=mode, mirror=mirror,
+        alpha_eta=alpha_eta)
+    return target, z_new, f_new, VoteSums(_lane_parts(parts))
