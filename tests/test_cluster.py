@@ -191,7 +191,7 @@ def test_mirror_what_does_not_distribute_says_so(client):
     Xd = da.from_array(X, chunks=1000)
     with pytest.raises(NotDistributedError, match="sample_group"):
         _mirror(variant="smooth", smoothness=2.0).fit(Xd, y, sample_group=np.ones(3000))
-    with pytest.raises(ValueError, match="exactly two classes"):
+    with pytest.raises(NotDistributedError, match="binary for now; y has 3 classes"):
         _mirror().fit(Xd, np.arange(3000) % 3)
 
     class OwnMap(MirrorMap):  # a user's map: gradient and project on whole arrays

@@ -15,7 +15,14 @@ from typing import Any
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from .._cluster import ClusterBlocks, Partitioned, client_for, from_chunks, rows_per_partition
+from .._cluster import (
+    ClusterBlocks,
+    NotDistributedError,
+    Partitioned,
+    client_for,
+    from_chunks,
+    rows_per_partition,
+)
 from .._validation import normalising_power
 from ..oracles.cluster_stumps import ClusterRows
 from .classifier import check_classes
@@ -52,9 +59,12 @@ def _signs(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
 
 
 def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: Any,
-                                block_size: int) -> ClusterClassificationData:
+                                block_size: int, multiclass_in_memory: bool = False
+                                ) -> ClusterClassificationData:
     """The preamble of a binary classifier's ``fit`` on a dask array X; sets
-    ``classes_`` and ``n_features_in_``."""
+    ``classes_`` and ``n_features_in_``.  ``multiclass_in_memory``: the estimator fits
+    more than two classes in memory, so more than two here is a ``NotDistributedError``
+    (not scikit-learn's binary-only error)."""
     import dask
     import dask.array as da
 
@@ -74,6 +84,12 @@ def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: A
         sample_weight, n, "sample_weight", X.chunks[0]).astype(np.float64)
     classes = np.unique(da.unique(y).compute())
     check_classification_targets(classes)
+    if multiclass_in_memory and len(classes) > 2:
+        raise NotDistributedError(
+            f"{name} on a dask array is binary for now; y has {len(classes)} classes "
+            "(their weights over the rows × classes are not distributed yet): fit a NumPy "
+            "array"
+        )
     check_classes(name, classes, binary=True)
     if s is not None:
         finite, negative, top, zeros = dask.compute(

@@ -509,7 +509,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         mirror = get_mirror_map(self.mirror)
         self._check_options(mirror, 2, False)
         data = cluster_data.cluster_classification_data(self, X, y, sample_weight,
-                                                        self.block_size)
+                                                        self.block_size,
+                                                        multiclass_in_memory=True)
         cap = float(self.smoothness) / data.rows.blocks.n if self.variant == "smooth" else None
         return self._binary_problem(data.ypm, data.s, cap, mirror,
                                     self._bind_cluster(data.rows, "correlate"), None,
