@@ -10,6 +10,8 @@ import pytest
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
+from test_row_blocks import MIRROR_PARAMS  # noqa: E402
+
 from oracleboost._cluster import NotDistributedError  # noqa: E402
 from oracleboost.boosters import (  # noqa: E402
     CoordinateBoostingClassifier,
@@ -140,20 +142,6 @@ def test_what_does_not_distribute_says_so(client):
     model = _booster(n_estimators=2, warm_start=True).fit(Xd, y)
     with pytest.raises(NotDistributedError, match="warm_start"):
         model.set_params(n_estimators=4).fit(Xd, y)
-
-
-#: MABoost's binary configurations: both maps, both updates, every binary variant
-MIRROR_PARAMS = [
-    dict(mirror="entropy"),
-    dict(mirror="entropy", update="active"),
-    dict(mirror="euclidean"),
-    dict(mirror="euclidean", update="lazy"),
-    dict(mirror="entropy", variant="smooth", smoothness=3.0),
-    dict(mirror="euclidean", variant="smooth", smoothness=3.0),
-    dict(mirror="euclidean", variant="max_margin"),
-    dict(mirror="euclidean", variant="sparse", sparsity=0.5),
-    dict(variant="madaboost"),
-]
 
 
 def _mirror(**kw):

@@ -78,7 +78,8 @@ def _assert_same_fit(fits, X, method: str = "predict") -> None:
         np.testing.assert_array_equal(getattr(other, method)(X), getattr(fits[0], method)(X))
 
 
-#: MABoost's binary configurations: both maps, both updates, every binary variant
+#: MABoost's binary configurations: both maps, both updates, every binary variant (also
+#: the cluster's equality test, tests/test_cluster.py)
 MIRROR_PARAMS = [
     dict(mirror="entropy"),
     dict(mirror="entropy", update="active"),
@@ -86,7 +87,7 @@ MIRROR_PARAMS = [
     dict(mirror="euclidean", update="lazy"),
     dict(mirror="entropy", variant="smooth", smoothness=3.0),
     dict(mirror="euclidean", variant="smooth", smoothness=3.0),
-    dict(mirror="entropy", variant="max_margin"),
+    dict(mirror="euclidean", variant="max_margin"),
     dict(mirror="euclidean", variant="sparse", sparsity=0.5),
     dict(variant="madaboost"),
 ]
