@@ -22,7 +22,20 @@ never holds X or any vector of ``n`` rows.
 
 A stage's task never changes its inputs (``ClusterBlocks.in_place`` is False): when a
 worker is lost, Dask runs the tasks that made its partitions again, from the graph, and
-gets the same numbers.
+gets the same numbers.  The scheduler can, because every future a fit holds keeps the
+tasks it came from (the stages of the earlier rounds back to the input chunks) as long
+as the fit holds it: their specs, not their data (``tests/test_cluster_failure.py``).
+What no task makes (data scattered to the lost worker) cannot be made again: the fit
+then stops with a :class:`LostRowsError`.
+
+The graphs a fit submits never share a key with the user's own computations nor with
+each other, except the user's input keys below them: each submission reads the user's
+arrays through a copy under a name of its own (:class:`FreshNames`).  A key submitted
+twice with two different tasks (Dask's optimisation fuses a graph's tasks differently
+depending on what else the graph holds) is a conflict the scheduler resolves by keeping
+the first task and warning ("Detected different `run_spec`", dask/dask#9888); since the
+fit keeps its tasks for the whole fit, any computation the user ran on the same arrays
+meanwhile (a callback scoring the training data) would meet them.
 
 Dask is an optional dependency (``pip install "oracleboost[dask]"``): nothing here is
 imported unless ``fit`` is given a dask array.
@@ -30,6 +43,8 @@ imported unless ``fit`` is given a dask array.
 
 from __future__ import annotations
 
+import itertools
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -38,8 +53,9 @@ import numpy as np
 
 from ._blocks import BLOCKS_PER_PARTITION, LANE_ROWS, RowBlocks, outputs_only
 
-__all__ = ["ClusterBlocks", "NotDistributedError", "Partitioned", "is_dask_collection",
-           "map_rows", "rows_per_partition"]
+__all__ = ["ClusterBlocks", "FreshNames", "LostRowsError", "NotDistributedError",
+           "Partitioned", "is_dask_collection", "map_rows", "persisted_parts",
+           "rows_per_partition"]
 
 
 class NotDistributedError(TypeError):
@@ -122,6 +138,29 @@ def _stat(result: tuple) -> tuple[int, Any]:
     return len(outputs), stat
 
 
+class LostRowsError(RuntimeError):
+    """A fit's rows were lost on the cluster and cannot be computed again."""
+
+
+def _gather(client, futures: list) -> list:
+    """``client.gather(futures)``, saying what a cancelled future means to a fit."""
+    from concurrent.futures import CancelledError
+
+    try:
+        return client.gather(futures)
+    except CancelledError as exc:
+        # Dask makes a lost worker's results again from their tasks; a cancelled future
+        # means it could not: data that only that worker held (arrays made from
+        # client.scatter), or the fit's futures cancelled (Client.restart, cancel)
+        raise LostRowsError(
+            "a fit on a dask array lost rows that cannot be computed again: a lost worker "
+            "held data that no task makes (a dask array made from client.scatter's "
+            "futures), or the fit's futures were cancelled (Client.restart, "
+            "Client.cancel); make X from tasks (dask.array.from_array, from_zarr, "
+            "map_blocks, ...) so that Dask can make a lost worker's rows again"
+        ) from exc
+
+
 class ClusterBlocks(RowBlocks):
     """The row blocks of a fit on a cluster: :class:`RowBlocks` (the same blocks and
     lanes), with :meth:`map` running a stage on every partition's worker.
@@ -158,7 +197,7 @@ class ClusterBlocks(RowBlocks):
                                   pure=False))
         n_out = getattr(stage, "n_outputs", None)
         if n_out is None:
-            gathered = self.client.gather([submit(_stat, f, pure=False) for f in results])
+            gathered = _gather(self.client, [submit(_stat, f, pure=False) for f in results])
             n_out, stats = gathered[0][0], [s for _, s in gathered]
         else:
             # no stat to wait for: the next stage is submitted at once, behind this one
@@ -180,11 +219,46 @@ def _full(blocks: RowBlocks, *, value: float) -> tuple[tuple, None]:
     return (np.full(blocks.n, value),), None
 
 
-def from_chunks(client, chunks: list, sizes) -> Partitioned:
-    """A :class:`Partitioned` of a dask array's row chunks (one chunk a partition),
-    computed and held by the workers."""
-    futures = client.compute(chunks)
-    return Partitioned(tuple((f, None) for f in futures), tuple(sizes))
+def _same(block):
+    return block
+
+
+class FreshNames:
+    """Copies of dask arrays under names no other graph uses: ``fresh(a)`` is ``a``
+    behind one task a chunk that returns it, named ``oracleboost-<count>-<fit's token>``.
+
+    Every array derived from such a copy (rechunked, masked, cast) has keys of its own
+    too, so two graphs built on two copies share only the user's keys below; Dask's
+    optimisation fuses most of those into the copy's tasks (a chain of one task a chunk
+    becomes one task under a new name), so that the user's own computations on the same
+    arrays, before, during or after the fit, meet few of the fit's keys and none that
+    the fit built.  A fit makes one copy for each graph it submits: the same copy in
+    two submissions would give its derived keys two sets of tasks (fused differently in
+    each graph), a conflict the scheduler warns about (dask/dask#9888).
+    ``graph_manipulation.clone``, which would rename every key, fails on sliced and
+    rechunked arrays (dask 2026.8: "Missing dependency").
+    """
+
+    def __init__(self) -> None:
+        self._token = uuid.uuid4().hex
+        self._count = itertools.count()
+
+    def __call__(self, a, chunks: tuple | None = None):
+        """A copy of ``a``; ``chunks``: its chunks, when ``a``'s are unknown (NaN)."""
+        return a.map_blocks(_same, name=f"oracleboost-{next(self._count)}-{self._token}",
+                            chunks=a.chunks if chunks is None else chunks, dtype=a.dtype,
+                            meta=a._meta)
+
+
+def persisted_parts(array, sizes) -> Partitioned:
+    """A :class:`Partitioned` of a persisted 1-D dask array whose chunks are the
+    partitions (``client.persist``: the chunks held by the workers as futures)."""
+    from dask.core import flatten
+    from distributed import futures_of
+
+    futures = {f.key: f for f in futures_of(array)}
+    return Partitioned(tuple((futures[k], None) for k in flatten(array.__dask_keys__())),
+                       tuple(int(k) for k in sizes))
 
 
 def map_rows(method: Callable[[np.ndarray], np.ndarray], X, *, dtype,

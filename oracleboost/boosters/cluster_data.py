@@ -4,6 +4,14 @@ The same checks and the same data as :func:`.classification_data` in memory, mad
 the workers: the classes (the distinct labels, a small reduction), the weights checked,
 the rows of weight 0 dropped, the others normalised by the same power of two, and the
 rows cut into partitions of whole blocks.  Only reductions come back to the client.
+
+Every graph submitted here reads the user's arrays through copies of its own
+(:class:`~oracleboost._cluster.FreshNames`), and each is submitted once: the checks in
+one graph; the labels, the weights and the mask of kept rows in a second, persisted
+(the rows of weight 0 dropped chunk by chunk, by sizes counted in the first, not by
+``compute_chunk_sizes`` graphs); the features in the oracle's two.  So the fit submits
+no key twice with two different tasks (dask/dask#9888), and a user's computation on
+the same arrays meets none of the keys it built.
 """
 
 from __future__ import annotations
@@ -15,12 +23,14 @@ from typing import Any
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
+from .._blocks import RowBlocks, outputs_only
 from .._cluster import (
     ClusterBlocks,
+    FreshNames,
     NotDistributedError,
     Partitioned,
     client_for,
-    from_chunks,
+    persisted_parts,
     rows_per_partition,
 )
 from .._validation import normalising_power
@@ -41,7 +51,8 @@ class ClusterClassificationData:
 
 
 def _dask_rows(a, n: int, name: str, chunks):
-    """``a`` (a dask array, or anything NumPy takes) as a 1-D dask array of ``n`` rows."""
+    """``a`` (a dask array, or anything NumPy takes) as a 1-D dask array of ``n`` rows
+    (a NumPy array in ``chunks``, a dask array as it is)."""
     import dask.array as da
 
     if not hasattr(a, "__dask_graph__"):
@@ -51,7 +62,20 @@ def _dask_rows(a, n: int, name: str, chunks):
         raise ValueError(f"{name} must be 1-D; got shape {a.shape}")
     if a.shape[0] != n:
         raise ValueError(f"{name} has {a.shape[0]} entries but X has {n} rows")
-    return a.rechunk(chunks)
+    return a
+
+
+def _positive(s: np.ndarray) -> np.ndarray:
+    return np.array([np.count_nonzero(s > 0)])
+
+
+def _kept_rows(a: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    return a[keep]
+
+
+@outputs_only(1)
+def _scaled_by(blocks: RowBlocks, s: np.ndarray, *, power: int) -> tuple[tuple, None]:
+    return (np.ldexp(s, power),), None
 
 
 def _signs(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
@@ -65,8 +89,8 @@ def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: A
     ``classes_`` and ``n_features_in_``.  ``multiclass_in_memory``: the estimator fits
     more than two classes in memory, so more than two here is a ``NotDistributedError``
     (not scikit-learn's binary-only error)."""
-    import dask
     import dask.array as da
+    from distributed import futures_of
 
     name = type(estimator).__name__
     client = client_for(f"{name}.fit")
@@ -74,15 +98,29 @@ def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: A
         raise ValueError(f"X must be a 2-D dask array; got shape {X.shape}")
     if X.dtype.kind not in "biuf":
         raise TypeError(f"X must be numeric for {name}; got a dask array of dtype {X.dtype}")
-    X = X.rechunk({1: -1})
-    if any(math.isnan(c) for c in X.chunks[0]):
-        X = X.compute_chunk_sizes()
-    n, d = X.shape
+    fresh = FreshNames()  # a copy of the user's arrays for each graph (see its doc)
+    row_chunks = X.chunks[0]
+    if any(math.isnan(c) for c in row_chunks):  # a dask dataframe's values, say
+        row_chunks = fresh(X).compute_chunk_sizes().chunks[0]
+    n, d = sum(row_chunks), X.shape[1]
     P = rows_per_partition(block_size)
-    y = _dask_rows(y, n, "y", X.chunks[0])
+    y = _dask_rows(y, n, "y", row_chunks)
     s = None if sample_weight is None else _dask_rows(
-        sample_weight, n, "sample_weight", X.chunks[0]).astype(np.float64)
-    classes = np.unique(da.unique(y).compute())
+        sample_weight, n, "sample_weight", row_chunks)
+
+    def column(a, dtype=None):
+        """A copy of a per-row input, in X's row chunks."""
+        a = fresh(a).rechunk((row_chunks,))
+        return a if dtype is None else a.astype(dtype)
+
+    # the first graph: the classes, the weights' checks and each chunk's positive weights
+    checks = [da.unique(column(y))]
+    if s is not None:
+        w = column(s, np.float64)
+        checks += [da.isfinite(w).all(), (w < 0).any(), w.max(),
+                   w.map_blocks(_positive, chunks=((1,) * len(row_chunks),), dtype=np.int64)]
+    checks = client.gather(client.compute(checks))
+    classes = np.unique(checks[0])
     check_classification_targets(classes)
     if multiclass_in_memory and len(classes) > 2:
         raise NotDistributedError(
@@ -91,9 +129,9 @@ def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: A
             "array"
         )
     check_classes(name, classes, binary=True)
+    kept = None  # the rows each of X's row chunks keeps, when some have weight 0
     if s is not None:
-        finite, negative, top, zeros = dask.compute(
-            da.isfinite(s).all(), (s < 0).any(), s.max(), (s == 0).any())
+        finite, negative, top, positive = checks[1:]
         if not finite:
             raise ValueError("sample_weight contains NaN or infinity")
         if negative:
@@ -102,30 +140,56 @@ def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: A
         if not top > 0:
             raise ValueError("sample_weight sums to zero; at least one weight must be "
                              "positive")
-        if zeros:  # rows of weight 0 go, as in memory (they would move the bins)
-            keep = s > 0
-            X, y, s = X[keep], y[keep], s[keep]
-            X, y, s = X.compute_chunk_sizes(), y.compute_chunk_sizes(), s.compute_chunk_sizes()
-            n = X.shape[0]
+        if int(positive.sum()) < n:  # rows of weight 0 go, as in memory (they would
+            kept = tuple(int(k) for k in positive)  # move the bins)
+            n = sum(kept)
+
+    def kept_rows(a, keep):
+        """``a``'s rows where ``keep`` (chunk by chunk: the sizes are known)."""
+        if kept is None:
+            return a
+        index = "ij"[:a.ndim]
+        return da.blockwise(_kept_rows, index, a, index, keep, "i",
+                            adjust_chunks={"i": kept}, dtype=a.dtype, meta=a._meta)
+
+    sizes = (P,) * (n // P) + ((n % P,) if n % P else ())
+    blocks = ClusterBlocks(client, sizes, block_size)
+
+    def signs(labels):
+        return labels.rechunk((sizes,)).map_blocks(_signs, classes, dtype=np.int8)
+
+    # the second graph, persisted: the labels, the weights, their sum and extremes, and
+    # the mask of the kept rows (X's graphs read it), each made once
+    keep = weights = None
+    if s is None:
+        (labels,) = client.persist([signs(column(y))])
+    else:
+        w = column(s, np.float64)
+        mask = w > 0
+        w = kept_rows(w, mask)
         # normalise_weights' power of two (its sum made by Dask: the power differs from
         # the one in memory only if the mean lies within rounding of a power of two)
         exponent = math.frexp(float(top))[1]
-        scaled = float(s.map_blocks(np.ldexp, -exponent, dtype=np.float64).sum().compute())
-        s = s.map_blocks(np.ldexp, normalising_power(exponent, scaled, n), dtype=np.float64)
-    X = X.astype(np.float64).rechunk((P, d))
-    sizes = X.chunks[0]
-    blocks = ClusterBlocks(client, sizes, block_size)
-    y = y.rechunk((sizes,))
-    ypm = from_chunks(client, y.map_blocks(_signs, classes, dtype=np.int8)
-                      .to_delayed().ravel().tolist(), sizes)
-    weights = None
-    if s is not None:
-        s = s.rechunk((sizes,))
-        low, high = dask.compute(s.min(), s.max())
+        labels, w, *scalars = client.persist(
+            [signs(kept_rows(column(y), mask)), w.rechunk((sizes,)),
+             w.map_blocks(np.ldexp, -exponent, dtype=np.float64).sum(), w.min(), w.max()]
+            + ([] if kept is None else [mask]))
+        if kept is not None:
+            keep = scalars.pop()
+        scaled, low, high = (float(v) for v in client.gather(
+            [futures_of(a)[0] for a in scalars]))
         if low != high:  # equal weights cancel, as in memory
-            weights = from_chunks(client, s.to_delayed().ravel().tolist(), sizes)
+            (weights,), _ = blocks.map(_scaled_by, persisted_parts(w, sizes),
+                                       power=normalising_power(exponent, scaled, n))
+
+    def features():
+        """A copy of X's rows of positive weight, float64, in partitions."""
+        a = kept_rows(fresh(X, (row_chunks, X.chunks[1])).rechunk({1: -1}), keep)
+        return a.astype(np.float64).rechunk((P, d))
+
     estimator.classes_ = classes
     estimator.n_features_in_ = d
     if hasattr(estimator, "feature_names_in_"):
         del estimator.feature_names_in_
-    return ClusterClassificationData(ClusterRows(X, blocks), ypm, weights)
+    return ClusterClassificationData(ClusterRows(features(), blocks, features),
+                                     persisted_parts(labels, sizes), weights)

@@ -13,6 +13,7 @@ to bin them; the workers then hold one byte a feature a row.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,10 +31,16 @@ __all__ = ["ClusterRows", "ClusterStumpOracle"]
 @dataclass(frozen=True)
 class ClusterRows:
     """A fit's training features on a cluster: ``X``, a float64 dask array whose row
-    chunks are the partitions of ``blocks``."""
+    chunks are the partitions of ``blocks``; ``copy()`` makes ``X`` again under names of
+    its own (:class:`~oracleboost._cluster.FreshNames`), for each graph that reads it."""
 
     X: object
     blocks: ClusterBlocks
+    copy: Callable[[], Any] | None = None
+
+    def fresh(self):
+        """``X`` for one graph: a copy when there is a ``copy``."""
+        return self.X if self.copy is None else self.copy()
 
 
 def _local_oracle(oracle: StumpOracle, X: np.ndarray,
@@ -92,12 +99,15 @@ class ClusterStumpOracle(BoundStumpOracle):
         self.blocks = blocks
         client = blocks.client
         sample = oracle._sample(blocks.n)
-        X = rows.X if sample is None else rows.X[sample]
+        # X is read twice (the sample, then every row to bin it; holding it between the
+        # two would take 8 bytes a feature a row), each time from a copy of its own: the
+        # second graph must not resubmit the first one's keys (see FreshNames)
+        X = rows.fresh() if sample is None else rows.fresh()[sample]
         # the thresholds from the sample, made on a worker: only they come back
         binned = client.compute(dask.delayed(bin_thresholds)(X, oracle.max_bins,
                                                              oracle.exact))
         self._set_thresholds(binned.result())
-        chunks = rows.X.to_delayed().ravel().tolist()
+        chunks = rows.fresh().to_delayed().ravel().tolist()
         local = client.compute([dask.delayed(_local_oracle)(oracle, chunk, binned)
                                 for chunk in chunks])
         self._local = Partitioned(tuple((f, None) for f in local), blocks.sizes)
