@@ -48,6 +48,11 @@ def _booster(**kw):
 
 def _same_fit(mem, dk):
     assert mem.stop_reason_ == dk.stop_reason_
+    _same_model(mem, dk)
+
+
+def _same_model(mem, dk):
+    """The same rounds, hypotheses, coefficients and classes (the stop reason aside)."""
     keys = set(mem.history_) - {"time", "cumulative_time"}
     assert keys == set(dk.history_) - {"time", "cumulative_time"}
     for key in keys:

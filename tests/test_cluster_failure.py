@@ -33,14 +33,13 @@ distributed = pytest.importorskip("distributed")
 pytest.importorskip("sklearn.callback")  # the hooks into the running fit
 
 import dask  # noqa: E402
+from test_cluster import BLOCK, PARTITION, _same_model  # noqa: E402
+from test_cluster import _data as cluster_data  # noqa: E402
 
 from oracleboost._cluster import LostRowsError  # noqa: E402
 from oracleboost.boosters import BoostingWarning, CoordinateBoostingClassifier  # noqa: E402
 from oracleboost.oracles import StumpOracle  # noqa: E402
 
-# small blocks, so that a few thousand rows make several partitions of 16 blocks
-BLOCK = 256
-PARTITION = 16 * BLOCK
 ROUNDS = 15
 
 
@@ -56,13 +55,13 @@ def client():
         yield c
 
 
-def _data(seed: int, n: int = 3 * PARTITION + 1234, d: int = 5):
-    rng = np.random.RandomState(seed)
-    X = rng.randn(n, d)
-    X[:, 1] = rng.randint(0, 7, n)  # ties, few distinct values
-    y = np.where(X[:, 0] + 0.3 * X[:, 1] + rng.randn(n) > 1.0, "yes", "no")
+def _data(seed: int, n: int = 3 * PARTITION + 1234):
+    """test_cluster's data, with weights (rows of weight 0 go: masks, and partitions
+    cut anew)."""
+    X, y = cluster_data(seed, n)
+    rng = np.random.RandomState(seed + 1000)
     s = rng.exponential(size=n)
-    s[rng.rand(n) < 0.1] = 0.0  # rows of weight 0 go: masks, and partitions cut anew
+    s[rng.rand(n) < 0.1] = 0.0
     return X, y, s
 
 
@@ -70,16 +69,6 @@ def _booster(n_estimators: int = ROUNDS, callback=None):
     model = CoordinateBoostingClassifier(StumpOracle(block_size=BLOCK), block_size=BLOCK,
                                          n_estimators=n_estimators)
     return model if callback is None else model.set_callbacks(callback)
-
-
-def _same_fit(mem, dk):
-    keys = set(mem.history_) - {"time", "cumulative_time"}
-    assert keys == set(dk.history_) - {"time", "cumulative_time"}
-    for key in keys:
-        np.testing.assert_array_equal(mem.history_[key], dk.history_[key], err_msg=key)
-    assert [repr(h) for h in mem.estimators_] == [repr(h) for h in dk.estimators_]
-    np.testing.assert_array_equal(mem.coef_, dk.coef_)
-    np.testing.assert_array_equal(mem.classes_, dk.classes_)
 
 
 class AfterRound:
@@ -132,7 +121,7 @@ def test_a_lost_worker_does_not_change_the_fit(client, when):
                                          da.from_array(y, chunks=5000), sample_weight=s)
     assert callback.done
     assert dk.stop_reason_ == mem.stop_reason_
-    _same_fit(mem, dk)
+    _same_model(mem, dk)
 
 
 def test_futures_cancelled_mid_fit_say_so(client):
@@ -157,7 +146,7 @@ def test_an_interrupt_from_a_callback_keeps_the_completed_rounds(client):
         dk = _booster(callback=AfterRound(5, _interrupt)).fit(
             da.from_array(X, chunks=3000), y, sample_weight=s)
     assert mem.stop_reason_ == dk.stop_reason_ == "interrupted"
-    _same_fit(mem, dk)
+    _same_model(mem, dk)
 
 
 def test_ctrl_c_while_the_workers_compute_keeps_the_completed_rounds(client):
@@ -174,7 +163,7 @@ def test_ctrl_c_while_the_workers_compute_keeps_the_completed_rounds(client):
     assert any("interrupted" in str(w.message) for w in caught)
     rounds = len(dk.history_["loss"])
     assert 6 <= rounds < ROUNDS
-    _same_fit(_booster(rounds).fit(X, y), dk)
+    _same_model(_booster(rounds).fit(X, y), dk)
 
 
 # -- graph keys shared with the user's computations ------------------------------------
@@ -236,8 +225,8 @@ def test_user_computations_on_the_same_arrays(client, kind):
     user = _user_computations(Xd, yd, sd)
     with _no_key_conflicts():
         user()
-        _same_fit(mem, _booster(6, AfterRound(2, user)).fit(Xd, yd, sample_weight=sd))
-        _same_fit(mem, _booster(6).fit(Xd, yd, sample_weight=sd))
+        _same_model(mem, _booster(6, AfterRound(2, user)).fit(Xd, yd, sample_weight=sd))
+        _same_model(mem, _booster(6).fit(Xd, yd, sample_weight=sd))
         user()
 
 
@@ -263,4 +252,4 @@ def test_generated_features(client, make):
     with _no_key_conflicts():
         dk = _booster(6, AfterRound(2, lambda: Xd.mean(axis=0).compute())).fit(Xd, y)
         Xd.sum().compute()
-    _same_fit(mem, dk)
+    _same_model(mem, dk)

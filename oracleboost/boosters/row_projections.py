@@ -850,6 +850,23 @@ def _pivots(sample: np.ndarray, a: float, b: float, k: int) -> np.ndarray:
     return np.unique(v[idx])
 
 
+def _first_pass(blocks: RowBlocks, stage: Callable, rows, caps, cap: float,
+                n_bp: int) -> tuple[Callable[..., _Pass], _Pass]:
+    """The selection's first pass over the ``n_bp`` breakpoints of ``rows`` (the checks,
+    and the sample, or every breakpoint when few), and ``run_pass(**kw)`` for the next
+    passes of the same stage."""
+    small = n_bp <= GATHER
+    stride, thr = _sampling(n_bp, blocks.lane)
+
+    def run_pass(first: bool = False, **kw) -> _Pass:
+        return _run(blocks, stage, rows, caps, cap=cap, first=first, **kw)
+
+    first = run_pass(first=True, a=-math.inf, b=math.inf, piv=_NO_PIVOTS,
+                     stride=0 if small else stride, thr=thr, gathering=small,
+                     limit=blocks.n)
+    return run_pass, first
+
+
 def _select(blocks: RowBlocks, run_pass: Callable[..., _Pass], first: _Pass, m: int,
             left_of: Callable[[np.ndarray], np.ndarray]) -> tuple:
     """The selection loop: refine the bracket ``(a, b)`` with pivots until at most
@@ -975,15 +992,7 @@ def euclidean_simplex_rows(blocks: RowBlocks, z: Rows, cap: float | Rows | None 
     caps, cap = _caps(blocks, cap)
     capped = caps is not None or math.isfinite(cap)
     n_bp = blocks.n * (2 if capped else 1)
-    small = n_bp <= GATHER
-    stride, thr = _sampling(n_bp, blocks.lane)
-
-    def run_pass(first: bool = False, **kw) -> _Pass:
-        return _run(blocks, _eu_pass, z, caps, cap=cap, first=first, **kw)
-
-    first = run_pass(first=True, a=-math.inf, b=math.inf, piv=_NO_PIVOTS,
-                     stride=0 if small else stride, thr=thr, gathering=small,
-                     limit=blocks.n)
+    run_pass, first = _first_pass(blocks, _eu_pass, z, caps, cap, n_bp)
     st = first.stats
     if st[:, 2].any():
         raise ValueError("z contains NaN; every entry must be finite")
@@ -1124,15 +1133,7 @@ def kl_simplex_rows(blocks: RowBlocks, log_z: Rows,
     if caps is None and cap == math.inf:
         return _kl_softmax(blocks, lz, "normalise" if cap_given is None else "project")
     n_bp = blocks.n
-    small = n_bp <= GATHER
-    stride, thr = _sampling(n_bp, blocks.lane)
-
-    def run_pass(first: bool = False, **kw) -> _Pass:
-        return _run(blocks, _kl_pass, lz, caps, cap=cap, first=first, **kw)
-
-    first = run_pass(first=True, a=-math.inf, b=math.inf, piv=_NO_PIVOTS,
-                     stride=0 if small else stride, thr=thr, gathering=small,
-                     limit=blocks.n)
+    run_pass, first = _first_pass(blocks, _kl_pass, lz, caps, cap, n_bp)
     st = first.stats
     _check_log(st)
     if caps is not None:
