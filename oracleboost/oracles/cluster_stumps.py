@@ -38,8 +38,8 @@ class ClusterRows:
     blocks: ClusterBlocks
     copy: Callable[[], Any] | None = None
 
-    def fresh(self):
-        """``X`` for one graph: a copy when there is a ``copy``."""
+    def fresh(self) -> Any:
+        """``X`` (a dask array) for one graph: a copy when there is a ``copy``."""
         return self.X if self.copy is None else self.copy()
 
 
