@@ -35,8 +35,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 __all__ = ["BLOCKS_PER_PARTITION", "DEFAULT_BLOCK_SIZE", "LANE_ROWS", "MIN_ROWS_PER_THREAD",
-           "RowBlocks", "check_n_jobs", "n_threads", "ordered_sum", "outputs_only",
-           "thread_map"]
+           "ReadyStats", "RowBlocks", "check_n_jobs", "deferred_stat", "n_threads",
+           "ordered_sum", "outputs_only", "thread_map"]
 
 T = TypeVar("T")
 
@@ -194,7 +194,7 @@ class RowBlocks:
         workers and its stats coming back in partition order: a caller that combines the
         list in order gets the same bits from both."""
         outputs, stat = stage(self, *rows, **consts)
-        return outputs, [stat]
+        return outputs, ReadyStats([stat]) if getattr(stage, "stat_later", False) else [stat]
 
     def full(self, value: float) -> np.ndarray:
         """A per-row array of ``value``."""
@@ -209,6 +209,29 @@ def outputs_only(n_outputs: int) -> Callable[[Callable], Callable]:
         stage.n_outputs = n_outputs  # type: ignore[attr-defined]
         return stage
     return mark
+
+
+def deferred_stat(n_outputs: int) -> Callable[[Callable], Callable]:
+    """Mark a stage that returns ``n_outputs`` per-row arrays and a stat its caller reads
+    later, not at once: :meth:`RowBlocks.map` then gives, in place of the list of stats,
+    an object whose ``get()`` returns it.  On a cluster the client does not wait for the
+    stage: its stats come back with the next stats the client waits for (one round trip
+    fewer), or when ``get()`` is called first."""
+    def mark(stage: Callable) -> Callable:
+        stage.n_outputs = n_outputs  # type: ignore[attr-defined]
+        stage.stat_later = True  # type: ignore[attr-defined]
+        return stage
+    return mark
+
+
+class ReadyStats:
+    """The stats of a :func:`deferred_stat` stage run in memory: ready at once."""
+
+    def __init__(self, stats: list) -> None:
+        self._stats = stats
+
+    def get(self) -> list:
+        return self._stats
 
 
 def ordered_sum(parts: ArrayLike) -> Any:

@@ -54,8 +54,8 @@ import numpy as np
 from ._blocks import BLOCKS_PER_PARTITION, LANE_ROWS, RowBlocks, outputs_only
 
 __all__ = ["ClusterBlocks", "FreshNames", "LostRowsError", "NotDistributedError",
-           "Partitioned", "is_dask_collection", "map_rows", "persisted_parts",
-           "rows_per_partition"]
+           "Partitioned", "is_dask_collection", "map_rows", "part_value",
+           "persisted_parts", "rows_per_partition"]
 
 
 class NotDistributedError(TypeError):
@@ -124,18 +124,36 @@ class Partitioned:
         return (sum(self.sizes),)
 
 
+def part_value(result: Any, index: Any) -> Any:
+    """A partition's value from its future's ``result``: the result itself (``index``
+    None: a persisted chunk), a stage's ``k``-th output (``index = k``), or the ``k``-th
+    output of the ``pos``-th partition of a task run for a group of partitions
+    (``index = (pos, k)``)."""
+    if index is None:
+        return result
+    if isinstance(index, tuple):
+        pos, k = index
+        return result[pos][0][k]
+    return result[0][index]
+
+
 def _value(ref: tuple) -> Any:
     kind, value, index = ref
-    return value if kind == "const" or index is None else value[0][index]
+    return value if kind == "const" else part_value(value, index)
 
 
-def _run_stage(stage: Callable, n: int, block_size: int, refs: list, consts: dict):
-    return stage(WorkerBlocks(n, block_size), *map(_value, refs), **consts)
+def _run_group(stage: Callable, sizes: list, block_size: int, refs: list,
+               consts: dict) -> list:
+    """``stage`` on each partition of a group (one worker's), in order: one task for
+    them all, so that a round costs a task a worker and stage, not a task a partition
+    (each task costs the scheduler and the worker about a millisecond).  Each partition
+    has blocks of its own, exactly as when it runs alone: the same bits."""
+    return [stage(WorkerBlocks(n, block_size), *map(_value, r), **consts)
+            for n, r in zip(sizes, refs, strict=True)]
 
 
-def _stat(result: tuple) -> tuple[int, Any]:
-    outputs, stat = result
-    return len(outputs), stat
+def _group_stats(results: list) -> list:
+    return [(len(outputs), stat) for outputs, stat in results]
 
 
 class LostRowsError(RuntimeError):
@@ -161,6 +179,29 @@ def _gather(client, futures: list) -> list:
         ) from exc
 
 
+class _PendingStats:
+    """A stage's stats on the cluster, by partition, fetched on the first ``get()``
+    together with every other pending stage's."""
+
+    def __init__(self, blocks: ClusterBlocks, groups: list, futures: list) -> None:
+        self.blocks, self.groups, self.futures = blocks, groups, futures
+        self._stats: list | None = None
+        self.n_outputs = 0
+
+    def fill(self, gathered: list) -> None:
+        self._stats = [None] * self.blocks.n_partitions
+        for g, group_stats in zip(self.groups, gathered, strict=True):
+            for i, (self.n_outputs, stat) in zip(g, group_stats, strict=True):
+                self._stats[i] = stat
+        self.futures = []  # released: the client holds the numbers now
+
+    def get(self) -> list:
+        if self._stats is None:
+            self.blocks._fetch_pending()
+        assert self._stats is not None
+        return self._stats
+
+
 class ClusterBlocks(RowBlocks):
     """The row blocks of a fit on a cluster: :class:`RowBlocks` (the same blocks and
     lanes), with :meth:`map` running a stage on every partition's worker.
@@ -179,33 +220,87 @@ class ClusterBlocks(RowBlocks):
         self.sizes = tuple(int(k) for k in sizes)
         super().__init__(sum(self.sizes), block_size)
         self.client = client
+        # a task a partition until ``place`` groups them by worker
+        self.groups: list[list[int]] = [[i] for i in range(len(self.sizes))]
+        self._pending: list[_PendingStats] = []  # stats submitted and not yet fetched
+
+    def _fetch_pending(self) -> None:
+        """Every pending stage's stats, in one ``gather`` (one round trip)."""
+        pending, self._pending = self._pending, []
+        gathered = _gather(self.client, [f for p in pending for f in p.futures])
+        start = 0
+        for p in pending:
+            stop = start + len(p.futures)
+            p.fill(gathered[start:stop])  # (which lets go of p's futures)
+            start = stop
 
     def lane_map(self, fn: Callable) -> None:
         raise NotDistributedError("a cluster's rows are passed over by map(stage), on the "
                                   "workers")
 
+    @property
+    def n_partitions(self) -> int:
+        return len(self.sizes)
+
+    def place(self, anchor: Partitioned) -> None:
+        """Run later stages a task per worker thread rather than a task per partition:
+        the partitions grouped by the worker that holds ``anchor``'s (the largest per-row
+        data, the oracle's codes), each worker's split into as many runs of consecutive
+        partitions as it has threads.  The grouping changes where and in how many tasks
+        the partitions run, never a partition's numbers nor the order the client
+        combines them in, so it does not change a bit of the fit."""
+        from distributed import wait
+
+        futures = [f for f, _ in anchor.parts]
+        wait(futures)
+        holders = self.client.who_has(futures)
+        threads = self.client.nthreads()
+        by_worker: dict[str, list[int]] = {}
+        for i, f in enumerate(futures):
+            where = sorted(holders.get(f.key, ()))
+            by_worker.setdefault(where[0] if where else "", []).append(i)
+        groups = []
+        for worker, parts in by_worker.items():
+            runs = max(1, min(len(parts), threads.get(worker, 1)))
+            cuts = [len(parts) * r // runs for r in range(runs + 1)]
+            groups += [parts[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+        self.groups = sorted(groups)
+
     def map(self, stage: Callable, *rows: Any, **consts: Any) -> tuple[tuple, list]:
         """``stage(blocks, *rows, **consts)`` on every partition (``Partitioned`` rows give
         each partition its own part; anything else goes to every partition as it is):
         ``(outputs as Partitioned, [stat of each partition, in order])``."""
-        submit = self.client.submit
-        results = []
-        for i, n in enumerate(self.sizes):
-            refs = [("ref", *r.parts[i]) if isinstance(r, Partitioned) else ("const", r, None)
-                    for r in rows]
-            results.append(submit(_run_stage, stage, n, self.block_size, refs, consts,
-                                  pure=False))
+        # one graph a stage (``client.map``: one message to the scheduler), a task a
+        # group of partitions (see ``place``), its keys named after the stage so that
+        # the dashboard and the task stream say which pass a task is
+        name = f"{getattr(stage, '__name__', 'stage')}-{uuid.uuid4().hex}"
+        groups = self.groups
+        refs = [[[("ref", *r.parts[i]) if isinstance(r, Partitioned) else ("const", r, None)
+                  for r in rows] for i in g] for g in groups]
+        n_groups = len(groups)
+        results = self.client.map(_run_group, [stage] * n_groups,
+                                  [[self.sizes[i] for i in g] for g in groups],
+                                  [self.block_size] * n_groups, refs, [consts] * n_groups,
+                                  key=[f"{name}-{j}" for j in range(n_groups)])
         n_out = getattr(stage, "n_outputs", None)
-        if n_out is None:
-            gathered = _gather(self.client, [submit(_stat, f, pure=False) for f in results])
-            n_out, stats = gathered[0][0], [s for _, s in gathered]
-        else:
-            # no stat to wait for: the next stage is submitted at once, behind this one
-            # on the same workers, and the client makes no round trip for this one
-            stats = [None] * len(results)
-        outputs = tuple(
-            Partitioned(tuple((f, k) for f in results), self.sizes) for k in range(n_out)
-        )
+        stats: Any = [None] * len(self.sizes)
+        if n_out is None or getattr(stage, "stat_later", False):
+            pending = _PendingStats(self, groups, self.client.map(
+                _group_stats, results, key=[f"{name}-stat-{j}" for j in range(n_groups)]))
+            self._pending.append(pending)
+            if n_out is None:  # wait for them now
+                stats = pending.get()
+                n_out = pending.n_outputs
+            else:  # a deferred stat: fetched with the next stats waited for
+                stats = pending
+        # else: no stat: the next stage is submitted at once, behind this one on the
+        # same workers, and the client makes no round trip for this one
+        where: list = [None] * len(self.sizes)  # (the group's future, position in it)
+        for g, f in zip(groups, results, strict=True):
+            for pos, i in enumerate(g):
+                where[i] = (f, pos)
+        outputs = tuple(Partitioned(tuple((f, (pos, k)) for f, pos in where), self.sizes)
+                        for k in range(n_out))
         return outputs, stats
 
     def full(self, value: float) -> Partitioned:

@@ -601,9 +601,11 @@ def _scatter(client, a, sizes):
 
 
 def _fetch(client, p):
+    from oracleboost._cluster import part_value
+
     results = client.gather([f for f, _ in p.parts])
-    return np.concatenate([r if k is None else r[0][k]
-                           for r, (_, k) in zip(results, p.parts, strict=True)])
+    return np.concatenate([part_value(r, k) for r, (_, k) in zip(results, p.parts,
+                                                                  strict=True)])
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -130,16 +130,16 @@ def _two_value_masses(a, y, w, norm, sign, lo, hi):  # pragma: no cover - compil
 
 
 @nb.jit(**_JIT)
-def _normalise(e, shifted, y, total, query):  # pragma: no cover - compiled
-    """The weights' last pass: ``e /= total`` (in place: the normalised weights ``w``),
-    ``query = w * y`` (the oracle's question) and ``Σ w · shifted`` (the entropy's
-    inner product), in one pass instead of three."""
+def _normalise(e, z, top, y, total, w, query):  # pragma: no cover - compiled
+    """The weights' last pass: ``w = e / total`` (``w`` may be ``e`` itself: in place),
+    ``query = w * y`` (the oracle's question) and ``Σ w · (z − top)`` (the entropy's
+    inner product; ``e = exp(z − top)``), in one pass instead of three."""
     acc = 0.0
     for i in range(e.shape[0]):
         wi = e[i] / total
-        e[i] = wi
+        w[i] = wi
         query[i] = wi * y[i]
-        acc += wi * shifted[i]
+        acc += wi * (z[i] - top)
     return acc
 
 
@@ -229,12 +229,12 @@ def two_value_masses(a, y, w, norm, sign, lo_u, hi_u, lo, hi, lane,
 
 
 @nb.jit(**_JIT)
-def normalise(e, shifted, y, total, query, lo, hi, lane, out):  # pragma: no cover - compiled
-    """:func:`_normalise` on every lane of ``lo:hi``, each lane's ``Σ w · shifted`` into
-    ``out[q]``."""
+def normalise(e, z, top, y, total, w, query, lo, hi, lane, out):  # pragma: no cover
+    """:func:`_normalise` on every lane of ``lo:hi``, each lane's ``Σ w · (z − top)``
+    into ``out[q]``."""
     q = 0
     for start in range(lo, hi, lane):
         stop = min(start + lane, hi)
-        out[q] = _normalise(e[start:stop], shifted[start:stop], y[start:stop], total,
-                            query[start:stop])
+        out[q] = _normalise(e[start:stop], z[start:stop], top, y[start:stop], total,
+                            w[start:stop], query[start:stop])
         q += 1

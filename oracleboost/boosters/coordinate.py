@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -71,12 +71,13 @@ class _Problem(Problem):
 @dataclass(frozen=True)
 class _State:
     """Between rounds: the margins ``y_i f(x_i)``, the next round's dual weights and
-    their entropy, and the generator of oracle seeds."""
+    their entropy (a function: read when the round is recorded), and the generator of
+    oracle seeds."""
 
     margins: np.ndarray
     w: np.ndarray
     query: np.ndarray
-    entropy: float
+    entropy: Callable[[], float]
     rng: np.random.RandomState
 
 @documented()
@@ -396,7 +397,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             "train_error": wrong / p.s_total,
             "edge": col.edge,
             "step": alpha,
-            "entropy": state.entropy,  # of the weights this round used
+            "entropy": state.entropy(),  # of the weights this round used
         }
         if p.rule.uses_line and stop is None:  # a search's cost: R and R' evaluated
             record["line_evaluations"] = float(view.line.evaluations[0])

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from .._blocks import RowBlocks, ordered_sum, outputs_only
+from .._blocks import RowBlocks, deferred_stat, ordered_sum, outputs_only
 from ..losses import Loss, MarginLoss
 from . import _column_kernels as column_kernels
 
@@ -176,62 +178,61 @@ def _logits(blocks: RowBlocks, margins, log_s, *, loss: MarginLoss) -> tuple[tup
     return (zs, log_phis), tops
 
 
-def _exps(blocks: RowBlocks, margins, zs, log_phis, *, top: float,
+def _exps(blocks: RowBlocks, zs, log_phis, *, top: float,
           top_phi: float) -> tuple[tuple, np.ndarray]:
-    """Pass 2: ``w = exp(z − top)``, the shifted logits, and the lanes' sums."""
+    """Pass 2: ``w = exp(z − top)`` and the lanes' sums (the logits left as they are)."""
     lane, w = blocks.lane, np.empty(blocks.n)
-    shifted: dict[int, np.ndarray] = {}
 
     def exps(lo: int, hi: int, out: np.ndarray) -> None:
-        z = zs[lo]
-        # in place unless the loss handed back (a view of) the margins themselves, or
-        # the blocks are a worker's (whose tasks leave their inputs as they were)
-        inplace = blocks.in_place and not np.shares_memory(z, margins)
-        shifted[lo] = z = np.subtract(z, top, out=z) if inplace else z - top
         wb = w[lo:hi]
-        np.exp(z, out=wb)
+        np.exp(np.subtract(zs[lo], top, out=wb), out=wb)
         column_kernels.lane_sums(wb, 0, hi - lo, lane, out[:, 0])
         if log_phis and math.isfinite(top_phi):
             column_kernels.lane_sums(np.exp(log_phis[lo] - top_phi), 0, hi - lo, lane,
                                      out[:, 1])
 
-    sums = _lanes(blocks, 2, exps)
-    return (w, shifted), sums
+    return (w,), _lanes(blocks, 2, exps)
 
 
-def _normalise(blocks: RowBlocks, w, shifted, y, *, total: float) -> tuple[tuple, np.ndarray]:
-    """Pass 3: ``w /= total``, ``query = w · y`` and the lanes' ``Σ w (z − top)``."""
+@deferred_stat(2)
+def _normalise(blocks: RowBlocks, e, zs, y, *, top: float,
+               total: float) -> tuple[tuple, np.ndarray]:
+    """Pass 3: ``w = e / total``, ``query = w · y`` and the lanes' ``Σ w (z − top)``
+    (the entropy's, read when the round is recorded: see ``deferred_stat``)."""
     lane, query = blocks.lane, np.empty(blocks.n)
-    if not blocks.in_place:
-        w = w.copy()
-    # normalises w in place; a compiled sum, as np.dot's BLAS rounds by CPU
+    w = e if blocks.in_place else np.empty(blocks.n)
+    # a compiled sum, as np.dot's BLAS rounds by CPU
     inner = _lanes(blocks, 1, lambda lo, hi, out: column_kernels.normalise(
-        w[lo:hi], shifted[lo], y[lo:hi], total, query[lo:hi], 0, hi - lo, lane, out[:, 0]))
+        e[lo:hi], zs[lo], top, y[lo:hi], total, w[lo:hi], query[lo:hi], 0, hi - lo, lane,
+        out[:, 0]))
     return (w, query), inner
 
 
 def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
                  log_s: np.ndarray | None, y: np.ndarray,
-                 log_mass: float) -> tuple[np.ndarray, np.ndarray, float, float]:
+                 log_mass: float
+                 ) -> tuple[np.ndarray, np.ndarray, Callable[[], float], float]:
     """The normalised dual weights ``w ∝ s · (−φ'(margins))`` in log space, the oracle's
-    query ``w · y``, the weights' Shannon entropy (Telgarsky 2012, Remark 5) and the
-    log-risk ``log(Σ s φ(margins) / Σ s)`` (``log_mass`` is ``log Σ s``).
+    query ``w · y``, the weights' Shannon entropy (Telgarsky 2012, Remark 5) as a
+    function to call when it is recorded (on a cluster, its sums come back with the
+    next stats the client waits for: one round trip fewer) and the log-risk
+    ``log(Σ s φ(margins) / Σ s)`` (``log_mass`` is ``log Σ s``).
 
     Three passes on threads (or a cluster's partitions), each followed by a reduction
     over lanes:
 
     1. the logits ``z = log(−φ'(m)) + log s`` and their maximum ``top`` (and, unless
        ``φ = −φ'``, the log-risk terms ``log φ(m) + log s`` and their maximum);
-    2. ``w = exp(z − top)`` (NumPy's vectorised ``exp``, in place) and its lanes' sums,
-       whose total in lane order is ``total``;
+    2. ``w = exp(z − top)`` (NumPy's vectorised ``exp``) and its lanes' sums, whose
+       total in lane order is ``total``;
     3. ``w /= total``, ``query = w · y`` and ``Σ w (z − top)``, one compiled pass.
 
-    The entropy ``−Σ w log w = log total − Σ w (z − top)`` reuses the shifted logits;
+    The entropy ``−Σ w log w = log total − Σ w (z − top)`` reuses the logits;
     for the exponential loss (φ = −φ') the normaliser is the risk itself, so one ``exp``
     a row gives all four.
     """
     (zs, log_phis), parts = blocks.map(_logits, margins, log_s, loss=loss)
-    return _weights_from_logits(blocks, loss, margins, zs, log_phis, parts, y, log_mass)
+    return _weights_from_logits(blocks, loss, zs, log_phis, parts, y, log_mass)
 
 
 def _step_logits(blocks: RowBlocks, m, a, y, s, log_s, *, c: float,
@@ -246,7 +247,7 @@ def _step_logits(blocks: RowBlocks, m, a, y, s, log_s, *, c: float,
 def step_and_weights(blocks: RowBlocks, loss: MarginLoss, m: np.ndarray, a: np.ndarray,
                      y: np.ndarray, c: float, s: np.ndarray, log_s: np.ndarray | None,
                      log_mass: float) -> tuple[np.ndarray, float, float, np.ndarray,
-                                               np.ndarray, float, float]:
+                                               np.ndarray, Callable[[], float], float]:
     """The step's new margins ``m + c y a`` (:func:`._column_kernels.step_margins`), their
     minimum ``low`` and ``wrong = Σ s [wrong]``, then :func:`dual_weights` at the new
     margins: ``(margins, low, wrong, w, query, entropy, log_loss)``, the step's pass and
@@ -256,21 +257,33 @@ def step_and_weights(blocks: RowBlocks, loss: MarginLoss, m: np.ndarray, a: np.n
     p = _lane_parts([step for step, _ in parts])
     low, wrong = float(p[:, 0].min()), float(ordered_sum(p[:, 1]))
     return (margins, low, wrong, *_weights_from_logits(
-        blocks, loss, margins, zs, log_phis, [tops for _, tops in parts], y, log_mass))
+        blocks, loss, zs, log_phis, [tops for _, tops in parts], y, log_mass))
 
 
-def _weights_from_logits(blocks: RowBlocks, loss: MarginLoss, margins, zs, log_phis,
-                         parts: list, y, log_mass: float):
+@dataclass(frozen=True)
+class _Entropy:
+    """The weights' entropy ``log total − Σ w (z − top)``, its lanes' sums read when it
+    is called (a fitted model keeps it in its running state: a class, so it pickles)."""
+
+    total: float
+    later: Any
+
+    def __call__(self) -> float:
+        return math.log(self.total) - float(ordered_sum(_lane_parts(self.later.get())[:, 0]))
+
+
+def _weights_from_logits(blocks: RowBlocks, loss: MarginLoss, zs, log_phis, parts: list,
+                         y, log_mass: float):
     """Passes 2 and 3 of :func:`dual_weights`, from pass 1's outputs and stats."""
     separate = not loss.phi_is_neg_dphi
     tops = _lane_parts(parts)
     top = float(tops[:, 0].max())
     top_phi = float(tops[:, 1].max())
-    (w, shifted), parts = blocks.map(_exps, margins, zs, log_phis, top=top, top_phi=top_phi)
+    (e,), parts = blocks.map(_exps, zs, log_phis, top=top, top_phi=top_phi)
     sums = _lane_parts(parts)
     total = float(ordered_sum(sums[:, 0]))
-    (w, query), parts = blocks.map(_normalise, w, shifted, y, total=total)
-    entropy = math.log(total) - float(ordered_sum(_lane_parts(parts)[:, 0]))
+    (w, query), later = blocks.map(_normalise, e, zs, y, top=top, total=total)
+    entropy = _Entropy(total, later)
     if not separate:
         log_loss = top + math.log(total) - log_mass
     elif not math.isfinite(top_phi):

@@ -111,6 +111,7 @@ class ClusterStumpOracle(BoundStumpOracle):
         local = client.compute([dask.delayed(_local_oracle)(oracle, chunk, binned)
                                 for chunk in chunks])
         self._local = Partitioned(tuple((f, None) for f in local), blocks.sizes)
+        blocks.place(self._local)  # a task a worker thread, where the codes are
         self._counts = np.empty((self.n_features, self._B))
         _add_in_order(blocks.map(_partition_counts, self._local)[1], (self._counts,))
 
