@@ -15,8 +15,11 @@ and this process: the client's share of a round), with the tasks per round.
 
 Run from the repository root with nothing else running::
 
-    python benchmarks/bench_dask.py                 # 10,000,000 rows, 5 repeats
+    python benchmarks/bench_dask.py --write         # 10,000,000 rows, 5 repeats: the record
     python benchmarks/bench_dask.py --rows 2000000 --repeats 3
+
+``--write`` puts the result in ``benchmarks/README.md``, in its own section (between
+``DASK_START`` and ``DASK_END``), which ``run.py`` keeps when it rewrites the file.
 """
 
 from __future__ import annotations
@@ -26,13 +29,17 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import datetime  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 BLOCK = 1 << 16
+README = Path(__file__).resolve().parent / "README.md"
+DASK_START, DASK_END = "<!-- DASK_START -->", "<!-- DASK_END -->"
 
 
 def _features(block_info=None) -> np.ndarray:
@@ -52,6 +59,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--features", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=10, help="R1 (R2 = 3 R1)")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--write", action="store_true",
+                        help="record the result in benchmarks/README.md")
     args = parser.parse_args(argv)
     import dask.array as da
     import distributed
@@ -106,20 +115,73 @@ def main(argv=None) -> dict:
     med = {k: statistics.median(v) for k, v in times.items()}
     per_ours = (med["o2"] - med["o1"]) / (r2 - r1)
     per_lgb = (med["l2"] - med["l1"]) / (r2 - r1)
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
-          f"LocalCluster of 2 single-threaded workers; {args.rows:,} × {args.features}")
-    for k, v in times.items():
-        print(f"  {k}: median {med[k]:.2f} s (min {min(v):.2f}, max {max(v):.2f})")
-    print(f"per round: ours {per_ours * 1e3:.0f} ms, lightgbm.dask {per_lgb * 1e3:.0f} ms, "
-          f"ratio {per_ours / per_lgb:.2f}")
-    print(f"fixed cost (fit of R1 minus R1 rounds): ours {med['o1'] - r1 * per_ours:.1f} s, "
-          f"lightgbm.dask {med['l1'] - r1 * per_lgb:.1f} s")
+    # each repeat's own marginal ratio, for the spread
+    ratios = sorted((o2 - o1) / (l2 - l1) for o1, o2, l1, l2 in zip(
+        times["o1"], times["o2"], times["l1"], times["l2"], strict=True))
     wall, compute = (w2 - w1) / (r2 - r1), (c2 - c1) / (r2 - r1)
     share = 1.0 - compute / wall
-    print(f"our round under get_task_stream: {wall * 1e3:.0f} ms wall, the busier worker "
-          f"computes {compute * 1e3:.0f} ms of it: scheduler and client share {share:.0%}; "
-          f"{(n2 - n1) / (r2 - r1):.0f} tasks a round")
+    lines = [
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
+        f"LocalCluster of 2 single-threaded workers; {args.rows:,} × {args.features}",
+        *(f"  {k}: median {med[k]:.2f} s (min {min(v):.2f}, max {max(v):.2f})"
+          for k, v in times.items()),
+        f"per round: ours {per_ours * 1e3:.0f} ms, lightgbm.dask {per_lgb * 1e3:.0f} ms, "
+        f"ratio {per_ours / per_lgb:.2f} (each repeat's own: {ratios[0]:.2f}–{ratios[-1]:.2f})",
+        f"fixed cost (fit of R1 minus R1 rounds): ours {med['o1'] - r1 * per_ours:.1f} s, "
+        f"lightgbm.dask {med['l1'] - r1 * per_lgb:.1f} s",
+        f"our round under get_task_stream: {wall * 1e3:.0f} ms wall, the busier worker "
+        f"computes {compute * 1e3:.0f} ms of it: scheduler and client share {share:.0%}; "
+        f"{(n2 - n1) / (r2 - r1):.0f} tasks a round",
+    ]
+    print("\n".join(lines))
+    if args.write:
+        _write(args, lines, per_ours, per_lgb, ratios, share)
     return {"ours": per_ours, "lightgbm": per_lgb, "times": times, "share": share}
+
+
+def _write(args, lines: list[str], ours: float, lgb: float, ratios: list[float],
+           share: float) -> None:
+    """The Dask section of benchmarks/README.md, replaced (or appended)."""
+    import dask
+    import lightgbm
+    from run import _git_commit, machine  # benchmarks/run.py, beside this file
+
+    when = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    items = "\n".join(f"- {k}: {v}" for k, v in machine())
+    output = "\n".join(f"    {line}" for line in lines)
+    met = "yes" if ours / lgb <= 1.0 else "NO"
+    section = f"""{DASK_START}
+## Dask: AdaBoost stumps on a LocalCluster
+
+Written by `python benchmarks/bench_dask.py --write` (its docstring gives the method):
+{args.rows:,} × {args.features} float64 on a `LocalCluster` of 2 single-threaded worker
+processes (`OMP_NUM_THREADS=1`), {args.repeats} repeats interleaved, marginal cost a round
+(R = {args.rounds}→{3 * args.rounds}) from the medians.  Anchor:
+`lightgbm.dask.DaskLGBMClassifier(num_leaves=2, max_bin=255, num_threads=1)` on the same
+cluster and persisted arrays.
+
+| row | ours | anchor | ratio | min–max | target | met | scheduler and client share |
+|---|---|---|---|---|---|---|---|
+| `dask_adaboost_10m` | {ours * 1e3:.0f} ms | {lgb * 1e3:.0f} ms | {ours / lgb:.2f} | \
+{ratios[0]:.2f}–{ratios[-1]:.2f} | ≤ 1 | {met} | {share:.0%} |
+
+Output:
+
+{output}
+
+- date: {when}; oracleboost {_git_commit()}, dask {dask.__version__}, lightgbm \
+{lightgbm.__version__}
+{items}
+{DASK_END}
+"""
+    text = README.read_text() if README.exists() else ""
+    if DASK_START in text and DASK_END in text:
+        head, rest = text.split(DASK_START, 1)
+        text = head + section.rstrip("\n") + rest.split(DASK_END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    README.write_text(text)
+    print(f"wrote {README}")
 
 
 if __name__ == "__main__":

@@ -1237,6 +1237,16 @@ def why_missed(rows: list[dict]) -> str:
     )
 
 
+def _dask_section() -> str:
+    """The Dask section that ``bench_dask.py --write`` keeps in README.md (its own run:
+    a cluster of processes, not a row of this one), carried over as it is."""
+    text = README.read_text() if README.exists() else ""
+    start, end = "<!-- DASK_START -->", "<!-- DASK_END -->"
+    if start not in text or end not in text:
+        return ""
+    return "\n" + start + text.split(start, 1)[1].split(end, 1)[0] + end + "\n"
+
+
 def report(rows: list[dict], cfg: Config, argv: list[str], seconds: float,
            load: str) -> str:
     command = "python3 " + shlex.join(["benchmarks/run.py", *argv])
@@ -1366,7 +1376,7 @@ def main(argv: list[str] | None = None) -> None:
         why = "--no-write" if args.no_write else "quick, partial or < 5 repeats; --write forces"
         print(f"\n{README} not written ({why})")
         return
-    README.write_text(report(rows, cfg, argv, seconds, load))
+    README.write_text(report(rows, cfg, argv, seconds, load) + _dask_section())
     print(f"\nwrote {README}")
 
 

@@ -234,6 +234,12 @@ class ClusterBlocks(RowBlocks):
             p.fill(gathered[start:stop])  # (which lets go of p's futures)
             start = stop
 
+    def settle(self) -> None:
+        """Wait for the stages whose stats are still pending, so that a fit that ends
+        lets go of no running task (Dask would log the cancelled task as a warning)."""
+        if self._pending:
+            self._fetch_pending()
+
     def lane_map(self, fn: Callable) -> None:
         raise NotDistributedError("a cluster's rows are passed over by map(stage), on the "
                                   "workers")

@@ -233,3 +233,42 @@ def test_bad_input_on_dask_names_it(client):
         _booster().fit(da.from_array(X, chunks=1000), y, sample_weight=-np.ones(3000))
     with pytest.raises(TypeError, match="X must be numeric"):
         _booster().fit(da.from_array(X.astype(str), chunks=1000), y)
+
+
+def _stage_sums(blocks, a, *, c: float):
+    """A stage with two outputs and a stat: the partition's sum."""
+    return (a * c, a + c), float(np.sum(a))
+
+
+def test_grouped_tasks_keep_each_partitions_outputs_and_stats(client):
+    """``ClusterBlocks.place``: a task a worker runs several partitions (grouped by where
+    the anchor's parts are, not in order), yet each partition's outputs and stats stay its
+    own; a deferred stat, fetched with the next stats waited for, is its stage's."""
+    from oracleboost._blocks import deferred_stat
+    from oracleboost._cluster import ClusterBlocks, Partitioned, part_value
+
+    sizes = [PARTITION] * 5 + [77]
+    a = np.random.RandomState(0).randn(sum(sizes))
+    cuts = np.cumsum([0, *sizes])
+    parts = [a[i:j] for i, j in zip(cuts[:-1], cuts[1:], strict=True)]
+    futures = client.scatter(parts, hash=False)
+    anchor = Partitioned(tuple((f, None) for f in futures), tuple(sizes))
+    blocks = ClusterBlocks(client, sizes, BLOCK)
+    blocks.place(anchor)
+    assert sorted(i for g in blocks.groups for i in g) == list(range(len(sizes)))
+    assert len(blocks.groups) == 2  # 2 workers of one thread: a task each
+
+    deferred = deferred_stat(2)(lambda blocks, a, *, c: _stage_sums(blocks, a, c=c))
+    (scaled, shifted), later = blocks.map(deferred, anchor, c=2.0)
+    (twice, _), stats = blocks.map(_stage_sums, scaled, c=1.0)  # fetches `later` too
+    assert stats == [float(np.sum(p * 2.0)) for p in parts]
+    assert later.get() == [float(np.sum(p)) for p in parts]
+
+    def fetch(p):
+        results = client.gather([f for f, _ in p.parts])
+        return np.concatenate([part_value(r, k) for r, (_, k) in zip(results, p.parts,
+                                                                     strict=True)])
+
+    np.testing.assert_array_equal(fetch(shifted), a + 2.0)
+    np.testing.assert_array_equal(fetch(twice), a * 2.0)
+    blocks.settle()

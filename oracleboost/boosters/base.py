@@ -602,8 +602,10 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         self.stop_reason_ = run.stop
         # a fit on a cluster keeps no running state: it lives on the workers (futures
         # that a pickle could not carry, and that would hold the workers' memory)
-        self._state_ = None if isinstance(getattr(problem, "blocks", None), ClusterBlocks) \
-            else run.state
+        blocks = getattr(problem, "blocks", None)
+        if isinstance(blocks, ClusterBlocks):
+            blocks.settle()
+        self._state_ = None if isinstance(blocks, ClusterBlocks) else run.state
         self._signature_ = problem.signature
 
     def _fitted_attributes(self, run: Run) -> dict:
