@@ -186,13 +186,14 @@ class RowBlocks:
         thread_map(fn, runs, threads, star=True)
 
     def map(self, stage: Callable[..., tuple[tuple, Any]], *rows: Any,
-            **consts: Any) -> tuple[tuple, list]:
+            **consts: Any) -> tuple[tuple, Any]:
         """``stage(blocks, *rows, **consts) -> (outputs, stat)`` over every row: here
         once, on these blocks (the stage runs its own lanes on threads), giving
         ``(outputs, [stat])``.  A cluster's blocks (:class:`oracleboost._cluster.
         ClusterBlocks`) run the same stage once per partition, its outputs staying on the
         workers and its stats coming back in partition order: a caller that combines the
-        list in order gets the same bits from both."""
+        list in order gets the same bits from both.  A :func:`deferred_stat` stage gives,
+        in place of the list, an object whose ``get()`` returns it."""
         outputs, stat = stage(self, *rows, **consts)
         return outputs, ReadyStats([stat]) if getattr(stage, "stat_later", False) else [stat]
 

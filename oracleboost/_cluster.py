@@ -272,10 +272,11 @@ class ClusterBlocks(RowBlocks):
             groups += [parts[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
         self.groups = sorted(groups)
 
-    def map(self, stage: Callable, *rows: Any, **consts: Any) -> tuple[tuple, list]:
+    def map(self, stage: Callable, *rows: Any, **consts: Any) -> tuple[tuple, Any]:
         """``stage(blocks, *rows, **consts)`` on every partition (``Partitioned`` rows give
         each partition its own part; anything else goes to every partition as it is):
-        ``(outputs as Partitioned, [stat of each partition, in order])``."""
+        ``(outputs as Partitioned, [stat of each partition, in order])`` (for a
+        ``deferred_stat`` stage, an object whose ``get()`` returns that list)."""
         # one graph a stage (``client.map``: one message to the scheduler), a task a
         # group of partitions (see ``place``), its keys named after the stage so that
         # the dashboard and the task stream say which pass a task is
