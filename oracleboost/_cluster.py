@@ -4,8 +4,10 @@ A fit on a ``dask.array.Array`` cuts the rows into the same blocks as a fit in m
 and gives each worker whole **partitions** of ``BLOCKS_PER_PARTITION`` blocks (2**20
 rows by default).  Everything a round does over the rows is a *stage* (a function
 ``stage(blocks, *rows, **consts) -> (outputs, stat)`` of :mod:`.boosters.row_passes`
-or of an oracle) that :meth:`ClusterBlocks.map` runs once per partition, on the worker
-that holds it:
+or of an oracle) that :meth:`ClusterBlocks.map` runs on every partition, on the worker
+that holds it (a worker's partitions one after the other in one task a worker thread,
+once :meth:`ClusterBlocks.place` has grouped them: a task costs the scheduler and the
+worker about a millisecond, a partition's pass a few):
 
 * the stage's per-row **outputs** (margins, weights, the oracle's column) stay on the
   workers, as :class:`Partitioned` arrays: futures, one a partition;
