@@ -15,6 +15,7 @@ from test_row_blocks import MIRROR_PARAMS  # noqa: E402
 from oracleboost._cluster import NotDistributedError  # noqa: E402
 from oracleboost.boosters import (  # noqa: E402
     CoordinateBoostingClassifier,
+    FunctionalGradientRegressor,
     MirrorBoostingClassifier,
 )
 from oracleboost.boosters.mirror_maps import EntropyMap, MirrorMap  # noqa: E402
@@ -209,7 +210,7 @@ def test_mirror_what_does_not_distribute_says_so(client):
 
 
 @pytest.mark.parametrize("name", ["AcceleratedMarginClassifier",
-                                  "FunctionalGradientClassifier", "FunctionalGradientRegressor"])
+                                  "FunctionalGradientClassifier"])
 def test_boosters_not_on_clusters_yet_say_so(name):
     """No client needed: the refusal comes before any data moves."""
     from oracleboost import boosters
@@ -272,3 +273,82 @@ def test_grouped_tasks_keep_each_partitions_outputs_and_stats(client):
     np.testing.assert_array_equal(fetch(shifted), a + 2.0)
     np.testing.assert_array_equal(fetch(twice), a * 2.0)
     blocks.settle()
+
+
+# -- the functional-gradient regressor (Grubb & Bagnell 2011) ------------------------------
+REGRESSOR_PARAMS = [
+    dict(projection="naive"),
+    dict(projection="residual"),
+    dict(projection="repeated", n_estimators=7),
+    dict(loss="huber", init=0.25, schedule="inv_sqrt"),
+    dict(loss="absolute", init=0.0, projection="residual"),
+    dict(loss="quantile", init=-1.0, learning_rate=0.3),
+]
+
+
+def _regression_data(seed: int, n: int = 3 * PARTITION + 1234, d: int = 5):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d)
+    X[:, 1] = rng.randint(0, 7, n)  # ties, few distinct values
+    y = 3.0 * X[:, 0] + np.sin(X[:, 1]) + 0.3 * rng.randn(n)
+    return X, y
+
+
+def _regressor(**kw):
+    return FunctionalGradientRegressor(StumpOracle(block_size=BLOCK), block_size=BLOCK,
+                                       **{"n_estimators": 10, **kw})
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("params", REGRESSOR_PARAMS, ids=lambda p: "-".join(map(str, p.values())))
+def test_regressor_dask_fit_equals_memory_fit(client, params, weighted, seed):
+    """Every projection and pointwise loss, with and without weights (some 0): the
+    rounds, stumps, coefficients, intercept and predictions of the fit in memory."""
+    X, y = _regression_data(seed)
+    s = None
+    if weighted:
+        rng = np.random.RandomState(seed + 10)
+        s = rng.exponential(size=len(y))
+        s[rng.rand(len(y)) < 0.1] = 0.0
+    mem = _regressor(**params).fit(X, y, sample_weight=s)
+    dk = _regressor(**params).fit(
+        da.from_array(X, chunks=(3000, 2)), da.from_array(y, chunks=5000),
+        sample_weight=None if s is None else da.from_array(s, chunks=7000))
+    keys = set(mem.history_) - {"time", "cumulative_time"}
+    assert keys == set(dk.history_) - {"time", "cumulative_time"}
+    for key in keys:
+        np.testing.assert_array_equal(mem.history_[key], dk.history_[key], err_msg=key)
+    assert [repr(h) for h in mem.estimators_] == [repr(h) for h in dk.estimators_]
+    np.testing.assert_array_equal(mem.coef_, dk.coef_)
+    assert mem.stop_reason_ == dk.stop_reason_
+    assert not dk.__dict__.get("_state_")
+    out = dk.predict(da.from_array(X, chunks=4000))
+    assert isinstance(out, da.Array)
+    np.testing.assert_array_equal(out.compute(), mem.predict(X))
+
+
+def test_regressor_equal_weights_cancel_in_memory_and_on_a_cluster(client):
+    """Equal weights (any value) fit as no weights, bit for bit, in both places."""
+    X, y = _regression_data(2, n=PARTITION + 100)
+    mem = _regressor().fit(X, y)
+    np.testing.assert_array_equal(
+        mem.predict(X), _regressor().fit(X, y, sample_weight=np.full(len(y), 3.0)).predict(X))
+    dk = _regressor().fit(da.from_array(X, chunks=2000), y,
+                          sample_weight=np.full(len(y), 3.0))
+    np.testing.assert_array_equal(mem.predict(X), dk.predict(X))
+
+
+def test_regressor_what_does_not_distribute_says_so(client):
+    X, y = _regression_data(0, n=3000)
+    Xd = da.from_array(X, chunks=1000)
+    with pytest.raises(NotDistributedError, match="weighted median or quantile"):
+        _regressor(loss="absolute").fit(Xd, y)
+    with pytest.raises(NotDistributedError, match="query='correlate'"):
+        _regressor(query="correlate").fit(Xd, y)
+    with pytest.raises(NotDistributedError):
+        FunctionalGradientRegressor(n_estimators=2).fit(Xd, y)  # the default: trees
+    bad = y.copy()
+    bad[5] = np.inf
+    with pytest.raises(ValueError, match="y contains NaN or infinity"):
+        _regressor().fit(Xd, bad)

@@ -37,7 +37,8 @@ from .._validation import normalising_power
 from ..oracles.cluster_stumps import ClusterRows
 from .classifier import check_classes
 
-__all__ = ["ClusterClassificationData", "cluster_classification_data"]
+__all__ = ["ClusterClassificationData", "cluster_classification_data",
+           "cluster_regression_data"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,16 @@ class ClusterClassificationData:
 
     rows: ClusterRows
     ypm: Partitioned
+    s: Partitioned | None
+
+
+@dataclass(frozen=True)
+class ClusterRegressionData:
+    """Rows of positive weight on the workers: the features (``rows``), the float64
+    targets ``y`` and the normalised weights ``s`` (None when all are equal)."""
+
+    rows: ClusterRows
+    y: Partitioned
     s: Partitioned | None
 
 
@@ -89,6 +100,25 @@ def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: A
     ``classes_`` and ``n_features_in_``.  ``multiclass_in_memory``: the estimator fits
     more than two classes in memory, so more than two here is a ``NotDistributedError``
     (not scikit-learn's binary-only error)."""
+    rows, labels, weights = _cluster_rows(estimator, X, y, sample_weight, block_size,
+                                          classes=True,
+                                          multiclass_in_memory=multiclass_in_memory)
+    return ClusterClassificationData(rows, labels, weights)
+
+
+def cluster_regression_data(estimator: Any, X: Any, y: Any, sample_weight: Any,
+                            block_size: int) -> ClusterRegressionData:
+    """The preamble of a regressor's ``fit`` on a dask array X: y numeric and finite
+    (checked on the workers), as float64; sets ``n_features_in_``."""
+    rows, target, weights = _cluster_rows(estimator, X, y, sample_weight, block_size,
+                                          classes=False)
+    return ClusterRegressionData(rows, target, weights)
+
+
+def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size: int, *,
+                  classes: bool, multiclass_in_memory: bool = False):
+    """``(rows, targets, weights)`` on the workers: ``classes``: y's classes (set as
+    ``classes_``) and the ±1 labels; else y as float64, checked finite."""
     import dask.array as da
     from distributed import futures_of
 
@@ -113,22 +143,32 @@ def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: A
         a = fresh(a).rechunk((row_chunks,))
         return a if dtype is None else a.astype(dtype)
 
-    # the first graph: the classes, the weights' checks and each chunk's positive weights
-    checks = [da.unique(column(y))]
+    # the first graph: the classes (or y's finiteness), the weights' checks and each
+    # chunk's positive weights
+    if classes:
+        checks = [da.unique(column(y))]
+    else:
+        if y.dtype.kind not in "biuf":
+            raise ValueError(f"y must be numeric for {name}; got a dask array of dtype "
+                             f"{y.dtype}")
+        checks = [da.isfinite(column(y, np.float64)).all()]
     if s is not None:
         w = column(s, np.float64)
         checks += [da.isfinite(w).all(), (w < 0).any(), w.max(),
                    w.map_blocks(_positive, chunks=((1,) * len(row_chunks),), dtype=np.int64)]
     checks = client.gather(client.compute(checks))
-    classes = np.unique(checks[0])
-    check_classification_targets(classes)
-    if multiclass_in_memory and len(classes) > 2:
-        raise NotDistributedError(
-            f"{name} on a dask array is binary for now; y has {len(classes)} classes "
-            "(their weights over the rows × classes are not distributed yet): fit a NumPy "
-            "array"
-        )
-    check_classes(name, classes, binary=True)
+    if classes:
+        found = np.unique(checks[0])
+        check_classification_targets(found)
+        if multiclass_in_memory and len(found) > 2:
+            raise NotDistributedError(
+                f"{name} on a dask array is binary for now; y has {len(found)} classes "
+                "(their weights over the rows × classes are not distributed yet): fit a "
+                "NumPy array"
+            )
+        check_classes(name, found, binary=True)
+    elif not checks[0]:
+        raise ValueError("Input y contains NaN or infinity (found on the workers)")
     kept = None  # the rows each of X's row chunks keeps, when some have weight 0
     if s is not None:
         finite, negative, top, positive = checks[1:]
@@ -156,7 +196,10 @@ def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: A
     blocks = ClusterBlocks(client, sizes, block_size)
 
     def signs(labels):
-        return labels.rechunk((sizes,)).map_blocks(_signs, classes, dtype=np.int8)
+        """The ±1 labels, or the float64 targets, in partitions."""
+        if not classes:
+            return labels.astype(np.float64).rechunk((sizes,))
+        return labels.rechunk((sizes,)).map_blocks(_signs, found, dtype=np.int8)
 
     # the second graph, persisted: the labels, the weights, their sum and extremes, and
     # the mask of the kept rows (X's graphs read it), each made once
@@ -187,9 +230,10 @@ def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: A
         a = kept_rows(fresh(X, (row_chunks, X.chunks[1])).rechunk({1: -1}), keep)
         return a.astype(np.float64).rechunk((P, d))
 
-    estimator.classes_ = classes
+    if classes:
+        estimator.classes_ = found
     estimator.n_features_in_ = d
     if hasattr(estimator, "feature_names_in_"):
         del estimator.feature_names_in_
-    return ClusterClassificationData(ClusterRows(features(), blocks, features),
-                                     persisted_parts(labels, sizes), weights)
+    return (ClusterRows(features(), blocks, features), persisted_parts(labels, sizes),
+            weights)

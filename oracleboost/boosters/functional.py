@@ -52,12 +52,13 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks
-from .._typing import ArrayLike, RandomStateLike
+from .._cluster import ClusterBlocks, NotDistributedError, is_dask_collection
+from .._typing import ArrayLike, RandomStateLike, Rows
 from .._validation import check_groups, check_sample_weight
 from ..losses import Loss, MarginLoss, MulticlassLoss, RankingLoss, RegressionLoss, get_loss
 from ..oracles.base import Oracle
 from . import _column_kernels as column_kernels
-from . import row_passes
+from . import cluster_data, row_passes
 from .base import (
     BaseBooster,
     ScoreRegressorMixin,
@@ -92,9 +93,6 @@ PROJECTIONS = ("naive", "repeated", "residual")
 _Booster = TypeVar("_Booster", bound="_FunctionalGradientBooster")
 
 
-def _rows(a: np.ndarray) -> np.ndarray:
-    """``a`` as (n, K) rows, C-contiguous (a view when it already is)."""
-    return np.ascontiguousarray(a).reshape(a.shape[0], -1)
 
 
 #: Largest entries within 2**±_SAFE_EXPONENT need no rescaling: the weighted inner
@@ -103,7 +101,7 @@ def _rows(a: np.ndarray) -> np.ndarray:
 _SAFE_EXPONENT = 300
 
 
-def _unit(a: np.ndarray, blocks: RowBlocks) -> tuple[np.ndarray | None, int]:
+def _unit(a: Rows, blocks: RowBlocks) -> tuple[Rows | None, int]:
     """``(a · 2**-e, e)`` with the largest ``|entry|`` of the copy in [0.5, 1) when ``a``'s
     largest entry lies outside 2**±300, else ``(a, 0)``; ``(None, 0)`` when ``a`` is all
     zeros.  Scaling by a power of two is exact, so inner products of the copies are those
@@ -115,7 +113,7 @@ def _unit(a: np.ndarray, blocks: RowBlocks) -> tuple[np.ndarray | None, int]:
     e = math.frexp(top)[1]
     if -_SAFE_EXPONENT <= e <= _SAFE_EXPONENT:
         return a, 0
-    return np.ldexp(a, -e), e
+    return row_passes.ldexp(blocks, a, -e), e
 
 
 @dataclass
@@ -221,7 +219,8 @@ class _FunctionalGradientBooster(BaseBooster):
         else:
             need = self.query
         bound = self._bind(X, need)
-        total = float(np.sum(s))
+        blocks = RowBlocks(X.shape[0], self.block_size, self.n_jobs)
+        total = row_passes.total(blocks, s)  # by lanes, as on a cluster
         f0 = np.asarray(f0, dtype=np.float64)
         shape = self._raw_shape(X.shape[0], y)
         lam = self.strong_convexity
@@ -245,7 +244,7 @@ class _FunctionalGradientBooster(BaseBooster):
                 smoothness=loss.smoothness,
             ),
             signature=data_signature(X, y, s, query_weight, f0, *ctx.values()),
-            blocks=RowBlocks(X.shape[0], self.block_size, self.n_jobs),
+            blocks=blocks,
             blockwise_loss=loss.pointwise and not ctx and type(loss).__call__ is Loss.__call__,
         )
 
@@ -257,10 +256,12 @@ class _FunctionalGradientBooster(BaseBooster):
         return ()
 
     def _initial_state(self, problem: _Problem):
-        f = np.broadcast_to(problem.f0, problem.shape).copy()
-        state = _State(
-            f=f, residual=np.zeros_like(f), outer=0, rng=seed_generator(self.random_state)
-        )
+        if isinstance(problem.blocks, ClusterBlocks):  # f and Δ on the workers
+            f, residual = problem.blocks.full(float(problem.f0)), problem.blocks.full(0.0)
+        else:
+            f = np.broadcast_to(problem.f0, problem.shape).copy()
+            residual = np.zeros_like(f)
+        state = _State(f=f, residual=residual, outer=0, rng=seed_generator(self.random_state))
         return state, problem.f0
 
     def _growth_allowed(self, problem: _Problem) -> bool:
@@ -286,11 +287,11 @@ class _FunctionalGradientBooster(BaseBooster):
 
         # ⟨a, b⟩ = Σ_i s_i a_i·b_i / Σ s, one compiled pass (equal weights cancel)
         s_or_none, mass = (
-            (p.s, p.total) if p.weighted else (column_kernels.NO_WEIGHTS, p.s.shape[0])
+            (p.s, p.total) if p.weighted else (column_kernels.NO_WEIGHTS, p.blocks.n)
         )
 
         def ip(a, b) -> float:
-            return row_passes.weighted_inner(p.blocks, _rows(a), _rows(b), s_or_none) / mass
+            return row_passes.weighted_inner(p.blocks, a, b, s_or_none) / mass
 
         def proj(v):
             seed = draw_seed(state.rng)
@@ -300,7 +301,9 @@ class _FunctionalGradientBooster(BaseBooster):
 
         v = self._descent(p, f)  # 1. the descent direction −∇R[f_{t−1}]
         vv = ip(v, v)
-        target = residual + v if self.projection == "residual" else v
+        # Δ + v (1·v is v exactly: the same bits as the sum)
+        target = row_passes.combined(p.blocks, residual, [(1.0, v)]) \
+            if self.projection == "residual" else v
         # The step's inner products are taken on copies scaled by powers of two to a
         # largest entry in [0.5, 1) (exact): <h, h> and <target, target> neither
         # underflow to 0 (one dominant weight leaves the other rows 1e-200 of the mass)
@@ -333,8 +336,7 @@ class _FunctionalGradientBooster(BaseBooster):
             edge = ht / (math.sqrt(hh) * math.sqrt(tt))
             if self.projection == "naive":  # only its norm is recorded
                 left = math.sqrt(row_passes.weighted_residual(
-                    p.blocks, _rows(target), _rows(out), a, s_or_none
-                ) / mass)
+                    p.blocks, target, out, a, s_or_none) / mass)
             else:  # Alg. 2 line 8 (scaled, P2); Alg. 3 line 8
                 target = self._minus(p, target, a, out)  # what h leaves unrepresented
                 t_unit, t_exp = _unit(target, p.blocks)
@@ -376,37 +378,25 @@ class _FunctionalGradientBooster(BaseBooster):
         new = _State(f=f, residual=residual, outer=outer, rng=state.rng)
         return RoundResult(new, tuple(terms), records, stop)
 
-    # -- the round's elementwise passes, by row blocks (the same values on any threads) ---
+    # -- the round's elementwise passes, by row blocks (the same values on any threads,
+    #    and on a cluster's workers) ---------------------------------------------------
     @staticmethod
-    def _descent(p: _Problem, f: np.ndarray) -> np.ndarray:
+    def _descent(p: _Problem, f: Rows) -> Rows:
         """``−∇R[f]`` on the training points: a pointwise loss block by block; a loss
         that couples the rows (ranking) at once."""
         if not (p.loss.pointwise and not p.ctx):
             return -p.loss.gradient(p.y, f, **p.ctx)
-        v = np.empty_like(f)
-        row_passes.elementwise(p.blocks, lambda lo, hi: np.negative(
-            p.loss.gradient(p.y[lo:hi], f[lo:hi]), out=v[lo:hi]))
-        return v
+        return row_passes.descent(p.blocks, p.loss, p.y, f)
 
     @staticmethod
-    def _minus(p: _Problem, target: np.ndarray, a: float, out: np.ndarray) -> np.ndarray:
+    def _minus(p: _Problem, target: Rows, a: float, out: Rows) -> Rows:
         """``target − a · out``, block by block."""
-        new = np.empty_like(target)
-        row_passes.elementwise(p.blocks, lambda lo, hi: np.subtract(
-            target[lo:hi], a * out[lo:hi], out=new[lo:hi]))
-        return new
+        return row_passes.combined(p.blocks, target, [(-a, out)])
 
     @staticmethod
-    def _stepped(p: _Problem, f: np.ndarray, outputs: list) -> np.ndarray:
+    def _stepped(p: _Problem, f: Rows, outputs: list) -> Rows:
         """``f + Σ_k c_k out_k`` (each ``c_k · out_k`` added in turn), block by block."""
-        new = f.copy()
-
-        def run(lo: int, hi: int) -> None:
-            for c, out in outputs:
-                new[lo:hi] += c * out[lo:hi]
-
-        row_passes.elementwise(p.blocks, run)
-        return new
+        return row_passes.combined(p.blocks, f, outputs)
 
     def _margin(self, p: _Problem, f, l1_norm: float) -> float:
         """The ℓ1 margin; not defined for regression and ranking (NaN)."""
@@ -569,9 +559,23 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
         self.tol = tol
 
     def _setup(self, X, y, sample_weight) -> _Problem:
+        if is_dask_collection(X):
+            return self._setup_cluster(X, y, sample_weight)
         X, y = validate_input(self, X, y, y_numeric=True)
         s = check_sample_weight(sample_weight, X.shape[0])
         X, y, s = self._positive_weight_rows(X, y, s)
+        loss = self._regression_loss()
+        # equal weights cancel (as on a cluster): the query and the mean unweighted
+        equal = bool((s == s[0]).all())
+        query_weight = None if equal else s
+        if self.init == "auto" and getattr(loss, "init_is_mean", False):
+            blocks = RowBlocks(y.shape[0], self.block_size, self.n_jobs)
+            f0 = row_passes.weighted_mean(blocks, y, None if equal else s)
+        else:
+            f0 = self._init_raw(loss, y, s)
+        return self._problem(X, y, s, query_weight, loss, f0, {})
+
+    def _regression_loss(self) -> Loss:
         # Named losses are the regression ones; any other scalar-output Loss instance is
         # taken as given (e.g. PlanningLoss, whose structure lives in the instance).
         loss = get_loss(self.loss, RegressionLoss if isinstance(self.loss, str) else Loss)
@@ -582,8 +586,54 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
             )
         if getattr(loss, "context_keys", ()):
             raise ValueError(f"loss={loss!r} needs {loss.context_keys}: use the ranker")
-        query_weight = None if sample_weight is None else s
-        return self._problem(X, y, s, query_weight, loss, self._init_raw(loss, y, s), {})
+        return loss
+
+    def _setup_cluster(self, X, y, sample_weight) -> _Problem:
+        """``_setup`` for X a dask array: the rows on the workers, the same problem."""
+        name = type(self).__name__
+        if self.warm_start and hasattr(self, "ensemble_"):
+            raise NotDistributedError(
+                "warm_start does not continue a fit on a dask array (f is not kept on the "
+                "cluster after fit); set warm_start=False"
+            )
+        loss = self._regression_loss()
+        if not isinstance(loss, RegressionLoss):
+            raise NotDistributedError(
+                f"{name} on a dask array takes the pointwise regression losses "
+                f"(squared, absolute, huber, quantile); got {loss!r}: fit a NumPy array"
+            )
+        if self.init == "auto" and not loss.init_is_mean:
+            raise NotDistributedError(
+                f"init='auto' with the {loss.name!r} loss is a weighted median or quantile, "
+                "which is not distributed yet; on a dask array pass init=<a number> "
+                "(or use loss='squared', whose init is the mean)"
+            )
+        if self.query == "correlate":
+            raise NotDistributedError(
+                "query='correlate' is not distributed yet; on a dask array use "
+                "query='auto' or 'project'"
+            )
+        data = cluster_data.cluster_regression_data(self, X, y, sample_weight,
+                                                    self.block_size)
+        blocks = data.rows.blocks
+        bound = self._bind_cluster(data.rows, "project")
+        if self.init == "auto":
+            f0 = row_passes.weighted_mean(blocks, data.y, data.s)
+        else:
+            f0 = float(self.init)
+        weighted = data.s is not None
+        total = row_passes.total(blocks, data.s) if weighted else float(blocks.n)
+        lam = self.strong_convexity
+        return _Problem(
+            y=data.y, s=data.s, sw=data.s, total=total, query_weight=data.s,
+            weighted=weighted, loss=loss, f0=np.asarray(f0, dtype=np.float64),
+            shape=(blocks.n,), ctx={}, bound=bound, need="project",
+            schedule=get_schedule(self.schedule),
+            view=RoundView(nu=float(self.learning_rate),
+                           strong_convexity=loss.strong_convexity if lam is None else lam,
+                           smoothness=loss.smoothness),
+            signature=None, blocks=blocks, blockwise_loss=True,
+        )
 
 
 @documented(functional_parameters=_FUNCTIONAL_PARAMETERS)

@@ -24,7 +24,7 @@ from . import _column_kernels as column_kernels
 
 __all__ = ["peak", "total", "log", "signed_sums", "two_value_masses", "dual_weights",
            "step_and_weights", "weighted_inner", "weighted_residual", "weighted_mean_loss",
-           "elementwise"]
+           "weighted_mean", "combined", "ldexp", "descent", "elementwise"]
 
 
 def _weights_of(s: np.ndarray, lo: int, hi: int) -> np.ndarray:
@@ -125,34 +125,107 @@ def two_value_masses(blocks: RowBlocks, a: np.ndarray, y: np.ndarray, w: np.ndar
     return float(m_lo), float(m_hi), int(other)
 
 
-def weighted_inner(blocks: RowBlocks, a: np.ndarray, b: np.ndarray, s: np.ndarray) -> float:
-    """``Σ_i s_i Σ_k a[i, k] b[i, k]`` for (n, K) arrays, the lanes in order; ``s`` of
-    length 0 means unit weights."""
-    lane = blocks.lane
-    p = _lanes(blocks, 1, lambda lo, hi, out: column_kernels.weighted_inner(
+def _as_rows(a: np.ndarray) -> np.ndarray:
+    """``a`` as (n, K) rows, C-contiguous (a view when it already is)."""
+    return np.ascontiguousarray(a).reshape(a.shape[0], -1)
+
+
+def _weighted_inner(blocks: RowBlocks, a, b, s) -> tuple[tuple, np.ndarray]:
+    lane, a, b = blocks.lane, _as_rows(a), _as_rows(b)
+    s = column_kernels.NO_WEIGHTS if s is None else s
+    return (), _lanes(blocks, 1, lambda lo, hi, out: column_kernels.weighted_inner(
         a, b, s, lo, hi, lane, out[:, 0]))
-    return float(ordered_sum(p[:, 0]))
+
+
+def weighted_inner(blocks: RowBlocks, a: np.ndarray, b: np.ndarray,
+                   s: np.ndarray | None) -> float:
+    """``Σ_i s_i Σ_k a[i, k] b[i, k]`` for (n,) or (n, K) arrays, the lanes in order;
+    ``s`` None (or of length 0) means unit weights."""
+    parts = _lane_parts(blocks.map(_weighted_inner, a, b, s)[1])
+    return float(ordered_sum(parts[:, 0]))
+
+
+def _weighted_residual(blocks: RowBlocks, t, a, s, *, coef: float) -> tuple[tuple, np.ndarray]:
+    lane, t, a = blocks.lane, _as_rows(t), _as_rows(a)
+    s = column_kernels.NO_WEIGHTS if s is None else s
+    return (), _lanes(blocks, 1, lambda lo, hi, out: column_kernels.weighted_residual(
+        t, a, coef, s, lo, hi, lane, out[:, 0]))
 
 
 def weighted_residual(blocks: RowBlocks, t: np.ndarray, a: np.ndarray, coef: float,
-                      s: np.ndarray) -> float:
+                      s: np.ndarray | None) -> float:
     """``Σ_i s_i Σ_k (t[i, k] − coef · a[i, k])²``, the lanes in order."""
-    lane = blocks.lane
-    p = _lanes(blocks, 1, lambda lo, hi, out: column_kernels.weighted_residual(
-        t, a, coef, s, lo, hi, lane, out[:, 0]))
-    return float(ordered_sum(p[:, 0]))
+    parts = _lane_parts(blocks.map(_weighted_residual, t, a, s, coef=coef)[1])
+    return float(ordered_sum(parts[:, 0]))
 
 
-def weighted_mean_loss(blocks: RowBlocks, loss: Loss, y: np.ndarray, raw: np.ndarray,
-                       s: np.ndarray, total: float) -> float:
-    """``Σ_i s_i l(raw_i, y_i) / total`` of a pointwise loss, the lanes' sums in order."""
+def _weighted_loss(blocks: RowBlocks, y, raw, s, *, loss: Loss) -> tuple[tuple, np.ndarray]:
     lane = blocks.lane
 
     def run(lo: int, hi: int, out: np.ndarray) -> None:
-        terms = np.multiply(loss.loss(y[lo:hi], raw[lo:hi]), s[lo:hi])
+        terms = loss.loss(y[lo:hi], raw[lo:hi])
+        if s is not None:
+            terms = np.multiply(terms, s[lo:hi])
         column_kernels.lane_sums(terms, 0, hi - lo, lane, out[:, 0])
 
-    return float(ordered_sum(_lanes(blocks, 1, run)[:, 0])) / total
+    return (), _lanes(blocks, 1, run)
+
+
+def weighted_mean_loss(blocks: RowBlocks, loss: Loss, y: np.ndarray, raw: np.ndarray,
+                       s: np.ndarray | None, total: float) -> float:
+    """``Σ_i s_i l(raw_i, y_i) / total`` of a pointwise loss, the lanes' sums in order
+    (``s`` None: unit weights)."""
+    parts = _lane_parts(blocks.map(_weighted_loss, y, raw, s, loss=loss)[1])
+    return float(ordered_sum(parts[:, 0])) / total
+
+
+def weighted_mean(blocks: RowBlocks, y: np.ndarray, s: np.ndarray | None) -> float:
+    """``Σ s y / Σ s`` (``s`` None: the plain mean), each sum by lanes in order: the same
+    bits on any threads and on a cluster."""
+    top = weighted_inner(blocks, y, blocks.full(1.0), s)
+    return top / (float(blocks.n) if s is None else total(blocks, s))
+
+
+@outputs_only(1)
+def _affine(blocks: RowBlocks, a, *bs, coefs: tuple, scale: int | None) -> tuple[tuple, None]:
+    """``a + Σ_k coefs[k] · bs[k]`` (each term added in turn), or ``ldexp(a, scale)``:
+    elementwise, by runs of rows."""
+    out = np.empty_like(a)
+
+    def run(lo: int, hi: int) -> None:
+        if scale is not None:
+            np.ldexp(a[lo:hi], scale, out=out[lo:hi])
+        else:
+            out[lo:hi] = a[lo:hi]
+            for c, b in zip(coefs, bs, strict=True):
+                out[lo:hi] += c * b[lo:hi]
+
+    elementwise(blocks, run)
+    return (out,), None
+
+
+def combined(blocks: RowBlocks, a: np.ndarray, terms: list[tuple[float, np.ndarray]]):
+    """``a + Σ_k c_k · b_k`` for ``terms = [(c_k, b_k), …]``, each term added in turn."""
+    return blocks.map(_affine, a, *(b for _, b in terms), coefs=tuple(c for c, _ in terms),
+                      scale=None)[0][0]
+
+
+def ldexp(blocks: RowBlocks, a: np.ndarray, e: int):
+    """``a · 2**e`` (exact)."""
+    return blocks.map(_affine, a, coefs=(), scale=int(e))[0][0]
+
+
+@outputs_only(1)
+def _descent(blocks: RowBlocks, y, f, *, loss: Loss) -> tuple[tuple, None]:
+    out = np.empty_like(f)
+    elementwise(blocks, lambda lo, hi: np.negative(loss.gradient(y[lo:hi], f[lo:hi]),
+                                                   out=out[lo:hi]))
+    return (out,), None
+
+
+def descent(blocks: RowBlocks, loss: Loss, y: np.ndarray, f: np.ndarray):
+    """``−∇l(y, f)`` of a pointwise loss, elementwise."""
+    return blocks.map(_descent, y, f, loss=loss)[0][0]
 
 
 def _logits(blocks: RowBlocks, margins, log_s, *, loss: MarginLoss) -> tuple[tuple, np.ndarray]:

@@ -103,6 +103,10 @@ class RegressionLoss(Loss):
     """A pointwise loss of a real-valued target ``y`` and a scalar score: what a
     regressor accepts by name (squared, absolute, Huber, quantile)."""
 
+    #: Whether ``init_raw`` is the weighted mean ``Σ s y / Σ s``: a booster then sums it
+    #: by its row blocks' lanes (the same bits on any threads and on a cluster).
+    init_is_mean = False
+
 
 class RankingLoss(Loss):
     """A loss of the whole score vector over query groups (``context_keys =

@@ -41,6 +41,7 @@ class Squared(RegressionLoss):
     name = "squared"
     smoothness = 1.0
     strong_convexity = 1.0
+    init_is_mean = True
 
     def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         return 0.5 * (np.asarray(raw) - np.asarray(y)) ** 2

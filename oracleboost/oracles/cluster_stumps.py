@@ -54,10 +54,20 @@ def _local_oracle(oracle: StumpOracle, X: np.ndarray,
 
 
 def _partition_histograms(blocks: RowBlocks, local: BoundStumpOracle, *rows: np.ndarray,
-                          kernel: str, shapes: tuple) -> tuple[tuple, tuple]:
+                          kernel: str, shapes: tuple, columns: tuple) -> tuple[tuple, tuple]:
     outs = tuple(np.empty(shape) for shape in shapes)
+    rows = tuple(r[:, None] if k in columns else r for k, r in enumerate(rows))
     local._histograms(getattr(kernels, kernel), rows, outs)
     return (), outs
+
+
+@dataclass(frozen=True)
+class _Column:
+    """A per-row array of shape (n,) that a histogram kernel reads as (n, 1) rows (made
+    so on the workers: ``_partition_histograms``' ``columns``)."""
+
+    rows: Partitioned
+    ndim = 2
 
 
 def _partition_counts(blocks: RowBlocks, local: BoundStumpOracle) -> tuple[tuple, tuple]:
@@ -120,9 +130,16 @@ class ClusterStumpOracle(BoundStumpOracle):
         raise NotDistributedError("the codes of a cluster's oracle stay on its workers")
 
     def _histograms(self, kernel, rows, outs) -> None:
+        columns = tuple(k for k, r in enumerate(rows) if isinstance(r, _Column))
+        rows = tuple(r.rows if isinstance(r, _Column) else r for r in rows)
         _, stats = self.blocks.map(_partition_histograms, self._local, *rows,
-                                   kernel=kernel.__name__, shapes=tuple(o.shape for o in outs))
+                                   kernel=kernel.__name__, shapes=tuple(o.shape for o in outs),
+                                   columns=columns)
         _add_in_order(stats, outs)
+
+    @staticmethod
+    def _as_column(a: Partitioned) -> _Column:
+        return _Column(a)
 
     def _outputs(self, j: int, t: int, left, right) -> Partitioned:
         (out,), _ = self.blocks.map(_partition_outputs, self._local, j=j, t=t, left=left,
@@ -146,7 +163,14 @@ class ClusterStumpOracle(BoundStumpOracle):
 
     def project(self, target: Any, sample_weight: Any = None, *,
                 random_state: int | None = None) -> Hypothesis:
-        raise NotDistributedError(
-            "project on a cluster's stump oracle is not distributed yet: fit the "
-            "functional-gradient boosters on a NumPy array"
-        )
+        """The least-squares stump for a target held by the workers (shape (n,)), with
+        the weights ``sample_weight`` (held by the workers, normalised by the booster as
+        in memory) or none; the same answer as in memory."""
+        if not isinstance(target, Partitioned) or target.ndim != 1 or not (
+                sample_weight is None or isinstance(sample_weight, Partitioned)):
+            raise NotDistributedError(
+                "a cluster's stump oracle answers project(target, sample_weight) for a "
+                "target of shape (n,) and weights held by the workers (a regressor's "
+                "gradient)"
+            )
+        return self._project(target, sample_weight, random_state)

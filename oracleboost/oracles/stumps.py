@@ -784,6 +784,11 @@ class BoundStumpOracle(BoundOracle):
     def _full(self, value: float) -> np.ndarray:
         return np.full(self.n_samples, value)
 
+    @staticmethod
+    def _as_column(a: np.ndarray) -> np.ndarray:
+        """A target of shape (n,) as the (n, 1) rows the weighted kernel reads."""
+        return a[:, None]
+
     # -- queries --------------------------------------------------------------------------
     def _correlate(self, r: np.ndarray, random_state: int | None) -> Hypothesis:
         if r.ndim == 2:
@@ -856,16 +861,17 @@ class BoundStumpOracle(BoundOracle):
         self, target: np.ndarray, sample_weight: np.ndarray | None, random_state: int | None
     ) -> Hypothesis:
         vector = target.ndim == 2
-        target = np.ascontiguousarray(target)  # the kernels' layout (a no-op when it is)
-        t2 = target if vector else target[:, None]
-        n, K = t2.shape
+        target = self._query(target)  # the kernels' layout (a no-op when it is)
+        t2 = target if vector else self._as_column(target)
+        n, K = self.n_samples, (target.shape[1] if vector else 1)
         d = self.n_features
         hist_s = np.empty((d, self._B, K))
         if sample_weight is None:
             W_tot = float(n)
             hist_w = self._counts  # counted once, at bind
             if K == 1:  # one accumulator: the kernel shared with correlate
-                self._histograms(kernels.hist_1d, (target.reshape(n),),
+                self._histograms(kernels.hist_1d, (target if target.ndim == 1 else
+                                                   target.reshape(n),),
                                  (hist_s.reshape(d, self._B),))
             else:
                 self._histograms(kernels.hist_2d, (t2,), (hist_s,))
@@ -904,5 +910,5 @@ class BoundStumpOracle(BoundOracle):
             h.train_output = np.tile(mean, (n, 1))
         else:
             h = ConstantHypothesis(float(mean[0]), d)
-            h.train_output = np.full(n, float(mean[0]))
+            h.train_output = self._full(float(mean[0]))
         return h
