@@ -11,7 +11,8 @@ absolute deviations) and a ``KNeighborsRegressor``, on scikit-learn's diabetes d
 
 ``KNeighborsRegressor.fit`` takes no ``sample_weight``.  ``SklearnOracle`` accepts it all
 the same: an unweighted fit never passes weights to the regressor.  Only a weighted fit
-(``fit(X, y, sample_weight=...)``) needs them, and then ``SklearnOracle`` raises a
+(``fit(X, y, sample_weight=...)`` with weights not all equal: equal ones cancel) needs
+them, and then ``SklearnOracle`` raises a
 ``TypeError`` naming the estimator; the script shows that message.
 
 It prints the training loss every ~10% of the rounds for both regressors, then their
@@ -101,10 +102,11 @@ def main(argv=None) -> dict:
         print(f"share of test y below the predicted {args.alpha:g}-quantile: "
               + "; ".join(f"{n} {np.mean(y_test <= p):.2f}" for n, p in test_pred.items()))
 
-    # a weighted fit needs sample_weight in the regressor's fit: the neighbours refuse
+    # a weighted fit (weights not all equal: equal ones cancel, as no weights) needs
+    # sample_weight in the regressor's fit: the neighbours refuse
     try:
         FunctionalGradientRegressor(SklearnOracle(KNeighborsRegressor()), n_estimators=2).fit(
-            X_train, y_train, sample_weight=np.ones(len(y_train))
+            X_train, y_train, sample_weight=np.linspace(0.5, 1.5, len(y_train))
         )
         weighted = "accepted"
     except TypeError as exc:

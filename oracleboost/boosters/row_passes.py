@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .._blocks import RowBlocks, deferred_stat, ordered_sum, outputs_only
+from .._typing import Rows
 from ..losses import Loss, MarginLoss
 from . import _column_kernels as column_kernels
 
@@ -204,13 +205,13 @@ def _affine(blocks: RowBlocks, a, *bs, coefs: tuple, scale: int | None) -> tuple
     return (out,), None
 
 
-def combined(blocks: RowBlocks, a: np.ndarray, terms: list[tuple[float, np.ndarray]]):
+def combined(blocks: RowBlocks, a: Rows, terms: list[tuple[float, Rows]]) -> Rows:
     """``a + Σ_k c_k · b_k`` for ``terms = [(c_k, b_k), …]``, each term added in turn."""
     return blocks.map(_affine, a, *(b for _, b in terms), coefs=tuple(c for c, _ in terms),
                       scale=None)[0][0]
 
 
-def ldexp(blocks: RowBlocks, a: np.ndarray, e: int):
+def ldexp(blocks: RowBlocks, a: Rows, e: int) -> Rows:
     """``a · 2**e`` (exact)."""
     return blocks.map(_affine, a, coefs=(), scale=int(e))[0][0]
 
@@ -223,7 +224,7 @@ def _descent(blocks: RowBlocks, y, f, *, loss: Loss) -> tuple[tuple, None]:
     return (out,), None
 
 
-def descent(blocks: RowBlocks, loss: Loss, y: np.ndarray, f: np.ndarray):
+def descent(blocks: RowBlocks, loss: Loss, y: Rows, f: Rows) -> Rows:
     """``−∇l(y, f)`` of a pointwise loss, elementwise."""
     return blocks.map(_descent, y, f, loss=loss)[0][0]
 
