@@ -15,6 +15,7 @@ from test_row_blocks import MIRROR_PARAMS  # noqa: E402
 from oracleboost._cluster import NotDistributedError  # noqa: E402
 from oracleboost.boosters import (  # noqa: E402
     CoordinateBoostingClassifier,
+    FunctionalGradientClassifier,
     FunctionalGradientRegressor,
     MirrorBoostingClassifier,
 )
@@ -210,8 +211,7 @@ def test_mirror_what_does_not_distribute_says_so(client):
         _mirror(mirror=OwnMap()).fit(Xd, y)
 
 
-@pytest.mark.parametrize("name", ["AcceleratedMarginClassifier",
-                                  "FunctionalGradientClassifier"])
+@pytest.mark.parametrize("name", ["AcceleratedMarginClassifier"])
 def test_boosters_not_on_clusters_yet_say_so(name):
     """No client needed: the refusal comes before any data moves."""
     from oracleboost import boosters
@@ -347,3 +347,50 @@ def test_regressor_what_does_not_distribute_says_so(client):
     bad[5] = np.inf
     with pytest.raises(ValueError, match="y contains NaN or infinity"):
         _regressor().fit(Xd, bad)
+
+
+CLASSIFIER_PARAMS = [
+    dict(),  # logistic, naive projection
+    dict(loss="exponential", projection="residual"),
+    dict(projection="repeated", n_estimators=6),
+    dict(loss="logistic", init=0.3, schedule="inv_sqrt", learning_rate=2.0),
+]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("params", CLASSIFIER_PARAMS,
+                         ids=lambda p: "-".join(map(str, p.values())) or "default")
+def test_functional_classifier_dask_fit_equals_memory_fit(client, params, weighted, seed):
+    """The binary functional-gradient classifier: its rounds (training error and margin
+    included), stumps, coefficients, classes and probabilities, as in memory."""
+    X, y = _data(seed)
+    s = None
+    if weighted:
+        rng = np.random.RandomState(seed + 20)
+        s = rng.exponential(size=len(y))
+        s[rng.rand(len(y)) < 0.1] = 0.0
+    kw = {"n_estimators": 10, **params}
+    make = lambda: FunctionalGradientClassifier(  # noqa: E731
+        StumpOracle(block_size=BLOCK), block_size=BLOCK, **kw)
+    mem = make().fit(X, y, sample_weight=s)
+    dk = make().fit(da.from_array(X, chunks=(3000, 2)), da.from_array(y, chunks=5000),
+                    sample_weight=None if s is None else da.from_array(s, chunks=7000))
+    _same_fit(mem, dk)
+    Xd = da.from_array(X, chunks=4000)
+    for method in ("predict", "predict_proba", "decision_function"):
+        np.testing.assert_array_equal(getattr(dk, method)(Xd).compute(),
+                                      getattr(mem, method)(X))
+
+
+def test_functional_classifier_what_does_not_distribute_says_so(client):
+    X, y = _data(0, n=3000)
+    Xd = da.from_array(X, chunks=1000)
+    make = lambda **kw: FunctionalGradientClassifier(  # noqa: E731
+        StumpOracle(block_size=BLOCK), block_size=BLOCK, n_estimators=2, **kw)
+    with pytest.raises(NotDistributedError, match="binary, with a margin loss"):
+        make(loss="softmax").fit(Xd, y)
+    with pytest.raises(NotDistributedError, match="binary for now"):
+        make().fit(Xd, np.arange(3000) % 3)
+    with pytest.raises(NotDistributedError, match="query='correlate'"):
+        make(query="correlate").fit(Xd, y)

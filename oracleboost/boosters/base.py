@@ -154,9 +154,9 @@ def validate_input(
         # scikit-learn would gather every row into this process without a word
         raise NotDistributedError(
             f"{type(estimator).__name__} does not fit a dask array: on a cluster, "
-            "CoordinateBoostingClassifier, MirrorBoostingClassifier and "
-            "FunctionalGradientRegressor with StumpOracle do (see the README); or pass "
-            "X.compute() to fit in memory"
+            "CoordinateBoostingClassifier, MirrorBoostingClassifier and the "
+            "functional-gradient regressor and binary classifier with StumpOracle do (see "
+            "the README); or pass X.compute() to fit in memory"
         )
     kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=True)
     try:

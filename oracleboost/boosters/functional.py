@@ -197,9 +197,10 @@ class _FunctionalGradientBooster(BaseBooster):
         """f_0: the loss' best constant ("auto"), or the given number."""
         return loss.init_raw(y, s) if self.init == "auto" else float(self.init)
 
-    def _extra_record(self, y, f, s) -> dict[str, float]:
-        """Estimator-specific history entries (the classifier adds its training error)."""
-        return {}
+    def _fit_record(self, p: _Problem, f: Rows, l1_norm: float) -> dict[str, float]:
+        """The round's ``margin`` and estimator-specific entries (the classifier adds its
+        training error); the margin is not defined for regression and ranking (NaN)."""
+        return {"margin": math.nan}
 
     def _eval_target(self, problem: _Problem, y, extra, where: str):
         return (self._numeric_target(y, where), {}), self._eval_weight(extra, y.shape[0], where)
@@ -208,7 +209,8 @@ class _FunctionalGradientBooster(BaseBooster):
         y, ctx = target
         out = {"loss": problem.loss(y, scores, weight, **ctx)}
         if "train_error" in self._extra_keys():
-            out["error"] = self._extra_record(y, scores, weight)["train_error"]
+            truth = y if scores.ndim == 2 else (y > 0)
+            out["error"] = weighted_error(predicted_index(scores) != truth, weight)
         return out
 
     # -- the loop's hooks ------------------------------------------------------------------
@@ -246,6 +248,35 @@ class _FunctionalGradientBooster(BaseBooster):
             signature=data_signature(X, y, s, query_weight, f0, *ctx.values()),
             blocks=blocks,
             blockwise_loss=loss.pointwise and not ctx and type(loss).__call__ is Loss.__call__,
+        )
+
+    def _refuse_on_cluster(self) -> None:
+        """What a fit on a dask array does not do yet, refused before any data moves."""
+        if self.warm_start and hasattr(self, "ensemble_"):
+            raise NotDistributedError(
+                "warm_start does not continue a fit on a dask array (f is not kept on the "
+                "cluster after fit); set warm_start=False"
+            )
+        if self.query == "correlate":
+            raise NotDistributedError(
+                "query='correlate' is not distributed yet; on a dask array use "
+                "query='auto' or 'project'"
+            )
+
+    def _cluster_problem(self, y, s, blocks, bound, loss: Loss, f0: float) -> _Problem:
+        """The problem of a fit on a cluster: rows held by the workers, ``s`` None when
+        the weights are equal (they cancel, as in memory)."""
+        weighted = s is not None
+        lam = self.strong_convexity
+        return _Problem(
+            y=y, s=s, sw=s, total=row_passes.total(blocks, s) if weighted else float(blocks.n),
+            query_weight=s, weighted=weighted, loss=loss,
+            f0=np.asarray(f0, dtype=np.float64), shape=(blocks.n,), ctx={}, bound=bound,
+            need="project", schedule=get_schedule(self.schedule),
+            view=RoundView(nu=float(self.learning_rate),
+                           strong_convexity=loss.strong_convexity if lam is None else lam,
+                           smoothness=loss.smoothness),
+            signature=None, blocks=blocks, blockwise_loss=True,
         )
 
     def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
@@ -360,8 +391,7 @@ class _FunctionalGradientBooster(BaseBooster):
             value = p.loss(p.y, f, p.s, **p.ctx)
         shared = {
             "loss": value,
-            "margin": self._margin(p, f, ensemble.l1_norm(pending=terms)),
-            **self._extra_record(p.y, f, p.s),
+            **self._fit_record(p, f, ensemble.l1_norm(pending=terms)),
         }
         records = tuple(
             {
@@ -397,10 +427,6 @@ class _FunctionalGradientBooster(BaseBooster):
     def _stepped(p: _Problem, f: Rows, outputs: list) -> Rows:
         """``f + Σ_k c_k out_k`` (each ``c_k · out_k`` added in turn), block by block."""
         return row_passes.combined(p.blocks, f, outputs)
-
-    def _margin(self, p: _Problem, f, l1_norm: float) -> float:
-        """The ℓ1 margin; not defined for regression and ranking (NaN)."""
-        return math.nan
 
     def _raw_shape(self, n: int, y) -> tuple[int, ...]:
         return (n,)
@@ -591,11 +617,6 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
     def _setup_cluster(self, X, y, sample_weight) -> _Problem:
         """``_setup`` for X a dask array: the rows on the workers, the same problem."""
         name = type(self).__name__
-        if self.warm_start and hasattr(self, "ensemble_"):
-            raise NotDistributedError(
-                "warm_start does not continue a fit on a dask array (f is not kept on the "
-                "cluster after fit); set warm_start=False"
-            )
         loss = self._regression_loss()
         if not isinstance(loss, RegressionLoss):
             raise NotDistributedError(
@@ -608,11 +629,7 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
                 "which is not distributed yet; on a dask array pass init=<a number> "
                 "(or use loss='squared', whose init is the mean)"
             )
-        if self.query == "correlate":
-            raise NotDistributedError(
-                "query='correlate' is not distributed yet; on a dask array use "
-                "query='auto' or 'project'"
-            )
+        self._refuse_on_cluster()
         data = cluster_data.cluster_regression_data(self, X, y, sample_weight,
                                                     self.block_size)
         blocks = data.rows.blocks
@@ -621,19 +638,7 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
             f0 = row_passes.weighted_mean(blocks, data.y, data.s)
         else:
             f0 = float(self.init)
-        weighted = data.s is not None
-        total = row_passes.total(blocks, data.s) if weighted else float(blocks.n)
-        lam = self.strong_convexity
-        return _Problem(
-            y=data.y, s=data.s, sw=data.s, total=total, query_weight=data.s,
-            weighted=weighted, loss=loss, f0=np.asarray(f0, dtype=np.float64),
-            shape=(blocks.n,), ctx={}, bound=bound, need="project",
-            schedule=get_schedule(self.schedule),
-            view=RoundView(nu=float(self.learning_rate),
-                           strong_convexity=loss.strong_convexity if lam is None else lam,
-                           smoothness=loss.smoothness),
-            signature=None, blocks=blocks, blockwise_loss=True,
-        )
+        return self._cluster_problem(data.y, data.s, blocks, bound, loss, f0)
 
 
 @documented(functional_parameters=_FUNCTIONAL_PARAMETERS)
@@ -741,36 +746,83 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
     def _extra_keys(self):
         return ("train_error",)
 
-    def _margin(self, p, f, l1_norm: float) -> float:
-        """ℓ1 margin of the scores, the intercept f_0 counted as a constant hypothesis:
-        ``min_i y_i f(x_i)`` (binary) or ``min_i f_{y_i}(x_i) − max_{k≠y_i} f_k(x_i)``
-        (vector scores), over ``||λ||_1 + max_k |f_0,k|``."""
-        return margin_record(vote_margins(p.y, f), l1_norm + float(np.max(np.abs(p.f0))))
-
-    def _extra_record(self, y, f, s):
-        truth = y if f.ndim == 2 else (y > 0)
-        return {"train_error": weighted_error(predicted_index(f) != truth, s)}
+    def _fit_record(self, p: _Problem, f: Rows, l1_norm: float) -> dict[str, float]:
+        """The weighted training error and the ℓ1 margin of the scores, the intercept f_0
+        counted as a constant hypothesis: ``min_i y_i f(x_i)`` (binary) or
+        ``min_i f_{y_i}(x_i) − max_{k≠y_i} f_k(x_i)`` (vector scores), over
+        ``||λ||_1 + max_k |f_0,k|``.  Binary: one pass by lanes (as on a cluster)."""
+        norm = l1_norm + float(np.max(np.abs(p.f0)))
+        if self._vector():
+            return {"margin": margin_record(vote_margins(p.y, f), norm),
+                    "train_error": weighted_error(predicted_index(f) != p.y, p.s)}
+        s = p.s if p.weighted else None
+        error, low = row_passes.error_and_margin(p.blocks, p.y, f, s,
+                                                 p.total if p.weighted else float(p.blocks.n))
+        return {"margin": low / norm if norm > 0.0 else math.nan, "train_error": error}
 
     def _eval_target(self, problem: _Problem, y, extra, where: str):
         yi = self._labels_inside(self._class_index(y, where))
         return (yi, {}), self._eval_weight(extra, y.shape[0], where)
 
     def _setup(self, X, y, sample_weight) -> _Problem:
+        if is_dask_collection(X):
+            return self._setup_cluster(X, y, sample_weight)
         data = classification_data(self, X, y, sample_weight)
         X, s = data.X, data.s
-        name = self.loss
-        if name == "auto":
-            name = "logistic" if data.n_classes == 2 else "softmax"
-        self._loss_ = get_loss(name, (MarginLoss, MulticlassLoss))
+        self._loss_ = self._classification_loss(data.n_classes)
         if not self._vector() and data.n_classes != 2:
             raise ValueError(
                 f"loss={self._loss_.name or self._loss_!r} scores one margin (binary) but "
                 f"y has {data.n_classes} classes; use loss='softmax' or 'multiclass_hinge'"
             )
         yi = self._labels_inside(data.y_index)
-        query_weight = None if sample_weight is None else s
-        f0 = self._init_raw(self._loss_, yi, s)
-        return self._problem(X, yi, s, query_weight, self._loss_, f0, {})
+        # equal weights cancel (as on a cluster): the query and f_0 unweighted
+        equal = bool((s == s[0]).all())
+        if self.init == "auto" and getattr(self._loss_, "init_from_class_masses", False):
+            blocks = RowBlocks(yi.shape[0], self.block_size, self.n_jobs)
+            f0 = self._init_from_masses(row_passes.class_masses(blocks, yi,
+                                                                None if equal else s))
+        else:
+            f0 = self._init_raw(self._loss_, yi, s)
+        return self._problem(X, yi, s, None if equal else s, self._loss_, f0, {})
+
+    def _classification_loss(self, n_classes: int) -> Loss:
+        name = self.loss
+        if name == "auto":
+            name = "logistic" if n_classes == 2 else "softmax"
+        return get_loss(name, (MarginLoss, MulticlassLoss))
+
+    def _init_from_masses(self, masses: tuple[float, float]) -> float:
+        """f_0 of a loss whose ``init_raw`` reads only the class masses: ``init_raw`` of
+        one row of each class, weighted by the masses (exactly its answer)."""
+        return self._loss_.init_raw(np.array([1.0, -1.0]), np.array(masses))
+
+    def _setup_cluster(self, X, y, sample_weight) -> _Problem:
+        """``_setup`` for X a dask array (binary, margin losses): the rows on the workers,
+        the same problem."""
+        loss = self._classification_loss(2)
+        if isinstance(loss, MulticlassLoss) or loss.raw_ndim != 1:
+            raise NotDistributedError(
+                f"{type(self).__name__} on a dask array is binary, with a margin loss "
+                f"(logistic, exponential); got {loss!r}: fit a NumPy array"
+            )
+        if self.init == "auto" and not getattr(loss, "init_from_class_masses", False):
+            raise NotDistributedError(
+                f"init='auto' with {loss!r} is not distributed; on a dask array pass "
+                "init=<a number>"
+            )
+        self._refuse_on_cluster()
+        data = cluster_data.cluster_classification_data(self, X, y, sample_weight,
+                                                        self.block_size,
+                                                        multiclass_in_memory=True)
+        self._loss_ = loss
+        blocks = data.rows.blocks
+        bound = self._bind_cluster(data.rows, "project")
+        if self.init == "auto":
+            f0 = self._init_from_masses(row_passes.class_masses(blocks, data.ypm, data.s))
+        else:
+            f0 = float(self.init)
+        return self._cluster_problem(data.ypm, data.s, blocks, bound, loss, f0)
 
     @staticmethod
     def _decision(f):

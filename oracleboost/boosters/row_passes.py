@@ -25,7 +25,8 @@ from . import _column_kernels as column_kernels
 
 __all__ = ["peak", "total", "log", "signed_sums", "two_value_masses", "dual_weights",
            "step_and_weights", "weighted_inner", "weighted_residual", "weighted_mean_loss",
-           "weighted_mean", "combined", "ldexp", "descent", "elementwise"]
+           "weighted_mean", "class_masses", "error_and_margin", "combined", "ldexp",
+           "descent", "elementwise"]
 
 
 def _weights_of(s: np.ndarray, lo: int, hi: int) -> np.ndarray:
@@ -185,6 +186,45 @@ def weighted_mean(blocks: RowBlocks, y: np.ndarray, s: np.ndarray | None) -> flo
     bits on any threads and on a cluster."""
     top = weighted_inner(blocks, y, blocks.full(1.0), s)
     return top / (float(blocks.n) if s is None else total(blocks, s))
+
+
+def _class_stats(blocks: RowBlocks, y, f, s, *, masses: bool) -> tuple[tuple, np.ndarray]:
+    """Each lane's ``Σ s [y > 0]``, ``Σ s [y < 0]`` (``masses``), else its
+    ``Σ s [(f > 0) ≠ (y > 0)]`` and ``min y f``; ``s`` None: unit weights."""
+    lane = blocks.lane
+
+    def run(lo: int, hi: int, out: np.ndarray) -> None:
+        yb = y[lo:hi]
+        w = np.ones(hi - lo) if s is None else s[lo:hi]
+        if masses:
+            # x + 0.0 is x: the lane's sum over the selected rows, in row order
+            column_kernels.lane_sums(np.where(yb > 0, w, 0.0), 0, hi - lo, lane, out[:, 0])
+            column_kernels.lane_sums(np.where(yb < 0, w, 0.0), 0, hi - lo, lane, out[:, 1])
+            return
+        fb = f[lo:hi]
+        column_kernels.lane_sums(np.where((fb > 0) != (yb > 0), w, 0.0), 0, hi - lo, lane,
+                                 out[:, 0])
+        m = yb * fb
+        for q in range(out.shape[0]):
+            out[q, 1] = m[q * lane:(q + 1) * lane].min()
+
+    return (), _lanes(blocks, 2, run)
+
+
+def class_masses(blocks: RowBlocks, y: Rows, s: Rows | None) -> tuple[float, float]:
+    """``(Σ s [y > 0], Σ s [y < 0])`` for ±1 labels, by lanes in order."""
+    p = _lane_parts(blocks.map(_class_stats, y, None, s, masses=True)[1])
+    pos, neg = ordered_sum(p)
+    return float(pos), float(neg)
+
+
+def error_and_margin(blocks: RowBlocks, y: Rows, f: Rows, s: Rows | None,
+                     total: float) -> tuple[float, float]:
+    """A binary score's weighted training error ``Σ s [(f > 0) ≠ (y > 0)] / total``
+    (``predict`` says ``classes_[1]`` when ``f > 0``) and its smallest margin
+    ``min y f``, in one pass by lanes."""
+    p = _lane_parts(blocks.map(_class_stats, y, f, s, masses=False)[1])
+    return float(ordered_sum(p[:, 0])) / total, float(p[:, 1].min())
 
 
 @outputs_only(1)

@@ -36,6 +36,11 @@ class MarginLoss(Loss):
     ``conjugate`` are optional (see :attr:`has_conjugate`).
     """
 
+    #: Whether ``init_raw`` depends on the labels and weights only through the two class
+    #: masses ``Σ s [y > 0]`` and ``Σ s [y < 0]``: a booster then sums them by its row
+    #: blocks' lanes (the same bits on any threads and on a cluster).
+    init_from_class_masses = False
+
     #: Methods a loss must override to be usable by :mod:`oracleboost.diagnostics`.
     DUAL_METHODS: tuple[str, ...] = ("d2phi", "conjugate")
 
@@ -205,6 +210,8 @@ class Exponential(MarginLoss):
     Tibshirani 2000), so ``P(y = +1) = σ(2f)``.
     """
 
+    init_from_class_masses = True
+
     name = "exponential"
     phi_is_neg_dphi = True
 
@@ -278,6 +285,8 @@ class Logistic(MarginLoss):
     everywhere (``ln(1 + e^x) ≥ σ(x)``), so η = 1 is valid globally, tighter than the
     paper's ``2^m/(m ln 2)`` (Telgarsky 2012, Remark 46; the implementer's note §1.2).
     """
+
+    init_from_class_masses = True
 
     name = "logistic"
     smoothness = 0.25
