@@ -295,6 +295,14 @@ def _regression_data(seed: int, n: int = 3 * PARTITION + 1234, d: int = 5):
     return X, y
 
 
+def _some_zero_weights(n: int, seed: int) -> np.ndarray:
+    """Exponential weights, a tenth of them 0 (those rows go, in both fits)."""
+    rng = np.random.RandomState(seed)
+    s = rng.exponential(size=n)
+    s[rng.rand(n) < 0.1] = 0.0
+    return s
+
+
 def _regressor(**kw):
     return FunctionalGradientRegressor(StumpOracle(block_size=BLOCK), block_size=BLOCK,
                                        **{"n_estimators": 10, **kw})
@@ -307,11 +315,7 @@ def test_regressor_dask_fit_equals_memory_fit(client, params, weighted, seed):
     """Every projection and pointwise loss, with and without weights (some 0): the
     rounds, stumps, coefficients, intercept and predictions of the fit in memory."""
     X, y = _regression_data(seed)
-    s = None
-    if weighted:
-        rng = np.random.RandomState(seed + 10)
-        s = rng.exponential(size=len(y))
-        s[rng.rand(len(y)) < 0.1] = 0.0
+    s = _some_zero_weights(len(y), seed + 10) if weighted else None
     mem = _regressor(**params).fit(X, y, sample_weight=s)
     dk = _regressor(**params).fit(
         da.from_array(X, chunks=(3000, 2)), da.from_array(y, chunks=5000),
@@ -365,11 +369,7 @@ def test_functional_classifier_dask_fit_equals_memory_fit(client, params, weight
     """The binary functional-gradient classifier: its rounds (training error and margin
     included), stumps, coefficients, classes and probabilities, as in memory."""
     X, y = _data(seed)
-    s = None
-    if weighted:
-        rng = np.random.RandomState(seed + 20)
-        s = rng.exponential(size=len(y))
-        s[rng.rand(len(y)) < 0.1] = 0.0
+    s = _some_zero_weights(len(y), seed + 20) if weighted else None
     kw = {"n_estimators": 10, **params}
     make = lambda: FunctionalGradientClassifier(  # noqa: E731
         StumpOracle(block_size=BLOCK), block_size=BLOCK, **kw)
