@@ -165,11 +165,13 @@ cluster and persisted arrays.
 | `dask_adaboost_10m` | {ours * 1e3:.0f} ms | {lgb * 1e3:.0f} ms | {ours / lgb:.2f} | \
 {ratios[0]:.2f}–{ratios[-1]:.2f} | ≤ 1 | {met} | {share:.0%} |
 
-Where the time goes: a round is 5 stages a worker (the histograms, the column, the
-step's sums, the new margins with their logits, the weights), one task a worker each,
+Where the time goes: a round is 6 stages (the histograms, the column, the step's sums,
+the new margins with their logits, the weights' exp, their normalisation), one task a
+worker each (and one more a worker for each stage's stats but the column's: 22 tasks),
 and the client waits on the workers 4 times (the histograms, the step's sums, the
-logits' maximum, the weights' sum): a wait costs 15–20 ms of scheduler, network and
-client on this machine, what the "scheduler and client share" measures.  LightGBM's
+logits' maximum, the weights' sum): in a task-stream timeline of this run's shape the
+workers sat idle 10–25 ms between stages (scheduler, network and client: what the
+"scheduler and client share" measures).  LightGBM's
 workers reduce their histograms among themselves over their own sockets and never come
 back to the scheduler within a round.  Below 1 needs fewer waits: the logits' shift from
 a bound rather than their maximum (fusing two stages) changes the fit in memory too.

@@ -126,17 +126,14 @@ class Partitioned:
         return (sum(self.sizes),)
 
 
-def part_value(result: Any, index: Any) -> Any:
+def part_value(result: Any, index: tuple[int, int] | None) -> Any:
     """A partition's value from its future's ``result``: the result itself (``index``
-    None: a persisted chunk), a stage's ``k``-th output (``index = k``), or the ``k``-th
-    output of the ``pos``-th partition of a task run for a group of partitions
-    (``index = (pos, k)``)."""
+    None: a persisted chunk), or the ``k``-th output of the ``pos``-th partition of the
+    task :meth:`ClusterBlocks.map` ran for its group (``index = (pos, k)``)."""
     if index is None:
         return result
-    if isinstance(index, tuple):
-        pos, k = index
-        return result[pos][0][k]
-    return result[0][index]
+    pos, k = index
+    return result[pos][0][k]
 
 
 def _value(ref: tuple) -> Any:

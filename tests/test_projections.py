@@ -180,20 +180,26 @@ def _lemma1_gap(bregman, x, y, y_hat):
     return bxy - bregman(x, y_hat) - bregman(y_hat, y), 1.0 + bxy
 
 
-# The worst discrepancy against SLSQP seen by the comparison tests (filled while running;
-# printed by ``pytest -s``).
-DISCREPANCY: dict[str, float] = {}
+def discrepancy_recorder(title: str, fmt: str):
+    """``(record, fixture)``: ``record(name, err)`` keeps the largest ``err`` seen under
+    each name while a module's tests run; the module-scoped autouse ``fixture`` prints
+    them after its last test, under ``title`` (seen with ``pytest -s``)."""
+    worst: dict[str, float] = {}
+
+    def record(name, err):
+        worst[name] = max(worst.get(name, 0.0), float(err))
+
+    @pytest.fixture(scope="module", autouse=True)
+    def report():
+        yield
+        if worst:
+            print(f"\n{title}:", {k: format(v, fmt) for k, v in sorted(worst.items())})
+
+    return record, report
 
 
-def _record(name, err):
-    DISCREPANCY[name] = max(DISCREPANCY.get(name, 0.0), float(err))
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _report_discrepancy():
-    yield
-    if DISCREPANCY:
-        print("\nmax |w - w_SLSQP|:", {k: f"{v:.1e}" for k, v in sorted(DISCREPANCY.items())})
+# The worst discrepancy against SLSQP seen by the comparison tests.
+_record, _report_discrepancy = discrepancy_recorder("max |w - w_SLSQP|", ".1e")
 
 
 # ---------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_projections import discrepancy_recorder
 
 from oracleboost._blocks import RowBlocks
 from oracleboost._cluster import Partitioned, WorkerBlocks
@@ -311,21 +312,10 @@ def check_reference(kind, x, cap, w):
 
 
 # The largest discrepancy against the reference seen by the tests, in the units of the
-# tolerance (filled while running; printed by ``pytest -s``).
-DISCREPANCY: dict[str, float] = {}
-
-
-def _record(name, err):
-    DISCREPANCY[name] = max(DISCREPANCY.get(name, 0.0), float(err))
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _report_discrepancy():
-    yield
-    if DISCREPANCY:
-        print("\nmax discrepancy against the sort-based reference (Euclidean: ulps of "
-              "max(|z|, w); KL: ε w (1 + |log w| + log2(n)/F)):",
-              {k: f"{v:.2f}" for k, v in sorted(DISCREPANCY.items())})
+# tolerance.
+_record, _report_discrepancy = discrepancy_recorder(
+    "max discrepancy against the sort-based reference (Euclidean: ulps of max(|z|, w); "
+    "KL: ε w (1 + |log w| + log2(n)/F))", ".2f")
 
 
 @pytest.fixture

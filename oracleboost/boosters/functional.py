@@ -225,7 +225,6 @@ class _FunctionalGradientBooster(BaseBooster):
         total = row_passes.total(blocks, s)  # by lanes, as on a cluster
         f0 = np.asarray(f0, dtype=np.float64)
         shape = self._raw_shape(X.shape[0], y)
-        lam = self.strong_convexity
         return _Problem(
             y=y,
             s=s,
@@ -240,11 +239,7 @@ class _FunctionalGradientBooster(BaseBooster):
             bound=bound,
             need=need,
             schedule=get_schedule(self.schedule),
-            view=RoundView(
-                nu=float(self.learning_rate),
-                strong_convexity=loss.strong_convexity if lam is None else lam,
-                smoothness=loss.smoothness,
-            ),
+            view=self._view(loss),
             signature=data_signature(X, y, s, query_weight, f0, *ctx.values()),
             blocks=blocks,
             blockwise_loss=loss.pointwise and not ctx and type(loss).__call__ is Loss.__call__,
@@ -267,17 +262,20 @@ class _FunctionalGradientBooster(BaseBooster):
         """The problem of a fit on a cluster: rows held by the workers, ``s`` None when
         the weights are equal (they cancel, as in memory)."""
         weighted = s is not None
-        lam = self.strong_convexity
         return _Problem(
             y=y, s=s, sw=s, total=row_passes.total(blocks, s) if weighted else float(blocks.n),
             query_weight=s, weighted=weighted, loss=loss,
             f0=np.asarray(f0, dtype=np.float64), shape=(blocks.n,), ctx={}, bound=bound,
-            need="project", schedule=get_schedule(self.schedule),
-            view=RoundView(nu=float(self.learning_rate),
-                           strong_convexity=loss.strong_convexity if lam is None else lam,
-                           smoothness=loss.smoothness),
+            need="project", schedule=get_schedule(self.schedule), view=self._view(loss),
             signature=None, blocks=blocks, blockwise_loss=True,
         )
+
+    def _view(self, loss: Loss) -> RoundView:
+        """What the schedule sees: the learning rate c, λ and Λ."""
+        lam = self.strong_convexity
+        return RoundView(nu=float(self.learning_rate),
+                         strong_convexity=loss.strong_convexity if lam is None else lam,
+                         smoothness=loss.smoothness)
 
     def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
         keys = ("loss", "edge", "step", "margin", "grad_norm", "residual_norm", "outer", "time")

@@ -184,24 +184,31 @@ def weighted_mean_loss(blocks: RowBlocks, loss: Loss, y: np.ndarray, raw: np.nda
 def weighted_mean(blocks: RowBlocks, y: np.ndarray, s: np.ndarray | None) -> float:
     """``Σ s y / Σ s`` (``s`` None: the plain mean), each sum by lanes in order: the same
     bits on any threads and on a cluster."""
-    top = weighted_inner(blocks, y, blocks.full(1.0), s)
-    return top / (float(blocks.n) if s is None else total(blocks, s))
+    if s is None:
+        return total(blocks, y) / float(blocks.n)
+    return weighted_inner(blocks, y, s, None) / total(blocks, s)
 
 
-def _class_stats(blocks: RowBlocks, y, f, s, *, masses: bool) -> tuple[tuple, np.ndarray]:
-    """Each lane's ``Σ s [y > 0]``, ``Σ s [y < 0]`` (``masses``), else its
-    ``Σ s [(f > 0) ≠ (y > 0)]`` and ``min y f``; ``s`` None: unit weights."""
+def _class_masses(blocks: RowBlocks, y, s) -> tuple[tuple, np.ndarray]:
+    """Each lane's ``Σ s [y > 0]`` and ``Σ s [y < 0]`` (``s`` None: unit weights)."""
     lane = blocks.lane
 
     def run(lo: int, hi: int, out: np.ndarray) -> None:
-        yb = y[lo:hi]
-        w = np.ones(hi - lo) if s is None else s[lo:hi]
-        if masses:
-            # x + 0.0 is x: the lane's sum over the selected rows, in row order
-            column_kernels.lane_sums(np.where(yb > 0, w, 0.0), 0, hi - lo, lane, out[:, 0])
-            column_kernels.lane_sums(np.where(yb < 0, w, 0.0), 0, hi - lo, lane, out[:, 1])
-            return
-        fb = f[lo:hi]
+        yb, w = y[lo:hi], (1.0 if s is None else s[lo:hi])
+        # x + 0.0 is x: the lane's sum over the selected rows, in row order
+        column_kernels.lane_sums(np.where(yb > 0, w, 0.0), 0, hi - lo, lane, out[:, 0])
+        column_kernels.lane_sums(np.where(yb < 0, w, 0.0), 0, hi - lo, lane, out[:, 1])
+
+    return (), _lanes(blocks, 2, run)
+
+
+def _error_and_margin(blocks: RowBlocks, y, f, s) -> tuple[tuple, np.ndarray]:
+    """Each lane's ``Σ s [(f > 0) ≠ (y > 0)]`` and ``min y f`` (``s`` None: unit
+    weights)."""
+    lane = blocks.lane
+
+    def run(lo: int, hi: int, out: np.ndarray) -> None:
+        yb, fb, w = y[lo:hi], f[lo:hi], (1.0 if s is None else s[lo:hi])
         column_kernels.lane_sums(np.where((fb > 0) != (yb > 0), w, 0.0), 0, hi - lo, lane,
                                  out[:, 0])
         m = yb * fb
@@ -213,7 +220,7 @@ def _class_stats(blocks: RowBlocks, y, f, s, *, masses: bool) -> tuple[tuple, np
 
 def class_masses(blocks: RowBlocks, y: Rows, s: Rows | None) -> tuple[float, float]:
     """``(Σ s [y > 0], Σ s [y < 0])`` for ±1 labels, by lanes in order."""
-    p = _lane_parts(blocks.map(_class_stats, y, None, s, masses=True)[1])
+    p = _lane_parts(blocks.map(_class_masses, y, s)[1])
     pos, neg = ordered_sum(p)
     return float(pos), float(neg)
 
@@ -223,37 +230,39 @@ def error_and_margin(blocks: RowBlocks, y: Rows, f: Rows, s: Rows | None,
     """A binary score's weighted training error ``Σ s [(f > 0) ≠ (y > 0)] / total``
     (``predict`` says ``classes_[1]`` when ``f > 0``) and its smallest margin
     ``min y f``, in one pass by lanes."""
-    p = _lane_parts(blocks.map(_class_stats, y, f, s, masses=False)[1])
+    p = _lane_parts(blocks.map(_error_and_margin, y, f, s)[1])
     return float(ordered_sum(p[:, 0])) / total, float(p[:, 1].min())
 
 
 @outputs_only(1)
-def _affine(blocks: RowBlocks, a, *bs, coefs: tuple, scale: int | None) -> tuple[tuple, None]:
-    """``a + Σ_k coefs[k] · bs[k]`` (each term added in turn), or ``ldexp(a, scale)``:
-    elementwise, by runs of rows."""
+def _combined(blocks: RowBlocks, a, *bs, coefs: tuple) -> tuple[tuple, None]:
     out = np.empty_like(a)
 
     def run(lo: int, hi: int) -> None:
-        if scale is not None:
-            np.ldexp(a[lo:hi], scale, out=out[lo:hi])
-        else:
-            out[lo:hi] = a[lo:hi]
-            for c, b in zip(coefs, bs, strict=True):
-                out[lo:hi] += c * b[lo:hi]
+        out[lo:hi] = a[lo:hi]
+        for c, b in zip(coefs, bs, strict=True):
+            out[lo:hi] += c * b[lo:hi]
 
     elementwise(blocks, run)
     return (out,), None
 
 
+@outputs_only(1)
+def _ldexp(blocks: RowBlocks, a, *, e: int) -> tuple[tuple, None]:
+    out = np.empty_like(a)
+    elementwise(blocks, lambda lo, hi: np.ldexp(a[lo:hi], e, out=out[lo:hi]))
+    return (out,), None
+
+
 def combined(blocks: RowBlocks, a: Rows, terms: list[tuple[float, Rows]]) -> Rows:
     """``a + Σ_k c_k · b_k`` for ``terms = [(c_k, b_k), …]``, each term added in turn."""
-    return blocks.map(_affine, a, *(b for _, b in terms), coefs=tuple(c for c, _ in terms),
-                      scale=None)[0][0]
+    return blocks.map(_combined, a, *(b for _, b in terms),
+                      coefs=tuple(c for c, _ in terms))[0][0]
 
 
 def ldexp(blocks: RowBlocks, a: Rows, e: int) -> Rows:
     """``a · 2**e`` (exact)."""
-    return blocks.map(_affine, a, coefs=(), scale=int(e))[0][0]
+    return blocks.map(_ldexp, a, e=int(e))[0][0]
 
 
 @outputs_only(1)

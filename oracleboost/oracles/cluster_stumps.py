@@ -67,7 +67,6 @@ class _Column:
     so on the workers: ``_partition_histograms``' ``columns``)."""
 
     rows: Partitioned
-    ndim = 2
 
 
 def _partition_counts(blocks: RowBlocks, local: BoundStumpOracle) -> tuple[tuple, tuple]:
