@@ -24,6 +24,7 @@ and so do NumPy's ufuncs on large arrays, so the threads run at once.
 
 from __future__ import annotations
 
+import functools
 import numbers
 import os
 import threading
@@ -178,12 +179,20 @@ class RowBlocks:
         ``lo:hi``) that cover every row, one run a thread.  ``fn`` writes lane ``q``'s
         partials into slot ``q`` of its outputs: the same slots and values on any
         number of threads.  A thread gets at least ``MIN_ROWS_PER_THREAD`` rows."""
+        runs = self._runs
+        if len(runs) == 1:  # most passes at small n: no thread_map to go through
+            fn(*runs[0])
+        else:
+            thread_map(fn, runs, len(runs), star=True)
+
+    @functools.cached_property
+    def _runs(self) -> list[tuple[int, int, int, int]]:
+        """:meth:`lane_map`'s runs, one a thread (fixed for a fit: read once)."""
         lanes, lane = self.n_lanes, self.lane
         threads = max(1, min(n_threads(self.n_jobs), lanes, self.n // MIN_ROWS_PER_THREAD))
         cuts = [lanes * t // threads for t in range(threads + 1)]
-        runs = [(q0, q1, q0 * lane, min(self.n, q1 * lane))
+        return [(q0, q1, q0 * lane, min(self.n, q1 * lane))
                 for q0, q1 in zip(cuts[:-1], cuts[1:], strict=True)]
-        thread_map(fn, runs, threads, star=True)
 
     def map(self, stage: Callable[..., tuple[tuple, Any]], *rows: Any,
             **consts: Any) -> tuple[tuple, Any]:
@@ -239,4 +248,7 @@ def ordered_sum(parts: ArrayLike) -> Any:
     """``parts[0] + parts[1] + …`` along axis 0, left to right, in float64: the same bits
     wherever it runs (``np.add.accumulate`` is sequential by definition; ``np.sum`` is
     pairwise and Python's ``sum`` compensates since 3.12)."""
-    return np.add.accumulate(np.asarray(parts, dtype=np.float64), axis=0)[-1]
+    parts = np.asarray(parts, dtype=np.float64)
+    if parts.shape[0] == 1:  # one term: itself (accumulate's answer, without its cost)
+        return parts[0]
+    return np.add.accumulate(parts, axis=0)[-1]

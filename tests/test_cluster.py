@@ -74,6 +74,10 @@ def _same_model(mem, dk):
     ("exponential", "closed_form"),
     ("logistic", "adaboost"),
     ("logistic", "constant"),
+    ("logistic", "wolfe"),
+    ("logistic", "optimal"),
+    ("logistic", "closed_form"),
+    ("logistic", "quadratic"),
 ])
 def test_dask_fit_equals_memory_fit(client, seed, loss, step):
     X, y = _data(seed)
@@ -103,6 +107,11 @@ def test_dask_fit_with_weights_equals_memory_fit(client, seed):
     _same_fit(mem, _booster(n_estimators=10).fit(Xd, y, sample_weight=s))
     _same_fit(mem, _booster(n_estimators=10).fit(Xd, y,
                                                  sample_weight=da.from_array(s, chunks=7000)))
+    # the lines over the rows read the weights (their logarithms and their minimum)
+    for step in ("wolfe", "closed_form"):
+        kw = dict(loss="logistic", step=step, n_estimators=8)
+        _same_fit(_booster(**kw).fit(X, y, sample_weight=s),
+                  _booster(**kw).fit(Xd, y, sample_weight=s))
 
 
 def test_one_partition_and_one_block(client):
@@ -139,8 +148,6 @@ def test_what_does_not_distribute_says_so(client):
     Xd = da.from_array(X, chunks=1000)
     with pytest.raises(NotDistributedError, match="LightGBMOracle needs every training row"):
         CoordinateBoostingClassifier(LightGBMOracle(), n_estimators=2).fit(Xd, y)
-    with pytest.raises(NotDistributedError, match="step='wolfe' with the 'logistic' loss"):
-        _booster(loss="logistic", step="wolfe").fit(Xd, y)
     with pytest.raises(NotDistributedError, match="validation_fraction"):
         _booster(n_iter_no_change=3).fit(Xd, y)
     with pytest.raises(ValueError, match="block_size=5000"):

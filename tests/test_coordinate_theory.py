@@ -254,7 +254,7 @@ def test_grouped_line_of_a_two_valued_column_is_the_line_over_rows(seed):
     # give the per-row line's values, slopes and steps, and not be used for columns
     # with more values or for other losses.
     from oracleboost.boosters import SignedColumn
-    from oracleboost.boosters.linesearch import Line, exact, wolfe
+    from oracleboost.boosters.linesearch import RowLine, exact, wolfe
     from oracleboost.boosters.steps import StepState
     from oracleboost.losses import get_loss
     from oracleboost.oracles.base import Hypothesis
@@ -277,9 +277,9 @@ def test_grouped_line_of_a_two_valued_column_is_the_line_over_rows(seed):
             h = Column()
             h.train_output = a
             col = SignedColumn.of(h, y, w, bounded=True)
-            state = StepState(loss=loss, margins=margins, column=col, w=w, log_s=0.0,
-                              sample_weight=np.ones(n))
-            rows = Line.build(loss, margins, col.u, 0.0)
+            state = StepState(loss=loss, margins=margins, column=col, w=w, log_s=None,
+                              sample_weight=None)
+            rows = RowLine.build(col.blocks, loss, margins, state.u, None, col.u_min)
             assert (state.line.u.size == 2) is (grouped and name == "exponential")
             for alpha in (0.0, 0.1, 0.7, 3.0):
                 assert state.line.delta(alpha) == pytest.approx(rows.delta(alpha), rel=1e-12)

@@ -54,7 +54,7 @@ def _fit(X, y, s, *, n_jobs, block_size, **params):
 
 @pytest.mark.parametrize("loss, step", [
     ("exponential", "adaboost"), ("exponential", "optimal"), ("logistic", "wolfe"),
-    ("exponential", "quadratic"), ("logistic", "closed_form"),
+    ("exponential", "quadratic"), ("logistic", "closed_form"), ("logistic", "optimal"),
 ])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_coordinate_fit_is_the_same_on_one_two_and_three_threads(threads_even_when_small,

@@ -14,7 +14,6 @@ to margins and to probabilities, and a ±1 booster's view of an oracle's answer.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -281,10 +280,10 @@ class SignedColumn:
 
     The reductions come from two compiled passes over the rows
     (:mod:`.row_passes`); the column ``u`` itself is built only when a step rule
-    or booster reads it.  ``agreement`` and ``disagreement`` are ``Σ_i w_i (1 ± u_i)``
-    (the AdaBoost step's sums, of non-negative terms), ``u_min`` and ``u_max`` are
-    ``min_i u_i`` (1 when the column is right on every row with full confidence) and
-    ``max_i u_i``.
+    reads it (:func:`.row_passes.oriented`).  ``agreement`` and ``disagreement`` are
+    ``Σ_i w_i (1 ± u_i)`` (the AdaBoost step's sums, of non-negative terms),
+    ``u_min`` and ``u_max`` are ``min_i u_i`` (1 when the column is right on every row
+    with full confidence) and ``max_i u_i``.
     """
 
     a: np.ndarray
@@ -321,9 +320,3 @@ class SignedColumn:
         if corr > 0:
             return cls(a, y, corr, 1.0, norm, plus, minus, lo, hi, blocks)
         return cls(a, y, -corr, -1.0, norm, minus, plus, -hi, -lo, blocks)
-
-    @functools.cached_property
-    def u(self) -> np.ndarray:
-        u = self.y * self.a / self.norm
-        u *= self.sign
-        return u

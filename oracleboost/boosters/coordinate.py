@@ -40,7 +40,7 @@ from . import cluster_data, row_passes
 from .base import BaseBooster, data_signature, fit_context, loss_constraint
 from .classifier import ScoreClassifierMixin, SignedColumn, classification_data, margin_metrics
 from .rounds import BoostingWarning, Problem, RoundResult, StopReason, draw_seed, seed_generator
-from .steps import STEP_RULES, QuadraticStep, StepRule, StepState, get_step
+from .steps import STEP_RULES, StepRule, StepState, get_step
 from .validation import documented
 
 __all__ = ["CoordinateBoostingClassifier"]
@@ -308,17 +308,10 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             )
         loss = get_loss(self.loss, MarginLoss)
         rule = get_step(self.step)
-        if (rule.uses_line or isinstance(rule, QuadraticStep)) and not loss.phi_is_neg_dphi:
-            raise NotDistributedError(
-                f"step={rule.name or rule!r} with the {getattr(loss, 'name', loss)!r} loss "
-                "reads the risk along the column row by row, which is not distributed yet; "
-                "on a dask array use loss='exponential' (whose line over a stump's two values is "
-                "two sums) or step='adaboost' or 'constant'"
-            )
         data = cluster_data.cluster_classification_data(self, X, y, sample_weight,
                                                         self.block_size)
         self.optimal_loss_ = None
-        # s is None when the weights are equal (the step rules that read it are refused)
+        # s is None when the weights are equal (they cancel, as in memory)
         return self._problem(data.ypm, data.s, data.s is None, loss, rule,
                              self._bind_cluster(data.rows, "correlate"), None, None,
                              data.rows.blocks)
@@ -359,8 +352,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
                 margins=state.margins,
                 column=col,
                 w=w,
-                log_s=0.0 if p.log_s is None else p.log_s,
-                sample_weight=p.s,
+                log_s=p.log_s,
+                sample_weight=None if p.log_s is None else p.s,  # equal weights cancel
                 nu=p.nu,
             )
             if p.rule.uses_line and not view.slope > 0.0:

@@ -12,6 +12,11 @@ an unscaled Wolfe search degraded the Rudin margin from 0.3746 to 0.3685), and t
 sufficient-decrease test does not cancel when ``R(α) ≈ R(0)`` (the ``expm1`` form).
 Trial points whose value overflows count as failing, never as NaN.
 
+A line is :class:`Line` over a few points (a column with two values under the
+exponential loss merges its rows into two) or :class:`RowLine` over every training row,
+its sums made by lanes in order (:mod:`.row_passes`), on threads or on a cluster's
+workers: the same bits on both.
+
 There is one Wolfe search (Telgarsky 2012, Fig. 7: bracketing by doubling from 1, then
 bisection) and one exact search (bisection/Brent on the slope).
 """
@@ -25,21 +30,24 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import brentq
 
-from .._numerics import logsumexp
+from .._blocks import RowBlocks
+from .._typing import Rows
 from ..losses import MarginLoss
+from . import row_passes
 
-__all__ = ["Line", "wolfe", "exact"]
+__all__ = ["Line", "RowLine", "wolfe", "exact"]
 
 
 @dataclass(frozen=True)
 class Line:
-    """The one-dimensional problem ``α ↦ R(α)/R(0)`` along one column.
+    """The one-dimensional problem ``α ↦ R(α)/R(0)`` along one column, over a few points
+    (NumPy's sums).
 
     Parameters
     ----------
     loss : MarginLoss
     margins : ndarray of shape (k,)
-        Current margins ``y_i f(x_i)`` of the examples with positive weight.
+        Current margins of the points.
     u : ndarray of shape (k,)
         The column, oriented so that ``R'(0) < 0``.
     log_rho : ndarray of shape (k,)
@@ -53,12 +61,6 @@ class Line:
     #: How many times the search evaluated R or R' (a one-element list: the line is
     #: frozen, its count is not); a round records it as ``line_evaluations``.
     evaluations: list = field(default_factory=lambda: [0], compare=False, repr=False)
-
-    @classmethod
-    def build(cls, loss: MarginLoss, margins: np.ndarray, u: np.ndarray,
-              log_s: float | np.ndarray) -> Line:
-        log_rho = log_s + loss.log_phi(margins)
-        return cls(loss, margins, u, log_rho - logsumexp(log_rho))
 
     @functools.cached_property
     def rho(self) -> np.ndarray:
@@ -86,6 +88,46 @@ class Line:
     def unbounded(self) -> bool:
         """True when the risk decreases for ever along the column (no example is hurt)."""
         return bool((self.u >= 0.0).all())
+
+
+@dataclass(frozen=True, kw_only=True)
+class RowLine(Line):
+    """:class:`Line` over every training row, each evaluation one pass by lanes
+    (:func:`.row_passes.line_delta`, :func:`.row_passes.line_slope`).
+
+    ``log_rho`` and ``weights`` are the risk's shares unnormalised (the largest is 1),
+    ``total`` their sum: ``R(α)/R(0) − 1 = Σ_i ρ_i expm1(…) / total``.  The arrays are
+    :data:`~oracleboost._typing.Rows` (in memory, or on a cluster's workers).
+    """
+
+    blocks: RowBlocks
+    weights: Rows
+    total: float
+    u_min: float
+
+    @classmethod
+    def build(cls, blocks: RowBlocks, loss: MarginLoss, margins: Rows, u: Rows,
+              log_s: Rows | None, u_min: float) -> RowLine:
+        """The line along ``u`` (``u_min = min u``) from ``margins`` and the weights'
+        logarithms ``log_s`` (None: equal weights), for the rows of ``blocks``."""
+        log_rho, rho, total = row_passes.line_weights(blocks, loss, margins, log_s)
+        return cls(loss, margins, u, log_rho, blocks=blocks, weights=rho, total=total,
+                   u_min=u_min)
+
+    def delta(self, alpha: float) -> float:
+        self.evaluations[0] += 1
+        val = row_passes.line_delta(self.blocks, self.loss, self.margins, self.u,
+                                    self.weights, alpha) / self.total
+        return val if math.isfinite(val) else math.inf
+
+    def slope(self, alpha: float) -> float:
+        self.evaluations[0] += 1
+        val = -row_passes.line_slope(self.blocks, self.loss, self.margins, self.u,
+                                     self.log_rho, alpha) / self.total
+        return math.inf if math.isnan(val) else val
+
+    def unbounded(self) -> bool:
+        return self.u_min >= 0.0
 
 
 def wolfe(line: Line, c1: float, c2: float, max_iter: int = 200) -> float:

@@ -26,7 +26,8 @@ from . import _column_kernels as column_kernels
 __all__ = ["peak", "total", "log", "signed_sums", "two_value_masses", "dual_weights",
            "step_and_weights", "weighted_inner", "weighted_residual", "weighted_mean_loss",
            "weighted_mean", "class_masses", "error_and_margin", "combined", "ldexp",
-           "descent", "elementwise"]
+           "descent", "elementwise", "oriented", "line_weights", "line_delta", "line_slope",
+           "curvature_argument"]
 
 
 def _weights_of(s: np.ndarray, lo: int, hi: int) -> np.ndarray:
@@ -414,3 +415,124 @@ def _weights_from_logits(blocks: RowBlocks, loss: MarginLoss, zs, log_phis, part
     else:
         log_loss = top_phi + math.log(float(ordered_sum(sums[:, 1]))) - log_mass
     return w, query, entropy, log_loss
+
+
+# -- the risk along one column, for the line searches (:class:`.linesearch.RowLine`) -----
+
+
+@outputs_only(1)
+def _oriented(blocks: RowBlocks, a, y, *, norm: float, sign: float) -> tuple[tuple, None]:
+    u = np.empty(blocks.n)
+
+    def run(lo: int, hi: int) -> None:
+        np.divide(np.multiply(y[lo:hi], a[lo:hi], out=u[lo:hi]), norm, out=u[lo:hi])
+        u[lo:hi] *= sign
+
+    elementwise(blocks, run)
+    return (u,), None
+
+
+def oriented(blocks: RowBlocks, a: Rows, y: Rows, norm: float, sign: float) -> Rows:
+    """The oriented column ``u = sign · y · a / norm``, elementwise."""
+    return blocks.map(_oriented, a, y, norm=norm, sign=sign)[0][0]
+
+
+def _risk_logits(blocks: RowBlocks, m, log_s, *, loss: MarginLoss) -> tuple[tuple, np.ndarray]:
+    """``log φ(m) + log s`` and their maxima (in each run's first lane's slot)."""
+    out = np.empty(blocks.n)
+
+    def run(lo: int, hi: int, tops: np.ndarray) -> None:
+        v = loss.log_phi(m[lo:hi])  # the loss's own array: not written into
+        if log_s is None:
+            out[lo:hi] = v
+        else:
+            np.add(v, log_s[lo:hi], out=out[lo:hi])
+        tops[0, 0] = out[lo:hi].max()
+
+    return (out,), _lanes(blocks, 1, run, fill=-math.inf)
+
+
+def _line_rho(blocks: RowBlocks, lr, *, top: float) -> tuple[tuple, np.ndarray]:
+    """``log ρ = lr − top``, ``ρ = exp(log ρ)`` and the lanes' sums of ``ρ``."""
+    lane = blocks.lane
+    log_rho = lr if blocks.in_place else np.empty(blocks.n)
+    rho = np.empty(blocks.n)
+
+    def run(lo: int, hi: int, out: np.ndarray) -> None:
+        np.subtract(lr[lo:hi], top, out=log_rho[lo:hi])
+        np.exp(log_rho[lo:hi], out=rho[lo:hi])
+        column_kernels.lane_sums(rho, lo, hi, lane, out[:, 0])
+
+    return (log_rho, rho), _lanes(blocks, 1, run)
+
+
+def line_weights(blocks: RowBlocks, loss: MarginLoss, m: Rows, log_s: Rows | None
+                 ) -> tuple[Rows, Rows, float]:
+    """The risk's shares along a line, unnormalised: ``log ρ_i = log s_i + log φ(m_i) −
+    top`` (``top`` their maximum, so that the largest ``ρ_i`` is 1), ``ρ_i`` and
+    ``Σ_i ρ_i`` (the lanes in order); ``ρ_i / Σ ρ`` is row i's share of the risk."""
+    (lr,), parts = blocks.map(_risk_logits, m, log_s, loss=loss)
+    top = float(_lane_parts(parts)[:, 0].max())
+    (log_rho, rho), parts = blocks.map(_line_rho, lr, top=top)
+    return log_rho, rho, float(ordered_sum(_lane_parts(parts)[:, 0]))
+
+
+def _line_delta(blocks: RowBlocks, m, u, rho, *, loss: MarginLoss,
+                alpha: float) -> tuple[tuple, np.ndarray]:
+    lane = blocks.lane
+
+    def run(lo: int, hi: int, out: np.ndarray) -> None:
+        # each thread its own error state (NumPy's is per thread); overflow is inf
+        with np.errstate(over="ignore", invalid="ignore"):
+            terms = np.expm1(loss.log_phi_shift(m[lo:hi], alpha * u[lo:hi]))
+            np.multiply(rho[lo:hi], terms, out=terms)
+        column_kernels.lane_sums(terms, 0, hi - lo, lane, out[:, 0])
+
+    return (), _lanes(blocks, 1, run)
+
+
+def line_delta(blocks: RowBlocks, loss: MarginLoss, m: Rows, u: Rows, rho: Rows,
+               alpha: float) -> float:
+    """``Σ_i ρ_i expm1(log φ(m_i + α u_i) − log φ(m_i))``, the lanes in order."""
+    parts = _lane_parts(blocks.map(_line_delta, m, u, rho, loss=loss, alpha=alpha)[1])
+    return float(ordered_sum(parts[:, 0]))
+
+
+def _line_slope(blocks: RowBlocks, m, u, log_rho, *, loss: MarginLoss,
+                alpha: float) -> tuple[tuple, np.ndarray]:
+    lane = blocks.lane
+
+    def run(lo: int, hi: int, out: np.ndarray) -> None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            e = np.add(log_rho[lo:hi], loss.log_neg_dphi_shift(m[lo:hi], alpha * u[lo:hi]))
+            terms = np.multiply(u[lo:hi], np.exp(e, out=e), out=e)
+        column_kernels.lane_sums(terms, 0, hi - lo, lane, out[:, 0])
+
+    return (), _lanes(blocks, 1, run)
+
+
+def line_slope(blocks: RowBlocks, loss: MarginLoss, m: Rows, u: Rows, log_rho: Rows,
+               alpha: float) -> float:
+    """``Σ_i u_i exp(log ρ_i + log(−φ'(m_i + α u_i)) − log φ(m_i))``, the lanes in
+    order."""
+    parts = _lane_parts(blocks.map(_line_slope, m, u, log_rho, loss=loss, alpha=alpha)[1])
+    return float(ordered_sum(parts[:, 0]))
+
+
+def _phi_and_low(blocks: RowBlocks, m, s, *, loss: MarginLoss) -> tuple[tuple, np.ndarray]:
+    """Each lane's ``Σ s φ(m)`` and each run's ``min s`` (unit weights: 1)."""
+    lane = blocks.lane
+
+    def run(lo: int, hi: int, out: np.ndarray) -> None:
+        terms = loss.phi(m[lo:hi]) if s is None else np.multiply(loss.phi(m[lo:hi]), s[lo:hi])
+        column_kernels.lane_sums(terms, 0, hi - lo, lane, out[:, 0])
+        out[0, 1] = 1.0 if s is None else s[lo:hi].min()
+
+    return (), _lanes(blocks, 2, run, fill=math.inf)
+
+
+def curvature_argument(blocks: RowBlocks, loss: MarginLoss, m: Rows, s: Rows | None) -> float:
+    """``Σ_j s_j φ(m_j) / min_i s_i``, the argument of Telgarsky's (2013, L115) ``C_t``
+    (``s`` None: unit weights)."""
+    p = _lane_parts(blocks.map(_phi_and_low, m, s, loss=loss)[1])
+    return float(ordered_sum(p[:, 0])) / float(p[:, 1].min())

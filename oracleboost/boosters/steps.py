@@ -75,9 +75,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from .._typing import Rows
 from ..losses import MarginLoss
 from . import row_passes
-from .linesearch import Line, exact, wolfe
+from .linesearch import Line, RowLine, exact, wolfe
 
 if TYPE_CHECKING:  # pragma: no cover - the rules need no classifier at run time
     from .classifier import SignedColumn
@@ -133,6 +134,8 @@ class StepState:
         The loss's η (``φ'' ≤ η φ``).
     w : ndarray
         Normalised dual weights ``w_i ∝ s_i (−φ'(m_i))``.
+    log_s, sample_weight : ndarray or None
+        The example weights and their logarithms (None: equal weights, which cancel).
     u : ndarray
         The oriented column, in [−1, 1].
     line : Line
@@ -149,9 +152,9 @@ class StepState:
         loss: MarginLoss,
         margins: np.ndarray,
         column: SignedColumn,
-        w: np.ndarray,
-        log_s: float | np.ndarray,
-        sample_weight: np.ndarray,
+        w: Rows,
+        log_s: Rows | None,
+        sample_weight: Rows | None,
         nu: float = 1.0,
     ) -> None:
         self.loss, self.margins, self.column, self.w = loss, margins, column, w
@@ -162,8 +165,9 @@ class StepState:
         self.eta = loss.eta
 
     @functools.cached_property
-    def u(self) -> np.ndarray:
-        return self.column.u
+    def u(self) -> Rows:
+        col = self.column
+        return row_passes.oriented(col.blocks, col.a, col.y, col.norm, col.sign)
 
     @functools.cached_property
     def line(self) -> Line:
@@ -171,7 +175,8 @@ class StepState:
             grouped = self._grouped_line()
             if grouped is not None:
                 return grouped
-        return Line.build(self.loss, self.margins, self.u, self.log_s)
+        return RowLine.build(self.column.blocks, self.loss, self.margins, self.u,
+                             self.log_s, self.column.u_min)
 
     def _grouped_line(self) -> Line | None:
         """The line of the exponential loss over the column's two values, if it has two.
@@ -202,7 +207,11 @@ class StepState:
 
     @functools.cached_property
     def log_c(self) -> float:
-        return self.loss.log_curvature_constant(self.margins, self.sample_weight)
+        loss = self.loss
+        if not loss.curvature_reads_risk:
+            return loss.log_curvature_constant(math.nan)
+        return loss.log_curvature_constant(row_passes.curvature_argument(
+            self.column.blocks, loss, self.margins, self.sample_weight))
 
 
 @dataclass(frozen=True)

@@ -102,12 +102,17 @@ class MarginLoss(Loss):
         ``ℓ(ξ) = φ(−ξ)``; its gradient is ``∇ψ_i = ℓ'(ξ_i)/ℓ'(ψ)``."""
         raise NotImplementedError(f"{type(self).__name__} does not define ℓ'(ℓ⁻¹(v))")
 
-    def log_curvature_constant(self, m: np.ndarray, sample_weight: np.ndarray) -> float:
-        """``ln C_t`` of Telgarsky (2013, L115): ``C_ℓ(ℓ^{−1}(m L))`` for the current margins.
+    #: Whether :meth:`log_curvature_constant` reads its argument (a pass over the rows
+    #: makes it); False when ``C_ℓ`` is constant.
+    curvature_reads_risk: bool = True
+
+    def log_curvature_constant(self, v: float) -> float:
+        """``ln C_t`` of Telgarsky (2013, L115): ``C_ℓ(ℓ^{−1}(m L))`` for the current margins,
+        from ``v = Σ_j s_j φ(m_j) / min_i s_i``.
 
         Every step keeps the risk from rising, so example i (weight s_i) keeps
-        ``φ(m_i) ≤ Σ_j s_j φ(m_j) / s_i``; ``C_ℓ`` is evaluated at the worst such margin.
-        With unit weights this is the paper's ``ℓ^{−1}(m L(Aλ))``.
+        ``φ(m_i) ≤ Σ_j s_j φ(m_j) / s_i``; ``C_ℓ`` is evaluated at the worst such margin,
+        where ``φ = v``.  With unit weights this is the paper's ``ℓ^{−1}(m L(Aλ))``.
         """
         raise NotImplementedError
 
@@ -239,7 +244,9 @@ class Exponential(MarginLoss):
     def log_neg_dphi_at_value(self, log_v: float) -> float:
         return float(log_v)  # φ = e^{−m}: −φ'(φ⁻¹(v)) = v, so ψ = log-sum-exp
 
-    def log_curvature_constant(self, m: np.ndarray, sample_weight: np.ndarray) -> float:
+    curvature_reads_risk = False
+
+    def log_curvature_constant(self, v: float) -> float:
         return 0.0  # C_exp ≡ 1
 
     def d2phi(self, m: np.ndarray) -> np.ndarray:
@@ -325,12 +332,10 @@ class Logistic(MarginLoss):
         v = float(np.exp(log_v))
         return float(np.log(-np.expm1(-v))) if v > 1e-8 else float(log_v + np.log1p(-v / 2))
 
-    def log_curvature_constant(self, m: np.ndarray, sample_weight: np.ndarray) -> float:
+    def log_curvature_constant(self, v: float) -> float:
         # C_logistic(z) = (1 + e^z)² (Telgarsky 2013 note §1) and ℓ^{−1}(v) = ln(e^v − 1), so
-        # ln C = 2 ln(1 + e^{ℓ^{−1}(v)}) = 2v with v = Σ_j s_j φ(m_j) / min_i s_i.
-        s = np.asarray(sample_weight, dtype=np.float64)
-        active = s > 0
-        return float(2.0 * np.sum(s[active] * self.phi(m[active])) / np.min(s[active]))
+        # ln C = 2 ln(1 + e^{ℓ^{−1}(v)}) = 2v.
+        return 2.0 * float(v)
 
     def d2phi(self, m: np.ndarray) -> np.ndarray:
         """φ''(m) = σ(m) σ(−m) = e^{−|m|} / (1 + e^{−|m|})², without overflow."""
