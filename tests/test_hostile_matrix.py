@@ -24,7 +24,9 @@ LinearOracle, and the cache and approximate oracle of one.
 
 from __future__ import annotations
 
+import atexit
 import functools
+import shutil
 import tempfile
 import threading
 import warnings
@@ -69,6 +71,7 @@ Y_RANK = np.clip(np.round(X_FEAT[:, 0] + 1.0 + 0.3 * _rng.randn(N)), 0, 2)
 QID = np.repeat(np.arange(8), 5)
 W = _rng.uniform(0.5, 2.0, N)
 _CACHE = tempfile.mkdtemp(prefix="oracleboost-hostile-")
+atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)  # no cache left in /tmp
 
 # -- the pairs --------------------------------------------------------------------------
 ORACLES = {
@@ -344,7 +347,7 @@ THREAD_ORACLES = {
                                "approximate")},
     "lightgbm": lambda: LightGBMOracle(num_leaves=8, min_data_in_leaf=5),
     "cached_lightgbm": lambda: CachedOracle(LightGBMOracle(num_leaves=8, min_data_in_leaf=5),
-                                            tempfile.mkdtemp(prefix="oracleboost-threads-")),
+                                            tempfile.mkdtemp(prefix="threads-", dir=_CACHE)),
 }
 
 

@@ -165,6 +165,7 @@ def test_row_blocks_cut_and_map_in_order(monkeypatch):
     # ... unless allowed: whole lanes, in order, one run a thread
     monkeypatch.setattr(blocks_module, "MIN_ROWS_PER_THREAD", 1)
     runs.clear()
+    blocks = RowBlocks(10, 4, n_jobs=3)  # (a RowBlocks reads its runs once)
     blocks.lane_map(lambda q0, q1, lo, hi: runs.append((q0, q1, lo, hi)))
     assert sorted(runs) == [(0, 1, 0, 4), (1, 2, 4, 8), (2, 3, 8, 10)]
     # left to right, not compensated: (1e16 + 1) + 1 rounds twice
@@ -185,3 +186,41 @@ def test_leaf_outputs_when_threads_cut_inside_a_block(threads_even_when_small):
         np.testing.assert_array_equal(h.train_output, h.predict(X))
         v = bound.project(r)
         np.testing.assert_array_equal(v.train_output, v.predict(X))
+
+
+@pytest.mark.parametrize("loss_name", ["exponential", "logistic"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_weights_shifted_by_a_bound_are_the_weights_from_the_maximum(loss_name, seed):
+    """step_and_weights shifts the new weights' exp by a bound on the logits' maximum
+    (the old maximum plus the step's reach) instead of waiting for the maximum: the same
+    weights, query, entropy and risk to rounding; and when the bound lies too far above,
+    it makes them from the maximum, exactly as dual_weights does."""
+    from oracleboost.boosters import row_passes
+    from oracleboost.losses import get_loss
+
+    rng = np.random.default_rng(seed)
+    n = 3000
+    loss = get_loss(loss_name)
+    blocks = RowBlocks(n, 256, n_jobs=2)
+    y = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int8)
+    m = rng.normal(scale=3.0, size=n)
+    a = np.where(rng.random(n) < 0.7, 1.0, -1.0) * rng.uniform(0.2, 1.0, n)
+    s = rng.uniform(0.5, 2.0, n)
+    log_s, log_mass = np.log(s), float(np.log(s.sum()))
+    before = row_passes.dual_weights(blocks, loss, m.copy(), log_s, y, log_mass)
+    # (step, a bound on its reach): the last bound is valid but 100 too high
+    for c, reach in ((0.3, 0.3), (-1.7, 1.7), (0.5, 100.5)):
+        new_m, low, wrong, got = row_passes.step_and_weights(
+            blocks, loss, m.copy(), a, y, c, reach, s, log_s, log_mass, before.tops)
+        np.testing.assert_array_equal(new_m, m + c * y * a)
+        want = row_passes.dual_weights(blocks, loss, new_m.copy(), log_s, y, log_mass)
+        assert got.tops == want.tops
+        gaps = [old + reach - new for old, new in zip(before.tops, want.tops, strict=True)]
+        same = reach == 100.5
+        assert same is (max(gaps[:1 if loss.phi_is_neg_dphi else 2]) > row_passes.SHIFT_SLACK)
+        for g, w in ((got.w, want.w), (got.query, want.query),
+                     (got.entropy(), want.entropy()), (got.log_loss, want.log_loss)):
+            if same:
+                np.testing.assert_array_equal(g, w)
+            else:
+                np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-300)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -70,14 +70,12 @@ class _Problem(Problem):
 
 @dataclass(frozen=True)
 class _State:
-    """Between rounds: the margins ``y_i f(x_i)``, the next round's dual weights and
-    their entropy (a function: read when the round is recorded), and the generator of
-    oracle seeds."""
+    """Between rounds: the margins ``y_i f(x_i)``, the next round's dual weights with
+    their query, entropy (a function: read when the round is recorded) and logits'
+    maxima (:class:`.row_passes.DualWeights`), and the generator of oracle seeds."""
 
     margins: np.ndarray
-    w: np.ndarray
-    query: np.ndarray
-    entropy: Callable[[], float]
+    dual: row_passes.DualWeights
     rng: np.random.RandomState
 
 @documented()
@@ -323,17 +321,16 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
 
     def _initial_state(self, problem: _Problem):
         margins = problem.blocks.full(0.0)
-        w, query, entropy, _ = self._weights(problem, margins)
         rng = seed_generator(self.random_state)
-        return _State(margins=margins, w=w, query=query, entropy=entropy, rng=rng), 0.0
+        return _State(margins=margins, dual=self._weights(problem, margins), rng=rng), 0.0
 
     def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
-        p, w = problem, state.w
+        p, w = problem, state.dual.w
         # 1. the weights w ∝ s · (−φ'(margin)) and the query w·y came with the state
         #    (made in the last round)
         # 2. the oracle's answer as a column in [−1, 1]: bounded classes as they are
         #    (Telgarsky's A), scale-free ones rescaled to max |h| = 1
-        h = p.bound.correlate(state.query, random_state=draw_seed(state.rng))
+        h = p.bound.correlate(state.dual.query, random_state=draw_seed(state.rng))
         # 3. edge and the sign that makes it positive
         col = SignedColumn.of(h, p.ypm, w, p.bounded, p.blocks)
         if isinstance(col, StopReason):
@@ -379,9 +376,11 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         #    round's weights, whose normaliser is the new risk for the exponential loss
         coef = alpha * col.sign / col.norm
         s = p.s if p.log_s is not None else column_kernels.NO_WEIGHTS  # equal ones cancel
-        margins, low, wrong, w_next, query_next, entropy_next, log_loss = \
-            row_passes.step_and_weights(p.blocks, p.loss, state.margins, col.a, p.ypm, coef,
-                                        s, p.log_s, math.log(p.s_total))
+        # every margin moves by at most |coef| max |a| <= |coef| norm
+        margins, low, wrong, dual = row_passes.step_and_weights(
+            p.blocks, p.loss, state.margins, col.a, p.ypm, coef, abs(coef) * col.norm, s,
+            p.log_s, math.log(p.s_total), state.dual.tops)
+        log_loss = dual.log_loss
         term = (h.detach(), coef, col.norm)
         record = {
             "loss": math.exp(log_loss),
@@ -390,19 +389,17 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             "train_error": wrong / p.s_total,
             "edge": col.edge,
             "step": alpha,
-            "entropy": state.entropy(),  # of the weights this round used
+            "entropy": state.dual.entropy(),  # of the weights this round used
         }
         if p.rule.uses_line and stop is None:  # a search's cost: R and R' evaluated
             record["line_evaluations"] = float(view.line.evaluations[0])
         if p.optimal_loss is not None:
             record["gap"] = record["loss"] - p.optimal_loss
-        new_state = _State(
-            margins=margins, w=w_next, query=query_next, entropy=entropy_next, rng=state.rng
-        )
+        new_state = _State(margins=margins, dual=dual, rng=state.rng)
         return RoundResult(new_state, (term,), (record,), stop)
 
     @staticmethod
-    def _weights(p: _Problem, margins: np.ndarray):
+    def _weights(p: _Problem, margins: np.ndarray) -> row_passes.DualWeights:
         """The normalised dual weights ``w ∝ s · (−φ'(margins))`` in log space, the
         oracle's query ``w · y``, the weights' Shannon entropy (Telgarsky 2012, Remark 5)
         and the log-risk at ``margins`` (:func:`.row_passes.dual_weights`)."""

@@ -24,7 +24,8 @@ from ..losses import Loss, MarginLoss
 from . import _column_kernels as column_kernels
 
 __all__ = ["peak", "total", "log", "signed_sums", "two_value_masses", "dual_weights",
-           "step_and_weights", "weighted_inner", "weighted_residual", "weighted_mean_loss",
+           "step_and_weights", "DualWeights", "SHIFT_SLACK", "weighted_inner",
+           "weighted_residual", "weighted_mean_loss",
            "weighted_mean", "class_masses", "error_and_margin", "combined", "ldexp",
            "descent", "elementwise", "oriented", "line_weights", "line_delta", "line_slope",
            "curvature_argument"]
@@ -332,10 +333,29 @@ def _normalise(blocks: RowBlocks, e, zs, y, *, top: float,
     return (w, query), inner
 
 
+#: How far above the new logits' maximum a shift from a bound may lie before the weights'
+#: exps are made again from the maximum itself: with a shift δ too high, the largest
+#: ``exp`` is e^−δ instead of 1, and weights below e^(δ−745) of the largest round to 0
+#: instead of to a subnormal number (below rounding in every sum they enter).
+SHIFT_SLACK = 64.0
+
+
+@dataclass(frozen=True)
+class DualWeights:
+    """What :func:`dual_weights` and :func:`step_and_weights` give: the normalised dual
+    weights ``w``, the oracle's query ``w · y``, the weights' entropy (a function, read
+    when the round is recorded), the log-risk, and the logits' maxima ``tops`` (the
+    next step's bound starts from them)."""
+
+    w: Rows
+    query: Rows
+    entropy: Callable[[], float]
+    log_loss: float
+    tops: tuple[float, float]
+
+
 def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
-                 log_s: np.ndarray | None, y: np.ndarray,
-                 log_mass: float
-                 ) -> tuple[np.ndarray, np.ndarray, Callable[[], float], float]:
+                 log_s: np.ndarray | None, y: np.ndarray, log_mass: float) -> DualWeights:
     """The normalised dual weights ``w ∝ s · (−φ'(margins))`` in log space, the oracle's
     query ``w · y``, the weights' Shannon entropy (Telgarsky 2012, Remark 5) as a
     function to call when it is recorded (on a cluster, its sums come back with the
@@ -353,35 +373,52 @@ def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
 
     The entropy ``−Σ w log w = log total − Σ w (z − top)`` reuses the logits;
     for the exponential loss (φ = −φ') the normaliser is the risk itself, so one ``exp``
-    a row gives all four.
+    a row gives all four.  Any ``top`` at or above the maximum gives the same weights
+    to rounding: :func:`step_and_weights` takes one from a bound.
     """
     (zs, log_phis), parts = blocks.map(_logits, margins, log_s, loss=loss)
-    return _weights_from_logits(blocks, loss, zs, log_phis, parts, y, log_mass)
+    return _weights_from_logits(blocks, loss, zs, log_phis, _lane_parts(parts), y, log_mass)
 
 
-def _step_logits(blocks: RowBlocks, m, a, y, s, log_s, *, c: float,
-                 loss: MarginLoss) -> tuple[tuple, tuple]:
-    """:func:`_step_margins` and pass 1 of :func:`dual_weights` on the new margins, in
-    one stage (on a cluster: one round trip for both)."""
+def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLoss,
+               top: float, top_phi: float) -> tuple[tuple, tuple]:
+    """:func:`_step_margins`, pass 1 of :func:`dual_weights` on the new margins and, if
+    ``top`` is finite, pass 2 shifted by it: one stage (on a cluster, one round trip)."""
     (margins,), step_parts = _step_margins(blocks, m, a, y, s, c=c)
     (zs, log_phis), tops = _logits(blocks, margins, log_s, loss=loss)
-    return (margins, zs, log_phis), (step_parts, tops)
+    if not math.isfinite(top):
+        return (margins, zs, log_phis, None), (step_parts, tops, None)
+    (e,), sums = _exps(blocks, zs, log_phis, top=top, top_phi=top_phi)
+    return (margins, zs, log_phis, e), (step_parts, tops, sums)
 
 
 def step_and_weights(blocks: RowBlocks, loss: MarginLoss, m: np.ndarray, a: np.ndarray,
-                     y: np.ndarray, c: float, s: np.ndarray, log_s: np.ndarray | None,
-                     log_mass: float) -> tuple[np.ndarray, float, float, np.ndarray,
-                                               np.ndarray, Callable[[], float], float]:
+                     y: np.ndarray, c: float, reach: float, s: np.ndarray,
+                     log_s: np.ndarray | None, log_mass: float, tops: tuple[float, float]
+                     ) -> tuple[np.ndarray, float, float, DualWeights]:
     """The step's new margins ``m + c y a`` (:func:`._column_kernels.step_margins`), their
     minimum ``low`` and ``wrong = Σ s [wrong]``, then :func:`dual_weights` at the new
-    margins: ``(margins, low, wrong, w, query, entropy, log_loss)``, the step's pass and
-    the weights' first pass made as one."""
-    (margins, zs, log_phis), parts = blocks.map(_step_logits, m, a, y, s, log_s, c=c,
-                                                loss=loss)
-    p = _lane_parts([step for step, _ in parts])
+    margins: ``(margins, low, wrong, weights)``.
+
+    ``reach ≥ max |c y a|`` bounds the step's move of every margin, and ``tops`` are the
+    logits' maxima at ``m``.  When the loss's logs are L-Lipschitz
+    (``loss.log_weight_lipschitz``), the new maxima are at most ``tops + L · reach``, so
+    the weights' ``exp`` is shifted by that bound in the same pass as the step, without
+    waiting for the maxima (one pass and one round trip fewer); it is made again from
+    the maxima only when the bound lies more than :data:`SHIFT_SLACK` above them.
+    """
+    lip = loss.log_weight_lipschitz
+    shift = (math.inf, math.inf) if lip is None else \
+        (tops[0] + lip * reach, tops[1] + lip * reach)
+    (margins, zs, log_phis, e), parts = blocks.map(
+        _step_exps, m, a, y, s, log_s, c=c, loss=loss, top=shift[0], top_phi=shift[1])
+    p = _lane_parts([step for step, _, _ in parts])
     low, wrong = float(p[:, 0].min()), float(ordered_sum(p[:, 1]))
-    return (margins, low, wrong, *_weights_from_logits(
-        blocks, loss, zs, log_phis, [tops for _, tops in parts], y, log_mass))
+    # (without a bound the stage made no exps: e holds None)
+    shifted = None if lip is None else (shift, e, _lane_parts([sums for _, _, sums in parts]))
+    return margins, low, wrong, _weights_from_logits(
+        blocks, loss, zs, log_phis, _lane_parts([t for _, t, _ in parts]), y, log_mass,
+        shifted)
 
 
 @dataclass(frozen=True)
@@ -396,15 +433,21 @@ class _Entropy:
         return math.log(self.total) - float(ordered_sum(_lane_parts(self.later.get())[:, 0]))
 
 
-def _weights_from_logits(blocks: RowBlocks, loss: MarginLoss, zs, log_phis, parts: list,
-                         y, log_mass: float):
-    """Passes 2 and 3 of :func:`dual_weights`, from pass 1's outputs and stats."""
+def _weights_from_logits(blocks: RowBlocks, loss: MarginLoss, zs, log_phis,
+                         tops: np.ndarray, y, log_mass: float,
+                         shifted: tuple | None = None) -> DualWeights:
+    """Passes 2 and 3 of :func:`dual_weights`, from pass 1's outputs and lanes' maxima
+    ``tops``; pass 2 is already made when ``shifted = ((top, top_phi), e, sums)`` and its
+    shifts lie within :data:`SHIFT_SLACK` of the maxima."""
     separate = not loss.phi_is_neg_dphi
-    tops = _lane_parts(parts)
-    top = float(tops[:, 0].max())
-    top_phi = float(tops[:, 1].max())
-    (e,), parts = blocks.map(_exps, zs, log_phis, top=top, top_phi=top_phi)
-    sums = _lane_parts(parts)
+    exact = (float(tops[:, 0].max()), float(tops[:, 1].max()))
+    if shifted is not None and _close_above(shifted[0][0], exact[0]) and (
+            not separate or _close_above(shifted[0][1], exact[1])):
+        (top, top_phi), e, sums = shifted
+    else:
+        top, top_phi = exact
+        (e,), parts = blocks.map(_exps, zs, log_phis, top=top, top_phi=top_phi)
+        sums = _lane_parts(parts)
     total = float(ordered_sum(sums[:, 0]))
     (w, query), later = blocks.map(_normalise, e, zs, y, top=top, total=total)
     entropy = _Entropy(total, later)
@@ -414,7 +457,14 @@ def _weights_from_logits(blocks: RowBlocks, loss: MarginLoss, zs, log_phis, part
         log_loss = top_phi - log_mass  # all -inf (empty sum) or a +inf term
     else:
         log_loss = top_phi + math.log(float(ordered_sum(sums[:, 1]))) - log_mass
-    return w, query, entropy, log_loss
+    return DualWeights(w, query, entropy, log_loss, exact)
+
+
+def _close_above(shift: float, top: float) -> bool:
+    """Whether a shift is usable for logits of maximum ``top``: finite, at most rounding
+    below it (a larger logit would make an ``exp`` above 1) and within
+    :data:`SHIFT_SLACK` above it."""
+    return math.isfinite(top) and top - 1e-9 * max(1.0, abs(top)) <= shift <= top + SHIFT_SLACK
 
 
 # -- the risk along one column, for the line searches (:class:`.linesearch.RowLine`) -----
