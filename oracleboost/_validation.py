@@ -18,8 +18,10 @@ __all__ = [
 ]
 
 
-def check_finite_array(a, name: str, *, ndim: tuple[int, ...] = (1,)) -> np.ndarray:
-    """Return ``a`` as a float64 array after checking its dimension and finiteness."""
+def check_finite_array(a, name: str, *, ndim: tuple[int, ...] = (1,),
+                       finite: bool = True) -> np.ndarray:
+    """Return ``a`` as a float64 array after checking its dimension and (unless
+    ``finite`` is False: the caller's own pass will) its finiteness."""
     try:
         arr = np.asarray(a, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -27,17 +29,18 @@ def check_finite_array(a, name: str, *, ndim: tuple[int, ...] = (1,)) -> np.ndar
     if arr.ndim not in ndim:
         want = " or ".join(f"{d}-D" for d in ndim)
         raise ValueError(f"{name} must be {want}; got an array of shape {arr.shape}")
-    if not np.isfinite(arr).all():
+    if finite and not np.isfinite(arr).all():
         bad = "NaN" if np.isnan(arr).any() else "inf"
         raise ValueError(f"{name} contains {bad}; every entry must be finite")
     return arr
 
 
 def check_query(
-    a, n_samples: int, name: str, *, multioutput: bool = True
+    a, n_samples: int, name: str, *, multioutput: bool = True, finite: bool = True
 ) -> np.ndarray:
-    """Check a per-example query array of shape ``(n,)`` or ``(n, K)`` against ``n_samples``."""
-    arr = check_finite_array(a, name, ndim=(1, 2) if multioutput else (1,))
+    """Check a per-example query array of shape ``(n,)`` or ``(n, K)`` against
+    ``n_samples`` (its finiteness too, unless ``finite`` is False)."""
+    arr = check_finite_array(a, name, ndim=(1, 2) if multioutput else (1,), finite=finite)
     if arr.shape[0] != n_samples:
         raise ValueError(
             f"{name} has {arr.shape[0]} rows but the oracle is bound to {n_samples} samples"

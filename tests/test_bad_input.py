@@ -121,6 +121,16 @@ def test_oracle_queries_check_their_arguments():
         bound.project(np.ones(40), _with(np.ones(40), 3, -0.5))
     with pytest.raises(ValueError, match="r must be 1-D or 2-D"):
         bound.correlate(np.ones((40, 2, 2)))
+    # the stump oracle finds a bad entry of r in its histograms (no pass of its own):
+    # the same errors, for one or K columns, and for finite entries whose sums overflow
+    for shape in ((40,), (40, 3)):
+        for bad, word in ((np.nan, "NaN"), (-np.inf, "inf")):
+            r = np.ones(shape)
+            r[7] = bad
+            with pytest.raises(ValueError, match=f"r contains {word}"):
+                bound.correlate(r)
+        with pytest.raises(ValueError, match="r's sums over the rows overflow"):
+            bound.correlate(np.full(shape, 1e308))
 
 
 def test_oracle_that_cannot_take_weights_is_named():

@@ -282,6 +282,15 @@ class BoundOracle:
     ``_correlate``, ``_project`` and, for finite classes, ``_correlation_vector``.
     """
 
+    #: True when ``_correlate`` notices a query with a NaN or an infinite entry itself
+    #: (its sums over the rows are then not finite) and calls :meth:`_refuse_query`:
+    #: ``correlate`` then makes no pass of its own over ``r`` to check it.
+    _correlate_checks_query = False
+
+    #: True when ``_correlate``'s answers have finite outputs by construction (a stump's
+    #: ±1): ``correlate`` then makes no pass over the training outputs to check them.
+    _correlate_outputs_finite = False
+
     def __init__(self, oracle: Oracle, n_samples: int) -> None:
         self.oracle = oracle
         self.n_samples = int(n_samples)
@@ -290,9 +299,20 @@ class BoundOracle:
     # -- public queries -------------------------------------------------------------
     def correlate(self, r: ArrayLike, *, random_state: int | None = None) -> Hypothesis:
         """The hypothesis (approximately) maximising ``<r, h> / ||h||`` over the class."""
-        r = check_query(r, self.n_samples, "r")
+        r = check_query(r, self.n_samples, "r", finite=not self._correlate_checks_query)
         self._require("correlate", r.ndim)
-        return self._checked(self._correlate(r, random_state), r.shape)
+        return self._checked(self._correlate(r, random_state), r.shape,
+                             finite=self._correlate_outputs_finite)
+
+    def _refuse_query(self, r: np.ndarray) -> None:
+        """Raise :func:`check_query`'s error for a query with a NaN or an infinite entry,
+        or say that finite entries' sums overflowed (for ``_correlate``, when its sums
+        over ``r`` were not finite)."""
+        check_query(r, self.n_samples, "r")
+        raise ValueError(
+            f"r's sums over the rows overflow float64 (|r| up to {np.abs(r).max():.3g}); "
+            "divide r by a power of 2 (the answer does not depend on r's scale)"
+        )
 
     def project(
         self,
@@ -385,14 +405,16 @@ class BoundOracle:
                 f"its hypothesis class does not support it (capabilities: {caps})"
             )
 
-    def _checked(self, h: Hypothesis, shape: tuple[int, ...]) -> Hypothesis:
+    def _checked(self, h: Hypothesis, shape: tuple[int, ...], finite: bool = False) -> Hypothesis:
+        """``h`` with its training outputs checked: their shape, and (unless ``finite``:
+        finite by construction) their finiteness."""
         out = np.asarray(h.train_output, dtype=np.float64)
         if out.shape != shape:
             raise RuntimeError(
                 f"{type(self.oracle).__name__} returned train_output of shape {out.shape}, "
                 f"expected {shape}"
             )
-        if not np.isfinite(out).all():
+        if not finite and not np.isfinite(out).all():
             nan = int(np.isnan(out).sum())
             raise FloatingPointError(
                 f"{type(self.oracle).__name__} returned a hypothesis with non-finite outputs "

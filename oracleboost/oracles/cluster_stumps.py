@@ -149,6 +149,10 @@ class ClusterStumpOracle(BoundStumpOracle):
     def _query(r):
         return r
 
+    def _refuse_query(self, r: Partitioned) -> None:
+        raise ValueError("r contains NaN or inf (held by the workers); every entry must be "
+                         "finite")
+
     def _full(self, value: float) -> Partitioned:
         return self.blocks.full(value)
 

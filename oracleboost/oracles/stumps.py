@@ -642,6 +642,13 @@ class BoundStumpOracle(BoundOracle):
         slices of one array), and a block is what a worker would hold.
     """
 
+    # A query's NaN or inf reaches its histogram's bins (every row is in one of feature
+    # 0's), and a stump's outputs are its leaves, ±1 or class codes for ``correlate``:
+    # neither needs a pass over the rows of its own (two at 1,000,000 rows cost 0.5 ms,
+    # 6% of a round on two threads).
+    _correlate_checks_query = True
+    _correlate_outputs_finite = True
+
     def __init__(self, oracle: StumpOracle, X: np.ndarray,
                  thresholds: list[np.ndarray] | None = None, n_jobs: object = "oracle"):
         super().__init__(oracle, X.shape[0])
@@ -798,7 +805,12 @@ class BoundStumpOracle(BoundOracle):
         hist, score = np.empty((d, self._B)), np.empty(d)
         thr, sign = np.empty(d, np.intp), np.empty(d, np.intp)
         self._histograms(kernels.hist_1d, (r,), (hist,))
-        total = float(self._total(hist)[0])
+        if not np.isfinite(hist[0]).all():  # every row is in feature 0's bins
+            self._refuse_query(r)
+        try:
+            total = float(self._total(hist)[0])
+        except OverflowError:  # finite bins whose sum does not fit
+            self._refuse_query(r)
 
         def block(a: int, b: int) -> None:
             kernels.sign_scan(hist[a:b], self.n_bins[a:b], score[a:b], thr[a:b], sign[a:b])
@@ -831,12 +843,18 @@ class BoundStumpOracle(BoundOracle):
                 "(pass r of shape (n,) for binary ±1 stumps)"
             )
         d = self.n_features
-        rc = r - r.mean(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", over="ignore"):  # a bad r: refused below
+            rc = r - r.mean(axis=1, keepdims=True)
         codes = label_codes(K)
         hist, score = np.empty((d, self._B, K)), np.empty(d)
         thr, k_left, k_right = (np.empty(d, np.intp) for _ in range(3))
         self._histograms(kernels.hist_2d, (rc,), (hist,))
-        total = self._total(hist)
+        if not np.isfinite(hist[0]).all():
+            self._refuse_query(r)
+        try:
+            total = self._total(hist)
+        except OverflowError:
+            self._refuse_query(r)
 
         def block(a: int, b: int) -> None:
             kernels.code_scan(
