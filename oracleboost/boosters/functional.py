@@ -53,6 +53,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from .._cluster import ClusterBlocks, NotDistributedError, is_dask_collection
+from .._row_quantile import weighted_quantile
 from .._typing import ArrayLike, RandomStateLike, Rows
 from .._validation import check_groups, check_sample_weight
 from ..losses import Loss, MarginLoss, MulticlassLoss, RankingLoss, RegressionLoss, get_loss
@@ -592,10 +593,9 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
         # equal weights cancel (as on a cluster): the query and the mean unweighted
         equal = bool((s == s[0]).all())
         query_weight = None if equal else s
-        if self.init == "auto" and getattr(loss, "init_is_mean", False):
-            blocks = RowBlocks(y.shape[0], self.block_size, self.n_jobs)
-            f0 = row_passes.weighted_mean(blocks, y, None if equal else s)
-        else:
+        blocks = RowBlocks(y.shape[0], self.block_size, self.n_jobs)
+        f0 = self._regression_init(loss, blocks, y, None if equal else s)
+        if f0 is None:
             f0 = self._init_raw(loss, y, s)
         return self._problem(X, y, s, query_weight, loss, f0, {})
 
@@ -621,22 +621,25 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
                 f"{name} on a dask array takes the pointwise regression losses "
                 f"(squared, absolute, huber, quantile); got {loss!r}: fit a NumPy array"
             )
-        if self.init == "auto" and not loss.init_is_mean:
-            raise NotDistributedError(
-                f"init='auto' with the {loss.name!r} loss is a weighted median or quantile, "
-                "which is not distributed yet; on a dask array pass init=<a number> "
-                "(or use loss='squared', whose init is the mean)"
-            )
         self._refuse_on_cluster()
         data = cluster_data.cluster_regression_data(self, X, y, sample_weight,
                                                     self.block_size)
         blocks = data.rows.blocks
         bound = self._bind_cluster(data.rows, "project")
-        if self.init == "auto":
-            f0 = row_passes.weighted_mean(blocks, data.y, data.s)
-        else:
-            f0 = float(self.init)
+        f0 = self._regression_init(loss, blocks, data.y, data.s)
         return self._cluster_problem(data.y, data.s, blocks, bound, loss, f0)
+
+    def _regression_init(self, loss: Loss, blocks: RowBlocks, y, s) -> float | None:
+        """f_0 by passes over the row blocks (the same bits on threads and on a
+        cluster): ``init`` itself, the weighted mean (``init_is_mean``) or the weighted
+        quantile (``init_quantile``) of y (``s`` None: equal weights); None for a loss
+        that is neither."""
+        if self.init != "auto":
+            return float(self.init)
+        if getattr(loss, "init_is_mean", False):
+            return row_passes.weighted_mean(blocks, y, s)
+        q = getattr(loss, "init_quantile", None)
+        return None if q is None else weighted_quantile(blocks, y, s, q)
 
 
 @documented(functional_parameters=_FUNCTIONAL_PARAMETERS)

@@ -107,6 +107,11 @@ class RegressionLoss(Loss):
     #: by its row blocks' lanes (the same bits on any threads and on a cluster).
     init_is_mean = False
 
+    #: ``q`` when ``init_raw`` is the lower weighted q-quantile of y (None otherwise): a
+    #: booster then finds it by passes over its row blocks
+    #: (:func:`oracleboost._row_quantile.weighted_quantile`, on threads or a cluster).
+    init_quantile: float | None = None
+
 
 class RankingLoss(Loss):
     """A loss of the whole score vector over query groups (``context_keys =

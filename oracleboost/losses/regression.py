@@ -18,11 +18,13 @@ def weighted_quantile(
     ``W(y < v) < q W ≤ W(y ≤ v)``, the optimality condition), so it is
     :class:`Quantile`'s best constant; ``q = ½`` is :func:`weighted_median`.
     """
+    from .._blocks import RowBlocks
+    from .._row_quantile import weighted_quantile as by_passes
+
     y = np.asarray(y, dtype=np.float64)
-    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    order = np.argsort(y, kind="stable")
-    cum = np.cumsum(w[order])
-    return float(y[order][np.searchsorted(cum, q * cum[-1])])
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    # no sort: a few passes by bins of values, each bin's mass summed by lanes
+    return by_passes(RowBlocks(y.shape[0]), y, w, q)
 
 
 def weighted_median(y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
@@ -63,6 +65,7 @@ class Absolute(RegressionLoss):
 
     name = "absolute"
     differentiable = False
+    init_quantile = 0.5
 
     def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         return np.abs(np.asarray(raw) - np.asarray(y))
@@ -83,6 +86,7 @@ class Huber(RegressionLoss):
 
     name = "huber"
     smoothness = 1.0
+    init_quantile = 0.5
 
     def __init__(self, delta: float = 1.0) -> None:
         if not (np.isfinite(delta) and delta > 0):
@@ -131,6 +135,10 @@ class Quantile(RegressionLoss):
         if not ok or isinstance(alpha, bool):
             raise ValueError(f"alpha must be a number in the open interval (0, 1); got {alpha!r}")
         self.alpha = float(alpha)
+
+    @property
+    def init_quantile(self) -> float:  # type: ignore[override]
+        return self.alpha
 
     def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         r = np.asarray(y, dtype=np.float64) - np.asarray(raw, dtype=np.float64)
