@@ -102,13 +102,12 @@ _Booster = TypeVar("_Booster", bound="_FunctionalGradientBooster")
 _SAFE_EXPONENT = 300
 
 
-def _unit(a: Rows, blocks: RowBlocks) -> tuple[Rows | None, int]:
+def _unit(a: Rows, blocks: RowBlocks, top: float) -> tuple[Rows | None, int]:
     """``(a · 2**-e, e)`` with the largest ``|entry|`` of the copy in [0.5, 1) when ``a``'s
-    largest entry lies outside 2**±300, else ``(a, 0)``; ``(None, 0)`` when ``a`` is all
-    zeros.  Scaling by a power of two is exact, so inner products of the copies are those
-    of ``a`` times a power of two, without overflow or underflow on the way; in the safe
-    band (every ordinary fit) the copy is skipped, which gives the same products."""
-    top = float(row_passes.peak(blocks, a))
+    largest entry ``top`` lies outside 2**±300, else ``(a, 0)``; ``(None, 0)`` when ``a``
+    is all zeros.  Scaling by a power of two is exact, so inner products of the copies are
+    those of ``a`` times a power of two, without overflow or underflow on the way; in the
+    safe band (every ordinary fit) the copy is skipped, which gives the same products."""
     if top == 0.0:
         return None, 0
     e = math.frexp(top)[1]
@@ -323,6 +322,18 @@ class _FunctionalGradientBooster(BaseBooster):
         def ip(a, b) -> float:
             return row_passes.weighted_inner(p.blocks, a, b, s_or_none) / mass
 
+        def unit(a, others=()):
+            """``_unit(a)``, ``max |a|`` and the inner products of the unit copy with itself
+            and ``others``: one pass (peak_and_inners) when no copy is needed, the same
+            numbers as separate passes."""
+            top, sums = row_passes.peak_and_inners(p.blocks, a, [a, *others], s_or_none)
+            a_unit, e = _unit(a, p.blocks, top)
+            if a_unit is None:
+                return None, 0, top, [0.0] * (1 + len(others))
+            if a_unit is not a:  # scaled: the products of the copy
+                return a_unit, e, top, [ip(a_unit, b) for b in (a_unit, *others)]
+            return a, 0, top, [x / mass for x in sums]
+
         def proj(v):
             seed = draw_seed(state.rng)
             if p.need == "project":
@@ -330,7 +341,6 @@ class _FunctionalGradientBooster(BaseBooster):
             return p.bound.correlate(p.sw * v, random_state=seed)
 
         v = self._descent(p, f)  # 1. the descent direction −∇R[f_{t−1}]
-        vv = ip(v, v)
         # Δ + v (1·v is v exactly: the same bits as the sum)
         target = row_passes.combined(p.blocks, residual, [(1.0, v)]) \
             if self.projection == "residual" else v
@@ -338,23 +348,21 @@ class _FunctionalGradientBooster(BaseBooster):
         # largest entry in [0.5, 1) (exact): <h, h> and <target, target> neither
         # underflow to 0 (one dominant weight leaves the other rows 1e-200 of the mass)
         # nor overflow, and the step and edge are scaled back exactly.
-        t_unit, t_exp = _unit(target, p.blocks)
-        tt = 0.0 if t_unit is None else ip(t_unit, t_unit)
+        t_unit, t_exp, _, (tt,) = unit(target)
+        vv = tt if t_unit is v else ip(v, v)  # (naive, unscaled: the same product)
         if tt == 0.0:
             return RoundResult(state, stop=StopReason.ZERO_GRADIENT)
         inner = min(outer, budget) if self.projection == "repeated" else 1
         stop = None
-        pending = []  # (h, a, edge, residual norm, seconds) of this outer iteration
+        pending = []  # (h, a, edge, residual norm, seconds, max |h|) of this iteration
         for _ in range(inner):
             t0 = time.perf_counter()
             h = proj(target)  # 2. PROJ
             out = h.train_output
-            h_unit, h_exp = _unit(out, p.blocks)
-            hh = 0.0 if h_unit is None else ip(h_unit, h_unit)
+            h_unit, h_exp, h_top, (hh, ht) = unit(out, (t_unit,))
             if hh == 0.0:  # h = 0 wherever the weights are representable
                 stop = StopReason.ZERO_HYPOTHESIS
                 break
-            ht = ip(h_unit, t_unit)
             a = math.ldexp(ht / hh, t_exp - h_exp)
             if not math.isfinite(a):
                 raise OverflowError(
@@ -369,18 +377,16 @@ class _FunctionalGradientBooster(BaseBooster):
                     p.blocks, target, out, a, s_or_none) / mass)
             else:  # Alg. 2 line 8 (scaled, P2); Alg. 3 line 8
                 target = self._minus(p, target, a, out)  # what h leaves unrepresented
-                t_unit, t_exp = _unit(target, p.blocks)
-                tt = 0.0 if t_unit is None else ip(t_unit, t_unit)
+                t_unit, t_exp, _, (tt,) = unit(target)
                 left = math.ldexp(math.sqrt(tt), t_exp)
-            pending.append((h, a, edge, left, time.perf_counter() - t0))
+            pending.append((h, a, edge, left, time.perf_counter() - t0, h_top))
             if self.projection == "repeated" and tt == 0.0:
                 break  # the gradient is represented exactly: nothing left to fit
         if self.projection == "residual":
             residual = target
         # 3. the step: f_t = f_{t−1} + η_t Σ_k a_k h_k  (one term unless repeated)
-        outputs = [(eta * a, h.train_output) for h, a, _, _, _ in pending]
-        terms = [(h.detach(), c, row_passes.peak(p.blocks, out))
-                 for (h, *_), (c, out) in zip(pending, outputs, strict=True)]
+        outputs = [(eta * a, h.train_output) for h, a, *_ in pending]
+        terms = [(h.detach(), eta * a, top) for h, a, *_, top in pending]
         if not terms:
             return RoundResult(state, stop=stop)
         f = self._stepped(p, f, outputs)
@@ -402,7 +408,7 @@ class _FunctionalGradientBooster(BaseBooster):
                 "outer": outer,
                 "time": dt,
             }
-            for _h, a, edge, rnorm, dt in pending
+            for _h, a, edge, rnorm, dt, _top in pending
         )
         new = _State(f=f, residual=residual, outer=outer, rng=state.rng)
         return RoundResult(new, tuple(terms), records, stop)

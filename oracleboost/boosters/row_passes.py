@@ -25,7 +25,7 @@ from . import _column_kernels as column_kernels
 
 __all__ = ["peak", "total", "log", "signed_sums", "two_value_masses", "dual_weights",
            "step_and_weights", "DualWeights", "SHIFT_SLACK", "weighted_inner",
-           "weighted_residual", "weighted_mean_loss",
+           "weighted_residual", "weighted_mean_loss", "peak_and_inners",
            "weighted_mean", "class_masses", "error_and_margin", "combined", "ldexp",
            "descent", "elementwise", "oriented", "line_weights", "line_delta", "line_slope",
            "curvature_argument"]
@@ -139,6 +139,31 @@ def _weighted_inner(blocks: RowBlocks, a, b, s) -> tuple[tuple, np.ndarray]:
     s = column_kernels.NO_WEIGHTS if s is None else s
     return (), _lanes(blocks, 1, lambda lo, hi, out: column_kernels.weighted_inner(
         a, b, s, lo, hi, lane, out[:, 0]))
+
+
+def _peak_inners(blocks: RowBlocks, a, s, *bs) -> tuple[tuple, np.ndarray]:
+    """Each run's ``max |a|`` (in its first lane's slot) and each lane's
+    ``Σ s Σ_k a b`` for every ``b`` of ``bs``: the kernels of :func:`_peak` and
+    :func:`_weighted_inner` on the same runs, so the same numbers."""
+    lane, a = blocks.lane, _as_rows(a)
+    bs = tuple(_as_rows(b) for b in bs)
+    s = column_kernels.NO_WEIGHTS if s is None else s
+
+    def run(lo: int, hi: int, out: np.ndarray) -> None:
+        out[0, 0] = column_kernels.peak(a[lo:hi].ravel())
+        for k, b in enumerate(bs, start=1):
+            column_kernels.weighted_inner(a, b, s, lo, hi, lane, out[:, k])
+
+    return (), _lanes(blocks, 1 + len(bs), run)
+
+
+def peak_and_inners(blocks: RowBlocks, a: Rows, bs: list, s: Rows | None
+                    ) -> tuple[float, list[float]]:
+    """``(max |a|, [Σ_i s_i Σ_k a[i, k] b[i, k] for b in bs])`` in one pass: the values
+    of :func:`peak` and :func:`weighted_inner`, bit for bit (on a cluster, one round
+    trip for all)."""
+    p = _lane_parts(blocks.map(_peak_inners, a, s, *bs)[1])
+    return float(p[:, 0].max()), [float(ordered_sum(p[:, k])) for k in range(1, p.shape[1])]
 
 
 def weighted_inner(blocks: RowBlocks, a: np.ndarray, b: np.ndarray,
