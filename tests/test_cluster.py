@@ -189,11 +189,33 @@ def test_mirror_dask_fit_equals_memory_fit(client, params):
             np.testing.assert_array_equal(out.compute(), getattr(mem, method)(X))
 
 
+@pytest.mark.parametrize("mirror", ["entropy", "euclidean"])
+def test_mirror_sample_group_on_dask_equals_memory_fit(client, mirror):
+    """§3.2's dataset combining: only the secondary set's weights capped (per-row caps
+    on the workers), with weights (some 0: their rows and groups go) and without, the
+    groups a NumPy array or a dask array; and a bad group named."""
+    X, y = _data(3)
+    rng = np.random.RandomState(3)
+    group = (rng.rand(len(y)) < 0.3).astype(int)
+    s = rng.uniform(0.5, 2.0, size=len(y))
+    s[rng.rand(len(y)) < 0.05] = 0.0
+    Xd = da.from_array(X, chunks=(3000, 2))
+    for weights in (None, s):
+        kw = dict(n_estimators=10, mirror=mirror, smoothness=2.0)
+        mem = _mirror(**kw).fit(X, y, sample_weight=weights, sample_group=group)
+        assert len(mem.history_["loss"]) > 3
+        for g in (group, da.from_array(group, chunks=6000)):
+            _same_fit(mem, _mirror(**kw).fit(Xd, y, sample_weight=weights, sample_group=g))
+    if mirror == "entropy":  # the caps bind: the same fit without groups differs
+        assert not np.array_equal(mem.coef_, _mirror(n_estimators=10, mirror=mirror).fit(
+            X, y, sample_weight=s).coef_)
+    with pytest.raises(ValueError, match="sample_group must hold 0"):
+        _mirror(smoothness=2.0).fit(Xd, y, sample_group=np.full(len(y), 2))
+
+
 def test_mirror_what_does_not_distribute_says_so(client):
     X, y = _data(0, n=3000)
     Xd = da.from_array(X, chunks=1000)
-    with pytest.raises(NotDistributedError, match="sample_group"):
-        _mirror(variant="smooth", smoothness=2.0).fit(Xd, y, sample_group=np.ones(3000))
     with pytest.raises(NotDistributedError, match="binary for now; y has 3 classes"):
         _mirror().fit(Xd, np.arange(3000) % 3)
 

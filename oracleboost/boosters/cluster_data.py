@@ -49,6 +49,8 @@ class ClusterClassificationData:
     rows: ClusterRows
     ypm: Partitioned
     s: Partitioned | None
+    #: MABoost's ``sample_group`` (True: the secondary set), when given
+    group: Partitioned | None = None
 
 
 @dataclass(frozen=True)
@@ -94,31 +96,33 @@ def _signs(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
 
 
 def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: Any,
-                                block_size: int, multiclass_in_memory: bool = False
-                                ) -> ClusterClassificationData:
+                                block_size: int, multiclass_in_memory: bool = False,
+                                sample_group: Any = None) -> ClusterClassificationData:
     """The preamble of a binary classifier's ``fit`` on a dask array X; sets
     ``classes_`` and ``n_features_in_``.  ``multiclass_in_memory``: the estimator fits
     more than two classes in memory, so more than two here is a ``NotDistributedError``
-    (not scikit-learn's binary-only error)."""
-    rows, labels, weights = _cluster_rows(estimator, X, y, sample_weight, block_size,
-                                          classes=True,
-                                          multiclass_in_memory=multiclass_in_memory)
-    return ClusterClassificationData(rows, labels, weights)
+    (not scikit-learn's binary-only error).  ``sample_group`` (0 or 1 a row, checked on
+    the workers) follows the rows kept, as ``group`` (True: 1)."""
+    rows, labels, weights, group = _cluster_rows(
+        estimator, X, y, sample_weight, block_size, classes=True,
+        multiclass_in_memory=multiclass_in_memory, group=sample_group)
+    return ClusterClassificationData(rows, labels, weights, group)
 
 
 def cluster_regression_data(estimator: Any, X: Any, y: Any, sample_weight: Any,
                             block_size: int) -> ClusterRegressionData:
     """The preamble of a regressor's ``fit`` on a dask array X: y numeric and finite
     (checked on the workers), as float64; sets ``n_features_in_``."""
-    rows, target, weights = _cluster_rows(estimator, X, y, sample_weight, block_size,
-                                          classes=False)
+    rows, target, weights, _ = _cluster_rows(estimator, X, y, sample_weight, block_size,
+                                             classes=False)
     return ClusterRegressionData(rows, target, weights)
 
 
 def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size: int, *,
-                  classes: bool, multiclass_in_memory: bool = False):
-    """``(rows, targets, weights)`` on the workers: ``classes``: y's classes (set as
-    ``classes_``) and the ±1 labels; else y as float64, checked finite."""
+                  classes: bool, multiclass_in_memory: bool = False, group: Any = None):
+    """``(rows, targets, weights, group)`` on the workers: ``classes``: y's classes (set
+    as ``classes_``) and the ±1 labels; else y as float64, checked finite; ``group``
+    None, or the rows' 0/1 groups as booleans."""
     import dask.array as da
     from distributed import futures_of
 
@@ -137,6 +141,7 @@ def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size
     y = _dask_rows(y, n, "y", row_chunks)
     s = None if sample_weight is None else _dask_rows(
         sample_weight, n, "sample_weight", row_chunks)
+    g = None if group is None else _dask_rows(group, n, "sample_group", row_chunks)
 
     def column(a, dtype=None):
         """A copy of a per-row input, in X's row chunks."""
@@ -156,7 +161,11 @@ def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size
         w = column(s, np.float64)
         checks += [da.isfinite(w).all(), (w < 0).any(), w.max(),
                    w.map_blocks(_positive, chunks=((1,) * len(row_chunks),), dtype=np.int64)]
+    if g is not None:
+        checks += [da.isin(column(g), [0, 1]).all()]
     checks = client.gather(client.compute(checks))
+    if g is not None and not checks.pop():
+        raise ValueError("sample_group must hold 0 (primary) or 1 (secondary) per row")
     if classes:
         found = np.unique(checks[0])
         check_classification_targets(found)
@@ -203,9 +212,11 @@ def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size
 
     # the second graph, persisted: the labels, the weights, their sum and extremes, and
     # the mask of the kept rows (X's graphs read it), each made once
-    keep = weights = None
+    keep = weights = groups = None
     if s is None:
         (labels,) = client.persist([signs(column(y))])
+        if g is not None:
+            (groups,) = client.persist([(column(g) != 0).rechunk((sizes,))])
     else:
         w = column(s, np.float64)
         mask = w > 0
@@ -216,7 +227,10 @@ def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size
         labels, w, *scalars = client.persist(
             [signs(kept_rows(column(y), mask)), w.rechunk((sizes,)),
              w.map_blocks(np.ldexp, -exponent, dtype=np.float64).sum(), w.min(), w.max()]
-            + ([] if kept is None else [mask]))
+            + ([] if kept is None else [mask])
+            + ([] if g is None else [kept_rows(column(g) != 0, mask).rechunk((sizes,))]))
+        if g is not None:
+            groups = scalars.pop()
         if kept is not None:
             keep = scalars.pop()
         scaled, low, high = (float(v) for v in client.gather(
@@ -236,4 +250,4 @@ def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size
     if hasattr(estimator, "feature_names_in_"):
         del estimator.feature_names_in_
     return (ClusterRows(features(), blocks, features), persisted_parts(labels, sizes),
-            weights)
+            weights, None if groups is None else persisted_parts(groups, sizes))

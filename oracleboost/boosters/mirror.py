@@ -481,8 +481,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             s_total = row_passes.total(blocks, s)
             w1 = mirror_passes.divided(blocks, s, s_total)
         if cap is not None:
-            self._check_cap(bool(np.any(w1 > cap)) if isinstance(cap, np.ndarray)
-                            else row_passes.peak(blocks, w1) > cap)
+            self._check_cap(row_passes.peak(blocks, w1) > cap if isinstance(cap, float)
+                            else mirror_passes.any_above(blocks, w1, cap))
         return _Problem(
             a=a, s=s, s_total=s_total, K=2, cap=cap, w1=w1, mirror=mirror,
             L=mirror.constant(n), rule=self._eta_rule(),
@@ -501,20 +501,22 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
                 "warm_start does not continue a fit on a dask array (the running state is "
                 "not kept on the cluster after fit); set warm_start=False"
             )
-        if sample_group is not None:
-            raise NotDistributedError(
-                "sample_group (the dataset-combining set of §3.2) is not distributed yet; "
-                "on a dask array use variant='smooth' (every weight capped at k/N)"
-            )
         mirror = get_mirror_map(self.mirror)
-        self._check_options(mirror, 2, False)
+        self._check_options(mirror, 2, sample_group is not None)
         data = cluster_data.cluster_classification_data(self, X, y, sample_weight,
                                                         self.block_size,
-                                                        multiclass_in_memory=True)
-        cap = float(self.smoothness) / data.rows.blocks.n if self.variant == "smooth" else None
+                                                        multiclass_in_memory=True,
+                                                        sample_group=sample_group)
+        blocks = data.rows.blocks
+        cap = None
+        if self.smoothness is not None and (self.variant == "smooth"
+                                            or data.group is not None):
+            cap = float(self.smoothness) / blocks.n
+            if data.group is not None:  # only the secondary set's weights (§3.2)
+                cap = mirror_passes.group_caps(blocks, data.group, cap)
         return self._binary_problem(data.ypm, data.s, cap, mirror,
-                                    self._bind_cluster(data.rows, "correlate"), None,
-                                    data.rows.blocks, None)
+                                    self._bind_cluster(data.rows, "correlate"), data.group,
+                                    blocks, None)
 
     def _eta_rule(self) -> StepRule:
         """η_t of each variant: Algorithm 1's ν γ_t / L (over √t for Theorem 2's

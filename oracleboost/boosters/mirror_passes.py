@@ -46,6 +46,26 @@ def divided(blocks: RowBlocks, a: Rows, divisor: float) -> Rows:
 
 
 @outputs_only(1)
+def _group_caps(blocks: RowBlocks, group, *, cap: float) -> tuple[tuple, None]:
+    return (np.where(group, cap, np.inf),), None
+
+
+def group_caps(blocks: RowBlocks, group: Rows, cap: float) -> Rows:
+    """Per-row caps: ``cap`` on the rows of ``group`` (True: the secondary set), none
+    (``inf``) on the others."""
+    return blocks.map(_group_caps, group, cap=float(cap))[0][0]
+
+
+def _above(blocks: RowBlocks, w, cap) -> tuple[tuple, bool]:
+    return (), bool(np.any(w > cap))
+
+
+def any_above(blocks: RowBlocks, w: Rows, cap: Rows) -> bool:
+    """Whether some ``w_i`` exceeds its cap."""
+    return any(blocks.map(_above, w, cap)[1])
+
+
+@outputs_only(1)
 def _gradient(blocks: RowBlocks, w, *, mirror) -> tuple[tuple, None]:
     return (mirror.gradient(w),), None
 
