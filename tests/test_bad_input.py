@@ -131,6 +131,9 @@ def test_oracle_queries_check_their_arguments():
                 bound.correlate(r)
         with pytest.raises(ValueError, match="r's sums over the rows overflow"):
             bound.correlate(np.full(shape, 1e308))
+    # a projection's sums that overflow (each bin's sum finite): named, with the remedy
+    with pytest.raises(ValueError, match="target's sums over the rows overflow"):
+        StumpOracle().bind(np.arange(40.0)[:, None]).project(np.full(40, 1e307))
 
 
 def test_oracle_that_cannot_take_weights_is_named():

@@ -897,7 +897,13 @@ class BoundStumpOracle(BoundOracle):
             hist_w = np.empty((d, self._B))
             self._histograms(kernels.hist_weighted, (sample_weight, t2), (hist_w, hist_s))
             W_tot = float(self._total(hist_w)[0])
-        S_tot = self._total(hist_s)
+        try:
+            S_tot = self._total(hist_s)
+        except OverflowError:  # finite bins whose sum does not fit
+            raise ValueError(
+                "target's sums over the rows overflow float64; divide it (a booster: y) "
+                "by a power of 2"
+            ) from None
 
         score, thr = np.empty(d), np.empty(d, np.intp)
         sums_left, sums_right, sums_w = np.empty((d, K)), np.empty((d, K)), np.empty((d, 2))
