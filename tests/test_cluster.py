@@ -313,6 +313,7 @@ REGRESSOR_PARAMS = [
     dict(loss="huber", schedule="inv_sqrt"),  # init: the weighted median, by passes
     dict(loss="absolute", init=0.0, projection="residual"),
     dict(loss="quantile", learning_rate=0.3),
+    dict(query="correlate", projection="residual"),  # ±1 stumps for s · v
 ]
 
 
@@ -370,8 +371,6 @@ def test_regressor_equal_weights_cancel_in_memory_and_on_a_cluster(client):
 def test_regressor_what_does_not_distribute_says_so(client):
     X, y = _regression_data(0, n=3000)
     Xd = da.from_array(X, chunks=1000)
-    with pytest.raises(NotDistributedError, match="query='correlate'"):
-        _regressor(query="correlate").fit(Xd, y)
     with pytest.raises(NotDistributedError):
         FunctionalGradientRegressor(n_estimators=2).fit(Xd, y)  # the default: trees
     bad = y.copy()
@@ -385,6 +384,7 @@ CLASSIFIER_PARAMS = [
     dict(loss="exponential", projection="residual"),
     dict(projection="repeated", n_estimators=6),
     dict(loss="logistic", init=0.3, schedule="inv_sqrt", learning_rate=2.0),
+    dict(query="correlate"),
 ]
 
 
@@ -419,5 +419,3 @@ def test_functional_classifier_what_does_not_distribute_says_so(client):
         make(loss="softmax").fit(Xd, y)
     with pytest.raises(NotDistributedError, match="binary for now"):
         make().fit(Xd, np.arange(3000) % 3)
-    with pytest.raises(NotDistributedError, match="query='correlate'"):
-        make(query="correlate").fit(Xd, y)

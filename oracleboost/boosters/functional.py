@@ -122,7 +122,7 @@ class _Problem(Problem):
 
     y: np.ndarray
     s: np.ndarray
-    sw: np.ndarray  # s broadcast against f
+    sw: np.ndarray | None  # s broadcast against f (None: equal weights, which cancel)
     total: float
     query_weight: np.ndarray | None
     weighted: bool  # s is not constant (else the inner product skips it)
@@ -228,7 +228,8 @@ class _FunctionalGradientBooster(BaseBooster):
         return _Problem(
             y=y,
             s=s,
-            sw=s if len(shape) == 1 else s[:, None],
+            # (equal weights cancel, as on a cluster: the correlate query is v itself)
+            sw=None if bool((s == s[0]).all()) else (s if len(shape) == 1 else s[:, None]),
             total=total,
             query_weight=query_weight,
             weighted=not bool((s == s[0]).all()),
@@ -252,11 +253,10 @@ class _FunctionalGradientBooster(BaseBooster):
                 "warm_start does not continue a fit on a dask array (f is not kept on the "
                 "cluster after fit); set warm_start=False"
             )
-        if self.query == "correlate":
-            raise NotDistributedError(
-                "query='correlate' is not distributed yet; on a dask array use "
-                "query='auto' or 'project'"
-            )
+
+    def _cluster_need(self) -> str:
+        """The query a fit on a cluster asks (the stump oracle answers both)."""
+        return "correlate" if self.query == "correlate" else "project"
 
     def _cluster_problem(self, y, s, blocks, bound, loss: Loss, f0: float) -> _Problem:
         """The problem of a fit on a cluster: rows held by the workers, ``s`` None when
@@ -266,7 +266,8 @@ class _FunctionalGradientBooster(BaseBooster):
             y=y, s=s, sw=s, total=row_passes.total(blocks, s) if weighted else float(blocks.n),
             query_weight=s, weighted=weighted, loss=loss,
             f0=np.asarray(f0, dtype=np.float64), shape=(blocks.n,), ctx={}, bound=bound,
-            need="project", schedule=get_schedule(self.schedule), view=self._view(loss),
+            need=self._cluster_need(), schedule=get_schedule(self.schedule),
+            view=self._view(loss),
             signature=None, blocks=blocks, blockwise_loss=True,
         )
 
@@ -338,7 +339,8 @@ class _FunctionalGradientBooster(BaseBooster):
             seed = draw_seed(state.rng)
             if p.need == "project":
                 return p.bound.project(v, p.query_weight, random_state=seed)
-            return p.bound.correlate(p.sw * v, random_state=seed)
+            r = v if p.sw is None else row_passes.scaled(p.blocks, v, p.sw)
+            return p.bound.correlate(r, random_state=seed)
 
         v = self._descent(p, f)  # 1. the descent direction −∇R[f_{t−1}]
         # Δ + v (1·v is v exactly: the same bits as the sum)
@@ -631,7 +633,7 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
         data = cluster_data.cluster_regression_data(self, X, y, sample_weight,
                                                     self.block_size)
         blocks = data.rows.blocks
-        bound = self._bind_cluster(data.rows, "project")
+        bound = self._bind_cluster(data.rows, self._cluster_need())
         f0 = self._regression_init(loss, blocks, data.y, data.s)
         return self._cluster_problem(data.y, data.s, blocks, bound, loss, f0)
 
@@ -824,7 +826,7 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
                                                         multiclass_in_memory=True)
         self._loss_ = loss
         blocks = data.rows.blocks
-        bound = self._bind_cluster(data.rows, "project")
+        bound = self._bind_cluster(data.rows, self._cluster_need())
         if self.init == "auto":
             f0 = self._init_from_masses(row_passes.class_masses(blocks, data.ypm, data.s))
         else:

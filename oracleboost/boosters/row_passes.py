@@ -27,8 +27,8 @@ __all__ = ["peak", "total", "log", "signed_sums", "two_value_masses", "dual_weig
            "step_and_weights", "DualWeights", "SHIFT_SLACK", "weighted_inner",
            "weighted_residual", "weighted_mean_loss", "peak_and_inners",
            "weighted_mean", "class_masses", "error_and_margin", "combined", "ldexp",
-           "descent", "elementwise", "oriented", "line_weights", "line_delta", "line_slope",
-           "curvature_argument"]
+           "descent", "elementwise", "oriented", "scaled", "line_weights", "line_delta",
+           "line_slope", "curvature_argument"]
 
 
 def _weights_of(s: np.ndarray, lo: int, hi: int) -> np.ndarray:
@@ -272,6 +272,18 @@ def _combined(blocks: RowBlocks, a, *bs, coefs: tuple) -> tuple[tuple, None]:
 
     elementwise(blocks, run)
     return (out,), None
+
+
+@outputs_only(1)
+def _scaled(blocks: RowBlocks, a, s) -> tuple[tuple, None]:
+    out = np.empty_like(a)
+    elementwise(blocks, lambda lo, hi: np.multiply(s[lo:hi], a[lo:hi], out=out[lo:hi]))
+    return (out,), None
+
+
+def scaled(blocks: RowBlocks, a: Rows, s: Rows) -> Rows:
+    """``s · a`` elementwise (``s`` of shape (n,), or (n, 1) against (n, K) rows)."""
+    return blocks.map(_scaled, a, s)[0][0]
 
 
 @outputs_only(1)
