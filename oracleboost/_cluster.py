@@ -56,7 +56,7 @@ import numpy as np
 from ._blocks import BLOCKS_PER_PARTITION, LANE_ROWS, RowBlocks, outputs_only
 
 __all__ = ["ClusterBlocks", "FreshNames", "LostRowsError", "NotDistributedError",
-           "Partitioned", "is_dask_collection", "map_rows", "part_value",
+           "Derived", "Partitioned", "is_dask_collection", "map_rows", "part_value",
            "persisted_parts", "rows_per_partition"]
 
 
@@ -126,6 +126,18 @@ class Partitioned:
         return (sum(self.sizes),)
 
 
+@dataclass(frozen=True)
+class Derived(Partitioned):
+    """A per-row array that no task holds: partition ``i``'s value is
+    ``fn(value of parts[i], *args)``, made on its worker by each stage that reads it.
+    For arrays cheap to make from what the workers hold and read by few stages (a
+    stump's outputs, from the partition's codes): no task of its own a round (each
+    costs the scheduler a millisecond), and no memory between stages."""
+
+    fn: Callable | None = None
+    args: tuple = ()
+
+
 def part_value(result: Any, index: tuple[int, int] | None) -> Any:
     """A partition's value from its future's ``result``: the result itself (``index``
     None: a persisted chunk), or the ``k``-th output of the ``pos``-th partition of the
@@ -137,8 +149,13 @@ def part_value(result: Any, index: tuple[int, int] | None) -> Any:
 
 
 def _value(ref: tuple) -> Any:
-    kind, value, index = ref
-    return value if kind == "const" else part_value(value, index)
+    """A stage's argument on its worker: ``("const", value, None)``, ``("ref", result,
+    index)`` or ``("derived", result, index, fn, args)`` (a :class:`Derived`'s part)."""
+    kind, value, index = ref[:3]
+    if kind == "const":
+        return value
+    value = part_value(value, index)
+    return value if kind == "ref" else ref[3](value, *ref[4])
 
 
 def _run_group(stage: Callable, sizes: list, block_size: int, refs: list,
@@ -281,8 +298,7 @@ class ClusterBlocks(RowBlocks):
         # the dashboard and the task stream say which pass a task is
         name = f"{getattr(stage, '__name__', 'stage')}-{uuid.uuid4().hex}"
         groups = self.groups
-        refs = [[[("ref", *r.parts[i]) if isinstance(r, Partitioned) else ("const", r, None)
-                  for r in rows] for i in g] for g in groups]
+        refs = [[[_ref(r, i) for r in rows] for i in g] for g in groups]
         n_groups = len(groups)
         results = self.client.map(_run_group, [stage] * n_groups,
                                   [[self.sizes[i] for i in g] for g in groups],
@@ -313,6 +329,15 @@ class ClusterBlocks(RowBlocks):
         """A per-row array of ``value``, on the workers."""
         (out,), _ = self.map(_full, value=float(value))
         return out
+
+
+def _ref(row: Any, i: int) -> tuple:
+    """Partition ``i``'s argument of a stage (see :func:`_value`)."""
+    if isinstance(row, Derived):
+        return ("derived", *row.parts[i], row.fn, row.args)
+    if isinstance(row, Partitioned):
+        return ("ref", *row.parts[i])
+    return ("const", row, None)
 
 
 @outputs_only(1)
