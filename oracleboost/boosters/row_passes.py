@@ -417,15 +417,67 @@ def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
     return _weights_from_logits(blocks, loss, zs, log_phis, _lane_parts(parts), y, log_mass)
 
 
+#: Rows a run of :func:`_step_exps` takes through all its steps at once: a few arrays of
+#: this many float64 stay in a core's cache between the steps (the passes are bound by
+#: memory: one sweep a step over 10^6 rows reads 8 MB from memory each time).
+CHUNK_ROWS = 1 << 15
+
+
 def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLoss,
                top: float, top_phi: float) -> tuple[tuple, tuple]:
     """:func:`_step_margins`, pass 1 of :func:`dual_weights` on the new margins and, if
-    ``top`` is finite, pass 2 shifted by it: one stage (on a cluster, one round trip)."""
-    (margins,), step_parts = _step_margins(blocks, m, a, y, s, c=c)
-    (zs, log_phis), tops = _logits(blocks, margins, log_s, loss=loss)
+    ``top`` is finite, pass 2 shifted by it: one stage (on a cluster, one round trip).
+
+    Each run of rows goes through the three in chunks of whole lanes (``CHUNK_ROWS``),
+    each chunk through all three steps while it is in cache: the same operations on
+    the same rows, lane by lane, as three sweeps would make (the same bits)."""
     if not math.isfinite(top):
+        (margins,), step_parts = _step_margins(blocks, m, a, y, s, c=c)
+        (zs, log_phis), tops = _logits(blocks, margins, log_s, loss=loss)
         return (margins, zs, log_phis, None), (step_parts, tops, None)
-    (e,), sums = _exps(blocks, zs, log_phis, top=top, top_phi=top_phi)
+    separate = not loss.phi_is_neg_dphi
+    lane, n_lanes = blocks.lane, blocks.n_lanes
+    margins, e = np.empty(blocks.n), np.empty(blocks.n)
+    step_parts, sums = np.zeros((n_lanes, 2)), np.zeros((n_lanes, 2))
+    tops = np.full((n_lanes, 2), -math.inf)
+    zs: dict[int, np.ndarray] = {}  # (each run's, by its first row: see _logits)
+    log_phis: dict[int, np.ndarray] = {}
+    chunk = lane * max(1, CHUNK_ROWS // lane)
+    phi_sums = separate and math.isfinite(top_phi)
+
+    def run(q0: int, q1: int, lo: int, hi: int) -> None:
+        zs[lo] = z_run = np.empty(hi - lo)
+        if separate:
+            log_phis[lo] = lp_run = np.empty(hi - lo)
+        for c0 in range(lo, hi, chunk):
+            c1 = min(c0 + chunk, hi)
+            qa, qb = q0 + (c0 - lo) // lane, q0 + -(-(c1 - lo) // lane)
+            column_kernels.step_margins(m, a, y, c, s, margins, c0, c1, lane,
+                                        step_parts[qa:qb])
+            new = margins[c0:c1]
+            z = z_run[c0 - lo:c1 - lo]
+            v = loss.log_neg_dphi(new)
+            if log_s is None:
+                z[:] = v
+            else:
+                np.add(v, log_s[c0:c1], out=z)
+            tops[q0, 0] = max(tops[q0, 0], z.max())
+            wb = e[c0:c1]
+            np.exp(np.subtract(z, top, out=wb), out=wb)
+            column_kernels.lane_sums(wb, 0, c1 - c0, lane, sums[qa:qb, 0])
+            if separate:
+                lp = lp_run[c0 - lo:c1 - lo]
+                v = loss.log_phi(new)
+                if log_s is None:
+                    lp[:] = v
+                else:
+                    np.add(v, log_s[c0:c1], out=lp)
+                tops[q0, 1] = max(tops[q0, 1], lp.max())
+                if phi_sums:
+                    column_kernels.lane_sums(np.exp(lp - top_phi), 0, c1 - c0, lane,
+                                             sums[qa:qb, 1])
+
+    blocks.lane_map(run)
     return (margins, zs, log_phis, e), (step_parts, tops, sums)
 
 
