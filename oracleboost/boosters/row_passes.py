@@ -445,6 +445,15 @@ def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLo
     chunk = lane * max(1, CHUNK_ROWS // lane)
     phi_sums = separate and math.isfinite(top_phi)
 
+    def logits(v: np.ndarray, c0: int, c1: int, out: np.ndarray) -> float:
+        """``v + log s`` into ``out`` (the loss's own array is not written into); its
+        maximum."""
+        if log_s is None:
+            out[:] = v
+        else:
+            np.add(v, log_s[c0:c1], out=out)
+        return float(out.max())
+
     def run(q0: int, q1: int, lo: int, hi: int) -> None:
         zs[lo] = z_run = np.empty(hi - lo)
         if separate:
@@ -456,23 +465,13 @@ def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLo
                                         step_parts[qa:qb])
             new = margins[c0:c1]
             z = z_run[c0 - lo:c1 - lo]
-            v = loss.log_neg_dphi(new)
-            if log_s is None:
-                z[:] = v
-            else:
-                np.add(v, log_s[c0:c1], out=z)
-            tops[q0, 0] = max(tops[q0, 0], z.max())
+            tops[q0, 0] = max(tops[q0, 0], logits(loss.log_neg_dphi(new), c0, c1, z))
             wb = e[c0:c1]
             np.exp(np.subtract(z, top, out=wb), out=wb)
             column_kernels.lane_sums(wb, 0, c1 - c0, lane, sums[qa:qb, 0])
             if separate:
                 lp = lp_run[c0 - lo:c1 - lo]
-                v = loss.log_phi(new)
-                if log_s is None:
-                    lp[:] = v
-                else:
-                    np.add(v, log_s[c0:c1], out=lp)
-                tops[q0, 1] = max(tops[q0, 1], lp.max())
+                tops[q0, 1] = max(tops[q0, 1], logits(loss.log_phi(new), c0, c1, lp))
                 if phi_sums:
                     column_kernels.lane_sums(np.exp(lp - top_phi), 0, c1 - c0, lane,
                                              sums[qa:qb, 1])
