@@ -202,6 +202,7 @@ def test_weights_shifted_by_a_bound_are_the_weights_from_the_maximum(loss_name, 
     n = 3000
     loss = get_loss(loss_name)
     blocks = RowBlocks(n, 256, n_jobs=2)
+    unbounded = type("Unbounded", (type(loss),), {"log_weight_lipschitz": None})()
     y = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int8)
     m = rng.normal(scale=3.0, size=n)
     a = np.where(rng.random(n) < 0.7, 1.0, -1.0) * rng.uniform(0.2, 1.0, n)
@@ -218,6 +219,12 @@ def test_weights_shifted_by_a_bound_are_the_weights_from_the_maximum(loss_name, 
         gaps = [old + reach - new for old, new in zip(before.tops, want.tops, strict=True)]
         same = reach == 100.5
         assert same is (max(gaps[:1 if loss.phi_is_neg_dphi else 2]) > row_passes.SHIFT_SLACK)
+        # a loss without the bound: the weights from the maximum, as dual_weights makes
+        _, _, _, plain = row_passes.step_and_weights(
+            blocks, unbounded, m.copy(), a, y, c, reach, s, log_s, log_mass, before.tops)
+        for g, w in ((plain.w, want.w), (plain.entropy(), want.entropy()),
+                     (plain.log_loss, want.log_loss)):
+            np.testing.assert_array_equal(g, w)
         for g, w in ((got.w, want.w), (got.query, want.query),
                      (got.entropy(), want.entropy()), (got.log_loss, want.log_loss)):
             if same:

@@ -432,9 +432,9 @@ def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLo
     each chunk through all three steps while it is in cache: the same operations on
     the same rows, lane by lane, as three sweeps would make (the same bits)."""
     if not math.isfinite(top):
-        (margins,), step_parts = _step_margins(blocks, m, a, y, s, c=c)
-        (zs, log_phis), tops = _logits(blocks, margins, log_s, loss=loss)
-        return (margins, zs, log_phis, None), (step_parts, tops, None)
+        (stepped,), step_lanes = _step_margins(blocks, m, a, y, s, c=c)
+        logit_rows, logit_tops = _logits(blocks, stepped, log_s, loss=loss)
+        return (stepped, *logit_rows, None), (step_lanes, logit_tops, None)
     separate = not loss.phi_is_neg_dphi
     lane, n_lanes = blocks.lane, blocks.n_lanes
     margins, e = np.empty(blocks.n), np.empty(blocks.n)
