@@ -165,16 +165,18 @@ cluster and persisted arrays.
 | `dask_adaboost_10m` | {ours * 1e3:.0f} ms | {lgb * 1e3:.0f} ms | {ours / lgb:.2f} | \
 {ratios[0]:.2f}–{ratios[-1]:.2f} | ≤ 1 | {met} | {share:.0%} |
 
-Where the time goes: a round is 6 stages (the histograms, the column, the step's sums,
-the new margins with their logits, the weights' exp, their normalisation), one task a
-worker each (and one more a worker for each stage's stats but the column's: 22 tasks),
-and the client waits on the workers 4 times (the histograms, the step's sums, the
-logits' maximum, the weights' sum): in a task-stream timeline of this run's shape the
-workers sat idle 10–25 ms between stages (scheduler, network and client: what the
-"scheduler and client share" measures).  LightGBM's
-workers reduce their histograms among themselves over their own sockets and never come
-back to the scheduler within a round.  Below 1 needs fewer waits: the logits' shift from
-a bound rather than their maximum (fusing two stages) changes the fit in memory too.
+Where the time goes: a round is 4 stages (the histograms; the step's sums; the new
+margins, their logits and the weights' exp, shifted by a bound on the logits rather
+than by their maximum; the weights' normalisation), one task a worker each and one more
+a worker for each stage's stats: 16 tasks (22 before the bound and before the stump's
+column was made inside the stages that read it).  The client waits on the workers 3
+times (the histograms, the step's sums, the weights' sum; it waited 4 times before); the
+idle time between stages is what the "scheduler and client share" measures.  On this
+machine a round varies by ±20% from run to run (task streams of one fit measured the
+busier worker's compute at 100–180 ms a round), as much as these changes moved the
+median (216 → 199 ms).  LightGBM's workers reduce their histograms among themselves
+over their own sockets and never come back to the scheduler within a round; below 1
+needs the same: the reductions made by the workers, not by the client.
 
 Output:
 
