@@ -94,8 +94,6 @@ PROJECTIONS = ("naive", "repeated", "residual")
 _Booster = TypeVar("_Booster", bound="_FunctionalGradientBooster")
 
 
-
-
 #: Largest entries within 2**±_SAFE_EXPONENT need no rescaling: the weighted inner
 #: products of two such arrays neither overflow nor lose their leading terms to underflow
 #: (the sample weights' mean is in [1, 2)), so ``a`` is used as it is.
@@ -214,25 +212,29 @@ class _FunctionalGradientBooster(BaseBooster):
         return out
 
     # -- the loop's hooks ------------------------------------------------------------------
-    def _problem(self, X, y, s, query_weight, loss: Loss, f0, ctx: dict) -> _Problem:
-        """Bind the oracle; what every round reads (``fit`` of each estimator calls it)."""
+    def _problem(self, X, y, s, query_weight, loss: Loss, f0, ctx: dict,
+                 blocks: RowBlocks | None = None) -> _Problem:
+        """Bind the oracle; what every round reads (``fit`` of each estimator calls it;
+        ``blocks``: the row blocks its f_0 was found on, if any)."""
         if self.query == "auto":
             need = "project" if self._oracle().capabilities.project else "correlate"
         else:
             need = self.query
         bound = self._bind(X, need)
-        blocks = RowBlocks(X.shape[0], self.block_size, self.n_jobs)
+        if blocks is None:
+            blocks = RowBlocks(X.shape[0], self.block_size, self.n_jobs)
         total = row_passes.total(blocks, s)  # by lanes, as on a cluster
         f0 = np.asarray(f0, dtype=np.float64)
         shape = self._raw_shape(X.shape[0], y)
+        weighted = not bool((s == s[0]).all())
         return _Problem(
             y=y,
             s=s,
             # (equal weights cancel, as on a cluster: the correlate query is v itself)
-            sw=None if bool((s == s[0]).all()) else (s if len(shape) == 1 else s[:, None]),
+            sw=(s if len(shape) == 1 else s[:, None]) if weighted else None,
             total=total,
             query_weight=query_weight,
-            weighted=not bool((s == s[0]).all()),
+            weighted=weighted,
             loss=loss,
             f0=f0,
             shape=shape,
@@ -605,7 +607,7 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
         f0 = self._regression_init(loss, blocks, y, None if equal else s)
         if f0 is None:
             f0 = self._init_raw(loss, y, s)
-        return self._problem(X, y, s, query_weight, loss, f0, {})
+        return self._problem(X, y, s, query_weight, loss, f0, {}, blocks)
 
     def _regression_loss(self) -> Loss:
         # Named losses are the regression ones; any other scalar-output Loss instance is
@@ -787,13 +789,13 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         yi = self._labels_inside(data.y_index)
         # equal weights cancel (as on a cluster): the query and f_0 unweighted
         equal = bool((s == s[0]).all())
+        blocks = RowBlocks(yi.shape[0], self.block_size, self.n_jobs)
         if self.init == "auto" and getattr(self._loss_, "init_from_class_masses", False):
-            blocks = RowBlocks(yi.shape[0], self.block_size, self.n_jobs)
             f0 = self._init_from_masses(row_passes.class_masses(blocks, yi,
                                                                 None if equal else s))
         else:
             f0 = self._init_raw(self._loss_, yi, s)
-        return self._problem(X, yi, s, None if equal else s, self._loss_, f0, {})
+        return self._problem(X, yi, s, None if equal else s, self._loss_, f0, {}, blocks)
 
     def _classification_loss(self, n_classes: int) -> Loss:
         name = self.loss

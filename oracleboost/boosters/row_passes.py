@@ -31,10 +31,6 @@ __all__ = ["peak", "total", "log", "signed_sums", "two_value_masses", "dual_weig
            "line_slope", "curvature_argument"]
 
 
-def _weights_of(s: np.ndarray, lo: int, hi: int) -> np.ndarray:
-    return s if s.shape[0] == 0 else s[lo:hi]
-
-
 def elementwise(blocks: RowBlocks, fn: Callable[[int, int], object]) -> None:
     """``fn(lo, hi)`` over runs of rows that cover them all, on threads."""
     blocks.lane_map(lambda q0, q1, lo, hi: fn(lo, hi))
@@ -417,6 +413,16 @@ def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
     return _weights_from_logits(blocks, loss, zs, log_phis, _lane_parts(parts), y, log_mass)
 
 
+def _logits_into(v: np.ndarray, log_s, lo: int, hi: int, out: np.ndarray) -> float:
+    """``v + log s`` of rows ``lo:hi`` (``log_s`` None: ``v``) into ``out``, and its
+    maximum; ``v``, the loss's own answer, is not written into."""
+    if log_s is None:
+        out[:] = v
+    else:
+        np.add(v, log_s[lo:hi], out=out)
+    return float(out.max())
+
+
 #: Rows a run of :func:`_step_exps` takes through all its steps at once: a few arrays of
 #: this many float64 stay in a core's cache between the steps (the passes are bound by
 #: memory: one sweep a step over 10^6 rows reads 8 MB from memory each time).
@@ -445,15 +451,6 @@ def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLo
     chunk = lane * max(1, CHUNK_ROWS // lane)
     phi_sums = separate and math.isfinite(top_phi)
 
-    def logits(v: np.ndarray, c0: int, c1: int, out: np.ndarray) -> float:
-        """``v + log s`` into ``out`` (the loss's own array is not written into); its
-        maximum."""
-        if log_s is None:
-            out[:] = v
-        else:
-            np.add(v, log_s[c0:c1], out=out)
-        return float(out.max())
-
     def run(q0: int, q1: int, lo: int, hi: int) -> None:
         zs[lo] = z_run = np.empty(hi - lo)
         if separate:
@@ -465,13 +462,15 @@ def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLo
                                         step_parts[qa:qb])
             new = margins[c0:c1]
             z = z_run[c0 - lo:c1 - lo]
-            tops[q0, 0] = max(tops[q0, 0], logits(loss.log_neg_dphi(new), c0, c1, z))
+            tops[q0, 0] = max(tops[q0, 0], _logits_into(loss.log_neg_dphi(new), log_s, c0, c1,
+                                                        z))
             wb = e[c0:c1]
             np.exp(np.subtract(z, top, out=wb), out=wb)
             column_kernels.lane_sums(wb, 0, c1 - c0, lane, sums[qa:qb, 0])
             if separate:
                 lp = lp_run[c0 - lo:c1 - lo]
-                tops[q0, 1] = max(tops[q0, 1], logits(loss.log_phi(new), c0, c1, lp))
+                tops[q0, 1] = max(tops[q0, 1], _logits_into(loss.log_phi(new), log_s, c0, c1,
+                                                            lp))
                 if phi_sums:
                     column_kernels.lane_sums(np.exp(lp - top_phi), 0, c1 - c0, lane,
                                              sums[qa:qb, 1])
@@ -580,12 +579,7 @@ def _risk_logits(blocks: RowBlocks, m, log_s, *, loss: MarginLoss) -> tuple[tupl
     out = np.empty(blocks.n)
 
     def run(lo: int, hi: int, tops: np.ndarray) -> None:
-        v = loss.log_phi(m[lo:hi])  # the loss's own array: not written into
-        if log_s is None:
-            out[lo:hi] = v
-        else:
-            np.add(v, log_s[lo:hi], out=out[lo:hi])
-        tops[0, 0] = out[lo:hi].max()
+        tops[0, 0] = _logits_into(loss.log_phi(m[lo:hi]), log_s, lo, hi, out[lo:hi])
 
     return (out,), _lanes(blocks, 1, run, fill=-math.inf)
 

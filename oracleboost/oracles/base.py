@@ -62,6 +62,7 @@ import copy
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import NoReturn
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -304,7 +305,7 @@ class BoundOracle:
         return self._checked(self._correlate(r, random_state), r.shape,
                              finite=self._correlate_outputs_finite)
 
-    def _refuse_query(self, r: np.ndarray) -> None:
+    def _refuse_query(self, r: np.ndarray) -> NoReturn:
         """Raise :func:`check_query`'s error for a query with a NaN or an infinite entry,
         or say that finite entries' sums overflowed (for ``_correlate``, when its sums
         over ``r`` were not finite)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -149,7 +149,7 @@ class ClusterStumpOracle(BoundStumpOracle):
     def _query(r):
         return r
 
-    def _refuse_query(self, r: Partitioned) -> None:
+    def _refuse_query(self, r: Partitioned) -> NoReturn:  # type: ignore[override]
         raise ValueError("r contains NaN or inf (held by the workers); every entry must be "
                          "finite")
 

@@ -758,6 +758,17 @@ class BoundStumpOracle(BoundOracle):
         h0 = hist[0].reshape(hist.shape[1], -1)
         return np.array([math.fsum(h0[:, k]) for k in range(h0.shape[1])])
 
+    def _query_total(self, hist: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """:meth:`_total` of a query's histogram, refusing the query (``_refuse_query``)
+        when its sums are not finite: a NaN or inf of ``r`` reaches feature 0's bins,
+        since every row is in one of them, and so do sums that overflow."""
+        if not np.isfinite(hist[0]).all():
+            self._refuse_query(r)
+        try:
+            return self._total(hist)
+        except OverflowError:  # finite bins whose sum does not fit
+            self._refuse_query(r)
+
     def _split(self, j: int, t: int) -> float:
         return float(self.thresholds[j][t])
 
@@ -805,12 +816,7 @@ class BoundStumpOracle(BoundOracle):
         hist, score = np.empty((d, self._B)), np.empty(d)
         thr, sign = np.empty(d, np.intp), np.empty(d, np.intp)
         self._histograms(kernels.hist_1d, (r,), (hist,))
-        if not np.isfinite(hist[0]).all():  # every row is in feature 0's bins
-            self._refuse_query(r)
-        try:
-            total = float(self._total(hist)[0])
-        except OverflowError:  # finite bins whose sum does not fit
-            self._refuse_query(r)
+        total = float(self._query_total(hist, r)[0])
 
         def block(a: int, b: int) -> None:
             kernels.sign_scan(hist[a:b], self.n_bins[a:b], score[a:b], thr[a:b], sign[a:b])
@@ -849,12 +855,7 @@ class BoundStumpOracle(BoundOracle):
         hist, score = np.empty((d, self._B, K)), np.empty(d)
         thr, k_left, k_right = (np.empty(d, np.intp) for _ in range(3))
         self._histograms(kernels.hist_2d, (rc,), (hist,))
-        if not np.isfinite(hist[0]).all():
-            self._refuse_query(r)
-        try:
-            total = self._total(hist)
-        except OverflowError:
-            self._refuse_query(r)
+        total = self._query_total(hist, r)
 
         def block(a: int, b: int) -> None:
             kernels.code_scan(
