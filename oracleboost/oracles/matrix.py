@@ -12,10 +12,14 @@ weighted least squares.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
+from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks, check_n_jobs, ordered_sum
 from .._typing import ArrayLike
 from .._validation import check_finite_array
+from . import _column_products as products
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, _peak, check_X
 
 __all__ = ["MatrixOracle", "LinearOracle", "MatrixColumn", "LinearCoordinate"]
@@ -76,6 +80,14 @@ def _row_indices(X, n_rows: int) -> np.ndarray:
     return as_int
 
 
+def _check_blocks(oracle) -> None:
+    """The oracle's ``n_jobs`` and ``block_size``, checked at ``bind``."""
+    check_n_jobs(oracle.n_jobs)
+    bs = oracle.block_size
+    if isinstance(bs, bool) or not isinstance(bs, numbers.Integral) or bs < 1:
+        raise ValueError(f"block_size must be a positive int; got {bs!r}")
+
+
 class _BoundColumns(BoundOracle):
     """A finite class held as its matrix ``A`` on the training points (n, J).
 
@@ -84,12 +96,19 @@ class _BoundColumns(BoundOracle):
     vector is scaled by a power of two first where the product could pass float64's
     range, and ``project`` works on copies scaled by powers of two.  Powers of two
     scale exactly, so on ordinary data the answers are those of the plain formulas.
+
+    The sums over rows (``Aᵀ r``, ``project``'s) are made by lanes of ``blocks``
+    (:mod:`oracleboost._blocks`) on its threads and added in lane order, each row's sum
+    over the columns (``A w``) in column order: the same bits for every ``n_jobs``, on
+    every CPU (:mod:`._column_products`).
     """
 
-    def __init__(self, oracle, A: np.ndarray, make):
+    def __init__(self, oracle, A: np.ndarray, make, blocks: RowBlocks | None = None):
         super().__init__(oracle, A.shape[0])
         self.A = A
         self._make = make
+        self.blocks = blocks if blocks is not None else RowBlocks(
+            A.shape[0], int(oracle.block_size), oracle.n_jobs)
         self._col_exp = None  # per column j: max |A_j| < 2**col_exp[j]; computed on first use
 
     def _column_exponents(self) -> np.ndarray:
@@ -99,30 +118,46 @@ class _BoundColumns(BoundOracle):
             self._col_exp = np.maximum(np.frexp(peaks)[1], -1000)
         return self._col_exp
 
-    def _product(self, M: np.ndarray, v: np.ndarray, unscale: bool = True) -> np.ndarray:
-        """``M @ v`` for ``M`` one of ``A``, ``A.T``, without overflow on the way.
-
-        Every partial sum is at most ``max|A| · Σ|v_i| < 2**(e_A + e_v + bits(len(v)))``;
-        where that could pass float64's range, ``v`` is scaled by ``2**-k`` (exact) and
-        the product by ``2**k`` after (``unscale``; entries beyond the range become ±inf,
-        which the public methods report), or left scaled for callers that only compare.
-        """
+    def _overflow_shift(self, v: np.ndarray, length: int) -> int:
+        """``k > 0`` when a product with ``v`` could pass float64's range unless ``v`` is
+        scaled by ``2**-k`` first; else 0.  Every partial sum is at most
+        ``max|A| · Σ|v_i| < 2**(e_A + e_v + bits(length))``."""
         e_a = int(self._column_exponents().max())
         e_v = int(np.frexp(_peak(v))[1])
-        k = e_a + e_v + int(v.shape[0]).bit_length() - 1021
-        if k <= 0:
-            return M @ v
-        out = M @ np.ldexp(v, -k)
-        if not unscale:
+        return max(0, e_a + e_v + int(length).bit_length() - 1021)
+
+    def _transposed(self, r: np.ndarray, unscale: bool = True) -> np.ndarray:
+        """``Aᵀ r`` (``r`` of shape (n,) or (n, K)), by lanes added in order, without
+        overflow on the way: ``r`` is scaled by ``2**-k`` (exact) where needed and the
+        product by ``2**k`` after (``unscale``; entries beyond the range become ±inf,
+        which the public methods report), or left scaled for callers that only compare."""
+        k = self._overflow_shift(r, r.shape[0])
+        R = np.ascontiguousarray(r if k == 0 else np.ldexp(r, -k)).reshape(r.shape[0], -1)
+        blocks, A = self.blocks, self.A
+        parts = np.zeros((blocks.n_lanes, R.shape[1], A.shape[1]))
+        blocks.lane_map(lambda q0, q1, lo, hi: products.transposed_times(
+            A, R, lo, hi, blocks.lane, parts[q0:q1]))
+        out = ordered_sum(parts).T.reshape((A.shape[1],) + r.shape[1:])
+        if k == 0 or not unscale:
             return out
         with np.errstate(over="ignore"):
             return np.ldexp(out, k)
 
     def _correlation_vector(self, r):
-        return self._product(self.A.T, r)
+        return self._transposed(r)
 
     def _combine(self, w):
-        return self._product(self.A, w)
+        # each row's sum over the columns in order, on the blocks' threads
+        k = self._overflow_shift(w, w.shape[0])
+        W = np.ascontiguousarray(w if k == 0 else np.ldexp(w, -k)).reshape(w.shape[0], -1)
+        out = np.empty((self.A.shape[0], W.shape[1]))
+        A = self.A
+        self.blocks.lane_map(lambda q0, q1, lo, hi: products.times(A, W, lo, hi, out))
+        out = out.reshape((A.shape[0],) + w.shape[1:])
+        if k == 0:
+            return out
+        with np.errstate(over="ignore"):
+            return np.ldexp(out, k)
 
     def _columns(self):
         view = self.A.view()
@@ -135,13 +170,13 @@ class _BoundColumns(BoundOracle):
         return self._answer(j, scale)
 
     def _correlate(self, r, random_state):
-        c = self._product(self.A.T, r, unscale=False)  # Aᵀr up to a power of two
+        c = self._transposed(r, unscale=False)  # Aᵀr up to a power of two
         j = int(np.argmax(np.abs(c)))  # first index on ties
         return self._answer(j, 1.0 if c[j] >= 0 else -1.0)
 
     def _project(self, target, sample_weight, random_state):
         # The best column in weighted least squares: argmax_j b_j²/q_j with b = Aᵀ(w t),
-        # q = (A²)ᵀw, and its coefficient b_j/q_j.  Computed on copies scaled by powers
+        # q = (A²)ᵀw, and its coefficient b_j/q_j.  Computed on values scaled by powers
         # of two (exact): column j by 2**-e_j (max |A_j| < 1), w and t to max < 1, so
         # |b_j| < n, q_j < n and b_j²/q_j <= Σ w t² < n (Cauchy–Schwarz) never overflow.
         # The gains all scale by one power of two (same argmax, same ties) and the
@@ -151,10 +186,13 @@ class _BoundColumns(BoundOracle):
         e_w = int(np.frexp(float(w.max()))[1])
         e_t = int(np.frexp(_peak(target))[1])
         w_s = np.ldexp(w, -e_w)
-        A_s = self.A * np.ldexp(1.0, -col_exp)
-        b = A_s.T @ (w_s * np.ldexp(target, -e_t))
-        np.multiply(A_s, A_s, out=A_s)
-        q = A_s.T @ w_s
+        wt_s = w_s * np.ldexp(target, -e_t)
+        col_scale = np.ldexp(1.0, -col_exp)
+        blocks, A = self.blocks, self.A
+        parts = np.zeros((blocks.n_lanes, 2, A.shape[1]))
+        blocks.lane_map(lambda q0, q1, lo, hi: products.projection_sums(
+            A, col_scale, w_s, wt_s, lo, hi, blocks.lane, parts[q0:q1]))
+        b, q = ordered_sum(parts)
         gain = np.where(q > 0, b**2 / np.where(q > 0, q, 1.0), -np.inf)
         j = int(np.argmax(gain))
         if not q[j] > 0:
@@ -180,10 +218,20 @@ class MatrixOracle(Oracle):
     Parameters
     ----------
     H : array-like of shape (n_rows, n_hypotheses)
+    n_jobs : int or None, default=None
+        Threads of the products' passes over the rows, counted as LightGBM counts
+        ``num_threads`` (:func:`oracleboost._blocks.n_threads`); the answers do not
+        depend on it.
+    block_size : int, default=65536
+        Rows of a block (:mod:`oracleboost._blocks`): sums over the rows are made by
+        lanes of at most 4,096 rows within blocks, added in order.
     """
 
-    def __init__(self, H: ArrayLike) -> None:
+    def __init__(self, H: ArrayLike, n_jobs: int | None = None,
+                 block_size: int = DEFAULT_BLOCK_SIZE) -> None:
         self.H = H
+        self.n_jobs = n_jobs
+        self.block_size = block_size
 
     @property
     def capabilities(self) -> Capabilities:
@@ -191,6 +239,7 @@ class MatrixOracle(Oracle):
         return Capabilities(correlation_vector=True, bounded=bool(np.all(np.abs(H) <= 1.0)))
 
     def bind(self, X: ArrayLike) -> BoundOracle:
+        _check_blocks(self)
         H = check_finite_array(self.H, "H", ndim=(2,))
         rows = _row_indices(X, H.shape[0])
         if rows.size == 0:
@@ -204,7 +253,21 @@ class LinearOracle(Oracle):
 
     The class of coordinate descent on a linear model; scale features to [−1, 1] for the
     boosting guarantees.  Gives the whole correlation vector ``X^T r``.
+
+    Parameters
+    ----------
+    n_jobs : int or None, default=None
+        Threads of the products' passes over the rows, counted as LightGBM counts
+        ``num_threads`` (:func:`oracleboost._blocks.n_threads`); the answers do not
+        depend on it.
+    block_size : int, default=65536
+        Rows of a block (:mod:`oracleboost._blocks`): sums over the rows are made by
+        lanes of at most 4,096 rows within blocks, added in order.
     """
+
+    def __init__(self, n_jobs: int | None = None, block_size: int = DEFAULT_BLOCK_SIZE) -> None:
+        self.n_jobs = n_jobs
+        self.block_size = block_size
 
     @property
     def capabilities(self) -> Capabilities:
@@ -216,6 +279,7 @@ class LinearOracle(Oracle):
         # coordinate to max |x_j| = 1 on the training set.  Use MatrixOracle for columns
         # whose given scale in [−1, 1] should be kept.
         # C order whatever the caller's layout (a DataFrame's values are Fortran-ordered):
-        # the products with A go through BLAS, whose kernels for the two layouts round
-        # differently, and a fit must not depend on how X was laid out in memory.
+        # the products' kernels read rows of A (and a fit must not depend on how X was
+        # laid out in memory).
+        _check_blocks(self)
         return _BoundColumns(self, np.ascontiguousarray(check_X(X)), LinearCoordinate)
