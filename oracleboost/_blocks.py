@@ -206,6 +206,14 @@ class RowBlocks:
         outputs, stat = stage(self, *rows, **consts)
         return outputs, ReadyStats([stat]) if getattr(stage, "stat_later", False) else [stat]
 
+    def map_one(self, part: int, stage: Callable[..., tuple[tuple, Any]], *rows: Any,
+                **consts: Any) -> Any:
+        """The stat of ``stage`` on partition ``part`` alone (in memory, the one
+        partition: every row); its outputs are dropped."""
+        if part != 0:
+            raise IndexError(f"partition {part} of 1")
+        return stage(self, *rows, **consts)[1]
+
     def full(self, value: float) -> np.ndarray:
         """A per-row array of ``value``."""
         return np.full(self.n, float(value))

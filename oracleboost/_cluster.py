@@ -325,6 +325,17 @@ class ClusterBlocks(RowBlocks):
                         for k in range(n_out))
         return outputs, stats
 
+    def map_one(self, part: int, stage: Callable, *rows: Any, **consts: Any) -> Any:
+        """The stat of ``stage`` on partition ``part`` alone, run on a worker (one task:
+        a stage that reads one lane, say, need not visit every partition)."""
+        name = f"{getattr(stage, '__name__', 'stage')}-{uuid.uuid4().hex}"
+        future = self.client.submit(_run_group, stage, [self.sizes[part]], self.block_size,
+                                    [[_ref(r, part) for r in rows]], consts, key=name)
+        try:
+            return _gather(self.client, [future])[0][0][1]
+        finally:
+            future.release()
+
     def full(self, value: float) -> Partitioned:
         """A per-row array of ``value``, on the workers."""
         (out,), _ = self.map(_full, value=float(value))

@@ -54,7 +54,7 @@ def test_multiclass_margin_is_sqrt2_times_the_reduced_binary_margin():
         q = rng.rand(len(X), k)
         q[np.arange(len(X)), c] = 0.0
         expected = Z.T @ np.array([q[i, j] for i, j in cells])
-        np.testing.assert_allclose(p.ZT(q).ravel(), expected, atol=1e-12)
+        np.testing.assert_allclose(p.ZT(*p.query(q)).ravel(), expected, atol=1e-12)
 
 
 def test_implicit_multiclass_algorithm1_equals_the_explicit_binary_one():

@@ -15,12 +15,13 @@ from sklearn.datasets import make_classification, make_regression
 import oracleboost._blocks as blocks_module
 from oracleboost._blocks import RowBlocks, ordered_sum
 from oracleboost.boosters import (
+    AcceleratedMarginClassifier,
     CoordinateBoostingClassifier,
     FunctionalGradientClassifier,
     FunctionalGradientRegressor,
     MirrorBoostingClassifier,
 )
-from oracleboost.oracles import StumpOracle, stumps
+from oracleboost.oracles import LinearOracle, MatrixOracle, StumpOracle, stumps
 
 
 @pytest.fixture
@@ -137,6 +138,54 @@ def test_functional_classifier_is_the_same_on_one_two_and_three_threads(
     assert len(fits[0].history_["loss"]) == 20
     assert max(threads_even_when_small) == 3
     _assert_same_fit(fits, X)
+
+
+@pytest.mark.parametrize("method", ["accelerated", "normalized", "gradient_descent",
+                                    "perceptron", "stochastic"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_accelerated_fit_is_the_same_on_one_two_and_three_threads(threads_even_when_small,
+                                                                   method, n_classes):
+    """Every product with the columns (LinearOracle's lanes) and every pass of the dual
+    point; Algorithm 2's draws too (the running mass by lanes)."""
+    X, y = make_classification(n_samples=700, n_features=6, n_informative=4,
+                               n_classes=n_classes, flip_y=0.05, random_state=n_classes)
+    s = np.random.default_rng(n_classes).uniform(0.1, 3.0, size=y.shape[0])
+    fits = [AcceleratedMarginClassifier(
+        LinearOracle(n_jobs=j, block_size=64), method=method, loss="logistic",
+        fit_intercept=True, n_estimators=40, tol=0.0, random_state=0, n_jobs=j,
+        block_size=64).fit(X, y, sample_weight=s) for j in (1, 2, 3)]
+    assert max(threads_even_when_small) == 3
+    assert len(_history(fits[0])["margin"]) == 40
+    _assert_same_fit(fits, X, "decision_function")
+
+
+@pytest.mark.parametrize("oracle", ["linear", "matrix"])
+def test_finite_classes_fit_the_same_on_one_two_and_three_threads(threads_even_when_small,
+                                                                  oracle):
+    """LinearOracle's and MatrixOracle's correlate and project (Aᵀr by lanes) under the
+    coordinate, functional and mirror boosters."""
+    X, y = make_classification(n_samples=700, n_features=6, flip_y=0.1, random_state=4)
+    rows = np.arange(len(X))
+    H = np.sign(X[:, :4] - np.median(X[:, :4], axis=0)) * np.abs(X[:, 4:5]) / 4.0
+
+    def make(j):
+        return (LinearOracle(n_jobs=j, block_size=64) if oracle == "linear"
+                else MatrixOracle(H, n_jobs=j, block_size=64))
+
+    data = X if oracle == "linear" else rows[:, None]
+    for build in (
+        lambda j: CoordinateBoostingClassifier(make(j), loss="logistic", step="wolfe",
+                                               n_estimators=20, n_jobs=j, block_size=64),
+        lambda j: FunctionalGradientRegressor(make(j), n_estimators=20, n_jobs=j,
+                                              block_size=64),
+        lambda j: MirrorBoostingClassifier(make(j), n_estimators=20, n_jobs=j,
+                                           block_size=64),
+    ):
+        target = X[:, 0] + y if isinstance(build(1), FunctionalGradientRegressor) else y
+        fits = [build(j).fit(data, target) for j in (1, 2, 3)]
+        assert len(_history(fits[0])["loss"]) > 5
+        _assert_same_fit(fits, data)
+    assert max(threads_even_when_small) == 3
 
 
 def test_the_block_size_decides_the_order_of_the_sums():

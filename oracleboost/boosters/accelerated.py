@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import ClassifierMixin
@@ -54,10 +54,11 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._numerics import logsumexp
-from .._typing import ArrayLike, RandomStateLike
+from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks
+from .._typing import ArrayLike, RandomStateLike, Rows
 from ..losses import MarginLoss, get_loss
 from ..oracles.base import Hypothesis, Oracle, OracleCapabilityError
+from . import margin_passes, row_passes
 from .base import BaseBooster, data_signature, fit_context, loss_constraint
 from .classifier import (
     ScoreClassifierMixin,
@@ -166,22 +167,6 @@ class _Kernel:
         return np.asarray(G, dtype=np.float64)
 
 
-def _dual_point(
-    loss: MarginLoss, xi: np.ndarray, log_s: np.ndarray
-) -> tuple[np.ndarray, float, float]:
-    """``q = ∇ψ(ξ)`` (eq. C.1), ``log Σ_i s_i ℓ(ξ_i)`` and ``log ℓ'(ψ(ξ))``, in log space.
-
-    With margins ``m = −ξ``: ``ℓ(ξ) = φ(m)``, ``ℓ'(ξ) = −φ'(m)``, and, for the weighted
-    potential ``ψ(ξ) = ℓ⁻¹(Σ_i s_i ℓ(ξ_i))``, ``∇ψ(ξ)_i = s_i ℓ'(ξ_i) / ℓ'(ψ(ξ))``
-    (unit weights: the paper's eq. 2.1; integer weights: repeated rows).
-    """
-    m = -xi
-    log_sum = float(logsumexp(log_s + loss.log_phi(m)))  # log ℓ(ψ)
-    log_dpsi = loss.log_neg_dphi_at_value(log_sum)  # log ℓ'(ψ) = log(−φ'(φ⁻¹(Σ sℓ)))
-    q = np.exp(log_s + loss.log_neg_dphi(m) - log_dpsi)
-    return q, log_sum, log_dpsi
-
-
 @dataclass
 class _Problem(Problem):
     """The data inside, seen only through Z's products.
@@ -194,12 +179,13 @@ class _Problem(Problem):
     and −∞ in the own-class cells, and ``Zᵀ q = Xᵀ(Q − e_c ∘ rowsum Q)/(√2 scale)``.
     """
 
-    y: np.ndarray  # ±1 (binary) or class indices (multiclass)
+    y: Rows  # ±1 (binary) or class indices (multiclass)
     K: int  # 2 for binary
-    s: np.ndarray  # sample weights (positive)
-    log_s: np.ndarray  # broadcast against Z w
-    log_total: float
+    s: Rows  # sample weights (positive)
+    log_s: Rows
+    s_total: float  # Σ s, by lanes
     n: int
+    blocks: RowBlocks  # the rows' passes (margin_passes), in lanes on threads
     bound: object
     scale: float
     fit_intercept: bool
@@ -214,53 +200,58 @@ class _Problem(Problem):
     def multiclass(self) -> bool:
         return self.K > 2
 
+    @property
+    def form(self) -> str:
+        """How the rows read Z (:func:`.margin_passes.dual_point`)."""
+        return "kernel" if self.gram is not None else (
+            "multiclass" if self.multiclass else "binary")
+
+    @property
+    def width(self) -> int:
+        """Entries of Z w a row: K (multiclass), else 1."""
+        return self.K if self.multiclass else 1
+
     def norm(self, v: np.ndarray) -> float:
-        """‖v‖₂ (Frobenius for a (J, K) matrix); kernel form: ‖Zᵀv‖ = √(vᵀ Z Zᵀ v)."""
+        """‖v‖₂ (Frobenius for a (J, K) matrix), its squares summed exactly (the same
+        bits on every CPU, unlike BLAS's ``dot``); kernel form: ‖Zᵀv‖ = √(vᵀ Z Zᵀ v)."""
         if self.gram is None:
-            return float(np.linalg.norm(v))
+            return math.sqrt(math.fsum(np.square(v).ravel()))
         return math.sqrt(max(float(v @ (self.gram @ v)), 0.0))
 
-    def _combine(self, w: np.ndarray) -> np.ndarray:
-        J = w.shape[0] - int(self.fit_intercept)
-        out = self.bound.combine(w[:J])
-        if self.fit_intercept:
-            out = out + w[J]
-        return out
-
-    def Z(self, w: np.ndarray) -> np.ndarray:
-        """``Z w``; multiclass: the (n, K) logits with 0 in the own-class cells (see
-        :meth:`rows_only`); kernel form: ``Z Zᵀ a``."""
+    def Z(self, w: np.ndarray) -> Rows:
+        """``Z w``; multiclass: the (n, K) logits with 0 in the own-class cells (the
+        dual point reads them as −∞: no row of Z, it would force margin 0, L864);
+        kernel form: ``Z Zᵀ a``."""
         if self.gram is not None:
             return self.gram @ w
-        S = self._combine(w)
-        if not self.multiclass:
-            return -self.y * S / self.scale
-        rows = np.arange(self.n)
-        return (S - S[rows, self.y][:, None]) / (math.sqrt(2.0) * self.scale)
+        J = w.shape[0] - int(self.fit_intercept)
+        S = self.bound.combine(w[:J])
+        return margin_passes.scores(self.blocks, S, self.y, self.scale, self.multiclass,
+                                    w[J] if self.fit_intercept else None)
 
-    def rows_only(self, Zw: np.ndarray) -> np.ndarray:
-        """The entries of ``Z w`` that are rows of Z: multiclass own-class cells (no row:
-        it would force margin 0, L864) become −∞."""
-        if not self.multiclass:
-            return Zw
-        out = Zw.copy()
-        out[np.arange(self.n), self.y] = -np.inf
-        return out
+    def dual(self, Zw: Rows) -> margin_passes.DualPoint:
+        """The dual point ``q = ∇ψ(Z w)`` (eq. C.1) and what the round reads from it."""
+        return margin_passes.dual_point(self.blocks, self.loss, Zw, self.y, self.log_s,
+                                        self.s, self.form)
 
-    def ZT(self, q: np.ndarray) -> np.ndarray:
+    def query(self, q: Rows) -> tuple[Rows, np.ndarray]:
+        """The query ``r`` of a dual point ``q`` and its sums over the rows (what
+        :meth:`dual` gives with its ``q``): :meth:`ZT`'s arguments."""
+        return margin_passes.query(self.blocks, q, self.y, self.form)
+
+    def ZT(self, r: Rows, r_sums: np.ndarray) -> np.ndarray:
+        """``Zᵀ q`` from the dual point's query ``r`` (binary ``−y q``: ``Xᵀ r / scale``;
+        multiclass ``Q − e_c ∘ rowsum Q``: ``Xᵀ r / (√2 scale)``) and its sums over the
+        rows (the intercept's entries)."""
         if self.gram is not None:
-            return q.copy()  # Zᵀq has dual coefficients q
+            return np.array(r, copy=True)  # Zᵀq has dual coefficients q (r is q)
+        out = self.bound.correlation_vector(r)
         if not self.multiclass:
-            r = -self.y * q
-            out = self.bound.correlation_vector(r)
             if self.fit_intercept:
-                out = np.append(out, r.sum())
+                out = np.append(out, r_sums[0])
             return out / self.scale
-        R = q.copy()
-        R[np.arange(self.n), self.y] = -q.sum(axis=1)
-        out = self.bound.correlation_vector(R)
         if self.fit_intercept:
-            out = np.vstack([out, R.sum(axis=0)])
+            out = np.vstack([out, r_sums])
         return out / (math.sqrt(2.0) * self.scale)
 
     def row(self, index: int) -> np.ndarray:
@@ -289,13 +280,13 @@ class _Problem(Problem):
 @dataclass(frozen=True)
 class _State:
     """w_t, the momentum g_{t−1} (and its scores Z g for Algorithm 2), the scores Z w_t,
-    the dual point q_t, the best upper bound on γ̄ so far, and the sampling generator."""
+    the dual point q_t (and what the round reads of it), the best upper bound on γ̄ so far, and the sampling generator."""
 
     w: np.ndarray
     g: np.ndarray
-    Zg: np.ndarray
-    Zw: np.ndarray
-    q: np.ndarray
+    Zg: Rows | None  # None: zero
+    Zw: Rows
+    dual: margin_passes.DualPoint
     upper: float
     rng: np.random.RandomState
     gmass: float = 0.0  # the mass of the dual point behind g (Zᵀμ_t = g_t/gmass)
@@ -349,7 +340,20 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     kernel_params : dict or None, default=None
         Parameters of a named kernel (``gamma``, ``degree``, …) or of the callable.
     random_state : int, RandomState or None, default=None
-        Algorithm 2's sampling.
+        Algorithm 2's sampling: one uniform draw u a step, and the row where the
+        running mass of q_t (each lane of rows in row order, the lanes' masses added in
+        order) passes u Σq.
+    n_jobs : int or None, default=None
+        Threads of the booster's own passes over the rows (the scores, the dual point),
+        counted as LightGBM counts ``num_threads``: ``None`` is ``OMP_NUM_THREADS`` if
+        set, else every CPU the process may use; ``-1`` all CPUs.  The products with the
+        columns run on the oracle's own ``n_jobs`` (``LinearOracle(n_jobs=...)``).  The
+        fit does not depend on it, bit for bit.
+    block_size : int, default=65536
+        Rows of a block (:mod:`oracleboost._blocks`): sums over the rows are made by
+        lanes of at most 4,096 rows, each in row order, the lanes added in order.  The
+        bits of a fit depend on it (the order of the sums); they do not depend on
+        ``n_jobs``.
     verbose : int, default=0
     warm_start : bool, default=False
     <early stopping parameters>
@@ -401,6 +405,8 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
                    callable, None],
         "kernel_params": [dict, None],
         "validation_tol": [Interval(Real, 0, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "block_size": [Interval(Integral, 1, None, closed="left")],
     }
 
     # The margin, not the risk, is what this booster drives; the risk of the
@@ -422,6 +428,8 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         kernel: str | Callable[..., ArrayLike] | None = None,
         kernel_params: dict | None = None,
         random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
+        block_size: int = DEFAULT_BLOCK_SIZE,
         verbose: int = 0,
         warm_start: bool = False,
         n_iter_no_change: int | None = None,
@@ -439,6 +447,8 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         self.kernel = kernel
         self.kernel_params = kernel_params
         self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.block_size = block_size
         self.verbose = verbose
         self.warm_start = warm_start
         self.n_iter_no_change = n_iter_no_change
@@ -543,6 +553,7 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         X, s, K = data.X, data.s, data.n_classes
         ypm = data.signs() if K == 2 else data.y_index
         bound = oracle.bind(X)
+        blocks = RowBlocks(X.shape[0], self.block_size, self.n_jobs)
         H = bound.columns()
         norms = np.sqrt(np.einsum("ij,ij->i", H, H) + float(self.fit_intercept))
         scale = float(norms.max())
@@ -564,9 +575,10 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             y=ypm,
             K=K,
             s=s,
-            log_s=np.log(s) if K == 2 else np.log(s)[:, None],
-            log_total=float(np.log(s.sum())),
+            log_s=row_passes.log(blocks, s),
+            s_total=row_passes.total(blocks, s),
             n=X.shape[0],
+            blocks=blocks,
             bound=bound,
             scale=scale,
             fit_intercept=bool(self.fit_intercept),
@@ -598,13 +610,15 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         if not scale > 0.0:
             raise ValueError(f"{name}: k(x, x) = 0 for every example; no margin exists")
         self.scale_ = scale
+        blocks = RowBlocks(X.shape[0], self.block_size, self.n_jobs)
         return _Problem(
             y=ypm,
             K=2,
             s=s,
-            log_s=np.log(s),
-            log_total=float(np.log(s.sum())),
+            log_s=row_passes.log(blocks, s),
+            s_total=row_passes.total(blocks, s),
             n=X.shape[0],
+            blocks=blocks,
             bound=None,
             scale=scale,
             fit_intercept=False,
@@ -635,9 +649,8 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         width = p.n if p.gram is not None else p.H.shape[1] + int(p.fit_intercept)
         zero = np.zeros(width) if not p.multiclass else np.zeros((width, p.K))
         Zw = p.Z(zero)
-        q, _, _ = _dual_point(p.loss, p.rows_only(Zw), p.log_s)
         state = _State(
-            w=zero, g=zero, Zg=np.zeros_like(Zw), Zw=Zw, q=q, upper=math.inf,
+            w=zero, g=zero, Zg=None, Zw=Zw, dual=p.dual(Zw), upper=math.inf,
             rng=check_random_state(self.random_state),
         )
         return state, 0.0
@@ -645,10 +658,10 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     # -- one step ---------------------------------------------------------------------------
     def _round(self, problem: _Problem, state: _State, model, t: int, budget: int):
         p, method = problem, problem.method
-        ZTq = p.ZT(state.q)  # Zᵀ q_t: the certificate, and the step of the batch methods
+        ZTq = p.ZT(state.dual.r, state.dual.r_sums)  # Zᵀ q_t: the certificate, and the step of the batch methods
         # ‖q_t‖₁ is 1 for the exponential loss; the logistic ∇ψ has ‖∇ψ‖₁ ≥ 1 only with
         # unit weights, so the certificates use q/‖q‖₁, a point of the simplex.
-        qmass = float(state.q.sum())
+        qmass = state.dual.qmass
         beta, theta = method.beta(p.view, t), method.theta(p.view, t)  # t steps taken
         g, Zg = state.g, state.Zg
         if method.direction == "batch":
@@ -658,28 +671,27 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             Zw = p.Z(w)
         elif method.direction == "gradient":
             # ∇R(w) = (ℓ'(ψ)/n) Zᵀq: only the scalar factor may underflow
-            _, _, log_dpsi = _dual_point(p.loss, p.rows_only(state.Zw), p.log_s)
-            w = state.w - theta * math.exp(log_dpsi - p.log_total) * ZTq
+            log_scale = state.dual.log_dpsi - math.log(p.s_total)
+            w = state.w - theta * math.exp(log_scale) * ZTq
             Zw = p.Z(w)
             gmass = 0.0
         else:
-            if method.direction == "worst_row":
-                i = int(np.argmax(p.rows_only(state.Zw)))  # the worst row (lowest index)
+            if method.direction == "worst_row":  # the worst row (lowest index)
+                i = margin_passes.worst_row(p.blocks, state.dual, p.width)
             else:  # Algorithm 2: a row i_t ~ q_t (multiclass: a pair (example, class))
-                flat = state.q.ravel()
-                i = int(state.rng.choice(flat.size, p=flat / flat.sum()))
+                i = margin_passes.draw_row(p.blocks, state.dual, state.rng.random_sample(),
+                                           p.width)
             z = p.row(i)
             Zz = p.Z(z)  # one column of the Gram matrix: n kernel evaluations
             gmass = beta * (state.gmass + 1.0)
             g = beta * (g + z)
-            Zg = beta * (Zg + Zz)
             w = state.w - theta * (g + z)
-            Zw = state.Zw - theta * (Zg + Zz)  # scores updated incrementally
-        rows = p.rows_only(Zw)
-        q, log_sum, _ = _dual_point(p.loss, rows, p.log_s)
+            # the scores updated incrementally: Zg = β(Zg + Zz), Zw − θ(Zg + Zz)
+            Zg, Zw = margin_passes.momentum_scores(p.blocks, state.Zw, Zg, Zz, beta, theta)
+        dual = p.dual(Zw)
         unit = p.margin_unit()  # report γ_m (multiclass) = √2 × the reduced margin
         norm = p.norm(w)
-        margin = -unit * float(rows.max()) / norm if norm > 0 else 0.0
+        margin = -unit * dual.top / norm if norm > 0 else 0.0
         # g_t/gmass = Zᵀμ_t for a point μ_t of the simplex (Lemma 3.2: 2g_t/t for the
         # exponential loss; for Algorithm 2 a weighted average of sampled rows)
         mu_bound = unit * p.norm(g) / gmass if beta > 0 and gmass > 0 else math.nan
@@ -687,7 +699,7 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         upper = min(state.upper, edge)
         if not math.isnan(mu_bound):
             upper = min(upper, mu_bound)
-        log_loss = log_sum - p.log_total
+        log_loss = dual.log_sum - math.log(p.s_total)
         record = {
             "loss": math.exp(log_loss),
             "log_loss": log_loss,
@@ -697,16 +709,15 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             "margin_upper_bound": upper,
             "momentum_bound": mu_bound,
             "gap": upper - margin,
-            "train_error": float(
-                p.s[(rows >= 0) if rows.ndim == 1 else (rows >= 0).any(axis=1)].sum() / p.s.sum()
-            ),
+            "train_error": dual.wrong / p.s_total,
         }
         stop = None
         if upper - margin <= self.tol:
             stop = StopReason.GAP_CLOSED
         elif upper <= self.tol and margin <= 0:
             stop = StopReason.NOT_SEPARABLE
-        new = _State(w=w, g=g, Zg=Zg, Zw=Zw, q=q, upper=upper, rng=state.rng, gmass=gmass)
+        new = _State(w=w, g=g, Zg=Zg, Zw=Zw, dual=dual, upper=upper, rng=state.rng,
+                     gmass=gmass)
         return RoundResult(new, ((w,),), (record,), stop)
 
     # -- the fitted model -----------------------------------------------------------------
