@@ -14,13 +14,20 @@ from test_row_blocks import MIRROR_PARAMS  # noqa: E402
 
 from oracleboost._cluster import NotDistributedError  # noqa: E402
 from oracleboost.boosters import (  # noqa: E402
+    AcceleratedMarginClassifier,
     CoordinateBoostingClassifier,
     FunctionalGradientClassifier,
     FunctionalGradientRegressor,
     MirrorBoostingClassifier,
 )
 from oracleboost.boosters.mirror_maps import EntropyMap, MirrorMap  # noqa: E402
-from oracleboost.oracles import LightGBMOracle, StumpOracle  # noqa: E402
+from oracleboost.oracles import (  # noqa: E402
+    LightGBMOracle,
+    LinearOracle,
+    MatrixOracle,
+    OracleCapabilityError,
+    StumpOracle,
+)
 
 # small blocks, so that a few thousand rows make several partitions of 16 blocks
 BLOCK = 256
@@ -240,14 +247,77 @@ def test_mirror_what_does_not_distribute_says_so(client):
         _mirror(mirror=OwnMap()).fit(Xd, y)
 
 
-@pytest.mark.parametrize("name", ["AcceleratedMarginClassifier"])
-def test_boosters_not_on_clusters_yet_say_so(name):
-    """No client needed: the refusal comes before any data moves."""
-    from oracleboost import boosters
+ACCELERATED_PARAMS = [
+    {"method": "accelerated", "loss": "exponential"},
+    {"method": "accelerated", "loss": "logistic"},
+    {"method": "gradient_descent", "loss": "logistic"},
+    {"method": "perceptron", "loss": "exponential"},
+    {"method": "stochastic", "loss": "logistic"},
+]
 
-    X, y = _data(0, n=500)
-    with pytest.raises(NotDistributedError, match=f"{name} does not fit a dask array"):
-        getattr(boosters, name)(n_estimators=2).fit(da.from_array(X, chunks=100), y)
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("params", ACCELERATED_PARAMS,
+                         ids=lambda p: "-".join(map(str, p.values())))
+def test_accelerated_dask_fit_equals_memory_fit(client, params, weighted):
+    """Zw and Zᵀq by LinearOracle's partitions, the dual point's passes, the worst row
+    and Algorithm 2's draw (one lane's pass on one worker)."""
+    X, y = _data(1)
+    X = X / np.abs(X).max(axis=0)
+    s = np.random.RandomState(2).uniform(0.5, 3.0, len(y)) if weighted else None
+    Xd = da.from_array(X, chunks=(1000, 5))
+    sd = None if s is None else da.from_array(s, chunks=900)
+
+    def fit(data, weights):
+        return AcceleratedMarginClassifier(
+            LinearOracle(block_size=BLOCK), block_size=BLOCK, n_estimators=15, tol=0.0,
+            fit_intercept=True, random_state=3, **params).fit(data, y, sample_weight=weights)
+
+    mem, dk = fit(X, s), fit(Xd, sd)
+    assert len(mem.history_["margin"]) == 15
+    _same_fit(mem, dk)
+    assert mem.intercept_ == dk.intercept_
+    np.testing.assert_array_equal(dk.decision_function(Xd).compute(),
+                                  mem.decision_function(X))
+
+
+@pytest.mark.parametrize("oracle", ["linear", "matrix"])
+def test_finite_classes_dask_fit_equals_memory_fit(client, oracle):
+    """LinearOracle's and MatrixOracle's correlate and project (Aᵀr by the workers'
+    lanes, the answer's outputs made on the workers) under three boosters."""
+    X, y = _data(2)
+    n = len(y)
+    H = np.sign(X[:, :3]) * np.abs(X[:, 3:4]) / (1.0 + np.abs(X[:, 3:4]))
+
+    def make():
+        return (LinearOracle(block_size=BLOCK) if oracle == "linear"
+                else MatrixOracle(H, block_size=BLOCK))
+
+    data = X if oracle == "linear" else np.arange(n, dtype=np.float64)[:, None]
+    data_d = da.from_array(data, chunks=(1000, data.shape[1]))
+    target = X[:, 0] + (y == "yes")
+    for build, t in (
+        (lambda: CoordinateBoostingClassifier(make(), loss="logistic", step="wolfe",
+                                              n_estimators=8, block_size=BLOCK,
+                                              duality_gap=False), y),
+        (lambda: FunctionalGradientRegressor(make(), n_estimators=8, block_size=BLOCK),
+         target),
+        (lambda: MirrorBoostingClassifier(make(), n_estimators=8, block_size=BLOCK), y),
+    ):
+        mem, dk = build().fit(data, t), build().fit(data_d, t)
+        assert len(mem.history_["loss"]) > 3
+        _same_model(mem, dk)
+
+
+def test_accelerated_what_does_not_distribute_says_so(client):
+    X, y = _data(0, n=2000)
+    Xd = da.from_array(X, chunks=500)
+    with pytest.raises(NotDistributedError, match="kernel form"):
+        AcceleratedMarginClassifier(kernel="rbf", n_estimators=2).fit(Xd, y)
+    with pytest.raises(NotDistributedError, match="binary"):
+        AcceleratedMarginClassifier(n_estimators=2).fit(Xd, np.arange(len(y)) % 3)
+    with pytest.raises(OracleCapabilityError, match="StumpOracle is not one"):
+        AcceleratedMarginClassifier(StumpOracle(), n_estimators=2).fit(Xd, y)
 
 
 def test_bad_input_on_dask_names_it(client):

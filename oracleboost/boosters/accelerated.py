@@ -43,6 +43,7 @@ acceleration. ICML.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -55,10 +56,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks
+from .._cluster import NotDistributedError, is_dask_collection
 from .._typing import ArrayLike, RandomStateLike, Rows
 from ..losses import MarginLoss, get_loss
 from ..oracles.base import Hypothesis, Oracle, OracleCapabilityError
-from . import margin_passes, row_passes
+from ..oracles.matrix import largest_row_norm
+from . import cluster_data, margin_passes, row_passes
 from .base import BaseBooster, data_signature, fit_context, loss_constraint
 from .classifier import (
     ScoreClassifierMixin,
@@ -192,7 +195,10 @@ class _Problem(Problem):
     loss: MarginLoss
     method: MomentumMethod
     view: RoundView  # what θ_t and β_t see: the learning rate, n and the horizon T
-    H: np.ndarray | None = None  # the finite class's columns, read once (a view)
+    J: int = 0  # columns of the finite class
+    #: row i of the class's columns and its label (in memory, of the columns read once;
+    #: on a cluster, from the worker that holds it)
+    row_of: Callable[[int], tuple] | None = None
     gram: np.ndarray | None = None  # kernel form: Z Zᵀ, and w = Zᵀa is held as a
     kernel_model: KernelModel | None = None  # kernel form: the (empty) model
 
@@ -262,14 +268,15 @@ class _Problem(Problem):
             e[index] = 1.0  # z_i = Zᵀ e_i
             return e
         i, j = divmod(index, self.K) if self.multiclass else (index, None)
-        x = np.asarray(self.H[i], dtype=np.float64)
+        x, label = self.row_of(i)
+        x = np.asarray(x, dtype=np.float64)
         if self.fit_intercept:
             x = np.append(x, 1.0)
         if not self.multiclass:
-            return -self.y[i] * x / self.scale
+            return -label * x / self.scale
         z = np.zeros((x.shape[0], self.K))
         z[:, j] = x
-        z[:, self.y[i]] = -x
+        z[:, label] = -x
         return z / (math.sqrt(2.0) * self.scale)
 
     def margin_unit(self) -> float:
@@ -280,7 +287,8 @@ class _Problem(Problem):
 @dataclass(frozen=True)
 class _State:
     """w_t, the momentum g_{t−1} (and its scores Z g for Algorithm 2), the scores Z w_t,
-    the dual point q_t (and what the round reads of it), the best upper bound on γ̄ so far, and the sampling generator."""
+    the dual point q_t (and what the round reads of it), the best upper bound on γ̄ so
+    far, and the sampling generator."""
 
     w: np.ndarray
     g: np.ndarray
@@ -540,6 +548,8 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
                     "anew with the longer horizon."
                 )
         self._horizon_ = self.n_estimators
+        if is_dask_collection(X):
+            return self._setup_cluster(X, y, sample_weight)
         if self.kernel is not None:
             return self._setup_kernel(X, y, sample_weight)
         oracle = self._oracle()
@@ -555,22 +565,9 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         bound = oracle.bind(X)
         blocks = RowBlocks(X.shape[0], self.block_size, self.n_jobs)
         H = bound.columns()
-        norms = np.sqrt(np.einsum("ij,ij->i", H, H) + float(self.fit_intercept))
-        scale = float(norms.max())
-        if not math.isfinite(scale):
-            # entries beyond ~1e154 overflow their squares: the norms of H / max|H|
-            peak = float(np.abs(H).max())
-            scale = peak * float(np.sqrt(
-                np.einsum("ij,ij->i", H / peak, H / peak) + float(self.fit_intercept) / peak / peak
-            ).max())
-            if not math.isfinite(scale):
-                raise OverflowError(
-                    f"{name}: the rows of {type(oracle).__name__}'s columns have norms beyond "
-                    f"float64 (max |x| = {peak:.3g}); rescale X"
-                )
-        if not scale > 0.0:
-            raise ValueError(f"{name}: every example is the zero vector; no margin exists")
-        self.scale_ = scale
+        extra = float(self.fit_intercept)
+        scale = self._scale(functools.partial(largest_row_norm, H, extra),
+                            lambda: float(np.abs(H).max()))
         return _Problem(
             y=ypm,
             K=K,
@@ -585,8 +582,78 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             loss=get_loss(self.loss, MarginLoss),
             method=self._method(),
             view=self._view(X.shape[0]),
-            H=H,
+            J=H.shape[1],
+            row_of=lambda i: (H[i], ypm[i]),
             signature=data_signature(X, ypm, s, self.fit_intercept),
+        )
+
+    def _scale(self, norm_of: Callable[[float | None], float],
+               peak_of: Callable[[], float]) -> float:
+        """``scale_ = max_i ‖x_i‖₂`` (with the intercept's 1) from ``norm_of(peak)``
+        (:func:`~oracleboost.oracles.matrix.largest_row_norm` of the columns) and
+        ``peak_of()`` (max |x|), for rows whose squares overflow."""
+        name = type(self).__name__
+        scale = norm_of(None)
+        if not math.isfinite(scale):
+            # entries beyond ~1e154 overflow their squares: the norms of H / max|H|
+            peak = peak_of()
+            scale = norm_of(peak)
+            if not math.isfinite(scale):
+                raise OverflowError(
+                    f"{name}: the rows of {type(self._oracle()).__name__}'s columns have "
+                    f"norms beyond float64 (max |x| = {peak:.3g}); rescale X"
+                )
+        if not scale > 0.0:
+            raise ValueError(f"{name}: every example is the zero vector; no margin exists")
+        self.scale_ = scale
+        return scale
+
+    def _setup_cluster(self, X, y, sample_weight) -> _Problem:
+        """``_setup`` for X a dask array (binary, a finite class of columns): the rows on
+        the workers, the same problem."""
+        name = type(self).__name__
+        if self.kernel is not None:
+            raise NotDistributedError(
+                f"{name}'s kernel form holds the n × n Gram matrix in one process; on a "
+                "dask array use the linear form (kernel=None, LinearOracle or MatrixOracle)"
+            )
+        if self.warm_start and hasattr(self, "ensemble_"):
+            raise NotDistributedError(
+                "warm_start does not continue a fit on a dask array (the running scores "
+                "are not kept on the cluster after fit); set warm_start=False"
+            )
+        oracle = self._oracle()
+        if not oracle.capabilities.correlation_vector:
+            raise OracleCapabilityError(
+                f"{name} needs the whole correlation vector Zᵀq every step: LinearOracle() "
+                f"or MatrixOracle(H); {type(oracle).__name__} is not one"
+            )
+        data = cluster_data.cluster_classification_data(
+            self, X, y, sample_weight, self.block_size, multiclass_in_memory=True,
+            scale_free=False)
+        blocks = data.rows.blocks
+        bound = self._bind_cluster(data.rows, "correlation_vector")
+        extra = float(self.fit_intercept)
+        scale = self._scale(functools.partial(bound.largest_row_norm, extra),
+                            lambda: bound.peak)
+        s = blocks.full(1.0) if data.s is None else data.s
+        return _Problem(
+            y=data.ypm,
+            K=2,
+            s=s,
+            log_s=row_passes.log(blocks, s),
+            s_total=row_passes.total(blocks, s),
+            n=blocks.n,
+            blocks=blocks,
+            bound=bound,
+            scale=scale,
+            fit_intercept=bool(self.fit_intercept),
+            loss=get_loss(self.loss, MarginLoss),
+            method=self._method(),
+            view=self._view(blocks.n),
+            J=bound.n_columns,
+            row_of=lambda i: bound.row(i, data.ypm),
+            signature=None,
         )
 
     def _setup_kernel(self, X, y, sample_weight) -> _Problem:
@@ -633,7 +700,7 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     def _new_model(self, problem: _Problem, intercept):
         if problem.kernel_model is not None:
             return problem.kernel_model
-        J = problem.H.shape[1]
+        J = problem.J
         columns = [problem.bound.column_hypothesis(j, 1.0).detach() for j in range(J)]
         K = problem.K if problem.multiclass else 1
         return LinearModel(columns, problem.scale, problem.fit_intercept, K)
@@ -646,7 +713,7 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
 
     def _initial_state(self, problem: _Problem):
         p = problem
-        width = p.n if p.gram is not None else p.H.shape[1] + int(p.fit_intercept)
+        width = p.n if p.gram is not None else p.J + int(p.fit_intercept)
         zero = np.zeros(width) if not p.multiclass else np.zeros((width, p.K))
         Zw = p.Z(zero)
         state = _State(
@@ -658,7 +725,8 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     # -- one step ---------------------------------------------------------------------------
     def _round(self, problem: _Problem, state: _State, model, t: int, budget: int):
         p, method = problem, problem.method
-        ZTq = p.ZT(state.dual.r, state.dual.r_sums)  # Zᵀ q_t: the certificate, and the step of the batch methods
+        # Zᵀ q_t: the certificate, and the step of the batch methods
+        ZTq = p.ZT(state.dual.r, state.dual.r_sums)
         # ‖q_t‖₁ is 1 for the exponential loss; the logistic ∇ψ has ‖∇ψ‖₁ ≥ 1 only with
         # unit weights, so the certificates use q/‖q‖₁, a point of the simplex.
         qmass = state.dual.qmass

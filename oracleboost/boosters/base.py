@@ -154,9 +154,10 @@ def validate_input(
         # scikit-learn would gather every row into this process without a word
         raise NotDistributedError(
             f"{type(estimator).__name__} does not fit a dask array: on a cluster, "
-            "CoordinateBoostingClassifier, MirrorBoostingClassifier and the "
-            "functional-gradient regressor and binary classifier with StumpOracle do (see "
-            "the README); or pass X.compute() to fit in memory"
+            "CoordinateBoostingClassifier, MirrorBoostingClassifier, the "
+            "functional-gradient regressor and binary classifier (with StumpOracle, "
+            "LinearOracle or MatrixOracle) and the binary AcceleratedMarginClassifier do "
+            "(see the README); or pass X.compute() to fit in memory"
         )
     kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=True)
     try:

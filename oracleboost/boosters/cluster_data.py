@@ -97,15 +97,19 @@ def _signs(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
 
 def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: Any,
                                 block_size: int, multiclass_in_memory: bool = False,
-                                sample_group: Any = None) -> ClusterClassificationData:
+                                sample_group: Any = None,
+                                scale_free: bool = True) -> ClusterClassificationData:
     """The preamble of a binary classifier's ``fit`` on a dask array X; sets
     ``classes_`` and ``n_features_in_``.  ``multiclass_in_memory``: the estimator fits
     more than two classes in memory, so more than two here is a ``NotDistributedError``
     (not scikit-learn's binary-only error).  ``sample_group`` (0 or 1 a row, checked on
-    the workers) follows the rows kept, as ``group`` (True: 1)."""
+    the workers) follows the rows kept, as ``group`` (True: 1).  ``scale_free``
+    False: the weights are kept as given (a risk that sums them, as
+    ``BaseBooster._scale_free_weights`` says), equal or not."""
     rows, labels, weights, group = _cluster_rows(
         estimator, X, y, sample_weight, block_size, classes=True,
-        multiclass_in_memory=multiclass_in_memory, group=sample_group)
+        multiclass_in_memory=multiclass_in_memory, group=sample_group,
+        scale_free=scale_free)
     return ClusterClassificationData(rows, labels, weights, group)
 
 
@@ -119,7 +123,8 @@ def cluster_regression_data(estimator: Any, X: Any, y: Any, sample_weight: Any,
 
 
 def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size: int, *,
-                  classes: bool, multiclass_in_memory: bool = False, group: Any = None):
+                  classes: bool, multiclass_in_memory: bool = False, group: Any = None,
+                  scale_free: bool = True):
     """``(rows, targets, weights, group)`` on the workers: ``classes``: y's classes (set
     as ``classes_``) and the ±1 labels; else y as float64, checked finite; ``group``
     None, or the rows' 0/1 groups as booleans."""
@@ -235,7 +240,9 @@ def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size
             keep = scalars.pop()
         scaled, low, high = (float(v) for v in client.gather(
             [futures_of(a)[0] for a in scalars]))
-        if low != high:  # equal weights cancel, as in memory
+        if not scale_free:  # kept as given
+            weights = persisted_parts(w, sizes)
+        elif low != high:  # equal weights cancel, as in memory
             (weights,), _ = blocks.map(_scaled_by, persisted_parts(w, sizes),
                                        power=normalising_power(exponent, scaled, n))
 

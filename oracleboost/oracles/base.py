@@ -266,13 +266,15 @@ class Oracle(BaseEstimator, ABC):
         """The oracle over rows held by a Dask cluster's workers (``rows``: a
         :class:`oracleboost.oracles.cluster_stumps.ClusterRows`), answering queries
         by map-reduce over the partitions.  Only classes whose answer is a sum over
-        rows can (``StumpOracle``); the others need every row in one process."""
+        rows can (``StumpOracle``, ``LinearOracle``, ``MatrixOracle``); the others need
+        every row in one process."""
         from .._cluster import NotDistributedError
 
         raise NotDistributedError(
             f"{type(self).__name__} needs every training row in one process, so it cannot "
             "fit on a dask array; use StumpOracle (histograms summed over the workers), "
-            "or fit on a NumPy array"
+            "LinearOracle or MatrixOracle (products summed over the workers), or fit on a "
+            "NumPy array"
         )
 
 

@@ -12,7 +12,9 @@ weighted least squares.
 
 from __future__ import annotations
 
+import functools
 import numbers
+from collections.abc import Callable
 
 import numpy as np
 
@@ -88,19 +90,74 @@ def _check_blocks(oracle) -> None:
         raise ValueError(f"block_size must be a positive int; got {bs!r}")
 
 
+def _scaled(v: np.ndarray, k: int) -> np.ndarray:
+    """``v · 2**-k`` (exact) as C-ordered rows of shape (m, K)."""
+    return np.ascontiguousarray(v if k == 0 else np.ldexp(v, -k)).reshape(v.shape[0], -1)
+
+
+def _unscaled(out: np.ndarray, k: int) -> np.ndarray:
+    """``out · 2**k``; entries beyond float64 become ±inf (the public methods say so)."""
+    if k == 0:
+        return out
+    with np.errstate(over="ignore"):
+        return np.ldexp(out, k)
+
+
+def transposed_parts(blocks: RowBlocks, A: np.ndarray, r: np.ndarray, k: int) -> np.ndarray:
+    """Each lane's ``(Aᵀ (r · 2**-k))ᵀ``, shape (lanes, K, J): added in lane order, the
+    product (:mod:`._column_products`)."""
+    R = _scaled(r, k)
+    parts = np.zeros((blocks.n_lanes, R.shape[1], A.shape[1]))
+    blocks.lane_map(lambda q0, q1, lo, hi: products.transposed_times(
+        A, R, lo, hi, blocks.lane, parts[q0:q1]))
+    return parts
+
+
+def rows_times(blocks: RowBlocks, A: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
+    """``A (w · 2**-k)``, each row's sum over the columns in order, shaped as ``w``'s
+    rows (n,) or (n, K)."""
+    W = _scaled(w, k)
+    out = np.empty((A.shape[0], W.shape[1]))
+    blocks.lane_map(lambda q0, q1, lo, hi: products.times(A, W, lo, hi, out))
+    return out.reshape((A.shape[0],) + w.shape[1:])
+
+
+def projection_parts(blocks: RowBlocks, A: np.ndarray, w: np.ndarray | None,
+                     target: np.ndarray, e_w: int, e_t: int,
+                     col_exp: np.ndarray) -> np.ndarray:
+    """Each lane's ``b = A_sᵀ(w_s t_s)`` and ``q = (A_s²)ᵀ w_s`` (shape (lanes, 2, J))
+    on values scaled by powers of two (exact): column j by ``2**-col_exp[j]``, ``w`` by
+    ``2**-e_w``, ``t`` by ``2**-e_t`` (``w`` None: ones)."""
+    w = np.ones(A.shape[0]) if w is None else w
+    w_s = np.ldexp(w, -e_w)
+    wt_s = w_s * np.ldexp(target, -e_t)
+    col_scale = np.ldexp(1.0, -col_exp)
+    parts = np.zeros((blocks.n_lanes, 2, A.shape[1]))
+    blocks.lane_map(lambda q0, q1, lo, hi: products.projection_sums(
+        A, col_scale, w_s, wt_s, lo, hi, blocks.lane, parts[q0:q1]))
+    return parts
+
+
+def column_exponents(peaks: np.ndarray) -> np.ndarray:
+    """Per column j: ``max |A_j| < 2**e_j`` from the columns' peaks (at least -1000, so
+    that the factor 2**-e stays finite for tiny columns)."""
+    return np.maximum(np.frexp(peaks)[1], -1000)
+
+
 class _BoundColumns(BoundOracle):
     """A finite class held as its matrix ``A`` on the training points (n, J).
 
     Products with ``A`` are computed so that nothing overflows on the way (columns near
     1e308, or squared above ~1e154, made ``A.T @ r`` and ``A**2`` overflow): a query
     vector is scaled by a power of two first where the product could pass float64's
-    range, and ``project`` works on copies scaled by powers of two.  Powers of two
+    range, and ``project`` works on values scaled by powers of two.  Powers of two
     scale exactly, so on ordinary data the answers are those of the plain formulas.
 
     The sums over rows (``Aᵀ r``, ``project``'s) are made by lanes of ``blocks``
     (:mod:`oracleboost._blocks`) on its threads and added in lane order, each row's sum
     over the columns (``A w``) in column order: the same bits for every ``n_jobs``, on
-    every CPU (:mod:`._column_products`).
+    every CPU (:mod:`._column_products`), and on a cluster's partitions
+    (:mod:`.cluster_columns`).
     """
 
     def __init__(self, oracle, A: np.ndarray, make, blocks: RowBlocks | None = None):
@@ -109,55 +166,47 @@ class _BoundColumns(BoundOracle):
         self._make = make
         self.blocks = blocks if blocks is not None else RowBlocks(
             A.shape[0], int(oracle.block_size), oracle.n_jobs)
-        self._col_exp = None  # per column j: max |A_j| < 2**col_exp[j]; computed on first use
+        # per column j: max |A_j| < 2**col_exp[j]; computed on first use
+        self._col_exp: np.ndarray | None = None
+
+    @property
+    def n_columns(self) -> int:
+        return self.A.shape[1]
 
     def _column_exponents(self) -> np.ndarray:
         if self._col_exp is None:
-            peaks = np.maximum(self.A.max(axis=0), -self.A.min(axis=0))
-            # at least -1000, so that the factor 2**-e below stays finite for tiny columns
-            self._col_exp = np.maximum(np.frexp(peaks)[1], -1000)
+            self._col_exp = column_exponents(np.maximum(self.A.max(axis=0), -self.A.min(axis=0)))
         return self._col_exp
 
-    def _overflow_shift(self, v: np.ndarray, length: int) -> int:
-        """``k > 0`` when a product with ``v`` could pass float64's range unless ``v`` is
-        scaled by ``2**-k`` first; else 0.  Every partial sum is at most
-        ``max|A| · Σ|v_i| < 2**(e_A + e_v + bits(length))``."""
+    def _overflow_shift(self, peak: float, length: int) -> int:
+        """``k > 0`` when a product with a vector of ``max |v| = peak`` could pass
+        float64's range unless ``v`` is scaled by ``2**-k`` first; else 0.  Every partial
+        sum is at most ``max|A| · Σ|v_i| < 2**(e_A + e_v + bits(length))``."""
         e_a = int(self._column_exponents().max())
-        e_v = int(np.frexp(_peak(v))[1])
+        e_v = int(np.frexp(peak)[1])
         return max(0, e_a + e_v + int(length).bit_length() - 1021)
 
-    def _transposed(self, r: np.ndarray, unscale: bool = True) -> np.ndarray:
+    def _transposed(self, r, unscale: bool = True) -> np.ndarray:
         """``Aᵀ r`` (``r`` of shape (n,) or (n, K)), by lanes added in order, without
         overflow on the way: ``r`` is scaled by ``2**-k`` (exact) where needed and the
-        product by ``2**k`` after (``unscale``; entries beyond the range become ±inf,
-        which the public methods report), or left scaled for callers that only compare."""
-        k = self._overflow_shift(r, r.shape[0])
-        R = np.ascontiguousarray(r if k == 0 else np.ldexp(r, -k)).reshape(r.shape[0], -1)
-        blocks, A = self.blocks, self.A
-        parts = np.zeros((blocks.n_lanes, R.shape[1], A.shape[1]))
-        blocks.lane_map(lambda q0, q1, lo, hi: products.transposed_times(
-            A, R, lo, hi, blocks.lane, parts[q0:q1]))
-        out = ordered_sum(parts).T.reshape((A.shape[1],) + r.shape[1:])
-        if k == 0 or not unscale:
-            return out
-        with np.errstate(over="ignore"):
-            return np.ldexp(out, k)
+        product by ``2**k`` after (``unscale``), or left scaled for callers that only
+        compare."""
+        k = self._overflow_shift(_peak(r), self.n_samples)
+        parts = transposed_parts(self.blocks, self.A, r, k)
+        return self._finish_transposed(parts, k, unscale, np.ndim(r))
+
+    def _finish_transposed(self, parts: np.ndarray, k: int, unscale: bool,
+                           ndim: int) -> np.ndarray:
+        out = ordered_sum(parts).T
+        out = out[:, 0] if ndim == 1 else out
+        return _unscaled(out, k) if unscale else out
 
     def _correlation_vector(self, r):
         return self._transposed(r)
 
     def _combine(self, w):
-        # each row's sum over the columns in order, on the blocks' threads
-        k = self._overflow_shift(w, w.shape[0])
-        W = np.ascontiguousarray(w if k == 0 else np.ldexp(w, -k)).reshape(w.shape[0], -1)
-        out = np.empty((self.A.shape[0], W.shape[1]))
-        A = self.A
-        self.blocks.lane_map(lambda q0, q1, lo, hi: products.times(A, W, lo, hi, out))
-        out = out.reshape((A.shape[0],) + w.shape[1:])
-        if k == 0:
-            return out
-        with np.errstate(over="ignore"):
-            return np.ldexp(out, k)
+        k = self._overflow_shift(_peak(w), w.shape[0])
+        return _unscaled(rows_times(self.blocks, self.A, w, k), k)
 
     def _columns(self):
         view = self.A.view()
@@ -165,8 +214,8 @@ class _BoundColumns(BoundOracle):
         return view
 
     def _column_hypothesis(self, j, scale):
-        if not 0 <= j < self.A.shape[1]:
-            raise IndexError(f"column {j} out of range for {self.A.shape[1]} hypotheses")
+        if not 0 <= j < self.n_columns:
+            raise IndexError(f"column {j} out of range for {self.n_columns} hypotheses")
         return self._answer(j, scale)
 
     def _correlate(self, r, random_state):
@@ -181,18 +230,15 @@ class _BoundColumns(BoundOracle):
         # |b_j| < n, q_j < n and b_j²/q_j <= Σ w t² < n (Cauchy–Schwarz) never overflow.
         # The gains all scale by one power of two (same argmax, same ties) and the
         # coefficient is scaled back exactly.
-        w = np.ones(self.n_samples) if sample_weight is None else sample_weight
-        col_exp = self._column_exponents()
-        e_w = int(np.frexp(float(w.max()))[1])
-        e_t = int(np.frexp(_peak(target))[1])
-        w_s = np.ldexp(w, -e_w)
-        wt_s = w_s * np.ldexp(target, -e_t)
-        col_scale = np.ldexp(1.0, -col_exp)
-        blocks, A = self.blocks, self.A
-        parts = np.zeros((blocks.n_lanes, 2, A.shape[1]))
-        blocks.lane_map(lambda q0, q1, lo, hi: products.projection_sums(
-            A, col_scale, w_s, wt_s, lo, hi, blocks.lane, parts[q0:q1]))
+        w_top = 1.0 if sample_weight is None else float(sample_weight.max())
+        e_w, e_t = int(np.frexp(w_top)[1]), int(np.frexp(_peak(target))[1])
+        parts = projection_parts(self.blocks, self.A, sample_weight, target, e_w, e_t,
+                                 self._column_exponents())
+        return self._projection_answer(parts, e_t)
+
+    def _projection_answer(self, parts: np.ndarray, e_t: int):
         b, q = ordered_sum(parts)
+        col_exp = self._column_exponents()
         gain = np.where(q > 0, b**2 / np.where(q > 0, q, 1.0), -np.inf)
         j = int(np.argmax(gain))
         if not q[j] > 0:
@@ -203,9 +249,28 @@ class _BoundColumns(BoundOracle):
 
     def _answer(self, j, scale):
         h = self._make(j, scale)
-        with np.errstate(over="ignore", invalid="ignore"):  # non-finite: reported by _checked
-            h.train_output = scale * self.A[:, j]
+        h.train_output = self._outputs(j, scale)
         return h
+
+    def _outputs(self, j: int, scale: float):
+        """The answer ``scale · A_j`` on the training rows."""
+        return column_outputs(self.A, j, scale)
+
+
+def largest_row_norm(A: np.ndarray, extra: float = 0.0, peak: float | None = None) -> float:
+    """``max_i √(‖A_i‖² + extra)``, each row's squares summed by ``einsum`` (the same
+    bits for a row wherever it is); with ``peak = max |A|``, made on ``A / peak`` and
+    scaled back (for rows whose squares overflow)."""
+    if peak is None:
+        return float(np.sqrt(np.einsum("ij,ij->i", A, A) + extra).max())
+    B = A / peak
+    return peak * float(np.sqrt(np.einsum("ij,ij->i", B, B) + extra / peak / peak).max())
+
+
+def column_outputs(A: np.ndarray, j: int, scale: float) -> np.ndarray:
+    """``scale · A[:, j]`` (non-finite entries are reported by the public methods)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return scale * A[:, j]
 
 
 class MatrixOracle(Oracle):
@@ -240,12 +305,29 @@ class MatrixOracle(Oracle):
 
     def bind(self, X: ArrayLike) -> BoundOracle:
         _check_blocks(self)
+        return _BoundColumns(self, *self._matrix_of(X))
+
+    def _matrix_of(self, X: ArrayLike) -> tuple[np.ndarray, Callable]:
+        """``A = H[X]`` (X: row indices) and the maker of its column hypotheses."""
         H = check_finite_array(self.H, "H", ndim=(2,))
         rows = _row_indices(X, H.shape[0])
         if rows.size == 0:
             raise ValueError("X holds no row indices")
-        A = H[rows]
-        return _BoundColumns(self, A, lambda j, s: MatrixColumn(H[:, j].copy(), j, s))
+        return H[rows], functools.partial(_matrix_column, H)
+
+    def _bind_cluster(self, rows) -> BoundOracle:
+        """The class over row indices held by a Dask cluster's workers (each worker
+        takes its rows of H: :class:`~.cluster_columns.ClusterColumns`)."""
+        _check_blocks(self)
+        from .cluster_columns import ClusterColumns
+
+        return ClusterColumns(self, rows, functools.partial(_matrix_column,
+                                                            check_finite_array(self.H, "H",
+                                                                               ndim=(2,))))
+
+
+def _matrix_column(H: np.ndarray, j: int, scale: float) -> MatrixColumn:
+    return MatrixColumn(H[:, j].copy(), j, scale)
 
 
 class LinearOracle(Oracle):
@@ -282,4 +364,15 @@ class LinearOracle(Oracle):
         # the products' kernels read rows of A (and a fit must not depend on how X was
         # laid out in memory).
         _check_blocks(self)
-        return _BoundColumns(self, np.ascontiguousarray(check_X(X)), LinearCoordinate)
+        return _BoundColumns(self, *self._matrix_of(X))
+
+    def _matrix_of(self, X: ArrayLike) -> tuple[np.ndarray, Callable]:
+        return np.ascontiguousarray(check_X(X)), LinearCoordinate
+
+    def _bind_cluster(self, rows) -> BoundOracle:
+        """The coordinates of rows held by a Dask cluster's workers
+        (:class:`~.cluster_columns.ClusterColumns`)."""
+        _check_blocks(self)
+        from .cluster_columns import ClusterColumns
+
+        return ClusterColumns(self, rows, LinearCoordinate)
