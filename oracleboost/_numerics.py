@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-__all__ = ["logsumexp", "softmax", "softplus"]
+__all__ = ["largest_row_norm", "logsumexp", "softmax", "softplus"]
 
 
 def logsumexp(a: np.ndarray) -> float:
@@ -41,3 +41,13 @@ def softplus(x: np.ndarray) -> np.ndarray:
     np.log1p(out, out=out)
     out += np.maximum(x, 0.0)
     return out
+
+
+def largest_row_norm(A: np.ndarray, extra: float = 0.0, peak: float | None = None) -> float:
+    """``max_i √(‖A_i‖² + extra)``, each row's squares summed by ``einsum`` (the same
+    bits for a row wherever it is); with ``peak = max |A|``, made on ``A / peak`` and
+    scaled back (for rows whose squares overflow)."""
+    if peak is None:
+        return float(np.sqrt(np.einsum("ij,ij->i", A, A) + extra).max())
+    B = A / peak
+    return peak * float(np.sqrt(np.einsum("ij,ij->i", B, B) + extra / peak / peak).max())

@@ -57,10 +57,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from .._cluster import NotDistributedError, is_dask_collection
+from .._numerics import largest_row_norm
 from .._typing import ArrayLike, RandomStateLike, Rows
 from ..losses import MarginLoss, get_loss
 from ..oracles.base import Hypothesis, Oracle, OracleCapabilityError
-from ..oracles.matrix import largest_row_norm
 from . import cluster_data, margin_passes, row_passes
 from .base import BaseBooster, data_signature, fit_context, loss_constraint
 from .classifier import (
@@ -568,29 +568,37 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         extra = float(self.fit_intercept)
         scale = self._scale(functools.partial(largest_row_norm, H, extra),
                             lambda: float(np.abs(H).max()))
+        return self._columns_problem(ypm, K, s, blocks, bound, scale, H.shape[1],
+                                     lambda i: (H[i], ypm[i]),
+                                     data_signature(X, ypm, s, self.fit_intercept))
+
+    def _columns_problem(self, ypm: Rows, K: int, s: Rows, blocks: RowBlocks, bound,
+                         scale: float, J: int, row_of: Callable[[int], tuple],
+                         signature: str | None) -> _Problem:
+        """The problem over a finite class's columns (in memory or on a cluster)."""
         return _Problem(
             y=ypm,
             K=K,
             s=s,
             log_s=row_passes.log(blocks, s),
             s_total=row_passes.total(blocks, s),
-            n=X.shape[0],
+            n=blocks.n,
             blocks=blocks,
             bound=bound,
             scale=scale,
             fit_intercept=bool(self.fit_intercept),
             loss=get_loss(self.loss, MarginLoss),
             method=self._method(),
-            view=self._view(X.shape[0]),
-            J=H.shape[1],
-            row_of=lambda i: (H[i], ypm[i]),
-            signature=data_signature(X, ypm, s, self.fit_intercept),
+            view=self._view(blocks.n),
+            J=J,
+            row_of=row_of,
+            signature=signature,
         )
 
     def _scale(self, norm_of: Callable[[float | None], float],
                peak_of: Callable[[], float]) -> float:
         """``scale_ = max_i ‖x_i‖₂`` (with the intercept's 1) from ``norm_of(peak)``
-        (:func:`~oracleboost.oracles.matrix.largest_row_norm` of the columns) and
+        (:func:`~oracleboost._numerics.largest_row_norm` of the columns) and
         ``peak_of()`` (max |x|), for rows whose squares overflow."""
         name = type(self).__name__
         scale = norm_of(None)
@@ -637,24 +645,8 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         scale = self._scale(functools.partial(bound.largest_row_norm, extra),
                             lambda: bound.peak)
         s = blocks.full(1.0) if data.s is None else data.s
-        return _Problem(
-            y=data.ypm,
-            K=2,
-            s=s,
-            log_s=row_passes.log(blocks, s),
-            s_total=row_passes.total(blocks, s),
-            n=blocks.n,
-            blocks=blocks,
-            bound=bound,
-            scale=scale,
-            fit_intercept=bool(self.fit_intercept),
-            loss=get_loss(self.loss, MarginLoss),
-            method=self._method(),
-            view=self._view(blocks.n),
-            J=bound.n_columns,
-            row_of=lambda i: bound.row(i, data.ypm),
-            signature=None,
-        )
+        return self._columns_problem(data.ypm, 2, s, blocks, bound, scale, bound.n_columns,
+                                     lambda i: bound.row(i, data.ypm), None)
 
     def _setup_kernel(self, X, y, sample_weight) -> _Problem:
         name = type(self).__name__

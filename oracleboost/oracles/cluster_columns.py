@@ -20,6 +20,7 @@ import numpy as np
 
 from .._blocks import RowBlocks, outputs_only
 from .._cluster import Derived, NotDistributedError, Partitioned, WorkerBlocks
+from .._numerics import largest_row_norm
 from .._validation import check_finite_array
 from .base import BoundOracle, Hypothesis, _peak
 from .cluster_stumps import ClusterRows
@@ -28,7 +29,6 @@ from .matrix import (
     _unscaled,
     column_exponents,
     column_outputs,
-    largest_row_norm,
     projection_parts,
     rows_times,
     transposed_parts,
@@ -37,7 +37,7 @@ from .matrix import (
 __all__ = ["ClusterColumns"]
 
 
-def _local_columns(oracle: Any, X: np.ndarray, block_size: int) -> _BoundColumns:
+def _local_columns(X: np.ndarray, oracle: Any, block_size: int) -> _BoundColumns:
     """A partition's rows of the class (on its worker, one thread)."""
     A, make = oracle._matrix_of(X)
     return _BoundColumns(oracle, A, make, blocks=WorkerBlocks(A.shape[0], block_size))
@@ -85,23 +85,11 @@ class ClusterColumns(_BoundColumns):
     answers as in memory, for queries held by the workers."""
 
     def __init__(self, oracle: Any, rows: ClusterRows, make: Callable) -> None:
-        import dask
-
-        blocks = rows.blocks
-        if int(oracle.block_size) != blocks.block_size:
-            raise ValueError(
-                f"the oracle's block_size ({oracle.block_size}) must equal the booster's "
-                f"({blocks.block_size}) for a fit on a dask array: the workers' partitions "
-                "are whole blocks of both"
-            )
+        blocks = rows.blocks_for(oracle)
         BoundOracle.__init__(self, oracle, blocks.n)
         self._make = make
         self.blocks = blocks
-        chunks = rows.fresh().to_delayed().ravel().tolist()
-        local = blocks.client.compute([
-            dask.delayed(_local_columns)(oracle, chunk, blocks.block_size) for chunk in chunks])
-        self._local = Partitioned(tuple((f, None) for f in local), blocks.sizes)
-        blocks.place(self._local)  # a task a worker thread, where the columns are
+        self._local = rows.bind_partitions(_local_columns, oracle, blocks.block_size)
         peaks = np.max(blocks.map(_column_peaks, self._local)[1], axis=0)
         self.peak = float(peaks.max())  # max |A|
         self._col_exp = column_exponents(peaks)
@@ -149,7 +137,7 @@ class ClusterColumns(_BoundColumns):
                        args=(j, scale))
 
     def largest_row_norm(self, extra: float = 0.0, peak: float | None = None) -> float:
-        """:func:`~.matrix.largest_row_norm` over every partition's rows."""
+        """:func:`~oracleboost._numerics.largest_row_norm` over every partition's rows."""
         return max(self.blocks.map(_largest_row_norm, self._local, extra=float(extra),
                                    peak=peak)[1])
 

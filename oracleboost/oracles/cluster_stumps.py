@@ -42,8 +42,31 @@ class ClusterRows:
         """``X`` (a dask array) for one graph: a copy when there is a ``copy``."""
         return self.X if self.copy is None else self.copy()
 
+    def blocks_for(self, oracle: Any) -> ClusterBlocks:
+        """The blocks, refusing an oracle whose ``block_size`` is not theirs."""
+        if int(oracle.block_size) != self.blocks.block_size:
+            raise ValueError(
+                f"the oracle's block_size ({oracle.block_size}) must equal the booster's "
+                f"({self.blocks.block_size}) for a fit on a dask array: the workers' "
+                "partitions are whole blocks of both"
+            )
+        return self.blocks
 
-def _local_oracle(oracle: StumpOracle, X: np.ndarray,
+    def bind_partitions(self, bind: Callable, *args: Any) -> Partitioned:
+        """``bind(partition's rows of X, *args)`` on each partition's worker, kept there
+        (futures as a :class:`Partitioned`), and the later stages placed by them: a task
+        a worker thread, where that partition's oracle is."""
+        import dask
+
+        chunks = self.fresh().to_delayed().ravel().tolist()
+        local = self.blocks.client.compute([dask.delayed(bind)(chunk, *args)
+                                            for chunk in chunks])
+        out = Partitioned(tuple((f, None) for f in local), self.blocks.sizes)
+        self.blocks.place(out)
+        return out
+
+
+def _local_oracle(X: np.ndarray, oracle: StumpOracle,
                   thresholds: list[np.ndarray]) -> BoundStumpOracle:
     """A partition's oracle, on its worker (one thread: the worker's threads take
     other partitions)."""
@@ -94,13 +117,7 @@ class ClusterStumpOracle(BoundStumpOracle):
     def __init__(self, oracle: StumpOracle, rows: ClusterRows) -> None:
         import dask
 
-        blocks = rows.blocks
-        if int(oracle.block_size) != blocks.block_size:
-            raise ValueError(
-                f"the oracle's block_size ({oracle.block_size}) must equal the booster's "
-                f"({blocks.block_size}) for a fit on a dask array: the workers' partitions "
-                "are whole blocks of both"
-            )
+        blocks = rows.blocks_for(oracle)
         BoundOracle.__init__(self, oracle, blocks.n)
         self.n_features = rows.X.shape[1]
         self.n_jobs = oracle.n_jobs
@@ -115,11 +132,7 @@ class ClusterStumpOracle(BoundStumpOracle):
         binned = client.compute(dask.delayed(bin_thresholds)(X, oracle.max_bins,
                                                              oracle.exact))
         self._set_thresholds(binned.result())
-        chunks = rows.fresh().to_delayed().ravel().tolist()
-        local = client.compute([dask.delayed(_local_oracle)(oracle, chunk, binned)
-                                for chunk in chunks])
-        self._local = Partitioned(tuple((f, None) for f in local), blocks.sizes)
-        blocks.place(self._local)  # a task a worker thread, where the codes are
+        self._local = rows.bind_partitions(_local_oracle, oracle, binned)  # the codes
         self._counts = np.empty((self.n_features, self._B))
         _add_in_order(blocks.map(_partition_counts, self._local)[1], (self._counts,))
 

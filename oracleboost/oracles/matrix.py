@@ -257,16 +257,6 @@ class _BoundColumns(BoundOracle):
         return column_outputs(self.A, j, scale)
 
 
-def largest_row_norm(A: np.ndarray, extra: float = 0.0, peak: float | None = None) -> float:
-    """``max_i √(‖A_i‖² + extra)``, each row's squares summed by ``einsum`` (the same
-    bits for a row wherever it is); with ``peak = max |A|``, made on ``A / peak`` and
-    scaled back (for rows whose squares overflow)."""
-    if peak is None:
-        return float(np.sqrt(np.einsum("ij,ij->i", A, A) + extra).max())
-    B = A / peak
-    return peak * float(np.sqrt(np.einsum("ij,ij->i", B, B) + extra / peak / peak).max())
-
-
 def column_outputs(A: np.ndarray, j: int, scale: float) -> np.ndarray:
     """``scale · A[:, j]`` (non-finite entries are reported by the public methods)."""
     with np.errstate(over="ignore", invalid="ignore"):
@@ -339,12 +329,10 @@ class LinearOracle(Oracle):
     Parameters
     ----------
     n_jobs : int or None, default=None
-        Threads of the products' passes over the rows, counted as LightGBM counts
-        ``num_threads`` (:func:`oracleboost._blocks.n_threads`); the answers do not
-        depend on it.
+        Threads of the products' passes over the rows (as :class:`MatrixOracle`'s).
     block_size : int, default=65536
-        Rows of a block (:mod:`oracleboost._blocks`): sums over the rows are made by
-        lanes of at most 4,096 rows within blocks, added in order.
+        Rows of a block: the order of the sums over the rows (as
+        :class:`MatrixOracle`'s).
     """
 
     def __init__(self, n_jobs: int | None = None, block_size: int = DEFAULT_BLOCK_SIZE) -> None:
