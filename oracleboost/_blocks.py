@@ -214,9 +214,10 @@ class RowBlocks:
             raise IndexError(f"partition {part} of 1")
         return stage(self, *rows, **consts)[1]
 
-    def full(self, value: float) -> np.ndarray:
-        """A per-row array of ``value``."""
-        return np.full(self.n, float(value))
+    def full(self, value: float | np.ndarray) -> np.ndarray:
+        """A per-row array of ``value`` (a number, or a row of shape (K,))."""
+        value = np.asarray(value, dtype=np.float64)
+        return np.full((self.n,) + value.shape, value)
 
 
 def outputs_only(n_outputs: int) -> Callable[[Callable], Callable]:

@@ -45,6 +45,7 @@ imported unless ``fit`` is given a dask array.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import uuid
 from collections.abc import Callable
@@ -120,10 +121,28 @@ class Partitioned:
     parts: tuple
     sizes: tuple
     ndim: int = 1
+    columns: int | None = None  # K of an (n, K) array, when the client knows it
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return (sum(self.sizes),)
+        n = sum(self.sizes)
+        return (n,) if self.ndim == 1 else (n, self.columns)
+
+
+def with_ndim(rows: Any, ndim: int, columns: int | None = None) -> Any:
+    """Per-row ``rows`` marked as of ``ndim`` dimensions (and ``columns`` for two): a
+    :class:`Partitioned` (whose stage cannot tell the client its outputs' shape without
+    a round trip) as such, an array in memory as it is."""
+    if isinstance(rows, Partitioned):
+        return dataclasses.replace(rows, ndim=ndim, columns=columns if ndim == 2 else None)
+    return rows
+
+
+def shaped_like(rows: Any, like: Any) -> Any:
+    """``rows`` marked with the shape of ``like`` (see :func:`with_ndim`)."""
+    if isinstance(rows, Partitioned):
+        return with_ndim(rows, like.ndim, like.shape[1] if like.ndim == 2 else None)
+    return rows
 
 
 @dataclass(frozen=True)
@@ -336,10 +355,12 @@ class ClusterBlocks(RowBlocks):
         finally:
             future.release()
 
-    def full(self, value: float) -> Partitioned:
-        """A per-row array of ``value``, on the workers."""
-        (out,), _ = self.map(_full, value=float(value))
-        return out
+    def full(self, value: float | np.ndarray) -> Partitioned:
+        """A per-row array of ``value`` (a number, or a row of shape (K,)), on the
+        workers."""
+        value = np.asarray(value, dtype=np.float64)
+        (out,), _ = self.map(_full, value=value)
+        return with_ndim(out, 1 + value.ndim, value.shape[0] if value.ndim else None)
 
 
 def _ref(row: Any, i: int) -> tuple:
@@ -352,8 +373,8 @@ def _ref(row: Any, i: int) -> tuple:
 
 
 @outputs_only(1)
-def _full(blocks: RowBlocks, *, value: float) -> tuple[tuple, None]:
-    return (np.full(blocks.n, value),), None
+def _full(blocks: RowBlocks, *, value: np.ndarray) -> tuple[tuple, None]:
+    return (np.full((blocks.n,) + value.shape, value),), None
 
 
 def _same(block):

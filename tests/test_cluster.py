@@ -281,6 +281,30 @@ def test_accelerated_dask_fit_equals_memory_fit(client, params, weighted):
                                   mem.decision_function(X))
 
 
+@pytest.mark.parametrize("method", ["accelerated", "perceptron", "stochastic"])
+def test_accelerated_multiclass_dask_fit_equals_memory_fit(client, method):
+    """The (n, K) scores, dual point and query of Sec. 5.2 on the workers; a row of Z
+    is a cell (example, wrong class), fetched with its class."""
+    X, _ = _data(4)
+    X = X / np.abs(X).max(axis=0)
+    y = np.digitize(X[:, 0] + 0.5 * X[:, 2], [-0.3, 0.2])  # three classes
+    s = np.random.RandomState(5).uniform(0.5, 3.0, len(y))
+
+    def fit(data, weights):
+        return AcceleratedMarginClassifier(
+            LinearOracle(block_size=BLOCK), block_size=BLOCK, n_estimators=12, tol=0.0,
+            fit_intercept=True, method=method, loss="logistic", random_state=1,
+        ).fit(data, y, sample_weight=weights)
+
+    mem = fit(X, s)
+    dk = fit(da.from_array(X, chunks=(1500, 5)), da.from_array(s, chunks=2000))
+    assert len(mem.history_["margin"]) == 12
+    _same_fit(mem, dk)
+    np.testing.assert_array_equal(dk.intercept_, mem.intercept_)
+    np.testing.assert_array_equal(dk.predict_proba(da.from_array(X, chunks=1000)).compute(),
+                                  mem.predict_proba(X))
+
+
 @pytest.mark.parametrize("oracle", ["linear", "matrix"])
 def test_finite_classes_dask_fit_equals_memory_fit(client, oracle):
     """LinearOracle's and MatrixOracle's correlate and project (Aᵀr by the workers'
@@ -314,8 +338,6 @@ def test_accelerated_what_does_not_distribute_says_so(client):
     Xd = da.from_array(X, chunks=500)
     with pytest.raises(NotDistributedError, match="kernel form"):
         AcceleratedMarginClassifier(kernel="rbf", n_estimators=2).fit(Xd, y)
-    with pytest.raises(NotDistributedError, match="binary"):
-        AcceleratedMarginClassifier(n_estimators=2).fit(Xd, np.arange(len(y)) % 3)
     with pytest.raises(OracleCapabilityError, match="StumpOracle is not one"):
         AcceleratedMarginClassifier(StumpOracle(), n_estimators=2).fit(Xd, y)
 
@@ -485,7 +507,44 @@ def test_functional_classifier_what_does_not_distribute_says_so(client):
     Xd = da.from_array(X, chunks=1000)
     make = lambda **kw: FunctionalGradientClassifier(  # noqa: E731
         StumpOracle(block_size=BLOCK), block_size=BLOCK, n_estimators=2, **kw)
-    with pytest.raises(NotDistributedError, match="binary, with a margin loss"):
-        make(loss="softmax").fit(Xd, y)
-    with pytest.raises(NotDistributedError, match="binary for now"):
-        make().fit(Xd, np.arange(3000) % 3)
+    with pytest.raises(NotDistributedError, match="label-coded stumps"):
+        make(loss="softmax", query="correlate").fit(Xd, y)
+    with pytest.raises(ValueError, match="Only binary classification"):
+        make(loss="logistic").fit(Xd, np.arange(3000) % 3)
+
+
+MULTICLASS_PARAMS = [
+    dict(),  # 'auto': softmax for three classes, naive projection
+    dict(loss="softmax", projection="residual", n_classes=2),
+    dict(loss="softmax", projection="repeated", n_estimators=5),
+    dict(loss="multiclass_hinge", schedule="inv_sqrt", learning_rate=1.0),
+    dict(loss="softmax", init=0.5),
+]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("params", MULTICLASS_PARAMS,
+                         ids=lambda p: "-".join(map(str, p.values())) or "default")
+def test_functional_multiclass_dask_fit_equals_memory_fit(client, params, weighted):
+    """Vector scores (n, K) on the workers: the softmax and hinge gradients, stumps of
+    vector leaves (the histograms of K columns), the vote margin and error, f_0 from the
+    classes' masses; as in memory."""
+    params = dict(params)
+    n_classes = params.pop("n_classes", 3)
+    X, _ = _data(3)
+    y = np.digitize(X[:, 0] + 0.4 * X[:, 1], [0.8, 2.0][:n_classes - 1])
+    s = _some_zero_weights(len(y), 7) if weighted else None
+    kw = {"n_estimators": 8, **params}
+    make = lambda: FunctionalGradientClassifier(  # noqa: E731
+        StumpOracle(block_size=BLOCK), block_size=BLOCK, **kw)
+    mem = make().fit(X, y, sample_weight=s)
+    dk = make().fit(da.from_array(X, chunks=(3000, 2)), da.from_array(y, chunks=5000),
+                    sample_weight=None if s is None else da.from_array(s, chunks=7000))
+    assert len(mem.history_["loss"]) >= 5
+    _same_fit(mem, dk)
+    Xd = da.from_array(X, chunks=4000)
+    for method in ("predict", "predict_proba", "decision_function"):
+        if method == "predict_proba" and not hasattr(mem, "predict_proba"):
+            continue
+        np.testing.assert_array_equal(getattr(dk, method)(Xd).compute(),
+                                      getattr(mem, method)(X))

@@ -617,8 +617,8 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         return scale
 
     def _setup_cluster(self, X, y, sample_weight) -> _Problem:
-        """``_setup`` for X a dask array (binary, a finite class of columns): the rows on
-        the workers, the same problem."""
+        """``_setup`` for X a dask array (a finite class of columns): the rows on the
+        workers, the same problem."""
         name = type(self).__name__
         if self.kernel is not None:
             raise NotDistributedError(
@@ -637,16 +637,15 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
                 f"or MatrixOracle(H); {type(oracle).__name__} is not one"
             )
         data = cluster_data.cluster_classification_data(
-            self, X, y, sample_weight, self.block_size, multiclass_in_memory=True,
-            scale_free=False)
+            self, X, y, sample_weight, self.block_size, scale_free=False, labels="auto")
         blocks = data.rows.blocks
         bound = self._bind_cluster(data.rows, "correlation_vector")
         extra = float(self.fit_intercept)
         scale = self._scale(functools.partial(bound.largest_row_norm, extra),
                             lambda: bound.peak)
         s = blocks.full(1.0) if data.s is None else data.s
-        return self._columns_problem(data.ypm, 2, s, blocks, bound, scale, bound.n_columns,
-                                     lambda i: bound.row(i, data.ypm), None)
+        return self._columns_problem(data.ypm, len(self.classes_), s, blocks, bound, scale,
+                                     bound.n_columns, lambda i: bound.row(i, data.ypm), None)
 
     def _setup_kernel(self, X, y, sample_weight) -> _Problem:
         name = type(self).__name__

@@ -155,8 +155,8 @@ def validate_input(
         raise NotDistributedError(
             f"{type(estimator).__name__} does not fit a dask array: on a cluster, "
             "CoordinateBoostingClassifier, MirrorBoostingClassifier, the "
-            "functional-gradient regressor and binary classifier (with StumpOracle, "
-            "LinearOracle or MatrixOracle) and the binary AcceleratedMarginClassifier do "
+            "functional-gradient regressor and classifier (with StumpOracle, "
+            "LinearOracle or MatrixOracle) and AcceleratedMarginClassifier do "
             "(see the README); or pass X.compute() to fit in memory"
         )
     kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=True)

@@ -91,25 +91,31 @@ def _scaled_by(blocks: RowBlocks, s: np.ndarray, *, power: int) -> tuple[tuple, 
     return (np.ldexp(s, power),), None
 
 
+def _class_index(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    return np.searchsorted(classes, y).astype(np.int64)
+
+
 def _signs(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
     return np.where(np.searchsorted(classes, y) == 1, 1, -1).astype(np.int8)
 
 
 def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: Any,
                                 block_size: int, multiclass_in_memory: bool = False,
-                                sample_group: Any = None,
-                                scale_free: bool = True) -> ClusterClassificationData:
+                                sample_group: Any = None, scale_free: bool = True,
+                                labels: str = "signs") -> ClusterClassificationData:
     """The preamble of a binary classifier's ``fit`` on a dask array X; sets
     ``classes_`` and ``n_features_in_``.  ``multiclass_in_memory``: the estimator fits
     more than two classes in memory, so more than two here is a ``NotDistributedError``
     (not scikit-learn's binary-only error).  ``sample_group`` (0 or 1 a row, checked on
     the workers) follows the rows kept, as ``group`` (True: 1).  ``scale_free``
     False: the weights are kept as given (a risk that sums them, as
-    ``BaseBooster._scale_free_weights`` says), equal or not."""
+    ``BaseBooster._scale_free_weights`` says), equal or not.  ``labels``: ``"signs"``
+    (two classes, as ±1), ``"index"`` (any number of classes, as class indices) or
+    ``"auto"`` (±1 for two classes, indices for more); ``ypm`` holds them."""
     rows, labels, weights, group = _cluster_rows(
         estimator, X, y, sample_weight, block_size, classes=True,
         multiclass_in_memory=multiclass_in_memory, group=sample_group,
-        scale_free=scale_free)
+        scale_free=scale_free, labels=labels)
     return ClusterClassificationData(rows, labels, weights, group)
 
 
@@ -124,7 +130,7 @@ def cluster_regression_data(estimator: Any, X: Any, y: Any, sample_weight: Any,
 
 def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size: int, *,
                   classes: bool, multiclass_in_memory: bool = False, group: Any = None,
-                  scale_free: bool = True):
+                  scale_free: bool = True, labels: str = "signs"):
     """``(rows, targets, weights, group)`` on the workers: ``classes``: y's classes (set
     as ``classes_``) and the ±1 labels; else y as float64, checked finite; ``group``
     None, or the rows' 0/1 groups as booleans."""
@@ -180,7 +186,7 @@ def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size
                 "(their weights over the rows × classes are not distributed yet): fit a "
                 "NumPy array"
             )
-        check_classes(name, found, binary=True)
+        check_classes(name, found, binary=labels == "signs")
     elif not checks[0]:
         raise ValueError("Input y contains NaN or infinity (found on the workers)")
     kept = None  # the rows each of X's row chunks keeps, when some have weight 0
@@ -209,11 +215,13 @@ def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size
     sizes = (P,) * (n // P) + ((n % P,) if n % P else ())
     blocks = ClusterBlocks(client, sizes, block_size)
 
-    def signs(labels):
-        """The ±1 labels, or the float64 targets, in partitions."""
+    def signs(column_y):
+        """The ±1 labels (or class indices), or the float64 targets, in partitions."""
         if not classes:
-            return labels.astype(np.float64).rechunk((sizes,))
-        return labels.rechunk((sizes,)).map_blocks(_signs, found, dtype=np.int8)
+            return column_y.astype(np.float64).rechunk((sizes,))
+        if labels == "index" or len(found) > 2:  # the class indices, as np.unique's inverse
+            return column_y.rechunk((sizes,)).map_blocks(_class_index, found, dtype=np.int64)
+        return column_y.rechunk((sizes,)).map_blocks(_signs, found, dtype=np.int8)
 
     # the second graph, persisted: the labels, the weights, their sum and extremes, and
     # the mask of the kept rows (X's graphs read it), each made once

@@ -71,9 +71,7 @@ from .base import (
 from .classifier import (
     ScoreClassifierMixin,
     classification_data,
-    margin_record,
     predicted_index,
-    vote_margins,
     weighted_error,
 )
 from .rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
@@ -260,14 +258,17 @@ class _FunctionalGradientBooster(BaseBooster):
         """The query a fit on a cluster asks (the stump oracle answers both)."""
         return "correlate" if self.query == "correlate" else "project"
 
-    def _cluster_problem(self, y, s, blocks, bound, loss: Loss, f0: float) -> _Problem:
+    def _cluster_problem(self, y, s, blocks, bound, loss: Loss, f0,
+                         shape: tuple[int, ...] | None = None) -> _Problem:
         """The problem of a fit on a cluster: rows held by the workers, ``s`` None when
-        the weights are equal (they cancel, as in memory)."""
+        the weights are equal (they cancel, as in memory); ``shape`` of the scores, (n,)
+        unless told."""
         weighted = s is not None
         return _Problem(
             y=y, s=s, sw=s, total=row_passes.total(blocks, s) if weighted else float(blocks.n),
             query_weight=s, weighted=weighted, loss=loss,
-            f0=np.asarray(f0, dtype=np.float64), shape=(blocks.n,), ctx={}, bound=bound,
+            f0=np.asarray(f0, dtype=np.float64), shape=shape or (blocks.n,), ctx={},
+            bound=bound,
             need=self._cluster_need(), schedule=get_schedule(self.schedule),
             view=self._view(loss),
             signature=None, blocks=blocks, blockwise_loss=True,
@@ -289,7 +290,8 @@ class _FunctionalGradientBooster(BaseBooster):
 
     def _initial_state(self, problem: _Problem):
         if isinstance(problem.blocks, ClusterBlocks):  # f and Δ on the workers
-            f, residual = problem.blocks.full(float(problem.f0)), problem.blocks.full(0.0)
+            f = problem.blocks.full(problem.f0)
+            residual = problem.blocks.full(np.zeros_like(problem.f0))
         else:
             f = np.broadcast_to(problem.f0, problem.shape).copy()
             residual = np.zeros_like(f)
@@ -763,12 +765,10 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         ``min_i f_{y_i}(x_i) − max_{k≠y_i} f_k(x_i)`` (vector scores), over
         ``||λ||_1 + max_k |f_0,k|``.  Binary: one pass by lanes (as on a cluster)."""
         norm = l1_norm + float(np.max(np.abs(p.f0)))
-        if self._vector():
-            return {"margin": margin_record(vote_margins(p.y, f), norm),
-                    "train_error": weighted_error(predicted_index(f) != p.y, p.s)}
         s = p.s if p.weighted else None
-        error, low = row_passes.error_and_margin(p.blocks, p.y, f, s,
-                                                 p.total if p.weighted else float(p.blocks.n))
+        passes = row_passes.vote_error_and_margin if self._vector() else \
+            row_passes.error_and_margin
+        error, low = passes(p.blocks, p.y, f, s, p.total if p.weighted else float(p.blocks.n))
         return {"margin": low / norm if norm > 0.0 else math.nan, "train_error": error}
 
     def _eval_target(self, problem: _Problem, y, extra, where: str):
@@ -791,8 +791,7 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         equal = bool((s == s[0]).all())
         blocks = RowBlocks(yi.shape[0], self.block_size, self.n_jobs)
         if self.init == "auto" and getattr(self._loss_, "init_from_class_masses", False):
-            f0 = self._init_from_masses(row_passes.class_masses(blocks, yi,
-                                                                None if equal else s))
+            f0 = self._init_from_masses(self._class_masses(blocks, yi, None if equal else s))
         else:
             f0 = self._init_raw(self._loss_, yi, s)
         return self._problem(X, yi, s, None if equal else s, self._loss_, f0, {}, blocks)
@@ -803,37 +802,60 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
             name = "logistic" if n_classes == 2 else "softmax"
         return get_loss(name, (MarginLoss, MulticlassLoss))
 
-    def _init_from_masses(self, masses: tuple[float, float]) -> float:
+    def _class_masses(self, blocks: RowBlocks, y: Rows, s: Rows | None):
+        """The classes' weight masses by lanes: ``(Σ s [y > 0], Σ s [y < 0])`` for ±1
+        labels, ``Σ s [y = k]`` per class index for vector scores."""
+        if self._vector():
+            return row_passes.index_masses(blocks, y, s, len(self.classes_))
+        return row_passes.class_masses(blocks, y, s)
+
+    def _init_from_masses(self, masses) -> float | np.ndarray:
         """f_0 of a loss whose ``init_raw`` reads only the class masses: ``init_raw`` of
         one row of each class, weighted by the masses (exactly its answer)."""
+        if self._vector():
+            K = len(masses)
+            return self._loss_.init_raw(np.arange(K), np.asarray(masses), n_classes=K)
         return self._loss_.init_raw(np.array([1.0, -1.0]), np.array(masses))
 
-    def _setup_cluster(self, X, y, sample_weight) -> _Problem:
-        """``_setup`` for X a dask array (binary, margin losses): the rows on the workers,
-        the same problem."""
-        loss = self._classification_loss(2)
-        if isinstance(loss, MulticlassLoss) or loss.raw_ndim != 1:
+    def _check_cluster_loss(self, loss: Loss) -> None:
+        """What a fit on a dask array does not do with ``loss``."""
+        if loss.raw_ndim == 2 and self.query == "correlate":
             raise NotDistributedError(
-                f"{type(self).__name__} on a dask array is binary, with a margin loss "
-                f"(logistic, exponential); got {loss!r}: fit a NumPy array"
+                f"{type(self).__name__} on a dask array answers the multiclass losses by "
+                "projection (query='project' or 'auto'); label-coded stumps "
+                "(query='correlate') are not distributed: fit a NumPy array"
             )
         if self.init == "auto" and not getattr(loss, "init_from_class_masses", False):
             raise NotDistributedError(
                 f"init='auto' with {loss!r} is not distributed; on a dask array pass "
                 "init=<a number>"
             )
+
+    def _setup_cluster(self, X, y, sample_weight) -> _Problem:
+        """``_setup`` for X a dask array (margin losses, binary; the multiclass losses on
+        vector scores, with ``query='project'``): the rows on the workers, the same
+        problem."""
+        if self.loss != "auto":  # refused before any data moves
+            self._check_cluster_loss(self._classification_loss(2))
         self._refuse_on_cluster()
-        data = cluster_data.cluster_classification_data(self, X, y, sample_weight,
-                                                        self.block_size,
-                                                        multiclass_in_memory=True)
+        vector = self.loss != "auto" and self._classification_loss(2).raw_ndim == 2
+        # 'auto' is the logistic loss (±1 labels) for two classes, softmax (indices) else
+        data = cluster_data.cluster_classification_data(
+            self, X, y, sample_weight, self.block_size,
+            labels="auto" if self.loss == "auto" else ("index" if vector else "signs"))
+        loss = self._classification_loss(len(self.classes_))
+        self._check_cluster_loss(loss)
+        vector = loss.raw_ndim == 2
         self._loss_ = loss
         blocks = data.rows.blocks
         bound = self._bind_cluster(data.rows, self._cluster_need())
+        K = len(self.classes_)
         if self.init == "auto":
-            f0 = self._init_from_masses(row_passes.class_masses(blocks, data.ypm, data.s))
+            f0 = self._init_from_masses(self._class_masses(blocks, data.ypm, data.s))
         else:
-            f0 = float(self.init)
-        return self._cluster_problem(data.ypm, data.s, blocks, bound, loss, f0)
+            f0 = np.full(K, float(self.init)) if vector else float(self.init)
+        return self._cluster_problem(data.ypm, data.s, blocks, bound, loss, f0,
+                                     (blocks.n, K) if vector else (blocks.n,))
 
     @staticmethod
     def _decision(f):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._blocks import RowBlocks, ordered_sum, outputs_only
+from .._cluster import shaped_like
 from .._typing import Rows
 from ..losses import MarginLoss
 from . import _column_kernels as column_kernels
@@ -62,8 +63,8 @@ def _scores(blocks: RowBlocks, S, y, *, scale: float, multiclass: bool,
 def scores(blocks: RowBlocks, S: Rows, y: Rows, scale: float, multiclass: bool,
            intercept: float | np.ndarray | None) -> Rows:
     """:func:`_scores` over every row (``intercept``: None, or b, added to S first)."""
-    return blocks.map(_scores, S, y, scale=scale, multiclass=multiclass,
-                      intercept=intercept)[0][0]
+    return shaped_like(blocks.map(_scores, S, y, scale=scale, multiclass=multiclass,
+                                  intercept=intercept)[0][0], S)
 
 
 @outputs_only(2)
@@ -86,7 +87,7 @@ def momentum_scores(blocks: RowBlocks, Zw: Rows, Zg: Rows | None, Zz: Rows, beta
                     theta: float) -> tuple[Rows, Rows]:
     """``(Zg', Zw')`` of :func:`_momentum`."""
     (g, w), _ = blocks.map(_momentum, Zw, Zg, Zz, beta=beta, theta=theta)
-    return g, w
+    return shaped_like(g, Zz), shaped_like(w, Zz)
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,7 @@ def query(blocks: RowBlocks, q: Rows, y: Rows, form: str) -> tuple[Rows, np.ndar
     """The query ``r`` of a dual point ``q`` (shape (n,) or (n, K); see
     :class:`DualPoint`) and its sums over the rows, as :func:`dual_point` makes them."""
     (r,), parts = blocks.map(_query, q, y, form=form)
+    r = shaped_like(r, q) if form == "multiclass" else r
     return r, np.asarray(ordered_sum(_lane_parts(parts)))
 
 
@@ -217,6 +219,8 @@ def dual_point(blocks: RowBlocks, loss: MarginLoss, Zw: Rows, y: Rows, log_s: Ro
     log_dpsi = loss.log_neg_dphi_at_value(log_sum)  # log ℓ'(ψ) = log(−φ'(φ⁻¹(Σ sℓ)))
     (q, r), parts = blocks.map(_dual_q, xi, y, log_s, loss=loss, log_dpsi=log_dpsi,
                                form=form)
+    if multiclass:  # (a cluster's outputs are told their shape)
+        xi, q, r = (shaped_like(a, Zw) for a in (xi, q, r))
     p = _lane_parts(parts)
     sums = ordered_sum(p)
     return DualPoint(xi, q, r, np.asarray(sums[1:]), p[:, 0].copy(), float(sums[0]),

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .._blocks import RowBlocks, deferred_stat, ordered_sum, outputs_only
+from .._cluster import shaped_like as _shaped_as
 from .._typing import Rows
 from ..losses import Loss, MarginLoss
 from . import _column_kernels as column_kernels
@@ -26,7 +27,8 @@ from . import _column_kernels as column_kernels
 __all__ = ["peak", "total", "log", "signed_sums", "two_value_masses", "dual_weights",
            "step_and_weights", "DualWeights", "SHIFT_SLACK", "weighted_inner",
            "weighted_residual", "weighted_mean_loss", "peak_and_inners",
-           "weighted_mean", "class_masses", "error_and_margin", "combined", "ldexp",
+           "weighted_mean", "class_masses", "index_masses", "error_and_margin",
+           "vote_error_and_margin", "combined", "ldexp",
            "descent", "elementwise", "oriented", "scaled", "line_weights", "line_delta",
            "line_slope", "curvature_argument"]
 
@@ -248,6 +250,53 @@ def class_masses(blocks: RowBlocks, y: Rows, s: Rows | None) -> tuple[float, flo
     return float(pos), float(neg)
 
 
+def _index_masses(blocks: RowBlocks, y, s, *, K: int) -> tuple[tuple, np.ndarray]:
+    """Each lane's ``Σ s [y = k]`` for k < K (``s`` None: unit weights)."""
+    lane = blocks.lane
+
+    def run(lo: int, hi: int, out: np.ndarray) -> None:
+        yb, w = y[lo:hi], (1.0 if s is None else s[lo:hi])
+        for k in range(K):
+            column_kernels.lane_sums(np.where(yb == k, w, 0.0), 0, hi - lo, lane, out[:, k])
+
+    return (), _lanes(blocks, K, run)
+
+
+def index_masses(blocks: RowBlocks, y: Rows, s: Rows | None, K: int) -> np.ndarray:
+    """``Σ s [y = k]`` for each class index k < K, by lanes in order."""
+    return np.asarray(ordered_sum(_lane_parts(blocks.map(_index_masses, y, s, K=K)[1])),
+                      dtype=np.float64)
+
+
+def _vote_error_and_margin(blocks: RowBlocks, y, f, s) -> tuple[tuple, np.ndarray]:
+    """Each lane's ``Σ s [argmax f ≠ y]`` and ``min (f_y − max_{k≠y} f_k)`` (``s`` None:
+    unit weights)."""
+    lane = blocks.lane
+
+    def run(lo: int, hi: int, out: np.ndarray) -> None:
+        yb, fb, w = y[lo:hi], f[lo:hi], (1.0 if s is None else s[lo:hi])
+        rows = np.arange(hi - lo)
+        own = fb[rows, yb]
+        others = fb.copy()
+        others[rows, yb] = -np.inf
+        column_kernels.lane_sums(np.where(np.argmax(fb, axis=1) != yb, w, 0.0), 0, hi - lo,
+                                 lane, out[:, 0])
+        m = own - others.max(axis=1)
+        for q in range(out.shape[0]):
+            out[q, 1] = m[q * lane:(q + 1) * lane].min()
+
+    return (), _lanes(blocks, 2, run)
+
+
+def vote_error_and_margin(blocks: RowBlocks, y: Rows, f: Rows, s: Rows | None,
+                          total: float) -> tuple[float, float]:
+    """Vector scores' weighted training error ``Σ s [argmax f ≠ y] / total`` (ties to
+    the lowest class, as ``predict``) and smallest vote margin ``min (f_y − max_{k≠y}
+    f_k)``, in one pass by lanes."""
+    p = _lane_parts(blocks.map(_vote_error_and_margin, y, f, s)[1])
+    return float(ordered_sum(p[:, 0])) / total, float(p[:, 1].min())
+
+
 def error_and_margin(blocks: RowBlocks, y: Rows, f: Rows, s: Rows | None,
                      total: float) -> tuple[float, float]:
     """A binary score's weighted training error ``Σ s [(f > 0) ≠ (y > 0)] / total``
@@ -273,13 +322,14 @@ def _combined(blocks: RowBlocks, a, *bs, coefs: tuple) -> tuple[tuple, None]:
 @outputs_only(1)
 def _scaled(blocks: RowBlocks, a, s) -> tuple[tuple, None]:
     out = np.empty_like(a)
+    s = s[:, None] if a.ndim == 2 and s.ndim == 1 else s
     elementwise(blocks, lambda lo, hi: np.multiply(s[lo:hi], a[lo:hi], out=out[lo:hi]))
     return (out,), None
 
 
 def scaled(blocks: RowBlocks, a: Rows, s: Rows) -> Rows:
-    """``s · a`` elementwise (``s`` of shape (n,), or (n, 1) against (n, K) rows)."""
-    return blocks.map(_scaled, a, s)[0][0]
+    """``s · a`` elementwise (``s`` of shape (n,) or (n, 1) against (n, K) rows)."""
+    return _shaped_as(blocks.map(_scaled, a, s)[0][0], a)
 
 
 @outputs_only(1)
@@ -291,13 +341,13 @@ def _ldexp(blocks: RowBlocks, a, *, e: int) -> tuple[tuple, None]:
 
 def combined(blocks: RowBlocks, a: Rows, terms: list[tuple[float, Rows]]) -> Rows:
     """``a + Σ_k c_k · b_k`` for ``terms = [(c_k, b_k), …]``, each term added in turn."""
-    return blocks.map(_combined, a, *(b for _, b in terms),
-                      coefs=tuple(c for c, _ in terms))[0][0]
+    return _shaped_as(blocks.map(_combined, a, *(b for _, b in terms),
+                                 coefs=tuple(c for c, _ in terms))[0][0], a)
 
 
 def ldexp(blocks: RowBlocks, a: Rows, e: int) -> Rows:
     """``a · 2**e`` (exact)."""
-    return blocks.map(_ldexp, a, e=int(e))[0][0]
+    return _shaped_as(blocks.map(_ldexp, a, e=int(e))[0][0], a)
 
 
 @outputs_only(1)
@@ -310,7 +360,7 @@ def _descent(blocks: RowBlocks, y, f, *, loss: Loss) -> tuple[tuple, None]:
 
 def descent(blocks: RowBlocks, loss: Loss, y: Rows, f: Rows) -> Rows:
     """``−∇l(y, f)`` of a pointwise loss, elementwise."""
-    return blocks.map(_descent, y, f, loss=loss)[0][0]
+    return _shaped_as(blocks.map(_descent, y, f, loss=loss)[0][0], f)
 
 
 def _logits(blocks: RowBlocks, margins, log_s, *, loss: MarginLoss) -> tuple[tuple, np.ndarray]:

@@ -82,6 +82,8 @@ class SoftmaxCrossEntropy(MulticlassLoss):
 
     name = "softmax"
     smoothness = 0.5
+    #: ``init_raw`` reads only the classes' weight masses (the priors).
+    init_from_class_masses = True
 
     def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         yi, raw = self._check(y, raw)
@@ -139,6 +141,7 @@ class MulticlassHinge(MulticlassLoss):
 
     name = "multiclass_hinge"
     differentiable = False
+    init_from_class_masses = True  # (zeros: it reads nothing)
 
     _TIES = ("first", "average")
 

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from .._blocks import RowBlocks, outputs_only
-from .._cluster import Derived, NotDistributedError, Partitioned, WorkerBlocks
+from .._cluster import Derived, NotDistributedError, Partitioned, WorkerBlocks, with_ndim
 from .._numerics import largest_row_norm
 from .._validation import check_finite_array
 from .base import BoundOracle, Hypothesis, _peak
@@ -121,7 +121,7 @@ class ClusterColumns(_BoundColumns):
     def _combine(self, w: np.ndarray) -> Partitioned:
         k = self._overflow_shift(_peak(w), w.shape[0])
         (out,), _ = self.blocks.map(_times, self._local, w=w, k=k)
-        return out if w.ndim == 1 else Partitioned(out.parts, out.sizes, 2)
+        return out if w.ndim == 1 else with_ndim(out, 2, w.shape[1])
 
     def _project(self, target, sample_weight, random_state):
         stats = self.blocks.map(_projection_peaks, sample_weight, target)[1]

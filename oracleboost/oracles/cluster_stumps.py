@@ -155,8 +155,10 @@ class ClusterStumpOracle(BoundStumpOracle):
     def _outputs(self, j: int, t: int, left, right) -> Partitioned:
         # made by each stage that reads them (a byte a row to read, 0.1 ms a million
         # rows): no task of its own
-        return Derived(self._local.parts, self._local.sizes, 1 if np.ndim(left) == 0 else 2,
-                       fn=_stump_outputs, args=(j, t, left, right))
+        vector = np.ndim(left) > 0
+        return Derived(self._local.parts, self._local.sizes, 2 if vector else 1,
+                       len(left) if vector else None, fn=_stump_outputs,
+                       args=(j, t, left, right))
 
     @staticmethod
     def _query(r):
@@ -166,7 +168,7 @@ class ClusterStumpOracle(BoundStumpOracle):
         raise ValueError("r contains NaN or inf (held by the workers); every entry must be "
                          "finite")
 
-    def _full(self, value: float) -> Partitioned:
+    def _full(self, value: float | np.ndarray) -> Partitioned:
         return self.blocks.full(value)
 
     def correlate(self, r: Partitioned, *, random_state: int | None = None) -> Hypothesis:
@@ -179,14 +181,14 @@ class ClusterStumpOracle(BoundStumpOracle):
 
     def project(self, target: Any, sample_weight: Any = None, *,
                 random_state: int | None = None) -> Hypothesis:
-        """The least-squares stump for a target held by the workers (shape (n,)), with
-        the weights ``sample_weight`` (held by the workers, normalised by the booster as
-        in memory) or none; the same answer as in memory."""
-        if not isinstance(target, Partitioned) or target.ndim != 1 or not (
+        """The least-squares stump for a target held by the workers (shape (n,), or (n, K):
+        a stump of vector leaves), with the weights ``sample_weight`` (held by the workers,
+        normalised by the booster as in memory) or none; the same answer as in memory."""
+        if not isinstance(target, Partitioned) or not (
                 sample_weight is None or isinstance(sample_weight, Partitioned)):
             raise NotDistributedError(
                 "a cluster's stump oracle answers project(target, sample_weight) for a "
-                "target of shape (n,) and weights held by the workers (a regressor's "
-                "gradient)"
+                "target of shape (n,) or (n, K) and weights of shape (n,) held by the "
+                "workers (a booster's gradient)"
             )
         return self._project(target, sample_weight, random_state)

@@ -799,8 +799,9 @@ class BoundStumpOracle(BoundOracle):
     def _query(r: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(r)  # the kernels' layout (a no-op when it is)
 
-    def _full(self, value: float) -> np.ndarray:
-        return np.full(self.n_samples, value)
+    def _full(self, value: float | np.ndarray) -> np.ndarray:
+        value = np.asarray(value, dtype=np.float64)
+        return np.full((self.n_samples,) + value.shape, value)
 
     @staticmethod
     def _as_column(a: np.ndarray) -> np.ndarray:
@@ -932,7 +933,7 @@ class BoundStumpOracle(BoundOracle):
                 return h
         if vector:
             h = ConstantHypothesis(mean, d)
-            h.train_output = np.tile(mean, (n, 1))
+            h.train_output = self._full(mean)
         else:
             h = ConstantHypothesis(float(mean[0]), d)
             h.train_output = self._full(float(mean[0]))
