@@ -819,12 +819,6 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
 
     def _check_cluster_loss(self, loss: Loss) -> None:
         """What a fit on a dask array does not do with ``loss``."""
-        if loss.raw_ndim == 2 and self.query == "correlate":
-            raise NotDistributedError(
-                f"{type(self).__name__} on a dask array answers the multiclass losses by "
-                "projection (query='project' or 'auto'); label-coded stumps "
-                "(query='correlate') are not distributed: fit a NumPy array"
-            )
         if self.init == "auto" and not getattr(loss, "init_from_class_masses", False):
             raise NotDistributedError(
                 f"init='auto' with {loss!r} is not distributed; on a dask array pass "
@@ -833,8 +827,7 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
 
     def _setup_cluster(self, X, y, sample_weight) -> _Problem:
         """``_setup`` for X a dask array (margin losses, binary; the multiclass losses on
-        vector scores, with ``query='project'``): the rows on the workers, the same
-        problem."""
+        vector scores): the rows on the workers, the same problem."""
         if self.loss != "auto":  # refused before any data moves
             self._check_cluster_loss(self._classification_loss(2))
         self._refuse_on_cluster()

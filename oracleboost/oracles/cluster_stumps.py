@@ -19,11 +19,11 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from .._blocks import RowBlocks
-from .._cluster import ClusterBlocks, Derived, NotDistributedError, Partitioned
+from .._blocks import RowBlocks, outputs_only
+from .._cluster import ClusterBlocks, Derived, NotDistributedError, Partitioned, shaped_like
 from . import _stump_kernels as kernels
 from .base import BoundOracle, Hypothesis
-from .stumps import BoundStumpOracle, StumpOracle, bin_thresholds
+from .stumps import BoundStumpOracle, StumpOracle, bin_thresholds, row_centred
 
 __all__ = ["ClusterRows", "ClusterStumpOracle"]
 
@@ -105,6 +105,11 @@ def _add_in_order(stats: list, outs: tuple) -> None:
             out += stat[k]
 
 
+@outputs_only(1)
+def _centred(blocks: RowBlocks, r: np.ndarray) -> tuple[tuple, None]:
+    return (row_centred(r),), None
+
+
 def _stump_outputs(local: BoundStumpOracle, j: int, t: int, left, right) -> np.ndarray:
     """A stump's outputs on a partition's rows, from its codes (on its worker)."""
     return local._outputs(j, t, left, right)
@@ -172,12 +177,17 @@ class ClusterStumpOracle(BoundStumpOracle):
         return self.blocks.full(value)
 
     def correlate(self, r: Partitioned, *, random_state: int | None = None) -> Hypothesis:
-        if not isinstance(r, Partitioned) or r.ndim != 1:
+        """±1 stumps for a query of shape (n,), label-coded stumps for (n, K), held by
+        the workers; the same answer as in memory."""
+        if not isinstance(r, Partitioned) or (r.ndim == 2 and r.columns is None):
             raise NotDistributedError(
                 "a cluster's stump oracle answers correlate(r) for a query r of shape (n,) "
-                "held by the workers (a binary booster's weights)"
+                "or (n, K) held by the workers (a booster's weights)"
             )
         return self._correlate(r, random_state)
+
+    def _row_centred(self, r: Partitioned) -> Partitioned:
+        return shaped_like(self.blocks.map(_centred, r)[0][0], r)
 
     def project(self, target: Any, sample_weight: Any = None, *,
                 random_state: int | None = None) -> Hypothesis:

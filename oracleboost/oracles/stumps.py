@@ -621,6 +621,12 @@ class StumpOracle(Oracle):
         return ClusterStumpOracle(self, rows)
 
 
+def row_centred(r: np.ndarray) -> np.ndarray:
+    """``r − mean_k r_k`` row by row (each row's mean from that row alone)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return r - r.mean(axis=1, keepdims=True)
+
+
 class BoundStumpOracle(BoundOracle):
     """A :class:`StumpOracle` bound to ``n`` training rows.
 
@@ -850,8 +856,7 @@ class BoundStumpOracle(BoundOracle):
                 "(pass r of shape (n,) for binary ±1 stumps)"
             )
         d = self.n_features
-        with np.errstate(invalid="ignore", over="ignore"):  # a bad r: refused below
-            rc = r - r.mean(axis=1, keepdims=True)
+        rc = self._row_centred(r)
         codes = label_codes(K)
         hist, score = np.empty((d, self._B, K)), np.empty(d)
         thr, k_left, k_right = (np.empty(d, np.intp) for _ in range(3))
@@ -874,8 +879,13 @@ class BoundStumpOracle(BoundOracle):
                 return h
             best = int(np.argmax(total))  # same class on both sides: the constant c(kl)
         h = ConstantHypothesis(codes[best], d)
-        h.train_output = np.tile(codes[best], (n, 1))
+        h.train_output = self._full(codes[best])
         return h
+
+    @staticmethod
+    def _row_centred(r: np.ndarray) -> np.ndarray:
+        """``r`` less each row's mean (a bad r: refused by the histograms' check)."""
+        return row_centred(r)
 
     def _project(
         self, target: np.ndarray, sample_weight: np.ndarray | None, random_state: int | None
