@@ -196,6 +196,52 @@ def test_mirror_dask_fit_equals_memory_fit(client, params):
             np.testing.assert_array_equal(out.compute(), getattr(mem, method)(X))
 
 
+MULTICLASS_MIRROR_PARAMS = [
+    dict(mirror="entropy"),
+    dict(mirror="entropy", update="active"),
+    dict(mirror="euclidean"),
+    dict(mirror="euclidean", update="lazy", learning_rate=0.5),
+    # (the weighted fits' largest weight is about 9 times the mean: a cap above it)
+    dict(mirror="entropy", variant="smooth", smoothness=12.0),
+    dict(mirror="euclidean", variant="smooth", smoothness=12.0),
+    dict(mirror="euclidean", variant="max_margin"),
+]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("params", MULTICLASS_MIRROR_PARAMS,
+                         ids=lambda p: "-".join(map(str, p.values())))
+def test_mirror_multiclass_dask_fit_equals_memory_fit(client, params, weighted):
+    """The package's multiclass construction on a dask array: the N × (K − 1) cells on
+    the workers (row masses, label-coded stumps, the cells' mirror step and projection
+    by the cells' own lanes), as in memory."""
+    X, _ = _data(5)
+    y = np.digitize(X[:, 0] + 0.3 * X[:, 1], [0.5, 1.5, 2.5])  # four classes
+    s = _some_zero_weights(len(y), 9) if weighted else None
+    kw = dict(n_estimators=8, **params)
+    mem = _mirror(**kw).fit(X, y, sample_weight=s)
+    dk = _mirror(**kw).fit(da.from_array(X, chunks=(3000, 2)), da.from_array(y, chunks=5000),
+                           sample_weight=None if s is None else da.from_array(s, chunks=7000))
+    assert len(mem.history_["loss"]) > 3
+    assert mem.weights_.shape == (np.count_nonzero(s) if weighted else len(y), 3)
+    _same_fit(mem, dk)
+    Xd = da.from_array(X, chunks=4000)
+    for method in ("decision_function", "predict", "predict_proba"):
+        np.testing.assert_array_equal(getattr(dk, method)(Xd).compute(),
+                                      getattr(mem, method)(X))
+
+
+def test_mirror_multiclass_sample_group_on_dask_equals_memory_fit(client):
+    """Per-cell caps from the rows' groups (§3.2 on the cells)."""
+    X, _ = _data(6)
+    y = np.digitize(X[:, 0], [-0.5, 0.5])
+    group = (np.arange(len(y)) % 3 == 0).astype(int)
+    kw = dict(n_estimators=8, mirror="entropy", smoothness=2.0)
+    mem = _mirror(**kw).fit(X, y, sample_group=group)
+    _same_fit(mem, _mirror(**kw).fit(da.from_array(X, chunks=(3000, 2)), y,
+                                     sample_group=da.from_array(group, chunks=6000)))
+
+
 @pytest.mark.parametrize("mirror", ["entropy", "euclidean"])
 def test_mirror_sample_group_on_dask_equals_memory_fit(client, mirror):
     """§3.2's dataset combining: only the secondary set's weights capped (per-row caps
@@ -223,8 +269,8 @@ def test_mirror_sample_group_on_dask_equals_memory_fit(client, mirror):
 def test_mirror_what_does_not_distribute_says_so(client):
     X, y = _data(0, n=3000)
     Xd = da.from_array(X, chunks=1000)
-    with pytest.raises(NotDistributedError, match="binary for now; y has 3 classes"):
-        _mirror().fit(Xd, np.arange(3000) % 3)
+    with pytest.raises(ValueError, match="variant='sparse'"):
+        _mirror(mirror="euclidean", variant="sparse").fit(Xd, np.arange(3000) % 3)
 
     class OwnMap(MirrorMap):  # a user's map: gradient and project on whole arrays
         def gradient(self, w):

@@ -100,14 +100,31 @@ def test_mirror_fit_is_the_same_on_one_two_and_three_threads(threads_even_when_s
                                                               params, seed):
     X, y = make_classification(n_samples=700, n_features=6, flip_y=0.1, random_state=seed)
     s = np.random.default_rng(seed).uniform(0.1, 3.0, size=y.shape[0])
+    _assert_same_mirror_fits(threads_even_when_small, X, y, s, 25, params)
+
+
+def _assert_same_mirror_fits(calls, X, y, s, rounds, params) -> None:
+    """MABoost fitted on 1, 2 and 3 threads: the same fit, weights included."""
     fits = [MirrorBoostingClassifier(StumpOracle(n_jobs=j, block_size=64), n_jobs=j,
-                                     block_size=64, n_estimators=25, **params
+                                     block_size=64, n_estimators=rounds, **params
                                      ).fit(X, y, sample_weight=s) for j in (1, 2, 3)]
-    assert max(threads_even_when_small) == 3
+    assert max(calls) == 3
     assert len(_history(fits[0])["loss"]) > 5
     _assert_same_fit(fits, X, "decision_function")
     for other in fits[1:]:
         np.testing.assert_array_equal(other.weights_, fits[0].weights_)
+
+
+@pytest.mark.parametrize("params", [dict(mirror="entropy"), dict(mirror="euclidean"),
+                                    dict(mirror="euclidean", variant="smooth", smoothness=4.0)],
+                         ids=lambda p: "-".join(map(str, p.values())))
+def test_mirror_multiclass_fit_is_the_same_on_one_two_and_three_threads(
+        threads_even_when_small, params):
+    """The multiclass cells (row masses, directions, the cells' projection by lanes)."""
+    X, y = make_classification(n_samples=700, n_features=6, n_informative=4, n_classes=3,
+                               random_state=5)
+    s = np.random.default_rng(5).uniform(0.5, 2.0, size=y.shape[0])
+    _assert_same_mirror_fits(threads_even_when_small, X, y, s, 15, params)
 
 
 @pytest.mark.parametrize("projection", ["naive", "repeated", "residual"])

@@ -75,15 +75,14 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from .._cluster import NotDistributedError, is_dask_collection
-from .._typing import ArrayLike, RandomStateLike
+from .._typing import ArrayLike, RandomStateLike, Rows
 from ..oracles.base import Hypothesis, Oracle
-from . import cluster_data, mirror_passes, row_passes
+from . import cluster_data, mirror_cells, mirror_passes, row_passes
 from .base import BaseBooster, data_signature, fit_context, on_dask
 from .classifier import (
     ScoreClassifierMixin,
     SignedColumn,
     classification_data,
-    margin_record,
     predicted_index,
     vote_margins,
     weighted_error,
@@ -116,13 +115,10 @@ class ArgmaxVote(Hypothesis):
         self.scale = 1.0
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        return _one_hot(np.argmax(self.inner.predict(X), axis=1), self.n_classes)
+        return mirror_cells.one_hot(np.argmax(self.inner.predict(X), axis=1), self.n_classes)
 
-
-def _one_hot(index: np.ndarray, K: int) -> np.ndarray:
-    out = np.zeros((index.shape[0], K))
-    out[np.arange(index.shape[0]), index] = 1.0
-    return out
+    def __repr__(self) -> str:
+        return f"ArgmaxVote({self.inner!r})"
 
 
 @dataclass
@@ -140,8 +136,9 @@ class _Problem(Problem):
     bound: object
     bounded: bool
     secondary: np.ndarray | None
-    blocks: RowBlocks  # the rows' blocks (binary), in memory or on a cluster
+    blocks: RowBlocks  # the rows' blocks, in memory or on a cluster
     log_s: object = None  # log s, for the MadaBoost variant with unequal weights
+    cells: RowBlocks | None = None  # multiclass: the blocks of the N × (K − 1) cells
 
 
 @dataclass(frozen=True)
@@ -444,23 +441,35 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             uniform = bool((s == s[0]).all())
             return self._binary_problem(a, None if uniform else s, cap, mirror, bound,
                                         secondary, blocks, data_signature(X, a, s, secondary))
-        # multiclass: a distribution over the N × (K − 1) cells, in memory
-        a = y_idx
-        w1 = np.repeat(s / s.sum() / (K - 1), K - 1)
+        # multiclass: a distribution over the N × (K − 1) cells
+        return self._multiclass_problem(y_idx, s, K, secondary, mirror, bound,
+                                        RowBlocks(n, self.block_size, self.n_jobs),
+                                        data_signature(X, y_idx, s, secondary))
+
+    def _multiclass_problem(self, a: Rows, s: Rows | None, K: int, secondary: Rows | None,
+                            mirror: MirrorMap, bound, blocks: RowBlocks,
+                            signature: str | None) -> _Problem:
+        """The multiclass problem (in memory or on a cluster: ``blocks``): the cells'
+        blocks, the starting distribution over the cells and their caps."""
+        n, width = blocks.n, K - 1
+        cells = mirror_cells.cell_blocks(blocks, width)
+        s_total = float(n) if s is None else row_passes.total(blocks, s)
+        w1 = mirror_cells.start(blocks, s, s_total, width)
         cap = None
-        if capped:
-            row_cap = np.full(n, float(self.smoothness) / n)
-            if secondary is not None:
-                row_cap[~secondary] = np.inf
-            cap = np.repeat(row_cap / (K - 1), K - 1)
-            self._check_cap(bool(np.any(w1 > cap)))
+        if self.smoothness is not None and (self.variant == "smooth" or secondary is not None):
+            cell_cap = float(self.smoothness) / n / width
+            if secondary is None:
+                cap = cell_cap
+                self._check_cap(mirror_cells.extremes(cells, w1)[0] > cap)
+            else:
+                cap = mirror_cells.cell_caps(blocks, secondary, cell_cap, width)
+                self._check_cap(mirror_passes.any_above(cells, w1, cap))
         return _Problem(
-            a=a, s=s, s_total=float(s.sum()), K=K, cap=cap, w1=w1, mirror=mirror,
-            L=mirror.constant(w1.size), rule=self._eta_rule(),
+            a=a, s=s, s_total=s_total, K=K, cap=cap, w1=w1, mirror=mirror,
+            L=mirror.constant(n * width), rule=self._eta_rule(),
             lazy=self._resolved_update(mirror) == "lazy", bound=bound,
             bounded=bound.capabilities.bounded, secondary=secondary,
-            signature=data_signature(X, a, s, secondary),
-            blocks=RowBlocks(n, self.block_size, self.n_jobs),
+            signature=signature, blocks=blocks, cells=cells,
         )
 
     def _check_cap(self, exceeded: bool) -> None:
@@ -504,10 +513,15 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         mirror = get_mirror_map(self.mirror)
         self._check_options(mirror, 2, sample_group is not None)
         data = cluster_data.cluster_classification_data(self, X, y, sample_weight,
-                                                        self.block_size,
-                                                        multiclass_in_memory=True,
+                                                        self.block_size, labels="auto",
                                                         sample_group=sample_group)
         blocks = data.rows.blocks
+        K = len(self.classes_)
+        if K > 2:
+            self._check_options(mirror, K, sample_group is not None)
+            return self._multiclass_problem(
+                data.ypm, data.s, K, data.group, mirror,
+                self._bind_cluster(data.rows, "multiclass_correlate"), blocks, None)
         cap = None
         if self.smoothness is not None and (self.variant == "smooth"
                                             or data.group is not None):
@@ -539,8 +553,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         p = problem
         rng = seed_generator(self.random_state)
         if p.K > 2:
-            z = p.mirror.gradient(p.w1) if p.lazy else None
-            state = _State(w=p.w1.copy(), z=z, f=np.zeros((p.a.shape[0], p.K)), t=0,
+            z = mirror_passes.gradient(p.cells, p.mirror, p.w1) if p.lazy else None
+            state = _State(w=p.w1, z=z, f=p.blocks.full(np.zeros(p.K)), t=0,
                            potential=0.0, rng=rng)
             return state, np.zeros(p.K)
         blocks, w1, mass = p.blocks, p.w1, 1.0
@@ -636,47 +650,40 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         AdaBoost."""
         return p.rule(RoundView(nu=float(self.learning_rate), edge=gamma, L=p.L), t)
 
-    @staticmethod
-    def _mirror_step(p: _Problem, w, z, step):
-        """Algorithm 1 (c)–(d): ∇R(z') = ∇R(z or w) + step, then project onto S (or S_k).
-
-        ``z`` holds the lazy update's dual average ∇R(z_t) (log z for the entropy map,
-        z for the Euclidean)."""
-        if p.lazy:
-            z = z + step
-            target = z
-        else:
-            target = p.mirror.gradient(w) + step
-        return p.mirror.project(target, p.cap), z
-
     def _multiclass_round(self, p: _Problem, state: _State, ensemble):
-        n, K = p.a.shape[0], p.K
-        W = state.w.reshape(n, K - 1)
-        q = W.sum(axis=1)
-        q = q / q.sum()
+        """The package's multiclass round over the cells (:mod:`.mirror_cells`)."""
+        blocks, K, width = p.blocks, p.K, p.K - 1
+        q, total = mirror_cells.row_masses(blocks, state.w, width)
         # the learner sees the row sums as example weights: maximise Σ q_i [h(x_i) = c_i]
-        r = q[:, None] * _one_hot(p.a, K)
+        r = mirror_cells.query(blocks, q, p.a, total, K)
         h = p.bound.correlate(r, random_state=draw_seed(state.rng))
-        pred = np.argmax(h.train_output, axis=1)
-        right = pred == p.a
-        D = np.zeros((n, K - 1))
-        D[right] = -1.0
-        wrong = np.nonzero(~right)[0]
-        col = pred[wrong] - (pred[wrong] > p.a[wrong])  # the wrong class' column
-        D[wrong, col] = 1.0
-        e = -float((W * D).sum())
+        D, pred, e, n_wrong = mirror_cells.directions(blocks, h.train_output, p.a, state.w,
+                                                      width)
         if not e > 0.0:
             # No negation is available for a class vote: the weights would not move and
             # the same hypothesis would come back every round.
             return RoundResult(state, stop=StopReason.ZERO_EDGE)
         eta = self._step(p, e, state.t)
-        w_next, z = self._mirror_step(p, state.w, state.z, eta * D.ravel())
-        vote = ArgmaxVote(h.detach(), K)
-        f = state.f + eta * _one_hot(pred, K)
-        term = (vote, eta, 1.0)
-        record = self._record(p, f, w_next, e, eta, math.nan, ensemble, (term,))
+        target, z = mirror_cells.step_target(p.cells, p.mirror, state.w, state.z, D, eta,
+                                             p.lazy)
+        w_next = p.mirror.project_rows(p.cells, target, p.cap)
+        f, bad, wrong, low = mirror_cells.vote(blocks, state.f, pred, p.a, p.s, eta)
+        term = (ArgmaxVote(h.detach(), K), eta, 1.0)
+        l1 = ensemble.l1_norm(pending=(term,))
+        top, zeros = mirror_cells.extremes(p.cells, w_next)
+        record = {
+            "loss": bad / p.s_total,
+            "train_error": wrong / p.s_total,
+            "edge": e,
+            "step": eta,
+            "eta": eta,
+            "margin": low / l1 if l1 > 0.0 else math.nan,
+            "max_weight": top * p.cells.n,
+            "n_zero_weights": float(zeros),
+            "bound": math.nan,
+        }
         new = _State(w=w_next, z=z, f=f, t=state.t + 1, potential=math.nan, rng=state.rng)
-        stop = StopReason.PERFECT_HYPOTHESIS if right.all() and e >= 1.0 else None
+        stop = StopReason.PERFECT_HYPOTHESIS if n_wrong == 0 and e >= 1.0 else None
         return RoundResult(new, (term,), (record,), stop)
 
     # -- records --------------------------------------------------------------------------
@@ -695,20 +702,6 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         margins, wrong = self._vote_margins(target, scores)
         return {"loss": weighted_error(margins <= 0, weight),
                 "error": weighted_error(wrong, weight)}
-
-    def _record(self, p: _Problem, f, w_next, gamma, eta, potential, ensemble, terms):
-        margins, predicted_wrong = self._vote_margins(p.a, f)
-        return {
-            "loss": weighted_error(margins <= 0, p.s),
-            "train_error": weighted_error(predicted_wrong, p.s),
-            "edge": gamma,
-            "step": eta,
-            "eta": eta,
-            "margin": margin_record(margins, ensemble.l1_norm(pending=terms)),
-            "max_weight": float(w_next.max() * w_next.size),
-            "n_zero_weights": float(np.count_nonzero(w_next == 0.0)),
-            "bound": self._bound(p, potential),
-        }
 
     def _bound(self, p: _Problem, potential: float) -> float:
         """Theorems 1, 3, 4 (and 5, corrected) from the run's own η_t, γ_t."""
