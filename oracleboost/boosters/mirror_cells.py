@@ -25,8 +25,8 @@ from .margin_passes import _lane_sums
 from .mirror_maps import MirrorMap
 from .row_passes import _lane_parts
 
-__all__ = ["cell_blocks", "one_hot", "start", "row_masses", "query", "directions", "step_target",
-           "vote", "extremes"]
+__all__ = ["cell_blocks", "cell_caps", "one_hot", "start", "row_masses", "query", "directions",
+           "step_target", "vote", "extremes"]
 
 
 def cell_blocks(blocks: RowBlocks, width: int) -> RowBlocks:

@@ -194,7 +194,8 @@ class ClusterStumpOracle(BoundStumpOracle):
         """The least-squares stump for a target held by the workers (shape (n,), or (n, K):
         a stump of vector leaves), with the weights ``sample_weight`` (held by the workers,
         normalised by the booster as in memory) or none; the same answer as in memory."""
-        if not isinstance(target, Partitioned) or not (
+        if not isinstance(target, Partitioned) or (
+                target.ndim == 2 and target.columns is None) or not (
                 sample_weight is None or isinstance(sample_weight, Partitioned)):
             raise NotDistributedError(
                 "a cluster's stump oracle answers project(target, sample_weight) for a "
