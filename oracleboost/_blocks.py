@@ -144,6 +144,11 @@ class RowBlocks:
         ``(start, stop)`` of every block, in order.
     """
 
+    n: int
+    block_size: int
+    n_jobs: int | None
+    bounds: list[tuple[int, int]]
+
     #: Whether a pass may overwrite the per-row arrays an earlier pass of the same round
     #: made (in memory, yes: it saves a copy; on a cluster's worker, no: a task must leave
     #: its inputs as they were, so that Dask may run it again after a lost worker).
