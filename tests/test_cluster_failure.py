@@ -37,8 +37,13 @@ from test_cluster import BLOCK, PARTITION, _same_model  # noqa: E402
 from test_cluster import _data as cluster_data  # noqa: E402
 
 from oracleboost._cluster import LostRowsError  # noqa: E402
-from oracleboost.boosters import BoostingWarning, CoordinateBoostingClassifier  # noqa: E402
-from oracleboost.oracles import StumpOracle  # noqa: E402
+from oracleboost.boosters import (  # noqa: E402
+    AcceleratedMarginClassifier,
+    BoostingWarning,
+    CoordinateBoostingClassifier,
+    MirrorBoostingClassifier,
+)
+from oracleboost.oracles import LinearOracle, StumpOracle  # noqa: E402
 
 ROUNDS = 15
 
@@ -119,6 +124,36 @@ def test_a_lost_worker_does_not_change_the_fit(client, when):
     callback = AfterRound(5, kill)
     dk = _booster(callback=callback).fit(da.from_array(X, chunks=(3000, 2)),
                                          da.from_array(y, chunks=5000), sample_weight=s)
+    assert callback.done
+    assert dk.stop_reason_ == mem.stop_reason_
+    _same_model(mem, dk)
+
+
+def _accelerated(callback=None):
+    model = AcceleratedMarginClassifier(LinearOracle(block_size=BLOCK), block_size=BLOCK,
+                                        method="stochastic", n_estimators=ROUNDS, tol=0.0,
+                                        random_state=0)
+    return model if callback is None else model.set_callbacks(callback)
+
+
+def _multiclass_mirror(callback=None):
+    model = MirrorBoostingClassifier(StumpOracle(block_size=BLOCK), block_size=BLOCK,
+                                     mirror="euclidean", n_estimators=ROUNDS)
+    return model if callback is None else model.set_callbacks(callback)
+
+
+@pytest.mark.parametrize("make, classes", [(_accelerated, 2), (_multiclass_mirror, 3)],
+                         ids=["accelerated-stochastic", "mirror-multiclass"])
+def test_a_lost_worker_does_not_change_other_fits(client, make, classes):
+    """The finite class's rows bound on the workers and Algorithm 2's draws from one
+    partition (map_one); MABoost's multiclass cells on their own blocks: all made again
+    after a worker dies between rounds 5 and 6."""
+    client.wait_for_workers(2, timeout=60)
+    X, _, s = _data(5)
+    y = np.digitize(X[:, 0], [-0.4, 0.4][:classes - 1])
+    mem = make().fit(X, y, sample_weight=s)
+    callback = AfterRound(5, lambda: _kill_a_worker(client))
+    dk = make(callback).fit(da.from_array(X, chunks=(3000, 2)), y, sample_weight=s)
     assert callback.done
     assert dk.stop_reason_ == mem.stop_reason_
     _same_model(mem, dk)
