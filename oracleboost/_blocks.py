@@ -211,6 +211,12 @@ class RowBlocks:
         outputs, stat = stage(self, *rows, **consts)
         return outputs, ReadyStats([stat]) if getattr(stage, "stat_later", False) else [stat]
 
+    def empty(self, shape: int | tuple[int, ...] | None = None) -> np.ndarray:
+        """A new per-row array for a stage's output (``shape`` defaults to ``(n,)``),
+        its values undefined.  On a cluster's worker it may be a buffer of an earlier
+        round that nothing holds any more (:func:`oracleboost._cluster.pooled_empty`)."""
+        return np.empty(self.n if shape is None else shape)
+
     def map_one(self, part: int, stage: Callable[..., tuple[tuple, Any]], *rows: Any,
                 **consts: Any) -> Any:
         """The stat of ``stage`` on partition ``part`` alone (in memory, the one

@@ -105,7 +105,7 @@ def signed_sums(blocks: RowBlocks, a: np.ndarray, y: np.ndarray, w: np.ndarray,
 
 
 def _step_margins(blocks: RowBlocks, m, a, y, s, *, c: float) -> tuple[tuple, np.ndarray]:
-    lane, out = blocks.lane, np.empty(blocks.n)
+    lane, out = blocks.lane, blocks.empty()
     parts = _lanes(blocks, 2, lambda lo, hi, p: column_kernels.step_margins(
         m, a, y, c, s, out, lo, hi, lane, p))
     return (out,), parts
@@ -308,7 +308,7 @@ def error_and_margin(blocks: RowBlocks, y: Rows, f: Rows, s: Rows | None,
 
 @outputs_only(1)
 def _combined(blocks: RowBlocks, a, *bs, coefs: tuple) -> tuple[tuple, None]:
-    out = np.empty_like(a)
+    out = blocks.empty(a.shape)
 
     def run(lo: int, hi: int) -> None:
         out[lo:hi] = a[lo:hi]
@@ -321,7 +321,7 @@ def _combined(blocks: RowBlocks, a, *bs, coefs: tuple) -> tuple[tuple, None]:
 
 @outputs_only(1)
 def _scaled(blocks: RowBlocks, a, s) -> tuple[tuple, None]:
-    out = np.empty_like(a)
+    out = blocks.empty(a.shape)
     s = s[:, None] if a.ndim == 2 and s.ndim == 1 else s
     elementwise(blocks, lambda lo, hi: np.multiply(s[lo:hi], a[lo:hi], out=out[lo:hi]))
     return (out,), None
@@ -334,7 +334,7 @@ def scaled(blocks: RowBlocks, a: Rows, s: Rows) -> Rows:
 
 @outputs_only(1)
 def _ldexp(blocks: RowBlocks, a, *, e: int) -> tuple[tuple, None]:
-    out = np.empty_like(a)
+    out = blocks.empty(a.shape)
     elementwise(blocks, lambda lo, hi: np.ldexp(a[lo:hi], e, out=out[lo:hi]))
     return (out,), None
 
@@ -352,7 +352,7 @@ def ldexp(blocks: RowBlocks, a: Rows, e: int) -> Rows:
 
 @outputs_only(1)
 def _descent(blocks: RowBlocks, y, f, *, loss: Loss) -> tuple[tuple, None]:
-    out = np.empty_like(f)
+    out = blocks.empty(f.shape)
     elementwise(blocks, lambda lo, hi: np.negative(loss.gradient(y[lo:hi], f[lo:hi]),
                                                    out=out[lo:hi]))
     return (out,), None
@@ -389,7 +389,7 @@ def _logits(blocks: RowBlocks, margins, log_s, *, loss: MarginLoss) -> tuple[tup
 def _exps(blocks: RowBlocks, zs, log_phis, *, top: float,
           top_phi: float) -> tuple[tuple, np.ndarray]:
     """Pass 2: ``w = exp(z − top)`` and the lanes' sums (the logits left as they are)."""
-    lane, w = blocks.lane, np.empty(blocks.n)
+    lane, w = blocks.lane, blocks.empty()
 
     def exps(lo: int, hi: int, out: np.ndarray) -> None:
         wb = w[lo:hi]
@@ -407,8 +407,8 @@ def _normalise(blocks: RowBlocks, e, zs, y, *, top: float,
                total: float) -> tuple[tuple, np.ndarray]:
     """Pass 3: ``w = e / total``, ``query = w · y`` and the lanes' ``Σ w (z − top)``
     (the entropy's, read when the round is recorded: see ``deferred_stat``)."""
-    lane, query = blocks.lane, np.empty(blocks.n)
-    w = e if blocks.in_place else np.empty(blocks.n)
+    lane, query = blocks.lane, blocks.empty()
+    w = e if blocks.in_place else blocks.empty()
     # a compiled sum, as np.dot's BLAS rounds by CPU
     inner = _lanes(blocks, 1, lambda lo, hi, out: column_kernels.normalise(
         e[lo:hi], zs[lo], top, y[lo:hi], total, w[lo:hi], query[lo:hi], 0, hi - lo, lane,
@@ -493,7 +493,7 @@ def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLo
         return (stepped, *logit_rows, None), (step_lanes, logit_tops, None)
     separate = not loss.phi_is_neg_dphi
     lane, n_lanes = blocks.lane, blocks.n_lanes
-    margins, e = np.empty(blocks.n), np.empty(blocks.n)
+    margins, e = blocks.empty(), blocks.empty()
     step_parts, sums = np.zeros((n_lanes, 2)), np.zeros((n_lanes, 2))
     tops = np.full((n_lanes, 2), -math.inf)
     zs: dict[int, np.ndarray] = {}  # (each run's, by its first row: see _logits)
@@ -502,9 +502,9 @@ def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLo
     phi_sums = separate and math.isfinite(top_phi)
 
     def run(q0: int, q1: int, lo: int, hi: int) -> None:
-        zs[lo] = z_run = np.empty(hi - lo)
+        zs[lo] = z_run = blocks.empty(hi - lo)
         if separate:
-            log_phis[lo] = lp_run = np.empty(hi - lo)
+            log_phis[lo] = lp_run = blocks.empty(hi - lo)
         for c0 in range(lo, hi, chunk):
             c1 = min(c0 + chunk, hi)
             qa, qb = q0 + (c0 - lo) // lane, q0 + -(-(c1 - lo) // lane)
@@ -609,7 +609,7 @@ def _close_above(shift: float, top: float) -> bool:
 
 @outputs_only(1)
 def _oriented(blocks: RowBlocks, a, y, *, norm: float, sign: float) -> tuple[tuple, None]:
-    u = np.empty(blocks.n)
+    u = blocks.empty()
 
     def run(lo: int, hi: int) -> None:
         np.divide(np.multiply(y[lo:hi], a[lo:hi], out=u[lo:hi]), norm, out=u[lo:hi])
@@ -626,7 +626,7 @@ def oriented(blocks: RowBlocks, a: Rows, y: Rows, norm: float, sign: float) -> R
 
 def _risk_logits(blocks: RowBlocks, m, log_s, *, loss: MarginLoss) -> tuple[tuple, np.ndarray]:
     """``log φ(m) + log s`` and their maxima (in each run's first lane's slot)."""
-    out = np.empty(blocks.n)
+    out = blocks.empty()
 
     def run(lo: int, hi: int, tops: np.ndarray) -> None:
         tops[0, 0] = _logits_into(loss.log_phi(m[lo:hi]), log_s, lo, hi, out[lo:hi])
@@ -637,8 +637,8 @@ def _risk_logits(blocks: RowBlocks, m, log_s, *, loss: MarginLoss) -> tuple[tupl
 def _line_rho(blocks: RowBlocks, lr, *, top: float) -> tuple[tuple, np.ndarray]:
     """``log ρ = lr − top``, ``ρ = exp(log ρ)`` and the lanes' sums of ``ρ``."""
     lane = blocks.lane
-    log_rho = lr if blocks.in_place else np.empty(blocks.n)
-    rho = np.empty(blocks.n)
+    log_rho = lr if blocks.in_place else blocks.empty()
+    rho = blocks.empty()
 
     def run(lo: int, hi: int, out: np.ndarray) -> None:
         np.subtract(lr[lo:hi], top, out=log_rho[lo:hi])
