@@ -27,7 +27,6 @@ from .._blocks import RowBlocks, outputs_only
 from .._cluster import (
     ClusterBlocks,
     FreshNames,
-    NotDistributedError,
     Partitioned,
     client_for,
     persisted_parts,
@@ -100,13 +99,11 @@ def _signs(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
 
 
 def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: Any,
-                                block_size: int, multiclass_in_memory: bool = False,
-                                sample_group: Any = None, scale_free: bool = True,
+                                block_size: int, sample_group: Any = None,
+                                scale_free: bool = True,
                                 labels: str = "signs") -> ClusterClassificationData:
-    """The preamble of a binary classifier's ``fit`` on a dask array X; sets
-    ``classes_`` and ``n_features_in_``.  ``multiclass_in_memory``: the estimator fits
-    more than two classes in memory, so more than two here is a ``NotDistributedError``
-    (not scikit-learn's binary-only error).  ``sample_group`` (0 or 1 a row, checked on
+    """The preamble of a classifier's ``fit`` on a dask array X; sets ``classes_`` and
+    ``n_features_in_``.  ``sample_group`` (0 or 1 a row, checked on
     the workers) follows the rows kept, as ``group`` (True: 1).  ``scale_free``
     False: the weights are kept as given (a risk that sums them, as
     ``BaseBooster._scale_free_weights`` says), equal or not.  ``labels``: ``"signs"``
@@ -114,8 +111,7 @@ def cluster_classification_data(estimator: Any, X: Any, y: Any, sample_weight: A
     ``"auto"`` (±1 for two classes, indices for more); ``ypm`` holds them."""
     rows, labels, weights, group = _cluster_rows(
         estimator, X, y, sample_weight, block_size, classes=True,
-        multiclass_in_memory=multiclass_in_memory, group=sample_group,
-        scale_free=scale_free, labels=labels)
+        group=sample_group, scale_free=scale_free, labels=labels)
     return ClusterClassificationData(rows, labels, weights, group)
 
 
@@ -129,10 +125,11 @@ def cluster_regression_data(estimator: Any, X: Any, y: Any, sample_weight: Any,
 
 
 def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size: int, *,
-                  classes: bool, multiclass_in_memory: bool = False, group: Any = None,
-                  scale_free: bool = True, labels: str = "signs"):
+                  classes: bool, group: Any = None, scale_free: bool = True,
+                  labels: str = "signs"):
     """``(rows, targets, weights, group)`` on the workers: ``classes``: y's classes (set
-    as ``classes_``) and the ±1 labels; else y as float64, checked finite; ``group``
+    as ``classes_``) and the labels (as ``labels`` says); else y as float64, checked
+    finite; ``group``
     None, or the rows' 0/1 groups as booleans."""
     import dask.array as da
     from distributed import futures_of
@@ -180,12 +177,6 @@ def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size
     if classes:
         found = np.unique(checks[0])
         check_classification_targets(found)
-        if multiclass_in_memory and len(found) > 2:
-            raise NotDistributedError(
-                f"{name} on a dask array is binary for now; y has {len(found)} classes "
-                "(their weights over the rows × classes are not distributed yet): fit a "
-                "NumPy array"
-            )
         check_classes(name, found, binary=labels == "signs")
     elif not checks[0]:
         raise ValueError("Input y contains NaN or infinity (found on the workers)")

@@ -46,7 +46,7 @@ def _scores(blocks: RowBlocks, S, y, *, scale: float, multiclass: bool,
             intercept) -> tuple[tuple, None]:
     """``Z w`` from ``S = H w``: binary ``−y (S + b) / scale``; multiclass the logits
     ``(S_ij − S_{i c_i}) / (√2 scale)`` (0 in the own-class cells)."""
-    out = np.empty(S.shape)
+    out = blocks.empty(S.shape)
 
     def run(q0: int, q1: int, lo: int, hi: int) -> None:
         s = S[lo:hi] if intercept is None else S[lo:hi] + intercept
@@ -72,7 +72,7 @@ def _momentum(blocks: RowBlocks, Zw, Zg, Zz, *, beta: float,
               theta: float) -> tuple[tuple, None]:
     """Algorithm 2's scores updated by one row: ``Zg' = β (Zg + Zz)``,
     ``Zw' = Zw − θ (Zg' + Zz)`` (``Zg`` None: zero)."""
-    g, w = np.empty(Zz.shape), np.empty(Zz.shape)
+    g, w = blocks.empty(Zz.shape), blocks.empty(Zz.shape)
 
     def run(q0: int, q1: int, lo: int, hi: int) -> None:
         z = Zz[lo:hi]
@@ -116,8 +116,9 @@ def _dual_terms(blocks: RowBlocks, Zw, y, log_s, s, *, loss: MarginLoss,
                 multiclass: bool) -> tuple[tuple, np.ndarray]:
     """``xi`` (the rows only), ``lp = log s + log ℓ(xi)``, and each lane's ``max lp``,
     ``max xi`` and wrong mass."""
-    xi = np.array(Zw, dtype=np.float64, copy=True)
-    lp = np.empty(Zw.shape)
+    xi = blocks.empty(Zw.shape)
+    np.copyto(xi, Zw)
+    lp = blocks.empty(Zw.shape)
     lane = blocks.lane
     parts = np.full((blocks.n_lanes, 3), -math.inf)
     parts[:, 2] = 0.0
@@ -150,8 +151,8 @@ def _dual_q(blocks: RowBlocks, xi, y, log_s, *, loss: MarginLoss, log_dpsi: floa
     """``q = exp(log s + log ℓ'(xi) − log ℓ'(ψ))`` and the query ``r`` (see
     :class:`DualPoint`), with each lane's mass of q and sums of r's columns."""
     multiclass = form == "multiclass"
-    q = np.empty(xi.shape)
-    r = q if form == "kernel" else np.empty(xi.shape)
+    q = blocks.empty(xi.shape)
+    r = q if form == "kernel" else blocks.empty(xi.shape)
     K = xi.shape[1] if multiclass else 1
     lane = blocks.lane
     parts = np.zeros((blocks.n_lanes, 1 + K))
@@ -182,7 +183,7 @@ def _query_into(q, y, form: str, lo: int, hi: int, lane: int, r, sums) -> None:
 
 
 def _query(blocks: RowBlocks, q, y, *, form: str) -> tuple[tuple, np.ndarray]:
-    r = q if form == "kernel" else np.empty(q.shape)
+    r = q if form == "kernel" else blocks.empty(q.shape)
     parts = np.zeros((blocks.n_lanes, q.shape[1] if form == "multiclass" else 1))
     blocks.lane_map(lambda q0, q1, lo, hi: _query_into(q, y, form, lo, hi, blocks.lane, r,
                                                        parts[q0:q1]))

@@ -21,6 +21,7 @@ import numpy as np
 from .._blocks import BLOCKS_PER_PARTITION, LANE_ROWS, RowBlocks, ordered_sum, outputs_only
 from .._cluster import ClusterBlocks, Partitioned, shaped_like, with_ndim
 from .._typing import Rows
+from .classifier import predicted_index, vote_margins
 from .margin_passes import _lane_sums
 from .mirror_maps import MirrorMap
 from .row_passes import _lane_parts
@@ -148,14 +149,11 @@ def step_target(blocks: RowBlocks, mirror: MirrorMap, w: Rows, z: Rows | None, D
 def _vote(blocks: RowBlocks, f, pred, a, s, *, eta: float) -> tuple[tuple, np.ndarray]:
     K = f.shape[1]
     f = f + eta * one_hot(pred, K)
-    rows = np.arange(blocks.n)
-    others = f.copy()
-    others[rows, a] = -np.inf
-    margins = f[rows, a] - others.max(axis=1)
+    margins = vote_margins(a, f)
     w = np.ones(blocks.n) if s is None else s
     lane = blocks.lane
     parts = np.zeros((blocks.n_lanes, 3))
-    bad, wrong = np.where(margins <= 0, w, 0.0), np.where(np.argmax(f, axis=1) != a, w, 0.0)
+    bad, wrong = np.where(margins <= 0, w, 0.0), np.where(predicted_index(f) != a, w, 0.0)
 
     def run(q0: int, q1: int, lo: int, hi: int) -> None:
         _lane_sums(bad, lo, hi, lane, parts[q0:q1, 0])

@@ -271,17 +271,15 @@ def index_masses(blocks: RowBlocks, y: Rows, s: Rows | None, K: int) -> np.ndarr
 def _vote_error_and_margin(blocks: RowBlocks, y, f, s) -> tuple[tuple, np.ndarray]:
     """Each lane's ``Σ s [argmax f ≠ y]`` and ``min (f_y − max_{k≠y} f_k)`` (``s`` None:
     unit weights)."""
+    from .classifier import predicted_index, vote_margins  # (classifier imports this module)
+
     lane = blocks.lane
 
     def run(lo: int, hi: int, out: np.ndarray) -> None:
         yb, fb, w = y[lo:hi], f[lo:hi], (1.0 if s is None else s[lo:hi])
-        rows = np.arange(hi - lo)
-        own = fb[rows, yb]
-        others = fb.copy()
-        others[rows, yb] = -np.inf
-        column_kernels.lane_sums(np.where(np.argmax(fb, axis=1) != yb, w, 0.0), 0, hi - lo,
+        column_kernels.lane_sums(np.where(predicted_index(fb) != yb, w, 0.0), 0, hi - lo,
                                  lane, out[:, 0])
-        m = own - others.max(axis=1)
+        m = vote_margins(yb, fb)
         for q in range(out.shape[0]):
             out[q, 1] = m[q * lane:(q + 1) * lane].min()
 

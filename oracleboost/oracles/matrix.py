@@ -117,7 +117,7 @@ def rows_times(blocks: RowBlocks, A: np.ndarray, w: np.ndarray, k: int) -> np.nd
     """``A (w · 2**-k)``, each row's sum over the columns in order, shaped as ``w``'s
     rows (n,) or (n, K)."""
     W = _scaled(w, k)
-    out = np.empty((A.shape[0], W.shape[1]))
+    out = blocks.empty((A.shape[0], W.shape[1]))
     blocks.lane_map(lambda q0, q1, lo, hi: products.times(A, W, lo, hi, out))
     return out.reshape((A.shape[0],) + w.shape[1:])
 
