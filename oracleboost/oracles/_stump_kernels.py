@@ -95,6 +95,88 @@ def hist_weighted(codes, w, t, hist_w, hist_s):  # pragma: no cover - compiled
                 S[b, k] += wi * t[i, k]
 
 
+#: Which histogram kernel :func:`histograms` runs.
+HIST_1D, HIST_2D, HIST_WEIGHTED = 0, 1, 2
+
+
+@nb.jit(**_JIT, parallel=True)
+def histograms(kind, codes, d, starts, stops, tasks, runs, blocks_per_partition, v, t,
+               parts_w, parts_s, out_w, out_s):  # pragma: no cover - compiled
+    """Every row block's histograms on numba's threads, then their sums in block order.
+
+    ``codes`` holds the blocks one after another, block ``k`` (rows
+    ``starts[k]:stops[k]``) as its ``(d, rows)`` feature-major codes.  Task ``i`` is
+    ``tasks[i] = (k, fa, fb)``: block ``k``'s features ``fa:fb`` into its slot of the
+    partials ``parts_*[k, fa:fb]``; the runs ``runs[r]:runs[r + 1]`` of consecutive
+    tasks go one a thread.  ``kind`` picks the kernel: :data:`HIST_1D` (``v`` of shape
+    (n,) into ``parts_w``), :data:`HIST_2D` (``t`` (n, K) into ``parts_s``) or
+    :data:`HIST_WEIGHTED` (``v`` the weights and ``t`` the targets, into both).
+
+    With more than one block, the partials are then added element by element, feature by
+    feature: each partition's ``blocks_per_partition`` blocks left to right, then the
+    partitions' sums left to right, into ``out_*`` (with one block the caller passes
+    ``out_*[None]`` as the partials).  A histogram's bits depend on the blocks, never on
+    how many threads ran them.
+    """
+    for r in nb.prange(runs.shape[0] - 1):
+        for i in range(runs[r], runs[r + 1]):
+            k, fa, fb = tasks[i, 0], tasks[i, 1], tasks[i, 2]
+            a, b = starts[k], stops[k]
+            c = codes[a * d:b * d].reshape((d, b - a))[fa:fb]
+            if kind == HIST_1D:
+                hist_1d(c, v[a:b], parts_w[k, fa:fb])
+            elif kind == HIST_2D:
+                hist_2d(c, t[a:b], parts_s[k, fa:fb])
+            else:
+                hist_weighted(c, v[a:b], t[a:b], parts_w[k, fa:fb], parts_s[k, fa:fb])
+    n_blocks = starts.shape[0]
+    if n_blocks == 1:
+        return
+    for j in nb.prange(d):
+        if kind != HIST_2D:
+            _add_block_histograms(parts_w[:, j], out_w[j], blocks_per_partition)
+        if kind != HIST_1D:
+            _add_block_histograms_2d(parts_s[:, j], out_s[j], blocks_per_partition)
+
+
+@nb.jit(**_JIT)
+def _add_block_histograms(parts, out, per_partition):  # pragma: no cover - compiled
+    """``out = Σ_k parts[k]`` for one feature's partials ``parts`` (blocks, B), element
+    by element: each partition's blocks in order, then the partitions' sums in order
+    (the additions of NumPy's ``acc += part``, block by block: contiguous rows)."""
+    n_blocks, B = parts.shape
+    acc = np.empty(B)
+    for g in range(0, n_blocks, per_partition):
+        acc[:] = parts[g]
+        for k in range(g + 1, min(g + per_partition, n_blocks)):
+            for b in range(B):
+                acc[b] += parts[k, b]
+        if g == 0:
+            out[:] = acc
+        else:
+            for b in range(B):
+                out[b] += acc[b]
+
+
+@nb.jit(**_JIT)
+def _add_block_histograms_2d(parts, out, per_partition):  # pragma: no cover - compiled
+    """:func:`_add_block_histograms` of partials (blocks, B, K) into ``out`` (B, K)."""
+    n_blocks, B, K = parts.shape
+    acc = np.empty((B, K))
+    for g in range(0, n_blocks, per_partition):
+        acc[:, :] = parts[g]
+        for k in range(g + 1, min(g + per_partition, n_blocks)):
+            for b in range(B):
+                for c in range(K):
+                    acc[b, c] += parts[k, b, c]
+        if g == 0:
+            out[:, :] = acc
+        else:
+            for b in range(B):
+                for c in range(K):
+                    out[b, c] += acc[b, c]
+
+
 @nb.jit(**_JIT)
 def _suffix_sums(h, nb_j, out):  # pragma: no cover - compiled
     """``out[b] = h[nb_j-1] + … + h[b]`` summed from the last bin, for b < nb_j."""

@@ -107,9 +107,9 @@ import threading
 from typing import Any, NamedTuple
 
 import lightgbm as lgb  # the library (absolute import; this module is oracleboost.oracles.lightgbm)
-import numba
 import numpy as np
 
+from .._parallel import max_threads, run_parallel
 from .._typing import ArrayLike
 from . import _tree_kernels as kernels
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
@@ -259,14 +259,6 @@ def _lightgbm_thread_count(num_threads: int) -> int:
             return max(1, int(lgb.basic._LIB.OMP_NUM_THREADS()))
     except AttributeError:  # pragma: no cover - other builds
         return 1
-
-
-_parallel_lock = threading.Lock()
-
-
-def _max_parallel_threads() -> int:
-    """Threads numba's parallel kernels may use (``NUMBA_NUM_THREADS``)."""
-    return int(numba.config.NUMBA_NUM_THREADS)
 
 
 # -- the hypothesis -----------------------------------------------------------------------
@@ -467,9 +459,8 @@ def _leaf_values(
     when TBB is not installed) they are LightGBM's own OpenMP threads, still awake
     after growing the tree: measured right after growing at 100,000 x 50, the
     partition took 0.64 ms on two of them against 1.37 ms on one thread, and 1.9 ms on
-    two Python threads, which compete with LightGBM's while those spin.  A lock keeps
-    numba's thread-unsafe ``workqueue`` layer safe when oracles answer queries on
-    several Python threads.
+    two Python threads, which compete with LightGBM's while those spin
+    (:func:`oracleboost._parallel.run_parallel`).
     """
     n = XT.shape[1]
     bounds = np.zeros((n_parts, tree.n_leaves, 3), dtype=np.int64)
@@ -481,13 +472,8 @@ def _leaf_values(
         kernels.leaf_means(rows, bounds, target, w, values, out)
         return values, out
     cuts = np.array([n * p // n_parts for p in range(n_parts + 1)], dtype=np.int64)
-    with _parallel_lock:
-        threads = numba.get_num_threads()
-        numba.set_num_threads(n_parts)
-        try:
-            kernels.leaf_means_parallel(*args, cuts, rows, bounds, target, w, values, out)
-        finally:
-            numba.set_num_threads(threads)
+    run_parallel(kernels.leaf_means_parallel, n_parts, *args, cuts, rows, bounds, target, w,
+                 values, out)
     return values, out
 
 
@@ -569,7 +555,7 @@ class _BoundLightGBM(BoundOracle):
         self._grad = np.empty(n, dtype=np.float32)
         self._hess = np.empty(n, dtype=np.float32)
         self._rows = np.empty((2, n), dtype=np.int32)
-        threads = min(_lightgbm_thread_count(self.num_threads), _max_parallel_threads())
+        threads = min(_lightgbm_thread_count(self.num_threads), max_threads())
         self._n_parts = max(1, min(threads, n // _MIN_ROWS_PER_THREAD))
         # Weighted queries: custom gradients.  Unweighted queries: LightGBM's own squared
         # loss on the centred target, whose constant Hessian LightGBM exploits (about 15%

@@ -38,6 +38,7 @@ from numpy.typing import ArrayLike
 
 from .._blocks import BLOCKS_PER_PARTITION, DEFAULT_BLOCK_SIZE, RowBlocks, check_n_jobs
 from .._blocks import n_threads as _threads
+from .._parallel import run_parallel
 from .._blocks import thread_map as _map
 from . import _stump_kernels as kernels
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
@@ -57,6 +58,17 @@ __all__ = [
 # cells (a prediction: (row, round) cells): below it, starting threads costs more than
 # it saves.
 _MIN_CELLS = 1 << 16
+
+# A scan of histograms (the best split of each feature) runs on threads only when every
+# thread gets at least this many bins.
+_MIN_SCAN_CELLS = 1 << 16
+
+# The compiled histograms' kernel by name, and the empty arrays that stand for the rows
+# and outputs a kernel does not use.
+_HIST_KIND = {"hist_1d": kernels.HIST_1D, "hist_2d": kernels.HIST_2D,
+              "hist_weighted": kernels.HIST_WEIGHTED}
+_NO_ROWS, _NO_TARGETS = np.empty(0), np.empty((0, 1))
+_NO_HIST, _NO_HIST_2D = np.empty((0, 0)), np.empty((0, 0, 0))
 
 # Rows of a block of predict_sum (kernels.stump_sum): a block keeps the values of the
 # features its stumps use and its running sums, (m + K) floats a row, within 256 KiB
@@ -669,7 +681,10 @@ class BoundStumpOracle(BoundOracle):
         self._set_thresholds(thresholds)
         self.blocks = RowBlocks(n, int(oracle.block_size), self.n_jobs)
         dtype = np.min_scalar_type(self._B - 1)
-        self._block_codes = [np.empty((d, b - a), dtype=dtype) for a, b in self.blocks.bounds]
+        # the blocks one after another in one buffer (what the compiled histograms read)
+        self._codes = np.empty(n * d, dtype=dtype)
+        self._block_codes = [self._codes[a * d:b * d].reshape(d, b - a)
+                             for a, b in self.blocks.bounds]
 
         def codes(j: int) -> None:
             # searchsorted(side="left") counts thresholds strictly below x: x == θ goes left.
@@ -693,66 +708,65 @@ class BoundStumpOracle(BoundOracle):
     def _histograms(self, kernel: Callable[..., None], rows: tuple[np.ndarray, ...],
                     outs: tuple[np.ndarray, ...]) -> None:
         """``kernel(codes, *rows, *outs)`` over every row block, each block's histograms
-        added into ``outs`` (of shape ``(d, B, ...)``) in block order.
+        added into ``outs`` (of shape ``(d, B, ...)``) in block order
+        (:func:`._stump_kernels.histograms`, on numba's threads).
 
         A task is one row block and one run of features; its kernel call reads only
         those codes and rows and writes only its block's partial histograms, whose sums
-        are in row order.  The partials are then added in block order, feature by
-        feature: the bits depend on the blocks, never on the threads.  With one block
-        the kernel writes ``outs`` itself.
+        are in row order.  The partials are then added in block order, within each
+        partition of ``BLOCKS_PER_PARTITION`` blocks and then partition by partition
+        (what a worker of a cluster holds: the same order is followed there without
+        sending every block's histogram), feature by feature: the bits depend on the
+        blocks, never on the threads.  With one block the kernel writes ``outs`` itself.
         """
         d, bounds = self.n_features, self.blocks.bounds
         k_blocks = len(bounds)
-        parts = outs if k_blocks == 1 else tuple(np.empty((k_blocks,) + o.shape) for o in outs)
         threads = min(_threads(self.n_jobs), max(1, (self.n_samples * d) // _MIN_CELLS))
         # Features are split when blocks are few for the threads (or unequal: the last
         # one is short), so that every thread gets about the same number of cells.
         groups = 1 if threads == 1 else max(1, min(d, -(-4 * threads // k_blocks)))
         cuts = [d * g // groups for g in range(groups + 1)]
-        tasks = [(k, fa, fb) for k in range(k_blocks)
-                 for fa, fb in zip(cuts[:-1], cuts[1:], strict=True)]
-
-        def task(k: int, fa: int, fb: int) -> None:
-            a, b = bounds[k]
-            kernel(self._block_codes[k][fa:fb], *(r[a:b] for r in rows),
-                   *((p if k_blocks == 1 else p[k])[fa:fb] for p in parts))
-
+        tasks = np.array([(k, fa, fb) for k in range(k_blocks)
+                          for fa, fb in zip(cuts[:-1], cuts[1:], strict=True)], dtype=np.intp)
         threads = min(threads, len(tasks))
         # Consecutive runs of tasks of about equal cost (cells), one run a thread.
         cost = np.cumsum([(bounds[k][1] - bounds[k][0]) * (fb - fa) for k, fa, fb in tasks])
-        runs = [0, *np.searchsorted(cost, cost[-1] * np.arange(1, threads) / threads,
-                                    side="right").tolist(), len(tasks)]
-        _map(lambda lo, hi: [task(*tasks[i]) for i in range(lo, hi)],
-             list(zip(runs[:-1], runs[1:], strict=True)), threads, star=True)
-        if k_blocks > 1:
-            groups = range(0, k_blocks, BLOCKS_PER_PARTITION)
+        runs = np.array([0, *np.searchsorted(cost, cost[-1] * np.arange(1, threads) / threads,
+                                             side="right").tolist(), len(tasks)], dtype=np.intp)
+        kind = _HIST_KIND[kernel.__name__]
+        v, t = _NO_ROWS, _NO_TARGETS
+        out_w, out_s = _NO_HIST, _NO_HIST_2D
+        if kind == kernels.HIST_1D:
+            (v,), (out_w,) = rows, outs
+        elif kind == kernels.HIST_2D:
+            (t,), (out_s,) = rows, outs
+        else:
+            (v, t), (out_w, out_s) = rows, outs
 
-            def add(fa: int, fb: int) -> None:
-                # Element by element (NumPy's elementwise adds are exact operations,
-                # whatever the SIMD width): each partition's blocks left to right, then
-                # the partitions' sums left to right.  The partition is what a worker of
-                # a cluster would hold: this order can be followed there without sending
-                # every block's histogram (with one partition it is plain block order).
-                for out, part in zip(outs, parts, strict=True):
-                    for g in groups:
-                        acc = part[g, fa:fb].copy()
-                        for k in range(g + 1, min(g + BLOCKS_PER_PARTITION, k_blocks)):
-                            acc += part[k, fa:fb]
-                        if g == 0:
-                            out[fa:fb] = acc
-                        else:
-                            out[fa:fb] += acc
+        def partials(out: np.ndarray) -> np.ndarray:
+            if out.size == 0:  # not this kernel's
+                return out[None]
+            return out[None] if k_blocks == 1 else np.empty((k_blocks,) + out.shape)
 
-            self._by_feature(add)
+        starts = np.array([a for a, _ in bounds], dtype=np.intp)
+        stops = np.array([b for _, b in bounds], dtype=np.intp)
+        run_parallel(kernels.histograms, threads, kind, self._codes, d, starts, stops,
+                     tasks, runs, BLOCKS_PER_PARTITION, np.ascontiguousarray(v),
+                     np.ascontiguousarray(t), partials(out_w), partials(out_s), out_w, out_s)
 
-    def _by_feature(self, block: Callable[[int, int], None]) -> None:
-        """Run ``block(a, b)`` over blocks of features ``a:b`` that cover them all.
+    def _by_feature(self, block: Callable[[int, int], None], width: int = 1) -> None:
+        """Run ``block(a, b)`` over blocks of features ``a:b`` that cover them all (a
+        scan of histograms of ``width`` columns).
 
         A block reads and writes only its features' slices of the arrays it closes over,
-        so the answer does not depend on the number of threads.
+        so the answer does not depend on the number of threads.  A scan reads ``B ×
+        width`` numbers a feature, whatever ``n``: a thread takes at least
+        ``_MIN_SCAN_CELLS`` of them (at 50 features of 255 bins, the scan takes 44 µs on
+        one thread, and 160 µs when handed to two).
         """
         d = self.n_features
-        n_threads = min(_threads(self.n_jobs), d, max(1, (self.n_samples * d) // _MIN_CELLS))
+        n_threads = min(_threads(self.n_jobs), d,
+                        max(1, (d * self._B * width) // _MIN_SCAN_CELLS))
         bounds = [d * k // n_threads for k in range(n_threads + 1)]
         _map(block, zip(bounds[:-1], bounds[1:], strict=True), n_threads, star=True)
 
@@ -868,7 +882,7 @@ class BoundStumpOracle(BoundOracle):
                 hist[a:b], self.n_bins[a:b], score[a:b], thr[a:b], k_left[a:b], k_right[a:b]
             )
 
-        self._by_feature(block)
+        self._by_feature(block, K)
         best = int(np.argmax(np.concatenate([total, score])))
         if best >= K:
             j = best - K
@@ -924,7 +938,7 @@ class BoundStumpOracle(BoundOracle):
             kernels.lsq_scan(hist_w[a:b], hist_s[a:b], self.n_bins[a:b], score[a:b], thr[a:b],
                              sums_left[a:b], sums_right[a:b], sums_w[a:b])
 
-        self._by_feature(block)
+        self._by_feature(block, K + 1)
         mean = S_tot / W_tot
         best = int(np.argmax(np.concatenate([[float((S_tot * mean).sum())], score])))
         if best > 0:
