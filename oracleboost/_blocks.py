@@ -35,7 +35,10 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["BLOCKS_PER_PARTITION", "DEFAULT_BLOCK_SIZE", "LANE_ROWS", "MIN_ROWS_PER_THREAD",
+from ._parallel import concurrent_launches, kernel_threads
+
+__all__ = ["BLOCKS_PER_PARTITION", "DEFAULT_BLOCK_SIZE", "LANE_ROWS",
+           "MIN_ROWS_PER_KERNEL_THREAD", "MIN_ROWS_PER_THREAD",
            "ReadyStats", "RowBlocks", "check_n_jobs", "deferred_stat", "n_threads",
            "ordered_sum", "outputs_only", "thread_map"]
 
@@ -60,6 +63,10 @@ LANE_ROWS = 1 << 12
 #: A scalar pass runs on more threads only when each gets at least this many rows: a
 #: thread's hand-over costs about as much as a pass over 50,000 rows.
 MIN_ROWS_PER_THREAD = 1 << 16
+
+#: Rows a thread of numba's gets in a compiled lane kernel: a parallel region starts in
+#: about 2 µs, a pass over this many rows takes 5 to 20.
+MIN_ROWS_PER_KERNEL_THREAD = 1 << 14
 
 
 def check_n_jobs(n_jobs: object, name: str = "n_jobs") -> None:
@@ -181,20 +188,40 @@ class RowBlocks:
 
     def lane_map(self, fn: Callable[[int, int, int, int], object]) -> None:
         """``fn(q_lo, q_hi, lo, hi)`` over runs of whole lanes ``q_lo:q_hi`` (rows
-        ``lo:hi``) that cover every row, one run a thread.  ``fn`` writes lane ``q``'s
-        partials into slot ``q`` of its outputs: the same slots and values on any
-        number of threads.  A thread gets at least ``MIN_ROWS_PER_THREAD`` rows."""
+        ``lo:hi``) that cover every row, one run a Python thread.  ``fn`` writes lane
+        ``q``'s partials into slot ``q`` of its outputs: the same slots and values on
+        any number of threads.  A Python thread gets at least ``MIN_ROWS_PER_THREAD``
+        rows.
+
+        Below that, one run covers every row, and the compiled lane kernels it calls
+        (:mod:`oracleboost.boosters._column_kernels`) share their lanes among numba's
+        threads instead (at least ``MIN_ROWS_PER_KERNEL_THREAD`` rows each): they start
+        in microseconds, where a Python thread's hand-over costs tens, and they do not
+        wait for the GIL between NumPy calls."""
         runs = self._runs
         if len(runs) == 1:  # most passes at small n: no thread_map to go through
-            fn(*runs[0])
+            with kernel_threads(self._kernel_threads):
+                fn(*runs[0])
         else:
-            thread_map(fn, runs, len(runs), star=True)
+            def run(*lanes: int) -> None:
+                with kernel_threads(1):
+                    fn(*lanes)
+
+            thread_map(run, runs, len(runs), star=True)
+
+    @functools.cached_property
+    def _kernel_threads(self) -> int:
+        """numba's threads for the compiled kernels of a single run."""
+        return max(1, min(n_threads(self.n_jobs), self.n_lanes,
+                          self.n // MIN_ROWS_PER_KERNEL_THREAD))
 
     @functools.cached_property
     def _runs(self) -> list[tuple[int, int, int, int]]:
         """:meth:`lane_map`'s runs, one a thread (fixed for a fit: read once)."""
         lanes, lane = self.n_lanes, self.lane
         threads = max(1, min(n_threads(self.n_jobs), lanes, self.n // MIN_ROWS_PER_THREAD))
+        if not concurrent_launches():  # numba's workqueue: its kernels one thread at a time
+            threads = 1
         cuts = [lanes * t // threads for t in range(threads + 1)]
         return [(q0, q1, q0 * lane, min(self.n, q1 * lane))
                 for q0, q1 in zip(cuts[:-1], cuts[1:], strict=True)]

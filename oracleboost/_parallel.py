@@ -14,15 +14,18 @@ launch kernels at once, so there a lock makes them take turns.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numba
+import numpy as np
 
-__all__ = ["max_threads", "run_parallel"]
+__all__ = ["concurrent_launches", "kernel_threads", "max_threads", "run_parallel"]
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # a kernel_threads block may run run_parallel
 
 
 def max_threads() -> int:
@@ -30,28 +33,47 @@ def max_threads() -> int:
     return int(numba.config.NUMBA_NUM_THREADS)
 
 
+@numba.njit(parallel=True, cache=True)
+def _probe(out):  # pragma: no cover - compiled
+    for i in numba.prange(out.shape[0]):
+        out[i] = i
+
+
+@functools.cache
+def _layer() -> str:
+    """numba's threading layer (chosen at its first parallel kernel: run one)."""
+    _probe(np.empty(1))
+    return str(numba.threading_layer())
+
+
+def concurrent_launches() -> bool:
+    """Whether several Python threads may run parallel kernels at once (not on
+    numba's ``workqueue`` layer)."""
+    return _layer() != "workqueue"
+
+
 def _unsafe_layer() -> bool:
-    try:
-        return numba.threading_layer() == "workqueue"
-    except ValueError:  # no parallel kernel has run yet: the layer is not chosen
-        return True
+    return not concurrent_launches()
+
+
+@contextlib.contextmanager
+def kernel_threads(threads: int) -> Iterator[None]:
+    """Within the block, the calling thread's parallel kernels run on ``threads`` of
+    numba's threads (at most :func:`max_threads`); on the ``workqueue`` layer, one
+    Python thread at a time."""
+    threads = max(1, min(int(threads), max_threads()))
+    with _lock if _unsafe_layer() else contextlib.nullcontext():
+        previous = numba.get_num_threads()
+        numba.set_num_threads(threads)
+        try:
+            yield
+        finally:
+            numba.set_num_threads(previous)
 
 
 def run_parallel(kernel: Callable[..., Any], threads: int, *args: Any) -> Any:
     """``kernel(*args)`` with numba's thread count set to ``threads`` (at most
     :func:`max_threads`) for this call; the setting is the calling thread's own and is
     restored afterwards."""
-    threads = max(1, min(int(threads), max_threads()))
-    if _unsafe_layer():
-        with _lock:
-            return _call(kernel, threads, args)
-    return _call(kernel, threads, args)
-
-
-def _call(kernel: Callable[..., Any], threads: int, args: tuple) -> Any:
-    previous = numba.get_num_threads()
-    numba.set_num_threads(threads)
-    try:
+    with kernel_threads(threads):
         return kernel(*args)
-    finally:
-        numba.set_num_threads(previous)
