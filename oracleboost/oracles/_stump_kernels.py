@@ -115,8 +115,9 @@ def histograms(kind, codes, d, starts, stops, tasks, runs, blocks_per_partition,
     With more than one block, the partials are then added element by element, feature by
     feature: each partition's ``blocks_per_partition`` blocks left to right, then the
     partitions' sums left to right, into ``out_*`` (with one block the caller passes
-    ``out_*[None]`` as the partials).  A histogram's bits depend on the blocks, never on
-    how many threads ran them.
+    ``out_*[None]`` as the partials; ``blocks_per_partition = 0``: not here, see
+    :func:`add_histograms`).  A histogram's bits depend on the blocks, never on how
+    many threads ran them.
     """
     for r in nb.prange(runs.shape[0] - 1):
         for i in range(runs[r], runs[r + 1]):
@@ -129,14 +130,27 @@ def histograms(kind, codes, d, starts, stops, tasks, runs, blocks_per_partition,
                 hist_2d(c, t[a:b], parts_s[k, fa:fb])
             else:
                 hist_weighted(c, v[a:b], t[a:b], parts_w[k, fa:fb], parts_s[k, fa:fb])
-    n_blocks = starts.shape[0]
-    if n_blocks == 1:
-        return
-    for j in nb.prange(d):
-        if kind != HIST_2D:
-            _add_block_histograms(parts_w[:, j], out_w[j], blocks_per_partition)
-        if kind != HIST_1D:
-            _add_block_histograms_2d(parts_s[:, j], out_s[j], blocks_per_partition)
+    if blocks_per_partition > 0 and starts.shape[0] > 1:
+        for j in nb.prange(d):
+            _add_feature(kind, j, blocks_per_partition, parts_w, parts_s, out_w, out_s)
+
+
+@nb.jit(**_JIT)
+def _add_feature(kind, j, blocks_per_partition, parts_w, parts_s, out_w,
+                 out_s):  # pragma: no cover - compiled
+    if kind != HIST_2D:
+        _add_block_histograms(parts_w[:, j], out_w[j], blocks_per_partition)
+    if kind != HIST_1D:
+        _add_block_histograms_2d(parts_s[:, j], out_s[j], blocks_per_partition)
+
+
+@nb.jit(**_JIT)
+def add_histograms(kind, fa, fb, blocks_per_partition, parts_w, parts_s, out_w,
+                   out_s):  # pragma: no cover - compiled
+    """The second half of :func:`histograms` alone, for features ``fa:fb`` (after its
+    first half ran with ``blocks_per_partition = 0`` on Python threads)."""
+    for j in range(fa, fb):
+        _add_feature(kind, j, blocks_per_partition, parts_w, parts_s, out_w, out_s)
 
 
 @nb.jit(**_JIT)

@@ -750,9 +750,25 @@ class BoundStumpOracle(BoundOracle):
 
         starts = np.array([a for a, _ in bounds], dtype=np.intp)
         stops = np.array([b for _, b in bounds], dtype=np.intp)
-        run_parallel(kernels.histograms, threads, kind, self._codes, d, starts, stops,
-                     tasks, runs, BLOCKS_PER_PARTITION, np.ascontiguousarray(v),
-                     np.ascontiguousarray(t), partials(out_w), partials(out_s), out_w, out_s)
+        v, t = np.ascontiguousarray(v), np.ascontiguousarray(t)
+        parts_w, parts_s = partials(out_w), partials(out_s)
+        if not self.blocks.python_threads:
+            run_parallel(kernels.histograms, threads, kind, self._codes, d, starts, stops,
+                         tasks, runs, BLOCKS_PER_PARTITION, v, t, parts_w, parts_s, out_w,
+                         out_s)
+            return
+        # Rows enough for Python threads (RowBlocks.python_threads): the round's other
+        # passes run on them, so these do too, each run a call on one of numba's
+        # threads; then the partials' sums, by runs of features
+        def run(r: int) -> None:
+            run_parallel(kernels.histograms, 1, kind, self._codes, d, starts, stops, tasks,
+                         runs[r:r + 2], 0, v, t, parts_w, parts_s, out_w, out_s)
+
+        _map(run, range(len(runs) - 1), len(runs) - 1)
+        if k_blocks > 1:
+            self._by_feature(lambda fa, fb: kernels.add_histograms(
+                kind, fa, fb, BLOCKS_PER_PARTITION, parts_w, parts_s, out_w, out_s),
+                k_blocks * max(1, t.shape[1]))
 
     def _by_feature(self, block: Callable[[int, int], None], width: int = 1) -> None:
         """Run ``block(a, b)`` over blocks of features ``a:b`` that cover them all (a
