@@ -1193,32 +1193,32 @@ WHY_MISSED = {
         "loss, shrinkage 0.1), a different algorithm, not less work (ours is lower at 100 "
         "rounds)"),
     "adaboost_100k_2t": (
-        "on two Python threads the booster's passes over 100,000 rows got slower, not "
-        "faster (the weights: 0.26 ms on one thread, 0.33 ms on two; an empty map costs "
-        "20 µs, and the GIL is taken between NumPy calls), so below 65,536 rows a thread "
-        "they stay on one (MIN_ROWS_PER_THREAD); the histograms, on both, speed up "
-        "1.3–1.65× (1.40 → 0.85–1.05 ms); LightGBM threads its whole round in OpenMP.  "
-        "numba's own threads (prange) measured 49 → 27 µs for one such pass: the next "
-        "step (issue 21)"),
+        "0.502 (0.498–0.508): at the target to the spread, and the error condition "
+        "fails as at one thread.  The round now runs on numba's threads (histograms and "
+        "the booster's compiled lane kernels, a parallel region starting in about 2 µs), "
+        "1.78 → 1.09 ms; what is left on one thread is NumPy's vectorised exp of the "
+        "weights and the loss's logits (about 90 µs a round) and the round's Python "
+        "(about 0.1 ms)"),
     "adaboost_1m_1t": (
         "within the spread of 0.5: at 1,000,000 rows the booster's own passes (about 100 "
         "bytes a row a round: margins, weights, query, column) are bound by memory "
         "bandwidth and take as long as the histograms of 20 features at 1 byte a cell"),
     "adaboost_1m_2t": (
-        "every pass runs on both threads (1 → 2 threads: 1.6×), but the hand-overs "
-        "(7 maps a round, the oracle's 4 included) and the memory-bound passes keep it "
-        "from 2×: at 2 threads the histograms take 3.0–3.9 ms (1.7× of one thread), the "
-        "step with the weights' exp 2.1–2.3 ms, the column's sums and the normalisation "
-        "0.7–0.8 ms each"),
+        "1 → 2 threads: 1.69×; at this size the passes run on Python threads (numba's "
+        "idle OpenMP threads spin after a parallel region and slowed them: 9.1 ms a "
+        "round mixed, 6.4 ms with the histograms back on Python threads), and the "
+        "booster's passes are bound by memory (about 100 bytes a row a round); fusing "
+        "the loss's exp into a compiled pass is what is left"),
     "functional_regressor_100k_2t": (
-        "its passes over 100,000 rows stay on one thread (see adaboost_100k_2t): the "
-        "gradient, the target's peak and norm, the stump's peak and two inner products "
-        "(one pass each), the residual's norm, f's step and the loss; only the "
-        "histograms use the second thread"),
+        "1.03 (0.98–1.09), from 1.30: its compiled passes (inner products, residual "
+        "norms, the stump's outputs) and histograms run on numba's threads, but its "
+        "NumPy passes (the squared loss's gradient, f's step, the loss) stay on one "
+        "thread at 100,000 rows; they need compiled forms of the losses"),
     "own_work_100k": (
         "about 15 passes over n floats a round (the weights' exp and normalisation, the "
         "query, the column's sums, the new margins) against the oracle's 1 byte a feature "
-        "per row: 0.55 ms of compiled and vectorised NumPy passes, 0.05 ms of Python"),
+        "per row: about 0.4 ms of compiled and vectorised NumPy passes, 0.05 ms of "
+        "Python"),
     "own_work_1m": (
         "the same passes at 8 MB each, bound by memory bandwidth; with 20 features the "
         "oracle reads fewer bytes a row (20 of codes + 8 of query) than the booster must "
