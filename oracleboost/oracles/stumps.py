@@ -38,8 +38,8 @@ from numpy.typing import ArrayLike
 
 from .._blocks import BLOCKS_PER_PARTITION, DEFAULT_BLOCK_SIZE, RowBlocks, check_n_jobs
 from .._blocks import n_threads as _threads
-from .._parallel import run_parallel
 from .._blocks import thread_map as _map
+from .._parallel import run_parallel
 from . import _stump_kernels as kernels
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
 
