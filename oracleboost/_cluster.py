@@ -45,6 +45,8 @@ imported unless ``fit`` is given a dask array.
 
 from __future__ import annotations
 
+import contextlib
+
 import dataclasses
 import itertools
 import sys
@@ -312,6 +314,17 @@ class ClusterBlocks(RowBlocks):
         if self._pending:
             self._fetch_pending()
         self.client.run(release_pool)
+
+    def abandon(self) -> None:
+        """A fit that raised: cancel the stages whose stats are still pending and let the
+        workers free their pooled buffers, without raising over the fit's own error (a
+        lost cluster cannot be asked either; the pool is then gone with its workers)."""
+        pending, self._pending = self._pending, []
+        futures = [f for p in pending for f in p.futures]
+        with contextlib.suppress(Exception):
+            if futures:
+                self.client.cancel(futures)
+            self.client.run(release_pool)
 
     def lane_map(self, fn: Callable) -> None:
         raise NotDistributedError("a cluster's rows are passed over by map(stage), on the "

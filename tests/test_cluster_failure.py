@@ -168,6 +168,31 @@ def test_futures_cancelled_mid_fit_say_so(client):
         model.fit(da.from_array(X, chunks=3000), y)
 
 
+def _pooled_buffers(client) -> dict:
+    """How many pooled output buffers each worker holds."""
+    from oracleboost import _cluster
+
+    return client.run(lambda: sum(len(b) for b in _cluster._POOL.values()))
+
+
+def test_a_fit_that_raises_lets_the_workers_pooled_buffers_go(client):
+    """The workers' recycled output buffers belong to the fit: one that raises (here a
+    callback's error after round 4) frees them, as one that ends does."""
+    X, y, _ = _data(5, n=2 * PARTITION)
+    held = {}
+
+    def fail():
+        held.update(_pooled_buffers(client))
+        raise RuntimeError("a callback failed")
+
+    with pytest.raises(RuntimeError, match="a callback failed"):
+        _booster(callback=AfterRound(3, fail)).fit(da.from_array(X, chunks=3000), y)
+    assert sum(held.values()) > 0  # the fit had pooled buffers when it failed
+    assert set(_pooled_buffers(client).values()) == {0}
+    # and the cluster still fits the same model as memory
+    _same_model(_booster().fit(X, y), _booster().fit(da.from_array(X, chunks=3000), y))
+
+
 # -- Ctrl-C ----------------------------------------------------------------------------
 def _interrupt():
     raise KeyboardInterrupt

@@ -595,7 +595,15 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             history = History(self._history_keys(problem) + ("cumulative_time",))
         run = Run(self, problem, model, history, state,
                   monitors=self._monitors(problem, evals, resume), fit_data=fit_data or {})
-        run_rounds(run, self.n_estimators, stop)
+        blocks = getattr(problem, "blocks", None)
+        try:
+            run_rounds(run, self.n_estimators, stop)
+        except BaseException:
+            # the workers' pooled buffers are the fit's: a fit that raises lets them go
+            # as one that ends does (settle, below)
+            if isinstance(blocks, ClusterBlocks):
+                blocks.abandon()
+            raise
         stopping = next((m for m in run.monitors if isinstance(m, EarlyStopping)), None)
         self.validation_loss_ = np.asarray(stopping.curve if stopping else [], dtype=float)
         self.best_iteration_ = len(run.history) if stopping else None
@@ -604,7 +612,6 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         self.stop_reason_ = run.stop
         # a fit on a cluster keeps no running state: it lives on the workers (futures
         # that a pickle could not carry, and that would hold the workers' memory)
-        blocks = getattr(problem, "blocks", None)
         if isinstance(blocks, ClusterBlocks):
             blocks.settle()
         self._state_ = None if isinstance(blocks, ClusterBlocks) else run.state
