@@ -46,7 +46,6 @@ imported unless ``fit`` is given a dask array.
 from __future__ import annotations
 
 import contextlib
-
 import dataclasses
 import itertools
 import sys

@@ -33,7 +33,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from numbers import Integral, Real
-from typing import Any, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context, is_classifier
@@ -55,6 +55,9 @@ from .model import Ensemble, NonFinitePrediction
 from .monitors import Divergence, EarlyStopping, EvalCurves, NonFiniteLoss, Progress
 from .rounds import Problem, RoundResult, StopReason
 from .validation import EvalSet, held_out_split
+
+if TYPE_CHECKING:  # pragma: no cover - the export imports lightgbm when it runs
+    import lightgbm
 
 __all__ = ["BaseBooster", "ScoreRegressorMixin", "fit_context", "validate_input",
            "data_signature", "loss_constraint"]
@@ -343,6 +346,29 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                 total += abs(delta) * ensemble.norms[j] * np.asarray(own[j], dtype=np.float64)
         mass = total.sum()
         return total / mass if mass > 0 else total
+
+    def to_lightgbm(self, X: ArrayLike | None = None) -> lightgbm.Booster:
+        """The fitted model as a ``lightgbm.Booster``, where its weak learners are trees
+        (stumps, scikit-learn trees, LightGBM trees; :mod:`oracleboost.export`).
+
+        ``to_lightgbm().predict(X, raw_score=True)`` is :meth:`decision_function` (a
+        regressor's :meth:`predict`), so SHAP's ``TreeExplainer``, LightGBM's compiled
+        prediction and LightGBM's converters read the model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), default=None
+            Rows whose counts become the trees' covers (what SHAP's path-dependent
+            TreeSHAP integrates over), usually the training rows; None keeps the trees'
+            own (stumps have none: 1 a leaf, with a warning).
+
+        Returns
+        -------
+        lightgbm.Booster
+        """
+        from ..export import to_lightgbm
+
+        return to_lightgbm(self, X)
 
     def _raw(self, X) -> np.ndarray:
         check_is_fitted(self, "ensemble_")
@@ -727,6 +753,11 @@ def _nth(method: Callable, k: int, X: np.ndarray) -> np.ndarray:
 class ScoreRegressorMixin:
     """Prediction for boosters whose model's sum is the prediction itself (regression,
     ranking scores): ``predict`` and ``staged_predict``."""
+
+    @staticmethod
+    def _lightgbm_objective(n_scores: int) -> str:
+        """An exported model's objective: LightGBM's ``predict`` is the raw sum."""
+        return "regression"
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """The model's sum ``f(x)`` (the ensemble's intercept plus its weighted terms).

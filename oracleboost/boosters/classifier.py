@@ -105,6 +105,18 @@ def check_classes(name: str, classes: np.ndarray, binary: bool) -> None:
         )
 
 
+def lightgbm_objective(loss, n_scores: int) -> str | None:
+    """LightGBM's objective whose transform of raw scores is ``loss``'s link to
+    probabilities, for a model of ``n_scores`` scores a row (1: a binary margin), or None
+    when no LightGBM objective has that link (a model exported then keeps raw scores)."""
+    scale = getattr(loss, "sigmoid_scale", None)
+    if n_scores == 1 and scale is not None:
+        return f"binary sigmoid:{scale:g}"
+    if getattr(loss, "name", None) == "softmax":  # softmax(f_0, f_1)_1 = σ(f_1 − f_0)
+        return "binary sigmoid:1" if n_scores == 1 else f"multiclass num_class:{n_scores}"
+    return None
+
+
 def predicted_index(f: np.ndarray) -> np.ndarray:
     """The class each row's scores predict: ``f > 0`` (shape (n,): 1 means
     ``classes_[1]``) or ``argmax f`` (shape (n, K); ties to the lowest class)."""

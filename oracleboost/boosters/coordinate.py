@@ -38,7 +38,13 @@ from ..oracles.base import Oracle
 from . import _column_kernels as column_kernels
 from . import cluster_data, row_passes
 from .base import BaseBooster, data_signature, fit_context, loss_constraint
-from .classifier import ScoreClassifierMixin, SignedColumn, classification_data, margin_metrics
+from .classifier import (
+    ScoreClassifierMixin,
+    SignedColumn,
+    classification_data,
+    lightgbm_objective,
+    margin_metrics,
+)
 from .rounds import BoostingWarning, Problem, RoundResult, StopReason, draw_seed, seed_generator
 from .steps import STEP_RULES, StepRule, StepState, get_step
 from .validation import documented
@@ -446,6 +452,9 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             return math.nan
 
     # -- prediction (decision_function, predict, predict_proba: the mixin) ---------------
+    def _lightgbm_objective(self, n_scores: int) -> str | None:
+        return lightgbm_objective(get_loss(self.loss, MarginLoss), n_scores)
+
     def _proba(self, f: np.ndarray) -> np.ndarray:
         """The loss' link: σ(2f) for the exponential loss (Friedman, Hastie & Tibshirani
         2000), σ(f) for the logistic."""

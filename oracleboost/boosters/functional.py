@@ -71,6 +71,7 @@ from .base import (
 from .classifier import (
     ScoreClassifierMixin,
     classification_data,
+    lightgbm_objective,
     predicted_index,
     weighted_error,
 )
@@ -855,6 +856,9 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         """scikit-learn's binary convention: one column, positive meaning ``classes_[1]``
         (for vector scores, f_1 − f_0); else the (n, K) class scores."""
         return f[:, 1] - f[:, 0] if f.ndim == 2 and f.shape[1] == 2 else f
+
+    def _lightgbm_objective(self, n_scores: int) -> str | None:
+        return lightgbm_objective(self._loss_, n_scores)
 
     def _has_proba(self) -> bool:
         loss = self.loss if self.loss != "auto" else "softmax"

@@ -77,6 +77,7 @@ from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from .._cluster import NotDistributedError, is_dask_collection
 from .._typing import ArrayLike, RandomStateLike, Rows
 from ..oracles.base import Hypothesis, Oracle
+from ..oracles.trees import TreeStructure
 from . import cluster_data, mirror_cells, mirror_passes, row_passes
 from .base import BaseBooster, data_signature, fit_context, on_dask
 from .classifier import (
@@ -116,6 +117,16 @@ class ArgmaxVote(Hypothesis):
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         return mirror_cells.one_hot(np.argmax(self.inner.predict(X), axis=1), self.n_classes)
+
+    def tree_structure(self) -> TreeStructure | None:
+        """The inner hypothesis' tree with each leaf's vector replaced by the vote for
+        its largest entry (the first, as ``argmax`` takes it); None when the inner
+        hypothesis is not a tree."""
+        tree = self.inner.tree_structure()
+        if tree is None:
+            return None
+        return tree.with_values(mirror_cells.one_hot(np.argmax(tree.value, axis=1),
+                                                     self.n_classes))
 
     def __repr__(self) -> str:
         return f"ArgmaxVote({self.inner!r})"

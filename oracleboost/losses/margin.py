@@ -90,6 +90,10 @@ class MarginLoss(Loss):
         """P(y = +1 | f) at the population minimiser of the loss."""
         raise NotImplementedError
 
+    #: ``s`` where ``inverse_link(f) = σ(s f)``, the logistic link LightGBM's binary
+    #: objective computes; None for other links.
+    sigmoid_scale: float | None = None
+
     # -- what line searches and step rules need (Telgarsky 2012, 2013) ------------------
     #: η with φ'' ≤ η φ everywhere (Telgarsky 2012, Def. 19 and App. D.3).
     eta: float = 1.0
@@ -222,6 +226,8 @@ class Exponential(MarginLoss):
     """
 
     init_from_class_masses = True
+    #: ``inverse_link(f) = σ(sigmoid_scale · f)`` (LightGBM's ``binary sigmoid:2``)
+    sigmoid_scale = 2.0
 
     name = "exponential"
     phi_is_neg_dphi = True
@@ -301,6 +307,7 @@ class Logistic(MarginLoss):
     """
 
     init_from_class_masses = True
+    sigmoid_scale = 1.0  # inverse_link(f) = σ(f)
 
     name = "logistic"
     # d/dm log σ(−m) = −σ(m) and d/dm log softplus(−m) = −σ(−m)/softplus(−m), both in

@@ -70,6 +70,7 @@ from sklearn.utils.validation import check_array
 
 from .._typing import ArrayLike
 from .._validation import check_finite_array, check_query, check_sample_weight, normalise_weights
+from .trees import TreeStructure
 
 __all__ = [
     "Capabilities",
@@ -237,6 +238,15 @@ class Hypothesis(ABC):
         (non-negative, summing to 1, or all 0 for a constant), or ``None`` when it does
         not know (a column of a fixed matrix, a neural net).  Boosters sum these,
         weighted by the size of each round's term, into ``feature_importances_``."""
+        return None
+
+    def tree_structure(self) -> TreeStructure | None:
+        """This hypothesis as a tree of threshold splits
+        (:class:`~oracleboost.oracles.trees.TreeStructure`), or ``None`` when it is not
+        one (the default: a column of a fixed matrix, a neural net, a linear model).
+        Its leaves must be exactly the numbers :meth:`predict` returns, and its splits
+        route every finite row as :meth:`predict` does: an ensemble of such trees is
+        exported as a LightGBM model (:mod:`oracleboost.export`)."""
         return None
 
     def detach(self) -> Hypothesis:

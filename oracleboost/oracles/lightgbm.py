@@ -113,6 +113,7 @@ from .._parallel import max_threads, run_parallel
 from .._typing import ArrayLike
 from . import _tree_kernels as kernels
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
+from .trees import TreeStructure
 
 __all__ = ["LightGBMOracle", "LightGBMTree"]
 
@@ -329,6 +330,28 @@ class LightGBMTree(Hypothesis):
         np.add.at(out, features, np.maximum(gains, 0.0))
         total = out.sum()
         return out / total if total > 0 else out
+
+    def tree_structure(self) -> TreeStructure:
+        """The tree as LightGBM wrote it: its splits, missing-value rules, leaf values
+        and training counts (a categorical split cannot be exported: ValueError)."""
+        if self.model_str is None:
+            return TreeStructure.constant(self.constant, self.n_features)
+        block = _tree_block(self.model_str)
+        value = np.array([float(v) for v in _field(block, "leaf_value").split()])
+        count = np.array(_field(block, "leaf_count").split(), dtype=np.float64)
+        if int(_field(block, "num_leaves")) < 2:
+            return TreeStructure.constant(value[0], self.n_features).with_counts(count)
+        tree = _parse_tree(self.model_str)
+        if tree.categorical:
+            raise ValueError("a LightGBM tree with categorical splits cannot be exported")
+        decision = np.array(_field(block, "decision_type").split(), dtype=np.int64)
+        return TreeStructure(
+            n_features=self.n_features, feature=tree.feature.astype(np.intp),
+            threshold=tree.threshold, left=tree.left.astype(np.intp),
+            right=tree.right.astype(np.intp), value=value[:, None],
+            default_left=(decision & 2) != 0, missing=((decision >> 2) & 3).astype(np.intp),
+            leaf_count=count,
+        )
 
     def __getstate__(self):
         state = self.__dict__.copy()

@@ -37,6 +37,7 @@ from sklearn.utils.validation import has_fit_parameter
 from .._typing import ArrayLike
 from ._split_weights import split_search_weights
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, _peak, check_X
+from .trees import MISSING_NONE, TreeStructure, float32_split
 
 __all__ = ["SklearnOracle", "TreeOracle", "MLPOracle", "FittedEstimator"]
 
@@ -96,6 +97,49 @@ class FittedEstimator(Hypothesis):
                 _check_float32_range(X, who)
             raise
         return np.asarray(out, dtype=np.float64) * self.output_scale
+
+    def tree_structure(self) -> TreeStructure | None:
+        """A fitted scikit-learn tree (``DecisionTreeRegressor``, one or more outputs;
+        ``DecisionTreeClassifier``, whose output is its predicted class) as a
+        :class:`~oracleboost.oracles.trees.TreeStructure`; None for other estimators.
+
+        The leaves are ``predict``'s numbers: a regressor's leaf values times
+        ``output_scale``; a classifier's ``classes_[argmax]`` of the leaf's class weights
+        (the first largest, as ``predict`` takes it) times ``output_scale``.  The tree
+        compares ``float32(x)`` with its threshold; the exported split compares ``x``
+        in float64 with :func:`~oracleboost.oracles.trees.float32_split` of it, which
+        sends every finite x within float32's range the same way.  The covers are the
+        tree's training rows per leaf."""
+        est = self.estimator
+        if not isinstance(est, BaseDecisionTree) or not hasattr(est, "tree_"):
+            return None
+        tree = est.tree_
+        is_leaf = tree.children_left == -1
+        internal = np.flatnonzero(~is_leaf)  # scikit-learn numbers nodes depth first
+        leaves = np.flatnonzero(is_leaf)
+        # LightGBM's numbering: internal nodes 0.., leaves ~0, ~1, ...
+        number = np.empty(tree.node_count, dtype=np.intp)
+        number[internal] = np.arange(internal.size)
+        number[leaves] = ~np.arange(leaves.size)
+        if isinstance(est, DecisionTreeClassifier):
+            if est.n_outputs_ != 1:
+                return None
+            classes = np.asarray(est.classes_, dtype=np.float64)
+            value = classes[np.argmax(tree.value[leaves, 0, :], axis=1)][:, None]
+        else:
+            value = np.asarray(tree.value[leaves, :, 0], dtype=np.float64)
+        value = value * self.output_scale  # the product predict forms
+        return TreeStructure(
+            n_features=int(est.n_features_in_),
+            feature=tree.feature[internal].astype(np.intp),
+            threshold=np.array([float32_split(t) for t in tree.threshold[internal]]),
+            left=number[tree.children_left[internal]],
+            right=number[tree.children_right[internal]],
+            value=value,
+            default_left=np.ones(internal.size, dtype=bool),
+            missing=np.full(internal.size, MISSING_NONE, dtype=np.intp),
+            leaf_count=np.asarray(tree.n_node_samples[leaves], dtype=np.float64),
+        )
 
     def feature_importances(self, n_features: int) -> np.ndarray | None:
         """The estimator's own ``feature_importances_`` (trees, forests, boosting), or

@@ -42,6 +42,7 @@ from .._blocks import thread_map as _map
 from .._parallel import run_parallel
 from . import _stump_kernels as kernels
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
+from .trees import TreeStructure
 
 __all__ = [
     "StumpOracle",
@@ -279,6 +280,9 @@ class ConstantHypothesis(_CompiledSum):
     def feature_importances(self, n_features: int) -> np.ndarray:
         return np.zeros(n_features)  # uses no feature
 
+    def tree_structure(self) -> TreeStructure:
+        return TreeStructure.constant(self.value, self.n_features)
+
     def _split_leaves(self):
         # x <= +inf holds for every finite x; with equal leaves the side does not matter.
         return self.n_features, 0, np.inf, self.value, self.value
@@ -299,6 +303,10 @@ class _Stump(_CompiledSum):
 
     def _split_leaves(self):
         return (self.n_features, self.feature, self.threshold, *self._leaves())
+
+    def tree_structure(self) -> TreeStructure:
+        return TreeStructure.stump(self.n_features, self.feature, self.threshold,
+                                   *self._leaves())
 
     def feature_importances(self, n_features: int) -> np.ndarray:
         out = np.zeros(n_features)

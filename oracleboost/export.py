@@ -1,0 +1,250 @@
+"""A fitted ensemble of trees as a LightGBM model (issue 22).
+
+:func:`to_lightgbm` writes the model of a fitted booster whose weak learners are trees
+(decision stumps, scikit-learn trees, LightGBM trees, MABoost's votes over them) as a
+``lightgbm.Booster``.  Everything that reads LightGBM models then reads ours, with no
+code of ours: SHAP's ``TreeExplainer`` (exact TreeSHAP), LightGBM's compiled
+prediction, ``dump_model``/``save_model``, and the converters built for LightGBM
+(treelite, ONNX through onnxmltools).
+
+The model ``f(x) = intercept + Σ_r δ_r h_{j_r}(x)`` (one term a round, as
+:class:`~oracleboost.boosters.model.Ensemble` sums it; from the last totally corrective
+round on, that round's coefficients) becomes one iteration of constant trees holding
+the intercept, then one iteration a term whose trees are ``h_{j_r}``'s splits with its
+leaves times ``δ_r``.  LightGBM sums a row's trees in that order from 0, as the
+ensemble sums its terms from the intercept, so ``predict(X, raw_score=True)`` is
+``decision_function(X)`` to the bit for one score a row and for class scores; where
+``decision_function`` is the difference of two class scores (the functional
+classifier's two-class vector losses), each leaf is that difference, and the two agree
+to float64 rounding.  ``predict(X, raw_score=True, num_iteration=k + 1)`` is the model
+after its first k rounds (``staged_decision_function``'s k-th).
+
+Departures a user can meet: LightGBM reads a feature of magnitude at most 1e-35 as 0,
+so a row with such a value and a split threshold within ±1e-35 of 0 may go the other
+way; and a scikit-learn tree's float32 comparison becomes an equivalent float64
+threshold (:func:`~oracleboost.oracles.trees.float32_split`).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from ._typing import ArrayLike
+from .boosters.model import Ensemble
+from .oracles.trees import TreeStructure
+
+if TYPE_CHECKING:  # pragma: no cover
+    import lightgbm
+
+    from .boosters.base import BaseBooster
+
+__all__ = ["to_lightgbm", "lightgbm_model_string", "ExportWarning"]
+
+
+class ExportWarning(UserWarning):
+    """An export that had to fill in something the model does not know."""
+
+
+def to_lightgbm(estimator: BaseBooster, X: ArrayLike | None = None) -> lightgbm.Booster:
+    """The fitted ``estimator``'s model as a ``lightgbm.Booster``.
+
+    Parameters
+    ----------
+    estimator : fitted booster
+        Any booster whose model is an ensemble of trees: every hypothesis answers
+        :meth:`~oracleboost.oracles.Hypothesis.tree_structure`.
+    X : array-like of shape (n_samples, n_features), default=None
+        Rows whose counts become the trees' covers (``leaf_count`` and
+        ``internal_count``: the distribution SHAP's path-dependent TreeSHAP integrates
+        over), usually the training rows.  None: each tree's own covers
+        (scikit-learn trees: their weighted training samples; LightGBM trees: their
+        training counts); stumps carry none, and get a cover of 1 a leaf, with an
+        :class:`ExportWarning`.
+
+    Returns
+    -------
+    lightgbm.Booster
+        ``predict(X, raw_score=True)`` equals ``estimator.decision_function(X)`` (or
+        ``predict`` for a regressor or ranker).  Its objective makes ``predict(X)``
+        the estimator's ``predict_proba`` where its link is LightGBM's: ``binary
+        sigmoid:2`` for the exponential loss, ``binary sigmoid:1`` for the logistic,
+        ``multiclass`` for the softmax; ``regression`` for regressors and rankers;
+        none (raw scores) otherwise.
+
+    Raises
+    ------
+    ValueError
+        When a weak learner is not a tree (naming its class), or the model is not an
+        ensemble (a linear or kernel model).
+    """
+    import lightgbm as lgb
+
+    return lgb.Booster(model_str=lightgbm_model_string(estimator, X))
+
+
+def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) -> str:
+    """The text of :func:`to_lightgbm`'s model, in LightGBM's model format (version v4),
+    as ``Booster.model_to_string`` writes it."""
+    check_is_fitted(estimator, "ensemble_")
+    name = type(estimator).__name__
+    ensemble = estimator.ensemble_
+    if not isinstance(ensemble, Ensemble):
+        raise ValueError(
+            f"{name} fits a {type(ensemble).__name__}, not an ensemble of weak learners: "
+            "it has no trees to export (its coef_ and intercept_ are the model)"
+        )
+    trees = []
+    for h in ensemble.hypotheses:
+        tree = h.tree_structure()
+        if tree is None:
+            raise ValueError(
+                f"{name}'s weak learner {type(h).__name__} is not a tree of threshold "
+                "splits, so the model cannot be exported to LightGBM (stumps, "
+                "scikit-learn trees, LightGBM trees and MABoost votes over them can)"
+            )
+        trees.append(tree)
+    n_features = int(estimator.n_features_in_)
+    if X is not None:
+        X = check_array(X, dtype=np.float64, ensure_all_finite="allow-nan")
+        if X.shape[1] != n_features:
+            raise ValueError(f"X has {X.shape[1]} features; {name} was fitted on {n_features}")
+        trees = [t.with_counts(np.bincount(t.apply(X), minlength=t.n_leaves).astype(float))
+                 for t in trees]
+    elif any(t.leaf_count is None for t in trees):
+        warnings.warn(
+            f"{name}'s weak learners ({type(ensemble.hypotheses[0]).__name__}) carry no "
+            "training counts: every leaf's cover is set to 1, and SHAP's path-dependent "
+            "TreeSHAP then weighs each split's sides equally; pass X (the training rows, "
+            "say) to count the covers on it",
+            ExportWarning, stacklevel=3,
+        )
+    decide = getattr(estimator, "_decision", None) or (lambda f: f)
+    intercept = np.asarray(ensemble.intercept, dtype=np.float64)
+    first = _outputs(decide, intercept.reshape(1, -1))
+    K = first.shape[1]
+    blocks = [_tree_block(TreeStructure.constant(first[0, k], n_features), None) for k in range(K)]
+    for coef, j in _terms(ensemble):
+        tree = trees[j]
+        leaves = _outputs(decide, np.float64(coef) * tree.value)
+        if leaves.shape[1] != K:
+            raise ValueError(f"{name}'s weak learner {j} has {leaves.shape[1]} outputs, not {K}")
+        blocks.extend(_tree_block(tree, leaves[:, k]) for k in range(K))
+    objective = _objective(estimator, K)
+    names = _feature_names(estimator, n_features)
+    header = [
+        "tree",
+        "version=v4",
+        f"num_class={K}",
+        f"num_tree_per_iteration={K}",
+        "label_index=0",
+        f"max_feature_idx={n_features - 1}",
+        *([f"objective={objective}"] if objective else []),
+        "feature_names=" + " ".join(names),
+        "feature_infos=" + " ".join(["none"] * n_features),
+        "tree_sizes=" + " ".join(str(len(b)) for b in blocks),
+    ]
+    texts = [f"Tree={i}\n{b}" for i, b in enumerate(blocks)]
+    # tree_sizes counts each block from its "Tree=" line: LightGBM seeks by them
+    header[-1] = "tree_sizes=" + " ".join(str(len(t)) for t in texts)
+    return ("\n".join(header) + "\n\n" + "".join(texts) + "end of trees\n\n"
+            + "feature_importances:\n\nparameters:\nend of parameters\n\n"
+            + "pandas_categorical:null\n")
+
+
+def _terms(ensemble: Ensemble) -> list[tuple[float, int]]:
+    """``(δ, j)`` of the terms the ensemble sums after its intercept, in order: from its
+    last totally corrective round (every coefficient, in the order of j) on."""
+    last = max(ensemble.refits, default=None)
+    terms: list[tuple[float, int]] = []
+    start = 0
+    if last is not None:
+        terms = [(c, j) for j, c in enumerate(ensemble.refits[last].tolist())]
+        start = last + 1
+    terms += [(ensemble.round_delta[r], ensemble.round_index[r])
+              for r in range(start, ensemble.n_rounds)]
+    return terms
+
+
+def _outputs(decide: Callable, scores: np.ndarray) -> np.ndarray:
+    """Rows of class scores as the estimator's decision shows them, shape (m, K')."""
+    out = np.asarray(decide(scores), dtype=np.float64)
+    return out.reshape(scores.shape[0], -1)
+
+
+def _objective(estimator, K: int) -> str | None:
+    link = getattr(estimator, "_lightgbm_objective", None)
+    return link(K) if link is not None else None
+
+
+_NAME_OK = re.compile(r"^[^\s\[\]{}:,\"]+$")
+
+
+def _feature_names(estimator, n_features: int) -> list[str]:
+    """The fit's feature names where LightGBM takes them (no spaces, no JSON
+    delimiters), else LightGBM's own ``Column_i``."""
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is not None and all(_NAME_OK.match(str(v)) for v in names):
+        return [str(v) for v in names]
+    return [f"Column_{i}" for i in range(n_features)]
+
+
+def _g(values: Sequence[float] | np.ndarray) -> str:
+    """Doubles as LightGBM writes them: 17 significant digits, read back exactly."""
+    return " ".join(f"{float(v):.17g}" for v in np.asarray(values, dtype=np.float64).tolist())
+
+
+def _ints(values) -> str:
+    return " ".join(str(int(v)) for v in np.asarray(values).tolist())
+
+
+def _tree_block(tree: TreeStructure, leaves: np.ndarray | None) -> str:
+    """One tree in the model format (after its ``Tree=i`` line), with ``leaves`` as its
+    leaf values (``tree.value[:, 0]`` when None)."""
+    value = tree.value[:, 0] if leaves is None else np.asarray(leaves, dtype=np.float64)
+    count = (tree.leaf_count if tree.leaf_count is not None
+             else np.ones(tree.n_leaves))
+    if tree.n_leaves == 1:
+        fields = {
+            "num_leaves": "1", "num_cat": "0", "split_feature": "", "split_gain": "",
+            "threshold": "", "decision_type": "", "left_child": "", "right_child": "",
+            "leaf_value": _g(value), "leaf_weight": "", "leaf_count": _g(count),
+            "internal_value": "", "internal_weight": "", "internal_count": "",
+        }
+    else:
+        internal = tree.internal_counts(count)
+        decision = (tree.default_left.astype(np.int64) << 1) | (tree.missing.astype(np.int64) << 2)
+        fields = {
+            "num_leaves": str(tree.n_leaves), "num_cat": "0",
+            "split_feature": _ints(tree.feature),
+            "split_gain": _g(np.zeros(tree.n_leaves - 1)),
+            "threshold": _g(tree.threshold), "decision_type": _ints(decision),
+            "left_child": _ints(tree.left), "right_child": _ints(tree.right),
+            "leaf_value": _g(value), "leaf_weight": _g(count), "leaf_count": _g(count),
+            "internal_value": _g(_internal_values(tree, value, count)),
+            "internal_weight": _g(internal), "internal_count": _g(internal),
+        }
+    fields.update({"is_linear": "0", "shrinkage": "1"})
+    return "".join(f"{k}={v}\n" for k, v in fields.items()) + "\n\n"
+
+
+def _internal_values(tree: TreeStructure, value: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Each internal node's value as LightGBM keeps it: the cover-weighted mean of its
+    leaves (what the node would output as a leaf)."""
+    out = np.zeros(tree.n_leaves - 1)
+
+    def mass(c: int) -> tuple[float, float]:
+        if c < 0:
+            return float(count[~c]) * float(value[~c]), float(count[~c])
+        a, n_a = mass(int(tree.left[c]))
+        b, n_b = mass(int(tree.right[c]))
+        out[c] = (a + b) / (n_a + n_b) if n_a + n_b > 0 else 0.0
+        return a + b, n_a + n_b
+
+    mass(0)
+    return out
