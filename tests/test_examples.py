@@ -38,7 +38,7 @@ def test_every_example_has_a_docstring_and_main():
     names = {p.stem for p in scripts}
     assert {
         "swap_weak_learner", "boost_any_regressor", "cache_oracle_calls", "watch_margins_and_gap",
-        "experiment_grid_dask", "early_stopping", "fit_on_dask_array",
+        "experiment_grid_dask", "early_stopping", "fit_on_dask_array", "explain_with_shap",
     } <= names
     readme = (EXAMPLES / "README.md").read_text()
     for path in scripts:
@@ -231,3 +231,22 @@ def test_fit_on_dask_array_equals_the_fit_here(empty_cwd):
     assert done.returncode == 0, done.stderr[-2000:]
     assert "the same fit in this process: True" in done.stdout
     assert "3 rounds (max_rounds)" in done.stdout
+
+
+def test_explain_with_shap_adds_up(empty_cwd, capsys):
+    pytest.importorskip("shap")
+    results = load("explain_with_shap").main(["--rounds", "60"])
+    out = capsys.readouterr().out
+    assert results["same"] and "bit for bit: yes" in out
+    # float64 rounding of sums of 61 trees' terms: as test_export's bound
+    scale = 1 + max(results["largest_decision"], abs(results["expected_value"]))
+    assert results["additivity"] <= 1e-12 * scale
+    assert abs(results["expected_value"] - results["mean_train_decision"]) <= 1e-12 * scale
+    assert len(results["top"]) == 8
+
+
+def test_explain_with_shap_plot(empty_cwd):
+    pytest.importorskip("shap")
+    load("explain_with_shap").main(["--rounds", "20", "--plot", "shap.png"])
+    assert (empty_cwd / "shap.png").stat().st_size > 0
+    (empty_cwd / "shap.png").unlink()
