@@ -886,6 +886,42 @@ def row_model_predict(cfg: Config, size: str) -> dict:
     )
 
 
+def row_export_predict(cfg: Config, size: str) -> dict:
+    """``model.to_lightgbm().predict`` against LightGBM's ``predict`` of its own model
+    with as many trees (issue 22); our ``model.predict`` on the same rows in the notes."""
+    import warnings
+
+    from oracleboost.export import ExportWarning
+    from oracleboost.oracles.stumps import _threads
+
+    model, booster, rows = predict_problem(cfg)
+    X = rows[size]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExportWarning)  # covers: not used by predict
+        exported = model.to_lightgbm()
+    threads = _threads(None)
+    calls = cfg.queries if size == "2k" else 1
+    trials = interleave(
+        lambda: (median_seconds(
+            lambda: exported.predict(X, raw_score=True, num_threads=threads), calls), {}),
+        lambda: (median_seconds(lambda: booster.predict(X, raw_score=True, num_threads=threads),
+                                calls), {}),
+        cfg.repeats,
+    )
+    ours = median_seconds(lambda: model.predict(X), calls)
+    export_ms = float(np.median([t[0] for t in trials])) * 1e3
+    same = np.array_equal(exported.predict(X, raw_score=True), model.predict(X))
+    return result(
+        f"export_predict_{size}", trials, unit="ms",
+        anchor_command=lgb_predict_command(threads, cfg), target=1.1,
+        notes=(predict_notes(cfg, model, booster, X, calls) + f"; ours: model.to_lightgbm()"
+               f" ({exported.num_trees()} trees: the intercept's and one a round), "
+               f"{threads} thread(s); equal to model.predict bit for bit: "
+               f"{'yes' if same else 'NO'}; model.predict itself {ours * 1e3:.3g} ms (the "
+               f"export takes {export_ms / (ours * 1e3):.3g} × as long)"),
+    )
+
+
 def _bench_accelerated():
     """``benchmarks/bench_accelerated.py`` as a module (its data and timing helpers)."""
     spec = importlib.util.spec_from_file_location("bench_accelerated",
@@ -992,6 +1028,8 @@ ROWS: dict[str, Callable[[Config], dict]] = {
     "predict_100k_2t": functools.partial(row_predict, size="100k", threads=2),
     "model_predict_2k": functools.partial(row_model_predict, size="2k"),
     "model_predict_100k": functools.partial(row_model_predict, size="100k"),
+    "export_predict_2k": functools.partial(row_export_predict, size="2k"),
+    "export_predict_100k": functools.partial(row_export_predict, size="100k"),
     "flat_rounds_adaboost": functools.partial(row_flat_rounds, booster="adaboost"),
     "flat_rounds_logistic-wolfe": functools.partial(row_flat_rounds,
                                                     booster="logistic-wolfe"),
