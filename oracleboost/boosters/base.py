@@ -347,6 +347,14 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         mass = total.sum()
         return total / mass if mass > 0 else total
 
+    def _sk_visual_block_(self) -> Any:
+        """scikit-learn's HTML repr: the oracle drawn nested, with its own parameters
+        (the default oracle when ``oracle=None``, marked so)."""
+        from .._html_repr import nested_block
+
+        note = " (default)" if self.oracle is None else ""
+        return nested_block(self, [("oracle", self._oracle(), note)])
+
     def to_lightgbm(self, X: ArrayLike | None = None) -> lightgbm.Booster:
         """The fitted model as a ``lightgbm.Booster``, where its weak learners are trees
         (stumps, scikit-learn trees, LightGBM trees; :mod:`oracleboost.export`).

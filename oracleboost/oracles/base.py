@@ -62,7 +62,7 @@ import copy
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -262,6 +262,13 @@ class Oracle(BaseEstimator, ABC):
     Constructors only store their arguments (scikit-learn convention); checks run in
     :meth:`bind`.
     """
+
+    def _sk_visual_block_(self) -> Any:
+        """scikit-learn's HTML repr: the oracles and estimators this one wraps, drawn
+        nested with their own parameters."""
+        from .._html_repr import nested_block, nested_parameters
+
+        return nested_block(self, nested_parameters(self))
 
     @property
     @abstractmethod
