@@ -37,6 +37,7 @@ from typing import Any, Literal, TypeVar, cast, overload
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context, is_classifier
+from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
@@ -57,7 +58,7 @@ from .rounds import Problem, RoundResult, StopReason
 from .validation import EvalSet, held_out_split
 
 __all__ = ["BaseBooster", "ScoreRegressorMixin", "fit_context", "validate_input",
-           "data_signature", "loss_constraint"]
+           "data_signature", "loss_constraint", "check_num_iteration", "num_iteration_doc"]
 
 
 #: The estimators whose ``fit`` is running: id → the thread running it; and its lock.
@@ -344,11 +345,31 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         mass = total.sum()
         return total / mass if mass > 0 else total
 
-    def _raw(self, X) -> np.ndarray:
+    def _model_at(self, num_iteration: int | None = None):
+        """The fitted model after its first ``num_iteration`` rounds (None: all of them).
+
+        The cheapest exact way: a copy cut back by the model's own ``truncate`` (which
+        replays the coefficient log, no prediction), whose decision then predicts only the
+        kept rounds, summed as ``staged_decision_function`` sums them, so it equals the
+        ``num_iteration``-th staged value bit for bit.  All rounds: the model itself.
+        """
         check_is_fitted(self, "ensemble_")
+        model = self.ensemble_
+        k = check_num_iteration(num_iteration, model.n_rounds)
+        if k == model.n_rounds:
+            return model
+        cut = model.copy()
+        cut.truncate(k)
+        return cut
+
+    def _raw(self, X, num_iteration: int | None = None) -> np.ndarray:
+        return self._raw_of(self._model_at(num_iteration), X)
+
+    def _raw_of(self, model, X) -> np.ndarray:
+        """``model``'s decision on X (validated against the fitted data)."""
         X = validate_input(self, X, reset=False)
         try:
-            return self.ensemble_.decision_function(X)
+            return model.decision_function(X)
         except NonFinitePrediction as exc:
             raise exc.naming(self) from None
 
@@ -694,6 +715,58 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         return bound
 
 
+#: The text of every prediction method's ``num_iteration`` parameter (:func:`num_iteration_doc`).
+_NUM_ITERATION = """\
+The model after its first ``num_iteration`` rounds (LightGBM's name), an int in
+[1, ``n_estimators_``]: exactly what the ``staged_`` form of this method yields at
+that round, bit for bit, at the cost of predicting only those rounds.  None
+(default): every round the model has.  After early stopping the model is already
+cut back to its best round, so None is ``num_iteration=best_iteration_`` (LightGBM
+predicts with ``best_iteration_`` by default too, but keeps the later rounds)."""
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def num_iteration_doc(method: _Method) -> _Method:
+    """Fill the line ``<num_iteration>`` of ``method``'s docstring with the one text of
+    the ``num_iteration`` parameter, at that line's indentation."""
+    lines = []
+    for line in (method.__doc__ or "").splitlines():
+        if line.strip() == "<num_iteration>":
+            indent = line[: len(line) - len(line.lstrip())]
+            lines.extend(indent + text for text in _NUM_ITERATION.splitlines())
+        else:
+            lines.append(line)
+    method.__doc__ = "\n".join(lines)
+    return method
+
+
+def check_num_iteration(num_iteration: int | None, n_rounds: int) -> int:
+    """``num_iteration`` of a prediction method as a round count in ``[1, n_rounds]``
+    (None: ``n_rounds``); anything else raises naming ``num_iteration``.
+
+    Unlike LightGBM, where ``num_iteration <= 0`` silently means every round, a count
+    outside the model is an error: after early stopping the model already ends at its
+    best round, and asking for more rounds than it has is a mistake worth hearing of.
+    """
+    if num_iteration is None:
+        return n_rounds
+    if isinstance(num_iteration, bool) or not isinstance(num_iteration, Integral):
+        raise TypeError(
+            f"num_iteration must be an int (a number of rounds) or None; got "
+            f"{type(num_iteration).__name__} {num_iteration!r}"
+        )
+    if not 1 <= num_iteration <= n_rounds:
+        raise ValueError(
+            f"num_iteration={num_iteration} must be in [1, n_estimators_] = [1, {n_rounds}]"
+            " (the rounds of the fitted model; None for all of them)"
+            if n_rounds else
+            f"num_iteration={num_iteration}: the fitted model has no rounds (see "
+            "stop_reason_); only num_iteration=None predicts with it"
+        )
+    return int(num_iteration)
+
+
 def on_dask(estimator, method: Callable, X, *, staged: bool = False):
     """``method`` (a prediction method of a fitted ``estimator``) on a dask array X, row
     chunk by row chunk, as a dask array (``staged``: a generator of dask arrays, one a
@@ -721,12 +794,15 @@ class ScoreRegressorMixin:
     """Prediction for boosters whose model's sum is the prediction itself (regression,
     ranking scores): ``predict`` and ``staged_predict``."""
 
-    def predict(self, X: ArrayLike) -> np.ndarray:
+    @num_iteration_doc
+    def predict(self, X: ArrayLike, *, num_iteration: int | None = None) -> np.ndarray:
         """The model's sum ``f(x)`` (the ensemble's intercept plus its weighted terms).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        num_iteration : int or None, default=None
+            <num_iteration>
 
         Returns
         -------
@@ -734,8 +810,30 @@ class ScoreRegressorMixin:
             (A dask array when X is one.)
         """
         if is_dask_collection(X):
-            return on_dask(self, self.predict, X)
-        return self._raw(X)
+            return on_dask(self, functools.partial(self.predict, num_iteration=num_iteration),
+                           X)
+        return self._raw(X, num_iteration)
+
+    @num_iteration_doc
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
+              num_iteration: int | None = None) -> float:
+        """The coefficient of determination R² of :meth:`predict` (scikit-learn's
+        ``RegressorMixin.score``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+        num_iteration : int or None, default=None
+            <num_iteration>
+
+        Returns
+        -------
+        float
+        """
+        return float(r2_score(y, self.predict(X, num_iteration=num_iteration),
+                              sample_weight=sample_weight))
 
     def staged_predict(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """:meth:`predict` after each weak learner (one term added to a running array per

@@ -64,6 +64,7 @@ learning. NIPS 27.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -78,7 +79,7 @@ from .._cluster import NotDistributedError, is_dask_collection
 from .._typing import ArrayLike, RandomStateLike, Rows
 from ..oracles.base import Hypothesis, Oracle
 from . import cluster_data, mirror_cells, mirror_passes, row_passes
-from .base import BaseBooster, data_signature, fit_context, on_dask
+from .base import BaseBooster, data_signature, fit_context, num_iteration_doc, on_dask
 from .classifier import (
     ScoreClassifierMixin,
     SignedColumn,
@@ -728,7 +729,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         self.weights_ = w if problem.K == 2 else w.reshape(-1, problem.K - 1)
 
     # -- prediction (decision_function, predict: the mixin) -------------------------------
-    def predict_proba(self, X: ArrayLike) -> np.ndarray:
+    @num_iteration_doc
+    def predict_proba(self, X: ArrayLike, *, num_iteration: int | None = None) -> np.ndarray:
         """Each class's share of the weighted vote.
 
         Two classes: ``P(classes_[1]) = (1 + f(x)/‖λ‖₁)/2``, the fraction of the vote
@@ -737,14 +739,22 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         (uniform where no vote was cast).  A vote share, not a calibrated probability:
         wrap the booster in :class:`~sklearn.calibration.CalibratedClassifierCV` for one.
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        num_iteration : int or None, default=None
+            <num_iteration>
+
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
             (A dask array when X is one.)
         """
         if is_dask_collection(X):
-            return on_dask(self, self.predict_proba, X)
-        return self._vote_share(self._raw(X), self.ensemble_.l1_norm())
+            return on_dask(self, functools.partial(self.predict_proba,
+                                                   num_iteration=num_iteration), X)
+        model = self._model_at(num_iteration)
+        return self._vote_share(self._raw_of(model, X), model.l1_norm())
 
     def staged_predict_proba(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """:meth:`predict_proba` after each round.
