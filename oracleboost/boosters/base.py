@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -55,7 +56,14 @@ from .loop import Run, run_rounds
 from .model import Ensemble, NonFinitePrediction
 from .monitors import Divergence, EarlyStopping, EvalCurves, NonFiniteLoss, Progress
 from .rounds import Problem, RoundResult, StopReason
-from .validation import EvalSet, held_out_split
+from .validation import (
+    EVAL_PREFIX,
+    EvalSet,
+    eval_names,
+    eval_scorers,
+    fill_placeholder,
+    held_out_split,
+)
 
 __all__ = ["BaseBooster", "ScoreRegressorMixin", "fit_context", "validate_input",
            "data_signature", "loss_constraint", "check_num_iteration", "num_iteration_doc"]
@@ -427,22 +435,28 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         return float(self.tol)
 
     # -- the loop ------------------------------------------------------------------------
-    def _fit_rounds(self, X, y, *rows, eval_set=None, eval_rows=None):
+    def _fit_rounds(self, X, y, *rows, eval_set=None, eval_rows=None, eval_metric=None,
+                    eval_names=None):
         """``fit``: validate → initial state → repeated round → finish, as one transaction.
 
         ``rows`` are the per-row arguments named by ``_row_args``; ``eval_set`` is a list
         of ``(X, y)`` pairs and ``eval_rows`` the parallel list of their
-        ``_eval_row_arg`` (or None).  Any exception but a ``KeyboardInterrupt`` after a
-        completed round restores the estimator as it was before the call and re-raises.
+        ``_eval_row_arg`` (or None); ``eval_metric`` and ``eval_names`` are ``fit``'s
+        (:func:`~oracleboost.boosters.validation.eval_scorers`,
+        :func:`~oracleboost.boosters.validation.eval_names`).  Any exception but a
+        ``KeyboardInterrupt`` after a completed round restores the estimator as it was
+        before the call and re-raises.
         A second ``fit`` of the same estimator while one runs (another thread) raises a
         ``RuntimeError`` before touching anything (see :func:`_one_fit_at_a_time`).
         """
         with _one_fit_at_a_time(self):
             before = dict(vars(self))
             try:
+                given = (X, y)
                 X, y, rows, held = self._hold_out(X, y, rows)
                 problem = self._setup(X, y, *rows)
-                evals = self._eval_sets(problem, eval_set, eval_rows, held)
+                evals = self._eval_sets(problem, eval_set, eval_rows, held,
+                                        metric=eval_metric, names=eval_names, given=given)
                 metadata = {k: v for k, v in zip(self._row_args, rows, strict=True)
                             if v is not None and k in self._callback_metadata}
                 self._boost(problem, evals, {"X": X, "y": y, "metadata": metadata or None})
@@ -511,17 +525,22 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             raise ValueError(f"{name} has shape {a.shape}; X has {n} rows")
         return a
 
-    def _eval_sets(self, problem: Problem, eval_set, eval_rows, held) -> list[EvalSet]:
+    def _eval_sets(self, problem: Problem, eval_set, eval_rows, held, *, metric=None,
+                   names=None, given=(None, None)) -> list[EvalSet]:
         """Check the watched sets against the fitted data (features, classes) and put
-        them in the booster's encoding; errors name ``eval_set[i]``."""
+        them in the booster's encoding; errors name ``eval_set[i]``.  ``metric`` and
+        ``names`` are ``fit``'s ``eval_metric`` and ``eval_names``; ``given`` is the
+        ``(X, y)`` given to ``fit`` (an eval set that is it is named ``training``)."""
         evals = []
         if held is not None:
             Xh, yh, extra = held
             target, weight = self._eval_target(problem, yh, extra, _HELD_OUT)
             evals.append(EvalSet("heldout", "", Xh, target, weight))
         if eval_set is None:
-            if eval_rows is not None:
-                raise ValueError(f"eval_{self._eval_row_arg} is given but eval_set is not")
+            for arg, value in ((f"eval_{self._eval_row_arg}", eval_rows),
+                               ("eval_metric", metric), ("eval_names", names)):
+                if value is not None:
+                    raise ValueError(f"{arg} is given but eval_set is not")
             return evals
         if isinstance(eval_set, tuple) or not isinstance(eval_set, Sequence | Iterator):
             raise TypeError(
@@ -529,6 +548,8 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                 f"got {type(eval_set).__name__}"
             )
         eval_set = list(eval_set)
+        scorers = eval_scorers(metric)
+        set_names = eval_names(names, eval_set, *given)
         extras = [None] * len(eval_set) if eval_rows is None else list(eval_rows)
         if len(extras) != len(eval_set):
             raise ValueError(
@@ -549,7 +570,13 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                     f"{where}: y has shape {yv.shape}; its X has {Xv.shape[0]} rows"
                 )
             target, weight = self._eval_target(problem, yv, extra, where)
-            evals.append(EvalSet("val", f"_{i}", Xv, target, weight))
+            # a scorer gets the set as given, with the metadata scikit-learn's scorers
+            # (or the ranker's) take, as ScoringMonitor passes them on
+            metadata = ({self._eval_row_arg: extra} if extra is not None
+                        and self._eval_row_arg in self._callback_metadata else {})
+            evals.append(EvalSet(EVAL_PREFIX, f"_{i}", Xv, target, weight, scorers=scorers,
+                                 given=(pair[0], pair[1]), metadata=metadata,
+                                 name=set_names[i]))
         return evals
 
     def _eval_weight(self, extra, n: int, where: str) -> np.ndarray:
@@ -614,6 +641,7 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             state, intercept = self._initial_state(problem)
             model = self._new_model(problem, intercept)
             history = History(self._history_keys(problem) + ("cumulative_time",))
+        named = self._named_sets(evals, resume)  # (a clash refused before any round)
         run = Run(self, problem, model, history, state,
                   monitors=self._monitors(problem, evals, resume), fit_data=fit_data or {})
         run_rounds(run, self.n_estimators, stop)
@@ -622,6 +650,7 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         self.best_iteration_ = len(run.history) if stopping else None
         self.ensemble_ = run.model
         self.history_ = run.history.as_dict()
+        self._eval_names_ = named
         self.stop_reason_ = run.stop
         # a fit on a cluster keeps no running state: it lives on the workers (futures
         # that a pickle could not carry, and that would hold the workers' memory)
@@ -630,6 +659,40 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             blocks.settle()
         self._state_ = None if isinstance(blocks, ClusterBlocks) else run.state
         self._signature_ = problem.signature
+
+    def _named_sets(self, evals: Sequence[EvalSet], resume: bool) -> dict[int, str]:
+        """The names of the eval sets by index (``evals_result_``'s keys): this fit's,
+        and for the indices it does not watch, those of the fit it continues."""
+        names = {i: ev.name for i, ev in enumerate(e for e in evals if e.prefix == EVAL_PREFIX)}
+        kept = getattr(self, "_eval_names_", {}) if resume else {}
+        clash = {name for i, name in kept.items() if i not in names} & set(names.values())
+        if clash:
+            raise ValueError(
+                f"eval_names: {sorted(clash)} already names another eval set of the fit "
+                "this warm start continues; choose other names"
+            )
+        return {**{i: n for i, n in kept.items() if i not in names}, **names}
+
+    @property
+    def evals_result_(self) -> dict[str, dict[str, list[float]]]:
+        """The eval sets' curves in LightGBM's shape: ``{name: {metric: [value after
+        each round, ...]}}``, keyed by ``eval_names`` (default ``valid_0``, ``valid_1``,
+        …, or ``training`` for the training data itself), with ``"loss"`` (the booster's
+        own), ``"error"`` (classifiers) and each ``eval_metric``: the columns
+        ``history_["val_<metric>_<i>"]`` as lists of floats.  Empty without an
+        ``eval_set`` (as LightGBM's).  As long as ``history_``: a warm start continues
+        it, and after early stopping it ends at the kept round (LightGBM keeps the
+        rounds after its best; here they are cut from the model; the watched curve
+        past the best round is ``validation_loss_``).  Early stopping's held-out rows
+        are not an eval set: their curve is ``history_["heldout_loss"]``."""
+        check_is_fitted(self, "history_")
+        names = getattr(self, "_eval_names_", {})
+        found: dict[int, dict[str, list[float]]] = {}
+        for key, values in self.history_.items():
+            match = re.fullmatch(rf"{EVAL_PREFIX}_(.+)_(\d+)", key)
+            if match:
+                found.setdefault(int(match[2]), {})[match[1]] = [float(v) for v in values]
+        return {names.get(i, f"valid_{i}"): found[i] for i in sorted(found)}
 
     def _fitted_attributes(self, run: Run) -> dict:
         """The fitted attributes of the model as it stands in ``run`` (copies): what a
@@ -730,15 +793,7 @@ _Method = TypeVar("_Method", bound=Callable[..., Any])
 def num_iteration_doc(method: _Method) -> _Method:
     """Fill the line ``<num_iteration>`` of ``method``'s docstring with the one text of
     the ``num_iteration`` parameter, at that line's indentation."""
-    lines = []
-    for line in (method.__doc__ or "").splitlines():
-        if line.strip() == "<num_iteration>":
-            indent = line[: len(line) - len(line.lstrip())]
-            lines.extend(indent + text for text in _NUM_ITERATION.splitlines())
-        else:
-            lines.append(line)
-    method.__doc__ = "\n".join(lines)
-    return method
+    return fill_placeholder(method, "num_iteration", _NUM_ITERATION)
 
 
 def check_num_iteration(num_iteration: int | None, n_rounds: int) -> int:

@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -98,7 +98,7 @@ from .steps import (
     SparseBoostStep,
     StepRule,
 )
-from .validation import documented
+from .validation import documented, eval_parameters_doc
 
 __all__ = ["MirrorBoostingClassifier", "ArgmaxVote"]
 
@@ -319,6 +319,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
 
     # -- fit ----------------------------------------------------------------------------
     @fit_context
+    @eval_parameters_doc
     def fit(
         self,
         X: ArrayLike,
@@ -328,6 +329,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         *,
         eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
         eval_sample_weight: Sequence[ArrayLike | None] | None = None,
+        eval_metric: str | Callable | Sequence | dict | None = None,
+        eval_names: Sequence[str] | None = None,
     ) -> MirrorBoostingClassifier:
         """Boost for up to ``n_estimators`` rounds.
 
@@ -351,9 +354,11 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             ``history_["val_error_0"]``, …
         eval_sample_weight : list of array-like or None, default=None
             The weights of each eval set's loss and error.
+        <eval parameters>
         """
         return self._fit_rounds(
-            X, y, sample_weight, sample_group, eval_set=eval_set, eval_rows=eval_sample_weight
+            X, y, sample_weight, sample_group, eval_set=eval_set, eval_rows=eval_sample_weight,
+            eval_metric=eval_metric, eval_names=eval_names
         )
 
     _row_args = ("sample_weight", "sample_group")
