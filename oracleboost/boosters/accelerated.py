@@ -83,7 +83,7 @@ from .steps import (
     Schedule,
     _check_instance,
 )
-from .validation import documented
+from .validation import documented, eval_parameters_doc
 
 __all__ = ["AcceleratedMarginClassifier", "MomentumMethod", "METHODS", "PROVEN_STOCHASTIC"]
 
@@ -465,6 +465,7 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
 
     # -- fit ------------------------------------------------------------------------------
     @fit_context
+    @eval_parameters_doc
     def fit(
         self,
         X: ArrayLike,
@@ -473,6 +474,8 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         *,
         eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
         eval_sample_weight: Sequence[ArrayLike | None] | None = None,
+        eval_metric: str | Callable | Sequence | dict | None = None,
+        eval_names: Sequence[str] | None = None,
     ) -> AcceleratedMarginClassifier:
         """Run up to ``n_estimators`` steps.
 
@@ -491,9 +494,11 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             ``history_["val_loss_0"]``, ``history_["val_error_0"]``, …
         eval_sample_weight : list of array-like or None, default=None
             The weights of each eval set's risk and error.
+        <eval parameters>
         """
         return self._fit_rounds(
-            X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight
+            X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight,
+            eval_metric=eval_metric, eval_names=eval_names
         )
 
     def _early_stopping_tol(self) -> float:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context, is_classifier
+from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
@@ -54,13 +56,20 @@ from .loop import Run, run_rounds
 from .model import Ensemble, NonFinitePrediction
 from .monitors import Divergence, EarlyStopping, EvalCurves, NonFiniteLoss, Progress
 from .rounds import Problem, RoundResult, StopReason
-from .validation import EvalSet, held_out_split
+from .validation import (
+    EVAL_PREFIX,
+    EvalSet,
+    eval_names,
+    eval_scorers,
+    fill_placeholder,
+    held_out_split,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - the export imports lightgbm when it runs
     import lightgbm
 
 __all__ = ["BaseBooster", "ScoreRegressorMixin", "fit_context", "validate_input",
-           "data_signature", "loss_constraint"]
+           "data_signature", "loss_constraint", "check_num_iteration", "num_iteration_doc"]
 
 
 #: The estimators whose ``fit`` is running: id → the thread running it; and its lock.
@@ -378,11 +387,31 @@ class BaseBooster(CallbackSupport, BaseEstimator):
 
         return to_lightgbm(self, X)
 
-    def _raw(self, X) -> np.ndarray:
+    def _model_at(self, num_iteration: int | None = None):
+        """The fitted model after its first ``num_iteration`` rounds (None: all of them).
+
+        The cheapest exact way: a copy cut back by the model's own ``truncate`` (which
+        replays the coefficient log, no prediction), whose decision then predicts only the
+        kept rounds, summed as ``staged_decision_function`` sums them, so it equals the
+        ``num_iteration``-th staged value bit for bit.  All rounds: the model itself.
+        """
         check_is_fitted(self, "ensemble_")
+        model = self.ensemble_
+        k = check_num_iteration(num_iteration, model.n_rounds)
+        if k == model.n_rounds:
+            return model
+        cut = model.copy()
+        cut.truncate(k)
+        return cut
+
+    def _raw(self, X, num_iteration: int | None = None) -> np.ndarray:
+        return self._raw_of(self._model_at(num_iteration), X)
+
+    def _raw_of(self, model, X) -> np.ndarray:
+        """``model``'s decision on X (validated against the fitted data)."""
         X = validate_input(self, X, reset=False)
         try:
-            return self.ensemble_.decision_function(X)
+            return model.decision_function(X)
         except NonFinitePrediction as exc:
             raise exc.naming(self) from None
 
@@ -440,22 +469,28 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         return float(self.tol)
 
     # -- the loop ------------------------------------------------------------------------
-    def _fit_rounds(self, X, y, *rows, eval_set=None, eval_rows=None):
+    def _fit_rounds(self, X, y, *rows, eval_set=None, eval_rows=None, eval_metric=None,
+                    eval_names=None):
         """``fit``: validate → initial state → repeated round → finish, as one transaction.
 
         ``rows`` are the per-row arguments named by ``_row_args``; ``eval_set`` is a list
         of ``(X, y)`` pairs and ``eval_rows`` the parallel list of their
-        ``_eval_row_arg`` (or None).  Any exception but a ``KeyboardInterrupt`` after a
-        completed round restores the estimator as it was before the call and re-raises.
+        ``_eval_row_arg`` (or None); ``eval_metric`` and ``eval_names`` are ``fit``'s
+        (:func:`~oracleboost.boosters.validation.eval_scorers`,
+        :func:`~oracleboost.boosters.validation.eval_names`).  Any exception but a
+        ``KeyboardInterrupt`` after a completed round restores the estimator as it was
+        before the call and re-raises.
         A second ``fit`` of the same estimator while one runs (another thread) raises a
         ``RuntimeError`` before touching anything (see :func:`_one_fit_at_a_time`).
         """
         with _one_fit_at_a_time(self):
             before = dict(vars(self))
             try:
+                given = (X, y)
                 X, y, rows, held = self._hold_out(X, y, rows)
                 problem = self._setup(X, y, *rows)
-                evals = self._eval_sets(problem, eval_set, eval_rows, held)
+                evals = self._eval_sets(problem, eval_set, eval_rows, held,
+                                        metric=eval_metric, names=eval_names, given=given)
                 metadata = {k: v for k, v in zip(self._row_args, rows, strict=True)
                             if v is not None and k in self._callback_metadata}
                 self._boost(problem, evals, {"X": X, "y": y, "metadata": metadata or None})
@@ -524,17 +559,22 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             raise ValueError(f"{name} has shape {a.shape}; X has {n} rows")
         return a
 
-    def _eval_sets(self, problem: Problem, eval_set, eval_rows, held) -> list[EvalSet]:
+    def _eval_sets(self, problem: Problem, eval_set, eval_rows, held, *, metric=None,
+                   names=None, given=(None, None)) -> list[EvalSet]:
         """Check the watched sets against the fitted data (features, classes) and put
-        them in the booster's encoding; errors name ``eval_set[i]``."""
+        them in the booster's encoding; errors name ``eval_set[i]``.  ``metric`` and
+        ``names`` are ``fit``'s ``eval_metric`` and ``eval_names``; ``given`` is the
+        ``(X, y)`` given to ``fit`` (an eval set that is it is named ``training``)."""
         evals = []
         if held is not None:
             Xh, yh, extra = held
             target, weight = self._eval_target(problem, yh, extra, _HELD_OUT)
             evals.append(EvalSet("heldout", "", Xh, target, weight))
         if eval_set is None:
-            if eval_rows is not None:
-                raise ValueError(f"eval_{self._eval_row_arg} is given but eval_set is not")
+            for arg, value in ((f"eval_{self._eval_row_arg}", eval_rows),
+                               ("eval_metric", metric), ("eval_names", names)):
+                if value is not None:
+                    raise ValueError(f"{arg} is given but eval_set is not")
             return evals
         if isinstance(eval_set, tuple) or not isinstance(eval_set, Sequence | Iterator):
             raise TypeError(
@@ -542,6 +582,8 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                 f"got {type(eval_set).__name__}"
             )
         eval_set = list(eval_set)
+        scorers = eval_scorers(metric)
+        set_names = eval_names(names, eval_set, *given)
         extras = [None] * len(eval_set) if eval_rows is None else list(eval_rows)
         if len(extras) != len(eval_set):
             raise ValueError(
@@ -562,7 +604,13 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                     f"{where}: y has shape {yv.shape}; its X has {Xv.shape[0]} rows"
                 )
             target, weight = self._eval_target(problem, yv, extra, where)
-            evals.append(EvalSet("val", f"_{i}", Xv, target, weight))
+            # a scorer gets the set as given, with the metadata scikit-learn's scorers
+            # (or the ranker's) take, as ScoringMonitor passes them on
+            metadata = ({self._eval_row_arg: extra} if extra is not None
+                        and self._eval_row_arg in self._callback_metadata else {})
+            evals.append(EvalSet(EVAL_PREFIX, f"_{i}", Xv, target, weight, scorers=scorers,
+                                 given=(pair[0], pair[1]), metadata=metadata,
+                                 name=set_names[i]))
         return evals
 
     def _eval_weight(self, extra, n: int, where: str) -> np.ndarray:
@@ -627,6 +675,7 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             state, intercept = self._initial_state(problem)
             model = self._new_model(problem, intercept)
             history = History(self._history_keys(problem) + ("cumulative_time",))
+        named = self._named_sets(evals, resume)  # (a clash refused before any round)
         run = Run(self, problem, model, history, state,
                   monitors=self._monitors(problem, evals, resume), fit_data=fit_data or {})
         blocks = getattr(problem, "blocks", None)
@@ -643,6 +692,7 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         self.best_iteration_ = len(run.history) if stopping else None
         self.ensemble_ = run.model
         self.history_ = run.history.as_dict()
+        self._eval_names_ = named
         self.stop_reason_ = run.stop
         # a fit on a cluster keeps no running state: it lives on the workers (futures
         # that a pickle could not carry, and that would hold the workers' memory)
@@ -650,6 +700,40 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             blocks.settle()
         self._state_ = None if isinstance(blocks, ClusterBlocks) else run.state
         self._signature_ = problem.signature
+
+    def _named_sets(self, evals: Sequence[EvalSet], resume: bool) -> dict[int, str]:
+        """The names of the eval sets by index (``evals_result_``'s keys): this fit's,
+        and for the indices it does not watch, those of the fit it continues."""
+        names = {i: ev.name for i, ev in enumerate(e for e in evals if e.prefix == EVAL_PREFIX)}
+        kept = getattr(self, "_eval_names_", {}) if resume else {}
+        clash = {name for i, name in kept.items() if i not in names} & set(names.values())
+        if clash:
+            raise ValueError(
+                f"eval_names: {sorted(clash)} already names another eval set of the fit "
+                "this warm start continues; choose other names"
+            )
+        return {**{i: n for i, n in kept.items() if i not in names}, **names}
+
+    @property
+    def evals_result_(self) -> dict[str, dict[str, list[float]]]:
+        """The eval sets' curves in LightGBM's shape: ``{name: {metric: [value after
+        each round, ...]}}``, keyed by ``eval_names`` (default ``valid_0``, ``valid_1``,
+        …, or ``training`` for the training data itself), with ``"loss"`` (the booster's
+        own), ``"error"`` (classifiers) and each ``eval_metric``: the columns
+        ``history_["val_<metric>_<i>"]`` as lists of floats.  Empty without an
+        ``eval_set`` (as LightGBM's).  As long as ``history_``: a warm start continues
+        it, and after early stopping it ends at the kept round (LightGBM keeps the
+        rounds after its best; here they are cut from the model; the watched curve
+        past the best round is ``validation_loss_``).  Early stopping's held-out rows
+        are not an eval set: their curve is ``history_["heldout_loss"]``."""
+        check_is_fitted(self, "history_")
+        names = getattr(self, "_eval_names_", {})
+        found: dict[int, dict[str, list[float]]] = {}
+        for key, values in self.history_.items():
+            match = re.fullmatch(rf"{EVAL_PREFIX}_(.+)_(\d+)", key)
+            if match:
+                found.setdefault(int(match[2]), {})[match[1]] = [float(v) for v in values]
+        return {names.get(i, f"valid_{i}"): found[i] for i in sorted(found)}
 
     def _fitted_attributes(self, run: Run) -> dict:
         """The fitted attributes of the model as it stands in ``run`` (copies): what a
@@ -735,6 +819,50 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         return bound
 
 
+#: The text of every prediction method's ``num_iteration`` parameter (:func:`num_iteration_doc`).
+_NUM_ITERATION = """\
+The model after its first ``num_iteration`` rounds (LightGBM's name), an int in
+[1, ``n_estimators_``]: exactly what the ``staged_`` form of this method yields at
+that round, bit for bit, at the cost of predicting only those rounds.  None
+(default): every round the model has.  After early stopping the model is already
+cut back to its best round, so None is ``num_iteration=best_iteration_`` (LightGBM
+predicts with ``best_iteration_`` by default too, but keeps the later rounds)."""
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def num_iteration_doc(method: _Method) -> _Method:
+    """Fill the line ``<num_iteration>`` of ``method``'s docstring with the one text of
+    the ``num_iteration`` parameter, at that line's indentation."""
+    return fill_placeholder(method, "num_iteration", _NUM_ITERATION)
+
+
+def check_num_iteration(num_iteration: int | None, n_rounds: int) -> int:
+    """``num_iteration`` of a prediction method as a round count in ``[1, n_rounds]``
+    (None: ``n_rounds``); anything else raises naming ``num_iteration``.
+
+    Unlike LightGBM, where ``num_iteration <= 0`` silently means every round, a count
+    outside the model is an error: after early stopping the model already ends at its
+    best round, and asking for more rounds than it has is a mistake worth hearing of.
+    """
+    if num_iteration is None:
+        return n_rounds
+    if isinstance(num_iteration, bool) or not isinstance(num_iteration, Integral):
+        raise TypeError(
+            f"num_iteration must be an int (a number of rounds) or None; got "
+            f"{type(num_iteration).__name__} {num_iteration!r}"
+        )
+    if not 1 <= num_iteration <= n_rounds:
+        raise ValueError(
+            f"num_iteration={num_iteration} must be in [1, n_estimators_] = [1, {n_rounds}]"
+            " (the rounds of the fitted model; None for all of them)"
+            if n_rounds else
+            f"num_iteration={num_iteration}: the fitted model has no rounds (see "
+            "stop_reason_); only num_iteration=None predicts with it"
+        )
+    return int(num_iteration)
+
+
 def on_dask(estimator, method: Callable, X, *, staged: bool = False):
     """``method`` (a prediction method of a fitted ``estimator``) on a dask array X, row
     chunk by row chunk, as a dask array (``staged``: a generator of dask arrays, one a
@@ -767,12 +895,15 @@ class ScoreRegressorMixin:
         """An exported model's objective: LightGBM's ``predict`` is the raw sum."""
         return "regression"
 
-    def predict(self, X: ArrayLike) -> np.ndarray:
+    @num_iteration_doc
+    def predict(self, X: ArrayLike, *, num_iteration: int | None = None) -> np.ndarray:
         """The model's sum ``f(x)`` (the ensemble's intercept plus its weighted terms).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        num_iteration : int or None, default=None
+            <num_iteration>
 
         Returns
         -------
@@ -780,8 +911,30 @@ class ScoreRegressorMixin:
             (A dask array when X is one.)
         """
         if is_dask_collection(X):
-            return on_dask(self, self.predict, X)
-        return self._raw(X)
+            return on_dask(self, functools.partial(self.predict, num_iteration=num_iteration),
+                           X)
+        return self._raw(X, num_iteration)
+
+    @num_iteration_doc
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
+              num_iteration: int | None = None) -> float:
+        """The coefficient of determination R² of :meth:`predict` (scikit-learn's
+        ``RegressorMixin.score``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+        num_iteration : int or None, default=None
+            <num_iteration>
+
+        Returns
+        -------
+        float
+        """
+        return float(r2_score(y, self.predict(X, num_iteration=num_iteration),
+                              sample_weight=sample_weight))
 
     def staged_predict(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """:meth:`predict` after each weak learner (one term added to a running array per

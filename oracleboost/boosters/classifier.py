@@ -14,6 +14,7 @@ to margins and to probabilities, and a ±1 booster's view of an oracle's answer.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import DTypeLike
+from sklearn.metrics import accuracy_score
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 
@@ -166,10 +168,20 @@ def margin_metrics(loss: MarginLoss, ypm: np.ndarray, f: np.ndarray,
     }
 
 
-def _on_dask(estimator, method, X, *, staged: bool = False):
+def _on_dask(estimator, method, X, *, staged: bool = False, num_iteration=None):
+    """:func:`.base.on_dask`; a ``num_iteration`` is bound into ``method``."""
     from .base import on_dask  # base imports this module's mixin
 
+    if num_iteration is not None:
+        method = functools.partial(method, num_iteration=num_iteration)
     return on_dask(estimator, method, X, staged=staged)
+
+
+def num_iteration_doc(method):
+    """:func:`.base.num_iteration_doc` (base imports this module's mixin)."""
+    from .base import num_iteration_doc as fill
+
+    return fill(method)
 
 
 class ScoreClassifierMixin:
@@ -181,12 +193,16 @@ class ScoreClassifierMixin:
     booster's link (:meth:`_proba`), named in each booster's docstring.
     """
 
-    def decision_function(self, X: ArrayLike) -> np.ndarray:
+    @num_iteration_doc
+    def decision_function(self, X: ArrayLike, *, num_iteration: int | None = None
+                          ) -> np.ndarray:
         """The summed scores f(x).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        num_iteration : int or None, default=None
+            <num_iteration>
 
         Returns
         -------
@@ -195,8 +211,8 @@ class ScoreClassifierMixin:
             one score per class.  (A dask array when X is one.)
         """
         if is_dask_collection(X):
-            return _on_dask(self, self.decision_function, X)
-        return self._decision(self._raw(X))
+            return _on_dask(self, self.decision_function, X, num_iteration=num_iteration)
+        return self._decision(self._raw(X, num_iteration))
 
     def staged_decision_function(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """The decision function after each round (one term added to a running array
@@ -212,9 +228,16 @@ class ScoreClassifierMixin:
         for f in self._staged_raw(X):
             yield self._decision(f)
 
-    def predict(self, X: ArrayLike) -> np.ndarray:
+    @num_iteration_doc
+    def predict(self, X: ArrayLike, *, num_iteration: int | None = None) -> np.ndarray:
         """The class of each row: ``classes_[1]`` where the score is positive (two
         classes), else the class of the largest score (ties to the lowest class).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        num_iteration : int or None, default=None
+            <num_iteration>
 
         Returns
         -------
@@ -222,8 +245,8 @@ class ScoreClassifierMixin:
             (A dask array when X is one.)
         """
         if is_dask_collection(X):
-            return _on_dask(self, self.predict, X)
-        index = predicted_index(self._raw(X))  # raises NotFittedError first
+            return _on_dask(self, self.predict, X, num_iteration=num_iteration)
+        index = predicted_index(self._raw(X, num_iteration))  # raises NotFittedError first
         return self.classes_.take(index)
 
     def staged_predict(self, X: ArrayLike) -> Iterator[np.ndarray]:
@@ -239,13 +262,41 @@ class ScoreClassifierMixin:
         for f in self._staged_raw(X):
             yield self.classes_.take(predicted_index(f))
 
+    @num_iteration_doc
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
+              num_iteration: int | None = None) -> float:
+        """The (weighted) accuracy of :meth:`predict` (scikit-learn's
+        ``ClassifierMixin.score``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+        num_iteration : int or None, default=None
+            <num_iteration>
+
+        Returns
+        -------
+        float
+        """
+        return float(accuracy_score(y, self.predict(X, num_iteration=num_iteration),
+                                    sample_weight=sample_weight))
+
     def _has_proba(self) -> bool:
         """Whether the booster's scores have a link to probabilities (default: yes)."""
         return True
 
     @available_if(lambda self: self._has_proba())
-    def predict_proba(self, X: ArrayLike) -> np.ndarray:
+    @num_iteration_doc
+    def predict_proba(self, X: ArrayLike, *, num_iteration: int | None = None) -> np.ndarray:
         """Class probabilities through the booster's link (see the class docstring).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        num_iteration : int or None, default=None
+            <num_iteration>
 
         Returns
         -------
@@ -253,8 +304,8 @@ class ScoreClassifierMixin:
             Rows sum to 1; columns follow ``classes_``.  (A dask array when X is one.)
         """
         if is_dask_collection(X):
-            return _on_dask(self, self.predict_proba, X)
-        return self._proba(self._raw(X))
+            return _on_dask(self, self.predict_proba, X, num_iteration=num_iteration)
+        return self._proba(self._raw(X, num_iteration))
 
     @available_if(lambda self: self._has_proba())
     def staged_predict_proba(self, X: ArrayLike) -> Iterator[np.ndarray]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -47,7 +47,7 @@ from .classifier import (
 )
 from .rounds import BoostingWarning, Problem, RoundResult, StopReason, draw_seed, seed_generator
 from .steps import STEP_RULES, StepRule, StepState, get_step
-from .validation import documented
+from .validation import documented, eval_parameters_doc
 
 __all__ = ["CoordinateBoostingClassifier"]
 
@@ -233,6 +233,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         return tags
 
     @fit_context
+    @eval_parameters_doc
     def fit(
         self,
         X: ArrayLike,
@@ -241,6 +242,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         *,
         eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
         eval_sample_weight: Sequence[ArrayLike | None] | None = None,
+        eval_metric: str | Callable | Sequence | dict | None = None,
+        eval_names: Sequence[str] | None = None,
     ) -> CoordinateBoostingClassifier:
         """Boost for up to ``n_estimators`` rounds.
 
@@ -257,9 +260,11 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             ``history_["val_loss_0"]``, ``history_["val_error_0"]``, …
         eval_sample_weight : list of array-like or None, default=None
             The weights of each eval set's risk and error.
+        <eval parameters>
         """
         return self._fit_rounds(
-            X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight
+            X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight,
+            eval_metric=eval_metric, eval_names=eval_names
         )
 
     def _setup(self, X, y, sample_weight) -> _Problem:

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import TypeVar
@@ -56,7 +56,15 @@ from .._cluster import ClusterBlocks, NotDistributedError, is_dask_collection
 from .._row_quantile import weighted_quantile
 from .._typing import ArrayLike, RandomStateLike, Rows
 from .._validation import check_groups, check_sample_weight
-from ..losses import Loss, MarginLoss, MulticlassLoss, RankingLoss, RegressionLoss, get_loss
+from ..losses import (
+    Loss,
+    MarginLoss,
+    MulticlassLoss,
+    RankingLoss,
+    RegressionLoss,
+    get_loss,
+    ndcg,
+)
 from ..oracles.base import Oracle
 from . import _column_kernels as column_kernels
 from . import cluster_data, row_passes
@@ -66,6 +74,7 @@ from .base import (
     data_signature,
     fit_context,
     loss_constraint,
+    num_iteration_doc,
     validate_input,
 )
 from .classifier import (
@@ -77,7 +86,7 @@ from .classifier import (
 )
 from .rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
 from .steps import SCHEDULES, RoundView, Schedule, get_schedule
-from .validation import documented
+from .validation import documented, eval_parameters_doc
 
 __all__ = [
     "FunctionalGradientRegressor",
@@ -164,6 +173,7 @@ class _FunctionalGradientBooster(BaseBooster):
     }
 
     @fit_context
+    @eval_parameters_doc
     def fit(
         self: _Booster,
         X: ArrayLike,
@@ -172,6 +182,8 @@ class _FunctionalGradientBooster(BaseBooster):
         *,
         eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
         eval_sample_weight: Sequence[ArrayLike | None] | None = None,
+        eval_metric: str | Callable | Sequence | dict | None = None,
+        eval_names: Sequence[str] | None = None,
     ) -> _Booster:
         """Boost with up to ``n_estimators`` weak learners.
 
@@ -185,9 +197,11 @@ class _FunctionalGradientBooster(BaseBooster):
             learner, as ``history_["val_loss_0"]`` (``history_["val_error_0"]``), …
         eval_sample_weight : list of array-like or None, default=None
             The weights of each eval set's loss (and error).
+        <eval parameters>
         """
         return self._fit_rounds(
-            X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight
+            X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight,
+            eval_metric=eval_metric, eval_names=eval_names
         )
 
     def _init_raw(self, loss: Loss, y, s):
@@ -945,6 +959,7 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
         self.tol = tol
 
     @fit_context
+    @eval_parameters_doc
     def fit(
         self,
         X: ArrayLike,
@@ -953,6 +968,8 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
         *,
         eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
         eval_qid: Sequence[ArrayLike] | None = None,
+        eval_metric: str | Callable | Sequence | dict | None = None,
+        eval_names: Sequence[str] | None = None,
     ) -> FunctionalGradientRanker:
         """Boost with up to ``n_estimators`` weak learners.
 
@@ -968,8 +985,40 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
             ``history_["val_loss_0"]``, …; each needs its ``eval_qid``.
         eval_qid : list of array-like, default=None
             The query of each row of each eval set (XGBoost's name).
+        <eval parameters>
         """
-        return self._fit_rounds(X, y, qid, eval_set=eval_set, eval_rows=eval_qid)
+        return self._fit_rounds(X, y, qid, eval_set=eval_set, eval_rows=eval_qid,
+                                eval_metric=eval_metric, eval_names=eval_names)
+
+    @num_iteration_doc
+    def score(self, X: ArrayLike, y: ArrayLike, qid: ArrayLike, *,
+              num_iteration: int | None = None) -> float:
+        """NDCG of :meth:`predict`'s ranking within each query, averaged over the queries,
+        as LightGBM's ``ndcg`` metric computes it (:func:`oracleboost.losses.ndcg`: gain
+        ``2**y − 1``, discount ``1/log2(1 + rank)``, the whole list of each query, a
+        query with no relevant document counting 1).  Larger is better, 1 at best.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Graded relevance, non-negative.
+        qid : array-like of shape (n_samples,)
+            The query of each row, as in :meth:`fit`.  (``cross_validate`` and
+            ``GridSearchCV`` pass it to this default score only through scikit-learn's
+            metadata routing: ``set_score_request(qid=True)``.)
+        num_iteration : int or None, default=None
+            <num_iteration>
+
+        Returns
+        -------
+        float
+        """
+        pred = self.predict(X, num_iteration=num_iteration)
+        y = self._numeric_target(np.asarray(y), "y")
+        if y.shape != pred.shape:
+            raise ValueError(f"y has shape {y.shape}; X has {pred.shape[0]} rows")
+        return ndcg(y, pred, check_groups(qid, y.shape[0], "qid"))
 
     _row_args = ("qid",)
     _eval_row_arg = "qid"

@@ -64,8 +64,9 @@ learning. NIPS 27.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -79,7 +80,7 @@ from .._typing import ArrayLike, RandomStateLike, Rows
 from ..oracles.base import Hypothesis, Oracle
 from ..oracles.trees import TreeStructure
 from . import cluster_data, mirror_cells, mirror_passes, row_passes
-from .base import BaseBooster, data_signature, fit_context, on_dask
+from .base import BaseBooster, data_signature, fit_context, num_iteration_doc, on_dask
 from .classifier import (
     ScoreClassifierMixin,
     SignedColumn,
@@ -98,7 +99,7 @@ from .steps import (
     SparseBoostStep,
     StepRule,
 )
-from .validation import documented
+from .validation import documented, eval_parameters_doc
 
 __all__ = ["MirrorBoostingClassifier", "ArgmaxVote"]
 
@@ -329,6 +330,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
 
     # -- fit ----------------------------------------------------------------------------
     @fit_context
+    @eval_parameters_doc
     def fit(
         self,
         X: ArrayLike,
@@ -338,6 +340,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         *,
         eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
         eval_sample_weight: Sequence[ArrayLike | None] | None = None,
+        eval_metric: str | Callable | Sequence | dict | None = None,
+        eval_names: Sequence[str] | None = None,
     ) -> MirrorBoostingClassifier:
         """Boost for up to ``n_estimators`` rounds.
 
@@ -361,9 +365,11 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             ``history_["val_error_0"]``, …
         eval_sample_weight : list of array-like or None, default=None
             The weights of each eval set's loss and error.
+        <eval parameters>
         """
         return self._fit_rounds(
-            X, y, sample_weight, sample_group, eval_set=eval_set, eval_rows=eval_sample_weight
+            X, y, sample_weight, sample_group, eval_set=eval_set, eval_rows=eval_sample_weight,
+            eval_metric=eval_metric, eval_names=eval_names
         )
 
     _row_args = ("sample_weight", "sample_group")
@@ -739,7 +745,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         self.weights_ = w if problem.K == 2 else w.reshape(-1, problem.K - 1)
 
     # -- prediction (decision_function, predict: the mixin) -------------------------------
-    def predict_proba(self, X: ArrayLike) -> np.ndarray:
+    @num_iteration_doc
+    def predict_proba(self, X: ArrayLike, *, num_iteration: int | None = None) -> np.ndarray:
         """Each class's share of the weighted vote.
 
         Two classes: ``P(classes_[1]) = (1 + f(x)/‖λ‖₁)/2``, the fraction of the vote
@@ -748,14 +755,22 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         (uniform where no vote was cast).  A vote share, not a calibrated probability:
         wrap the booster in :class:`~sklearn.calibration.CalibratedClassifierCV` for one.
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        num_iteration : int or None, default=None
+            <num_iteration>
+
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
             (A dask array when X is one.)
         """
         if is_dask_collection(X):
-            return on_dask(self, self.predict_proba, X)
-        return self._vote_share(self._raw(X), self.ensemble_.l1_norm())
+            return on_dask(self, functools.partial(self.predict_proba,
+                                                   num_iteration=num_iteration), X)
+        model = self._model_at(num_iteration)
+        return self._vote_share(self._raw_of(model, X), model.l1_norm())
 
     def staged_predict_proba(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """:meth:`predict_proba` after each round.

@@ -49,6 +49,7 @@ __all__ = [
     "LinearModel",
     "KernelModel",
     "ReplayScores",
+    "ModelAt",
     "NonFinitePrediction",
 ]
 
@@ -446,6 +447,41 @@ def _batched_sum(kind: type) -> Any:
 
 
 _DEFAULT_SUM = Hypothesis.predict_sum.__func__
+
+
+class ModelAt:
+    """A fit's model as it stood after its first ``n_rounds`` rounds, for a scorer of a
+    watched set (``fit(eval_metric=...)``): on that set's rows ``X`` its decision is the
+    running ``scores`` (a copy), which the model's exactness makes equal, bit for bit,
+    to the decision of the model cut back to ``n_rounds``; so scoring a round predicts
+    nothing.  Anything else (other rows, ``l1_norm``, …) is asked of the model cut back
+    (the model itself when ``n_rounds`` is all of it, as during the fit's last round).
+    Used only while that round is scored: the model goes on growing after it.
+    """
+
+    def __init__(self, model: Any, n_rounds: int, X: np.ndarray, scores: np.ndarray) -> None:
+        self.model, self.n_rounds, self.X, self.scores = model, n_rounds, X, scores
+        self._cut: Any = None
+
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
+        if X is self.X or (np.shape(X) == self.X.shape and np.array_equal(X, self.X)):
+            return self.scores.copy()
+        return self.cut().decision_function(X)
+
+    def cut(self) -> Any:
+        """The model after ``n_rounds`` rounds."""
+        if self._cut is None:
+            if self.n_rounds == self.model.n_rounds:
+                self._cut = self.model
+            else:
+                self._cut = self.model.copy()
+                self._cut.truncate(self.n_rounds)
+        return self._cut
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("model", "n_rounds", "X", "scores", "_cut"):
+            raise AttributeError(name)  # (copy and pickle probe dunders before __init__)
+        return getattr(self.cut(), name)
 
 
 class LinearModel:

@@ -30,15 +30,18 @@ scikit-learn callback asks for a ``fitted_estimator`` (a copy of the model: see
 
 from __future__ import annotations
 
+import copy
 import math
 import sys
 import time
 import warnings
 from collections.abc import Sequence
+from numbers import Real
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .model import ModelAt
 from .rounds import BoostingWarning, RoundResult, StopReason
 from .validation import EvalSet
 
@@ -121,27 +124,64 @@ class NonFiniteLoss(Monitor):
 class EvalCurves(Monitor):
     """The booster's own loss (and a classifier's error) on each watched set after every
     weak learner, from the model's running scores: each round predicts only its new
-    hypotheses on a set (see :mod:`.validation`)."""
+    hypotheses on a set (see :mod:`.validation`); and each ``eval_metric`` scorer's
+    value, the scorer given a shallow copy of the booster whose model answers on the set
+    from those running scores (:class:`~oracleboost.boosters.model.ModelAt`): one
+    scorer call per round, set and metric, with no prediction of the model."""
 
     def __init__(self, evals: Sequence[EvalSet], metrics: tuple[str, ...]) -> None:
         self.evals, self.metrics = list(evals), metrics
 
     def start(self, run: Run) -> None:
         for ev in self.evals:
-            run.history.declare(*(ev.key(m) for m in self.metrics))
+            run.history.declare(*(ev.key(m) for m in (*self.metrics, *ev.scorers)))
             ev.scores = run.model.running_scores(ev.X)
             ev.scores.catch_up(run.model)  # a warm start: its rounds so far, once
+        # the booster as a scorer sees it: its fitted attributes, the model swapped in
+        self.view = copy.copy(run.booster) if any(ev.scorers for ev in self.evals) else None
 
     def decorate(self, run: Run, records: Sequence[dict[str, float]]) -> None:
         for ev in self.evals:
-            values = [
-                run.booster._eval_metrics(run.problem, ev.target, ev.weight, scores)
-                for scores in ev.scores.advance(run.model)
-            ]
+            values = []
+            for scores in ev.scores.advance(run.model):
+                value = run.booster._eval_metrics(run.problem, ev.target, ev.weight, scores)
+                if ev.scorers:
+                    value.update(self._scored(run, ev, scores))
+                values.append(value)
             # one model round per record (one record per weak learner)
             for record, value in zip(records, values, strict=True):
                 for metric, v in value.items():
                     record[ev.key(metric)] = v
+
+    def _scored(self, run: Run, ev: EvalSet, scores: np.ndarray) -> dict[str, float]:
+        """Each scorer of ``ev`` on the model after the round just summed."""
+        view = self.view
+        view.ensemble_ = ModelAt(run.model, ev.scores.done, ev.X, scores)
+        X, y = ev.given
+        out = {}
+        for name, scorer in ev.scorers.items():
+            try:
+                value = scorer(view, X, y, **ev.metadata)
+            except (TypeError, ValueError, AttributeError) as exc:  # (AttributeError: a
+                # scorer that needs predict_proba of a regressor)
+                raise _naming(exc, f"eval_metric {name!r} on eval set {ev.name!r}") from exc
+            if isinstance(value, bool) or not isinstance(value, Real):
+                raise TypeError(
+                    f"eval_metric {name!r} returned {type(value).__name__} {value!r}; a "
+                    "scorer must return one number"
+                )
+            out[name] = float(value)
+        view.ensemble_ = None  # the model goes on growing: hold no cut of it
+        return out
+
+
+def _naming(exc: Exception, where: str) -> Exception:
+    """``exc`` again, its message prefixed by ``where`` (``exc`` itself when its type
+    cannot be made from a message alone)."""
+    try:
+        return type(exc)(f"{where}: {exc}")
+    except Exception:  # an exception type with other required arguments
+        return exc
 
 
 class Divergence(Monitor):

@@ -15,22 +15,36 @@ more than ``tol`` below its best.  Unlike scikit-learn (and like LightGBM's
 ``best_iteration``), the model is then cut back to the round of the smallest held-out
 loss, so that what is kept is the best model the fit saw.  The watching is done by the
 :class:`~oracleboost.boosters.monitors.EarlyStopping` monitor.
+
+LightGBM's habits (its ``LGBMModel.fit``): ``eval_metric`` adds scikit-learn scorers to
+the curves (``history_["val_<metric>_<i>"]``, :func:`eval_scorers`), ``eval_names``
+names the sets (:func:`eval_names`: ``valid_0``, ``valid_1``, …, and ``training`` for
+the training data itself), and ``evals_result_`` shows the curves by name.  A scorer is
+given the booster as it stood after each round: a shallow copy whose model answers on
+the set from the running scores (:class:`~oracleboost.boosters.model.ModelAt`), so a
+round costs one scorer call per set and metric, never a prediction of the whole model.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
+from sklearn.metrics import get_scorer
 from sklearn.model_selection import GroupShuffleSplit, train_test_split
 from sklearn.utils import check_random_state
 
 from .._typing import ArrayLike, RandomStateLike
 
-__all__ = ["EvalSet", "held_out_split", "documented"]
+__all__ = ["EvalSet", "held_out_split", "documented", "eval_scorers", "eval_names",
+           "EVAL_PREFIX", "eval_parameters_doc", "fill_placeholder"]
+
+#: The prefix of the history keys of ``eval_set``'s curves (``val_loss_0``).
+EVAL_PREFIX = "val"
 
 
 @dataclass
@@ -49,9 +63,127 @@ class EvalSet:
     target: Any
     weight: np.ndarray
     scores: Any = field(default=None, repr=False)
+    #: ``eval_metric``'s scorers by name, and what they are called with: the set as the
+    #: user gave it (X, y) and its metadata (``sample_weight``; the ranker's ``qid``).
+    scorers: dict[str, Callable] = field(default_factory=dict, repr=False)
+    given: tuple = field(default=(), repr=False)
+    metadata: dict = field(default_factory=dict, repr=False)
+    name: str = ""
 
     def key(self, metric: str) -> str:
         return f"{self.prefix}_{metric}{self.suffix}"
+
+
+#: Metric names taken by the booster's own curves.
+_OWN_METRICS = ("loss", "error")
+
+
+def _scorer_name(metric: Callable) -> str:
+    """The name of a callable scorer in history keys: a function's name, or the name of
+    the metric a ``make_scorer`` object wraps."""
+    name = getattr(metric, "__name__", None) or getattr(
+        getattr(metric, "_score_func", None), "__name__", None)
+    if not name or name == "<lambda>":
+        raise ValueError(
+            f"eval_metric: cannot name the scorer {metric!r}; pass a dict "
+            "{name: scorer} instead"
+        )
+    return name
+
+
+def _check_scorer_signature(name: str, metric: Callable) -> None:
+    """Refuse a metric-style callable ``(y_true, y_pred)``, which would otherwise fail
+    later inside the fit with a message about its arguments."""
+    try:
+        params = list(inspect.signature(metric).parameters)
+    except (TypeError, ValueError):  # no signature to read (a builtin): let it run
+        return
+    if params[:1] in (["y_true"], ["y"]):
+        raise TypeError(
+            f"eval_metric {name!r} takes (y_true, y_pred) like a metric; eval_metric takes "
+            "scikit-learn scorers, called as scorer(estimator, X, y, sample_weight=None). "
+            f"Wrap it: sklearn.metrics.make_scorer({name}, response_method=...)"
+        )
+
+
+def eval_scorers(eval_metric: Any) -> dict[str, Callable]:
+    """``fit``'s ``eval_metric`` as scorers by name.
+
+    A scikit-learn scorer name (``"accuracy"``, ``"neg_log_loss"``, ``"roc_auc"``,
+    ``"r2"``, …: :func:`sklearn.metrics.get_scorer_names`), a callable with a scorer's
+    signature ``scorer(estimator, X, y, sample_weight=None)`` (named by its
+    ``__name__``), a list or tuple of these, or a dict ``{name: scorer}``.  Errors name
+    ``eval_metric``.  Scorers, not metrics ``(y_true, y_pred)``: a scorer knows which
+    prediction it needs (labels, probabilities or decision values), as ``cross_validate``,
+    ``GridSearchCV`` and ``ScoringMonitor`` use them; ``make_scorer`` wraps a metric.
+    """
+    if eval_metric is None:
+        return {}
+    if isinstance(eval_metric, Mapping):
+        items = list(eval_metric.items())
+    elif isinstance(eval_metric, str) or callable(eval_metric):
+        items = [(None, eval_metric)]
+    elif isinstance(eval_metric, Sequence):
+        items = [(None, m) for m in eval_metric]
+    else:
+        raise TypeError(
+            "eval_metric must be a scorer name, a scorer, a list of them or a dict "
+            f"{{name: scorer}}; got {type(eval_metric).__name__}"
+        )
+    scorers: dict[str, Callable] = {}
+    for name, metric in items:
+        if isinstance(metric, str):
+            try:
+                scorer = get_scorer(metric)
+            except ValueError as exc:
+                raise ValueError(f"eval_metric: {exc}") from exc
+            name = metric if name is None else name
+        elif callable(metric):
+            name = _scorer_name(metric) if name is None else name
+            _check_scorer_signature(name, metric)
+            scorer = metric
+        else:
+            raise TypeError(
+                f"eval_metric entries must be scorer names or callables; got "
+                f"{type(metric).__name__} {metric!r}"
+            )
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"eval_metric: a metric's name must be a non-empty str; got {name!r}")
+        if name in _OWN_METRICS:
+            raise ValueError(
+                f"eval_metric: {name!r} is the booster's own curve (history_['val_{name}_0'] "
+                "is recorded anyway); give the scorer another name"
+            )
+        if name in scorers:
+            raise ValueError(f"eval_metric names {name!r} twice")
+        scorers[name] = scorer
+    return scorers
+
+
+def eval_names(names: Any, eval_set: Sequence, X: Any, y: Any) -> list[str]:
+    """The names of the eval sets (``fit``'s ``eval_names``), as LightGBM gives them:
+    by default ``valid_<i>``, or ``training`` for an entry that is the training data
+    itself (``eval_set[i][0] is X and eval_set[i][1] is y``).  Errors name
+    ``eval_names``."""
+    if names is None:
+        return ["training" if pair[0] is X and pair[1] is y else f"valid_{i}"
+                for i, pair in enumerate(eval_set)]
+    if isinstance(names, str) or not isinstance(names, Sequence):
+        raise TypeError(
+            f"eval_names must be a list of str, one per eval_set entry; got "
+            f"{type(names).__name__}"
+        )
+    names = list(names)
+    if len(names) != len(eval_set):
+        raise ValueError(
+            f"eval_names has {len(names)} names but eval_set has {len(eval_set)} entries"
+        )
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"eval_names must hold non-empty str; got {name!r}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"eval_names must be unique; got {names}")
+    return names
 
 
 def held_out_split(
@@ -90,6 +222,7 @@ def held_out_split(
 
 #: The class :func:`documented` decorates (returned as it is, its docstring filled).
 _Class = TypeVar("_Class")
+_Func = TypeVar("_Func", bound=Callable[..., Any])
 
 _PARAMETERS = """\
     n_iter_no_change : int or None, default=None
@@ -112,6 +245,50 @@ _ATTRIBUTES = """\
     best_iteration_ : int or None
         The weak learners kept by early stopping (the length of ``history_``); None
         when it is off."""
+
+
+_EVAL_PARAMETERS = """\
+eval_metric : str, callable, list or dict, default=None
+    scikit-learn scorers recorded on each eval set after every weak learner, as
+    ``history_["val_<metric>_<i>"]`` and ``evals_result_[name][metric]``: a scorer name
+    (``"accuracy"``, ``"neg_log_loss"``, ``"roc_auc"``, ``"r2"``,
+    ``"neg_mean_squared_error"``, …), a callable ``scorer(estimator, X, y,
+    sample_weight=None)`` (named by its ``__name__``), a list of these, or a dict
+    ``{name: scorer}``.  Scorers, not LightGBM's metric functions ``(y_true,
+    y_pred)``: a scorer knows which prediction it needs (labels, probabilities or
+    decision values) and is what ``cross_validate`` and ``GridSearchCV`` take; wrap a
+    metric with :func:`~sklearn.metrics.make_scorer`.  A scorer gets the set as given,
+    its ``eval_sample_weight`` as ``sample_weight`` (the ranker: its ``eval_qid`` as
+    ``qid``) and the booster as it stood after that round: the value equals the
+    scorer applied to the fitted booster with ``num_iteration`` at that round.  Cost:
+    one scorer call per round, eval set and metric; the scorer's predictions come from
+    the running scores on the set, not from the whole model again.  Early stopping's
+    held-out rows are not scored.
+eval_names : list of str, default=None
+    The eval sets' names in ``evals_result_`` (LightGBM's parameter); default
+    ``valid_0``, ``valid_1``, …, and ``training`` for an entry that is the training
+    ``(X, y)`` itself, as LightGBM names them."""
+
+
+def fill_placeholder(func: _Func, placeholder: str, text: str) -> _Func:
+    """Replace the line ``<placeholder>`` of ``func``'s docstring by ``text``, indented as
+    that line is (the one way methods share docstring text; :func:`documented` does it
+    for classes)."""
+    lines = []
+    for line in (func.__doc__ or "").splitlines():
+        if line.strip() == f"<{placeholder}>":
+            indent = line[: len(line) - len(line.lstrip())]
+            lines.extend(indent + t if t else t for t in text.splitlines())
+        else:
+            lines.append(line)
+    func.__doc__ = "\n".join(lines)
+    return func
+
+
+def eval_parameters_doc(fit: _Func) -> _Func:
+    """Fill the line ``<eval parameters>`` of a ``fit`` docstring: the text of
+    ``eval_metric`` and ``eval_names``, one for every booster."""
+    return fill_placeholder(fit, "eval parameters", _EVAL_PARAMETERS)
 
 
 def documented(

@@ -17,7 +17,7 @@ from __future__ import annotations
 from .base import Loss, RankingLoss, RegressionLoss
 from .margin import Exponential, Logistic, MarginLoss
 from .multiclass import MulticlassHinge, MulticlassLoss, SoftmaxCrossEntropy
-from .ranking import PairwiseHinge, pairwise_disagreement
+from .ranking import PairwiseHinge, ndcg, pairwise_disagreement
 from .regression import Absolute, Huber, Quantile, Squared, weighted_median, weighted_quantile
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "get_loss",
     "register_loss",
     "pairwise_disagreement",
+    "ndcg",
     "weighted_median",
     "weighted_quantile",
 ]

@@ -1,5 +1,5 @@
 """Pairwise ranking: the ranking hinge and the pairwise disagreement metric (Grubb & Bagnell
-2011, §5(b)).
+2011, §5(b)); NDCG as LightGBM reports it (:func:`ndcg`).
 
 Pairs are ``P = {(i, j): groups_i = groups_j, y_i > y_j}`` with ``y`` graded relevance
 (larger is better) and ``groups`` the query id of each row.  The risk averages over all
@@ -20,7 +20,7 @@ from .._typing import ArrayLike
 from .._validation import check_finite_array, check_groups, check_sample_weight
 from .base import RankingLoss
 
-__all__ = ["PairwiseHinge", "pairwise_disagreement"]
+__all__ = ["PairwiseHinge", "pairwise_disagreement", "ndcg"]
 
 _BLOCK = 1 << 20  # pair cells per vectorised block (8 MB per float64 temporary)
 
@@ -190,3 +190,38 @@ def pairwise_disagreement(
     if n_pairs == 0:
         raise _no_pairs()
     return float(bad) / n_pairs
+
+
+def ndcg(y: ArrayLike, raw: ArrayLike, groups: ArrayLike) -> float:
+    """NDCG over each query's whole list, averaged over the queries, as LightGBM's
+    ``ndcg`` metric computes it: the gain of relevance ``y`` is ``2**y − 1`` (its
+    default ``label_gain``), the discount ``1 / log2(1 + rank)``, and a query whose
+    ideal DCG is 0 (every relevance 0, or a lone document) counts 1.
+
+    Each query is scored by :func:`sklearn.metrics.ndcg_score` on the gains (queries of
+    one size stacked in one call).  Tied scores share their gains' mean
+    (``ignore_ties=False``: the expectation over orders of the tie) where LightGBM keeps
+    the rows' order.  ``y`` must be non-negative (LightGBM's labels are grades 0, 1, …).
+    """
+    from sklearn.metrics import ndcg_score  # (sklearn.metrics is slow to import)
+
+    y, raw, groups = _check_inputs(y, raw, groups)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, one relevance per row; got shape {y.shape}")
+    if (y < 0).any():
+        raise ValueError("y must be non-negative relevance grades for NDCG (gain 2**y - 1)")
+    gain = np.expm1(y * np.log(2.0))  # 2**y − 1, exact at 0
+    _, inv = np.unique(groups, return_inverse=True)
+    inv = inv.ravel()
+    order = np.argsort(inv, kind="stable")
+    counts = np.bincount(inv)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    total = 0.0
+    for m in np.unique(counts):
+        rows = order[starts[counts == m][:, None] + np.arange(m)]  # (queries, m)
+        g, f = gain[rows], raw[rows]
+        scored = (g > 0).any(axis=1) if m > 1 else np.zeros(len(rows), dtype=bool)
+        total += np.count_nonzero(~scored)  # an ideal DCG of 0: every order is ideal
+        if scored.any():
+            total += ndcg_score(g[scored], f[scored]) * np.count_nonzero(scored)
+    return float(total / len(counts))
