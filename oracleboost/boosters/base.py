@@ -289,6 +289,16 @@ class BaseBooster(CallbackSupport, BaseEstimator):
     #: ``sample_group``) only shape the training and would fail every scorer.
     _callback_metadata: tuple[str, ...] = ("sample_weight", "qid")
 
+    # -- persistence -------------------------------------------------------------------
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore a pickled or ``skops.io``-stored booster.  skops stores a ``str``
+        enum as its string, so ``stop_reason_`` comes back as ``"max_rounds"``; it is
+        made a :class:`StopReason` again (``warm_start`` asks it ``resumable``)."""
+        reason = state.get("stop_reason_")
+        if isinstance(reason, str) and not isinstance(reason, StopReason):
+            state = {**state, "stop_reason_": StopReason(reason)}
+        super().__setstate__(state)
+
     # -- fitted model ------------------------------------------------------------------
     @property
     def estimators_(self) -> list[Hypothesis]:
