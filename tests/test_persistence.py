@@ -1,4 +1,4 @@
-"""Fitted boosters stored with ``skops.io`` (and pickle).
+"""Fitted boosters stored with ``skops.io`` (and pickle), and their public ``intercept_``.
 
 A model loaded back predicts exactly as the one stored, bit for bit: ``predict``,
 ``decision_function``, ``predict_proba``, the last staged value, ``history_``; every
@@ -6,6 +6,11 @@ booster, every oracle under at least one booster, binary and multiclass.  Loadin
 the user to trust only oracleboost's own classes (and what skops itself leaves to the
 user, named in :data:`JUSTIFIED`).  A fit stored with ``warm_start=True`` continues
 after loading as the stored one would.
+
+``intercept_`` is the model's f_0: ``decision_function`` is ``intercept_`` plus the
+``coef_``-weighted sum of ``estimators_``'s predictions, and f_0 is the papers' starting
+point (0 for the margin boosters, the loss' best constant for functional gradient
+boosting).
 """
 
 from __future__ import annotations
@@ -198,6 +203,7 @@ def _assert_same_model(a, b, X) -> None:
     assert b.stop_reason_ == a.stop_reason_ and isinstance(b.stop_reason_, StopReason)
     np.testing.assert_array_equal(b.coef_ if not _kernel(b) else b.dual_coef_,
                                   a.coef_ if not _kernel(a) else a.dual_coef_)
+    np.testing.assert_array_equal(b.intercept_, a.intercept_)
     if isinstance(a.ensemble_, Ensemble):
         assert b.ensemble_.l1_norm() == a.ensemble_.l1_norm()
         assert [h.key for h in b.estimators_] == [h.key for h in a.estimators_]
@@ -286,3 +292,102 @@ def test_an_unfitted_booster_round_trips(est):
     assert repr(loaded.get_params()) == repr(est.get_params())
     with pytest.raises(NotFittedError):
         loaded.predict(np.zeros((2, D)))
+
+
+# -- intercept_ -----------------------------------------------------------------------------
+@pytest.mark.parametrize("est", BOOSTERS, ids=lambda e: type(e).__name__)
+def test_intercept_is_not_there_before_fit(est):
+    with pytest.raises(NotFittedError):
+        est.intercept_  # noqa: B018 - the property raises
+
+
+def _raw(est, X) -> np.ndarray:
+    return est.decision_function(X) if hasattr(est, "decision_function") else est.predict(X)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c != "accelerated-kernel"])
+def test_decision_is_intercept_plus_weighted_estimators(case, tmp_path):
+    """f(x) = intercept_ + Σ_j coef_[j] h_j(x), to the rounding of the sums: each row's
+    error is at most a few ulps of Σ |terms| (a wrong coefficient would be off by the
+    term itself)."""
+    est, _, _, _, X_test = _fit(case, tmp_path)
+    intercept, coef = est.intercept_, est.coef_
+    terms = [np.multiply.outer(h.predict(X_test), c) if np.ndim(c) else c * h.predict(X_test)
+             for h, c in zip(est.estimators_, coef, strict=True)]
+    total = np.zeros_like(_raw(est, X_test)) + intercept
+    size = np.zeros_like(total) + np.abs(intercept)
+    for t in terms:
+        total = total + t
+        size = size + np.abs(t)
+    f = _raw(est, X_test)
+    assert np.all(np.abs(f - total) <= 1e-12 * size), case
+    np.testing.assert_allclose(f, total, rtol=1e-12, atol=1e-12 * float(size.max()))
+
+
+@pytest.mark.parametrize("case,expected", [
+    ("adaboost-stump", 0.0), ("coordinate-linear", 0.0), ("maboost-stump", 0.0),
+    ("ranker", 0.0), ("accelerated-kernel", 0.0),
+])
+def test_intercept_of_boosters_that_start_at_zero(case, expected, tmp_path):
+    est, *_ = _fit(case, tmp_path)
+    assert isinstance(est.intercept_, float) and est.intercept_ == expected
+
+
+def test_intercept_of_multiclass_mabost_is_a_vector_of_zeros(tmp_path):
+    est, *_ = _fit("maboost-multiclass", tmp_path)
+    assert est.intercept_.shape == (3,) and not est.intercept_.any()
+
+
+def _weights(n: int) -> np.ndarray:
+    return np.random.default_rng(3).uniform(0.1, 3.0, n)
+
+
+def test_intercept_of_squared_loss_is_the_weighted_mean():
+    """Grubb & Bagnell's f_0 for the squared loss: the weighted mean of y."""
+    X, y = _regression()
+    w = _weights(len(y))
+    est = FunctionalGradientRegressor(StumpOracle(), n_estimators=3).fit(X, y, sample_weight=w)
+    assert isinstance(est.intercept_, float)
+    np.testing.assert_allclose(est.intercept_, np.sum(w * y) / np.sum(w), rtol=1e-12)
+
+
+def test_intercept_is_init_when_given():
+    X, y = _regression()
+    est = FunctionalGradientRegressor(StumpOracle(), n_estimators=3, init=2.5).fit(X, y)
+    assert est.intercept_ == 2.5
+
+
+def test_intercept_of_logistic_loss_is_the_weighted_log_odds():
+    X, y = _binary()
+    w = _weights(len(y))
+    est = FunctionalGradientClassifier(StumpOracle(), n_estimators=3).fit(X, y, sample_weight=w)
+    positive = y == est.classes_[1]
+    assert isinstance(est.intercept_, float)
+    np.testing.assert_allclose(est.intercept_, np.log(w[positive].sum() / w[~positive].sum()),
+                               rtol=1e-12)
+
+
+def test_intercept_of_softmax_is_the_log_weighted_priors():
+    X, y = _multiclass()
+    w = _weights(len(y))
+    est = FunctionalGradientClassifier(StumpOracle(), query="project",
+                                       n_estimators=3).fit(X, y, sample_weight=w)
+    priors = np.array([w[y == k].sum() for k in est.classes_]) / w.sum()
+    assert est.intercept_.shape == (3,)
+    np.testing.assert_allclose(est.intercept_, np.log(priors), rtol=1e-12)
+
+
+def test_intercept_is_a_copy(tmp_path):
+    est, _, _, _, X_test = _fit("classifier-vector-stumps", tmp_path)
+    before = est.decision_function(X_test)
+    est.intercept_[:] = 100.0
+    np.testing.assert_array_equal(est.decision_function(X_test), before)
+
+
+def test_accelerated_intercept_is_the_bias_in_the_callers_scale(tmp_path):
+    """The margin classifier keeps its meaning: the last entry of w over ``scale_``."""
+    est, *_ = _fit("accelerated-linear", tmp_path)
+    w = est.ensemble_.weights[-1]
+    assert est.intercept_ == w[-1] / est.scale_ and est.intercept_ != 0.0
+    est, *_ = _fit("accelerated-multiclass", tmp_path)
+    assert est.intercept_.shape == (3,)

@@ -313,6 +313,35 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         return np.asarray(self.ensemble_.coef)
 
     @property
+    def intercept_(self) -> float | np.ndarray:
+        """The model's constant term f_0, before any weak learner.
+
+        ``decision_function(X)`` (the model's raw scores) is ``intercept_ + Σ_j
+        coef_[j] · estimators_[j].predict(X)``, up to the rounding of the sums.  f_0 is
+        the booster's starting point: 0 for the margin boosters (AdaBoost, Telgarsky's
+        coordinate descent, MABoost: their papers start at λ = 0), the loss' best
+        constant for functional gradient boosting with ``init="auto"`` (the weighted
+        mean of y for the squared loss, the log-odds of the weighted classes for the
+        logistic loss, the log weighted class priors for the softmax), or ``init``.
+
+        Returns
+        -------
+        float or ndarray of shape (n_classes,)
+            A float for a single score (regression, ranking, two classes with one
+            score); one entry per class for vector scores (multiclass, and the softmax
+            or multiclass hinge on two classes, whose ``decision_function`` is then
+            ``f_1 − f_0``).  A copy: changing it does not change the model.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        """
+        check_is_fitted(self, "ensemble_")
+        intercept = np.asarray(self.ensemble_.intercept, dtype=np.float64)
+        return float(intercept) if intercept.ndim == 0 else intercept.copy()
+
+    @property
     def n_estimators_(self) -> int:
         """Rounds actually run (fewer than ``n_estimators`` after an early stop)."""
         check_is_fitted(self, "ensemble_")
