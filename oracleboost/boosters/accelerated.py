@@ -370,7 +370,8 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     ----------
     coef_ : ndarray of shape (n_columns,)
         The linear predictor in the caller's scale (features, or the columns of H).
-    intercept_ : float
+    intercept_ : float or ndarray of shape (n_classes,)
+        The bias, in the caller's scale (0 without ``fit_intercept``).
     scale_ : float
         ``max_i ‖x_i‖₂``: the algorithm runs on x / ``scale_``.
     history_ : dict of ndarray
@@ -804,8 +805,24 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         return self.ensemble_.dual_coef()
 
     @property
-    def intercept_(self) -> float:
+    def intercept_(self) -> float | np.ndarray:
+        """The bias b of ``f(x) = coef_ · x + b``, in the caller's scale (the last entry
+        of w, divided by ``scale_``).
+
+        Returns
+        -------
+        float or ndarray of shape (n_classes,)
+            0 without ``fit_intercept`` (the paper has no bias) and for the kernel form
+            (which takes none); one entry per class for multiclass scores.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        """
         check_is_fitted(self, "ensemble_")
+        if isinstance(self.ensemble_, KernelModel):
+            return 0.0
         return self.ensemble_.intercept()
 
     @property

@@ -301,6 +301,16 @@ class BaseBooster(CallbackSupport, BaseEstimator):
     #: ``sample_group``) only shape the training and would fail every scorer.
     _callback_metadata: tuple[str, ...] = ("sample_weight", "qid")
 
+    # -- persistence -------------------------------------------------------------------
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore a pickled or ``skops.io``-stored booster.  skops stores a ``str``
+        enum as its string, so ``stop_reason_`` comes back as ``"max_rounds"``; it is
+        made a :class:`StopReason` again (``warm_start`` asks it ``resumable``)."""
+        reason = state.get("stop_reason_")
+        if isinstance(reason, str) and not isinstance(reason, StopReason):
+            state = {**state, "stop_reason_": StopReason(reason)}
+        super().__setstate__(state)
+
     # -- fitted model ------------------------------------------------------------------
     @property
     def estimators_(self) -> list[Hypothesis]:
@@ -313,6 +323,35 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         """Coefficient of each hypothesis in ``estimators_``."""
         check_is_fitted(self, "ensemble_")
         return np.asarray(self.ensemble_.coef)
+
+    @property
+    def intercept_(self) -> float | np.ndarray:
+        """The model's constant term f_0, before any weak learner.
+
+        ``decision_function(X)`` (the model's raw scores) is ``intercept_ + Σ_j
+        coef_[j] · estimators_[j].predict(X)``, up to the rounding of the sums.  f_0 is
+        the booster's starting point: 0 for the margin boosters (AdaBoost, Telgarsky's
+        coordinate descent, MABoost: their papers start at λ = 0), the loss' best
+        constant for functional gradient boosting with ``init="auto"`` (the weighted
+        mean of y for the squared loss, the log-odds of the weighted classes for the
+        logistic loss, the log weighted class priors for the softmax), or ``init``.
+
+        Returns
+        -------
+        float or ndarray of shape (n_classes,)
+            A float for a single score (regression, ranking, two classes with one
+            score); one entry per class for vector scores (multiclass, and the softmax
+            or multiclass hinge on two classes, whose ``decision_function`` is then
+            ``f_1 − f_0``).  A copy: changing it does not change the model.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        """
+        check_is_fitted(self, "ensemble_")
+        intercept = np.asarray(self.ensemble_.intercept, dtype=np.float64)
+        return float(intercept) if intercept.ndim == 0 else intercept.copy()
 
     @property
     def n_estimators_(self) -> int:

@@ -143,6 +143,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
     classes_ : ndarray of shape (2,)
         ``classes_[1]`` is the positive class (y = +1 inside).
     ensemble_ : Ensemble
+    intercept_ : float
+        0: the rounds start at λ = 0 (f = Σ_j coef_[j] · estimators_[j]).
     history_ : dict of ndarray
         Per round: ``loss`` (weighted empirical risk), ``log_loss`` (its log, finite when
         the risk underflows), ``edge`` γ_t, ``step`` α_t (with ν), ``margin`` (ℓ1 margin

@@ -520,6 +520,9 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
     ----------
     ensemble_ : Ensemble
         ``intercept`` is f_0.
+    intercept_ : float
+        f_0: the loss' best constant (``init="auto"``; the weighted mean of y for the
+        squared loss) or ``init``.
     history_ : dict of ndarray
         One entry per weak learner: ``loss`` (weighted risk of the current f; constant
         within an outer iteration of repeated projection, where f moves only at its
@@ -697,11 +700,13 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    ensemble_, history_, stop_reason_, validation_loss_, best_iteration_
+    ensemble_, intercept_, history_, stop_reason_, validation_loss_, best_iteration_
         As for :class:`FunctionalGradientRegressor`; the history also has
         ``train_error`` (weighted training error of the current f), and ``margin`` is the
         ℓ1 margin ``min_i y_i f(x_i)`` (vector scores: ``f_{y_i} − max_{k≠y_i} f_k``)
         over ``||λ||_1 + max|f_0|`` (the intercept counted as a constant hypothesis).
+        ``intercept_`` has one entry per class for vector scores (softmax, multiclass
+        hinge).
 
     Examples
     --------
@@ -900,7 +905,7 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
 
     Attributes
     ----------
-    ensemble_, history_, stop_reason_, validation_loss_, best_iteration_
+    ensemble_, intercept_, history_, stop_reason_, validation_loss_, best_iteration_
         As for :class:`FunctionalGradientRegressor` (``loss`` is the ranking loss).
 
     Examples

@@ -226,6 +226,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
     classes_ : ndarray of shape (n_classes,)
     ensemble_ : Ensemble
         Hypotheses with their vote weights η_t.
+    intercept_ : float or ndarray of shape (n_classes,)
+        0 (or zeros, one a class): the vote starts empty.
     weights_ : ndarray of shape (n_samples,) or (n_samples, n_classes − 1), or None
         The distribution w_{T+1} the next round would use (SparseBoost: y/‖y‖₁); None
         after a fit on a dask array (the weights stay on the workers, and are freed).

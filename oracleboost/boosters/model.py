@@ -162,12 +162,39 @@ class Ensemble:
 
     def copy(self) -> Ensemble:
         """A copy that can grow without changing this one (hypotheses are shared)."""
-        new = copy.copy(self)
+        # not copy.copy: that goes through __getstate__, which leaves out the indexes
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
         for name in ("hypotheses", "coef", "norms", "round_index", "round_delta", "_l1_terms"):
             setattr(new, name, list(getattr(self, name)))
         new.refits = dict(self.refits)
         new._by_key = dict(self._by_key)
         return new
+
+    # -- persistence ---------------------------------------------------------------------
+    #: What :meth:`__getstate__` leaves out: indexes that :meth:`__setstate__` rebuilds
+    #: from the rest.  ``_by_key`` is a dict keyed by the hypotheses' keys (tuples, which
+    #: skops cannot store as dict keys); ``_l1_terms`` and ``_l1_total`` are integers of
+    #: about 1,100 bits (exact multiples of ``2**-1074``), derived from ``coef`` and
+    #: ``norms``.
+    _DERIVED = ("_by_key", "_l1_terms", "_l1_total")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The ensemble without its derived indexes (see :attr:`_DERIVED`): what pickle
+        and ``skops.io`` store."""
+        return {k: v for k, v in self.__dict__.items() if k not in self._DERIVED}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore a stored ensemble, rebuilding its indexes as :meth:`_place` and
+        :meth:`_set_coef` built them (the first hypothesis of each key holds its
+        coefficient; the ℓ1 terms are exact, so the norm is the same bit for bit)."""
+        self.__dict__.update(state)
+        self._by_key = {}
+        for j, h in enumerate(self.hypotheses):
+            if h.key is not None:
+                self._by_key.setdefault(h.key, j)
+        self._l1_terms = [_exact(abs(c) * n) for c, n in zip(self.coef, self.norms, strict=True)]
+        self._l1_total = sum(self._l1_terms)
 
     # -- growing -------------------------------------------------------------------------
     def _place(self, h: Hypothesis, norm: float) -> int:
