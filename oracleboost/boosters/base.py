@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -112,6 +113,7 @@ def _one_fit_at_a_time(estimator):
 
 #: A function that :func:`fit_context` decorates (its signature is kept).
 _Fit = TypeVar("_Fit", bound=Callable[..., Any])
+_Self = TypeVar("_Self", bound="BaseBooster")
 
 
 def fit_context(fit: _Fit) -> _Fit:
@@ -402,6 +404,36 @@ class BaseBooster(CallbackSupport, BaseEstimator):
 
         note = " (default)" if self.oracle is None else ""
         return nested_block(self, [("oracle", self._oracle(), note)])
+
+    def save_model(self, path: str | os.PathLike) -> None:
+        """Write the booster (parameters, fitted attributes, model) to ``path`` as plain
+        JSON text, which :meth:`load_model` reads without pickle
+        (:mod:`oracleboost.model_json`): the loaded booster predicts bit for bit as this
+        one.  The running state ``warm_start`` continues from is not written.
+
+        Raises
+        ------
+        TypeError
+            Naming what cannot be written: an object of a class outside oracleboost and
+            scikit-learn (a ``joblib.Memory`` as ``CachedOracle``'s memory: give a path;
+            a weak learner of another library: use ``skops.io``).
+        """
+        from ..model_json import save_model
+
+        save_model(self, path)
+
+    @classmethod
+    def load_model(cls: type[_Self], path: str | os.PathLike) -> _Self:
+        """The booster :meth:`save_model` wrote to ``path``; a ``ValueError`` if the file
+        holds another class, or comes from a newer format version than this library
+        reads."""
+        from ..model_json import load_model
+
+        model = load_model(path)
+        if not isinstance(model, cls):
+            raise ValueError(f"{os.fspath(path)!r} holds a {type(model).__name__}, not a "
+                             f"{cls.__name__}")
+        return model
 
     def to_lightgbm(self, X: ArrayLike | None = None) -> lightgbm.Booster:
         """The fitted model as a ``lightgbm.Booster``, where its weak learners are trees

@@ -1,0 +1,97 @@
+"""Fitted boosters written as plain JSON text and read back without pickle (issue 22):
+every case of ``test_persistence`` predicts bit for bit after the round trip, the text
+names only oracleboost's and scikit-learn's classes and is refused when it comes from a
+newer format, and what JSON cannot hold is refused by name."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from test_persistence import CASES, _assert_same_model, _fit
+
+from oracleboost.boosters import CoordinateBoostingClassifier, FunctionalGradientRegressor
+from oracleboost.model_json import FORMAT_VERSION, from_json, load_model, to_json
+from oracleboost.oracles import CachedOracle, StumpOracle
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_json_round_trip_predicts_bit_for_bit(case, tmp_path):
+    est, _, _, _, X_test = _fit(case, tmp_path)
+    text = to_json(est)
+    json.loads(text)  # strict JSON: no NaN or Infinity tokens
+    assert "NaN" not in text.replace('"nan"', "") and "Infinity" not in text
+    _assert_same_model(est, from_json(text), X_test)
+
+
+def test_the_file_round_trip_and_the_booster_methods(tmp_path):
+    est, _, _, _, X_test = _fit("adaboost-stump", tmp_path)
+    path = tmp_path / "model.json"
+    est.save_model(path)
+    _assert_same_model(est, CoordinateBoostingClassifier.load_model(path), X_test)
+    _assert_same_model(est, load_model(path), X_test)
+    with pytest.raises(ValueError, match="holds a CoordinateBoostingClassifier, not a "
+                                         "FunctionalGradientRegressor"):
+        FunctionalGradientRegressor.load_model(path)
+
+
+def test_the_text_reads_as_the_model(tmp_path):
+    """Hypotheses, coefficients, intercept, classes, parameters and the versions are
+    there to read."""
+    est, *_ = _fit("adaboost-stump", tmp_path)
+    doc = json.loads(to_json(est))
+    assert doc["format"] == "oracleboost-model" and doc["format_version"] == FORMAT_VERSION
+    assert doc["library_version"]
+    state = doc["estimator"]["state"]
+    assert state["n_estimators"] == est.n_estimators
+    assert state["oracle"]["__object__"] == "oracleboost.oracles.stumps:StumpOracle"
+    assert state["classes_"]["data"] == est.classes_.tolist()
+    ensemble = state["ensemble_"]["state"]
+    assert ensemble["coef"] == est.coef_.tolist()
+    first = ensemble["hypotheses"][0]
+    assert first["__object__"] == "oracleboost.oracles.stumps:SignStump"
+    assert first["state"]["feature"] == est.estimators_[0].feature
+    assert "_state_" not in state  # warm_start's running state is not written
+
+
+def test_a_newer_format_is_refused(tmp_path):
+    est, *_ = _fit("adaboost-stump", tmp_path)
+    doc = json.loads(to_json(est))
+    doc["format_version"] = FORMAT_VERSION + 1
+    with pytest.raises(ValueError, match=f"format version {FORMAT_VERSION + 1}.*upgrade"):
+        from_json(json.dumps(doc))
+    with pytest.raises(ValueError, match="not an oracleboost model"):
+        from_json('{"format": "something else"}')
+    with pytest.raises(ValueError, match="not JSON"):
+        from_json("{not json")
+
+
+def test_only_the_librarys_classes_are_loaded(tmp_path):
+    est, *_ = _fit("adaboost-stump", tmp_path)
+    doc = json.loads(to_json(est))
+    doc["estimator"]["state"]["oracle"]["__object__"] = "os:system"
+    with pytest.raises(ValueError, match="only oracleboost's and scikit-learn's"):
+        from_json(json.dumps(doc))
+
+
+def test_what_json_cannot_hold_is_named(tmp_path):
+    from joblib import Memory
+
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    est = CoordinateBoostingClassifier(CachedOracle(StumpOracle(), Memory(tmp_path)),
+                                       n_estimators=3).fit(X, y)
+    with pytest.raises(TypeError, match=r"oracle\.memory is a joblib"):
+        to_json(est)
+
+
+def test_a_loaded_model_fits_anew_with_warm_start(tmp_path):
+    """The running state is not written: warm_start=True then fits from round 1, as
+    after a fit on a cluster, and equals a fresh fit."""
+    est, X, y, _, X_test = _fit("adaboost-stump", tmp_path)
+    loaded = from_json(to_json(est))
+    loaded.set_params(warm_start=True, n_estimators=12)
+    fresh = CoordinateBoostingClassifier(StumpOracle(), n_estimators=12).fit(X, y)
+    np.testing.assert_array_equal(loaded.fit(X, y).decision_function(X_test),
+                                  fresh.decision_function(X_test))
