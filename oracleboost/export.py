@@ -108,7 +108,7 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
                 "splits, so the model cannot be exported to LightGBM (stumps, "
                 "scikit-learn trees, LightGBM trees and MABoost votes over them can)"
             )
-        trees.append(tree)
+        trees.append(tree.pruned())  # the same function; no split that changes nothing
     n_features = int(estimator.n_features_in_)
     if X is not None:
         X = check_array(X, dtype=np.float64, ensure_all_finite="allow-nan")
@@ -222,7 +222,7 @@ def _tree_block(tree: TreeStructure, leaves: np.ndarray | None) -> str:
         fields = {
             "num_leaves": str(tree.n_leaves), "num_cat": "0",
             "split_feature": _ints(tree.feature),
-            "split_gain": _g(np.zeros(tree.n_leaves - 1)),
+            "split_gain": _g(_split_gains(tree, value, count)),
             "threshold": _g(tree.threshold), "decision_type": _ints(decision),
             "left_child": _ints(tree.left), "right_child": _ints(tree.right),
             "leaf_value": _g(value), "leaf_weight": _g(count), "leaf_count": _g(count),
@@ -231,6 +231,28 @@ def _tree_block(tree: TreeStructure, leaves: np.ndarray | None) -> str:
         }
     fields.update({"is_linear": "0", "shrinkage": "1"})
     return "".join(f"{k}={v}\n" for k, v in fields.items()) + "\n\n"
+
+
+def _split_gains(tree: TreeStructure, value: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Each split's gain as written: the decrease of the squared deviation of the tree's
+    own output over its covers, ``W_L W_R / (W_L + W_R) · (m_L − m_R)²`` with ``W`` the
+    sides' covers and ``m`` their cover-weighted mean outputs (for a least-squares stump
+    on its training rows: the decrease of the squared error it was grown on).  LightGBM's
+    ``feature_importance("split")`` counts the splits of positive gain, and
+    ``"gain"`` sums these."""
+    out = np.zeros(tree.n_leaves - 1)
+
+    def side(c: int) -> tuple[float, float]:  # (cover, cover-weighted sum of outputs)
+        if c < 0:
+            return float(count[~c]), float(count[~c]) * float(value[~c])
+        w_l, s_l = side(int(tree.left[c]))
+        w_r, s_r = side(int(tree.right[c]))
+        if w_l > 0 and w_r > 0:
+            out[c] = w_l * w_r / (w_l + w_r) * (s_l / w_l - s_r / w_r) ** 2
+        return w_l + w_r, s_l + s_r
+
+    side(0)
+    return out
 
 
 def _internal_values(tree: TreeStructure, value: np.ndarray, count: np.ndarray) -> np.ndarray:

@@ -318,3 +318,19 @@ def test_the_model_string_is_text_lightgbm_reads():
         text = lightgbm_model_string(model)
     assert text.startswith("tree\nversion=v4\n") and "end of trees" in text
     assert lgb.Booster(model_str=text).num_trees() == 4
+
+
+def test_splits_that_change_nothing_are_not_exported():
+    """A scikit-learn classification tree splits where the impurity falls even if both
+    sides predict the same class: the export drops such splits (the same function)."""
+    X, y = _binary(15)
+    model = CoordinateBoostingClassifier(TreeOracle(max_depth=4), n_estimators=6).fit(X, y)
+    trees = [h.tree_structure() for h in model.estimators_]
+    pruned = [t.pruned() for t in trees]
+    assert sum(p.n_leaves for p in pruned) < sum(t.n_leaves for t in trees)
+    for t, p in zip(trees, pruned, strict=True):
+        np.testing.assert_array_equal(p.predict(X), t.predict(X))
+        counts = np.bincount(t.apply(X), minlength=t.n_leaves)
+        assert np.bincount(p.apply(X), minlength=p.n_leaves).sum() == counts.sum()
+    np.testing.assert_array_equal(_export(model).predict(X, raw_score=True),
+                                  model.decision_function(X))

@@ -80,3 +80,54 @@ def test_classes_that_do_not_know_their_features_have_none():
     linear = AcceleratedMarginClassifier(n_estimators=10).fit(X, y)
     with pytest.raises(AttributeError, match="not an ensemble of weak learners.*coef_"):
         _ = linear.feature_importances_
+
+
+# -- importance_type="split" (LightGBM's split counts; issue 22) ------------------------
+@pytest.mark.parametrize("make", [
+    lambda: CoordinateBoostingClassifier(StumpOracle(), n_estimators=40,
+                                         importance_type="split"),
+    lambda: MirrorBoostingClassifier(TreeOracle(max_depth=3), n_estimators=15,
+                                     importance_type="split"),
+    lambda: FunctionalGradientClassifier(LightGBMOracle(num_leaves=5), n_estimators=15,
+                                         importance_type="split"),
+    lambda: FunctionalGradientRegressor(TreeOracle(max_depth=2), n_estimators=15,
+                                        importance_type="split"),
+])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_split_counts_are_lightgbms_on_the_exported_trees(make, seed):
+    import warnings
+
+    X, y, score = _data(seed)
+    model = make()
+    model.fit(X, score if isinstance(model, FunctionalGradientRegressor) else y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # stumps' covers
+        lgb_counts = model.to_lightgbm().feature_importance("split")
+    np.testing.assert_array_equal(model.feature_importances_, lgb_counts)
+    assert model.feature_importances_.sum() >= model.n_estimators_  # a split a round at least
+
+
+def test_split_counts_of_stumps_count_the_rounds():
+    X, y, _ = _data(2)
+    model = CoordinateBoostingClassifier(StumpOracle(), n_estimators=30,
+                                         importance_type="split").fit(X, y)
+    features = [model.ensemble_.hypotheses[j].feature for j in model.ensemble_.round_index]
+    np.testing.assert_array_equal(model.feature_importances_,
+                                  np.bincount(features, minlength=X.shape[1]))
+    weight = model.set_params(importance_type="weight").feature_importances_
+    assert weight.sum() == pytest.approx(1.0)
+
+
+def test_split_counts_of_linear_coordinates():
+    X, y, _ = _data(3)
+    model = CoordinateBoostingClassifier(LinearOracle(), loss="logistic", step="wolfe",
+                                         n_estimators=10, importance_type="split").fit(X, y)
+    features = [model.ensemble_.hypotheses[j].j for j in model.ensemble_.round_index]
+    np.testing.assert_array_equal(model.feature_importances_,
+                                  np.bincount(features, minlength=X.shape[1]))
+
+
+def test_an_unknown_importance_type_is_refused():
+    X, y, _ = _data(4)
+    with pytest.raises(ValueError, match="importance_type"):
+        CoordinateBoostingClassifier(importance_type="gain").fit(X, y)

@@ -287,6 +287,7 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
         "tol": [Interval(Real, 0, None, closed="left")],
+        "importance_type": [StrOptions({"weight", "split"})],
     }
 
     #: The per-row arguments of ``fit`` after X and y, in order (split with the rows when
@@ -363,9 +364,10 @@ class BaseBooster(CallbackSupport, BaseEstimator):
 
     @property
     def feature_importances_(self) -> np.ndarray:
-        """Impurity-style importances of the input features, summing to 1.
+        """Importances of the input features, by ``importance_type``.
 
-        ``Σ_t |δ_t| · ||h_t||_∞ · imp(h_t)``, normalised (a totally corrective round
+        ``"weight"`` (the default), summing to 1: ``Σ_t |δ_t| · ||h_t||_∞ · imp(h_t)``,
+        normalised (a totally corrective round
         counts every coefficient it moved): each round's term weighted by its
         size on the training rows (its coefficient times the hypothesis' largest output)
         times the hypothesis' own importances (a stump: its split feature; a scikit-learn
@@ -373,6 +375,11 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         coordinate: its feature).  Ensembles of hypotheses that do not know their
         features (columns of a fixed matrix, neural nets) have none: the attribute
         raises ``AttributeError`` saying why, so ``hasattr`` is False.
+
+        ``"split"``: LightGBM's counts of the splits on each feature over the model's
+        rounds (a stump one, a tree its internal nodes but those both of whose sides
+        give the same output), equal to
+        ``to_lightgbm().feature_importance("split")`` for ensembles of trees.
         """
         check_is_fitted(self, "ensemble_")
         ensemble = self.ensemble_
@@ -381,6 +388,8 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                 f"{type(self).__name__} fits a {type(ensemble).__name__}, not an ensemble of "
                 "weak learners: it has no feature_importances_ (see coef_)"
             )
+        if getattr(self, "importance_type", "weight") == "split":
+            return self._split_counts(ensemble)
         d = int(self.n_features_in_)
         own = [h.feature_importances(d) for h in ensemble.hypotheses]
         unknown = sorted({type(h).__name__ for h, imp in zip(ensemble.hypotheses, own,
@@ -396,6 +405,33 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                 total += abs(delta) * ensemble.norms[j] * np.asarray(own[j], dtype=np.float64)
         mass = total.sum()
         return total / mass if mass > 0 else total
+
+    def _split_counts(self, ensemble: Ensemble) -> np.ndarray:
+        """``importance_type="split"``: the splits on each feature over the model's
+        terms (from its last totally corrective round on, each hypothesis once; then
+        each round), as LightGBM counts them in the exported trees."""
+        d = int(self.n_features_in_)
+        own: dict[int, np.ndarray] = {}
+        for j, h in enumerate(ensemble.hypotheses):
+            tree = h.tree_structure()
+            if tree is not None:  # the splits that change the function (as exported)
+                own[j] = np.bincount(tree.pruned().feature, minlength=d).astype(np.float64)
+                continue
+            imp = h.feature_importances(d)
+            if imp is None:
+                raise AttributeError(
+                    f"{type(self).__name__} has no split importances: its weak learner "
+                    f"{type(h).__name__} does not say which input features it uses"
+                )
+            own[j] = (np.asarray(imp) != 0).astype(np.float64)  # a coordinate: one use
+        last = max(ensemble.refits, default=None)
+        rounds = list(range(len(ensemble.refits[last]))) if last is not None else []
+        first = 0 if last is None else last + 1
+        rounds += ensemble.round_index[first:]
+        total = np.zeros(d)
+        for j in rounds:
+            total += own[j]
+        return total
 
     def _sk_visual_block_(self) -> Any:
         """scikit-learn's HTML repr: the oracle drawn nested, with its own parameters

@@ -137,6 +137,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         (the running scores and the seed generator continue, so a deterministic oracle
         gives exactly one longer fit).
     <early stopping parameters>
+    <importance parameters>
 
     Attributes
     ----------
@@ -213,6 +214,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         n_iter_no_change: int | None = None,
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
+        importance_type: str = "weight",
     ) -> None:
         self.oracle = oracle
         self.loss = loss
@@ -228,6 +230,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
         self.tol = tol
+        self.importance_type = importance_type
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -498,6 +498,7 @@ _FUNCTIONAL_PARAMETERS = """\
         data (f, Δ, the outer count t and the seed generator continue: a deterministic
         oracle gives exactly one longer fit).
     <early stopping parameters>
+    <importance parameters>
 """
 
 
@@ -594,6 +595,7 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
         n_iter_no_change: int | None = None,
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
+        importance_type: str = "weight",
     ) -> None:
         self.oracle = oracle
         self.loss = loss
@@ -612,6 +614,7 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
         self.tol = tol
+        self.importance_type = importance_type
 
     def _setup(self, X, y, sample_weight) -> _Problem:
         if is_dask_collection(X):
@@ -747,6 +750,7 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         n_iter_no_change: int | None = None,
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
+        importance_type: str = "weight",
     ) -> None:
         self.oracle = oracle
         self.loss = loss
@@ -765,6 +769,7 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
         self.tol = tol
+        self.importance_type = importance_type
 
     def _vector(self) -> bool:
         """Whether the loss scores each class (f(x) ∈ R^K) rather than one margin."""
@@ -944,6 +949,7 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
         n_iter_no_change: int | None = None,
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
+        importance_type: str = "weight",
     ) -> None:
         self.oracle = oracle
         self.loss = loss
@@ -962,6 +968,7 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
         self.tol = tol
+        self.importance_type = importance_type
 
     @fit_context
     @eval_parameters_doc

@@ -220,6 +220,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
     warm_start : bool, default=False
         Continue the fitted rounds up to ``n_estimators`` on the same data.
     <early stopping parameters>
+    <importance parameters>
 
     Attributes
     ----------
@@ -306,6 +307,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         n_iter_no_change: int | None = None,
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
+        importance_type: str = "weight",
     ) -> None:
         self.oracle = oracle
         self.mirror = mirror
@@ -323,6 +325,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
         self.tol = tol
+        self.importance_type = importance_type
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -238,6 +238,17 @@ _PARAMETERS = """\
     {tol} : float, default=1e-4
         The least decrease of the watched loss that counts as progress{tol_note}."""
 
+_IMPORTANCE = """\
+    importance_type : {"weight", "split"}, default="weight"
+        What ``feature_importances_`` measures (LightGBM's parameter): ``"weight"``, the
+        share of the ensemble's weight on each feature (each round's coefficient times
+        its hypothesis' largest training output times the hypothesis' own importances,
+        normalised to sum to 1); ``"split"``, LightGBM's count of the splits on each
+        feature over the model's rounds (a stump: one; a tree: its internal nodes,
+        but those both of whose sides give the same output; a linear coordinate: one), as ``to_lightgbm().feature_importance("split")`` counts
+        them.  (No ``"gain"``: the Oracle protocol returns hypotheses, not the loss
+        decrease of their splits.)"""
+
 _ATTRIBUTES = """\
     validation_loss_ : ndarray
         Early stopping's watched loss after each round, the rounds after the best one
@@ -305,6 +316,7 @@ def documented(
     fills = {name.replace("_", " "): text for name, text in snippets.items()}
     fills["early stopping parameters"] = _PARAMETERS.format(tol=tol, tol_note=tol_note)
     fills["validation attributes"] = _ATTRIBUTES
+    fills["importance parameters"] = _IMPORTANCE
 
     def fill(cls):
         doc = cls.__doc__

@@ -109,6 +109,59 @@ class TreeStructure:
         """The same tree with other covers."""
         return replace(self, leaf_count=leaf_count)
 
+    def pruned(self) -> TreeStructure:
+        """The same function without the splits that do not change it: each subtree
+        whose leaves all hold the same values becomes one leaf (its covers summed).
+        A scikit-learn classification tree splits where the Gini impurity falls even if
+        both sides predict the same class; such a split is no split of the function."""
+        if self.n_leaves == 1:
+            return self
+        count = self.leaf_count
+        feature, threshold, left, right, default_left, missing = [], [], [], [], [], []
+        values: list[np.ndarray] = []
+        counts: list[float] = []
+
+        def same(c: int) -> np.ndarray | None:
+            """The one value of the subtree's leaves, or None when they differ."""
+            if c < 0:
+                return self.value[~c]
+            a, b = same(int(self.left[c])), same(int(self.right[c]))
+            return a if a is not None and b is not None and np.array_equal(a, b) else None
+
+        def cover(c: int) -> float:
+            if count is None:
+                return 0.0
+            if c < 0:
+                return float(count[~c])
+            return cover(int(self.left[c])) + cover(int(self.right[c]))
+
+        def build(c: int) -> int:
+            if c < 0 or same(c) is not None:
+                values.append(self.value[~c] if c < 0 else same(c))
+                counts.append(cover(c))
+                return ~(len(values) - 1)
+            i = len(feature)
+            feature.append(self.feature[c])
+            threshold.append(self.threshold[c])
+            default_left.append(self.default_left[c])
+            missing.append(self.missing[c])
+            left.append(0)
+            right.append(0)
+            left[i] = build(int(self.left[c]))
+            right[i] = build(int(self.right[c]))
+            return i
+
+        build(0)
+        return TreeStructure(
+            n_features=self.n_features, feature=np.array(feature, dtype=np.intp),
+            threshold=np.array(threshold, dtype=np.float64),
+            left=np.array(left, dtype=np.intp), right=np.array(right, dtype=np.intp),
+            value=np.array(values, dtype=np.float64).reshape(len(values), -1),
+            default_left=np.array(default_left, dtype=bool),
+            missing=np.array(missing, dtype=np.intp),
+            leaf_count=None if count is None else np.array(counts),
+        )
+
     # -- reading ------------------------------------------------------------------------
     @property
     def n_leaves(self) -> int:
