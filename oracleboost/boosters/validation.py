@@ -245,9 +245,10 @@ _IMPORTANCE = """\
         its hypothesis' largest training output times the hypothesis' own importances,
         normalised to sum to 1); ``"split"``, LightGBM's count of the splits on each
         feature over the model's rounds (a stump: one; a tree: its internal nodes,
-        but those both of whose sides give the same output; a linear coordinate: one), as ``to_lightgbm().feature_importance("split")`` counts
-        them.  (No ``"gain"``: the Oracle protocol returns hypotheses, not the loss
-        decrease of their splits.)"""
+        but those both of whose sides give the same output; a linear coordinate: one),
+        as ``to_lightgbm().feature_importance("split")`` counts them.  (No ``"gain"``:
+        the Oracle protocol returns hypotheses, not the loss decrease of their
+        splits.)"""
 
 _ATTRIBUTES = """\
     validation_loss_ : ndarray
