@@ -263,6 +263,10 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         eval_set : list of (X, y) pairs, default=None
             Sets whose risk and error are recorded after every round, as
             ``history_["val_loss_0"]``, ``history_["val_error_0"]``, …
+            In a ``Pipeline`` (with metadata routing) the sets reach the booster as
+            given, not through the steps before it, as LightGBM's do: their curves are
+            then those of untransformed rows.  Transform them first, or hold out rows
+            with ``validation_fraction`` (split after the steps).
         eval_sample_weight : list of array-like or None, default=None
             The weights of each eval set's risk and error.
         <eval parameters>

@@ -195,6 +195,10 @@ class _FunctionalGradientBooster(BaseBooster):
         eval_set : list of (X, y) pairs, default=None
             Sets whose loss (and a classifier's error) is recorded after every weak
             learner, as ``history_["val_loss_0"]`` (``history_["val_error_0"]``), …
+            In a ``Pipeline`` (with metadata routing) the sets reach the booster as
+            given, not through the steps before it, as LightGBM's do: their curves are
+            then those of untransformed rows.  Transform them first, or hold out rows
+            with ``validation_fraction`` (split after the steps).
         eval_sample_weight : list of array-like or None, default=None
             The weights of each eval set's loss (and error).
         <eval parameters>
@@ -995,6 +999,10 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
         eval_set : list of (X, y) pairs, default=None
             Sets whose ranking loss is recorded after every weak learner, as
             ``history_["val_loss_0"]``, …; each needs its ``eval_qid``.
+            In a ``Pipeline`` (with metadata routing) the sets reach the booster as
+            given, not through the steps before it, as LightGBM's do: their curves are
+            then those of untransformed rows.  Transform them first, or hold out rows
+            with ``validation_fraction`` (split after the steps).
         eval_qid : list of array-like, default=None
             The query of each row of each eval set (XGBoost's name).
         <eval parameters>

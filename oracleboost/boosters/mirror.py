@@ -368,6 +368,10 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             Sets whose ``loss`` (the vote's error, ties counted as errors) and error (of
             ``predict``) are recorded after every round, as ``history_["val_loss_0"]``,
             ``history_["val_error_0"]``, …
+            In a ``Pipeline`` (with metadata routing) the sets reach the booster as
+            given, not through the steps before it, as LightGBM's do: their curves are
+            then those of untransformed rows.  Transform them first, or hold out rows
+            with ``validation_fraction`` (split after the steps).
         eval_sample_weight : list of array-like or None, default=None
             The weights of each eval set's loss and error.
         <eval parameters>
