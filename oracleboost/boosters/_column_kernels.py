@@ -230,6 +230,26 @@ def lane_sums(x, lo, hi, lane, out):  # pragma: no cover - compiled
 
 
 @nb.jit(**_PARALLEL)
+def squared_step(f, y, h, c, s, lo, hi, lane, f_new, v, parts):  # pragma: no cover
+    """The squared loss's round after its step, in one pass: ``f_new = f + c h``, the
+    next descent direction ``v = −(f_new − y)`` and each lane's ``Σ s ½ (f_new − y)²``
+    into ``parts[q]``: the numbers of NumPy's ``f + c·h``, ``−(f − y)`` and
+    ``½ (f − y)**2 · s`` summed by :func:`_sum`, bit for bit."""
+    weighted = s.shape[0] > 0
+    for q in nb.prange(_n_lanes(lo, hi, lane)):
+        start, stop = _lane(lo, hi, lane, q)
+        terms = np.empty(stop - start)
+        for i in range(start, stop):
+            fi = f[i] + c * h[i]
+            f_new[i] = fi
+            d = fi - y[i]
+            v[i] = -d
+            t = 0.5 * (d * d)
+            terms[i - start] = t * s[i] if weighted else t
+        parts[q] = _sum(terms)
+
+
+@nb.jit(**_PARALLEL)
 def signed_sums(a, y, w, norm, lo, hi, lane, out):  # pragma: no cover - compiled
     """:func:`_signed_sums` of every lane of ``lo:hi`` into ``out[q, 0:6]``."""
     for q in nb.prange(_n_lanes(lo, hi, lane)):

@@ -62,6 +62,7 @@ from ..losses import (
     MulticlassLoss,
     RankingLoss,
     RegressionLoss,
+    Squared,
     get_loss,
     ndcg,
 )
@@ -154,6 +155,9 @@ class _State:
     residual: np.ndarray
     outer: int
     rng: np.random.RandomState
+    #: −∇R[f] when the last step already made it (the squared loss's fused pass), else
+    #: None: made at the start of the round
+    descent: Rows | None = None
 
 
 class _FunctionalGradientBooster(BaseBooster):
@@ -365,7 +369,8 @@ class _FunctionalGradientBooster(BaseBooster):
             r = v if p.sw is None else row_passes.scaled(p.blocks, v, p.sw)
             return p.bound.correlate(r, random_state=seed)
 
-        v = self._descent(p, f)  # 1. the descent direction −∇R[f_{t−1}]
+        # 1. the descent direction −∇R[f_{t−1}]
+        v = state.descent if state.descent is not None else self._descent(p, f)
         # Δ + v (1·v is v exactly: the same bits as the sum)
         target = row_passes.combined(p.blocks, residual, [(1.0, v)]) \
             if self.projection == "residual" else v
@@ -414,11 +419,17 @@ class _FunctionalGradientBooster(BaseBooster):
         terms = [(h.detach(), eta * a, top) for h, a, *_, top in pending]
         if not terms:
             return RoundResult(state, stop=stop)
-        f = self._stepped(p, f, outputs)
-        if p.blockwise_loss:
-            value = row_passes.weighted_mean_loss(p.blocks, p.loss, p.y, f, p.s, p.total)
+        descent = None
+        if p.blockwise_loss and type(p.loss) is Squared and len(outputs) == 1:
+            # the step, the loss and the next round's descent in one pass (the same bits)
+            (c, out), = outputs
+            f, descent, value = row_passes.squared_step(p.blocks, p.y, f, out, c, p.s, p.total)
         else:
-            value = p.loss(p.y, f, p.s, **p.ctx)
+            f = self._stepped(p, f, outputs)
+            if p.blockwise_loss:
+                value = row_passes.weighted_mean_loss(p.blocks, p.loss, p.y, f, p.s, p.total)
+            else:
+                value = p.loss(p.y, f, p.s, **p.ctx)
         shared = {
             "loss": value,
             **self._fit_record(p, f, ensemble.l1_norm(pending=terms)),
@@ -435,7 +446,7 @@ class _FunctionalGradientBooster(BaseBooster):
             }
             for _h, a, edge, rnorm, dt, _top in pending
         )
-        new = _State(f=f, residual=residual, outer=outer, rng=state.rng)
+        new = _State(f=f, residual=residual, outer=outer, rng=state.rng, descent=descent)
         return RoundResult(new, tuple(terms), records, stop)
 
     # -- the round's elementwise passes, by row blocks (the same values on any threads,

@@ -29,8 +29,8 @@ __all__ = ["peak", "total", "log", "signed_sums", "two_value_masses", "dual_weig
            "weighted_residual", "weighted_mean_loss", "peak_and_inners",
            "weighted_mean", "class_masses", "index_masses", "error_and_margin",
            "vote_error_and_margin", "combined", "ldexp",
-           "descent", "elementwise", "oriented", "scaled", "line_weights", "line_delta",
-           "line_slope", "curvature_argument"]
+           "descent", "squared_step", "elementwise", "oriented", "scaled", "line_weights",
+           "line_delta", "line_slope", "curvature_argument"]
 
 
 def elementwise(blocks: RowBlocks, fn: Callable[[int, int], object]) -> None:
@@ -204,6 +204,26 @@ def weighted_mean_loss(blocks: RowBlocks, loss: Loss, y: np.ndarray, raw: np.nda
     (``s`` None: unit weights)."""
     parts = _lane_parts(blocks.map(_weighted_loss, y, raw, s, loss=loss)[1])
     return float(ordered_sum(parts[:, 0])) / total
+
+
+def _squared_step(blocks: RowBlocks, f, y, h, s, *, c: float) -> tuple[tuple, np.ndarray]:
+    lane = blocks.lane
+    f_new, v = blocks.empty(f.shape), blocks.empty(f.shape)
+    s = column_kernels.NO_WEIGHTS if s is None else s
+    parts = _lanes(blocks, 1, lambda lo, hi, out: column_kernels.squared_step(
+        f, y, h, c, s, lo, hi, lane, f_new, v, out[:, 0]))
+    return (f_new, v), parts
+
+
+def squared_step(blocks: RowBlocks, y: Rows, f: Rows, h: Rows, c: float, s: Rows | None,
+                 total: float) -> tuple[Rows, Rows, float]:
+    """The squared loss's step ``f + c h``, its next descent ``−(f + c h − y)`` and its
+    weighted mean loss, in one pass: the values of :func:`combined`, :func:`descent` and
+    :func:`weighted_mean_loss` with :class:`~oracleboost.losses.Squared`, bit for bit
+    (three passes over the rows made one)."""
+    (f_new, v), parts = blocks.map(_squared_step, f, y, h, s, c=float(c))
+    loss = float(ordered_sum(_lane_parts(parts)[:, 0])) / total
+    return _shaped_as(f_new, f), _shaped_as(v, f), loss
 
 
 def weighted_mean(blocks: RowBlocks, y: np.ndarray, s: np.ndarray | None) -> float:
