@@ -331,3 +331,18 @@ def test_wrappers_pass_their_oracles_answer_through():
     # an oracle that cannot say: no NaN (its fit names what is wrong with it)
     assert not FunctionalGradientRegressor(CachedOracle("stumps", None)) \
         .__sklearn_tags__().input_tags.allow_nan
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_warm_start_and_early_stopping_with_nan(seed):
+    """The fit's fingerprint and held-out split take NaN: a warm start continues on the
+    same X with NaN as one longer fit does, and early stopping holds rows out of it."""
+    X, y, _ = _data(seed, n=500)
+    oracle = LightGBMOracle(num_leaves=7, min_data_in_leaf=5)
+    longer = FunctionalGradientRegressor(oracle, n_estimators=6).fit(X, y)
+    warm = FunctionalGradientRegressor(oracle, n_estimators=3, warm_start=True).fit(X, y)
+    warm.set_params(n_estimators=6).fit(X, y)
+    np.testing.assert_array_equal(warm.predict(X), longer.predict(X))
+    stopped = FunctionalGradientRegressor(oracle, n_estimators=6, n_iter_no_change=2,
+                                          random_state=seed).fit(X, y)
+    assert np.isfinite(stopped.history_["heldout_loss"]).all()
