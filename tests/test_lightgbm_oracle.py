@@ -17,6 +17,8 @@ from oracleboost.oracles.lightgbm import (
     LightGBMTree,
     _feature_major,
     _leaf_means,
+    _nan_features,
+    _node_rules,
     _parse_tree,
     _thread_setting,
     _tree_leaves,
@@ -191,6 +193,7 @@ def test_capabilities():
     assert caps.correlate and caps.project
     assert not (caps.multiclass_correlate or caps.multiclass_project)
     assert not caps.stochastic and not caps.correlation_vector
+    assert caps.allow_nan  # LightGBM's missing values
 
 
 def test_constant_target_gives_constant_tree():
@@ -251,8 +254,9 @@ def test_leaf_with_zero_weight_gets_zero():
 def test_bind_errors():
     with pytest.raises(ValueError, match="at least 2"):
         LightGBMOracle().bind(np.zeros((1, 3)))
-    with pytest.raises(ValueError):
-        LightGBMOracle().bind(np.array([[0.0, np.nan], [1.0, 2.0]]))
+    # NaN is a missing value (tests/test_lightgbm_missing.py); inf is refused
+    with pytest.raises(ValueError, match="X contains infinity"):
+        LightGBMOracle().bind(np.array([[0.0, np.inf], [1.0, 2.0]]))
     X = np.random.default_rng(5).normal(size=(50, 2))
     with pytest.raises(ValueError, match="num_leaves"):
         LightGBMOracle(num_leaves=1).bind(X)
@@ -532,7 +536,7 @@ def test_leaf_segments_cover_the_rows_in_order(data, bound, n_parts):
     rows = np.full((2, N), -1, dtype=np.int32)
     bounds = np.zeros((n_parts, tree.n_leaves, 3), dtype=np.int64)
     cuts = [N * p // n_parts for p in range(n_parts + 1)]
-    args = (XT, tree.feature, tree.threshold, tree.zero_flip, tree.left, tree.right)
+    args = (XT, *_node_rules(tree, _nan_features(XT)))
     for p in range(n_parts):
         lgb_oracle_module.kernels.partition_rows(*args, cuts[p], cuts[p + 1], rows, bounds[p])
     expected = _pred_leaf(h.model_str, X)

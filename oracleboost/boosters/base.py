@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context, is_classifier
 from sklearn.metrics import r2_score
+from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
@@ -156,7 +157,9 @@ def validate_input(
 
     scikit-learn reports a value that is not a number, in X or in y, as NumPy's bare
     "could not convert string to float: 'abc'".  Here the error says which argument
-    (and for a DataFrame, which columns) holds it.  A categorical column is read as
+    (and for a DataFrame, which columns) holds it.  X must be finite, or finite and NaN
+    where the estimator's scikit-learn tags allow NaN (a booster's do exactly when its
+    oracle takes missing values, ``Capabilities.allow_nan``).  A categorical column is read as
     scikit-learn reads it: numeric categories as their values, as the same column of
     floats would be; other categories are refused, naming X and the column (their codes
     would impose an order and distances the categories do not have: encode them first).
@@ -173,7 +176,9 @@ def validate_input(
             "LinearOracle or MatrixOracle) and AcceleratedMarginClassifier do "
             "(see the README); or pass X.compute() to fit in memory"
         )
-    kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=True)
+    # NaN (a missing value) exactly where the booster's oracle takes it (its tags say so)
+    finite = "allow-nan" if get_tags(estimator).input_tags.allow_nan else True
+    kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=finite)
     try:
         if isinstance(y, str) and y == "no_validation":
             return validate_data(estimator, X, **kw)
@@ -313,6 +318,13 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         if isinstance(reason, str) and not isinstance(reason, StopReason):
             state = {**state, "stop_reason_": StopReason(reason)}
         super().__setstate__(state)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # X may hold NaN exactly when the oracle (the default one when oracle=None) takes
+        # missing values; validate_input reads this tag, as check_estimator does
+        tags.input_tags.allow_nan = _takes_nan(self._oracle())
+        return tags
 
     # -- fitted model ------------------------------------------------------------------
     @property
@@ -924,6 +936,19 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                 f"{type(oracle).__name__} does not (capabilities: {bound.capabilities})"
             )
         return bound
+
+
+def _takes_nan(oracle: Any) -> bool:
+    """Whether ``oracle`` declares that X may hold NaN (``Capabilities.allow_nan``).
+
+    False when its capabilities cannot be read: a wrapper around something that is no
+    oracle raises ``TypeError`` there, and an object that only has ``bind`` declares
+    none; ``fit`` then refuses it with its own message (and NaN with today's)."""
+    try:
+        capabilities = oracle.capabilities
+    except (AttributeError, TypeError):
+        return False
+    return bool(getattr(capabilities, "allow_nan", False))
 
 
 #: The text of every prediction method's ``num_iteration`` parameter (:func:`num_iteration_doc`).

@@ -21,11 +21,17 @@ Loops over the ``n`` training rows that run on every query:
     the leaf value of every row; the parallel kernel first partitions blocks of rows, a
     block a thread, then shares the leaves among the threads.
 
-The decision at a node is LightGBM's ``Tree::NumericalDecision`` on finite data: a row
-goes left iff ``x <= threshold`` (thresholds are float64), except that a zero goes the
-node's default way when the node treats zero as missing; values with
-``|x| <= kZeroThreshold`` must have been replaced by 0 beforehand (``count_tiny``,
-``zero_tiny``: LightGBM's prediction drops them as the zeros of a sparse row).
+The decision at a node is LightGBM's ``Tree::NumericalDecision``: a row goes left iff
+``x <= threshold`` (thresholds are float64), except that a zero goes the node's default
+way when the node treats zero as missing (missing type Zero), and a NaN goes where
+``nan_left`` says: the default way when the node's missing type is NaN (NaN is the
+missing value) or Zero (LightGBM reads the NaN as 0, a zero, missing), else where a 0
+goes (missing type None: the NaN is read as 0, left iff ``0 <= threshold``).  As a NaN
+compares false, ``x <= threshold`` sends it right, so the kernel reverses the decision
+for a NaN whose side is left, as it does for a zero whose side is not ``0 <=
+threshold``.  Values with ``|x| <= kZeroThreshold`` must have been replaced by 0
+beforehand (``count_tiny``, ``zero_tiny``: LightGBM's prediction drops them as the
+zeros of a sparse row).
 Categorical nodes are not handled.  The kernels that read ``X`` are handed a read-only
 view of it: they never write it, and numba compiles one version for read-only arrays
 instead of a second one for writable ones.
@@ -45,8 +51,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .trees import ZERO_THRESHOLD
+
 #: LightGBM's ``kZeroThreshold`` (``1e-35f``, a float widened to double).
-K_ZERO_THRESHOLD = float(np.float32(1e-35))
+K_ZERO_THRESHOLD = ZERO_THRESHOLD
 
 
 @numba.njit(cache=True, nogil=True)
@@ -118,7 +126,7 @@ def centred_target(target, out):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def partition_rows(
-    XT, feature, threshold, zero_flip, left, right, start, stop, rows, bounds
+    XT, feature, threshold, zero_flip, nan_left, left, right, start, stop, rows, bounds
 ):  # pragma: no cover - compiled
     """Group rows ``start..stop-1`` by the leaf they reach.
 
@@ -127,7 +135,8 @@ def partition_rows(
     are nodes if ``>= 0`` and leaves ``~child`` otherwise (LightGBM's encoding; node 0
     is the root).  ``zero_flip[k]`` reverses the decision for ``x == 0`` (a node whose
     missing value is zero, with a default side other than the one ``0 <= threshold``
-    gives).
+    gives); ``nan_left[k]`` sends a NaN left (it may be False where the node's feature
+    holds no NaN, whatever the node's rule: the fast loop then serves the node).
 
     ``rows`` has shape ``(2, n)``: the rows of the nodes at depth ``d >= 1`` are kept in
     ``rows[(d - 1) % 2]``, a node's segment split into its children's in the other
@@ -161,26 +170,28 @@ def partition_rows(
         col = XT[feature[node]]
         t = threshold[node]
         flip = zero_flip[node]
+        nan = nan_left[node]
         dst = rows[depth % 2]
         src = rows[(depth + 1) % 2]  # rows[(depth - 1) % 2]; unused at the root
         # Branch-free: each row is written at both ends and one end advances.  The
-        # zero test is a separate loop (it doubles the cost of a comparison); the root
-        # reads the rows in order.
+        # zero and NaN tests are a separate loop (they double the cost of a
+        # comparison); the root reads the rows in order.  A NaN compares false: right,
+        # unless reversed.
         lo = a
         hi = b - 1
         if depth == 0:
             for r in range(a, b):
                 x = col[r]
-                go_left = np.int64((x <= t) != ((x == 0.0) & flip))
+                go_left = np.int64((x <= t) != (((x == 0.0) & flip) | ((x != x) & nan)))
                 dst[lo] = r
                 dst[hi] = r
                 lo += go_left
                 hi -= 1 - go_left
-        elif flip:
+        elif flip or nan:
             for k in range(a, b):
                 r = src[k]
                 x = col[r]
-                go_left = np.int64((x <= t) != (x == 0.0))
+                go_left = np.int64((x <= t) != (((x == 0.0) & flip) | ((x != x) & nan)))
                 dst[lo] = r
                 dst[hi] = r
                 lo += go_left
@@ -256,16 +267,16 @@ def leaf_means(rows, bounds, target, w, values, out):  # pragma: no cover - comp
 
 @numba.njit(cache=True, nogil=True, parallel=True)
 def leaf_means_parallel(
-    XT, feature, threshold, zero_flip, left, right, cuts, rows, bounds, target, w, values,
-    out,
+    XT, feature, threshold, zero_flip, nan_left, left, right, cuts, rows, bounds, target, w,
+    values, out,
 ):  # pragma: no cover - compiled
     """``partition_rows`` on the row blocks ``cuts[p]..cuts[p+1]-1`` (a block a thread)
     into ``bounds[p]``, then ``leaf_means`` with the leaves shared among the threads:
     the same results as the serial kernels, whatever the number of threads."""
     for p in numba.prange(bounds.shape[0]):
         partition_rows(
-            XT, feature, threshold, zero_flip, left, right, cuts[p], cuts[p + 1], rows,
-            bounds[p],
+            XT, feature, threshold, zero_flip, nan_left, left, right, cuts[p], cuts[p + 1],
+            rows, bounds[p],
         )
     for j in numba.prange(bounds.shape[1]):
         _leaf_mean(j, rows, bounds, target, w, values, out)

@@ -25,7 +25,8 @@ class _BoundApproximate(BoundOracle):
     def __init__(self, oracle: ApproximateOracle, inner: BoundOracle):
         super().__init__(oracle, inner.n_samples)
         self.inner = inner
-        self.capabilities = replace(self.capabilities, bounded=inner.capabilities.bounded)
+        self.capabilities = replace(self.capabilities, bounded=inner.capabilities.bounded,
+                                    allow_nan=inner.capabilities.allow_nan)
 
     def _correlate(self, r, random_state):
         c = self.inner.correlation_vector(r)
@@ -80,6 +81,7 @@ class ApproximateOracle(Oracle):
             stochastic=self.choice == "random",
             bounded=self.oracle.capabilities.bounded,
             parallel_queries=self.oracle.capabilities.parallel_queries,
+            allow_nan=self.oracle.capabilities.allow_nan,
         )
 
     def bind(self, X: ArrayLike) -> BoundOracle:

@@ -154,6 +154,12 @@ class Capabilities:
         (True), or one at a time behind the bound oracle's lock (False: it keeps state
         between queries, as LightGBM's boosters).  Either way a bound oracle may be
         shared between threads and answers exactly as the same queries in sequence.
+    allow_nan : bool
+        X may hold NaN, read as missing values: ``bind`` takes it and the hypotheses
+        predict it (LightGBM's trees, which learn where a missing value goes at each
+        split).  Every other class refuses NaN in X.  A booster takes NaN exactly when
+        its oracle does, and says so in scikit-learn's ``input_tags.allow_nan``.
+        Infinite values are refused either way.
     """
 
     correlate: bool = True
@@ -164,6 +170,7 @@ class Capabilities:
     stochastic: bool = False
     bounded: bool = False
     parallel_queries: bool = True
+    allow_nan: bool = False
 
 
 class Hypothesis(ABC):
@@ -534,8 +541,9 @@ def class_runs(hypotheses: Sequence[Hypothesis]) -> Iterator[tuple[type[Hypothes
         a = b
 
 
-def check_X(X: ArrayLike, name: str = "X") -> np.ndarray:
-    """Validate a feature matrix: 2-D, numeric, finite, float64, with at least one row.
+def check_X(X: ArrayLike, name: str = "X", *, allow_nan: bool = False) -> np.ndarray:
+    """Validate a feature matrix: 2-D, numeric, finite (``allow_nan``: finite or NaN, a
+    missing value), float64, with at least one row.
 
     scikit-learn's finiteness check first sums X and looks at the sum; finite entries
     near the float64 maximum overflow that sum (an ``overflow`` or ``invalid value``
@@ -543,4 +551,5 @@ def check_X(X: ArrayLike, name: str = "X") -> np.ndarray:
     The warning says nothing about the data, so it is silenced here.
     """
     with np.errstate(over="ignore", invalid="ignore"):
-        return check_array(X, dtype=np.float64, ensure_all_finite=True, input_name=name)
+        return check_array(X, dtype=np.float64, input_name=name,
+                           ensure_all_finite="allow-nan" if allow_nan else True)

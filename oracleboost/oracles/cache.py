@@ -292,6 +292,10 @@ class CachedOracle(Oracle):
         X = np.asarray(X)
         if X.ndim == 0 or X.shape[0] == 0:
             raise ValueError(f"X must be a non-empty array; got shape {X.shape}")
-        if np.issubdtype(X.dtype, np.number) and not np.all(np.isfinite(X)):
-            raise ValueError("X contains NaN or inf; every entry must be finite")
+        if np.issubdtype(X.dtype, np.number):
+            if self.capabilities.allow_nan:  # NaN is a missing value to the wrapped class
+                if np.isinf(X).any():
+                    raise ValueError("X contains inf; every entry must be finite or NaN")
+            elif not np.all(np.isfinite(X)):
+                raise ValueError("X contains NaN or inf; every entry must be finite")
         return _BoundCached(self, X, _fingerprint(X))

@@ -35,7 +35,8 @@ reads the tree's splits from its model string and finds the leaf of every traini
 with compiled kernels (:mod:`._tree_kernels`, numba): LightGBM's
 ``Tree::NumericalDecision`` on the float64 features (``x <= threshold``; a zero goes to
 the default side where zero is the missing value; ``|x| <= kZeroThreshold`` reads as
-0), the rows partitioned node by node as LightGBM's ``DataPartition`` does.  The leaves
+0; a NaN goes to the default side where NaN or zero is the missing value, else where a
+0 goes), the rows partitioned node by node as LightGBM's ``DataPartition`` does.  The leaves
 are those of ``predict(pred_leaf=True)``, which tests check on values at and one ulp
 around every threshold, zeros, constant features and 250,000 rows.  Every leaf value is
 then recomputed in float64 as the exact weighted mean of the target over the rows in
@@ -81,6 +82,12 @@ Weighted queries against ``lightgbm.train`` with the same weights: 1.15x and 1.2
 ``<r, h> / ||h||`` on a given partition is the least-squares fit of ``r`` with unit
 weights; ``correlate(r)`` is ``project(r)``.  Multiclass ``(n, K)`` queries are not
 supported (one tree has one output).
+
+Missing values: X may hold NaN (``capabilities.allow_nan``; infinite values are
+refused).  LightGBM's conventions apply: with ``use_missing=True`` (its default) a
+feature with NaN in the training rows has missing type NaN, and each split learns the
+side its NaN go to; with ``zero_as_missing=True`` zeros and NaN are missing together;
+a NaN in a feature that had none in training (missing type None) is read as 0.
 
 Tree growth is deterministic given the parameters (``deterministic=True``; no bagging
 or feature sampling, which :meth:`LightGBMOracle.bind` rejects), so the oracle is not
@@ -305,7 +312,7 @@ class LightGBMTree(Hypothesis):
         self.key = ("lightgbm_tree", hashlib.sha256(content.encode()).hexdigest())
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        X = check_X(X)
+        X = check_X(X, allow_nan=True)  # NaN: missing, as LightGBM routes it
         if X.shape[1] != self.n_features:
             raise ValueError(
                 f"X has {X.shape[1]} features but the LightGBM tree was grown on {self.n_features}"
@@ -372,6 +379,7 @@ class _Tree(NamedTuple):
     feature: np.ndarray  # int32: split feature of each node
     threshold: np.ndarray  # float64: a row goes left iff x <= threshold ...
     zero_flip: np.ndarray  # bool: ... reversed for x == 0 (zero as missing, other side)
+    nan_left: np.ndarray  # bool: where a NaN goes (NumericalDecision's missing rules)
     left: np.ndarray  # int32: child node, or ~leaf if negative
     right: np.ndarray  # int32
     categorical: bool  # some node splits on categories (not handled by the kernels)
@@ -412,11 +420,15 @@ def _parse_tree(model_str: str) -> _Tree:
     default_left = (decision & 2) != 0
     # Where a zero goes: the default side if zero is the missing value, else 0 <= t.
     zero_flip = zero_as_missing & (default_left != (0.0 <= threshold))
+    # Where a NaN goes: the default side if NaN is the missing value; else LightGBM
+    # reads it as 0, which goes where a zero goes (the default side if zero is missing).
+    nan_left = np.where(((decision >> 2) & 3) == 0, 0.0 <= threshold, default_left)
     return _Tree(
         n_leaves=n_leaves,
         feature=np.array(_field(block, "split_feature").split(), dtype=np.int32),
         threshold=threshold,
         zero_flip=zero_flip,
+        nan_left=nan_left,
         left=np.array(_field(block, "left_child").split(), dtype=np.int32),
         right=np.array(_field(block, "right_child").split(), dtype=np.int32),
         categorical=int(_field(block, "num_cat")) > 0 or bool(np.any(decision & 1)),
@@ -466,12 +478,26 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 _MIN_ROWS_PER_THREAD = 20_000
 
 
+def _node_rules(tree: _Tree, has_nan: np.ndarray) -> tuple:
+    """The kernels' arguments for ``tree``'s nodes over rows whose features hold NaN
+    where ``has_nan`` (bool, one per feature) says: where a NaN goes matters only on
+    those, and a node without a zero or NaN rule is split by the fast loop."""
+    nan_left = tree.nan_left & has_nan[tree.feature]
+    return (tree.feature, tree.threshold, tree.zero_flip, nan_left, tree.left, tree.right)
+
+
+def _nan_features(XT: np.ndarray) -> np.ndarray:
+    """Which features (rows of ``XT``) hold a NaN."""
+    return np.isnan(XT).any(axis=1)
+
+
 def _leaf_values(
     tree: _Tree, XT: np.ndarray, target: np.ndarray, w: np.ndarray, n_parts: int,
-    rows: np.ndarray,
+    rows: np.ndarray, has_nan: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The weighted mean of ``target`` in each leaf of ``tree`` over the rows of ``XT``
-    (features x rows; ``w`` of length 0: unit weights), and every row's leaf value.
+    (features x rows, NaN in the features ``has_nan`` marks; ``w`` of length 0: unit
+    weights), and every row's leaf value.
 
     The rows are grouped by leaf (exactly the leaves of ``predict(pred_leaf=True)``) in
     ``n_parts`` blocks of rows, a block a thread, then each leaf is summed in row order,
@@ -489,7 +515,7 @@ def _leaf_values(
     bounds = np.zeros((n_parts, tree.n_leaves, 3), dtype=np.int64)
     values = np.empty(tree.n_leaves)
     out = np.empty(n)
-    args = (XT, tree.feature, tree.threshold, tree.zero_flip, tree.left, tree.right)
+    args = (XT, *_node_rules(tree, has_nan))
     if n_parts == 1:
         kernels.partition_rows(*args, 0, n, rows, bounds[0])
         kernels.leaf_means(rows, bounds, target, w, values, out)
@@ -505,7 +531,7 @@ def _tree_leaves(tree: _Tree, XT: np.ndarray) -> np.ndarray:
     n = XT.shape[1]
     rows = np.empty((2, n), dtype=np.int32)
     bounds = np.zeros((tree.n_leaves, 3), dtype=np.int64)
-    args = (XT, tree.feature, tree.threshold, tree.zero_flip, tree.left, tree.right)
+    args = (XT, *_node_rules(tree, _nan_features(XT)))
     kernels.partition_rows(*args, 0, n, rows, bounds)
     leaf = np.empty(n, dtype=np.intp)
     for j, (a, b, where) in enumerate(bounds):
@@ -553,6 +579,7 @@ class _BoundLightGBM(BoundOracle):
         # rows (a copy of X unless X is float64 in Fortran order).
         self._XT = _feature_major(X)
         self.X = self._XT.T
+        self._has_nan = _nan_features(self._XT)  # missing values, by feature
         self.params = params
         self.num_threads = max(0, int(params.get("num_threads", 0)))
         self.n_datasets_built = 0
@@ -649,7 +676,8 @@ class _BoundLightGBM(BoundOracle):
             values = _leaf_means(leaf, target, np.ones(n) if unit else w, n_leaves)
             out = values[leaf]
         else:
-            values, out = _leaf_values(tree, self._XT, target, w, self._n_parts, self._rows)
+            values, out = _leaf_values(tree, self._XT, target, w, self._n_parts, self._rows,
+                                       self._has_nan)
         model_str = _with_leaf_values(model_str, values)
         h = LightGBMTree(model_str, d, n_leaves, num_threads=self.num_threads)
         h.train_output = out
@@ -798,8 +826,10 @@ class LightGBMOracle(Oracle):
     @property
     def capabilities(self) -> Capabilities:
         # one query at a time: the boosters, labels and buffers are state (see _project)
+        # NaN in X: LightGBM's missing values (use_missing, zero_as_missing), routed by
+        # the leaf kernel as LightGBM's NumericalDecision routes them
         return Capabilities(correlate=True, project=True, stochastic=False,
-                            parallel_queries=False)
+                            parallel_queries=False, allow_nan=True)
 
     def lightgbm_params(self) -> dict[str, Any]:
         """The full LightGBM parameter dict ``bind`` uses (validated)."""
@@ -848,7 +878,7 @@ class LightGBMOracle(Oracle):
         return params
 
     def bind(self, X: ArrayLike) -> BoundOracle:
-        X = check_X(X)
+        X = check_X(X, allow_nan=True)
         if X.shape[0] < 2:
             raise ValueError(
                 f"{type(self).__name__} needs at least 2 training rows to grow a tree; "

@@ -24,7 +24,10 @@ __all__ = ["TreeStructure", "float32_split"]
 
 #: LightGBM's ``kZeroThreshold``: a value of magnitude at most this is zero to it (its
 #: dense rows drop such entries before predicting, and zero-as-missing splits test it).
-ZERO_THRESHOLD = 1e-35
+#: It is the float ``1e-35f``, compared with doubles: 1.0000000180025095e-35, not the
+#: double 1e-35 (a value between the two is 0 to LightGBM, and a split at zero has
+#: the threshold -1e-35f).
+ZERO_THRESHOLD = float(np.float32(1e-35))
 
 MISSING_NONE, MISSING_ZERO, MISSING_NAN = 0, 1, 2
 
