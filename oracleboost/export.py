@@ -19,10 +19,11 @@ classifier's two-class vector losses), each leaf is that difference, and the two
 to float64 rounding.  ``predict(X, raw_score=True, num_iteration=k + 1)`` is the model
 after its first k rounds (``staged_decision_function``'s k-th).
 
-Departures a user can meet: LightGBM reads a feature of magnitude at most 1e-35 as 0,
-so a row with such a value and a split threshold within ±1e-35 of 0 may go the other
-way; and a scikit-learn tree's float32 comparison becomes an equivalent float64
-threshold (:func:`~oracleboost.oracles.trees.float32_split`).
+Departures a user can meet: LightGBM reads a feature of magnitude at most 1e-35
+(``1e-35f``: 1.0000000180025095e-35) as 0, so a row with such a value and a split
+threshold within ±1e-35 of 0 may go the other way; and a scikit-learn tree's float32
+comparison becomes an equivalent float64 threshold
+(:func:`~oracleboost.oracles.trees.float32_split`).
 """
 
 from __future__ import annotations
