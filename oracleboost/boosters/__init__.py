@@ -29,6 +29,7 @@ from .model import Ensemble, LinearModel, NonFinitePrediction, Refit
 from .monitors import DIVERGENCE_FACTOR, Monitor
 from .registry import BOOSTERS, BoosterSpec, register_booster
 from .rounds import BoostingWarning, Problem, RoundResult, StopReason, draw_seed, seed_generator
+from .totally_corrective import TotallyCorrectiveClassifier
 from .steps import (
     SCHEDULES,
     STEP_RULES,
@@ -58,6 +59,7 @@ __all__ = [
     "CoordinateBoostingClassifier",
     "MirrorBoostingClassifier",
     "AcceleratedMarginClassifier",
+    "TotallyCorrectiveClassifier",
     "FunctionalGradientRegressor",
     "FunctionalGradientClassifier",
     "FunctionalGradientRanker",

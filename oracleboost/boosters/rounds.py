@@ -54,6 +54,7 @@ class StopReason(str, Enum):
     EARLY_STOPPING = "early_stopping"  # n_iter_no_change rounds without validation progress
     NOT_SEPARABLE = "not_separable"  # the upper bound on the max margin fell below tol
     CALLBACK = "callback"  # a scikit-learn callback asked the fit to stop
+    SOLVER_FAILED = "solver_failed"  # an LP's solution failed its checks: the last good model
 
     def __str__(self) -> str:
         return self.value

@@ -1,0 +1,167 @@
+"""LPBoost by column generation (issue 24): its final soft margin is the full LP's
+optimum over the whole finite class, the certificate brackets that optimum every round,
+and a solver failure is a named stop that keeps the last good model."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+from sklearn.datasets import load_breast_cancer
+
+from oracleboost.boosters import StopReason, TotallyCorrectiveClassifier
+from oracleboost.boosters.soft_margin_lp import LPSolveError, SoftMarginLP
+from oracleboost.datasets import matrix_problem, rudin_matrix
+from oracleboost.oracles import MatrixOracle, StumpOracle
+
+pytest.importorskip("highspy")
+
+
+def _full_lp(M: np.ndarray, nu: float) -> float:
+    """The soft-margin LP over every column of M and its negation (the class closed
+    under negation), solved from scratch by scipy's HiGHS: max ρ − (1/ν) Σ ξ s.t.
+    Σ_j w_j M_ij ≥ ρ − ξ_i, w on the simplex, ξ ≥ 0."""
+    U = np.hstack([M, -M])
+    N, J = U.shape
+    cost = np.concatenate([np.zeros(J), [-1.0], np.full(N, 1.0 / nu)])
+    A_ub = np.hstack([-U, np.ones((N, 1)), -np.eye(N)])
+    A_eq = np.concatenate([np.ones(J), [0.0], np.zeros(N)])[None, :]
+    bounds = [(0, None)] * J + [(None, None)] + [(0, None)] * N
+    res = linprog(cost, A_ub=A_ub, b_ub=np.zeros(N), A_eq=A_eq, b_eq=[1.0],
+                  bounds=bounds, method="highs")
+    assert res.status == 0, res.message
+    return -float(res.fun)
+
+
+def _random_matrix(seed: int, m: int = 300, n: int = 60) -> np.ndarray:
+    return np.random.default_rng(seed).choice([-1.0, 1.0], size=(m, n))
+
+
+MATRICES = {"rudin": lambda: rudin_matrix(), "random-0": lambda: _random_matrix(0),
+            "random-1": lambda: _random_matrix(1)}
+
+
+def _fit_matrix(M, nu, **params):
+    X, y, H = matrix_problem(M)
+    model = TotallyCorrectiveClassifier(MatrixOracle(H), nu=nu, tol=1e-12,
+                                        n_estimators=2 * M.shape[1] + 5, **params)
+    return model.fit(X, y)
+
+
+@pytest.mark.parametrize("matrix", MATRICES)
+@pytest.mark.parametrize("nu", [1, 5, 30])
+def test_lpboost_reaches_the_full_lps_optimum(matrix, nu):
+    M = MATRICES[matrix]()
+    if nu > M.shape[0]:
+        pytest.skip("nu above the rows")
+    optimum = _full_lp(M, nu)
+    model = _fit_matrix(M, nu)
+    assert model.stop_reason_ == StopReason.GAP_CLOSED
+    assert abs(model.lp_value_ - optimum) <= 1e-9
+    assert model.lp_value_ - 1e-9 <= optimum <= model.upper_bound_ + 1e-9
+    # the certificate brackets the optimum every round, and narrows
+    h = model.history_
+    assert np.all(h["lp_value"] <= optimum + 1e-9)
+    assert np.all(h["upper_bound"] >= optimum - 1e-9)
+    assert np.all(np.diff(h["lp_value"]) >= -1e-9) and np.all(np.diff(h["upper_bound"]) <= 0)
+    assert np.all(h["gap"] >= -1e-9)
+    if nu == 1 and optimum > 0:
+        # the hard margin of a separable class: the model's ℓ1 margin is the LP's value
+        # (where P* = 0 the LP may weigh h and −h alike; the ensemble then holds their
+        # difference, whose ℓ1 norm is smaller than the LP's Σ w = 1)
+        assert abs(h["margin"][-1] - optimum) <= 1e-9
+
+
+def test_the_rudin_matrix_hard_margin_is_three_eighths():
+    """Rudin, Daubechies & Schapire's matrix has max ℓ1 margin 3/8 (AdaBoost reaches
+    1/3): LPBoost finds 3/8, and predicts with margins of at least 3/8."""
+    model = _fit_matrix(rudin_matrix(), 1)
+    assert abs(model.lp_value_ - 3 / 8) <= 1e-12
+    X, y, _ = matrix_problem(rudin_matrix())
+    f = model.decision_function(X)
+    assert np.min(y * f) / model.ensemble_.l1_norm() >= 3 / 8 - 1e-12
+
+
+def test_the_history_margin_is_the_models():
+    X, y = load_breast_cancer(return_X_y=True)
+    model = TotallyCorrectiveClassifier(StumpOracle(), nu=5, n_estimators=40).fit(X, y)
+    ypm = np.where(y == 1, 1.0, -1.0)
+    f = model.decision_function(X)
+    assert model.history_["margin"][-1] == np.min(ypm * f) / model.ensemble_.l1_norm()
+    assert model.history_["train_error"][-1] == np.mean((f > 0) != (ypm > 0))
+    # the coefficients are the LP's weights over the stumps: an ℓ1 norm of 1
+    assert model.ensemble_.l1_norm() == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("nu", [1, 5, 30])
+def test_stumps_on_breast_cancer_reach_the_stopping_rule(nu):
+    X, y = load_breast_cancer(return_X_y=True)
+    model = TotallyCorrectiveClassifier(StumpOracle(), nu=nu, n_estimators=400).fit(X, y)
+    assert model.stop_reason_ == StopReason.GAP_CLOSED
+    assert model.upper_bound_ - model.lp_value_ <= model.tol
+    assert model.history_["n_nonzero"][-1] <= model.n_estimators_
+
+
+def test_a_solver_failure_keeps_the_last_good_model(monkeypatch):
+    X, y, H = matrix_problem(_random_matrix(2))
+    good = TotallyCorrectiveClassifier(MatrixOracle(H), nu=5, n_estimators=6).fit(X, y)
+    calls = {"n": 0}
+    solve = SoftMarginLP.solve
+
+    def failing(self):
+        calls["n"] += 1
+        if calls["n"] == 7:
+            raise LPSolveError("HiGHS ended with status Time limit reached")
+        return solve(self)
+
+    monkeypatch.setattr(SoftMarginLP, "solve", failing)
+    model = TotallyCorrectiveClassifier(MatrixOracle(H), nu=5, n_estimators=20).fit(X, y)
+    assert model.stop_reason_ == StopReason.SOLVER_FAILED
+    assert model.n_estimators_ == 6
+    np.testing.assert_array_equal(model.decision_function(X), good.decision_function(X))
+
+
+def test_the_solver_checks_catch_a_wrong_answer():
+    lp = SoftMarginLP(np.ones(4), 1.0)
+    lp.add_column(np.array([1.0, 1.0, -1.0, 1.0]))
+    lp.add_column(np.array([-1.0, 1.0, 1.0, 1.0]))
+    solution = lp.solve()
+    assert abs(solution.value - 0.0) <= 1e-12  # w = (½, ½): margins (0, 1, 0, 1)
+    with pytest.raises(LPSolveError, match="edge"):
+        lp._check(solution.w, np.zeros(4), solution.d, solution.value - 0.5,
+                  solution.value - 0.5, solution.rho - 0.5)
+
+
+def test_the_lp_survives_a_copy_and_a_pickle():
+    """A copy or a pickle keeps the columns and builds HiGHS's model again."""
+    lp = SoftMarginLP(np.ones(300), 5.0)
+    for u in _random_matrix(3)[:, :12].T:
+        lp.add_column(u)
+    value = lp.solve().value
+    again = pickle.loads(pickle.dumps(lp))
+    assert again.n_columns == 12 and abs(again.solve().value - value) <= 1e-12
+
+
+def test_warm_start_continues_column_generation():
+    M = _random_matrix(4)
+    optimum = _full_lp(M, 5)
+    X, y, H = matrix_problem(M)
+    model = TotallyCorrectiveClassifier(MatrixOracle(H), nu=5, tol=1e-12, n_estimators=10,
+                                        warm_start=True).fit(X, y)
+    assert model.stop_reason_ == StopReason.MAX_ROUNDS
+    model.set_params(n_estimators=200).fit(X, y)
+    assert model.stop_reason_ == StopReason.GAP_CLOSED
+    assert abs(model.lp_value_ - optimum) <= 1e-9
+
+
+def test_bad_parameters_are_named():
+    X, y, H = matrix_problem(rudin_matrix())
+    with pytest.raises(ValueError, match="nu=9"):
+        TotallyCorrectiveClassifier(MatrixOracle(H), nu=9).fit(X, y)
+    with pytest.raises(ValueError, match="nu"):
+        TotallyCorrectiveClassifier(MatrixOracle(H), nu=0.5).fit(X, y)
+    Xm, ym = load_breast_cancer(return_X_y=True)
+    with pytest.raises(ValueError, match="class"):
+        TotallyCorrectiveClassifier().fit(Xm[:30], np.arange(30) % 3)
