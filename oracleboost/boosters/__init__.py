@@ -29,7 +29,6 @@ from .model import Ensemble, LinearModel, NonFinitePrediction, Refit
 from .monitors import DIVERGENCE_FACTOR, Monitor
 from .registry import BOOSTERS, BoosterSpec, register_booster
 from .rounds import BoostingWarning, Problem, RoundResult, StopReason, draw_seed, seed_generator
-from .totally_corrective import TotallyCorrectiveClassifier
 from .steps import (
     SCHEDULES,
     STEP_RULES,
@@ -53,6 +52,7 @@ from .steps import (
     get_schedule,
     get_step,
 )
+from .totally_corrective import TotallyCorrectiveClassifier
 
 __all__ = [
     # the boosters
