@@ -65,6 +65,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array
 
@@ -79,6 +80,7 @@ __all__ = [
     "Hypothesis",
     "NonFiniteOutput",
     "OracleCapabilityError",
+    "canonical_sparse",
     "check_X",
     "class_runs",
 ]
@@ -154,6 +156,11 @@ class Capabilities:
         (True), or one at a time behind the bound oracle's lock (False: it keeps state
         between queries, as LightGBM's boosters).  Either way a bound oracle may be
         shared between threads and answers exactly as the same queries in sequence.
+    sparse_input : bool
+        ``bind`` and the answers' ``predict`` take scipy sparse X (CSR or CSC matrices
+        and arrays) and give exactly what they give on ``X.toarray()``; False: they
+        refuse it with a ``TypeError`` naming X (:func:`check_X`).  Boosters accept
+        sparse X exactly when their oracle declares it.
     """
 
     correlate: bool = True
@@ -164,6 +171,7 @@ class Capabilities:
     stochastic: bool = False
     bounded: bool = False
     parallel_queries: bool = True
+    sparse_input: bool = False
 
 
 class Hypothesis(ABC):
@@ -534,13 +542,58 @@ def class_runs(hypotheses: Sequence[Hypothesis]) -> Iterator[tuple[type[Hypothes
         a = b
 
 
-def check_X(X: ArrayLike, name: str = "X") -> np.ndarray:
+def check_X(X: ArrayLike, name: str = "X", *, accept_sparse: bool = False,
+            who: str | None = None) -> Any:
     """Validate a feature matrix: 2-D, numeric, finite, float64, with at least one row.
 
     scikit-learn's finiteness check first sums X and looks at the sum; finite entries
     near the float64 maximum overflow that sum (an ``overflow`` or ``invalid value``
     RuntimeWarning) before it falls back to checking entry by entry, which decides.
     The warning says nothing about the data, so it is silenced here.
+
+    Parameters
+    ----------
+    X : array-like or scipy sparse matrix of shape (n_samples, n_features)
+    name : str, default="X"
+        The argument's name in errors.
+    accept_sparse : bool, default=False
+        Return scipy sparse X as a canonical CSR or CSC matrix (its format kept; any
+        other sparse format becomes CSR; float64 values, sorted indices, no duplicate
+        entries; a copy where X is not already so, never X changed), whose stored
+        values are checked finite.  False: sparse X is refused with a ``TypeError``
+        naming ``name`` and ``who`` and saying to pass ``X.toarray()``.
+    who : str or None, default=None
+        Who refuses sparse X (an oracle, a hypothesis), for the error.
+
+    Returns
+    -------
+    ndarray, or a scipy.sparse CSR/CSC matrix or array when ``accept_sparse``
     """
+    if sp.issparse(X):
+        if not accept_sparse:
+            raise TypeError(
+                f"{name} is a scipy sparse matrix ({X.format}), which "
+                f"{who or 'this hypothesis class'} does not take; pass {name}.toarray() "
+                "(dense), or use StumpOracle or LinearOracle, which take sparse X"
+            )
+        return canonical_sparse(X, name)
     with np.errstate(over="ignore", invalid="ignore"):
         return check_array(X, dtype=np.float64, ensure_all_finite=True, input_name=name)
+
+
+def canonical_sparse(X: Any, name: str = "X") -> Any:
+    """Sparse ``X`` as scikit-learn's ``check_array`` validates it (2-D, at least one row,
+    finite stored values, float64), in CSR or CSC (the format kept; others become CSR),
+    with sorted indices and no duplicate entries (duplicates add up, as ``toarray()``
+    adds them), so that a pass over its structure meets each cell once, in order.
+    ``X`` itself is never changed: a copy is made before canonicalising one that is not
+    canonical yet."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = check_array(X, accept_sparse=["csr", "csc"], dtype=np.float64,
+                          ensure_all_finite=True, input_name=name)
+    if not out.has_canonical_format:
+        out = out.copy() if out is X else out
+        out.sum_duplicates()  # sorts the indices too
+        if not np.isfinite(out.data).all():  # duplicates whose sum overflows
+            raise ValueError(f"{name}'s duplicate entries add up beyond float64's range")
+    return out
