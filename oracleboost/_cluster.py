@@ -73,6 +73,20 @@ def is_dask_collection(x: object) -> bool:
     return type(x).__module__.split(".")[0] == "dask" and hasattr(x, "__dask_graph__")
 
 
+def refuse_sparse_chunks(X: Any, who: str) -> None:
+    """Refuse a dask array whose chunks are scipy sparse matrices (its ``_meta``): the
+    fits and predictions on a cluster read dense partitions."""
+    import scipy.sparse as sp
+
+    if sp.issparse(getattr(X, "_meta", None)):
+        raise TypeError(
+            f"X is a dask array of scipy sparse chunks, which {who} does not take on a "
+            "cluster; make its chunks dense (X.map_blocks(lambda b: b.toarray())), or fit "
+            "in memory on the sparse matrix itself (StumpOracle and LinearOracle take "
+            "scipy sparse X)"
+        )
+
+
 def client_for(who: str):
     """The active ``distributed.Client``, or an error saying how to start one."""
     try:

@@ -11,6 +11,7 @@ import hashlib
 
 import joblib
 import numpy as np
+import scipy.sparse as sp
 
 __all__ = ["fingerprint"]
 
@@ -39,7 +40,8 @@ def _update(digest, a: np.ndarray) -> None:
 
 def fingerprint(*items) -> str:
     """A hex digest of ``items``: arrays by dtype, shape and values, whatever their memory
-    layout or byte order; anything else (None, numbers, strings, tuples, estimators) by
+    layout or byte order; scipy sparse matrices by shape and nonzero values, whatever
+    their format; anything else (None, numbers, strings, tuples, estimators) by
     :func:`joblib.hash`.
 
     SHA-1 (not for security: hardware SHA makes it about three times faster than
@@ -48,7 +50,18 @@ def fingerprint(*items) -> str:
     """
     digest = hashlib.sha1()
     for item in items:
-        if isinstance(item, np.ndarray):
+        if sp.issparse(item):
+            # by its values, whatever its format (CSR/CSC/…), index dtype, entry order,
+            # duplicates or stored zeros: the canonical CSR of its nonzero entries
+            csr = sp.csr_matrix(item, copy=True)
+            csr.sum_duplicates()
+            csr.eliminate_zeros()
+            digest.update(b"sparse")
+            digest.update(repr(csr.shape).encode())
+            for part in (csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
+                         csr.data):
+                _update(digest, part)
+        elif isinstance(item, np.ndarray):
             digest.update(b"array")
             _update(digest, item)
         else:

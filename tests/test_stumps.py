@@ -511,6 +511,7 @@ def test_sklearn_conventions_and_capabilities():
         multiclass_correlate=True,
         multiclass_project=True,
         bounded=True,  # correlate answers ±1 stumps and label codes, all in [−1, 1]
+        sparse_input=True,  # binned from a sparse X's structure (tests/test_sparse.py)
     )
     assert not oracle.capabilities.stochastic
     assert StumpOracle(max_bins=1000).max_bins == 1000  # constructor only stores

@@ -422,6 +422,9 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     # accelerated method is not monotone (momentum).
     _watch_divergence = False
     _default_query = "correlation_vector"  # LinearOracle: the coordinates of x
+    # its products run over the whole column matrix (bound.columns(), dense) or a Gram
+    # matrix: sparse X is refused, naming X.toarray()
+    _sparse_capable = False
 
     def __init__(
         self,

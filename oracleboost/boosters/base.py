@@ -38,6 +38,7 @@ from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, _fit_context, is_classifier
 from sklearn.metrics import r2_score
 from sklearn.utils import get_tags
@@ -45,12 +46,18 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from .._cluster import ClusterBlocks, NotDistributedError, is_dask_collection, map_rows
+from .._cluster import (
+    ClusterBlocks,
+    NotDistributedError,
+    is_dask_collection,
+    map_rows,
+    refuse_sparse_chunks,
+)
 from .._fingerprint import fingerprint
 from .._typing import ArrayLike
 from .._validation import check_sample_weight, normalise_weights
 from ..losses import Loss, loss_names
-from ..oracles.base import Hypothesis, Oracle, OracleCapabilityError
+from ..oracles.base import Hypothesis, Oracle, OracleCapabilityError, canonical_sparse
 from ..oracles.defaults import default_oracle
 from .callbacks import CALLBACK_ATTRIBUTES, CallbackSupport, callback_monitors
 from .history import History
@@ -176,15 +183,21 @@ def validate_input(
             "LinearOracle or MatrixOracle) and AcceleratedMarginClassifier do "
             "(see the README); or pass X.compute() to fit in memory"
         )
+    sparse = sp.issparse(X)
+    if sparse and not _accepts_sparse(estimator):
+        raise TypeError(_sparse_refusal(estimator))
     # NaN (a missing value) exactly where the booster's oracle takes it (its tags say so)
     finite = "allow-nan" if get_tags(estimator).input_tags.allow_nan else True
-    kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=finite)
+    kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=finite,
+              accept_sparse=["csr", "csc"] if sparse else False)
     try:
         if isinstance(y, str) and y == "no_validation":
-            return validate_data(estimator, X, **kw)
+            X = validate_data(estimator, X, **kw)
+            return canonical_sparse(X) if sparse else X
         X, y = validate_data(estimator, X, y, y_numeric=y_numeric, **kw)
         # scikit-learn converts only an object y; strings stay strings
-        return X, (y.astype(np.float64) if y_numeric else y)
+        return (canonical_sparse(X) if sparse else X,
+                y.astype(np.float64) if y_numeric else y)
     except (TypeError, ValueError) as exc:
         # the same type (scikit-learn's checks expect NumPy's TypeError for an object
         # that is no number), with a message that names the argument
@@ -200,6 +213,25 @@ def validate_input(
                 "class labels use a classifier"
             ) from exc
         raise
+
+
+def _accepts_sparse(estimator: BaseEstimator) -> bool:
+    """Whether ``estimator`` fits and predicts scipy sparse X (``_accepts_sparse`` of a
+    booster: its oracle's ``sparse_input``)."""
+    accepts = getattr(estimator, "_accepts_sparse", None)
+    return bool(accepts()) if callable(accepts) else False
+
+
+def _sparse_refusal(estimator: BaseEstimator) -> str:
+    """The error for scipy sparse X given to a booster that cannot take it: names X, the
+    booster and its oracle, and what to do."""
+    name = type(estimator).__name__
+    why = getattr(estimator, "_sparse_refusal_reason", lambda: "")()
+    return (
+        f"X is a scipy sparse matrix, which {name}{why} does not take; pass X.toarray() "
+        "(dense), or use StumpOracle or LinearOracle, whose fits on sparse X equal their "
+        "fits on X.toarray()"
+    )
 
 
 def _converts(a) -> bool:
@@ -308,6 +340,36 @@ class BaseBooster(CallbackSupport, BaseEstimator):
     #: score needs the ranker's ``qid``.  The others (``MirrorBoostingClassifier``'s
     #: ``sample_group``) only shape the training and would fail every scorer.
     _callback_metadata: tuple[str, ...] = ("sample_weight", "qid")
+
+    #: Whether the booster's own arithmetic takes sparse X (False where it needs the
+    #: dense matrix, as dual acceleration's products of its whole columns).
+    _sparse_capable = True
+
+    def _accepts_sparse(self) -> bool:
+        """Whether ``fit`` and the prediction methods take scipy sparse X: when the
+        oracle (the default one for ``oracle=None``) declares ``sparse_input``, and the
+        booster's own arithmetic can (``_sparse_capable``)."""
+        if not self._sparse_capable:
+            return False
+        try:
+            return bool(self._oracle().capabilities.sparse_input)
+        except Exception:  # an oracle that cannot say: fit's own checks report it
+            return False
+
+    def _sparse_refusal_reason(self) -> str:
+        """Who refuses sparse X, for :func:`validate_input`'s error."""
+        if not self._sparse_capable:
+            return ""
+        oracle = self.oracle if self.oracle is not None else "the default oracle"
+        if not isinstance(oracle, str):
+            oracle = type(oracle).__name__
+        return f" with {oracle}"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # honest for the oracle it has (the default one when oracle=None)
+        tags.input_tags.sparse = self._accepts_sparse()
+        return tags
 
     # -- persistence -------------------------------------------------------------------
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -1000,6 +1062,7 @@ def on_dask(estimator, method: Callable, X, *, staged: bool = False):
     chunk by row chunk, as a dask array (``staged``: a generator of dask arrays, one a
     round).  The shapes and dtypes are the method's own on one row."""
     check_is_fitted(estimator, "ensemble_")
+    refuse_sparse_chunks(X, type(estimator).__name__)
     probe = np.zeros((1, X.shape[1]))
     if not staged:
         one = method(probe)

@@ -30,6 +30,7 @@ from .._cluster import (
     Partitioned,
     client_for,
     persisted_parts,
+    refuse_sparse_chunks,
     rows_per_partition,
 )
 from .._validation import normalising_power
@@ -135,6 +136,7 @@ def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size
     from distributed import futures_of
 
     name = type(estimator).__name__
+    refuse_sparse_chunks(X, name)  # before asking for a client: no cluster helps it
     client = client_for(f"{name}.fit")
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D dask array; got shape {X.shape}")

@@ -405,7 +405,7 @@ class RunningScores:
             coef = ensemble.refits[r]
             preds = [self._predict(ensemble, j) for j in range(len(coef))]
             if self.out is None:
-                self._start(preds[0] if preds else np.zeros(len(self.X)))
+                self._start(preds[0] if preds else np.zeros(self.X.shape[0]))
             else:
                 self.out[...] = self.intercept
             for c, pred in zip(coef.tolist(), preds, strict=True):
@@ -462,7 +462,7 @@ class RunningScores:
                 raise NonFinitePrediction(exc.h, exc.pred, ensemble.n_rounds) from None
             self.done = end
         if self.out is None:
-            return np.zeros((len(self.X),) + np.shape(self.intercept)) + self.intercept
+            return np.zeros((self.X.shape[0],) + np.shape(self.intercept)) + self.intercept
         return self.out
 
 
@@ -491,7 +491,8 @@ class ModelAt:
         self._cut: Any = None
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
-        if X is self.X or (np.shape(X) == self.X.shape and np.array_equal(X, self.X)):
+        if X is self.X or (isinstance(X, np.ndarray) and isinstance(self.X, np.ndarray)
+                           and X.shape == self.X.shape and np.array_equal(X, self.X)):
             return self.scores.copy()
         return self.cut().decision_function(X)
 

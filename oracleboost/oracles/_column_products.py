@@ -77,3 +77,50 @@ def projection_sums(A, col_scale, ws, wts, lo, hi, lane, out):  # pragma: no cov
         _projection_sums(A[start:stop], col_scale, ws[start:stop], wts[start:stop],
                          out[q, 0], out[q, 1])
         q += 1
+
+
+# -- the same products from a CSR matrix's structure ---------------------------------------
+# A dense kernel's sum meets the zeros of A too; each adds a product ±0, and a sum that
+# starts at +0.0 is never −0.0 (x + (−x) and +0 + −0 round to +0), so adding ±0 changes
+# nothing.  These kernels visit the stored entries alone, in the same row order (and, for
+# ``A w``, the same column order: sorted indices), making the same products: the same bits.
+@nb.jit(**_JIT)
+def sparse_transposed_times(indptr, indices, data, R, lo, hi, lane,
+                            out):  # pragma: no cover - compiled
+    """:func:`transposed_times` of the CSR matrix ``(data, indices, indptr)``."""
+    K = R.shape[1]
+    q = 0
+    for start in range(lo, hi, lane):
+        for i in range(start, min(start + lane, hi)):
+            for p in range(indptr[i], indptr[i + 1]):
+                j, a = indices[p], data[p]
+                for k in range(K):
+                    out[q, k, j] += a * R[i, k]
+        q += 1
+
+
+@nb.jit(**_JIT)
+def sparse_times(indptr, indices, data, W, lo, hi, out):  # pragma: no cover - compiled
+    """:func:`times` of the CSR matrix ``(data, indices, indptr)`` (sorted indices)."""
+    K = W.shape[1]
+    for i in range(lo, hi):
+        for k in range(K):
+            acc = 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                acc += data[p] * W[indices[p], k]
+            out[i, k] = acc
+
+
+@nb.jit(**_JIT)
+def sparse_projection_sums(indptr, indices, data, col_scale, ws, wts, lo, hi, lane,
+                           out):  # pragma: no cover - compiled
+    """:func:`projection_sums` of the CSR matrix ``(data, indices, indptr)``."""
+    q = 0
+    for start in range(lo, hi, lane):
+        for i in range(start, min(start + lane, hi)):
+            for p in range(indptr[i], indptr[i + 1]):
+                j = indices[p]
+                a = data[p] * col_scale[j]
+                out[q, 0, j] += a * wts[i]
+                out[q, 1, j] += (a * a) * ws[i]
+        q += 1

@@ -65,6 +65,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array
 
@@ -79,6 +80,7 @@ __all__ = [
     "Hypothesis",
     "NonFiniteOutput",
     "OracleCapabilityError",
+    "canonical_sparse",
     "check_X",
     "class_runs",
 ]
@@ -160,6 +162,11 @@ class Capabilities:
         split).  Every other class refuses NaN in X.  A booster takes NaN exactly when
         its oracle does, and says so in scikit-learn's ``input_tags.allow_nan``.
         Infinite values are refused either way.
+    sparse_input : bool
+        ``bind`` and the answers' ``predict`` take scipy sparse X (CSR or CSC matrices
+        and arrays) and give exactly what they give on ``X.toarray()``; False: they
+        refuse it with a ``TypeError`` naming X (:func:`check_X`).  Boosters accept
+        sparse X exactly when their oracle declares it.
     """
 
     correlate: bool = True
@@ -171,6 +178,7 @@ class Capabilities:
     bounded: bool = False
     parallel_queries: bool = True
     allow_nan: bool = False
+    sparse_input: bool = False
 
 
 class Hypothesis(ABC):
@@ -541,7 +549,8 @@ def class_runs(hypotheses: Sequence[Hypothesis]) -> Iterator[tuple[type[Hypothes
         a = b
 
 
-def check_X(X: ArrayLike, name: str = "X", *, allow_nan: bool = False) -> np.ndarray:
+def check_X(X: ArrayLike, name: str = "X", *, allow_nan: bool = False,
+            accept_sparse: bool = False, who: str | None = None) -> Any:
     """Validate a feature matrix: 2-D, numeric, finite (``allow_nan``: finite or NaN, a
     missing value), float64, with at least one row.
 
@@ -549,7 +558,53 @@ def check_X(X: ArrayLike, name: str = "X", *, allow_nan: bool = False) -> np.nda
     near the float64 maximum overflow that sum (an ``overflow`` or ``invalid value``
     RuntimeWarning) before it falls back to checking entry by entry, which decides.
     The warning says nothing about the data, so it is silenced here.
+
+    Parameters
+    ----------
+    X : array-like or scipy sparse matrix of shape (n_samples, n_features)
+    name : str, default="X"
+        The argument's name in errors.
+    allow_nan : bool, default=False
+        Take NaN (a missing value) in a dense X; infinite values are refused either way.
+    accept_sparse : bool, default=False
+        Return scipy sparse X as a canonical CSR or CSC matrix (its format kept; any
+        other sparse format becomes CSR; float64 values, sorted indices, no duplicate
+        entries; a copy where X is not already so, never X changed), whose stored
+        values are checked finite.  False: sparse X is refused with a ``TypeError``
+        naming ``name`` and ``who`` and saying to pass ``X.toarray()``.
+    who : str or None, default=None
+        Who refuses sparse X (an oracle, a hypothesis), for the error.
+
+    Returns
+    -------
+    ndarray, or a scipy.sparse CSR/CSC matrix or array when ``accept_sparse``
     """
+    if sp.issparse(X):
+        if not accept_sparse:
+            raise TypeError(
+                f"{name} is a scipy sparse matrix ({X.format}), which "
+                f"{who or 'this hypothesis class'} does not take; pass {name}.toarray() "
+                "(dense), or use StumpOracle or LinearOracle, which take sparse X"
+            )
+        return canonical_sparse(X, name)
     with np.errstate(over="ignore", invalid="ignore"):
         return check_array(X, dtype=np.float64, input_name=name,
                            ensure_all_finite="allow-nan" if allow_nan else True)
+
+
+def canonical_sparse(X: Any, name: str = "X") -> Any:
+    """Sparse ``X`` as scikit-learn's ``check_array`` validates it (2-D, at least one row,
+    finite stored values, float64), in CSR or CSC (the format kept; others become CSR),
+    with sorted indices and no duplicate entries (duplicates add up, as ``toarray()``
+    adds them), so that a pass over its structure meets each cell once, in order.
+    ``X`` itself is never changed: a copy is made before canonicalising one that is not
+    canonical yet."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = check_array(X, accept_sparse=["csr", "csc"], dtype=np.float64,
+                          ensure_all_finite=True, input_name=name)
+    if not out.has_canonical_format:
+        out = out.copy() if out is X else out
+        out.sum_duplicates()  # sorts the indices too
+        if not np.isfinite(out.data).all():  # duplicates whose sum overflows
+            raise ValueError(f"{name}'s duplicate entries add up beyond float64's range")
+    return out

@@ -29,6 +29,7 @@ import warnings
 
 import joblib
 import numpy as np
+import scipy.sparse as sp
 from joblib._store_backends import CacheWarning, FileSystemStoreBackend
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_memory
@@ -36,7 +37,7 @@ from sklearn.utils.validation import check_memory
 from .. import __version__
 from .._fingerprint import fingerprint
 from .._typing import ArrayLike
-from .base import BoundOracle, Capabilities, Hypothesis, Oracle
+from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
 
 __all__ = ["CachedOracle"]
 
@@ -130,7 +131,7 @@ def _finite_with_shape(out, ok_shape) -> bool:
 
 class _BoundCached(BoundOracle):
     def __init__(self, oracle: CachedOracle, X, fingerprint: str):
-        super().__init__(oracle, len(X))
+        super().__init__(oracle, X.shape[0])
         self._X = X
         self._inner = None
         self._bind_lock = threading.Lock()
@@ -289,6 +290,10 @@ class CachedOracle(Oracle):
         self._wrapped()
         # Validate X exactly as the wrapped oracle will (it may hold row indices), but
         # without binding it: that is deferred to the first cache miss.
+        if sp.issparse(X):  # the wrapped class takes it, or check_X refuses it by name
+            X = check_X(X, accept_sparse=self.capabilities.sparse_input,
+                        who=type(self._wrapped()).__name__)
+            return _BoundCached(self, X, _fingerprint(X))
         X = np.asarray(X)
         if X.ndim == 0 or X.shape[0] == 0:
             raise ValueError(f"X must be a non-empty array; got shape {X.shape}")

@@ -878,7 +878,10 @@ class LightGBMOracle(Oracle):
         return params
 
     def bind(self, X: ArrayLike) -> BoundOracle:
-        X = check_X(X, allow_nan=True)
+        # NaN: LightGBM's missing values.  Sparse X: LightGBM bins CSR itself, but from
+        # its own sample of the nonzeros: not checked to give the dense Dataset's bins
+        # here, so refused
+        X = check_X(X, allow_nan=True, who="LightGBMOracle")
         if X.shape[0] < 2:
             raise ValueError(
                 f"{type(self).__name__} needs at least 2 training rows to grow a tree; "

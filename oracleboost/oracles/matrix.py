@@ -17,6 +17,7 @@ import numbers
 from collections.abc import Callable
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks, check_n_jobs, ordered_sum
 from .._typing import ArrayLike
@@ -53,8 +54,11 @@ class LinearCoordinate(Hypothesis):
         self.key = ("feature", self.j)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
+        # sparse X: its column j alone, made dense (X.toarray()'s zeros, the same bits)
+        X = check_X(X, accept_sparse=True)
+        column = X[:, [self.j]].toarray().ravel() if sp.issparse(X) else X[:, self.j]
         with np.errstate(over="ignore"):  # beyond float64: the booster names the oracle
-            return self.scale * check_X(X)[:, self.j]
+            return self.scale * column
 
     def feature_importances(self, n_features: int) -> np.ndarray:
         out = np.zeros(n_features)
@@ -66,6 +70,8 @@ class LinearCoordinate(Hypothesis):
 
 
 def _row_indices(X, n_rows: int) -> np.ndarray:
+    if sp.issparse(X):  # row indices are no sparse data: check_X's refusal names X
+        check_X(X, who="MatrixOracle (X holds row indices into H)")
     idx = np.asarray(X)
     if idx.ndim == 2 and idx.shape[1] == 1:
         idx = idx[:, 0]
@@ -108,6 +114,10 @@ def transposed_parts(blocks: RowBlocks, A: np.ndarray, r: np.ndarray, k: int) ->
     product (:mod:`._column_products`)."""
     R = _scaled(r, k)
     parts = np.zeros((blocks.n_lanes, R.shape[1], A.shape[1]))
+    if sp.issparse(A):
+        blocks.lane_map(lambda q0, q1, lo, hi: products.sparse_transposed_times(
+            A.indptr, A.indices, A.data, R, lo, hi, blocks.lane, parts[q0:q1]))
+        return parts
     blocks.lane_map(lambda q0, q1, lo, hi: products.transposed_times(
         A, R, lo, hi, blocks.lane, parts[q0:q1]))
     return parts
@@ -118,7 +128,11 @@ def rows_times(blocks: RowBlocks, A: np.ndarray, w: np.ndarray, k: int) -> np.nd
     rows (n,) or (n, K)."""
     W = _scaled(w, k)
     out = blocks.empty((A.shape[0], W.shape[1]))
-    blocks.lane_map(lambda q0, q1, lo, hi: products.times(A, W, lo, hi, out))
+    if sp.issparse(A):
+        blocks.lane_map(lambda q0, q1, lo, hi: products.sparse_times(
+            A.indptr, A.indices, A.data, W, lo, hi, out))
+    else:
+        blocks.lane_map(lambda q0, q1, lo, hi: products.times(A, W, lo, hi, out))
     return out.reshape((A.shape[0],) + w.shape[1:])
 
 
@@ -133,6 +147,11 @@ def projection_parts(blocks: RowBlocks, A: np.ndarray, w: np.ndarray | None,
     wt_s = w_s * np.ldexp(target, -e_t)
     col_scale = np.ldexp(1.0, -col_exp)
     parts = np.zeros((blocks.n_lanes, 2, A.shape[1]))
+    if sp.issparse(A):
+        blocks.lane_map(lambda q0, q1, lo, hi: products.sparse_projection_sums(
+            A.indptr, A.indices, A.data, col_scale, w_s, wt_s, lo, hi, blocks.lane,
+            parts[q0:q1]))
+        return parts
     blocks.lane_map(lambda q0, q1, lo, hi: products.projection_sums(
         A, col_scale, w_s, wt_s, lo, hi, blocks.lane, parts[q0:q1]))
     return parts
@@ -175,7 +194,10 @@ class _BoundColumns(BoundOracle):
 
     def _column_exponents(self) -> np.ndarray:
         if self._col_exp is None:
-            self._col_exp = column_exponents(np.maximum(self.A.max(axis=0), -self.A.min(axis=0)))
+            A = self.A
+            peaks = (abs(A).max(axis=0).toarray().ravel() if sp.issparse(A)  # zeros: 0
+                     else np.maximum(A.max(axis=0), -A.min(axis=0)))
+            self._col_exp = column_exponents(peaks)
         return self._col_exp
 
     def _overflow_shift(self, peak: float, length: int) -> int:
@@ -209,6 +231,10 @@ class _BoundColumns(BoundOracle):
         return _unscaled(rows_times(self.blocks, self.A, w, k), k)
 
     def _columns(self):
+        if sp.issparse(self.A):  # made dense when asked (a duality gap's LP needs it)
+            dense = self.A.toarray()
+            dense.flags.writeable = False
+            return dense
         view = self.A.view()
         view.flags.writeable = False  # the class's own matrix: read it, never change it
         return view
@@ -259,8 +285,9 @@ class _BoundColumns(BoundOracle):
 
 def column_outputs(A: np.ndarray, j: int, scale: float) -> np.ndarray:
     """``scale · A[:, j]`` (non-finite entries are reported by the public methods)."""
+    column = A[:, [j]].toarray().ravel() if sp.issparse(A) else A[:, j]
     with np.errstate(over="ignore", invalid="ignore"):
-        return scale * A[:, j]
+        return scale * column
 
 
 class MatrixOracle(Oracle):
@@ -326,6 +353,12 @@ class LinearOracle(Oracle):
     The class of coordinate descent on a linear model; scale features to [−1, 1] for the
     boosting guarantees.  Gives the whole correlation vector ``X^T r``.
 
+    Sparse X (CSR or CSC, matrix or array) is kept as CSR, never made dense (but by
+    ``columns()``, which returns the dense matrix): ``Xᵀr``, ``X w`` and ``project``'s
+    sums visit the stored entries alone, in the dense kernels' order (each lane's rows
+    in row order; each row's columns in column order), so they equal the dense
+    answers bit for bit: a zero's product ±0 never changes a sum that starts at +0.0.
+
     Parameters
     ----------
     n_jobs : int or None, default=None
@@ -341,7 +374,7 @@ class LinearOracle(Oracle):
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(correlation_vector=True)
+        return Capabilities(correlation_vector=True, sparse_input=True)
 
     def bind(self, X: ArrayLike) -> BoundOracle:
         # Not declared bounded: a capability must not depend on the data bound (a
@@ -355,7 +388,13 @@ class LinearOracle(Oracle):
         return _BoundColumns(self, *self._matrix_of(X))
 
     def _matrix_of(self, X: ArrayLike) -> tuple[np.ndarray, Callable]:
-        return np.ascontiguousarray(check_X(X)), LinearCoordinate
+        X = check_X(X, accept_sparse=True, who="LinearOracle")
+        if sp.issparse(X):  # rows of A: CSR (canonical: each row's columns in order)
+            X = X.tocsr()
+            if not X.has_canonical_format:  # pragma: no cover - scipy's conversion sorts
+                X.sum_duplicates()
+            return X, LinearCoordinate
+        return np.ascontiguousarray(X), LinearCoordinate
 
     def _bind_cluster(self, rows) -> BoundOracle:
         """The coordinates of rows held by a Dask cluster's workers

@@ -27,6 +27,7 @@ import math
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone, is_classifier, is_regressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPRegressor
@@ -82,6 +83,8 @@ class FittedEstimator(Hypothesis):
         self.output_scale = float(output_scale)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
+        if sp.issparse(X):  # its oracle refused sparse X at bind: so does its answer
+            check_X(X, who=f"a {type(self.estimator).__name__} hypothesis")
         if not isinstance(self.estimator, BaseDecisionTree):
             return np.asarray(self.estimator.predict(X), dtype=np.float64) * self.output_scale
         # A tree casts X to float32.  Looking for values beyond its range on every call
@@ -482,7 +485,7 @@ class SklearnOracle(Oracle):
             and not has_fit_parameter(est, "sample_weight")
         ):
             raise TypeError(_no_weights_message(est, "weighted classification (correlate) needs"))
-        X = check_X(X)
+        X = check_X(X, who=f"SklearnOracle({type(est).__name__})")
         if isinstance(est, BaseDecisionTree):
             _check_float32_range(X, f"SklearnOracle({type(est).__name__}) grows")
         reg, clf = (None, est) if kind == "classifier" else (est, None)
@@ -567,7 +570,9 @@ class TreeOracle(Oracle):
         # Let scikit-learn validate the parameters now, with its own messages.
         reg._validate_params()
         clf._validate_params()
-        X = check_X(X)
+        # scikit-learn's trees take CSR/CSC, but through another splitter (its sparse
+        # one), whose fit has not been checked against the dense one's here: refused
+        X = check_X(X, who="TreeOracle")
         _check_float32_range(X, "TreeOracle grows")
         return _BoundTrees(self, X, reg, clf, target_scale="power_of_two")
 
@@ -621,7 +626,8 @@ class MLPOracle(Oracle):
             solver=self.solver,
         )
         reg._validate_params()
-        return _BoundEstimator(self, check_X(X), reg, None, target_scale="rms")
+        return _BoundEstimator(self, check_X(X, who="MLPOracle"), reg, None,
+                               target_scale="rms")
 
 
 class _QuietMLP(MLPRegressor):

@@ -34,6 +34,7 @@ import numbers
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from .._blocks import BLOCKS_PER_PARTITION, DEFAULT_BLOCK_SIZE, RowBlocks, check_n_jobs
@@ -122,12 +123,25 @@ def _check_n_jobs(n_jobs: object) -> None:
 
 
 def _check_predict_X(X: ArrayLike, n_features: int) -> np.ndarray:
-    X = check_X(X)
+    X = check_X(X, accept_sparse=True)
     if X.shape[1] != n_features:
         raise ValueError(
             f"X has {X.shape[1]} features but the hypothesis was fitted on {n_features}"
         )
     return X
+
+
+def _feature_column(X, j: int) -> np.ndarray:
+    """Column ``j`` of X as dense values: a sparse X's column alone is made dense (its
+    zeros as ``X.toarray()`` has them)."""
+    if sp.issparse(X):
+        return X[:, [j]].toarray().ravel()
+    return X[:, j]
+
+
+# Floats of a block of rows of a sparse X made dense for predict_sum (16 MiB): only the
+# columns the stumps use, a block of rows at a time.
+_SPARSE_BLOCK_FLOATS = 1 << 21
 
 
 # -- hypotheses ---------------------------------------------------------------------
@@ -197,7 +211,8 @@ def _leaf_table(hypotheses, coef, X, out) -> tuple[np.ndarray, ...] | None:
     coef = np.asarray(coef, dtype=np.float64)  # as the default loop takes it
     if not (
         R > 0 and coef.shape == (R,)
-        and isinstance(X, np.ndarray) and X.dtype == np.float64 and X.ndim == 2
+        and (isinstance(X, np.ndarray) or sp.issparse(X) and X.format in ("csr", "csc"))
+        and X.dtype == np.float64 and X.ndim == 2
         and X.shape[0] > 0
         and isinstance(out, np.ndarray) and out.dtype == np.float64 and out.ndim in (1, 2)
         and out.shape[0] == X.shape[0] and out.flags.writeable
@@ -228,7 +243,18 @@ def _leaf_table(hypotheses, coef, X, out) -> tuple[np.ndarray, ...] | None:
 
 
 def _stump_sum(X, feature, threshold, lo, hi, out, n_jobs) -> None:
-    """``kernels.stump_sum`` over all rows, by blocks, on threads."""
+    """``kernels.stump_sum`` over all rows, by blocks, on threads; a sparse X by blocks
+    of rows of the columns the stumps use, made dense (each row's sum does not depend
+    on the blocks, so the bits are those of ``X.toarray()``)."""
+    if sp.issparse(X):
+        used, slot = np.unique(feature, return_inverse=True)
+        Xu = X[:, used].tocsr()  # rows of the used columns, cut by blocks below
+        n, step = X.shape[0], max(1, _SPARSE_BLOCK_FLOATS // used.size)
+        slot = slot.astype(np.intp, copy=False)
+        for a in range(0, n, step):
+            b = min(n, a + step)
+            _stump_sum(Xu[a:b].toarray(), slot, threshold, lo, hi, out[a:b], n_jobs)
+        return
     n, R = X.shape[0], feature.shape[0]
     used, slot = np.unique(feature, return_inverse=True)  # the columns a block copies
     slot = slot.astype(np.intp, copy=False)
@@ -316,7 +342,7 @@ class _Stump(_CompiledSum):
     def predict(self, X: ArrayLike) -> np.ndarray:
         X = _check_predict_X(X, self.n_features)
         left, right = self._leaves()
-        goes_left = X[:, self.feature] <= self.threshold
+        goes_left = _feature_column(X, self.feature) <= self.threshold
         if np.ndim(left) == 0:
             return np.where(goes_left, float(left), float(right))
         return np.where(goes_left[:, None], left, right)
@@ -493,6 +519,14 @@ def _midpoints(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 def _bin_feature(col: np.ndarray, max_bins: int, exact: bool) -> np.ndarray:
     """Thresholds (strictly increasing) for one feature column."""
     values, counts = np.unique(col, return_counts=True)
+    return _bin_values(values, counts, col.size, max_bins, exact)
+
+
+def _bin_values(values: np.ndarray, counts: np.ndarray, n: int, max_bins: int,
+                exact: bool) -> np.ndarray:
+    """Thresholds (strictly increasing) for a column of ``n`` values whose distinct
+    values are ``values`` (increasing), ``counts[k]`` times each: the one edge rule of
+    dense and sparse columns."""
     if exact or values.size <= max_bins:
         cuts = np.arange(values.size - 1)
     else:
@@ -501,10 +535,27 @@ def _bin_feature(col: np.ndarray, max_bins: int, exact: bool) -> np.ndarray:
         # (cum*max_bins >= k*n) so the bins are exactly reproducible.  Heavy ties may
         # merge cuts, giving fewer than max_bins bins, never more.
         cum = np.cumsum(counts, dtype=np.int64)
-        targets = col.size * np.arange(1, max_bins, dtype=np.int64)
+        targets = n * np.arange(1, max_bins, dtype=np.int64)
         cuts = np.unique(np.searchsorted(cum * max_bins, targets, side="left"))
         cuts = cuts[cuts < values.size - 1]
     return _midpoints(values[cuts], values[cuts + 1])
+
+
+def _sparse_column_values(data: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(col, return_counts=True)`` of a column of ``n`` values whose stored
+    entries are ``data`` (each row at most once) and whose other ``n - data.size``
+    entries are zeros, without making the column: the zeros join an explicit zero's
+    count (``-0.0 == 0.0``: one distinct value, as ``np.unique`` counts them), or come
+    in as a value ``0.0`` of their own."""
+    values, counts = np.unique(data, return_counts=True)
+    zeros = n - data.size
+    if zeros == 0:
+        return values, counts
+    at = int(np.searchsorted(values, 0.0, side="left"))
+    if at < values.size and values[at] == 0.0:
+        counts[at] += zeros
+        return values, counts
+    return (np.insert(values, at, 0.0), np.insert(counts, at, zeros))
 
 
 def sample_rows(n: int, size: int | None) -> np.ndarray | None:
@@ -523,6 +574,31 @@ def bin_thresholds(X: np.ndarray, max_bins: int, exact: bool,
     threads = min(_threads(n_jobs), X.shape[1])
     return _map(lambda j: _bin_feature(X[:, j], int(max_bins), bool(exact)),
                 range(X.shape[1]), max(1, threads))
+
+
+def sparse_bin_thresholds(X: sp.csc_matrix, rows: np.ndarray | None, max_bins: int,
+                          exact: bool, n_jobs: int | None = 1) -> list[np.ndarray]:
+    """:func:`bin_thresholds` of ``X.toarray()[rows]`` (``rows`` None: every row, else
+    increasing row indices, :func:`sample_rows`) for a canonical CSC matrix ``X``, from
+    its stored values and the count of its zeros: the same edge rule
+    (:func:`_bin_values`) on the same distinct values and counts, so the same
+    thresholds, without a dense column."""
+    n = X.shape[0]
+    if rows is None:
+        m, in_sample = n, None
+    else:
+        m = rows.size
+        in_sample = np.zeros(n, dtype=bool)
+        in_sample[rows] = True
+
+    def feature(j: int) -> np.ndarray:
+        lo, hi = X.indptr[j], X.indptr[j + 1]
+        data = X.data[lo:hi]
+        if in_sample is not None:
+            data = data[in_sample[X.indices[lo:hi]]]
+        return _bin_values(*_sparse_column_values(data, m), m, int(max_bins), bool(exact))
+
+    return _map(feature, range(X.shape[1]), max(1, min(_threads(n_jobs), X.shape[1])))
 
 
 # -- the oracle -----------------------------------------------------------------------
@@ -595,6 +671,7 @@ class StumpOracle(Oracle):
             multiclass_correlate=True,
             multiclass_project=True,
             bounded=True,  # correlate answers ±1 or label codes in [−1, 1]
+            sparse_input=True,  # binned from the structure, as X.toarray() would be
         )
 
     def _check_params(self) -> None:
@@ -621,15 +698,21 @@ class StumpOracle(Oracle):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Finite numeric training features.
+        X : array-like or scipy sparse matrix of shape (n_samples, n_features)
+            Finite numeric training features.  Sparse X (CSR or CSC, matrix or array;
+            other formats are read as CSR) is binned from its stored values and its
+            zeros' count, column by column, never made dense: the thresholds and codes
+            are those of ``X.toarray()`` (zero is a value like any other, with its own
+            bin), so every answer, and every fit, equals the dense one bit for bit.
 
         Returns
         -------
         BoundStumpOracle
         """
         self._check_params()
-        X = check_X(X)
+        X = check_X(X, accept_sparse=True, who="StumpOracle")
+        if sp.issparse(X):
+            X = _canonical_csc(X)
         return BoundStumpOracle(self, X)
 
     def _bind_cluster(self, rows) -> BoundStumpOracle:
@@ -639,6 +722,15 @@ class StumpOracle(Oracle):
         from .cluster_stumps import ClusterStumpOracle
 
         return ClusterStumpOracle(self, rows)
+
+
+def _canonical_csc(X):
+    """A canonical CSR or CSC matrix (:func:`~.base.check_X`) as canonical CSC: the
+    binning reads it column by column."""
+    X = X.tocsc()  # a canonical CSR becomes a canonical CSC; a CSC stays itself
+    if not X.has_canonical_format:  # pragma: no cover - scipy's conversion sorts
+        X.sum_duplicates()
+    return X
 
 
 def row_centred(r: np.ndarray) -> np.ndarray:
@@ -682,10 +774,15 @@ class BoundStumpOracle(BoundOracle):
         self.n_features = d
         self.n_jobs = oracle.n_jobs if n_jobs == "oracle" else n_jobs
         n_threads = min(_threads(self.n_jobs), d)
+        sparse = sp.issparse(X)
         if thresholds is None:
             rows = oracle._sample(n)
-            thresholds = bin_thresholds(X if rows is None else X[rows], oracle.max_bins,
-                                        oracle.exact, self.n_jobs)
+            if sparse:
+                thresholds = sparse_bin_thresholds(X, rows, oracle.max_bins, oracle.exact,
+                                                   self.n_jobs)
+            else:
+                thresholds = bin_thresholds(X if rows is None else X[rows],
+                                            oracle.max_bins, oracle.exact, self.n_jobs)
         self._set_thresholds(thresholds)
         self.blocks = RowBlocks(n, int(oracle.block_size), self.n_jobs)
         dtype = np.min_scalar_type(self._B - 1)
@@ -698,6 +795,22 @@ class BoundStumpOracle(BoundOracle):
             # searchsorted(side="left") counts thresholds strictly below x: x == θ goes left.
             for (a, b), block in zip(self.blocks.bounds, self._block_codes, strict=True):
                 kernels.bin_codes(X[a:b, j], self.thresholds[j], block[j])
+
+        def sparse_codes(j: int) -> None:
+            # the column's codes (a byte a row): every row the zeros' code, then the
+            # stored values' own, by the same kernel; then cut into the blocks
+            lo, hi = X.indptr[j], X.indptr[j + 1]
+            column = np.empty(n, dtype=dtype)
+            kernels.bin_codes(np.zeros(1), self.thresholds[j], column[:1])
+            column[1:] = column[0]
+            stored = np.empty(hi - lo, dtype=dtype)
+            kernels.bin_codes(X.data[lo:hi], self.thresholds[j], stored)
+            column[X.indices[lo:hi]] = stored
+            for (a, b), block in zip(self.blocks.bounds, self._block_codes, strict=True):
+                block[j] = column[a:b]
+
+        if sparse:
+            codes = sparse_codes
 
         _map(codes, range(d), n_threads)
         self._counts = np.empty((d, self._B))  # unweighted W per bin
