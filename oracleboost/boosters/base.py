@@ -367,8 +367,10 @@ class BaseBooster(CallbackSupport, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # honest for the oracle it has (the default one when oracle=None)
+        # honest for the oracle it has (the default one when oracle=None): sparse X, and
+        # NaN (missing values; validate_input reads this tag, as check_estimator does)
         tags.input_tags.sparse = self._accepts_sparse()
+        tags.input_tags.allow_nan = _takes_nan(self._oracle())
         return tags
 
     # -- persistence -------------------------------------------------------------------
@@ -380,13 +382,6 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         if isinstance(reason, str) and not isinstance(reason, StopReason):
             state = {**state, "stop_reason_": StopReason(reason)}
         super().__setstate__(state)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        # X may hold NaN exactly when the oracle (the default one when oracle=None) takes
-        # missing values; validate_input reads this tag, as check_estimator does
-        tags.input_tags.allow_nan = _takes_nan(self._oracle())
-        return tags
 
     # -- fitted model ------------------------------------------------------------------
     @property
