@@ -61,7 +61,8 @@ class LPSolution:
         Simplex iterations of this solve.
     """
 
-    def __init__(self, w, d, value, rho, seconds, iterations) -> None:
+    def __init__(self, w: np.ndarray, d: np.ndarray, value: float, rho: float,
+                 seconds: float, iterations: int) -> None:
         self.w, self.d, self.value, self.rho = w, d, value, rho
         self.seconds, self.iterations = seconds, iterations
 
