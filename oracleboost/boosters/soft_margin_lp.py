@@ -26,6 +26,8 @@ that keeps its last good model.
 from __future__ import annotations
 
 import math
+import os
+import sys
 import time
 from typing import Any
 
@@ -36,6 +38,21 @@ __all__ = ["SoftMarginLP", "LPSolution", "LPSolveError", "FEASIBILITY_TOL"]
 #: How far from feasible (and from the primal objective, for the dual's) a solution may
 #: be: HiGHS's own default primal and dual feasibility tolerances are 1e-7.
 FEASIBILITY_TOL = 1e-6
+
+
+def _quiet_highs(highspy: Any) -> Any:
+    """A new ``highspy.Highs()``: its constructor writes HiGHS's banner to the process's
+    standard output (file descriptor 1) before any option can be set, so that
+    descriptor points at the null device meanwhile."""
+    sys.stdout.flush()
+    saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        return highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
 
 
 class LPSolveError(RuntimeError):
@@ -127,7 +144,7 @@ class SoftMarginLP:
                     "totally corrective boosting solves its LPs with HiGHS: pip install "
                     "highspy (or oracleboost[lp])"
                 ) from exc
-            h = highspy.Highs()
+            h = _quiet_highs(highspy)
             h.setOptionValue("output_flag", False)
             # one thread and a fixed strategy: the same pivots on every machine and run
             h.setOptionValue("threads", 1)

@@ -156,7 +156,7 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     >>> from sklearn.datasets import make_classification
     >>> from oracleboost.boosters import TotallyCorrectiveClassifier
     >>> X, y = make_classification(200, 5, random_state=0)
-    >>> model = TotallyCorrectiveClassifier(nu=10, n_estimators=50).fit(X, y)
+    >>> model = TotallyCorrectiveClassifier(nu=10, n_estimators=200).fit(X, y)
     >>> str(model.stop_reason_)
     'gap_closed'
     >>> bool(model.upper_bound_ - model.lp_value_ <= model.tol)
