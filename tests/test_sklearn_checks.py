@@ -8,6 +8,7 @@ from oracleboost.boosters import (
     FunctionalGradientClassifier,
     FunctionalGradientRegressor,
     MirrorBoostingClassifier,
+    TotallyCorrectiveClassifier,
 )
 from oracleboost.oracles import StumpOracle
 
@@ -75,6 +76,7 @@ def _expected_dense_failures(estimator):
         MirrorBoostingClassifier(StumpOracle(), mirror="euclidean", variant="sparse"),
         AcceleratedMarginClassifier(n_estimators=100),
         AcceleratedMarginClassifier(method="stochastic", n_estimators=100),
+        TotallyCorrectiveClassifier(nu=5),
     ],
     expected_failed_checks=_expected_failures,
 )

@@ -81,6 +81,7 @@ def _register_the_library_s() -> None:
         FunctionalGradientRegressor,
     )
     from .mirror import MirrorBoostingClassifier
+    from .totally_corrective import TotallyCorrectiveClassifier
 
     telgarsky = "Telgarsky, JMLR 2012; ICML 2013"
     for spec in (
@@ -105,6 +106,8 @@ def _register_the_library_s() -> None:
                     "Grubb & Bagnell, ICML 2011"),
         BoosterSpec("accelerated", AcceleratedMarginClassifier, {}, "classification",
                     "correlation_vector", "Ji, Srebro & Telgarsky, ICML 2021"),
+        BoosterSpec("lpboost", TotallyCorrectiveClassifier, {"method": "lpboost", "nu": 5},
+                    "binary", "correlate", "Demiriz, Bennett & Shawe-Taylor, MLJ 2002"),
     ):
         register_booster(spec)
 

@@ -95,8 +95,9 @@ class SoftMarginLP:
     nu : float
         The capping ``ν ∈ [1, N]`` (``d_i ≤ c_i / ν``); 1 is the hard margin.
 
-    A copy or a pickle keeps the columns, not HiGHS's model: the model is built again,
-    from every column, at the next solve.
+    A pickle keeps the columns, not HiGHS's model: the model is built again, from every
+    column, at the next solve.  A deep copy takes the model along (see
+    :meth:`__deepcopy__`).
     """
 
     def __init__(self, cost: np.ndarray, nu: float) -> None:
@@ -122,8 +123,15 @@ class SoftMarginLP:
         self._highs, self._in_model = None, 0
 
     def __deepcopy__(self, memo: dict) -> SoftMarginLP:
+        """A copy that takes HiGHS's model with it: ``warm_start`` continues from a
+        copy of the fitted state (so that a failed continuation leaves the fit as it
+        was), and a continuation on the very model and basis the fit ended with gives
+        the bits of one longer fit.  This LP builds the model again if it is solved
+        after that (after a continuation that failed)."""
         new = SoftMarginLP(self.cost, self.nu)
         new.columns = list(self.columns)  # the arrays are never written to
+        new._highs, new._in_model = self._highs, self._in_model
+        self._highs, self._in_model = None, 0
         return new
 
     def add_column(self, u: np.ndarray) -> None:

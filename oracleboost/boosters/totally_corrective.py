@@ -53,7 +53,7 @@ from .classifier import ScoreClassifierMixin, SignedColumn, classification_data
 from .model import Refit
 from .rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
 from .soft_margin_lp import LPSolveError, SoftMarginLP
-from .validation import documented
+from .validation import documented, eval_parameters_doc
 
 __all__ = ["TotallyCorrectiveClassifier", "METHODS"]
 
@@ -206,7 +206,13 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         self.validation_tol = validation_tol
         self.importance_type = importance_type
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # binary labels (multiclass: to come)
+        return tags
+
     @fit_context
+    @eval_parameters_doc
     def fit(
         self,
         X: ArrayLike,
