@@ -337,7 +337,7 @@ class SignedColumn:
     column ``u_i = sign · y_i h(x_i) / norm`` in [−1, 1], its edge ``γ = Σ_i w_i u_i ≥ 0``
     and the sign that makes it non-negative (the class is taken closed under negation).
 
-    ``norm`` is ``max |h|`` for scale-free classes (regressors: rescaled to max |h| = 1)
+    ``norm`` is ``max |h|`` for scale-free classes (regressors: rescaled to ``max |h| = 1``)
     and ``max(max |h|, 1)`` for ``bounded`` ones (values in [−1, 1] used as they are:
     Telgarsky's A, MABoost's h ∈ [−1, 1]).
 

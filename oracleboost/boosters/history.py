@@ -43,6 +43,7 @@ class History:
                 self._rows[k] = [math.nan] * self._n
 
     def truncate(self, n_rows: int) -> None:
+        """Keep the first ``n_rows`` rows of every column (early stopping's best round)."""
         for k in self._rows:
             del self._rows[k][n_rows:]
         self._n = min(self._n, n_rows)
@@ -59,9 +60,12 @@ class History:
         return self._n
 
     def keys(self) -> list[str]:
+        """The column names, in the order they first appeared."""
         return list(self._rows)
 
     def column(self, key: str) -> list[float]:
+        """The column ``key`` as the history's own list (not a copy), or ``[]`` when
+        there is no such column."""
         return self._rows.get(key, [])
 
     def last(self, key: str, default: float = math.nan) -> float:
@@ -70,4 +74,5 @@ class History:
         return column[-1] if column else default
 
     def as_dict(self) -> dict[str, np.ndarray]:
+        """The columns as float64 arrays of equal length: what ``history_`` holds."""
         return {k: np.asarray(v, dtype=np.float64) for k, v in self._rows.items()}

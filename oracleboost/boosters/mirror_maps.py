@@ -51,15 +51,26 @@ class MirrorMap:
     default_update: ClassVar[str] = "active"
 
     def gradient(self, w: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
+        """``∇R(w)``, the point where step (c) adds ``η_t d_t``, in the form
+        :meth:`project` takes (``log w`` for the entropy, ``w`` for the Euclidean map)."""
         raise NotImplementedError
 
     def project(self, z: np.ndarray, cap: np.ndarray | None = None) -> np.ndarray:
+        """Step (d): the Bregman projection of ``z`` (in :meth:`gradient`'s form) onto the
+        simplex (eq. 2), or, with ``cap`` (per-coordinate caps), onto the capped simplex
+        S_k (§3.1) or the dataset-combining set S_c (§3.2)."""
         raise NotImplementedError  # pragma: no cover - interface
 
     def constant(self, n_cells: int) -> float:  # pragma: no cover - interface
+        """L, the bound on ``‖d_t‖_*²`` behind η_t = γ_t / L (eqs. 8–9), for a
+        distribution over ``n_cells`` cells."""
         raise NotImplementedError
 
     def error_bound(self, potential: float, n_rows: int, equal_weights: bool) -> float:
+        """Theorem 1's bound on the training error from the run's own
+        ``potential = Σ_t (η_t γ_t − L η_t² / 2)`` (eqs. 15/18 with the regret bound 13),
+        over ``n_rows`` rows; NaN where the theorem gives none (``equal_weights``
+        False: the Euclidean map's bound is for the uniform start only)."""
         raise NotImplementedError  # pragma: no cover - interface
 
     def project_rows(self, blocks: RowBlocks, z: Rows, cap: float | Rows | None = None) -> Rows:

@@ -249,6 +249,7 @@ class Ensemble:
 
     @property
     def n_rounds(self) -> int:
+        """The number of rounds added (corrective terms and refits)."""
         return len(self.round_index)
 
     def index_of(self, h: Hypothesis) -> int | None:
@@ -530,15 +531,20 @@ class LinearModel:
         self.weights: list[np.ndarray] = []
 
     def add(self, w: np.ndarray) -> None:
+        """Append a round's coefficient vector ``w`` (in the scaled space; the last
+        entry is the intercept when ``fit_intercept``)."""
         self.weights.append(w)
 
     def copy(self) -> LinearModel:
+        """A copy whose list of rounds can grow or be cut without changing this one (the
+        columns and the coefficient vectors are shared)."""
         new = copy.copy(self)
         new.weights = list(self.weights)
         return new
 
     @property
     def n_rounds(self) -> int:
+        """The number of rounds, one coefficient vector each."""
         return len(self.weights)
 
     def _last(self) -> np.ndarray:
@@ -548,9 +554,13 @@ class LinearModel:
         return np.zeros(width) if self.n_outputs == 1 else np.zeros((width, self.n_outputs))
 
     def coef(self) -> np.ndarray:
+        """The last round's coefficients of the columns, in the caller's units
+        (``w / scale``); zeros before any round."""
         return self._last()[: len(self.columns)] / self.scale
 
     def intercept(self) -> float | np.ndarray:
+        """The last round's intercept in the caller's units: 0 (or zeros of shape
+        ``(K,)``) without ``fit_intercept``."""
         if not self.fit_intercept:
             return 0.0 if self.n_outputs == 1 else np.zeros(self.n_outputs)
         return self._last()[-1] / self.scale
@@ -562,18 +572,23 @@ class LinearModel:
         return np.column_stack(cols)
 
     def truncate(self, n_rounds: int) -> None:
+        """Keep the first ``n_rounds`` rounds (early stopping's best round)."""
         del self.weights[n_rounds:]
 
     def _scores(self, P: np.ndarray, w: np.ndarray) -> np.ndarray:
         return P @ w / self.scale
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
+        """``f(x) = Σ_j c_j h_j(x) + b`` with the last round's coefficients."""
         return self._scores(self._features(X), self._last())
 
     def running_scores(self, X: ArrayLike) -> ReplayScores:
+        """The decision on ``X`` kept up to date as rounds are added (the columns are
+        predicted on ``X`` once, each round is one product)."""
         return ReplayScores(self._features(X), self._scores)
 
     def staged_decision_function(self, X: ArrayLike) -> Iterator[np.ndarray]:
+        """Yield the decision after each round (a copy each)."""
         for f in self.running_scores(X).advance(self):
             yield f.copy()
 

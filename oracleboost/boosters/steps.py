@@ -276,6 +276,22 @@ class Schedule(StepRule):
         return self.scale(view.nu, t, view)
 
     def scale(self, base: float, t: int, view: Any) -> float:  # pragma: no cover
+        """The step of round t + 1 made from ``base``.
+
+        Parameters
+        ----------
+        base : float
+            The base step: the learning rate ν, or MABoost's ``ν γ_t / L``.
+        t : int
+            The number of steps taken before this one (0 at the first).
+        view : StepState or RoundView
+            The round's view; lends the fit's constants a schedule may need (the
+            loss's strong convexity or smoothness, ``n_samples``, the horizon).
+
+        Returns
+        -------
+        float
+        """
         raise NotImplementedError
 
 
@@ -364,6 +380,8 @@ class WolfeStep(StepRule):
             )
 
     def constants(self, nu: float) -> tuple[float, float]:
+        """``(c1, c2)`` for the shrinkage ``nu``: the fields where given, else
+        Telgarsky (2013)'s ``c1 = 1 − ν/2`` and ``c2 = 1 − ν/4``."""
         c1 = 1.0 - nu / 2.0 if self.c1 is None else self.c1
         c2 = 1.0 - nu / 4.0 if self.c2 is None else self.c2
         return c1, c2

@@ -383,7 +383,7 @@ class Logistic(MarginLoss):
         """Weighted binary KL ``ψ ln(ψ/q) + (s − ψ) ln((s − ψ)/(s − q))``, ``q = s σ(−m)``.
 
         ``ln q = ln s − ln(1 + e^m)`` and ``ln(s − q) = ln s − ln(1 + e^{−m})`` are
-        formed in log space, so neither side cancels at large |m|.
+        formed in log space, so neither side cancels at large ``|m|``.
         """
         p, m, w = _broadcast(psi, margin, weight)
         with np.errstate(divide="ignore", invalid="ignore"):

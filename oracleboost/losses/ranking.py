@@ -175,7 +175,7 @@ def pairwise_disagreement(
     The test metric of Grubb & Bagnell's Figure 2 ("the percentage of violated ranking
     constraints").  A tied pair counts τ = 1 with ``ties="count"`` (f_i ≤ f_j is a
     violation), ½ with ``"half"`` (a random tie-break's expectation) and 0 with
-    ``"ignore"``; tied pairs stay in the denominator |P| in every case.  At f = 0 the
+    ``"ignore"``; tied pairs stay in the denominator ``|P|`` in every case.  At f = 0 the
     three rules give 1, ½ and 0.
     """
     if ties not in _TIE_WEIGHT:

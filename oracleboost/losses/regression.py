@@ -138,6 +138,7 @@ class Quantile(RegressionLoss):
 
     @property
     def init_quantile(self) -> float:  # type: ignore[override]
+        """``alpha``: ``init_raw`` is the lower weighted ``alpha``-quantile of y."""
         return self.alpha
 
     def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
