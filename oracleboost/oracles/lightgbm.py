@@ -359,7 +359,12 @@ class LightGBMTree(Hypothesis):
             return TreeStructure.constant(value[0], self.n_features).with_counts(count)
         tree = _parse_tree(self.model_str)
         if tree.categorical:
-            raise ValueError("a LightGBM tree with categorical splits cannot be exported")
+            raise ValueError(
+                "a LightGBM tree with categorical splits (a DataFrame's category columns, "
+                "or params categorical_feature) has no TreeStructure: its splits send sets "
+                "of categories left, which TreeStructure and the export to LightGBM do "
+                "not write yet"
+            )
         decision = np.array(_field(block, "decision_type").split(), dtype=np.int64)
         return TreeStructure(
             n_features=self.n_features, feature=tree.feature.astype(np.intp),
