@@ -81,8 +81,9 @@ def to_lightgbm(estimator: BaseBooster, X: ArrayLike | None = None) -> lightgbm.
     Raises
     ------
     ValueError
-        When a weak learner is not a tree (naming its class), or the model is not an
-        ensemble (a linear or kernel model).
+        When a weak learner is not a tree (naming its class), is a tree the export
+        cannot write yet (a LightGBM tree with categorical splits, from a DataFrame's
+        category columns), or the model is not an ensemble (a linear or kernel model).
     """
     import lightgbm as lgb
 
@@ -101,8 +102,13 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
             "it has no trees to export (its coef_ and intercept_ are the model)"
         )
     trees = []
-    for h in ensemble.hypotheses:
-        tree = h.tree_structure()
+    for j, h in enumerate(ensemble.hypotheses):
+        try:
+            tree = h.tree_structure()
+        except ValueError as exc:  # a tree the export cannot write (categorical splits)
+            raise ValueError(
+                f"{name}'s weak learner {j} ({h!r}) cannot be exported to LightGBM: {exc}"
+            ) from exc
         if tree is None:
             raise ValueError(
                 f"{name}'s weak learner {type(h).__name__} is not a tree of threshold "

@@ -20,6 +20,7 @@ import pickle
 import numpy as np
 import pytest
 import skops.io as sio
+from sklearn.base import is_classifier
 from sklearn.datasets import make_classification, make_regression
 from sklearn.exceptions import NotFittedError
 from sklearn.tree import DecisionTreeClassifier
@@ -88,8 +89,38 @@ def _matrix():
     return np.where(X[:, :, None] > np.array([-0.5, 0.0, 0.5]), 1.0, -1.0).reshape(len(X), -1)
 
 
+def _categorical():
+    """A DataFrame with a string categorical column (a rare category, missing values)
+    and a numeric one (issue 22); its test rows list the categories in another order
+    and hold one the fit never saw."""
+    import pandas as pd
+
+    X, y = _binary()
+    rng = np.random.default_rng(3)
+    levels = np.array(["a", "b", "c", "d", "rare"])
+    colour = rng.choice(levels, N + N_TEST, p=[0.3, 0.3, 0.2, 0.17, 0.03]).astype(object)
+    colour[rng.uniform(size=N + N_TEST) < 0.05] = None
+    colour[N::7] = "unseen"
+    y = np.where(np.isin(colour, ["a", "c"]) ^ (X[:, 0] > 0), "yes", "no")
+    frame = pd.DataFrame({"x0": X[:, 0], "colour": pd.Categorical(colour), "x2": X[:, 2]})
+    return frame, y
+
+
+def _categorical_split(frame):
+    """:func:`_categorical`'s training rows (only the categories they hold) and test
+    rows (every category, in reverse order)."""
+    train = frame.iloc[:N].copy()
+    train["colour"] = train["colour"].cat.remove_unused_categories()
+    test = frame.iloc[N:].copy()
+    test["colour"] = test["colour"].cat.reorder_categories(
+        list(reversed(test["colour"].cat.categories)))
+    return train, test
+
+
 DATA = {"binary": _binary, "multiclass": _multiclass, "regression": _regression,
-        "ranking": _ranking, "rows": _rows}
+        "ranking": _ranking, "rows": _rows, "categorical": _categorical}
+#: Cases fitted on a DataFrame with categorical columns (LightGBM's categorical splits).
+CATEGORICAL = ["coordinate-lightgbm-categorical", "regressor-lightgbm-categorical"]
 
 
 def _cases(tmp: str) -> dict:
@@ -146,6 +177,12 @@ def _cases(tmp: str) -> dict:
             StumpOracle(), loss="multiclass_hinge", projection="repeated", n_estimators=8),
             "multiclass"),
         "ranker": (FunctionalGradientRanker(StumpOracle(), n_estimators=8), "ranking"),
+        "coordinate-lightgbm-categorical": (CoordinateBoostingClassifier(
+            LightGBMOracle(num_leaves=4, min_data_in_leaf=5), n_estimators=6),
+            "categorical"),
+        "regressor-lightgbm-categorical": (FunctionalGradientRegressor(
+            LightGBMOracle(num_leaves=4, min_data_in_leaf=5), n_estimators=6),
+            "categorical"),
     }
 
 
@@ -163,6 +200,12 @@ def _fit(case: str, tmp_path, **params):
     est, kind = _cases(str(tmp_path / "cache"))[case]
     est.set_params(**params)
     X, y = DATA[kind]()
+    if kind == "categorical":
+        y = y if is_classifier(est) else np.where(y == "yes", 40.0, 0.0)
+        train, test = _categorical_split(X)
+        est.fit(train, y[:N])
+        assert "unseen" not in est.categories_[1]  # fitted as categories; test has more
+        return est, train, y[:N], {}, test
     fit_kw = {"qid": np.repeat(np.arange(N // 10), 10)} if kind == "ranking" else {}
     est.fit(X[:N], y[:N], **fit_kw)
     return est, X[:N], y[:N], fit_kw, np.array(X[N:], copy=True)
@@ -210,6 +253,10 @@ def _assert_same_model(a, b, X) -> None:
     for name in ("classes_", "validation_loss_", "best_iteration_", "n_features_in_"):
         if hasattr(a, name):
             np.testing.assert_array_equal(getattr(b, name), getattr(a, name), err_msg=name)
+    assert b.categories_.keys() == a.categories_.keys()
+    for j, categories in a.categories_.items():
+        np.testing.assert_array_equal(b.categories_[j], categories)
+        assert b.categories_[j].dtype == categories.dtype
 
 
 def _kernel(est) -> bool:
@@ -223,7 +270,7 @@ def test_skops_round_trip_predicts_bit_for_bit(case, tmp_path):
 
 
 @pytest.mark.parametrize("case", ["adaboost-stump", "coordinate-lightgbm", "maboost-multiclass",
-                                  "classifier-label-coded", "accelerated-kernel"])
+                                  "classifier-label-coded", "accelerated-kernel", *CATEGORICAL])
 def test_pickle_round_trip_predicts_bit_for_bit(case, tmp_path):
     """Pickle goes through the same ``__getstate__``/``__setstate__``."""
     est, _, _, _, X_test = _fit(case, tmp_path)
@@ -305,7 +352,9 @@ def _raw(est, X) -> np.ndarray:
     return est.decision_function(X) if hasattr(est, "decision_function") else est.predict(X)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c != "accelerated-kernel"])
+# (the categorical cases' hypotheses predict codes, not the DataFrame: test_categorical)
+@pytest.mark.parametrize("case", [c for c in CASES
+                                  if c != "accelerated-kernel" and c not in CATEGORICAL])
 def test_decision_is_intercept_plus_weighted_estimators(case, tmp_path):
     """f(x) = intercept_ + Σ_j coef_[j] h_j(x), to the rounding of the sums: each row's
     error is at most a few ulps of Σ |terms| (a wrong coefficient would be off by the

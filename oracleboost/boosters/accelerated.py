@@ -575,7 +575,7 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         data = classification_data(self, X, y, sample_weight)
         X, s, K = data.X, data.s, data.n_classes
         ypm = data.signs() if K == 2 else data.y_index
-        bound = oracle.bind(X)
+        bound = oracle.bind(X, **self._bind_keywords())
         blocks = RowBlocks(X.shape[0], self.block_size, self.n_jobs)
         H = bound.columns()
         extra = float(self.fit_intercept)

@@ -60,6 +60,7 @@ from ..losses import Loss, loss_names
 from ..oracles.base import Hypothesis, Oracle, OracleCapabilityError, canonical_sparse
 from ..oracles.defaults import default_oracle
 from .callbacks import CALLBACK_ATTRIBUTES, CallbackSupport, callback_monitors
+from .categories import apply_categories, encode_categories, same_categories, takes_categorical
 from .history import History
 from .loop import Run, run_rounds
 from .model import Ensemble, NonFinitePrediction
@@ -170,6 +171,11 @@ def validate_input(
     scikit-learn reads it: numeric categories as their values, as the same column of
     floats would be; other categories are refused, naming X and the column (their codes
     would impose an order and distances the categories do not have: encode them first).
+    Except where the fit made it categorical (an oracle that takes categories,
+    ``Capabilities.categorical``; the fitted ``categories_``): with ``reset=False`` such a
+    column of a DataFrame is mapped to the fit's codes first
+    (:func:`~oracleboost.boosters.categories.apply_categories`; ``fit`` encodes them
+    before it validates).
     X is asked for as float64 (what every oracle computes in): with scikit-learn's
     default, "numeric", a DataFrame with such a column came back as an object array and
     failed later, in the oracle, without a name.
@@ -183,6 +189,9 @@ def validate_input(
             "LinearOracle or MatrixOracle) and AcceleratedMarginClassifier do "
             "(see the README); or pass X.compute() to fit in memory"
         )
+    if not reset:  # the fit's categorical columns as its codes (a no-op without them)
+        X = apply_categories(X, getattr(estimator, "categories_", None) or {},
+                             getattr(estimator, "n_features_in_", -1))
     sparse = sp.issparse(X)
     if sparse and not _accepts_sparse(estimator):
         raise TypeError(_sparse_refusal(estimator))
@@ -663,13 +672,19 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             before = dict(vars(self))
             try:
                 given = (X, y)
+                X = self._encode_categories(X)
                 X, y, rows, held = self._hold_out(X, y, rows)
                 problem = self._setup(X, y, *rows)
                 evals = self._eval_sets(problem, eval_set, eval_rows, held,
                                         metric=eval_metric, names=eval_names, given=given)
                 metadata = {k: v for k, v in zip(self._row_args, rows, strict=True)
                             if v is not None and k in self._callback_metadata}
-                self._boost(problem, evals, {"X": X, "y": y, "metadata": metadata or None})
+                # callbacks score the data as fit was given it (a DataFrame's categories,
+                # not their codes, which predict would refuse), or the training rows
+                # (codes in an array, as predict reads them) after a hold-out
+                fit_X = given[0] if held is None else X
+                self._boost(problem, evals, {"X": fit_X, "y": y,
+                                             "metadata": metadata or None})
             except BaseException:
                 # scikit-learn's callback bookkeeping stays: _fit_context tears the
                 # callbacks down after fit, failed or not
@@ -682,6 +697,25 @@ class BaseBooster(CallbackSupport, BaseEstimator):
 
     def _early_stopping_on(self) -> bool:
         return self.n_iter_no_change is not None
+
+    def _encode_categories(self, X):
+        """``fit``'s X with a DataFrame's categorical columns as codes, where the oracle
+        takes them (:mod:`.categories`); sets ``categories_`` (empty otherwise: the
+        columns are then read as scikit-learn reads them).  A warm start continues only
+        with the categories of the fit it continues (the same codes must mean the same
+        values)."""
+        categories: dict[int, np.ndarray] = {}
+        if takes_categorical(self._oracle()) and not is_dask_collection(X):
+            X, categories = encode_categories(X)
+        resume = self.warm_start and getattr(self, "_state_", None) is not None
+        if resume and not same_categories(categories, getattr(self, "categories_", {})):
+            raise ValueError(
+                "warm_start=True continues a fit on the same data, but X's categorical "
+                "columns or their categories differ from those of the fitted model "
+                "(categories_); set warm_start=False to fit anew"
+            )
+        self.categories_ = categories
+        return X
 
     def _hold_out(self, X, y, rows):
         """Early stopping's held-out split: ``(X, y, rows)`` to train on and the
@@ -983,10 +1017,17 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             )
         return bound
 
+    def _bind_keywords(self) -> dict[str, Any]:
+        """``bind``'s keywords beyond X: the fit's categorical columns, only where there
+        are some (then the oracle declared that it takes them; every other oracle is
+        bound as ``bind(X)``)."""
+        categories = getattr(self, "categories_", None)
+        return {"categorical_features": tuple(sorted(categories))} if categories else {}
+
     def _bind(self, X, need: str):
         """Bind the oracle to X; refuse it, naming ``need``, when it cannot answer that."""
         oracle = self._oracle()
-        bound = oracle.bind(X)
+        bound = oracle.bind(X, **self._bind_keywords())
         if not getattr(bound.capabilities, need):
             raise OracleCapabilityError(
                 f"{type(self).__name__} needs an oracle that answers {need}; "

@@ -16,7 +16,13 @@ from dataclasses import replace
 import numpy as np
 
 from .._typing import ArrayLike
-from .base import BoundOracle, Capabilities, Oracle, OracleCapabilityError
+from .base import (
+    BoundOracle,
+    Capabilities,
+    Oracle,
+    OracleCapabilityError,
+    wrapped_categorical_features,
+)
 
 __all__ = ["ApproximateOracle"]
 
@@ -26,7 +32,8 @@ class _BoundApproximate(BoundOracle):
         super().__init__(oracle, inner.n_samples)
         self.inner = inner
         self.capabilities = replace(self.capabilities, bounded=inner.capabilities.bounded,
-                                    allow_nan=inner.capabilities.allow_nan)
+                                    allow_nan=inner.capabilities.allow_nan,
+                                    categorical=inner.capabilities.categorical)
 
     def _correlate(self, r, random_state):
         c = self.inner.correlation_vector(r)
@@ -82,9 +89,14 @@ class ApproximateOracle(Oracle):
             bounded=self.oracle.capabilities.bounded,
             parallel_queries=self.oracle.capabilities.parallel_queries,
             allow_nan=self.oracle.capabilities.allow_nan,
+            categorical=self.oracle.capabilities.categorical,
         )
 
-    def bind(self, X: ArrayLike) -> BoundOracle:
+    def bind(self, X: ArrayLike, *,
+             categorical_features: tuple[int, ...] | None = None) -> BoundOracle:
+        """Bind the wrapped finite class to X (with ``categorical_features`` where it
+        takes them: ``capabilities.categorical``)."""
+        categorical = wrapped_categorical_features(self, categorical_features)
         if not (isinstance(self.c0, (int, float)) and 0.0 < self.c0 <= 1.0):
             raise ValueError(f"c0 must be in (0, 1]; got {self.c0!r}")
         if self.choice not in ("worst", "random"):
@@ -94,4 +106,5 @@ class ApproximateOracle(Oracle):
                 f"ApproximateOracle needs a finite class with a correlation vector; "
                 f"{type(self.oracle).__name__} is not one"
             )
-        return _BoundApproximate(self, self.oracle.bind(X))
+        kw = {} if categorical is None else {"categorical_features": categorical}
+        return _BoundApproximate(self, self.oracle.bind(X, **kw))

@@ -54,6 +54,14 @@ scale-free class, a direction whose scale follows ``r``'s (boosters rescale it),
 boosters ask it with distributions that sum to 1.  An oracle's own arithmetic may still
 limit how far apart weights may be (see :class:`~oracleboost.oracles.TreeOracle` and
 :class:`~oracleboost.oracles.LightGBMOracle` for one weight far above the others).
+
+Categorical features: an oracle that declares ``Capabilities.categorical`` takes
+``bind(X, *, categorical_features=indices)``, ``indices`` a sorted tuple of the columns
+of X that hold category codes (non-negative integers as float64, NaN where the category
+is missing); its hypotheses predict on such codes.  Boosters pass the keyword only to
+such an oracle and only when there are such columns, so every other oracle's ``bind``
+keeps its one argument.  Wrappers (``CachedOracle``, ``ApproximateOracle``) declare
+what they wrap declares and pass the indices on (the cache keys on them).
 """
 
 from __future__ import annotations
@@ -82,6 +90,7 @@ __all__ = [
     "OracleCapabilityError",
     "canonical_sparse",
     "check_X",
+    "check_categorical_features",
     "class_runs",
 ]
 
@@ -167,6 +176,14 @@ class Capabilities:
         and arrays) and give exactly what they give on ``X.toarray()``; False: they
         refuse it with a ``TypeError`` naming X (:func:`check_X`).  Boosters accept
         sparse X exactly when their oracle declares it.
+    categorical : bool
+        ``bind`` takes the keyword ``categorical_features``: the columns of X that hold
+        category codes, not numbers on a line (LightGBM's trees, which split a
+        categorical feature by sets of categories).  A booster encodes a pandas
+        DataFrame's ``category`` columns to codes, and passes their indices, only to
+        an oracle that declares this (every other oracle is bound as ``bind(X)``, and
+        reads such a column as scikit-learn does: numeric categories as their values,
+        others refused).
     """
 
     correlate: bool = True
@@ -179,6 +196,7 @@ class Capabilities:
     parallel_queries: bool = True
     allow_nan: bool = False
     sparse_input: bool = False
+    categorical: bool = False
 
 
 class Hypothesis(ABC):
@@ -292,7 +310,16 @@ class Oracle(BaseEstimator, ABC):
 
     @abstractmethod
     def bind(self, X: ArrayLike) -> BoundOracle:
-        """Do the per-dataset work once and return an oracle over these ``n`` rows."""
+        """Do the per-dataset work once and return an oracle over these ``n`` rows.
+
+        An oracle that declares ``capabilities.categorical`` also takes
+        ``bind(X, *, categorical_features=None)``: a sorted tuple of column indices of X
+        whose values are category codes (non-negative integers stored as float64, NaN
+        for a missing category), or None for none.  A booster passes it only to such an
+        oracle and only when X has such columns; the hypotheses then predict on codes
+        (the booster maps new rows' categories to the fit's codes).  Other oracles keep
+        this signature.
+        """
 
     def _bind_cluster(self, rows) -> BoundOracle:
         """The oracle over rows held by a Dask cluster's workers (``rows``: a
@@ -547,6 +574,47 @@ def class_runs(hypotheses: Sequence[Hypothesis]) -> Iterator[tuple[type[Hypothes
             b += 1
         yield cls, a, b
         a = b
+
+
+def wrapped_categorical_features(wrapper: Oracle, indices) -> tuple[int, ...] | None:
+    """A wrapper's ``categorical_features`` to pass on: None for none, else refused
+    unless the wrapped oracle takes them (``capabilities.categorical``)."""
+    if indices is None or len(indices) == 0:
+        return None
+    if not wrapper.capabilities.categorical:
+        raise TypeError(
+            f"{type(wrapper).__name__}: categorical_features given, but the wrapped "
+            f"{type(wrapper.oracle).__name__} does not take categorical features "
+            "(capabilities.categorical is False)"
+        )
+    return tuple(int(j) for j in indices)
+
+
+def check_categorical_features(X: np.ndarray, indices, name: str = "categorical_features"
+                               ) -> tuple[int, ...]:
+    """``bind``'s ``categorical_features`` for a validated float64 X, as a sorted tuple of
+    distinct column indices whose values are category codes: NaN (missing) or integers
+    in [0, 2**31 − 1) (LightGBM's range; it would read a negative code as missing and
+    truncate a fraction, silently).  Errors name ``name`` and the column."""
+    try:
+        cols = [int(j) for j in indices]
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a sequence of column indices; got {indices!r}") from exc
+    d = X.shape[1]
+    if cols != sorted(set(cols)) or any(not 0 <= j < d for j in cols):
+        raise ValueError(
+            f"{name} must be sorted distinct column indices in [0, {d}); got {tuple(cols)}"
+        )
+    for j in cols:
+        v = X[:, j]
+        v = v[~np.isnan(v)]
+        bad = v[(v < 0) | (v >= 2**31 - 1) | (v != np.floor(v))]
+        if bad.size:
+            raise ValueError(
+                f"X's column {j} is in {name}, so it must hold category codes (integers in "
+                f"[0, 2**31 - 1), NaN for missing); it holds {bad[:3].tolist()}"
+            )
+    return tuple(cols)
 
 
 def check_X(X: ArrayLike, name: str = "X", *, allow_nan: bool = False,

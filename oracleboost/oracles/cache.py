@@ -37,7 +37,14 @@ from sklearn.utils.validation import check_memory
 from .. import __version__
 from .._fingerprint import fingerprint
 from .._typing import ArrayLike
-from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
+from .base import (
+    BoundOracle,
+    Capabilities,
+    Hypothesis,
+    Oracle,
+    check_X,
+    wrapped_categorical_features,
+)
 
 __all__ = ["CachedOracle"]
 
@@ -130,9 +137,11 @@ def _finite_with_shape(out, ok_shape) -> bool:
 
 
 class _BoundCached(BoundOracle):
-    def __init__(self, oracle: CachedOracle, X, fingerprint: str):
+    def __init__(self, oracle: CachedOracle, X, fingerprint: str,
+                 categorical_features: tuple[int, ...] | None = None):
         super().__init__(oracle, X.shape[0])
         self._X = X
+        self._categorical = categorical_features
         self._inner = None
         self._bind_lock = threading.Lock()
         self.fingerprint = fingerprint
@@ -145,7 +154,11 @@ class _BoundCached(BoundOracle):
     def _bound(self) -> BoundOracle:
         with self._bind_lock:  # threads sharing this bound oracle bind the inner one once
             if self._inner is None:
-                self._inner = self.oracle.oracle.bind(self._X)
+                # the keyword only where there are categorical columns: an oracle
+                # without the capability is never given it (its bind takes X alone)
+                kw = ({} if self._categorical is None
+                      else {"categorical_features": self._categorical})
+                self._inner = self.oracle.oracle.bind(self._X, **kw)
                 self.n_inner_binds += 1
         return self._inner
 
@@ -159,6 +172,9 @@ class _BoundCached(BoundOracle):
             "query": query,
             "oracle": self._token,
             "X": self.fingerprint,
+            # the same values as codes of categories or as numbers are other data
+            "categorical": (None if self._categorical is None
+                            else list(self._categorical)),
             "version": __version__,
             "arrays": _hash_arrays(arrays),
             "seed": self._key_seed(random_state),
@@ -240,6 +256,7 @@ class CachedOracle(Oracle):
     -----
     **Keys.**  A cache key holds the fingerprint of ``X`` (hashed once per ``bind``, from
     its values in C order: a Fortran-ordered copy of ``X`` hits the same entries), the
+    indices of its categorical columns (``bind``'s ``categorical_features``), the
     query and its arrays (hashed per call, O(n)), ``joblib.hash(oracle)`` and the
     library version.
 
@@ -286,8 +303,13 @@ class CachedOracle(Oracle):
     def capabilities(self) -> Capabilities:
         return self._wrapped().capabilities
 
-    def bind(self, X: ArrayLike) -> BoundOracle:
+    def bind(self, X: ArrayLike, *,
+             categorical_features: tuple[int, ...] | None = None) -> BoundOracle:
+        """Fingerprint X and return the caching bound oracle; the wrapped oracle is
+        bound on the first miss (with ``categorical_features``, which only an oracle
+        declaring ``capabilities.categorical`` takes, and which the cache keys on)."""
         self._wrapped()
+        categorical = wrapped_categorical_features(self, categorical_features)
         # Validate X exactly as the wrapped oracle will (it may hold row indices), but
         # without binding it: that is deferred to the first cache miss.
         if sp.issparse(X):  # the wrapped class takes it, or check_X refuses it by name
@@ -303,4 +325,5 @@ class CachedOracle(Oracle):
                     raise ValueError("X contains inf; every entry must be finite or NaN")
             elif not np.all(np.isfinite(X)):
                 raise ValueError("X contains NaN or inf; every entry must be finite")
-        return _BoundCached(self, X, _fingerprint(X))
+        return _BoundCached(self, X, _fingerprint(X), categorical)
+

@@ -47,8 +47,10 @@ the model string (byte for byte what ``Booster.set_leaf_output`` and
 on its partition: the least-squares projection of Grubb & Bagnell (2011, eq. 4)
 restricted to the partition LightGBM's greedy, histogram-based, leaf-wise growth (Ke et
 al., 2017) found.  Its model string is the :class:`LightGBMTree`.  Trees with
-categorical splits (``params={"categorical_feature": ...}``) are read back with
-``predict(pred_leaf=True)`` instead.
+categorical splits (``bind(X, categorical_features=...)``, which boosters pass for a
+DataFrame's ``category`` columns, or ``params={"categorical_feature": ...}``) are read
+back with ``predict(pred_leaf=True)`` instead, and their training outputs are those
+leaves' values as well: ``LightGBMTree.predict`` on the training codes, bit for bit.
 
 Threads
 -------
@@ -119,7 +121,14 @@ import numpy as np
 from .._parallel import max_threads, run_parallel
 from .._typing import ArrayLike
 from . import _tree_kernels as kernels
-from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
+from .base import (
+    BoundOracle,
+    Capabilities,
+    Hypothesis,
+    Oracle,
+    check_categorical_features,
+    check_X,
+)
 from .trees import TreeStructure
 
 __all__ = ["LightGBMOracle", "LightGBMTree"]
@@ -350,7 +359,12 @@ class LightGBMTree(Hypothesis):
             return TreeStructure.constant(value[0], self.n_features).with_counts(count)
         tree = _parse_tree(self.model_str)
         if tree.categorical:
-            raise ValueError("a LightGBM tree with categorical splits cannot be exported")
+            raise ValueError(
+                "a LightGBM tree with categorical splits (a DataFrame's category columns, "
+                "or params categorical_feature) has no TreeStructure: its splits send sets "
+                "of categories left, which TreeStructure and the export to LightGBM do "
+                "not write yet"
+            )
         decision = np.array(_field(block, "decision_type").split(), dtype=np.int64)
         return TreeStructure(
             n_features=self.n_features, feature=tree.feature.astype(np.intp),
@@ -572,7 +586,8 @@ _UNIT_WEIGHTS = np.empty(0)  # the kernels' "all weights are one"
 
 
 class _BoundLightGBM(BoundOracle):
-    def __init__(self, oracle: LightGBMOracle, X: np.ndarray, params: dict[str, Any]):
+    def __init__(self, oracle: LightGBMOracle, X: np.ndarray, params: dict[str, Any],
+                 categorical: tuple[int, ...] | None = None):
         super().__init__(oracle, X.shape[0])
         n, d = X.shape
         # Feature-major for the leaf kernel, which reads a node's column at increasing
@@ -592,7 +607,8 @@ class _BoundLightGBM(BoundOracle):
             # Binned from X as given (LightGBM reads C or Fortran order without
             # copying); X itself is not kept.
             self.dataset = lgb.Dataset(
-                X, label=self._label, params=params, free_raw_data=True
+                X, label=self._label, params=params, free_raw_data=True,
+                categorical_feature=list(categorical) if categorical else "auto",
             ).construct()
         self.n_datasets_built += 1
         self._lightgbm_labels = _label_view(self.dataset, n)
@@ -828,8 +844,10 @@ class LightGBMOracle(Oracle):
         # one query at a time: the boosters, labels and buffers are state (see _project)
         # NaN in X: LightGBM's missing values (use_missing, zero_as_missing), routed by
         # the leaf kernel as LightGBM's NumericalDecision routes them
+        # categorical: bind(X, categorical_features=...) makes them LightGBM's categorical
+        # features (splits by sets of categories)
         return Capabilities(correlate=True, project=True, stochastic=False,
-                            parallel_queries=False, allow_nan=True)
+                            parallel_queries=False, allow_nan=True, categorical=True)
 
     def lightgbm_params(self) -> dict[str, Any]:
         """The full LightGBM parameter dict ``bind`` uses (validated)."""
@@ -877,7 +895,23 @@ class LightGBMOracle(Oracle):
         params.update(_ZERO_SCORE_PARAMS)
         return params
 
-    def bind(self, X: ArrayLike) -> BoundOracle:
+    def bind(self, X: ArrayLike, *,
+             categorical_features: tuple[int, ...] | None = None) -> BoundOracle:
+        """Bin X into one ``lightgbm.Dataset`` and return the bound oracle.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite or NaN (a missing value).
+        categorical_features : tuple of int or None, default=None
+            Columns of X holding category codes (integers ≥ 0 as floats, NaN for
+            missing): LightGBM's ``categorical_feature``, split by sets of categories
+            with LightGBM's settings for them (``max_cat_to_onehot``, ``cat_smooth``,
+            ``cat_l2``, ``min_data_per_group``, ``max_cat_threshold``: its defaults, or
+            ``params``).  A booster passes the codes of a DataFrame's ``category``
+            columns here.  ``params`` may name categorical features instead (for codes
+            in a NumPy X), not both.
+        """
         # NaN: LightGBM's missing values.  Sparse X: LightGBM bins CSR itself, but from
         # its own sample of the nonzeros: not checked to give the dense Dataset's bins
         # here, so refused
@@ -887,7 +921,18 @@ class LightGBMOracle(Oracle):
                 f"{type(self).__name__} needs at least 2 training rows to grow a tree; "
                 f"got {X.shape[0]}"
             )
-        return _BoundLightGBM(self, X, self.lightgbm_params())
+        params = self.lightgbm_params()
+        categorical = None
+        if categorical_features is not None and len(categorical_features) > 0:
+            categorical = check_categorical_features(X, categorical_features)
+            if "categorical_feature" in params:
+                raise ValueError(
+                    f"{type(self).__name__}: params sets categorical_feature="
+                    f"{params['categorical_feature']!r} and bind was given "
+                    f"categorical_features={categorical}; name the categorical columns "
+                    "one way (a DataFrame's category columns, or params for a NumPy X)"
+                )
+        return _BoundLightGBM(self, X, params, categorical)
 
 
 def _check_int(value, name: str, minimum: int) -> None:
