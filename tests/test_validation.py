@@ -21,6 +21,7 @@ from oracleboost.boosters import (
     FunctionalGradientRegressor,
     MirrorBoostingClassifier,
     StopReason,
+    TotallyCorrectiveClassifier,
 )
 from oracleboost.losses import get_loss
 from oracleboost.oracles import StumpOracle
@@ -55,6 +56,9 @@ def _loss_of(model, y, scores, extra):
         cells = get_loss(model.loss).phi((own - scores) / np.sqrt(2.0))
         cells[np.arange(len(y)), index] = 0.0
         return float(np.mean(cells.sum(axis=1)))
+    if isinstance(model, TotallyCorrectiveClassifier):  # the randomized vote's error
+        ypm = np.where(y == model.classes_[1], 1.0, -1.0)
+        return float(np.mean(np.clip((1.0 - ypm * scores) / 2.0, 0.0, 1.0)))
     if isinstance(model, MirrorBoostingClassifier):
         index = np.searchsorted(model.classes_, y)
         if scores.ndim == 1:

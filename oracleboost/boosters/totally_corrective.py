@@ -49,8 +49,15 @@ from .._typing import ArrayLike, RandomStateLike
 from ..oracles.base import Oracle
 from . import row_passes
 from .base import BaseBooster, data_signature, fit_context
-from .classifier import ScoreClassifierMixin, SignedColumn, classification_data
+from .classifier import (
+    ScoreClassifierMixin,
+    SignedColumn,
+    classification_data,
+    predicted_index,
+    weighted_error,
+)
 from .model import Refit
+from .monitors import Divergence
 from .rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
 from .soft_margin_lp import LPSolveError, SoftMarginLP
 from .validation import documented, eval_parameters_doc
@@ -136,13 +143,16 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     ensemble_ : Ensemble
         The hypotheses and their coefficients, set anew each round (``Refit``).
     history_ : dict of ndarray
-        Per round: ``loss`` (``1 − γ_t``: the LP's value as a loss), ``lp_value``
+        Per round: ``loss`` (the weighted mean of ``(1 − y f) / 2`` on the training
+        rows: the error of the randomized vote that draws column j with probability
+        ``w_j``; LPBoost does not minimise it, and it may rise), ``lp_value``
         (γ_t, a lower bound on the full LP's optimum P*), ``edge`` (the new hypothesis'
         edge under d_{t−1}), ``upper_bound`` (the least such edge so far: P* is at most
         it when the oracle is exact), ``gap`` (upper_bound − lp_value), ``margin`` (the
         ℓ1 margin of f_t), ``train_error``, ``step`` (the new column's weight),
         ``n_nonzero`` (columns with positive weight), ``solver_time`` and
-        ``solver_iterations``, ``time``.
+        ``solver_iterations``, ``time``.  An eval set's ``val_loss_i`` is the same
+        randomized vote's error on it.
     lp_value_, upper_bound_ : float
         The certificate as the fit ends: ``lp_value_ ≤ P* ≤ upper_bound_``, the upper
         bound including the stopping round's pricing (whose hypothesis did not enter).
@@ -292,8 +302,11 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
                       slots=(),
                       seen=frozenset(), rng=seed_generator(self.random_state)), 0.0
 
-    def _growth_allowed(self, problem: _Problem) -> bool:
-        return False  # 1 − γ_t never rises: every round's LP holds the last one's columns
+    def _monitors(self, problem: _Problem, evals, resume: bool) -> list:
+        # ``loss`` is the randomized vote's error, which LPBoost does not minimise (its
+        # LP value never falls: ``lp_value``): its rising is no divergence
+        return [m for m in super()._monitors(problem, evals, resume)
+                if not isinstance(m, Divergence)]
 
     # -- one round of LPBoost -----------------------------------------------------------
     def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
@@ -347,9 +360,10 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         f = row_passes.combined(p.blocks, p.blocks.full(0.0), [
             (c, a) for c, (a, _) in zip(coef.tolist(), held, strict=True)])
         error, low = row_passes.error_and_margin(p.blocks, p.y, f, p.s, p.s_total)
+        gibbs = self._eval_metrics(p, p.y, p.s, f)["loss"]
         l1 = math.fsum(abs(c) * top for c, (_, top) in zip(coef.tolist(), held, strict=True))
         record = {
-            "loss": 1.0 - solution.value,
+            "loss": gibbs,
             "lp_value": solution.value,
             "edge": edge,
             "upper_bound": upper,
@@ -367,6 +381,21 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
                      factors=factors, slots=slots, seen=state.seen | {name} - {None},
                      rng=state.rng)
         return RoundResult(new, records=(record,), refit=refit)
+
+    # -- eval sets ------------------------------------------------------------------------
+    def _eval_target(self, problem: _Problem, y, extra, where: str):
+        ypm = np.where(self._class_index(y, where) == 1, 1.0, -1.0)
+        return ypm, self._eval_weight(extra, y.shape[0], where)
+
+    def _eval_metrics(self, problem: _Problem, target, weight, scores):
+        """An eval set's ``loss``: the weighted mean of ``(1 − y f) / 2``, the error of
+        the randomized vote that draws column j with probability ``w_j`` (f is the LP's
+        convex combination of columns in [−1, 1]); and the error of ``predict``."""
+        gibbs = np.clip((1.0 - target * scores) / 2.0, 0.0, 1.0)
+        return {
+            "loss": math.fsum((weight * gibbs).tolist()) / math.fsum(weight.tolist()),
+            "error": weighted_error(predicted_index(scores) != (target > 0), weight),
+        }
 
     def _proba(self, f: np.ndarray) -> np.ndarray:
         """No link to probabilities: the LP's combination is a vote with weights on the

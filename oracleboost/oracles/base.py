@@ -590,8 +590,8 @@ def wrapped_categorical_features(wrapper: Oracle, indices) -> tuple[int, ...] | 
     return tuple(int(j) for j in indices)
 
 
-def check_categorical_features(X: np.ndarray, indices, name: str = "categorical_features"
-                               ) -> tuple[int, ...]:
+def check_categorical_features(X: np.ndarray, indices: Sequence[int],
+                               name: str = "categorical_features") -> tuple[int, ...]:
     """``bind``'s ``categorical_features`` for a validated float64 X, as a sorted tuple of
     distinct column indices whose values are category codes: NaN (missing) or integers
     in [0, 2**31 − 1) (LightGBM's range; it would read a negative code as missing and
