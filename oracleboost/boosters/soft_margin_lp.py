@@ -189,9 +189,9 @@ class SoftMarginLP:
         """
         if not self.columns:
             raise LPSolveError("the LP has no column yet")
+        h = self._model()  # (says how to install highspy where it is missing)
         import highspy
 
-        h = self._model()
         start = time.perf_counter()
         h.run()
         seconds = time.perf_counter() - start
