@@ -144,6 +144,7 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
         blocks.extend(_tree_block(tree, leaves[:, k]) for k in range(K))
     objective = _objective(estimator, K)
     names = _feature_names(estimator, n_features)
+    texts = [f"Tree={i}\n{b}" for i, b in enumerate(blocks)]
     header = [
         "tree",
         "version=v4",
@@ -154,11 +155,9 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
         *([f"objective={objective}"] if objective else []),
         "feature_names=" + " ".join(names),
         "feature_infos=" + " ".join(["none"] * n_features),
-        "tree_sizes=" + " ".join(str(len(b)) for b in blocks),
+        # each block's length from its "Tree=" line: LightGBM seeks the trees by them
+        "tree_sizes=" + " ".join(str(len(t)) for t in texts),
     ]
-    texts = [f"Tree={i}\n{b}" for i, b in enumerate(blocks)]
-    # tree_sizes counts each block from its "Tree=" line: LightGBM seeks by them
-    header[-1] = "tree_sizes=" + " ".join(str(len(t)) for t in texts)
     return ("\n".join(header) + "\n\n" + "".join(texts) + "end of trees\n\n"
             + "feature_importances:\n\nparameters:\nend of parameters\n\n"
             + "pandas_categorical:null\n")
