@@ -128,6 +128,19 @@ def test_an_rbf_kernel_separates_and_certifies_its_margin():
     np.testing.assert_array_equal(staged[-1], est.decision_function(X))
 
 
+def test_the_kernel_form_does_not_follow_later_writes_into_the_callers_x():
+    # Validation hands back the caller's own array when it is float64 and C-contiguous;
+    # the kernel model must keep its own rows, or writing into X after fit changes it.
+    X, y = load_digits(n_class=2, return_X_y=True)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    est = AcceleratedMarginClassifier(kernel="rbf", kernel_params={"gamma": 1e-3},
+                                      n_estimators=20).fit(X, y)
+    probe = X[:50].copy()
+    before = est.decision_function(probe)
+    X[:] = 0.0
+    np.testing.assert_array_equal(est.decision_function(probe), before)
+
+
 def test_kernel_form_refuses_an_oracle_and_multiclass():
     X, y = load_digits(n_class=3, return_X_y=True)
     with pytest.raises(ValueError, match="binary"):

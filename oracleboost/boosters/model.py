@@ -633,7 +633,12 @@ class KernelModel:
         kernel: Callable[[ArrayLike, np.ndarray], np.ndarray],
         scale: float,
     ) -> None:
-        self.X, self.y, self.kernel, self.scale = X, y, kernel, float(scale)
+        # A copy: the model must not change when the caller later writes into the X it
+        # passed to fit (validation returns the caller's own array when it is already
+        # float64 and C-contiguous).
+        self.X = np.array(X, copy=True)
+        self.X.setflags(write=False)
+        self.y, self.kernel, self.scale = y, kernel, float(scale)
         self.weights: list[np.ndarray] = []
 
     add = LinearModel.add
