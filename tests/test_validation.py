@@ -8,12 +8,15 @@ keeps the best round's model.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 from test_booster_contract import CASES
 
 from oracleboost.boosters import (
+    BOOSTERS,
     AcceleratedMarginClassifier,
     CoordinateBoostingClassifier,
     FunctionalGradientClassifier,
@@ -334,3 +337,21 @@ def test_last_staged_prediction_equals_predict_bit_for_bit(name, early):
         again = make(StumpOracle(), n_estimators=model.n_estimators_, random_state=0,
                      n_iter_no_change=3 * 30).fit(X, y, **extra)
         assert np.array_equal(again._raw(X), model._raw(X))
+
+
+@pytest.mark.parametrize("name", list(BOOSTERS))
+def test_early_stopping_on_a_dataframe_keeps_its_feature_names(name):
+    # The held-out split used to hand the fit a bare array: feature_names_in_ was lost
+    # and predict on the same DataFrame warned that it has feature names.
+    pd = pytest.importorskip("pandas")
+    case = CASES[name]
+    X, y, extra = case.data()
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    kw = dict(n_estimators=4, n_iter_no_change=2, validation_fraction=0.25, random_state=0)
+    model = case.make(case.oracle(None), **kw).fit(frame, y, **extra)
+    plain = case.make(case.oracle(None), **kw).fit(X, y, **extra)
+    assert list(model.feature_names_in_) == list(frame.columns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "X does not have valid feature names"
+        scores = model.predict(frame)
+    np.testing.assert_array_equal(scores, plain.predict(X))

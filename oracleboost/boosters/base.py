@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, _fit_context, is_classifier
 from sklearn.metrics import r2_score
-from sklearn.utils import get_tags
+from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
@@ -728,6 +728,7 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                 "instead of validation_fraction; set validation_fraction=None and pass "
                 "eval_set=[(X_val, y_val)]"
             )
+        given = X
         X, y = validate_input(self, X, y)
         n = X.shape[0]
         arrays = [
@@ -758,8 +759,13 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         self._held_out_ = (signature, train, held)
         rows = tuple(None if a is None else a[train] for a in arrays)
         extra = named.get(self._eval_row_arg)
-        return X[train], y[train], rows, (X[held], y[held], None if extra is None
-                                            else extra[held])
+        if hasattr(given, "columns"):
+            # a DataFrame's rows as a DataFrame: the fit's own validation then keeps its
+            # feature_names_in_ (from the bare array it would drop them, and predict on a
+            # DataFrame would warn)
+            X = given
+        return (_safe_indexing(X, train), y[train], rows,
+                (_safe_indexing(X, held), y[held], None if extra is None else extra[held]))
 
     def _row_array(self, name: str, a, n: int) -> np.ndarray:
         """A per-row argument of ``fit`` (``_row_args``) as an array of ``n`` rows; the
