@@ -348,8 +348,9 @@ class LightGBMTree(Hypothesis):
         return out / total if total > 0 else out
 
     def tree_structure(self) -> TreeStructure:
-        """The tree as LightGBM wrote it: its splits, missing-value rules, leaf values
-        and training counts (a categorical split cannot be exported: ValueError)."""
+        """The tree as LightGBM wrote it: its splits (threshold splits, and the sets of
+        category codes of its categorical splits), missing-value rules, leaf values
+        and training counts."""
         if self.model_str is None:
             return TreeStructure.constant(self.constant, self.n_features)
         block = _tree_block(self.model_str)
@@ -358,20 +359,15 @@ class LightGBMTree(Hypothesis):
         if int(_field(block, "num_leaves")) < 2:
             return TreeStructure.constant(value[0], self.n_features).with_counts(count)
         tree = _parse_tree(self.model_str)
-        if tree.categorical:
-            raise ValueError(
-                "a LightGBM tree with categorical splits (a DataFrame's category columns, "
-                "or params categorical_feature) has no TreeStructure: its splits send sets "
-                "of categories left, which TreeStructure and the export to LightGBM do "
-                "not write yet"
-            )
         decision = np.array(_field(block, "decision_type").split(), dtype=np.int64)
+        categories_left = _category_sets(block, tree.threshold, decision) if tree.categorical \
+            else None
         return TreeStructure(
             n_features=self.n_features, feature=tree.feature.astype(np.intp),
             threshold=tree.threshold, left=tree.left.astype(np.intp),
             right=tree.right.astype(np.intp), value=value[:, None],
             default_left=(decision & 2) != 0, missing=((decision >> 2) & 3).astype(np.intp),
-            leaf_count=count,
+            leaf_count=count, categories_left=categories_left,
         )
 
     def __getstate__(self):
@@ -447,6 +443,27 @@ def _parse_tree(model_str: str) -> _Tree:
         right=np.array(_field(block, "right_child").split(), dtype=np.int32),
         categorical=int(_field(block, "num_cat")) > 0 or bool(np.any(decision & 1)),
     )
+
+
+def _category_sets(block: str, threshold: np.ndarray,
+                   decision: np.ndarray) -> tuple[np.ndarray | None, ...]:
+    """The category codes each categorical node of a tree block sends left (None at a
+    threshold split).  LightGBM's model format (``Tree::ToString``): a categorical node
+    (``decision_type`` bit 1) has as ``threshold`` the index ``k`` of its bitset, whose
+    32-bit words are ``cat_threshold[cat_boundaries[k]:cat_boundaries[k + 1]]``; code
+    ``c`` is in the set iff bit ``c % 32`` of word ``c // 32`` is set."""
+    bounds = np.array(_field(block, "cat_boundaries").split(), dtype=np.int64)
+    words = np.array(_field(block, "cat_threshold").split(), dtype=np.uint64)
+    out: list[np.ndarray | None] = []
+    for t, kind in zip(threshold.tolist(), decision.tolist(), strict=True):
+        if not kind & 1:
+            out.append(None)
+            continue
+        k = int(t)
+        bits = words[bounds[k]:bounds[k + 1]]
+        flags = (bits[:, None] >> np.arange(32, dtype=np.uint64)) & np.uint64(1)
+        out.append(np.flatnonzero(flags.ravel()).astype(np.int64))
+    return tuple(out)
 
 
 def _with_leaf_values(model_str: str, values: np.ndarray) -> str:
