@@ -239,8 +239,8 @@ def _sparse_refusal(estimator: BaseEstimator) -> str:
     why = getattr(estimator, "_sparse_refusal_reason", lambda: "")()
     return (
         f"X is a scipy sparse matrix, which {name}{why} does not take; pass X.toarray() "
-        "(dense), or use StumpOracle or LinearOracle, whose fits on sparse X equal their "
-        "fits on X.toarray()"
+        "(dense), or use StumpOracle, TreeOracle, LightGBMOracle or LinearOracle, whose "
+        "fits on sparse X equal their fits on X.toarray()"
     )
 
 

@@ -173,9 +173,12 @@ class Capabilities:
         Infinite values are refused either way.
     sparse_input : bool
         ``bind`` and the answers' ``predict`` take scipy sparse X (CSR or CSC matrices
-        and arrays) and give exactly what they give on ``X.toarray()``; False: they
-        refuse it with a ``TypeError`` naming X (:func:`check_X`).  Boosters accept
-        sparse X exactly when their oracle declares it.
+        and arrays) and give exactly what they give on ``X.toarray()`` (stumps, linear
+        coordinates, scikit-learn and LightGBM trees; ``SklearnOracle`` is the
+        exception: it takes sparse X where its estimator's tags do, and gives what the
+        estimator computes on it); False: they refuse it with a ``TypeError`` naming X
+        (:func:`check_X`).  Boosters accept sparse X exactly when their oracle declares
+        it.
     categorical : bool
         ``bind`` takes the keyword ``categorical_features``: the columns of X that hold
         category codes, not numbers on a line (LightGBM's trees, which split a
@@ -592,7 +595,8 @@ def wrapped_categorical_features(wrapper: Oracle, indices) -> tuple[int, ...] | 
 
 def check_categorical_features(X: np.ndarray, indices: Sequence[int],
                                name: str = "categorical_features") -> tuple[int, ...]:
-    """``bind``'s ``categorical_features`` for a validated float64 X, as a sorted tuple of
+    """``bind``'s ``categorical_features`` for a validated float64 X (dense, or a
+    canonical sparse matrix), as a sorted tuple of
     distinct column indices whose values are category codes: NaN (missing) or integers
     in [0, 2**31 − 1) (LightGBM's range; it would read a negative code as missing and
     truncate a fraction, silently).  Errors name ``name`` and the column."""
@@ -606,7 +610,8 @@ def check_categorical_features(X: np.ndarray, indices: Sequence[int],
             f"{name} must be sorted distinct column indices in [0, {d}); got {tuple(cols)}"
         )
     for j in cols:
-        v = X[:, j]
+        # a sparse X's stored values (its zeros are code 0)
+        v = X[:, [j]].tocsc().data if sp.issparse(X) else X[:, j]
         v = v[~np.isnan(v)]
         bad = v[(v < 0) | (v >= 2**31 - 1) | (v != np.floor(v))]
         if bad.size:
@@ -654,7 +659,8 @@ def check_X(X: ArrayLike, name: str = "X", *, allow_nan: bool = False,
             raise TypeError(
                 f"{name} is a scipy sparse matrix ({X.format}), which "
                 f"{who or 'this hypothesis class'} does not take; pass {name}.toarray() "
-                "(dense), or use StumpOracle or LinearOracle, which take sparse X"
+                "(dense), or use StumpOracle, TreeOracle, LightGBMOracle or LinearOracle, "
+                "which take sparse X"
             )
         return canonical_sparse(X, name, allow_nan=allow_nan)
     with np.errstate(over="ignore", invalid="ignore"):
