@@ -11,6 +11,7 @@ category orders, unseen categories, missing values; and a NumPy X of codes.
 
 from __future__ import annotations
 
+import copy
 import functools
 
 import lightgbm
@@ -215,3 +216,13 @@ def test_a_tree_structure_with_categories_checks_its_length():
             left=np.array([-1]), right=np.array([-2]), value=np.zeros((2, 1)),
             default_left=np.zeros(1, bool), missing=np.zeros(1, dtype=np.intp),
             categories_left=(None, None))
+
+
+def test_split_importances_count_categorical_splits():
+    """``importance_type="split"`` reads the trees' splits, categorical ones included
+    (it raised before they had a TreeStructure), as LightGBM counts them in the export."""
+    model, _ = _fit("functional_regressor", 0)
+    split = copy.deepcopy(model).set_params(importance_type="split")  # the cached fit kept
+    exported = model.to_lightgbm().feature_importance("split")
+    np.testing.assert_array_equal(split.feature_importances_, exported)
+    assert exported[[1, 3]].sum() > 0

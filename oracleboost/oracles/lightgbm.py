@@ -964,10 +964,11 @@ class LightGBMOracle(Oracle):
             columns here.  ``params`` may name categorical features instead (for codes
             in a NumPy X), not both.
         """
-        # NaN: LightGBM's missing values.  Sparse X: LightGBM bins CSR and CSC itself,
-        # from the same sample of rows as X.toarray(), and its bins are the dense ones
-        # (its sample keeps a dense row's nonzeros and NaN, as a sparse row stores
-        # them; tests/test_sparse_trees.py compares the trees)
+        # NaN: LightGBM's missing values.  Sparse X: LightGBM bins CSR and CSC itself
+        # into the bins of X.toarray(): its C API (LGBM_DatasetCreateFromMats, ...CSR,
+        # ...CSC) draws the same sample of rows (CreateSampleIndices) and keeps the
+        # same values of it in the same order (|v| > kZeroThreshold or NaN);
+        # tests/test_sparse_trees.py compares the trees
         X = _as_lightgbm_input(check_X(X, allow_nan=True, accept_sparse=True,
                                        who="LightGBMOracle"))
         if X.shape[0] < 2:
