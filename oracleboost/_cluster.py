@@ -82,8 +82,8 @@ def refuse_sparse_chunks(X: Any, who: str) -> None:
         raise TypeError(
             f"X is a dask array of scipy sparse chunks, which {who} does not take on a "
             "cluster; make its chunks dense (X.map_blocks(lambda b: b.toarray())), or fit "
-            "in memory on the sparse matrix itself (StumpOracle and LinearOracle take "
-            "scipy sparse X)"
+            "in memory on the sparse matrix itself (StumpOracle, TreeOracle, LightGBMOracle "
+            "and LinearOracle take scipy sparse X)"
         )
 
 

@@ -24,20 +24,30 @@ Departures a user can meet: LightGBM reads a feature of magnitude at most 1e-35
 threshold within ±1e-35 of 0 may go the other way; and a scikit-learn tree's float32
 comparison becomes an equivalent float64 threshold
 (:func:`~oracleboost.oracles.trees.float32_split`).
+
+LightGBM's categorical splits (``LightGBMOracle`` on a DataFrame's ``category``
+columns) are written as LightGBM wrote them, with the fit's categories as the model's
+``pandas_categorical``: ``predict`` of the same DataFrames is ``decision_function``
+bit for bit (see :func:`to_lightgbm`).  ``X`` (the covers) may be a DataFrame, as
+``predict`` takes it, or a scipy sparse matrix.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.utils.validation import check_array, check_is_fitted
+import scipy.sparse as sp
+from sklearn.utils.validation import check_is_fitted
 
 from ._typing import ArrayLike
+from .boosters.categories import apply_categories
 from .boosters.model import Ensemble
+from .oracles.base import check_X
 from .oracles.trees import TreeStructure
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -81,9 +91,27 @@ def to_lightgbm(estimator: BaseBooster, X: ArrayLike | None = None) -> lightgbm.
     Raises
     ------
     ValueError
-        When a weak learner is not a tree (naming its class), is a tree the export
-        cannot write yet (a LightGBM tree with categorical splits, from a DataFrame's
-        category columns), or the model is not an ensemble (a linear or kernel model).
+        When a weak learner is not a tree (naming its class), or the model is not an
+        ensemble (a linear or kernel model), or its ``categories_`` are not strings
+        or numbers (LightGBM keeps them as JSON).
+
+    Notes
+    -----
+    Categories: a model fitted on a DataFrame's ``category`` columns with an oracle
+    that takes them (``LightGBMOracle``) has LightGBM's categorical splits, and the
+    export writes them as they are: the trees were grown on the codes of
+    ``categories_``, and the model's ``pandas_categorical`` holds those categories,
+    so ``predict`` of a DataFrame maps its category columns by value as
+    ``decision_function`` does (an unseen category, like a missing value, goes right
+    at every categorical split), and a NumPy X holds the codes themselves.  SHAP's
+    ``TreeExplainer(model)`` explains it in its default mode (path-dependent, no
+    background data), which hands the trees to LightGBM's own TreeSHAP
+    (``pred_contrib``); SHAP's own tree reader has no categorical splits, so its
+    interventional mode (``data=...``) refuses a DataFrame and gets a NumPy array
+    wrong (its additivity check fails), for LightGBM's own categorical models alike.
+    A LightGBM model reads every ``category`` column of a DataFrame as categories:
+    a model whose oracle read a numeric category column as numbers (``StumpOracle``,
+    say: ``categories_`` is empty) must be given that column as numbers.
     """
     import lightgbm as lgb
 
@@ -102,13 +130,8 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
             "it has no trees to export (its coef_ and intercept_ are the model)"
         )
     trees = []
-    for j, h in enumerate(ensemble.hypotheses):
-        try:
-            tree = h.tree_structure()
-        except ValueError as exc:  # a tree the export cannot write (categorical splits)
-            raise ValueError(
-                f"{name}'s weak learner {j} ({h!r}) cannot be exported to LightGBM: {exc}"
-            ) from exc
+    for h in ensemble.hypotheses:
+        tree = h.tree_structure()
         if tree is None:
             raise ValueError(
                 f"{name}'s weak learner {type(h).__name__} is not a tree of threshold "
@@ -117,12 +140,13 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
             )
         trees.append(tree.pruned())  # the same function; no split that changes nothing
     n_features = int(estimator.n_features_in_)
+    categories = getattr(estimator, "categories_", None) or {}
     if X is not None:
-        X = check_array(X, dtype=np.float64, ensure_all_finite="allow-nan")
+        X = apply_categories(X, categories, n_features)  # a DataFrame's categories as codes
+        X = check_X(X, allow_nan=True, accept_sparse=True)
         if X.shape[1] != n_features:
             raise ValueError(f"X has {X.shape[1]} features; {name} was fitted on {n_features}")
-        trees = [t.with_counts(np.bincount(t.apply(X), minlength=t.n_leaves).astype(float))
-                 for t in trees]
+        trees = [t.with_counts(_leaf_counts(t, X)) for t in trees]
     elif any(t.leaf_count is None for t in trees):
         warnings.warn(
             f"{name}'s weak learners ({type(ensemble.hypotheses[0]).__name__}) carry no "
@@ -160,7 +184,43 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
     ]
     return ("\n".join(header) + "\n\n" + "".join(texts) + "end of trees\n\n"
             + "feature_importances:\n\nparameters:\nend of parameters\n\n"
-            + "pandas_categorical:null\n")
+            + f"pandas_categorical:{_pandas_categorical(name, categories)}\n")
+
+
+#: Rows of a sparse X made dense at a time to count the covers (as many floats: 8 MiB).
+_SPARSE_BLOCK_FLOATS = 1 << 20
+
+
+def _leaf_counts(tree: TreeStructure, X) -> np.ndarray:
+    """How many rows of X (float64, dense or a canonical CSR/CSC matrix) reach each
+    leaf; a sparse X is made dense a block of rows at a time."""
+    if not sp.issparse(X):
+        return np.bincount(tree.apply(X), minlength=tree.n_leaves).astype(float)
+    X = X.tocsr()
+    step = max(1, _SPARSE_BLOCK_FLOATS // max(1, X.shape[1]))
+    counts = np.zeros(tree.n_leaves)
+    for start in range(0, X.shape[0], step):
+        block = X[start:start + step].toarray()
+        counts += np.bincount(tree.apply(block), minlength=tree.n_leaves)
+    return counts
+
+
+def _pandas_categorical(name: str, categories: dict[int, np.ndarray]) -> str:
+    """The model's ``pandas_categorical`` line: the fit's categories of each
+    categorical column, in column order, as LightGBM's Python package stores a
+    DataFrame's (``Booster.predict`` of a DataFrame then maps each category column's
+    values through them by value, an unseen one to NaN, as ``categories_`` does: the
+    codes the trees were grown on).  ``null`` for a fit without categories."""
+    if not categories:
+        return "null"
+    try:
+        return json.dumps([categories[j].tolist() for j in sorted(categories)])
+    except TypeError as exc:
+        raise ValueError(
+            f"{name}'s categories_ cannot be written as the exported model's "
+            f"pandas_categorical (JSON: {exc}); LightGBM stores a DataFrame's categories "
+            "as JSON: use strings or numbers as categories"
+        ) from exc
 
 
 def _terms(ensemble: Ensemble) -> list[tuple[float, int]]:
@@ -225,18 +285,48 @@ def _tree_block(tree: TreeStructure, leaves: np.ndarray | None) -> str:
     else:
         internal = tree.internal_counts(count)
         decision = (tree.default_left.astype(np.int64) << 1) | (tree.missing.astype(np.int64) << 2)
+        threshold, cats = _categorical_splits(tree)
+        if cats is not None:
+            decision |= np.array([c is not None for c in tree.categories_left], dtype=np.int64)
         fields = {
-            "num_leaves": str(tree.n_leaves), "num_cat": "0",
+            "num_leaves": str(tree.n_leaves),
+            "num_cat": "0" if cats is None else str(len(cats[0]) - 1),
             "split_feature": _ints(tree.feature),
             "split_gain": _g(_split_gains(tree, value, count)),
-            "threshold": _g(tree.threshold), "decision_type": _ints(decision),
+            "threshold": _g(threshold), "decision_type": _ints(decision),
             "left_child": _ints(tree.left), "right_child": _ints(tree.right),
             "leaf_value": _g(value), "leaf_weight": _g(count), "leaf_count": _g(count),
             "internal_value": _g(_internal_values(tree, value, count)),
             "internal_weight": _g(internal), "internal_count": _g(internal),
         }
+        if cats is not None:
+            fields.update({"cat_boundaries": _ints(cats[0]), "cat_threshold": _ints(cats[1])})
     fields.update({"is_linear": "0", "shrinkage": "1"})
     return "".join(f"{k}={v}\n" for k, v in fields.items()) + "\n\n"
+
+
+def _categorical_splits(tree: TreeStructure) -> tuple[np.ndarray, tuple | None]:
+    """The thresholds as written, and for a tree with categorical splits its
+    ``(cat_boundaries, cat_threshold)``: LightGBM's format (``Tree::ToString``), where
+    the k-th categorical node has ``threshold = k`` and its set of codes as a bitset of
+    32-bit words ``cat_threshold[cat_boundaries[k]:cat_boundaries[k + 1]]`` (code c:
+    bit c % 32 of word c // 32; as many words as the largest code needs, as LightGBM's
+    ``Common::ConstructBitset`` makes them)."""
+    if tree.categories_left is None:
+        return tree.threshold, None
+    threshold = np.array(tree.threshold, dtype=np.float64)
+    bounds, words = [0], []
+    for i, cats in enumerate(tree.categories_left):
+        if cats is None:
+            continue
+        threshold[i] = len(bounds) - 1
+        codes = np.asarray(cats, dtype=np.int64)
+        bits = np.zeros(int(codes.max()) // 32 + 1 if codes.size else 1, dtype=np.uint64)
+        np.bitwise_or.at(bits, codes // 32,
+                         np.left_shift(np.uint64(1), (codes % 32).astype(np.uint64)))
+        words.extend(bits.tolist())
+        bounds.append(len(words))
+    return threshold, (np.array(bounds), np.array(words, dtype=np.uint64))
 
 
 def _split_gains(tree: TreeStructure, value: np.ndarray, count: np.ndarray) -> np.ndarray:

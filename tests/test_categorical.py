@@ -363,7 +363,7 @@ def test_numpy_X_has_no_categorical_columns():
     assert not any(_parse_tree(h.model_str).categorical for h in model.estimators_)
 
 
-# -- persistence and export -------------------------------------------------------------------
+# -- persistence (the export: tests/test_export_categorical.py) ---------------------
 
 def _round_trips(model):
     data = sio.dumps(model)
@@ -387,10 +387,3 @@ def test_round_trips_keep_the_categories(name, seed):
         for rows in (frame, new):
             np.testing.assert_array_equal(_decision(loaded, rows), _decision(model, rows))
 
-
-def test_export_refuses_categorical_splits_saying_why():
-    model, frame, _, _ = _fitted("regressor", 0)
-    assert any(_parse_tree(h.model_str).categorical for h in model.estimators_)
-    with pytest.raises(ValueError, match=r"cannot be exported to LightGBM: .*categorical "
-                       r"splits.*not write yet"):
-        model.to_lightgbm()

@@ -10,7 +10,10 @@ two outcomes against the same pair's clean fit:
   the normalised weights differ from the clean ones in their last bit);
 * **an error naming the argument** (``X``, ``qid``) for input that has no meaning as
   numbers (strings, categories that are not numbers, missing values, query ids mixing
-  ints and strings).
+  ints and strings), or that the pair cannot take (scipy sparse X).
+
+An oracle that takes categories (LightGBM's) fits a category column, of numbers or
+strings, through its codes: the clean twin is the frame whose column holds the codes.
 
 One weight 1e200 times the others has no clean twin: the cell asks for a valid model
 (at least one round, finite history) that fits that row, as the limit of growing
@@ -211,9 +214,10 @@ NAN_ORACLES = {"lightgbm"}  # capabilities.allow_nan
 @pytest.mark.parametrize("kind", list(SAME_X))
 @pytest.mark.parametrize("booster,oracle", PAIRS)
 def test_X_in_another_form_fits_the_same_model(booster, oracle, kind):
-    if kind == "numeric_categorical" and oracle in CATEGORICAL_ORACLES:
-        pytest.skip("categories are categories to this oracle (test_categorical)")
     X = _X(oracle)
+    if kind == "numeric_categorical" and oracle in CATEGORICAL_ORACLES:
+        _categories_fit_by_their_codes(booster, oracle, SAME_X[kind](X))
+        return
     hostile = SAME_X[kind](X)
     target = BOOSTERS[booster][1]
     arrays = kind in ("read_only", "strided")  # then y, the weights and qid too
@@ -228,6 +232,21 @@ def test_X_in_another_form_fits_the_same_model(booster, oracle, kind):
         other = hostile.set_axis([f"other{j}" for j in range(X.shape[1])], axis=1)
         with pytest.raises(ValueError, match="feature names"):
             model.predict(other)
+
+
+def _categories_fit_by_their_codes(booster: str, oracle: str, frame) -> None:
+    """An oracle that takes categories fits a category column (numbers or strings) as
+    categories, through their codes: the model of the same frame whose column holds
+    the codes 0..k-1 as its categories (in the same order), bit for bit; the fit keeps
+    the column's own categories in ``categories_``."""
+    last = frame.columns[-1]
+    codes = frame.copy()
+    codes[last] = pd.Categorical(frame[last].cat.codes)
+    model, twin = _fit(booster, oracle, frame), _fit(booster, oracle, codes)
+    assert list(model.categories_) == [frame.shape[1] - 1]
+    np.testing.assert_array_equal(model.categories_[frame.shape[1] - 1],
+                                  np.asarray(frame[last].cat.categories))
+    _same_model(model, twin, frame, codes, exact=True)
 
 
 def _with_na(X):
@@ -262,8 +281,9 @@ REFUSED_X = {
 @pytest.mark.parametrize("kind", list(REFUSED_X))
 @pytest.mark.parametrize("booster,oracle", PAIRS)
 def test_X_without_numbers_is_refused_naming_X(booster, oracle, kind):
-    if kind == "string_categorical" and oracle in CATEGORICAL_ORACLES:
-        pytest.skip("this oracle fits categories (test_categorical)")
+    if kind == "string_categorical" and oracle in CATEGORICAL_ORACLES:  # fitted as such
+        _categories_fit_by_their_codes(booster, oracle, _string_categorical(_X(oracle)))
+        return
     if kind == "missing_value" and oracle in NAN_ORACLES:
         pytest.skip("this oracle fits missing values (test_lightgbm_missing: pandas NA "
                     "fits as NumPy NaN)")
@@ -272,6 +292,37 @@ def test_X_without_numbers_is_refused_naming_X(booster, oracle, kind):
     with pytest.raises((ValueError, TypeError), match=match):
         _fit(booster, oracle, make(_X(oracle)))
     assert not hasattr(model, "ensemble_")
+
+
+# -- scipy sparse X ------------------------------------------------------------------------
+#: Oracles whose fits on sparse X are their fits on X.toarray(), bit for bit
+#: (capabilities.sparse_input; tests/test_sparse.py, tests/test_sparse_trees.py).
+SPARSE_ORACLES = {"stumps", "tree", "lightgbm", "linear", "cached"}
+
+
+@pytest.mark.parametrize("booster,oracle", PAIRS)
+def test_sparse_X_fits_the_same_model_or_is_refused_naming_X(booster, oracle):
+    """CSR X: the clean model bit for bit where the oracle takes sparse X; the wrapped
+    scikit-learn tree fits it with scikit-learn's sparse splitter (a valid model, not
+    claimed equal); every other oracle, and dual acceleration, refuse it naming X."""
+    import scipy.sparse as sp
+
+    X = _X(oracle)
+    S = sp.csr_matrix(X)
+    model = BOOSTERS[booster][0](ORACLES[oracle]())
+    if booster == "accelerated" or oracle not in SPARSE_ORACLES | {"sklearn"}:
+        with pytest.raises(TypeError, match=r"^X is a scipy sparse matrix.*X\.toarray\(\)"):
+            _fit(booster, oracle, S)
+        assert not model.__sklearn_tags__().input_tags.sparse
+        return
+    assert model.__sklearn_tags__().input_tags.sparse
+    fitted = _fit(booster, oracle, S)
+    if oracle == "sklearn":  # SklearnOracle(DecisionTreeRegressor): its sparse splitter
+        assert fitted.n_estimators_ == _clean(booster, oracle, False).n_estimators_
+        assert np.all(np.isfinite(fitted.history_["loss"]))
+        assert np.all(np.isfinite(_outputs(fitted, S)))
+        return
+    _same_model(fitted, _clean(booster, oracle, False), S, X, exact=True)
 
 
 # -- weights -----------------------------------------------------------------------------

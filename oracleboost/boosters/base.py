@@ -196,16 +196,17 @@ def validate_input(
     if sparse and not _accepts_sparse(estimator):
         raise TypeError(_sparse_refusal(estimator))
     # NaN (a missing value) exactly where the booster's oracle takes it (its tags say so)
-    finite = "allow-nan" if get_tags(estimator).input_tags.allow_nan else True
+    allow_nan = get_tags(estimator).input_tags.allow_nan
+    finite = "allow-nan" if allow_nan else True
     kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=finite,
               accept_sparse=["csr", "csc"] if sparse else False)
     try:
         if isinstance(y, str) and y == "no_validation":
             X = validate_data(estimator, X, **kw)
-            return canonical_sparse(X) if sparse else X
+            return canonical_sparse(X, allow_nan=allow_nan) if sparse else X
         X, y = validate_data(estimator, X, y, y_numeric=y_numeric, **kw)
         # scikit-learn converts only an object y; strings stay strings
-        return (canonical_sparse(X) if sparse else X,
+        return (canonical_sparse(X, allow_nan=allow_nan) if sparse else X,
                 y.astype(np.float64) if y_numeric else y)
     except (TypeError, ValueError) as exc:
         # the same type (scikit-learn's checks expect NumPy's TypeError for an object
@@ -238,8 +239,8 @@ def _sparse_refusal(estimator: BaseEstimator) -> str:
     why = getattr(estimator, "_sparse_refusal_reason", lambda: "")()
     return (
         f"X is a scipy sparse matrix, which {name}{why} does not take; pass X.toarray() "
-        "(dense), or use StumpOracle or LinearOracle, whose fits on sparse X equal their "
-        "fits on X.toarray()"
+        "(dense), or use StumpOracle, TreeOracle, LightGBMOracle or LinearOracle, whose "
+        "fits on sparse X equal their fits on X.toarray()"
     )
 
 

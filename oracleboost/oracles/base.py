@@ -173,9 +173,12 @@ class Capabilities:
         Infinite values are refused either way.
     sparse_input : bool
         ``bind`` and the answers' ``predict`` take scipy sparse X (CSR or CSC matrices
-        and arrays) and give exactly what they give on ``X.toarray()``; False: they
-        refuse it with a ``TypeError`` naming X (:func:`check_X`).  Boosters accept
-        sparse X exactly when their oracle declares it.
+        and arrays) and give exactly what they give on ``X.toarray()`` (stumps, linear
+        coordinates, scikit-learn and LightGBM trees; ``SklearnOracle`` is the
+        exception: it takes sparse X where its estimator's tags do, and gives what the
+        estimator computes on it); False: they refuse it with a ``TypeError`` naming X
+        (:func:`check_X`).  Boosters accept sparse X exactly when their oracle declares
+        it.
     categorical : bool
         ``bind`` takes the keyword ``categorical_features``: the columns of X that hold
         category codes, not numbers on a line (LightGBM's trees, which split a
@@ -592,7 +595,8 @@ def wrapped_categorical_features(wrapper: Oracle, indices) -> tuple[int, ...] | 
 
 def check_categorical_features(X: np.ndarray, indices: Sequence[int],
                                name: str = "categorical_features") -> tuple[int, ...]:
-    """``bind``'s ``categorical_features`` for a validated float64 X, as a sorted tuple of
+    """``bind``'s ``categorical_features`` for a validated float64 X (dense, or a
+    canonical sparse matrix), as a sorted tuple of
     distinct column indices whose values are category codes: NaN (missing) or integers
     in [0, 2**31 − 1) (LightGBM's range; it would read a negative code as missing and
     truncate a fraction, silently).  Errors name ``name`` and the column."""
@@ -606,7 +610,8 @@ def check_categorical_features(X: np.ndarray, indices: Sequence[int],
             f"{name} must be sorted distinct column indices in [0, {d}); got {tuple(cols)}"
         )
     for j in cols:
-        v = X[:, j]
+        # a sparse X's stored values (its zeros are code 0)
+        v = X[:, [j]].tocsc().data if sp.issparse(X) else X[:, j]
         v = v[~np.isnan(v)]
         bad = v[(v < 0) | (v >= 2**31 - 1) | (v != np.floor(v))]
         if bad.size:
@@ -633,13 +638,15 @@ def check_X(X: ArrayLike, name: str = "X", *, allow_nan: bool = False,
     name : str, default="X"
         The argument's name in errors.
     allow_nan : bool, default=False
-        Take NaN (a missing value) in a dense X; infinite values are refused either way.
+        Take NaN (a missing value) in X, dense or stored in a sparse X; infinite values
+        are refused either way.
     accept_sparse : bool, default=False
         Return scipy sparse X as a canonical CSR or CSC matrix (its format kept; any
         other sparse format becomes CSR; float64 values, sorted indices, no duplicate
         entries; a copy where X is not already so, never X changed), whose stored
-        values are checked finite.  False: sparse X is refused with a ``TypeError``
-        naming ``name`` and ``who`` and saying to pass ``X.toarray()``.
+        values are checked finite (or NaN, with ``allow_nan``).  False: sparse X is
+        refused with a ``TypeError`` naming ``name`` and ``who`` and saying to pass
+        ``X.toarray()``.
     who : str or None, default=None
         Who refuses sparse X (an oracle, a hypothesis), for the error.
 
@@ -652,27 +659,31 @@ def check_X(X: ArrayLike, name: str = "X", *, allow_nan: bool = False,
             raise TypeError(
                 f"{name} is a scipy sparse matrix ({X.format}), which "
                 f"{who or 'this hypothesis class'} does not take; pass {name}.toarray() "
-                "(dense), or use StumpOracle or LinearOracle, which take sparse X"
+                "(dense), or use StumpOracle, TreeOracle, LightGBMOracle or LinearOracle, "
+                "which take sparse X"
             )
-        return canonical_sparse(X, name)
+        return canonical_sparse(X, name, allow_nan=allow_nan)
     with np.errstate(over="ignore", invalid="ignore"):
         return check_array(X, dtype=np.float64, input_name=name,
                            ensure_all_finite="allow-nan" if allow_nan else True)
 
 
-def canonical_sparse(X: Any, name: str = "X") -> Any:
+def canonical_sparse(X: Any, name: str = "X", *, allow_nan: bool = False) -> Any:
     """Sparse ``X`` as scikit-learn's ``check_array`` validates it (2-D, at least one row,
-    finite stored values, float64), in CSR or CSC (the format kept; others become CSR),
+    finite stored values, or finite and NaN with ``allow_nan``, float64), in CSR or CSC
+    (the format kept; others become CSR),
     with sorted indices and no duplicate entries (duplicates add up, as ``toarray()``
     adds them), so that a pass over its structure meets each cell once, in order.
     ``X`` itself is never changed: a copy is made before canonicalising one that is not
     canonical yet."""
     with np.errstate(over="ignore", invalid="ignore"):
         out = check_array(X, accept_sparse=["csr", "csc"], dtype=np.float64,
-                          ensure_all_finite=True, input_name=name)
+                          ensure_all_finite="allow-nan" if allow_nan else True,
+                          input_name=name)
     if not out.has_canonical_format:
         out = out.copy() if out is X else out
         out.sum_duplicates()  # sorts the indices too
-        if not np.isfinite(out.data).all():  # duplicates whose sum overflows
+        # duplicates whose sum overflows (NaN where X holds one, with allow_nan)
+        if (np.isinf(out.data) if allow_nan else ~np.isfinite(out.data)).any():
             raise ValueError(f"{name}'s duplicate entries add up beyond float64's range")
     return out

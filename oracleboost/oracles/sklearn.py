@@ -76,15 +76,21 @@ class FittedEstimator(Hypothesis):
 
     For classifiers fitted on ±1 labels the output is the predicted label (±1);
     for regressors it is ``predict`` times ``output_scale`` (see :class:`MLPOracle`).
+    ``sparse_input``: whether it predicts scipy sparse X, as its oracle took it.
     """
 
-    def __init__(self, estimator: BaseEstimator, output_scale: float = 1.0) -> None:
+    sparse_input = False  # class default: pickles made before the attribute existed
+
+    def __init__(self, estimator: BaseEstimator, output_scale: float = 1.0,
+                 sparse_input: bool = False) -> None:
         self.estimator = estimator
         self.output_scale = float(output_scale)
+        self.sparse_input = bool(sparse_input)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        if sp.issparse(X):  # its oracle refused sparse X at bind: so does its answer
-            check_X(X, who=f"a {type(self.estimator).__name__} hypothesis")
+        if sp.issparse(X):  # taken where its oracle took it (check_X refuses it by name)
+            X = check_X(X, accept_sparse=self.sparse_input,
+                        who=f"a {type(self.estimator).__name__} hypothesis")
         if not isinstance(self.estimator, BaseDecisionTree):
             return np.asarray(self.estimator.predict(X), dtype=np.float64) * self.output_scale
         # A tree casts X to float32.  Looking for values beyond its range on every call
@@ -154,6 +160,22 @@ class FittedEstimator(Hypothesis):
 
     def __repr__(self) -> str:
         return f"FittedEstimator({self.estimator!r})"
+
+
+def _takes_sparse(estimator) -> bool:
+    """Whether ``estimator`` fits and predicts scipy sparse X, by its scikit-learn tags
+    (``input_tags.sparse``); False where it has none."""
+    try:
+        return bool(estimator.__sklearn_tags__().input_tags.sparse)
+    except AttributeError:
+        return False
+
+
+def _dense_float32(X) -> np.ndarray:
+    """A sparse X as the dense float32 array scikit-learn's trees fit on (their
+    ``check_array(X, dtype=np.float32)`` of ``X.toarray()``: the same values), made
+    without a float64 dense copy on the way."""
+    return X.astype(np.float32).toarray()
 
 
 def _kind(estimator) -> str | None:
@@ -250,6 +272,7 @@ class _BoundEstimator(BoundOracle):
     ):
         super().__init__(oracle, X.shape[0])
         self.X = X
+        self.sparse_input = bool(oracle.capabilities.sparse_input)  # its answers' predict
         self.regressor = regressor
         self.classifier = classifier
         self.target_scale = target_scale
@@ -268,7 +291,7 @@ class _BoundEstimator(BoundOracle):
                     _no_weights_message(est, f"{type(self.oracle).__name__} needs for this query")
                 )
             est.fit(self.X, target, sample_weight=sample_weight)
-        h = FittedEstimator(est, output_scale)
+        h = FittedEstimator(est, output_scale, sparse_input=self.sparse_input)
         h.train_output = h.predict(self.X)
         return h
 
@@ -414,6 +437,14 @@ class SklearnOracle(Oracle):
         they are, with no resampling.  ``train_output`` is always the fitted
         estimator's predictions on all ``n`` training rows, not on the bootstrap.
 
+    Sparse X: taken where the estimator's scikit-learn tags say it takes it
+    (``input_tags.sparse``: trees, linear models, ...), and given to it as it is.  The
+    fit is then the estimator's fit on sparse X, which scikit-learn computes with other
+    routines than on dense X (a tree's sparse splitter, another Ridge solver), so it
+    equals the fit on ``X.toarray()`` only as far as those agree: not bit for bit in
+    general (:class:`TreeOracle` and :class:`LightGBMOracle` give the trees of
+    ``X.toarray()``).
+
     Examples
     --------
     >>> from sklearn.tree import DecisionTreeClassifier
@@ -458,9 +489,13 @@ class SklearnOracle(Oracle):
     @property
     def capabilities(self) -> Capabilities:
         stochastic = self._stochastic()
+        # sparse X where the estimator's tags take it: fitted and predicted by the
+        # estimator's own sparse routines, which need not round as its dense ones
+        sparse = _takes_sparse(self.estimator)
         if _kind(self.estimator) == "classifier":
             return Capabilities(
-                correlate=True, project=False, stochastic=stochastic, bounded=True
+                correlate=True, project=False, stochastic=stochastic, bounded=True,
+                sparse_input=sparse,
             )
         multi = _multioutput(self.estimator)
         return Capabilities(
@@ -469,6 +504,7 @@ class SklearnOracle(Oracle):
             multiclass_correlate=multi,
             multiclass_project=multi,
             stochastic=stochastic,
+            sparse_input=sparse,
         )
 
     def bind(self, X: ArrayLike) -> BoundOracle:
@@ -485,7 +521,7 @@ class SklearnOracle(Oracle):
             and not has_fit_parameter(est, "sample_weight")
         ):
             raise TypeError(_no_weights_message(est, "weighted classification (correlate) needs"))
-        X = check_X(X, who=f"SklearnOracle({type(est).__name__})")
+        X = check_X(X, accept_sparse=_takes_sparse(est), who=f"SklearnOracle({type(est).__name__})")
         if isinstance(est, BaseDecisionTree):
             _check_float32_range(X, f"SklearnOracle({type(est).__name__}) grows")
         reg, clf = (None, est) if kind == "classifier" else (est, None)
@@ -523,6 +559,13 @@ class TreeOracle(Oracle):
     grown on compressed weights and its leaf values refit with the true ones (see
     :mod:`oracleboost.oracles._split_weights`).
 
+    Sparse X (scipy CSR or CSC): the trees are those of ``X.toarray()``, grown on the
+    float32 array a dense fit casts X to, made once at ``bind`` (``n_samples x
+    n_features x 4`` bytes; scikit-learn's sparse splitter grows other trees, see
+    ``bind``); the hypotheses predict sparse rows without making them dense.  For
+    scikit-learn's sparse splitter itself, use
+    ``SklearnOracle(DecisionTreeRegressor(...))``.
+
     Parameters
     ----------
     max_depth : int or None, default=3
@@ -554,8 +597,10 @@ class TreeOracle(Oracle):
 
     @property
     def capabilities(self) -> Capabilities:
-        # correlate grows ±1 classification trees: bounded
-        return Capabilities(multiclass_project=True, stochastic=True, bounded=True)
+        # correlate grows ±1 classification trees: bounded; sparse X: fitted on its
+        # float32 dense form (the trees of X.toarray()), predicted as it is
+        return Capabilities(multiclass_project=True, stochastic=True, bounded=True,
+                            sparse_input=True)
 
     def bind(self, X: ArrayLike) -> BoundOracle:
         shared = dict(
@@ -570,10 +615,18 @@ class TreeOracle(Oracle):
         # Let scikit-learn validate the parameters now, with its own messages.
         reg._validate_params()
         clf._validate_params()
-        # scikit-learn's trees take CSR/CSC, but through another splitter (its sparse
-        # one), whose fit has not been checked against the dense one's here: refused
-        X = check_X(X, who="TreeOracle")
+        X = check_X(X, accept_sparse=True, who="TreeOracle")
         _check_float32_range(X, "TreeOracle grows")
+        if sp.issparse(X):
+            # scikit-learn grows trees on CSC X with its sparse splitter, whose trees
+            # are not the dense splitter's: it sorts a node's rows in another order,
+            # so its sums round otherwise and near-ties between splits (a pure node's
+            # impurity 0 or 4e-16) go another way (measured: 15 of 60 depth-3 trees
+            # split elsewhere, most leaf values differ in their last bits).  The trees
+            # grow on the float32 array the dense fit casts X to (made once here,
+            # n_samples x n_features x 4 bytes, the copy each dense fit makes); their
+            # predict reads sparse X as it is.
+            X = _dense_float32(X)
         return _BoundTrees(self, X, reg, clf, target_scale="power_of_two")
 
 

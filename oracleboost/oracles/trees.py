@@ -11,7 +11,9 @@ a child index ``c >= 0`` is an internal node, ``c < 0`` the leaf ``~c``; a row g
 at node ``i`` iff ``x[feature[i]] <= threshold[i]``, compared in float64, with
 LightGBM's rules for missing values (``missing``: 0 none, a NaN read as 0; 1 zero, a
 value of magnitude at most 1e-35 goes the default side; 2 NaN, a NaN goes the default
-side).
+side).  A LightGBM tree grown on category codes also has categorical splits
+(``categories_left``): a row goes left iff its code is in the node's set, by
+LightGBM's ``Tree::CategoricalDecision``.
 """
 
 from __future__ import annotations
@@ -53,6 +55,13 @@ class TreeStructure:
     leaf_count : ndarray of shape (L,) or None
         How many training rows (or weight) reached each leaf, where the hypothesis knows
         it: the covers of SHAP's path-dependent TreeSHAP.
+    categories_left : tuple of (ndarray of int or None), length L − 1, or None
+        Categorical splits (LightGBM's trees on category codes): entry i is None for a
+        threshold split, else the sorted category codes that go left at node i (its
+        ``threshold`` is then unused); None: no categorical split.  A row goes left
+        iff ``int(x)`` (truncated) is in the set: NaN, a negative code and a code
+        beyond int32 go right, as LightGBM's ``Tree::CategoricalDecision`` sends them
+        on x86-64 (where ``static_cast<int>`` of NaN is negative).
     """
 
     n_features: int
@@ -64,6 +73,7 @@ class TreeStructure:
     default_left: np.ndarray
     missing: np.ndarray
     leaf_count: np.ndarray | None = None
+    categories_left: tuple[np.ndarray | None, ...] | None = None
 
     def __post_init__(self) -> None:
         L = self.value.shape[0]
@@ -77,6 +87,9 @@ class TreeStructure:
                 )
         if self.leaf_count is not None and self.leaf_count.shape != (L,):
             raise ValueError(f"leaf_count has shape {self.leaf_count.shape}, not ({L},)")
+        if self.categories_left is not None and len(self.categories_left) != L - 1:
+            raise ValueError(f"a tree of {L} leaves has {L - 1} internal nodes; its "
+                             f"categories_left has {len(self.categories_left)} entries")
 
     # -- construction ------------------------------------------------------------------
     @classmethod
@@ -121,6 +134,7 @@ class TreeStructure:
             return self
         count = self.leaf_count
         feature, threshold, left, right, default_left, missing = [], [], [], [], [], []
+        sets: list[np.ndarray | None] = []
         values: list[np.ndarray] = []
         counts: list[float] = []
 
@@ -148,6 +162,7 @@ class TreeStructure:
             threshold.append(self.threshold[c])
             default_left.append(self.default_left[c])
             missing.append(self.missing[c])
+            sets.append(None if self.categories_left is None else self.categories_left[c])
             left.append(0)
             right.append(0)
             left[i] = build(int(self.left[c]))
@@ -163,6 +178,7 @@ class TreeStructure:
             default_left=np.array(default_left, dtype=bool),
             missing=np.array(missing, dtype=np.intp),
             leaf_count=None if count is None else np.array(counts),
+            categories_left=tuple(sets) if any(c is not None for c in sets) else None,
         )
 
     # -- reading ------------------------------------------------------------------------
@@ -177,7 +193,8 @@ class TreeStructure:
     def apply(self, X: np.ndarray) -> np.ndarray:
         """The leaf each row of ``X`` (float64, shape (n, n_features)) reaches, by
         LightGBM's rules (``NumericalDecision``, and its dense rows, which read a value
-        of magnitude at most 1e-35 as 0)."""
+        of magnitude at most 1e-35 as 0; ``CategoricalDecision`` at categorical
+        splits)."""
         X = np.asarray(X, dtype=np.float64)
         n = X.shape[0]
         node = np.zeros(n, dtype=np.intp)
@@ -195,10 +212,27 @@ class TreeStructure:
                 (missing == MISSING_NAN) & is_nan)
             with np.errstate(invalid="ignore"):
                 go_left = np.where(default, self.default_left[i], x <= self.threshold[i])
+            if self.categories_left is not None:
+                self._categorical_sides(i, X[active, self.feature[i]], go_left)
             child = np.where(go_left, self.left[i], self.right[i])
             node[active] = child
             active = active[child >= 0]
         return ~node
+
+    def _categorical_sides(self, node: np.ndarray, x: np.ndarray, go_left: np.ndarray) -> None:
+        """Set ``go_left`` (in place) for the rows at categorical nodes: left iff the
+        truncated code is in the node's set; NaN, negative codes and codes beyond
+        int32 go right (LightGBM's ``CategoricalDecision`` on x86-64)."""
+        for c in np.unique(node):
+            cats = self.categories_left[c]
+            if cats is None:
+                continue
+            at = node == c
+            v = x[at]
+            with np.errstate(invalid="ignore"):
+                ok = (v > -1.0) & (v < 2.0**31)  # False for NaN
+            code = np.trunc(np.where(ok, v, 0.0)).astype(np.int64)
+            go_left[at] = ok & np.isin(code, cats)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """The leaves' values for the rows of ``X``: shape (n,) when K = 1, else (n, K)."""
