@@ -200,12 +200,13 @@ def validate_input(
     kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=finite,
               accept_sparse=["csr", "csc"] if sparse else False)
     try:
+        nan = finite == "allow-nan"
         if isinstance(y, str) and y == "no_validation":
             X = validate_data(estimator, X, **kw)
-            return canonical_sparse(X) if sparse else X
+            return canonical_sparse(X, allow_nan=nan) if sparse else X
         X, y = validate_data(estimator, X, y, y_numeric=y_numeric, **kw)
         # scikit-learn converts only an object y; strings stay strings
-        return (canonical_sparse(X) if sparse else X,
+        return (canonical_sparse(X, allow_nan=nan) if sparse else X,
                 y.astype(np.float64) if y_numeric else y)
     except (TypeError, ValueError) as exc:
         # the same type (scikit-learn's checks expect NumPy's TypeError for an object

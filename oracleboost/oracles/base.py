@@ -633,7 +633,8 @@ def check_X(X: ArrayLike, name: str = "X", *, allow_nan: bool = False,
     name : str, default="X"
         The argument's name in errors.
     allow_nan : bool, default=False
-        Take NaN (a missing value) in a dense X; infinite values are refused either way.
+        Take NaN (a missing value), in a dense X or among a sparse X's stored values;
+        infinite values are refused either way.
     accept_sparse : bool, default=False
         Return scipy sparse X as a canonical CSR or CSC matrix (its format kept; any
         other sparse format becomes CSR; float64 values, sorted indices, no duplicate
@@ -654,25 +655,26 @@ def check_X(X: ArrayLike, name: str = "X", *, allow_nan: bool = False,
                 f"{who or 'this hypothesis class'} does not take; pass {name}.toarray() "
                 "(dense), or use StumpOracle or LinearOracle, which take sparse X"
             )
-        return canonical_sparse(X, name)
+        return canonical_sparse(X, name, allow_nan=allow_nan)
     with np.errstate(over="ignore", invalid="ignore"):
         return check_array(X, dtype=np.float64, input_name=name,
                            ensure_all_finite="allow-nan" if allow_nan else True)
 
 
-def canonical_sparse(X: Any, name: str = "X") -> Any:
+def canonical_sparse(X: Any, name: str = "X", *, allow_nan: bool = False) -> Any:
     """Sparse ``X`` as scikit-learn's ``check_array`` validates it (2-D, at least one row,
-    finite stored values, float64), in CSR or CSC (the format kept; others become CSR),
-    with sorted indices and no duplicate entries (duplicates add up, as ``toarray()``
-    adds them), so that a pass over its structure meets each cell once, in order.
-    ``X`` itself is never changed: a copy is made before canonicalising one that is not
-    canonical yet."""
+    finite stored values, or finite and NaN with ``allow_nan``, float64), in CSR or CSC
+    (the format kept; others become CSR), with sorted indices and no duplicate entries
+    (duplicates add up, as ``toarray()`` adds them), so that a pass over its structure
+    meets each cell once, in order.  ``X`` itself is never changed: a copy is made before
+    canonicalising one that is not canonical yet."""
     with np.errstate(over="ignore", invalid="ignore"):
         out = check_array(X, accept_sparse=["csr", "csc"], dtype=np.float64,
-                          ensure_all_finite=True, input_name=name)
+                          ensure_all_finite="allow-nan" if allow_nan else True,
+                          input_name=name)
     if not out.has_canonical_format:
         out = out.copy() if out is X else out
         out.sum_duplicates()  # sorts the indices too
-        if not np.isfinite(out.data).all():  # duplicates whose sum overflows
+        if np.isinf(out.data).any():  # duplicates whose sum overflows
             raise ValueError(f"{name}'s duplicate entries add up beyond float64's range")
     return out
