@@ -205,7 +205,7 @@ SAME_X = {
 #: An oracle that takes categories (``Capabilities.categorical``) fits a DataFrame's
 #: category columns as categories, not as the numbers they may be: tests/test_categorical.py.
 CATEGORICAL_ORACLES = {"lightgbm"}
-NAN_ORACLES = {"lightgbm"}  # capabilities.allow_nan
+NAN_ORACLES = {"lightgbm", "stumps"}  # capabilities.allow_nan
 
 
 @pytest.mark.parametrize("kind", list(SAME_X))
@@ -265,8 +265,8 @@ def test_X_without_numbers_is_refused_naming_X(booster, oracle, kind):
     if kind == "string_categorical" and oracle in CATEGORICAL_ORACLES:
         pytest.skip("this oracle fits categories (test_categorical)")
     if kind == "missing_value" and oracle in NAN_ORACLES:
-        pytest.skip("this oracle fits missing values (test_lightgbm_missing: pandas NA "
-                    "fits as NumPy NaN)")
+        pytest.skip("this oracle fits missing values (test_lightgbm_missing and "
+                    "test_stump_missing: pandas NA fits as NumPy NaN)")
     make, match = REFUSED_X[kind]
     model = BOOSTERS[booster][0](ORACLES[oracle]())
     with pytest.raises((ValueError, TypeError), match=match):

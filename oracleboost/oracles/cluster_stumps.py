@@ -100,7 +100,7 @@ class _Column:
 
 def _partition_missing(blocks: RowBlocks, local: BoundStumpOracle) -> tuple[tuple, tuple]:
     """The features whose column holds NaN in this partition."""
-    return (), (local.missing,)
+    return (), (local._nan_bins,)
 
 
 def _partition_counts(blocks: RowBlocks, local: BoundStumpOracle,
@@ -157,13 +157,14 @@ class ClusterStumpOracle(BoundStumpOracle):
         self._set_thresholds(binned.result())
         self._local = rows.bind_partitions(_local_oracle, oracle, binned)  # the codes
         # a missing-value bin where any partition's column holds NaN
-        missing = np.zeros(self.n_features, dtype=bool)
+        nan_bins = np.zeros(self.n_features, dtype=bool)
         for (part,) in blocks.map(_partition_missing, self._local)[1]:
-            missing |= part
-        self._set_missing(missing)
+            nan_bins |= part
+        self._set_nan_bins(nan_bins)
         self._counts = np.empty((self.n_features, self._B))
         _add_in_order(blocks.map(_partition_counts, self._local, width=self._B)[1],
                       (self._counts,))
+        self._set_missing()
 
     @property
     def codes(self) -> np.ndarray:

@@ -824,7 +824,9 @@ class BoundStumpOracle(BoundOracle):
         Finite bins of each feature.
     missing : ndarray of bool, shape (n_features,)
         Features with a missing-value bin: their training column holds NaN, whose rows
-        have the code ``n_bins[j]``, after the finite bins (LightGBM's missing type NaN).
+        have the code ``n_bins[j]``, after the finite bins (LightGBM's missing type NaN),
+        and finite values.  (A column all NaN has nothing to split, as LightGBM's
+        trivial feature: its rows have the code 1, and it is not split on.)
     codes : ndarray of shape (n_samples, n_features), uint8 (wider only in exact mode)
         Bin of every training value: ``codes[i, j] = #{t : thresholds[j][t] < X[i, j]}``,
         so ``codes[i, j] <= t`` exactly when ``X[i, j] <= thresholds[j][t]``, and
@@ -896,19 +898,30 @@ class BoundStumpOracle(BoundOracle):
             codes = sparse_codes
 
         _map(codes, range(d), n_threads)
-        self._set_missing(nan_rows > 0)
+        self._set_nan_bins(nan_rows > 0)
         self._counts = np.empty((d, self._B))  # unweighted W per bin
         self._histograms(kernels.hist_1d, (np.ones(n),), (self._counts,))
+        self._set_missing()
 
     def _set_thresholds(self, thresholds: list[np.ndarray]) -> None:
         self.thresholds = thresholds
         self.n_bins = np.array([t.size + 1 for t in self.thresholds], dtype=np.intp)
-        self._set_missing(np.zeros(self.n_bins.size, dtype=bool))
+        self._set_nan_bins(np.zeros(self.n_bins.size, dtype=bool))
+        self.missing = self._nan_bins
 
-    def _set_missing(self, missing: np.ndarray) -> None:
-        """Give the features ``missing`` a missing-value bin (after their finite ones)."""
-        self.missing = missing
-        self._B = int((self.n_bins + missing).max())  # bins per feature after padding
+    def _set_nan_bins(self, nan_bins: np.ndarray) -> None:
+        """Give the features ``nan_bins`` (whose columns hold NaN) a bin for it, after
+        their finite ones: the histograms' width."""
+        self._nan_bins = nan_bins
+        self._B = int((self.n_bins + nan_bins).max())  # bins per feature after padding
+
+    def _set_missing(self) -> None:
+        """The features scanned with their missing-value bin (from the counts): those
+        with NaN rows and finite rows.  Every finite row of the sample that made the
+        bins is in one of them, and the first holds the smallest value, so bin 0 is
+        empty only in a column with no finite row, whose one split would leave a side
+        empty."""
+        self.missing = self._nan_bins & (self._counts[:, 0] > 0)
 
     @property
     def codes(self) -> np.ndarray:
