@@ -19,6 +19,9 @@ class of stumps, exactly, by cumulative sums over per-feature bins (Grubb & Bagn
 ``project(target, sample_weight)``, ``target`` of shape ``(n, K)``
     vector-valued regression stumps with least-squares leaf vectors.
 
+A training column with NaN gets a bin for its NaN rows, and every split learns where
+they go by LightGBM's rule (see :class:`StumpOracle`'s Notes).
+
 Binning is done once, in :meth:`StumpOracle.bind`, into column-major codes; a query is
 one compiled pass per feature over its codes (:mod:`._stump_kernels`: the histogram of
 the query, then the running sums and the feature's best split), ``O(n d K + d B K)``
@@ -714,8 +717,38 @@ class StumpOracle(Oracle):
     order constants first (``+1`` before ``-1``; class ``0`` before ``1`` ... for
     label codes), then feature ``0 .. d-1``, thresholds left to right, and for ±1
     stumps ``s = +1`` before ``s = -1``; within a label-coded leaf the lowest class.
-    A split whose two leaves are equal is the constant function and is returned as
-    the constant.
+    On a feature with missing values, every candidate sending NaN left comes before
+    every one sending it right (below).  A split whose two leaves are equal is the
+    constant function and is returned as the constant.
+
+    Missing values, by LightGBM's rule.  A training column that holds NaN (and finite
+    values) gets a bin for its NaN rows after its finite bins, whose edges are made
+    from the finite values alone (LightGBM's ``MissingType::NaN``, its NaN bin last;
+    ``max_bins`` counts the finite bins, where LightGBM's ``max_bin`` counts the NaN
+    bin too).  Every query's scan of such a feature is LightGBM's
+    ``FindBestThresholdSequentially`` (``src/treelearner/feature_histogram.hpp``): its
+    reverse pass first, the NaN bin on the left of every threshold
+    (``default_left = true``), then its forward pass, the NaN bin on the right, whose
+    last threshold, ``+inf``, leaves the NaN rows alone on the right (as LightGBM
+    writes that split); a split of the second pass wins only when strictly better
+    (``best_gain > output->gain``), so a tie between the directions sends NaN left.
+    The stump keeps the side as ``default_left``; ``predict``, the compiled sum and
+    :meth:`~oracleboost.oracles.Hypothesis.tree_structure` (missing type NaN) route
+    a NaN there.  A feature without NaN in training gives stumps of
+    ``default_left=None``: a NaN at prediction goes where ``0.0`` goes, as LightGBM's
+    ``Tree::NumericalDecision`` reads it on a split of missing type none, so the
+    exported model predicts what ``decision_function`` does, bit for bit.  A feature
+    without NaN is scanned and summed by the loops that know no missing bin: fits on
+    X without NaN are what they were.  ±inf is refused.
+
+    Departures from LightGBM: whether a column has missing values is decided from every
+    row (LightGBM looks at its bin sample only); a column all NaN is never split on
+    (LightGBM's trivial feature); LightGBM's bins include one ending at ``1e-35``,
+    which can be empty and then isolates the NaN rows on the left at that threshold,
+    where the stump isolates them on the right at ``+inf`` (the same partition of the
+    training rows; new values at most ``1e-35`` go the other way); within one
+    direction the first best threshold from the left wins (LightGBM's reverse pass
+    keeps the last).
     """
 
     def __init__(self, max_bins: int = 255, exact: bool = False, n_jobs: int | None = None,
