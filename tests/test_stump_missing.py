@@ -12,6 +12,8 @@ without NaN is untouched; ±inf is still refused.  (Export: tests/test_export.py
 
 from __future__ import annotations
 
+import pickle
+
 import lightgbm as lgb
 import numpy as np
 import pandas as pd
@@ -25,6 +27,7 @@ from oracleboost.boosters import (
     FunctionalGradientRegressor,
     MirrorBoostingClassifier,
 )
+from oracleboost.model_json import from_json, to_json
 from oracleboost.oracles import CachedOracle, Hypothesis, StumpOracle
 from oracleboost.oracles.stumps import (
     ConstantHypothesis,
@@ -384,6 +387,20 @@ def test_pandas_missing_values_fit_as_nan():
         np.testing.assert_array_equal(clone(est).fit(data, s).predict(data), expected)
     cached = FunctionalGradientRegressor(CachedOracle(StumpOracle(), None), n_estimators=4)
     np.testing.assert_array_equal(cached.fit(X, s).predict(X), expected)
+
+
+def test_learned_sides_survive_json_and_pickle():
+    """``default_left`` is a stump's field: a model read back from JSON or a pickle
+    routes NaN as the fitted one, bit for bit; a stump pickled before the field
+    existed reads as a feature without NaN (a NaN goes where 0.0 goes)."""
+    X, s = _booster_data(5)
+    model = FunctionalGradientRegressor(StumpOracle(), n_estimators=5).fit(X, s)
+    assert any(h.default_left is not None for h in _stumps(model))
+    for copy in (from_json(to_json(model)), pickle.loads(pickle.dumps(model))):
+        np.testing.assert_array_equal(copy.predict(X), model.predict(X))
+    old = SignStump(0, 0.5, 1, 2)
+    del old.__dict__["default_left"]
+    np.testing.assert_array_equal(old.predict([[np.nan, 1.0], [0.0, 1.0]]), [-1.0, -1.0])
 
 
 # -- infinity is refused ------------------------------------------------------------------------
