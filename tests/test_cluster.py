@@ -391,8 +391,8 @@ def test_accelerated_what_does_not_distribute_says_so(client):
 def test_bad_input_on_dask_names_it(client):
     X, y = _data(0, n=3000)
     bad = X.copy()
-    bad[2500, 3] = np.nan
-    with pytest.raises(ValueError, match="NaN or infinity"):
+    bad[2500, 3] = np.inf  # NaN is a missing value (test_dask_fit_with_nan_...)
+    with pytest.raises(ValueError, match="X contains infinity"):
         _booster().fit(da.from_array(bad, chunks=1000), y)
     with pytest.raises(ValueError, match="exactly two classes"):
         _booster().fit(da.from_array(X, chunks=1000), np.zeros(3000))
@@ -493,6 +493,30 @@ def test_regressor_dask_fit_equals_memory_fit(client, params, weighted, seed):
     out = dk.predict(da.from_array(X, chunks=4000))
     assert isinstance(out, da.Array)
     np.testing.assert_array_equal(out.compute(), mem.predict(X))
+
+
+def test_dask_fit_with_nan_equals_memory_fit(client):
+    """Missing values: a feature with NaN in one partition only gets its missing-value
+    bin on every partition (the union of the workers' answers), so the stumps, their
+    learned sides and the predictions (NaN rows too) are those of the fit in memory;
+    for ±1 stumps, regression stumps and label-coded stumps."""
+    X, y = _regression_data(4)
+    rng = np.random.RandomState(4)
+    X[rng.rand(*X.shape) < 0.15] = np.nan
+    X[:, 0] = np.where(X[:, 0] > 0, X[:, 0], np.nan)  # a feature whose NaN say much
+    X[:, 2] = np.nan_to_num(X[:, 2])
+    X[-100:, 2] = np.nan  # NaN in the last partition alone
+    Xd = da.from_array(X, chunks=(3000, 2))
+    mem = _regressor().fit(X, y)
+    _same_fit(mem, dk := _regressor().fit(Xd, y))
+    assert any(getattr(h, "default_left", None) is not None for h in mem.estimators_)
+    np.testing.assert_array_equal(dk.predict(da.from_array(X, chunks=4000)).compute(),
+                                  mem.predict(X))
+    labels = np.where(np.isnan(X[:, 0]) | (y > 1), "a", "b")
+    _same_fit(_booster(n_estimators=6).fit(X, labels), _booster(n_estimators=6).fit(Xd, labels))
+    classes = np.digitize(y, [-0.5, 0.5]) + 2 * np.isnan(X[:, 0])
+    kw = {"n_estimators": 5, "loss": "softmax", "query": "correlate"}
+    _functional_classifier_fits_agree(X, classes, None, kw, rounds=3)
 
 
 def test_regressor_equal_weights_cancel_in_memory_and_on_a_cluster(client):

@@ -208,7 +208,7 @@ SAME_X = {
 #: An oracle that takes categories (``Capabilities.categorical``) fits a DataFrame's
 #: category columns as categories, not as the numbers they may be: tests/test_categorical.py.
 CATEGORICAL_ORACLES = {"lightgbm"}
-NAN_ORACLES = {"lightgbm"}  # capabilities.allow_nan
+NAN_ORACLES = {"lightgbm", "stumps"}  # capabilities.allow_nan
 
 
 @pytest.mark.parametrize("kind", list(SAME_X))
@@ -285,8 +285,8 @@ def test_X_without_numbers_is_refused_naming_X(booster, oracle, kind):
         _categories_fit_by_their_codes(booster, oracle, _string_categorical(_X(oracle)))
         return
     if kind == "missing_value" and oracle in NAN_ORACLES:
-        pytest.skip("this oracle fits missing values (test_lightgbm_missing: pandas NA "
-                    "fits as NumPy NaN)")
+        pytest.skip("this oracle fits missing values (test_lightgbm_missing and "
+                    "test_stump_missing: pandas NA fits as NumPy NaN)")
     make, match = REFUSED_X[kind]
     model = BOOSTERS[booster][0](ORACLES[oracle]())
     with pytest.raises((ValueError, TypeError), match=match):

@@ -272,16 +272,16 @@ def test_pandas_missing_values_fit_as_nan():
 
 # -- every other oracle refuses NaN; the tags tell which take it -------------------------------
 
+# StumpOracle (the default of correlate's boosters) takes NaN too: test_stump_missing.
 REFUSING = {
-    "stumps": lambda: CoordinateBoostingClassifier(StumpOracle(), n_estimators=3),
-    "default": lambda: CoordinateBoostingClassifier(n_estimators=3),
+    "trees_correlate": lambda: CoordinateBoostingClassifier(TreeOracle(), n_estimators=3),
     "default_project": lambda: FunctionalGradientRegressor(n_estimators=3),
     "sklearn_trees": lambda: FunctionalGradientRegressor(TreeOracle(), n_estimators=3),
     "sklearn": lambda: FunctionalGradientRegressor(SklearnOracle(Ridge()), n_estimators=3),
-    "cached_stumps": lambda: CoordinateBoostingClassifier(CachedOracle(StumpOracle(), None),
-                                                          n_estimators=3),
+    "cached_trees": lambda: CoordinateBoostingClassifier(CachedOracle(TreeOracle(), None),
+                                                         n_estimators=3),
     "linear": lambda: AcceleratedMarginClassifier(LinearOracle(), n_estimators=3),
-    "mirror": lambda: MirrorBoostingClassifier(n_estimators=3),
+    "mirror_trees": lambda: MirrorBoostingClassifier(TreeOracle(), n_estimators=3),
 }
 
 
@@ -322,7 +322,8 @@ class _NaNFiniteClass(Oracle):
 
 def test_wrappers_pass_their_oracles_answer_through():
     assert CachedOracle(LightGBMOracle(), None).capabilities.allow_nan
-    assert not CachedOracle(StumpOracle(), None).capabilities.allow_nan
+    assert CachedOracle(StumpOracle(), None).capabilities.allow_nan
+    assert not CachedOracle(TreeOracle(), None).capabilities.allow_nan
     assert ApproximateOracle(_NaNFiniteClass()).capabilities.allow_nan
     H = np.sign(np.random.default_rng(0).normal(size=(10, 3)))
     assert not ApproximateOracle(MatrixOracle(H)).capabilities.allow_nan

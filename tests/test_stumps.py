@@ -512,16 +512,18 @@ def test_sklearn_conventions_and_capabilities():
         multiclass_project=True,
         bounded=True,  # correlate answers ±1 stumps and label codes, all in [−1, 1]
         sparse_input=True,  # binned from a sparse X's structure (tests/test_sparse.py)
+        allow_nan=True,  # a missing-value bin (tests/test_stump_missing.py)
     )
     assert not oracle.capabilities.stochastic
     assert StumpOracle(max_bins=1000).max_bins == 1000  # constructor only stores
 
 
-@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
-def test_non_finite_X_rejected(bad):
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+def test_infinite_X_rejected(bad):
+    """NaN is a missing value (tests/test_stump_missing.py); ±inf is refused."""
     X = np.ones((5, 2))
     X[2, 1] = bad
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="infinity"):
         StumpOracle().bind(X)
 
 
@@ -557,8 +559,8 @@ def test_bad_queries():
     h = bound.correlate(rng.normal(size=10))
     with pytest.raises(ValueError, match="features"):
         h.predict(np.ones((4, 5)))
-    with pytest.raises(ValueError):
-        h.predict(np.full((4, 3), np.nan))
+    with pytest.raises(ValueError, match="infinity"):  # NaN is a missing value; inf is not
+        h.predict(np.full((4, 3), np.inf))
 
 
 # -- numerics -------------------------------------------------------------------------------

@@ -144,8 +144,8 @@ def test_eval_set_errors_name_the_set():
     with pytest.raises(ValueError, match="eval_sample_weight has 2 entries"):
         model.fit(X, y, eval_set=[(X, y)], eval_sample_weight=[None, None])
     bad = X.copy()
-    bad[3, 1] = np.nan
-    with pytest.raises(ValueError, match=r"eval_set\[0\]: X.*NaN"):
+    bad[3, 1] = np.inf  # (NaN is a missing value to the default stumps)
+    with pytest.raises(ValueError, match=r"eval_set\[0\]: X.*infinity"):
         model.fit(X, y, eval_set=[(bad, y)])
     with pytest.raises(ValueError, match=r"eval_set\[0\] needs its query ids"):
         FunctionalGradientRanker(n_estimators=2).fit(X, y, np.arange(100) // 10,
@@ -301,8 +301,8 @@ def test_early_stopping_off_by_default_and_bad_fraction_is_named():
     # the split comes after the label checks: their messages are scikit-learn's
     with pytest.raises(ValueError, match="Unknown label type"):
         tiny.set_params(validation_fraction=0.2).fit(X, X[:, 0])
-    with pytest.raises(ValueError, match="NaN"):
-        tiny.fit(np.where(X > 2.5, np.nan, X), y)
+    with pytest.raises(ValueError, match="infinity"):  # NaN is missing to the stumps
+        tiny.fit(np.where(X > 2.5, np.inf, X), y)
 
 
 def test_warm_start_after_early_stopping_continues_from_the_best_round():

@@ -15,6 +15,19 @@ whose weights are all zero sums to exactly 0.
 Tie rule inside a feature: the first best threshold from the left, and for ±1 stumps
 ``s = +1`` before ``s = −1``; across features the caller takes the lowest feature.
 
+Missing values (LightGBM's ``MissingType::NaN``).  A feature whose training column holds
+NaN (``missing[j]``) has one more bin, after its ``n_bins[j]`` finite ones: the NaN rows'
+bin, code ``n_bins[j]`` (LightGBM puts it last too).  Its scan is LightGBM's
+(``FeatureHistogram::FindBestThresholdSequentially``, in
+``src/treelearner/feature_histogram.hpp``): first every threshold with the NaN bin on
+the left (its ``REVERSE`` pass, ``default_left = true``), then every threshold with it
+on the right (the forward pass, ``default_left = false``), whose last threshold leaves
+the NaN rows alone on the right; a split of the second pass replaces the first's only
+when strictly better, so a tie between the directions sends NaN left, as LightGBM's
+``best_gain > output->gain`` does.  Within a pass the tie rule above holds (LightGBM's
+reverse pass keeps the last best threshold from the left; no test meets that tie).  A
+feature without a NaN bin is scanned by the loop it always was: nothing is added to it.
+
 The kernels release the GIL (``nogil``), so that blocks of features run on threads, and
 are compiled once per machine and cached on disk (``cache=True``); later processes load
 the machine code.  ``benchmarks/README.md`` gives the first-call compile time.
@@ -201,15 +214,21 @@ def _suffix_sums(h, nb_j, out):  # pragma: no cover - compiled
 
 
 @nb.jit(**_JIT)
-def sign_scan(hist, n_bins, score, thr, sign):  # pragma: no cover - compiled
+def sign_scan(hist, n_bins, missing, score, thr, sign,
+              nan_left):  # pragma: no cover - compiled
     """±1 stumps: for each feature j, the best ``s · (R_right − R_left)`` over thresholds
     ``t < n_bins[j] − 1`` and ``s ∈ {+1, −1}`` from the histogram ``hist[j]`` of r, into
-    ``score[j]``, ``thr[j]``, ``sign[j]`` (``score = -inf`` when the feature has one bin)."""
+    ``score[j]``, ``thr[j]``, ``sign[j]`` (``score = -inf`` when the feature has one bin).
+    A feature with a missing-value bin (``missing[j]``) is scanned by
+    :func:`_sign_missing`, which also writes ``nan_left[j]``."""
     d, B = hist.shape
     suf = np.empty(B)
     for j in range(d):
         h = hist[j]
         nb_j = n_bins[j]
+        if missing[j]:
+            score[j], thr[j], sign[j], nan_left[j] = _sign_missing(h, nb_j, suf)
+            continue
         _suffix_sums(h, nb_j, suf)
         best, bt, bs = -np.inf, -1, 0
         left = 0.0
@@ -224,17 +243,44 @@ def sign_scan(hist, n_bins, score, thr, sign):  # pragma: no cover - compiled
 
 
 @nb.jit(**_JIT)
-def code_scan(hist, n_bins, score, thr, k_left, k_right):  # pragma: no cover - compiled
+def _sign_missing(h, nb_j, suf):  # pragma: no cover - compiled
+    """:func:`sign_scan` of a feature whose NaN rows are in the bin ``nb_j`` after its
+    finite bins: pass 0 puts that bin on the left (LightGBM's reverse pass; the left sum
+    starts from it), pass 1 on the right (the right sums run from it, and the last
+    threshold ``t = nb_j − 1`` leaves it alone there).  Returns ``(score, t, s,
+    nan_left)``; a pass-1 split wins only when strictly better (LightGBM's tie rule)."""
+    best, bt, bs, nan_l = -np.inf, -1, 0, True
+    for p in range(2):
+        _suffix_sums(h, nb_j + p, suf)
+        left = h[nb_j] if p == 0 else 0.0
+        for t in range(nb_j - 1 + p):
+            left += h[t]
+            e = suf[t + 1] - left
+            if e > best:
+                best, bt, bs, nan_l = e, t, 1, p == 0
+            if -e > best:
+                best, bt, bs, nan_l = -e, t, -1, p == 0
+    return best, bt, bs, nan_l
+
+
+@nb.jit(**_JIT)
+def code_scan(hist, n_bins, missing, score, thr, k_left, k_right,
+              nan_left):  # pragma: no cover - compiled
     """Label-coded multiclass stumps (Grubb & Bagnell 2011, Theorem 2): from the
     histograms ``hist[j]`` (B, K) of the rows of r, the best
     ``max_k R_left,k + max_k R_right,k`` over thresholds, with the first maximising
-    class on each side."""
+    class on each side.  A feature with a missing-value bin (``missing[j]``) is scanned
+    by :func:`_code_missing`, which also writes ``nan_left[j]``."""
     d, B, K = hist.shape
     suf = np.empty((B, K))
     left = np.empty(K)
     for j in range(d):
         h = hist[j]
         nb_j = n_bins[j]
+        if missing[j]:
+            score[j], thr[j], k_left[j], k_right[j], nan_left[j] = _code_missing(
+                h, nb_j, suf, left)
+            continue
         for k in range(K):
             _suffix_sums(h[:, k], nb_j, suf[:, k])
         left[:] = 0.0
@@ -255,17 +301,48 @@ def code_scan(hist, n_bins, score, thr, k_left, k_right):  # pragma: no cover - 
 
 
 @nb.jit(**_JIT)
-def lsq_scan(hist_w, hist_s, n_bins, score, thr, sums_left, sums_right,
-             sums_w):  # pragma: no cover - compiled
+def _code_missing(h, nb_j, suf, left):  # pragma: no cover - compiled
+    """:func:`code_scan` of a feature with a missing-value bin ``nb_j``, in the two
+    passes of :func:`_sign_missing`; returns ``(score, t, k_left, k_right, nan_left)``."""
+    K = h.shape[1]
+    best, bt, bl, br, nan_l = -np.inf, -1, 0, 0, True
+    for p in range(2):
+        for k in range(K):
+            _suffix_sums(h[:, k], nb_j + p, suf[:, k])
+            left[k] = h[nb_j, k] if p == 0 else 0.0
+        for t in range(nb_j - 1 + p):
+            kl, kr = 0, 0
+            for k in range(K):
+                left[k] += h[t, k]
+            for k in range(1, K):
+                if left[k] > left[kl]:
+                    kl = k
+                if suf[t + 1, k] > suf[t + 1, kr]:
+                    kr = k
+            s = left[kl] + suf[t + 1, kr]
+            if s > best:
+                best, bt, bl, br, nan_l = s, t, kl, kr, p == 0
+    return best, bt, bl, br, nan_l
+
+
+@nb.jit(**_JIT)
+def lsq_scan(hist_w, hist_s, n_bins, missing, score, thr, sums_left, sums_right,
+             sums_w, nan_left):  # pragma: no cover - compiled
     """Two-leaf least-squares stumps (Grubb & Bagnell 2011, eq. 4): from the weight
     histograms ``hist_w[j]`` (B,) and target histograms ``hist_s[j]`` (B, K), the
     largest ``Σ_k (S_L,k²/W_L + S_R,k²/W_R)`` over thresholds with both sides of
-    positive weight, and the best split's side sums."""
+    positive weight, and the best split's side sums.  A feature with a missing-value
+    bin (``missing[j]``) is scanned by :func:`_lsq_missing`, which also writes
+    ``nan_left[j]``."""
     d, B, K = hist_s.shape
     sufW, sufS, left_S = np.empty(B), np.empty((B, K)), np.empty(K)
     for j in range(d):
         W, S = hist_w[j], hist_s[j]
         nb_j = n_bins[j]
+        if missing[j]:
+            score[j], thr[j], nan_left[j] = _lsq_missing(
+                W, S, nb_j, sufW, sufS, left_S, sums_left[j], sums_right[j], sums_w[j])
+            continue
         _suffix_sums(W, nb_j, sufW)
         for k in range(K):
             _suffix_sums(S[:, k], nb_j, sufS[:, k])
@@ -293,6 +370,39 @@ def lsq_scan(hist_w, hist_s, n_bins, score, thr, sums_left, sums_right,
 
 
 @nb.jit(**_JIT)
+def _lsq_missing(W, S, nb_j, sufW, sufS, left_S, sums_left, sums_right,
+                 sums_w):  # pragma: no cover - compiled
+    """:func:`lsq_scan` of a feature with a missing-value bin ``nb_j``, in the two
+    passes of :func:`_sign_missing`, writing the best split's side sums into this
+    feature's ``sums_*``; returns ``(score, t, nan_left)``."""
+    K = S.shape[1]
+    best, bt, nan_l = -np.inf, -1, True
+    for p in range(2):
+        _suffix_sums(W, nb_j + p, sufW)
+        for k in range(K):
+            _suffix_sums(S[:, k], nb_j + p, sufS[:, k])
+            left_S[k] = S[nb_j, k] if p == 0 else 0.0
+        wl = W[nb_j] if p == 0 else 0.0
+        for t in range(nb_j - 1 + p):
+            wl += W[t]
+            for k in range(K):
+                left_S[k] += S[t, k]
+            wr = sufW[t + 1]
+            if not (wl > 0.0 and wr > 0.0):
+                continue
+            g = 0.0
+            for k in range(K):
+                g += left_S[k] * (left_S[k] / wl) + sufS[t + 1, k] * (sufS[t + 1, k] / wr)
+            if g > best:
+                best, bt, nan_l = g, t, p == 0
+                sums_w[0], sums_w[1] = wl, wr
+                for k in range(K):
+                    sums_left[k] = left_S[k]
+                    sums_right[k] = sufS[t + 1, k]
+    return best, bt, nan_l
+
+
+@nb.jit(**_JIT)
 def leaf_outputs(c, t, left, right, out):  # pragma: no cover - compiled
     """A stump's outputs on the training rows: ``out[i] = left`` where the code
     ``c[i] <= t``, else ``right`` (rows of ``out`` (n, K), leaves of shape (K,))."""
@@ -309,12 +419,31 @@ def leaf_outputs(c, t, left, right, out):  # pragma: no cover - compiled
 
 
 @nb.jit(**_JIT)
+def leaf_outputs_nan_left(c, t, nan_code, left, right, out):  # pragma: no cover - compiled
+    """:func:`leaf_outputs` of a split that also sends its feature's missing-value bin
+    (code ``nan_code``, after the finite bins) to the left.  (A split that sends it
+    right is :func:`leaf_outputs` itself: ``nan_code > t``.)"""
+    n, K = out.shape
+    for i in range(n):
+        v = left if (c[i] <= t or c[i] == nan_code) else right
+        for k in range(K):
+            out[i, k] = v[k]
+
+
+@nb.jit(**_JIT)
 def bin_codes(col, thresholds, out):  # pragma: no cover - compiled
     """``out[i] = #{t : thresholds[t] < col[i]}`` (``np.searchsorted(side="left")``) by
-    binary search; compiled so that features bin in parallel without the GIL."""
+    binary search, and ``out[i] = len(thresholds) + 1`` (the missing-value bin, after
+    the finite ones) where ``col[i]`` is NaN; returns how many were NaN.  Compiled so
+    that features bin in parallel without the GIL."""
     m = thresholds.shape[0]
+    missing = 0
     for i in range(col.shape[0]):
         x = col[i]
+        if x != x:  # NaN
+            out[i] = m + 1
+            missing += 1
+            continue
         lo, size = 0, m
         while size > 0:
             half = size >> 1
@@ -324,14 +453,15 @@ def bin_codes(col, thresholds, out):  # pragma: no cover - compiled
             else:
                 size = half
         out[i] = lo
+    return missing
 
 
 @nb.jit(**_JIT)
-def stump_sum(X, used, slot, threshold, left, right, out, start, stop,
+def stump_sum(X, used, slot, threshold, left, right, nan_left, out, start, stop,
               block):  # pragma: no cover - compiled
     """Add every round's stump to ``out`` for the rows ``start:stop``: round ``r`` adds
-    ``left[r]`` to row ``i`` where ``X[i, used[slot[r]]] <= threshold[r]``, else
-    ``right[r]`` (rows of ``out`` (n, K), leaf rows (K,)).
+    ``left[r]`` to row ``i`` where ``X[i, used[slot[r]]] <= threshold[r]``, or where it
+    is NaN and ``nan_left[r]``, else ``right[r]`` (rows of ``out`` (n, K), leaf rows (K,)).
 
     ``left`` and ``right`` are the products ``coef[r] * leaf`` already rounded to
     float64, so each addition is the one ``out += coef[r] * h.predict(X)`` makes, and
@@ -342,7 +472,8 @@ def stump_sum(X, used, slot, threshold, left, right, out, start, stop,
     The rows go by blocks of ``block``: the block's values of the ``used`` features are
     copied feature-major, and its rows of ``out`` class-major, into buffers that stay in
     cache while every round passes over them (contiguous, so the compare-select-add loop
-    vectorises), then the sums are copied back (copies are exact).
+    vectorises), then the sums are copied back (copies are exact).  The copy notes
+    whether the block holds a NaN; only such a block takes the loop that tests for it.
     """
     m = used.shape[0]
     R = slot.shape[0]
@@ -351,19 +482,43 @@ def stump_sum(X, used, slot, threshold, left, right, out, start, stop,
     ob = np.empty((K, block))
     for a in range(start, stop, block):
         w = min(block, stop - a)
+        nan = False
         for i in range(w):
             for j in range(m):
-                xb[j, i] = X[a + i, used[j]]
+                x = X[a + i, used[j]]
+                xb[j, i] = x
+                nan |= x != x
             for k in range(K):
                 ob[k, i] = out[a + i, k]
-        for r in range(R):
-            s = slot[r]
-            t = threshold[r]
-            for k in range(K):
-                lo = left[r, k]
-                hi = right[r, k]
-                for i in range(w):
-                    ob[k, i] += lo if xb[s, i] <= t else hi
+        if nan:
+            _stump_sum_missing(xb, slot, threshold, left, right, nan_left, ob, w)
+        else:
+            for r in range(R):
+                s = slot[r]
+                t = threshold[r]
+                for k in range(K):
+                    lo = left[r, k]
+                    hi = right[r, k]
+                    for i in range(w):
+                        ob[k, i] += lo if xb[s, i] <= t else hi
         for i in range(w):
             for k in range(K):
                 out[a + i, k] = ob[k, i]
+
+
+@nb.jit(**_JIT)
+def _stump_sum_missing(xb, slot, threshold, left, right, nan_left, ob,
+                       w):  # pragma: no cover - compiled
+    """The rounds of :func:`stump_sum` over a block that holds a NaN: a NaN goes to
+    the side ``nan_left[r]`` names (no comparison sends it left)."""
+    K = ob.shape[0]
+    for r in range(slot.shape[0]):
+        s = slot[r]
+        t = threshold[r]
+        nl = nan_left[r]
+        for k in range(K):
+            lo = left[r, k]
+            hi = right[r, k]
+            for i in range(w):
+                x = xb[s, i]
+                ob[k, i] += lo if (x <= t or (nl and x != x)) else hi

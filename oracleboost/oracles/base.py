@@ -167,9 +167,10 @@ class Capabilities:
         shared between threads and answers exactly as the same queries in sequence.
     allow_nan : bool
         X may hold NaN, read as missing values: ``bind`` takes it and the hypotheses
-        predict it (LightGBM's trees, which learn where a missing value goes at each
-        split).  Every other class refuses NaN in X.  A booster takes NaN exactly when
-        its oracle does, and says so in scikit-learn's ``input_tags.allow_nan``.
+        predict it (LightGBM's trees and the stumps of ``StumpOracle``, which learn
+        where a missing value goes at each split).  Every other class refuses NaN in
+        X.  A booster takes NaN exactly when its oracle does, and says so in
+        scikit-learn's ``input_tags.allow_nan``.
         Infinite values are refused either way.
     sparse_input : bool
         ``bind`` and the answers' ``predict`` take scipy sparse X (CSR or CSC matrices

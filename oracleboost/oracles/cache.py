@@ -313,7 +313,8 @@ class CachedOracle(Oracle):
         # Validate X exactly as the wrapped oracle will (it may hold row indices), but
         # without binding it: that is deferred to the first cache miss.
         if sp.issparse(X):  # the wrapped class takes it, or check_X refuses it by name
-            X = check_X(X, accept_sparse=self.capabilities.sparse_input,
+            X = check_X(X, allow_nan=self.capabilities.allow_nan,
+                        accept_sparse=self.capabilities.sparse_input,
                         who=type(self._wrapped()).__name__)
             return _BoundCached(self, X, _fingerprint(X))
         X = np.asarray(X)

@@ -9,6 +9,11 @@ client adds the partitions' histograms in partition order (the order in memory) 
 scans them for the best split, with the code the oracle in memory runs.  The answer's
 outputs on the training rows stay on the workers.  The float64 features are read once,
 to bin them; the workers then hold one byte a feature a row.
+
+Missing values (NaN) are fitted as in memory: a feature whose column holds NaN in any
+partition has the missing-value bin everywhere (the workers say which features, the
+client takes their union), so the histograms and the splits are those of the oracle in
+memory.
 """
 
 from __future__ import annotations
@@ -69,10 +74,11 @@ class ClusterRows:
 def _local_oracle(X: np.ndarray, oracle: StumpOracle,
                   thresholds: list[np.ndarray]) -> BoundStumpOracle:
     """A partition's oracle, on its worker (one thread: the worker's threads take
-    other partitions)."""
-    if not np.isfinite(X).all():
-        raise ValueError("Input X contains NaN or infinity (found in a partition of the "
-                         "dask array on a worker)")
+    other partitions).  NaN is a missing value, as in memory; ±inf is refused."""
+    if np.isinf(X).any():
+        raise ValueError("Input X contains infinity (found in a partition of the dask "
+                         "array on a worker); StumpOracle takes finite values and NaN "
+                         "(missing)")
     return BoundStumpOracle(oracle, X, thresholds=thresholds, n_jobs=1)
 
 
@@ -92,8 +98,19 @@ class _Column:
     rows: Partitioned
 
 
-def _partition_counts(blocks: RowBlocks, local: BoundStumpOracle) -> tuple[tuple, tuple]:
-    return (), (local._counts,)
+def _partition_missing(blocks: RowBlocks, local: BoundStumpOracle) -> tuple[tuple, tuple]:
+    """The features whose column holds NaN in this partition."""
+    return (), (local._nan_bins,)
+
+
+def _partition_counts(blocks: RowBlocks, local: BoundStumpOracle,
+                      width: int) -> tuple[tuple, tuple]:
+    """The partition's rows a bin, in the histograms' ``width`` (the bins of the whole
+    data: a feature may have its missing-value bin only in other partitions; a query's
+    histograms take the client's shapes, :func:`_partition_histograms`)."""
+    counts = np.zeros((local.n_features, width))
+    counts[:, :local._counts.shape[1]] = local._counts
+    return (), (counts,)
 
 
 def _add_in_order(stats: list, outs: tuple) -> None:
@@ -110,9 +127,10 @@ def _centred(blocks: RowBlocks, r: np.ndarray) -> tuple[tuple, None]:
     return (row_centred(r),), None
 
 
-def _stump_outputs(local: BoundStumpOracle, j: int, t: int, left, right) -> np.ndarray:
+def _stump_outputs(local: BoundStumpOracle, j: int, t: int, left, right,
+                   nan_left: bool | None) -> np.ndarray:
     """A stump's outputs on a partition's rows, from its codes (on its worker)."""
-    return local._outputs(j, t, left, right)
+    return local._outputs(j, t, left, right, nan_left)
 
 
 class ClusterStumpOracle(BoundStumpOracle):
@@ -138,8 +156,15 @@ class ClusterStumpOracle(BoundStumpOracle):
                                                              oracle.exact))
         self._set_thresholds(binned.result())
         self._local = rows.bind_partitions(_local_oracle, oracle, binned)  # the codes
+        # a missing-value bin where any partition's column holds NaN
+        nan_bins = np.zeros(self.n_features, dtype=bool)
+        for (part,) in blocks.map(_partition_missing, self._local)[1]:
+            nan_bins |= part
+        self._set_nan_bins(nan_bins)
         self._counts = np.empty((self.n_features, self._B))
-        _add_in_order(blocks.map(_partition_counts, self._local)[1], (self._counts,))
+        _add_in_order(blocks.map(_partition_counts, self._local, width=self._B)[1],
+                      (self._counts,))
+        self._set_missing()
 
     @property
     def codes(self) -> np.ndarray:
@@ -157,13 +182,14 @@ class ClusterStumpOracle(BoundStumpOracle):
     def _as_column(a: Partitioned) -> _Column:
         return _Column(a)
 
-    def _outputs(self, j: int, t: int, left, right) -> Partitioned:
+    def _outputs(self, j: int, t: int, left, right, nan_left: bool | None = None
+                 ) -> Partitioned:
         # made by each stage that reads them (a byte a row to read, 0.1 ms a million
         # rows): no task of its own
         vector = np.ndim(left) > 0
         return Derived(self._local.parts, self._local.sizes, 2 if vector else 1,
                        len(left) if vector else None, fn=_stump_outputs,
-                       args=(j, t, left, right))
+                       args=(j, t, left, right, nan_left))
 
     @staticmethod
     def _query(r):

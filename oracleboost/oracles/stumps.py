@@ -19,6 +19,9 @@ class of stumps, exactly, by cumulative sums over per-feature bins (Grubb & Bagn
 ``project(target, sample_weight)``, ``target`` of shape ``(n, K)``
     vector-valued regression stumps with least-squares leaf vectors.
 
+A training column with NaN gets a bin for its NaN rows, and every split learns where
+they go by LightGBM's rule (see :class:`StumpOracle`'s Notes).
+
 Binning is done once, in :meth:`StumpOracle.bind`, into column-major codes; a query is
 one compiled pass per feature over its codes (:mod:`._stump_kernels`: the histogram of
 the query, then the running sums and the feature's best split), ``O(n d K + d B K)``
@@ -123,7 +126,7 @@ def _check_n_jobs(n_jobs: object) -> None:
 
 
 def _check_predict_X(X: ArrayLike, n_features: int) -> np.ndarray:
-    X = check_X(X, accept_sparse=True)
+    X = check_X(X, allow_nan=True, accept_sparse=True)  # NaN: a missing value
     if X.shape[1] != n_features:
         raise ValueError(
             f"X has {X.shape[1]} features but the hypothesis was fitted on {n_features}"
@@ -147,10 +150,13 @@ _SPARSE_BLOCK_FLOATS = 1 << 21
 # -- hypotheses ---------------------------------------------------------------------
 class _CompiledSum(Hypothesis):
     """A hypothesis with two leaves chosen by one comparison, ``left if x_j <= θ else
-    right``, whose rounds an ensemble sums in one compiled pass (:meth:`predict_sum`)."""
+    right`` (a NaN going to the side it names), whose rounds an ensemble sums in one
+    compiled pass (:meth:`predict_sum`)."""
 
-    def _split_leaves(self) -> tuple[int, int, float, float | np.ndarray, float | np.ndarray]:
-        """``(n_features, j, θ, left, right)``: what ``predict`` computes, as numbers."""
+    def _split_leaves(self) -> tuple[int, int, float, float | np.ndarray, float | np.ndarray,
+                                     bool]:
+        """``(n_features, j, θ, left, right, nan_left)``: what ``predict`` computes, as
+        numbers (``nan_left``: a NaN of feature j goes left)."""
         raise NotImplementedError
 
     @classmethod
@@ -170,9 +176,10 @@ class _CompiledSum(Hypothesis):
         ``coef[r] * left`` and ``coef[r] * right`` are rounded to float64 once a round
         (the numbers ``coef[r] * h.predict(X)`` holds, since a prediction is a copy of a
         leaf); then every row adds, in round order, the product of the leaf it falls in,
-        with the comparison of ``predict`` (``x_j <= θ``; a constant is a stump with
-        ``θ = +inf`` and equal leaves).  The same additions in the same order: the same
-        bits, on any number of threads (:func:`kernels.stump_sum`).
+        with the comparison of ``predict`` (``x_j <= θ``, a NaN to the stump's side for
+        it; a constant is a stump with ``θ = +inf`` and equal leaves).  The same
+        additions in the same order: the same bits, on any number of threads
+        (:func:`kernels.stump_sum`).
 
         Any mix of :class:`ConstantHypothesis`, :class:`SignStump`,
         :class:`RegressionStump`, :class:`LabelCodeStump` and :class:`VectorStump` is
@@ -185,9 +192,10 @@ class _CompiledSum(Hypothesis):
         Parameters
         ----------
         hypotheses, coef, X, out
-            As in :meth:`Hypothesis.predict_sum`.  ``X`` is not checked for finiteness
-            again (a caller validates it once; a NaN would go right, as in ``predict``'s
-            comparison, where ``predict`` itself refuses it).
+            As in :meth:`Hypothesis.predict_sum`.  ``X`` is not checked again (a caller
+            validates it once: finite or NaN, a missing value, routed as ``predict``
+            routes it; only blocks of rows that hold a NaN take the kernel's loop that
+            tests for it).
         n_jobs : int or None, default=None
             Threads, by blocks of rows, counted as :class:`StumpOracle` counts them
             (LightGBM's ``num_threads``): ``None`` is ``OMP_NUM_THREADS`` if set, else
@@ -204,7 +212,7 @@ class _CompiledSum(Hypothesis):
 
 
 def _leaf_table(hypotheses, coef, X, out) -> tuple[np.ndarray, ...] | None:
-    """``(feature, threshold, lo, hi)`` of the rounds, with ``lo[r] = coef[r] * left_r``
+    """``(feature, threshold, lo, hi, nan_left)`` of the rounds, with ``lo[r] = coef[r] * left_r``
     and ``hi[r] = coef[r] * right_r`` of shape (R, K), or ``None`` when the kernel must
     not sum them (see :meth:`_CompiledSum.predict_sum`)."""
     R = len(hypotheses)
@@ -219,7 +227,7 @@ def _leaf_table(hypotheses, coef, X, out) -> tuple[np.ndarray, ...] | None:
         and all(type(h) in _COMPILED for h in hypotheses)
     ):
         return None
-    n_features, feature, threshold, left, right = zip(
+    n_features, feature, threshold, left, right, nan_left = zip(
         *(h._split_leaves() for h in hypotheses), strict=True
     )
     try:
@@ -239,10 +247,10 @@ def _leaf_table(hypotheses, coef, X, out) -> tuple[np.ndarray, ...] | None:
     with np.errstate(over="ignore"):  # an overflow to ±inf is the loop's answer too
         lo = coef[:, None] * left.reshape(R, K)
         hi = coef[:, None] * right.reshape(R, K)
-    return feature, np.array(threshold, dtype=np.float64), lo, hi
+    return feature, np.array(threshold, dtype=np.float64), lo, hi, np.array(nan_left, dtype=bool)
 
 
-def _stump_sum(X, feature, threshold, lo, hi, out, n_jobs) -> None:
+def _stump_sum(X, feature, threshold, lo, hi, nan_left, out, n_jobs) -> None:
     """``kernels.stump_sum`` over all rows, by blocks, on threads; a sparse X by blocks
     of rows of the columns the stumps use, made dense (each row's sum does not depend
     on the blocks, so the bits are those of ``X.toarray()``)."""
@@ -253,7 +261,7 @@ def _stump_sum(X, feature, threshold, lo, hi, out, n_jobs) -> None:
         slot = slot.astype(np.intp, copy=False)
         for a in range(0, n, step):
             b = min(n, a + step)
-            _stump_sum(Xu[a:b].toarray(), slot, threshold, lo, hi, out[a:b], n_jobs)
+            _stump_sum(Xu[a:b].toarray(), slot, threshold, lo, hi, nan_left, out[a:b], n_jobs)
         return
     n, R = X.shape[0], feature.shape[0]
     used, slot = np.unique(feature, return_inverse=True)  # the columns a block copies
@@ -274,7 +282,8 @@ def _stump_sum(X, feature, threshold, lo, hi, out, n_jobs) -> None:
     n_threads = min(_threads(n_jobs), n_blocks, max(1, n * R // _MIN_CELLS))
     bounds = [min(n, block * (n_blocks * k // n_threads)) for k in range(n_threads + 1)]
     _map(
-        lambda a, b: kernels.stump_sum(X, used, slot, threshold, lo, hi, sums, a, b, block),
+        lambda a, b: kernels.stump_sum(X, used, slot, threshold, lo, hi, nan_left, sums, a, b,
+                                       block),
         zip(bounds[:-1], bounds[1:], strict=True),
         n_threads,
         star=True,
@@ -310,29 +319,51 @@ class ConstantHypothesis(_CompiledSum):
         return TreeStructure.constant(self.value, self.n_features)
 
     def _split_leaves(self):
-        # x <= +inf holds for every finite x; with equal leaves the side does not matter.
-        return self.n_features, 0, np.inf, self.value, self.value
+        # x <= +inf holds for every finite x; with equal leaves the side does not matter
+        # (nor where a NaN goes).
+        return self.n_features, 0, np.inf, self.value, self.value, True
 
     def __repr__(self) -> str:
         return f"ConstantHypothesis(value={_fmt(self.value)})"
 
 
 class _Stump(_CompiledSum):
-    """Shared parts of the two-leaf stumps: ``left`` if ``x_j <= threshold`` else ``right``."""
+    """Shared parts of the two-leaf stumps: ``left`` if ``x_j <= threshold`` else ``right``.
+
+    A missing value (NaN) of feature ``j`` goes left when ``default_left`` is True,
+    right when False: the side learned from the training rows whose ``x_j`` was NaN
+    (LightGBM's missing type NaN).  ``default_left`` None: the feature had no NaN in
+    training, and a NaN goes where ``0.0`` goes (LightGBM reads it as 0 on a split of
+    missing type none, ``Tree::NumericalDecision``), so that the exported tree
+    predicts the same.
+    """
 
     feature: int
     threshold: float
     n_features: int
+    #: Where a NaN of the feature goes (None: where 0.0 goes); the class's value is
+    #: what stumps pickled before missing values were learned read.
+    default_left: bool | None = None
 
     def _leaves(self) -> tuple[float | np.ndarray, float | np.ndarray]:
         raise NotImplementedError
 
+    def _nan_left(self) -> bool:
+        """Whether a NaN of the feature goes left (see the class's docstring)."""
+        if self.default_left is None:
+            return bool(0.0 <= self.threshold)
+        return bool(self.default_left)
+
     def _split_leaves(self):
-        return (self.n_features, self.feature, self.threshold, *self._leaves())
+        return (self.n_features, self.feature, self.threshold, *self._leaves(),
+                self._nan_left())
 
     def tree_structure(self) -> TreeStructure:
         return TreeStructure.stump(self.n_features, self.feature, self.threshold,
-                                   *self._leaves())
+                                   *self._leaves(), nan_left=self.default_left)
+
+    def _missing_repr(self) -> str:
+        return "" if self.default_left is None else f", default_left={self.default_left}"
 
     def feature_importances(self, n_features: int) -> np.ndarray:
         out = np.zeros(n_features)
@@ -342,7 +373,11 @@ class _Stump(_CompiledSum):
     def predict(self, X: ArrayLike) -> np.ndarray:
         X = _check_predict_X(X, self.n_features)
         left, right = self._leaves()
-        goes_left = _feature_column(X, self.feature) <= self.threshold
+        column = _feature_column(X, self.feature)
+        goes_left = column <= self.threshold
+        missing = np.isnan(column)
+        if missing.any():
+            goes_left[missing] = self._nan_left()
         if np.ndim(left) == 0:
             return np.where(goes_left, float(left), float(right))
         return np.where(goes_left[:, None], left, right)
@@ -365,16 +400,23 @@ class SignStump(_Stump):
         Output on the right leaf.
     n_features : int
         Number of features of the data it applies to.
+    default_left : bool or None, default=None
+        Where a NaN of the feature goes: left (True) or right (False), as learned from
+        the training rows where it was missing; None (a feature without NaN in
+        training): where 0.0 goes, as LightGBM routes it.  The key then carries it.
     """
 
-    def __init__(self, feature: int, threshold: float, sign: int, n_features: int) -> None:
+    def __init__(self, feature: int, threshold: float, sign: int, n_features: int,
+                 default_left: bool | None = None) -> None:
         if sign not in (1, -1):
             raise ValueError(f"sign must be +1 or -1; got {sign!r}")
         self.feature = int(feature)
         self.threshold = float(threshold)
         self.sign = int(sign)
         self.n_features = int(n_features)
-        self.key = ("stump", self.feature, self.threshold)
+        self.default_left = None if default_left is None else bool(default_left)
+        self.key = ("stump", self.feature, self.threshold) + (
+            () if self.default_left is None else (self.default_left,))
         self.scale = float(self.sign)
 
     def _leaves(self) -> tuple[float, float]:
@@ -382,7 +424,8 @@ class SignStump(_Stump):
 
     def __repr__(self) -> str:
         return (
-            f"SignStump(feature={self.feature}, threshold={self.threshold!r}, sign={self.sign:+d})"
+            f"SignStump(feature={self.feature}, threshold={self.threshold!r}, "
+            f"sign={self.sign:+d}{self._missing_repr()})"
         )
 
 
@@ -397,14 +440,18 @@ class RegressionStump(_Stump):
         Leaf values (weighted means of the target on each side when fitted by
         :meth:`BoundStumpOracle.project`).
     n_features : int
+    default_left : bool or None, default=None
+        Where a NaN of the feature goes (as in :class:`SignStump`).
     """
 
-    def __init__(self, feature: int, threshold: float, left: float, right: float, n_features: int):
+    def __init__(self, feature: int, threshold: float, left: float, right: float, n_features: int,
+                 default_left: bool | None = None):
         self.feature = int(feature)
         self.threshold = float(threshold)
         self.left = float(left)
         self.right = float(right)
         self.n_features = int(n_features)
+        self.default_left = None if default_left is None else bool(default_left)
 
     def _leaves(self) -> tuple[float, float]:
         return self.left, self.right
@@ -412,7 +459,7 @@ class RegressionStump(_Stump):
     def __repr__(self) -> str:
         return (
             f"RegressionStump(feature={self.feature}, threshold={self.threshold!r}, "
-            f"left={self.left!r}, right={self.right!r})"
+            f"left={self.left!r}, right={self.right!r}{self._missing_repr()})"
         )
 
 
@@ -431,6 +478,8 @@ class LabelCodeStump(_Stump):
         Classes predicted on each side, in ``0 .. n_classes - 1``.
     n_classes : int
     n_features : int
+    default_left : bool or None, default=None
+        Where a NaN of the feature goes (as in :class:`SignStump`).
     """
 
     def __init__(
@@ -441,6 +490,7 @@ class LabelCodeStump(_Stump):
         right_class: int,
         n_classes: int,
         n_features: int,
+        default_left: bool | None = None,
     ) -> None:
         self.feature = int(feature)
         self.threshold = float(threshold)
@@ -448,6 +498,7 @@ class LabelCodeStump(_Stump):
         self.right_class = int(right_class)
         self.n_classes = int(n_classes)
         self.n_features = int(n_features)
+        self.default_left = None if default_left is None else bool(default_left)
 
     def _leaves(self) -> tuple[np.ndarray, np.ndarray]:
         codes = _codes_of(self.n_classes)
@@ -457,7 +508,7 @@ class LabelCodeStump(_Stump):
         return (
             f"LabelCodeStump(feature={self.feature}, threshold={self.threshold!r}, "
             f"left_class={self.left_class}, right_class={self.right_class}, "
-            f"n_classes={self.n_classes})"
+            f"n_classes={self.n_classes}{self._missing_repr()})"
         )
 
 
@@ -471,6 +522,8 @@ class VectorStump(_Stump):
     left, right : ndarray of shape (K,)
         Leaf vectors (weighted mean targets when fitted by least squares).
     n_features : int
+    default_left : bool or None, default=None
+        Where a NaN of the feature goes (as in :class:`SignStump`).
     """
 
     def __init__(
@@ -480,12 +533,14 @@ class VectorStump(_Stump):
         left: np.ndarray,
         right: np.ndarray,
         n_features: int,
+        default_left: bool | None = None,
     ) -> None:
         self.feature = int(feature)
         self.threshold = float(threshold)
         self.left = np.array(left, dtype=np.float64)
         self.right = np.array(right, dtype=np.float64)
         self.n_features = int(n_features)
+        self.default_left = None if default_left is None else bool(default_left)
 
     def _leaves(self) -> tuple[np.ndarray, np.ndarray]:
         return self.left, self.right
@@ -493,7 +548,7 @@ class VectorStump(_Stump):
     def __repr__(self) -> str:
         return (
             f"VectorStump(feature={self.feature}, threshold={self.threshold!r}, "
-            f"left={_fmt(self.left)}, right={_fmt(self.right)})"
+            f"left={_fmt(self.left)}, right={_fmt(self.right)}{self._missing_repr()})"
         )
 
 
@@ -517,9 +572,20 @@ def _midpoints(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 def _bin_feature(col: np.ndarray, max_bins: int, exact: bool) -> np.ndarray:
-    """Thresholds (strictly increasing) for one feature column."""
+    """Thresholds (strictly increasing) for one feature column, from its values that are
+    not NaN (NaN rows get a bin of their own, after these: LightGBM's rule, which bins a
+    column's other values as if the NaN rows were not there)."""
     values, counts = np.unique(col, return_counts=True)
-    return _bin_values(values, counts, col.size, max_bins, exact)
+    return _bin_values(*_without_nan(values, counts, col.size), max_bins, exact)
+
+
+def _without_nan(values: np.ndarray, counts: np.ndarray,
+                 n: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """``np.unique``'s distinct values and counts of ``n`` values, and ``n``, without
+    the NaN (which ``np.unique`` puts last, counted once)."""
+    if values.size and np.isnan(values[-1]):
+        return values[:-1], counts[:-1], n - int(counts[-1])
+    return values, counts, n
 
 
 def _bin_values(values: np.ndarray, counts: np.ndarray, n: int, max_bins: int,
@@ -596,7 +662,8 @@ def sparse_bin_thresholds(X: sp.csc_matrix, rows: np.ndarray | None, max_bins: i
         data = X.data[lo:hi]
         if in_sample is not None:
             data = data[in_sample[X.indices[lo:hi]]]
-        return _bin_values(*_sparse_column_values(data, m), m, int(max_bins), bool(exact))
+        return _bin_values(*_without_nan(*_sparse_column_values(data, m), m), int(max_bins),
+                           bool(exact))
 
     return _map(feature, range(X.shape[1]), max(1, min(_threads(n_jobs), X.shape[1])))
 
@@ -650,8 +717,38 @@ class StumpOracle(Oracle):
     order constants first (``+1`` before ``-1``; class ``0`` before ``1`` ... for
     label codes), then feature ``0 .. d-1``, thresholds left to right, and for ±1
     stumps ``s = +1`` before ``s = -1``; within a label-coded leaf the lowest class.
-    A split whose two leaves are equal is the constant function and is returned as
-    the constant.
+    On a feature with missing values, every candidate sending NaN left comes before
+    every one sending it right (below).  A split whose two leaves are equal is the
+    constant function and is returned as the constant.
+
+    Missing values, by LightGBM's rule.  A training column that holds NaN (and finite
+    values) gets a bin for its NaN rows after its finite bins, whose edges are made
+    from the finite values alone (LightGBM's ``MissingType::NaN``, its NaN bin last;
+    ``max_bins`` counts the finite bins, where LightGBM's ``max_bin`` counts the NaN
+    bin too).  Every query's scan of such a feature is LightGBM's
+    ``FindBestThresholdSequentially`` (``src/treelearner/feature_histogram.hpp``): its
+    reverse pass first, the NaN bin on the left of every threshold
+    (``default_left = true``), then its forward pass, the NaN bin on the right, whose
+    last threshold, ``+inf``, leaves the NaN rows alone on the right (as LightGBM
+    writes that split); a split of the second pass wins only when strictly better
+    (``best_gain > output->gain``), so a tie between the directions sends NaN left.
+    The stump keeps the side as ``default_left``; ``predict``, the compiled sum and
+    :meth:`~oracleboost.oracles.Hypothesis.tree_structure` (missing type NaN) route
+    a NaN there.  A feature without NaN in training gives stumps of
+    ``default_left=None``: a NaN at prediction goes where ``0.0`` goes, as LightGBM's
+    ``Tree::NumericalDecision`` reads it on a split of missing type none, so the
+    exported model predicts what ``decision_function`` does, bit for bit.  A feature
+    without NaN is scanned and summed by the loops that know no missing bin: fits on
+    X without NaN are what they were.  ±inf is refused.
+
+    Departures from LightGBM: whether a column has missing values is decided from every
+    row (LightGBM looks at its bin sample only); a column all NaN is never split on
+    (LightGBM's trivial feature); LightGBM's bins include one ending at ``1e-35``,
+    which can be empty and then isolates the NaN rows on the left at that threshold,
+    where the stump isolates them on the right at ``+inf`` (the same partition of the
+    training rows; new values at most ``1e-35`` go the other way); within one
+    direction the first best threshold from the left wins (LightGBM's reverse pass
+    keeps the last).
     """
 
     def __init__(self, max_bins: int = 255, exact: bool = False, n_jobs: int | None = None,
@@ -672,6 +769,7 @@ class StumpOracle(Oracle):
             multiclass_project=True,
             bounded=True,  # correlate answers ±1 or label codes in [−1, 1]
             sparse_input=True,  # binned from the structure, as X.toarray() would be
+            allow_nan=True,  # a missing-value bin with a learned side (LightGBM's rule)
         )
 
     def _check_params(self) -> None:
@@ -699,18 +797,20 @@ class StumpOracle(Oracle):
         Parameters
         ----------
         X : array-like or scipy sparse matrix of shape (n_samples, n_features)
-            Finite numeric training features.  Sparse X (CSR or CSC, matrix or array;
+            Numeric training features, finite or NaN (a missing value: see the class's
+            Notes; ±inf is refused).  Sparse X (CSR or CSC, matrix or array;
             other formats are read as CSR) is binned from its stored values and its
             zeros' count, column by column, never made dense: the thresholds and codes
             are those of ``X.toarray()`` (zero is a value like any other, with its own
-            bin), so every answer, and every fit, equals the dense one bit for bit.
+            bin; a stored NaN is missing), so every answer, and every fit, equals the
+            dense one bit for bit.
 
         Returns
         -------
         BoundStumpOracle
         """
         self._check_params()
-        X = check_X(X, accept_sparse=True, who="StumpOracle")
+        X = check_X(X, allow_nan=True, accept_sparse=True, who="StumpOracle")
         if sp.issparse(X):
             X = _canonical_csc(X)
         return BoundStumpOracle(self, X)
@@ -722,6 +822,11 @@ class StumpOracle(Oracle):
         from .cluster_stumps import ClusterStumpOracle
 
         return ClusterStumpOracle(self, rows)
+
+
+def _holds_nan(X) -> bool:
+    """Whether dense or sparse ``X`` holds a NaN."""
+    return bool(np.isnan(X.data if sp.issparse(X) else X).any())
 
 
 def _canonical_csc(X):
@@ -749,10 +854,17 @@ class BoundStumpOracle(BoundOracle):
         ``thresholds[j]`` are the (strictly increasing) candidate thresholds of
         feature ``j``; it has ``n_bins[j] - 1`` entries.
     n_bins : ndarray of shape (n_features,)
+        Finite bins of each feature.
+    missing : ndarray of bool, shape (n_features,)
+        Features with a missing-value bin: their training column holds NaN, whose rows
+        have the code ``n_bins[j]``, after the finite bins (LightGBM's missing type NaN),
+        and finite values.  (A column all NaN has nothing to split, as LightGBM's
+        trivial feature: its rows have the code 1, and it is not split on.)
     codes : ndarray of shape (n_samples, n_features), uint8 (wider only in exact mode)
         Bin of every training value: ``codes[i, j] = #{t : thresholds[j][t] < X[i, j]}``,
-        so ``codes[i, j] <= t`` exactly when ``X[i, j] <= thresholds[j][t]``.  (A copy:
-        the oracle keeps the codes by row block.)
+        so ``codes[i, j] <= t`` exactly when ``X[i, j] <= thresholds[j][t]``, and
+        ``n_bins[j]`` where ``X[i, j]`` is NaN.  (A copy: the oracle keeps the codes by
+        row block.)
     blocks : RowBlocks
         The row blocks.  Each block keeps its rows' codes feature-major and contiguous,
         ``(n_features, rows)``: the codes of one feature in one block are consecutive
@@ -785,16 +897,22 @@ class BoundStumpOracle(BoundOracle):
                                             oracle.max_bins, oracle.exact, self.n_jobs)
         self._set_thresholds(thresholds)
         self.blocks = RowBlocks(n, int(oracle.block_size), self.n_jobs)
-        dtype = np.min_scalar_type(self._B - 1)
+        # Codes 0 .. n_bins[j] − 1, and n_bins[j] for NaN.  That one more code needs a
+        # wider type only at 256 (or 65,536) bins, in exact mode: look for NaN then.
+        top = self._B - 1
+        if np.min_scalar_type(top + 1) != np.min_scalar_type(top) and _holds_nan(X):
+            top += 1
+        dtype = np.min_scalar_type(top)
         # the blocks one after another in one buffer (what the compiled histograms read)
         self._codes = np.empty(n * d, dtype=dtype)
         self._block_codes = [self._codes[a * d:b * d].reshape(d, b - a)
                              for a, b in self.blocks.bounds]
+        nan_rows = np.zeros(d, dtype=np.int64)  # each feature's, written by its task
 
         def codes(j: int) -> None:
             # searchsorted(side="left") counts thresholds strictly below x: x == θ goes left.
             for (a, b), block in zip(self.blocks.bounds, self._block_codes, strict=True):
-                kernels.bin_codes(X[a:b, j], self.thresholds[j], block[j])
+                nan_rows[j] += kernels.bin_codes(X[a:b, j], self.thresholds[j], block[j])
 
         def sparse_codes(j: int) -> None:
             # the column's codes (a byte a row): every row the zeros' code, then the
@@ -804,7 +922,7 @@ class BoundStumpOracle(BoundOracle):
             kernels.bin_codes(np.zeros(1), self.thresholds[j], column[:1])
             column[1:] = column[0]
             stored = np.empty(hi - lo, dtype=dtype)
-            kernels.bin_codes(X.data[lo:hi], self.thresholds[j], stored)
+            nan_rows[j] = kernels.bin_codes(X.data[lo:hi], self.thresholds[j], stored)
             column[X.indices[lo:hi]] = stored
             for (a, b), block in zip(self.blocks.bounds, self._block_codes, strict=True):
                 block[j] = column[a:b]
@@ -813,13 +931,30 @@ class BoundStumpOracle(BoundOracle):
             codes = sparse_codes
 
         _map(codes, range(d), n_threads)
+        self._set_nan_bins(nan_rows > 0)
         self._counts = np.empty((d, self._B))  # unweighted W per bin
         self._histograms(kernels.hist_1d, (np.ones(n),), (self._counts,))
+        self._set_missing()
 
     def _set_thresholds(self, thresholds: list[np.ndarray]) -> None:
         self.thresholds = thresholds
         self.n_bins = np.array([t.size + 1 for t in self.thresholds], dtype=np.intp)
-        self._B = int(self.n_bins.max())  # bins per feature after padding
+        self._set_nan_bins(np.zeros(self.n_bins.size, dtype=bool))
+        self.missing = self._nan_bins
+
+    def _set_nan_bins(self, nan_bins: np.ndarray) -> None:
+        """Give the features ``nan_bins`` (whose columns hold NaN) a bin for it, after
+        their finite ones: the histograms' width."""
+        self._nan_bins = nan_bins
+        self._B = int((self.n_bins + nan_bins).max())  # bins per feature after padding
+
+    def _set_missing(self) -> None:
+        """The features scanned with their missing-value bin (from the counts): those
+        with NaN rows and finite rows.  Every finite row of the sample that made the
+        bins is in one of them, and the first holds the smallest value, so bin 0 is
+        empty only in a column with no finite row, whose one split would leave a side
+        empty."""
+        self.missing = self._nan_bins & (self._counts[:, 0] > 0)
 
     @property
     def codes(self) -> np.ndarray:
@@ -927,16 +1062,27 @@ class BoundStumpOracle(BoundOracle):
             self._refuse_query(r)
 
     def _split(self, j: int, t: int) -> float:
+        """The threshold after bin ``t`` of feature ``j``: ``+inf`` after its last finite
+        bin (a split that leaves the NaN rows alone on the right; LightGBM writes it so)."""
+        if t == self.n_bins[j] - 1:
+            return math.inf
         return float(self.thresholds[j][t])
 
-    def _outputs(self, j: int, t: int, left, right) -> np.ndarray:
+    def _default_left(self, j: int, nan_left: np.ndarray) -> bool | None:
+        """A stump's ``default_left`` on feature ``j``, from a scan's ``nan_left``: None
+        where the feature has no missing-value bin."""
+        return bool(nan_left[j]) if self.missing[j] else None
+
+    def _outputs(self, j: int, t: int, left, right, nan_left: bool | None = None) -> np.ndarray:
         """Outputs on the training rows of the stump (j, t) with these leaves: shape (n,)
-        for scalar leaves, (n, K) for vectors."""
+        for scalar leaves, (n, K) for vectors; ``nan_left``: the feature's NaN rows go
+        left (else right, as their code ``n_bins[j] > t`` sends them)."""
         scalar = np.ndim(left) == 0
         left = np.atleast_1d(np.asarray(left, dtype=np.float64))
         right = np.atleast_1d(np.asarray(right, dtype=np.float64))
         out = np.empty((self.n_samples, left.size))
         size = self.blocks.block_size
+        nan_code = int(self.n_bins[j])
 
         def run(q0: int, q1: int, lo: int, hi: int) -> None:
             # elementwise, block by block: a thread's run of lanes may start or end
@@ -945,8 +1091,11 @@ class BoundStumpOracle(BoundOracle):
             while a < hi:
                 k, off = divmod(a, size)
                 b = min(hi, (k + 1) * size)
-                kernels.leaf_outputs(self._block_codes[k][j, off:off + b - a], t, left,
-                                     right, out[a:b])
+                c = self._block_codes[k][j, off:off + b - a]
+                if nan_left:
+                    kernels.leaf_outputs_nan_left(c, t, nan_code, left, right, out[a:b])
+                else:
+                    kernels.leaf_outputs(c, t, left, right, out[a:b])
                 a = b
 
         self.blocks.lane_map(run)
@@ -973,11 +1122,13 @@ class BoundStumpOracle(BoundOracle):
         d = self.n_features
         hist, score = np.empty((d, self._B)), np.empty(d)
         thr, sign = np.empty(d, np.intp), np.empty(d, np.intp)
+        nan_left = np.zeros(d, dtype=bool)
         self._histograms(kernels.hist_1d, (r,), (hist,))
         total = float(self._query_total(hist, r)[0])
 
         def block(a: int, b: int) -> None:
-            kernels.sign_scan(hist[a:b], self.n_bins[a:b], score[a:b], thr[a:b], sign[a:b])
+            kernels.sign_scan(hist[a:b], self.n_bins[a:b], self.missing[a:b], score[a:b],
+                              thr[a:b], sign[a:b], nan_left[a:b])
 
         self._by_feature(block)
         # Constants first (+1 before −1), then features in order: the documented tie rule.
@@ -990,8 +1141,9 @@ class BoundStumpOracle(BoundOracle):
             return h
         j = best - 2
         t, s = int(thr[j]), int(sign[j])
-        h = SignStump(j, self._split(j, t), s, d)
-        h.train_output = self._outputs(j, t, -float(s), float(s))
+        default_left = self._default_left(j, nan_left)
+        h = SignStump(j, self._split(j, t), s, d, default_left)
+        h.train_output = self._outputs(j, t, -float(s), float(s), default_left)
         return h
 
     def _correlate_codes(self, r: np.ndarray) -> Hypothesis:
@@ -1011,12 +1163,14 @@ class BoundStumpOracle(BoundOracle):
         codes = label_codes(K)
         hist, score = np.empty((d, self._B, K)), np.empty(d)
         thr, k_left, k_right = (np.empty(d, np.intp) for _ in range(3))
+        nan_left = np.zeros(d, dtype=bool)
         self._histograms(kernels.hist_2d, (rc,), (hist,))
         total = self._query_total(hist, r)
 
         def block(a: int, b: int) -> None:
             kernels.code_scan(
-                hist[a:b], self.n_bins[a:b], score[a:b], thr[a:b], k_left[a:b], k_right[a:b]
+                hist[a:b], self.n_bins[a:b], self.missing[a:b], score[a:b], thr[a:b],
+                k_left[a:b], k_right[a:b], nan_left[a:b]
             )
 
         self._by_feature(block, K)
@@ -1025,8 +1179,9 @@ class BoundStumpOracle(BoundOracle):
             j = best - K
             t, kl, kr = int(thr[j]), int(k_left[j]), int(k_right[j])
             if kl != kr:
-                h: Hypothesis = LabelCodeStump(j, self._split(j, t), kl, kr, K, d)
-                h.train_output = self._outputs(j, t, codes[kl], codes[kr])
+                default_left = self._default_left(j, nan_left)
+                h: Hypothesis = LabelCodeStump(j, self._split(j, t), kl, kr, K, d, default_left)
+                h.train_output = self._outputs(j, t, codes[kl], codes[kr], default_left)
                 return h
             best = int(np.argmax(total))  # same class on both sides: the constant c(kl)
         h = ConstantHypothesis(codes[best], d)
@@ -1070,10 +1225,12 @@ class BoundStumpOracle(BoundOracle):
 
         score, thr = np.empty(d), np.empty(d, np.intp)
         sums_left, sums_right, sums_w = np.empty((d, K)), np.empty((d, K)), np.empty((d, 2))
+        nan_left = np.zeros(d, dtype=bool)
 
         def block(a: int, b: int) -> None:
-            kernels.lsq_scan(hist_w[a:b], hist_s[a:b], self.n_bins[a:b], score[a:b], thr[a:b],
-                             sums_left[a:b], sums_right[a:b], sums_w[a:b])
+            kernels.lsq_scan(hist_w[a:b], hist_s[a:b], self.n_bins[a:b], self.missing[a:b],
+                             score[a:b], thr[a:b], sums_left[a:b], sums_right[a:b], sums_w[a:b],
+                             nan_left[a:b])
 
         self._by_feature(block, K + 1)
         mean = S_tot / W_tot
@@ -1084,13 +1241,15 @@ class BoundStumpOracle(BoundOracle):
             a, b = sums_left[j] / sums_w[j, 0], sums_right[j] / sums_w[j, 1]
             if not np.array_equal(a, b):
                 theta = self._split(j, t)
+                default_left = self._default_left(j, nan_left)
                 h: Hypothesis
                 if vector:
-                    h = VectorStump(j, theta, a, b, d)
-                    h.train_output = self._outputs(j, t, a, b)
+                    h = VectorStump(j, theta, a, b, d, default_left)
+                    h.train_output = self._outputs(j, t, a, b, default_left)
                 else:
-                    h = RegressionStump(j, theta, float(a[0]), float(b[0]), d)
-                    h.train_output = self._outputs(j, t, float(a[0]), float(b[0]))
+                    h = RegressionStump(j, theta, float(a[0]), float(b[0]), d, default_left)
+                    h.train_output = self._outputs(j, t, float(a[0]), float(b[0]),
+                                                   default_left)
                 return h
         if vector:
             h = ConstantHypothesis(mean, d)

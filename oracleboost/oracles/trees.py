@@ -105,16 +105,20 @@ class TreeStructure:
 
     @classmethod
     def stump(cls, n_features: int, feature: int, threshold: float,
-              left: float | np.ndarray, right: float | np.ndarray) -> TreeStructure:
-        """``left if x[feature] <= threshold else right`` (no missing values)."""
+              left: float | np.ndarray, right: float | np.ndarray,
+              nan_left: bool | None = None) -> TreeStructure:
+        """``left if x[feature] <= threshold else right``.  ``nan_left`` None: a split
+        of missing type none (a NaN is read as 0); a bool: of missing type NaN, a NaN
+        going left when True."""
         leaves = np.stack([np.asarray(left, dtype=np.float64).ravel(),
                            np.asarray(right, dtype=np.float64).ravel()])
         return cls(
             n_features=int(n_features), feature=np.array([feature], dtype=np.intp),
             threshold=np.array([threshold], dtype=np.float64),
             left=np.array([-1], dtype=np.intp), right=np.array([-2], dtype=np.intp),
-            value=leaves, default_left=np.array([True]),
-            missing=np.array([MISSING_NONE], dtype=np.intp),
+            value=leaves, default_left=np.array([True if nan_left is None else nan_left]),
+            missing=np.array([MISSING_NONE if nan_left is None else MISSING_NAN],
+                             dtype=np.intp),
         )
 
     def with_values(self, value: np.ndarray) -> TreeStructure:
