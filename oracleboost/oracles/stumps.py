@@ -652,6 +652,24 @@ class StumpOracle(Oracle):
     stumps ``s = +1`` before ``s = -1``; within a label-coded leaf the lowest class.
     A split whose two leaves are equal is the constant function and is returned as
     the constant.
+
+    Examples
+    --------
+    Bound once to the training rows, the class answers both queries: ``correlate`` with
+    the ±1 stump of largest weighted edge, ``project`` with the two-valued least-squares
+    stump:
+
+    >>> import numpy as np
+    >>> from oracleboost.oracles import StumpOracle
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> bound = StumpOracle().bind(X)
+    >>> h = bound.correlate(np.array([-1.0, -1.0, 1.0, 1.0]))
+    >>> h
+    SignStump(feature=0, threshold=1.5, sign=+1)
+    >>> h.train_output, h.predict(np.array([[0.5], [2.5]]))
+    (array([-1., -1.,  1.,  1.]), array([-1.,  1.]))
+    >>> bound.project(np.array([0.0, 0.0, 2.0, 4.0]))
+    RegressionStump(feature=0, threshold=1.5, left=0.0, right=3.0)
     """
 
     def __init__(self, max_bins: int = 255, exact: bool = False, n_jobs: int | None = None,
