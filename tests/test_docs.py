@@ -42,6 +42,7 @@ for _package in ("sphinx", "pydata_sphinx_theme", "numpydoc", "sphinx_gallery", 
 sys.path.insert(0, str(DOCS / "_ext"))
 import docs_gallery  # noqa: E402
 import docs_markdown  # noqa: E402
+import docs_reproductions  # noqa: E402
 
 #: The one experiment the test build's reproductions come from.
 RUN = "grubb2011-counterexample"
@@ -277,3 +278,18 @@ def test_the_gallery_has_every_example(built):
 ])
 def test_the_markdown_conversion(markdown, rst):
     assert docs_markdown.to_rst(markdown) == rst + "\n"
+
+
+def test_failed_experiments_are_read_from_the_index(tmp_path):
+    """A failed experiment's page says it failed, with the error index.md recorded."""
+    (tmp_path / "index.md").write_text(
+        "# Reproductions\n\nquick · `oracleboost reproduce all`\n\n| a | b |\n|---|---|\n"
+        "| x | y |\n\nFailed (tracebacks in reproduce.log):\n\n- ji2021-figure1: "
+        "RuntimeError: no \\| yes\n- grubb2011-figure1: ValueError: x\n\n"
+        "Not run (the run was interrupted):\n\n- swap-weak-learner\n", encoding="utf-8")
+    failures = docs_reproductions._failures(tmp_path)
+    assert failures == {"ji2021-figure1": "RuntimeError: no \\| yes",
+                        "grubb2011-figure1": "ValueError: x"}
+    page = docs_reproductions._missing_page("ji2021-figure1", "results",
+                                            failures["ji2021-figure1"])
+    assert "failed in that run: RuntimeError: no \\| yes" in page

@@ -67,11 +67,12 @@ def _failures(folder: Path) -> dict[str, str]:
     index = folder / "index.md"
     if not index.is_file():
         return {}
-    text = index.read_text(encoding="utf-8")
-    if "\nFailed" not in text:
+    # "Failed (tracebacks in reproduce.log):", a blank line, then "- NAME: error" lines
+    section = re.search(r"^Failed\b.*\n\n((?:- .*\n?)+)", index.read_text(encoding="utf-8"),
+                        flags=re.M)
+    if section is None:
         return {}
-    block = text.split("\nFailed", 1)[1].split("\n\n", 2)[-1]
-    return dict(re.findall(r"^- ([\w.-]+): (.*)$", block, flags=re.M))
+    return dict(re.findall(r"^- ([\w.-]+): (.*)$", section[1], flags=re.M))
 
 
 def _run_quick(folder: Path) -> None:
