@@ -5,12 +5,17 @@ Build (warnings are errors), from the repository root::
     python -m sphinx -W -b html docs docs/_build/html
 
 The build runs offline: no intersphinx inventory, remote image or version switcher is
-fetched (MathJax is loaded by the reader's browser at view time, not by the build).
+fetched.  It also runs the gallery's scripts (``examples/``, in quick mode:
+``_ext/docs_gallery.py``) and writes the reproductions' pages from ``oracleboost
+reproduce`` output (``_ext/docs_reproductions.py``: ``results/``, or a quick run of every
+experiment when there is none).  ``-D plot_gallery=0`` builds the gallery's pages without
+running the scripts; ``-D reproductions_results=DIR`` takes the results from DIR.
+Formulas are drawn by MathJax from a local copy when one is installed
+(``_ext/docs_mathjax.py``), else from its CDN when a page is viewed.
 """
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -18,6 +23,12 @@ DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 # The checkout's package, not an installed copy, is the one documented.
 sys.path.insert(0, str(ROOT))
+# this site's own extensions and helpers
+sys.path.insert(0, str(DOCS / "_ext"))
+
+import docs_gallery  # noqa: E402
+import docs_markdown  # noqa: E402
+import docs_mathjax  # noqa: E402
 
 import oracleboost  # noqa: E402
 
@@ -32,6 +43,9 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
     "numpydoc",
+    "sphinx_gallery.gen_gallery",
+    "docs_reproductions",
+    "docs_mathjax",
 ]
 
 templates_path = ["_templates"]
@@ -52,6 +66,29 @@ numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True
 numpydoc_xref_param_type = False
 
+# -- Formulas: MathJax from a local copy when there is one (see _ext/docs_mathjax.py) --
+if docs_mathjax.local_mathjax() is not None:
+    mathjax_path = docs_mathjax.LOCAL_PATH
+    mathjax2_config = docs_mathjax.CONFIG
+
+# -- Gallery: examples/ run by sphinx-gallery, in quick mode (_ext/docs_gallery.py) ----
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
+    # the scripts to run (the others are shown without output; the gallery's page says why)
+    "filename_pattern": docs_gallery.filename_pattern(),
+    # each script's quick arguments, e.g. --rounds 30 --show
+    "reset_argv": "docs_gallery.quick_argv",
+    "within_subsection_order": "FileNameSortKey",
+    # main()'s return value (the histories) is for tests, not for the page
+    "capture_repr": (),
+    "image_scrapers": ("matplotlib",),
+    "download_all_examples": False,
+    "write_computation_times": False,
+    "show_memory": False,
+    "remove_config_comments": True,
+}
+
 # -- HTML ------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"oracleboost {release}"
@@ -69,31 +106,13 @@ html_copy_source = False
 
 
 # -- Benchmarks table: benchmarks/README.md's first table, as RST, at build time --------
-def _markdown_table_to_rst(lines: list[str]) -> str:
-    """A GitHub markdown table (header, ``|---|`` rule, rows) as an RST list-table.
-
-    Cells keep their inline markup: markdown's ```x``` becomes RST's ````x````, ``**x**``
-    is the same in both."""
-    rows = []
-    for line in lines:
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if all(re.fullmatch(r":?-+:?", c) for c in cells):
-            continue  # the header rule
-        rows.append([re.sub(r"`([^`]+)`", r"``\1``", c) or "\\" for c in cells])
-    out = [".. list-table::", "   :header-rows: 1", ""]
-    for row in rows:
-        out.append(f"   * - {row[0]}")
-        out.extend(f"     - {c}" for c in row[1:])
-    return "\n".join(out) + "\n"
-
-
 def _write_benchmarks_table() -> None:
     """Write ``_generated_benchmarks_table.rst`` from ``benchmarks/README.md`` (the file
     ``benchmarks/run.py`` rewrites), so the page never holds a hand copy."""
     text = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8").splitlines()
     start = next(i for i, line in enumerate(text) if line.startswith("|"))
     end = next((i for i in range(start, len(text)) if not text[i].startswith("|")), len(text))
-    table = _markdown_table_to_rst(text[start:end])
+    table = "\n".join(docs_markdown.table(text[start:end])) + "\n"
     target = DOCS / "_generated_benchmarks_table.rst"
     if not target.exists() or target.read_text(encoding="utf-8") != table:
         target.write_text(table, encoding="utf-8")

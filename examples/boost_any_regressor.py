@@ -1,8 +1,9 @@
-"""Boost any scikit-learn regressor on a non-smooth loss.
+"""Boost any scikit-learn regressor on a non-smooth loss
+=====================================================
 
 ``FunctionalGradientRegressor`` (Grubb & Bagnell 2011, Algorithm 1) takes a descent
 direction v = −∇R[f] of the risk in function space, asks the oracle for its least-squares
-projection (eq. 4), and steps along it.  For the absolute loss |f(x) − y| the gradient is
+projection (eq. 4), and steps along it.  For the absolute loss ``|f(x) − y|`` the gradient is
 only a subgradient, sign(f − y), so the step must decrease: η_t = c/√t
 (``schedule="inv_sqrt"``, the schedule of the paper's Theorems 5 and 7 for non-smooth
 losses).  Any scikit-learn regressor is a hypothesis class through ``SklearnOracle``;
@@ -47,7 +48,7 @@ def make_loss(name: str, alpha: float):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--loss", choices=["absolute", "huber", "quantile"], default="absolute")
     parser.add_argument("--alpha", type=float, default=0.9, help="the quantile (--loss quantile)")
     parser.add_argument("--rounds", type=int, default=200)
@@ -56,6 +57,8 @@ def main(argv=None) -> dict:
         help="c in η_t = c/√t; the subgradient is ±1, so c is in y's units",
     )
     parser.add_argument("--plot", metavar="FILE.png", help="save the loss curves here")
+    parser.add_argument("--show", action="store_true",
+                        help="show the figure (plt.show(); in the docs' gallery, its picture)")
     args = parser.parse_args(argv)
     loss = make_loss(args.loss, args.alpha)
 
@@ -113,8 +116,8 @@ def main(argv=None) -> dict:
         weighted = f"TypeError: {exc}"
     print(f"weighted fit with KNeighborsRegressor: {weighted}")
 
-    if args.plot:
-        plot(models, start, args.plot)
+    if args.plot or args.show:
+        plot(models, start, args.plot, args.show)
     return {
         "initial_loss": start,
         "loss": {n: m.history_["loss"] for n, m in models.items()},
@@ -124,10 +127,11 @@ def main(argv=None) -> dict:
     }
 
 
-def plot(models, start, path) -> None:
+def plot(models, start, path=None, show=False) -> None:
     import matplotlib
 
-    matplotlib.use("Agg")
+    if not show:
+        matplotlib.use("Agg")  # a file only: no display needed
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5, 3.5))
@@ -137,9 +141,13 @@ def plot(models, start, path) -> None:
     ax.set_ylabel("training loss")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    print(f"saved {path}")
+    if path:
+        fig.savefig(path, dpi=120)
+        print(f"saved {path}")
+    if show:
+        plt.show()  # under Agg (the docs' gallery) a no-op that leaves the figure open
+    else:
+        plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Cache oracle calls on disk with joblib: a second identical fit makes no weak-learner fit.
+"""Cache oracle calls on disk with joblib: a second identical fit makes no weak-learner fit
+========================================================================================
 
 ``CachedOracle(oracle, memory)`` wraps any hypothesis class.  ``bind(X)`` fingerprints
 X once; every query (``project(target, sample_weight)`` or ``correlate(r)``) is then
@@ -91,7 +92,7 @@ def run(cachedir: str, rounds: int, n_samples: int, n_features: int) -> dict:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--cache", metavar="DIR", help="cache here (kept); default: a temp dir")
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--samples", type=int, default=4000)

@@ -1,4 +1,5 @@
-"""Early stopping: stop boosting once a held-out loss stops falling, keep the best round.
+"""Early stopping: stop boosting once a held-out loss stops falling, keep the best round
+=====================================================================================
 
 Discrete AdaBoost (``CoordinateBoostingClassifier()``: the exponential loss, the AdaBoost
 step, ±1 stumps) on a noisy binary problem: scikit-learn's ``make_classification`` with
@@ -64,12 +65,14 @@ def fit_both(seed: int, rounds: int, patience: int, fraction: float):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--seed", type=int, default=0, help="the data, the split and the fits")
     parser.add_argument("--rounds", type=int, default=1000, help="the round budget")
     parser.add_argument("--patience", type=int, default=20, help="n_iter_no_change")
     parser.add_argument("--validation-fraction", type=float, default=0.2)
     parser.add_argument("--plot", metavar="FILE.png", help="save the curves here")
+    parser.add_argument("--show", action="store_true",
+                        help="show the figure (plt.show(); in the docs' gallery, its picture)")
     args = parser.parse_args(argv)
     long, early, X_test, y_test = fit_both(
         args.seed, args.rounds, args.patience, args.validation_fraction
@@ -99,8 +102,8 @@ def main(argv=None) -> dict:
     print(f"test error: early-stopped {result['early']:.4f} | long run, last round "
           f"{result['long_last']:.4f} | long run, best round on the test curve "
           f"({result['long_best_round']}) {result['long_best']:.4f}")
-    if args.plot:
-        plot(long, early, args.plot)
+    if args.plot or args.show:
+        plot(long, early, args.plot, args.show)
     return {
         "test_error": result,
         "rounds_run": ran,
@@ -112,10 +115,11 @@ def main(argv=None) -> dict:
     }
 
 
-def plot(long, early, path) -> None:
+def plot(long, early, path=None, show=False) -> None:
     import matplotlib
 
-    matplotlib.use("Agg")
+    if not show:
+        matplotlib.use("Agg")  # a file only: no display needed
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
@@ -135,9 +139,13 @@ def plot(long, early, path) -> None:
         ax.set_xlabel("round t")
         ax.legend(fontsize="small")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    print(f"saved {path}")
+    if path:
+        fig.savefig(path, dpi=120)
+        print(f"saved {path}")
+    if show:
+        plt.show()  # under Agg (the docs' gallery) a no-op that leaves the figure open
+    else:
+        plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Run a grid of experiments (boosters × data sets × seeds) on a Dask cluster.
+"""Run a grid of experiments (boosters × data sets × seeds) on a Dask cluster
+==========================================================================
 
 :func:`oracleboost.grid.run_grid` fits every booster on every data set for every seed
 (the seed splits the data and seeds the booster) and records test error, training loss,
@@ -43,7 +44,7 @@ def same_numbers(a: list[dict], b: list[dict]) -> bool:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
                         help="a running Dask scheduler, e.g. tcp://host:8786 (default: start "
                              "a local cluster of --workers processes)")

@@ -1,4 +1,5 @@
-"""Explain a boosted MABoost model with SHAP, through its export to LightGBM.
+"""Explain a boosted MABoost model with SHAP, through its export to LightGBM
+=========================================================================
 
 MABoost (``MirrorBoostingClassifier``, Naghibi & Pfister 2014: mirror ascent with the
 entropy map, ±1 stumps) on scikit-learn's breast cancer data (569 rows, 30 features;
@@ -12,7 +13,7 @@ where a model-agnostic explainer calls ``predict`` thousands of times.
 It prints that the export predicts the booster's decision function bit for bit, the
 SHAP values' additivity error (SHAP values plus the expected value against the
 decision: float64 rounding), that the expected value is the mean decision over the
-training rows, and the features with the largest mean |SHAP|; ``--plot FILE.png`` draws
+training rows, and the features with the largest mean ``|SHAP|``; ``--plot FILE.png`` draws
 them as bars.  Needs ``pip install shap``.
 """
 
@@ -29,11 +30,13 @@ from oracleboost.boosters import MirrorBoostingClassifier
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--rounds", type=int, default=200, help="MABoost's rounds")
     parser.add_argument("--seed", type=int, default=0, help="the train/explain split")
     parser.add_argument("--top", type=int, default=8, help="features to print")
     parser.add_argument("--plot", metavar="FILE.png", help="save a bar chart of mean |SHAP|")
+    parser.add_argument("--show", action="store_true",
+                        help="show the chart (plt.show(); in the docs' gallery, its picture)")
     args = parser.parse_args(argv)
     import shap  # an optional dependency: pip install shap
 
@@ -65,10 +68,11 @@ def main(argv=None) -> dict:
     print("features by mean |SHAP| (positive SHAP pushes towards 'benign'):")
     for j in order:
         print(f"  {data.feature_names[j]:<24} {importance[j]:.4f}")
-    if args.plot:
+    if args.plot or args.show:
         import matplotlib
 
-        matplotlib.use("Agg")
+        if not args.show:
+            matplotlib.use("Agg")  # a file only: no display needed
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(6, 0.35 * len(order) + 1))
@@ -76,9 +80,13 @@ def main(argv=None) -> dict:
         ax.set_xlabel("mean |SHAP value| (decision function units)")
         ax.set_title("MABoost on breast cancer, explained by TreeSHAP")
         fig.tight_layout()
-        fig.savefig(args.plot, dpi=120)
-        plt.close(fig)
-        print(f"wrote {args.plot}")
+        if args.plot:
+            fig.savefig(args.plot, dpi=120)
+            print(f"wrote {args.plot}")
+        if args.show:
+            plt.show()  # under Agg (the docs' gallery) a no-op that leaves the figure open
+        else:
+            plt.close(fig)
     return {"same": same, "additivity": additivity, "expected_value":
             float(explainer.expected_value), "mean_train_decision": mean_train,
             "top": [str(data.feature_names[j]) for j in order], "seconds": seconds,

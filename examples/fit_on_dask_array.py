@@ -1,4 +1,5 @@
-"""Fit MABoost on a dask array larger than a worker's memory, then predict on one.
+"""Fit MABoost on a dask array larger than a worker's memory, then predict on one
+==============================================================================
 
 ``MirrorBoostingClassifier.fit(X, y)`` (MABoost, Naghibi & Pfister 2014) with ``X`` a
 ``dask.array.Array`` runs on the cluster of the active ``distributed.Client``: the
@@ -69,7 +70,7 @@ def booster(name: str, mirror: str, rounds: int, verbose: int = 0):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--rows", type=int, default=None,
                         help="rows of X (default: 3 × the worker memory limit in float64)")
     parser.add_argument("--features", type=int, default=64)

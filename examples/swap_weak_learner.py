@@ -1,4 +1,5 @@
-"""Swap the weak learner under one booster: the hypothesis class is one argument.
+"""Swap the weak learner under one booster: the hypothesis class is one argument
+=============================================================================
 
 One booster, ``FunctionalGradientClassifier`` with the logistic loss (Grubb & Bagnell
 2011, Algorithm 1: naive projection of the functional gradient, eq. 4, with a constant
@@ -12,11 +13,12 @@ every hypothesis class of the library plugged in through the Oracle protocol:
 * ``SklearnOracle(...)``: any scikit-learn estimator: a ``Ridge`` (the boosted model
   stays linear), a k-nearest-neighbours regressor, and a classifier (Gaussian naive
   Bayes) that answers ``correlate`` only, as weighted classification with labels
-  sign(r) and weights |r| (eq. 3): the booster reads the oracle's capabilities and asks
+  sign(r) and weights ``|r|`` (eq. 3): the booster reads the oracle's capabilities and asks
   the query the class can answer.
 
 It prints one row per class: test error, the final training (logistic) loss, and the
-seconds ``fit`` took.  Run ``python examples/swap_weak_learner.py [--rounds N]``.
+seconds ``fit`` took; ``--plot FILE.png`` draws the table as bars.  Run
+``python examples/swap_weak_learner.py [--rounds N]``.
 """
 
 from __future__ import annotations
@@ -88,9 +90,12 @@ def fit_one(name, oracle, args, X_train, y_train, X_test, y_test) -> dict:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--rounds", type=int, default=100, help="weak learners per fit")
     parser.add_argument("--learning-rate", type=float, default=0.3, help="the step ν")
+    parser.add_argument("--plot", metavar="FILE.png", help="save a bar chart of the table here")
+    parser.add_argument("--show", action="store_true",
+                        help="show the chart (plt.show(); in the docs' gallery, its picture)")
     args = parser.parse_args(argv)
 
     X, y = load_breast_cancer(return_X_y=True)
@@ -117,7 +122,36 @@ def main(argv=None) -> dict:
             results[name] = fit_one(name, oracle, args, X_train, y_train, X_test, y_test)
     base = max(y_test.mean(), 1.0 - y_test.mean())
     print(f"(predicting the majority class: test error {1.0 - base:.3f})")
+    if args.plot or args.show:
+        plot(results, 1.0 - base, args.plot, args.show)
     return results
+
+
+def plot(results: dict, majority_error: float, path=None, show=False) -> None:
+    """Test error and training loss of each weak learner, as bars."""
+    import matplotlib
+
+    if not show:
+        matplotlib.use("Agg")  # a file only: no display needed
+    import matplotlib.pyplot as plt
+
+    names = list(results)[::-1]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
+    left.barh(names, [results[n]["test_error"] for n in names])
+    left.axvline(majority_error, color="gray", linestyle=":", label="majority class")
+    left.set_xlabel("test error")
+    left.legend(fontsize="small")
+    right.barh(names, [results[n]["train_loss"] for n in names])
+    right.set_xlabel("training logistic loss")
+    fig.suptitle("one booster, every weak learner (breast cancer)")
+    fig.tight_layout()
+    if path:
+        fig.savefig(path, dpi=120)
+        print(f"saved {path}")
+    if show:
+        plt.show()  # under Agg (the docs' gallery) a no-op that leaves the figure open
+    else:
+        plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Watch the margin, the edge and the duality gap round by round.
+"""Watch the margin, the edge and the duality gap round by round
+=============================================================
 
 Two finite hypothesis classes given as matrices (``MatrixOracle(H)``, H[i, j] = h_j(x_i),
 X holding row indices), two papers:
@@ -89,23 +90,26 @@ def margin_certificate(rounds: int) -> AcceleratedMarginClassifier:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--rounds", type=int, default=2000, help="rounds of part 1")
     parser.add_argument("--accelerated-rounds", type=int, default=2000, help="of part 2")
     parser.add_argument("--plot", metavar="FILE.png", help="save a figure here")
+    parser.add_argument("--show", action="store_true",
+                        help="show the figure (plt.show(); in the docs' gallery, its picture)")
     args = parser.parse_args(argv)
     telgarsky = duality_gap(args.rounds)
     print()
     ji = margin_certificate(args.accelerated_rounds)
-    if args.plot:
-        plot(telgarsky.history_, ji.history_, args.plot)
+    if args.plot or args.show:
+        plot(telgarsky.history_, ji.history_, args.plot, args.show)
     return {"telgarsky": telgarsky.history_, "ji": ji.history_}
 
 
-def plot(h1, h2, path) -> None:
+def plot(h1, h2, path=None, show=False) -> None:
     import matplotlib
 
-    matplotlib.use("Agg")
+    if not show:
+        matplotlib.use("Agg")  # a file only: no display needed
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
@@ -123,9 +127,13 @@ def plot(h1, h2, path) -> None:
     right.set_title("Ji et al. 2021 (certificate)")
     right.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    print(f"saved {path}")
+    if path:
+        fig.savefig(path, dpi=120)
+        print(f"saved {path}")
+    if show:
+        plt.show()  # under Agg (the docs' gallery) a no-op that leaves the figure open
+    else:
+        plt.close(fig)
 
 
 if __name__ == "__main__":

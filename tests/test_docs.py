@@ -3,13 +3,26 @@
 The build is the README's command, ``python -m sphinx -W -b html docs docs/_build/html``,
 into a temporary directory (Sphinx's ``linkcheck`` builder needs the network, so the
 links are checked here by reading the built HTML: every relative ``href`` and ``src``
-names a file that exists, and every ``#anchor`` an ``id`` in it).  It runs in about 30 s
-on 2 cores; it is skipped when the ``docs`` extra is not installed.
+names a file that exists, and every ``#anchor`` an ``id`` in it).  Two parts of the full
+build are cut to fit the test command's budget (the build alone takes about 30 s on 2
+cores, a minute on a loaded machine):
+
+* the gallery is built without running its scripts (``-D plot_gallery=0``): running
+  them adds about 25 s; ``tests/test_gallery.py`` runs each with the gallery's
+  arguments, as sphinx-gallery does, instead;
+* the reproductions' pages are built from a run of one experiment
+  (``grubb2011-counterexample``, a few seconds) made here, not from ``oracleboost
+  reproduce all --quick`` (minutes): its page is checked against its ``summary.md``,
+  and the other pages against the note they carry when a result is missing.
+
+It is skipped when the ``docs`` extra is not installed.
 """
 
 from __future__ import annotations
 
+import html
 import importlib
+import io
 import os
 import re
 import subprocess
@@ -23,17 +36,36 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
-for _package in ("sphinx", "pydata_sphinx_theme", "numpydoc"):
+for _package in ("sphinx", "pydata_sphinx_theme", "numpydoc", "sphinx_gallery", "matplotlib"):
     pytest.importorskip(_package, reason=f"the docs extra is not installed ({_package})")
+
+sys.path.insert(0, str(DOCS / "_ext"))
+import docs_gallery  # noqa: E402
+import docs_markdown  # noqa: E402
+import docs_reproductions  # noqa: E402
+
+#: The one experiment the test build's reproductions come from.
+RUN = "grubb2011-counterexample"
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
+def results(tmp_path_factory) -> Path:
+    """``oracleboost reproduce grubb2011-counterexample --quick --out DIR``, in process."""
+    from oracleboost.experiments.runner import reproduce
+
+    out = tmp_path_factory.mktemp("reproduce") / "results"
+    reproduce([RUN], quick=True, out_dir=out, out=io.StringIO(), err=io.StringIO())
+    return out
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, results) -> Path:
     """The HTML tree of one ``-W`` build (a fresh doctree cache: nothing is reused)."""
     out = tmp_path_factory.mktemp("docs")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
     cmd = [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html",
+           "-D", "plot_gallery=0", "-D", f"reproductions_results={results}",
            "-d", str(out / "doctrees"), str(DOCS), str(out / "html")]
     run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, f"sphinx -W failed:\n{run.stdout}\n{run.stderr}"
@@ -74,7 +106,8 @@ def test_the_build_succeeds_and_has_the_pages(built):
                  "user_guide/index.html", "user_guide/oracles.html",
                  "user_guide/boosters.html", "user_guide/history.html",
                  "user_guide/early_stopping.html", "user_guide/export.html",
-                 "user_guide/grids.html", "user_guide/reproducibility.html"):
+                 "user_guide/grids.html", "user_guide/reproducibility.html",
+                 "auto_examples/index.html", "reproductions/index.html"):
         assert (built / page).is_file(), page
 
 
@@ -164,3 +197,99 @@ def test_the_first_fit_of_getting_started_runs():
     ada = namespace["ada"]
     assert ada.stop_reason_ == "max_rounds"
     assert ada.score(namespace["X_test"], namespace["y_test"]) > 0.9
+
+
+def _text(page: Path) -> str:
+    """A page's text: tags dropped, entities and Sphinx's smart quotes undone, spaces
+    collapsed."""
+    text = html.unescape(re.sub(r"<[^>]+>", " ", page.read_text(encoding="utf-8")))
+    text = text.translate(str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"',
+                                         "\u201d": '"'}))
+    return " ".join(text.split())
+
+
+def _markdown_text(line: str) -> str:
+    """A summary.md line's text as a reader sees it (markup and escapes dropped)."""
+    line = re.sub(r"\[([^\]]+)\]\([^)]+\)", r"\1", line)
+    line = line.replace("\\|", "|").replace("`", "").replace("**", "")
+    line = re.sub(r"(?<![\w*])\*([^*]+)\*", r"\1", line)
+    return " ".join(line.lstrip("-#| ").split())
+
+
+def test_the_reproduction_page_is_its_summary(built, results):
+    """Every line of text of summary.md (the claim, the measured result, the caption,
+    the table's cells, the settings) is on the page; the figure is shown and the CSV
+    files download as written."""
+    page = built / "reproductions" / f"{RUN}.html"
+    text = _text(page)
+    summary = (results / RUN / "summary.md").read_text(encoding="utf-8")
+    lines = [line for line in summary.splitlines()
+             if line.strip() and not line.startswith(("![", "|---", "```"))]
+    assert len(lines) > 15
+    for line in lines:
+        for cell in (line.strip("|").split(" | ") if line.startswith("|") else [line]):
+            assert _markdown_text(cell) in text, cell
+    source = page.read_text(encoding="utf-8")
+    images = re.findall(r'<img[^>]+src="([^"]+)"', source)
+    assert any((page.parent / src).read_bytes() == (results / RUN / "figure.png").read_bytes()
+               for src in images), images
+    for name in ("curves.csv", "aux.csv"):
+        (href,) = {h for h in re.findall(r'href="([^"]+)"', source) if h.endswith(name)}
+        assert (page.parent / href).read_bytes() == (results / RUN / name).read_bytes()
+
+
+def test_every_experiment_has_a_page(built):
+    from oracleboost.experiments import EXPERIMENTS
+    from oracleboost.experiments.claims import claim, first_sentence
+
+    index = _text(built / "reproductions" / "index.html")
+    assert f"1 of {len(EXPERIMENTS)} experiments have results in this build" in index
+    for name in EXPERIMENTS:
+        text = _text(built / "reproductions" / f"{name}.html")
+        assert name in index and first_sentence(claim(name)) in index, name
+        missing = "This build found no result for this experiment" in text
+        assert missing == (name != RUN), name
+        if missing:  # the claim is still there, and what to run
+            assert " ".join(claim(name).split()) in text, name
+            assert f"oracleboost reproduce {name} --quick" in text
+    # the front page points at the reproductions when Telgarsky 2013's Figure 2 is missing
+    assert "this build found no result for telgarsky2013-figure2" in _text(built / "index.html")
+
+
+def test_the_gallery_has_every_example(built):
+    index = _text(built / "auto_examples" / "index.html")
+    for script in sorted((ROOT / "examples").glob("*.py")):
+        page = built / "auto_examples" / f"{script.stem}.html"
+        title = script.read_text(encoding="utf-8").split("\n", 1)[0].strip('"')
+        assert title in index and title in _text(page), script.name
+    # the scripts the gallery does not run are named on its page, with the reason
+    for name in docs_gallery.NOT_RUN:
+        assert name in index, name
+
+
+@pytest.mark.parametrize("markdown, rst", [
+    ("# a title", "a title\n======="),
+    ("plain *em* and **strong** and `code`x", "plain *em* and **strong** and ``code``\\ x"),
+    ("a_b | c* and 2\\|f\\| --quick", "a\\_b \\| c\\* and 2\\|f\\| \\-\\-quick"),
+    ("| h | k |\n|---|---|\n| `x` | 1 |",
+     ".. list-table::\n   :header-rows: 1\n\n   * - h\n     - k\n   * - ``x``\n     - 1"),
+    ("```text\n  a | b\n```", ".. code-block:: text\n\n     a | b"),
+    ("one\ntwo\n\n- x\n- y", "one two\n\n- x\n- y"),
+])
+def test_the_markdown_conversion(markdown, rst):
+    assert docs_markdown.to_rst(markdown) == rst + "\n"
+
+
+def test_failed_experiments_are_read_from_the_index(tmp_path):
+    """A failed experiment's page says it failed, with the error index.md recorded."""
+    (tmp_path / "index.md").write_text(
+        "# Reproductions\n\nquick · `oracleboost reproduce all`\n\n| a | b |\n|---|---|\n"
+        "| x | y |\n\nFailed (tracebacks in reproduce.log):\n\n- ji2021-figure1: "
+        "RuntimeError: no \\| yes\n- grubb2011-figure1: ValueError: x\n\n"
+        "Not run (the run was interrupted):\n\n- swap-weak-learner\n", encoding="utf-8")
+    failures = docs_reproductions._failures(tmp_path)
+    assert failures == {"ji2021-figure1": "RuntimeError: no \\| yes",
+                        "grubb2011-figure1": "ValueError: x"}
+    page = docs_reproductions._missing_page("ji2021-figure1", "results",
+                                            failures["ji2021-figure1"])
+    assert "failed in that run: RuntimeError: no \\| yes" in page

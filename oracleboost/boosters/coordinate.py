@@ -88,6 +88,20 @@ class _State:
 class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooster):
     """Binary coordinate-descent boosting on any oracle (Telgarsky 2013, Algorithm 1).
 
+    Round t on the margin loss φ, with margins y_i f(x_i) and sample weights s_i (the
+    weights normalised in log space):
+
+    .. math::
+
+        w_i &\\propto s_i \\bigl(-\\phi'(y_i f_{t-1}(x_i))\\bigr), \\qquad
+        h_t = \\mathrm{correlate}(w \\circ y), \\\\
+        \\gamma_t &= \\Bigl|\\sum_i w_i y_i h_t(x_i)\\Bigr|, \\qquad
+        f_t = f_{t-1} + \\alpha_t \\sigma_t h_t,
+
+    σ_t being the sign that makes the edge positive; the default AdaBoost step is
+    :math:`\\alpha_t = \\frac{\\nu}{2} \\ln \\frac{1 + \\gamma_t}{1 - \\gamma_t}`.  The user
+    guide's page on the boosters gives every step rule.
+
     Parameters
     ----------
     oracle : Oracle, default=None

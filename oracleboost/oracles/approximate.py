@@ -72,6 +72,20 @@ class ApproximateOracle(Oracle):
     choice : {"worst", "random"}, default="worst"
         Which admissible column to return: the one with the smallest edge, or one
         drawn with the query's seed.
+
+    Examples
+    --------
+    Edges 4, 2 and 0: the exact oracle answers column 0; with ``c0 = 0.5`` the weakest
+    admissible column (edge at least 2) is column 1:
+
+    >>> import numpy as np
+    >>> from oracleboost.oracles import ApproximateOracle, MatrixOracle
+    >>> H = np.array([[1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [1.0, -1.0, -1.0], [-1.0, -1.0, 1.0]])
+    >>> X, y = np.arange(4).reshape(-1, 1), np.array([1.0, 1.0, 1.0, -1.0])
+    >>> MatrixOracle(H).bind(X).correlation_vector(y)
+    array([4., 2., 0.])
+    >>> ApproximateOracle(MatrixOracle(H), c0=0.5).bind(X).correlate(y)
+    MatrixColumn(j=1, scale=1)
     """
 
     def __init__(self, oracle: Oracle, c0: float = 0.5, choice: str = "worst") -> None:

@@ -279,6 +279,26 @@ class CachedOracle(Oracle):
     the shape the query implies (that of ``r`` or ``target``: (n,) or (n, K)), or for
     ``columns()`` a finite array with n rows.  Otherwise, or if the entry cannot be read
     (a truncated file), the answer is recomputed and the entry overwritten, quietly.
+
+    Examples
+    --------
+    The second identical query is read from the cache's one entry:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from oracleboost.oracles import CachedOracle, TreeOracle
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> target = np.array([0.0, 0.0, 2.0, 4.0])
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> oracle = CachedOracle(TreeOracle(max_depth=1), folder.name)
+    >>> first = oracle.bind(X).project(target, random_state=0)
+    >>> again = oracle.bind(X).project(target, random_state=0)
+    >>> first.train_output, np.array_equal(again.train_output, first.train_output)
+    (array([0., 0., 3., 3.]), True)
+    >>> len(list(Path(folder.name).rglob("output.pkl")))
+    1
+    >>> folder.cleanup()
     """
 
     def __init__(self, oracle: Oracle, memory: str | joblib.Memory | None = None) -> None:

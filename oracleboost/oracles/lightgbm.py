@@ -862,6 +862,21 @@ class LightGBMOracle(Oracle):
     default: OpenMP's default, ``OMP_NUM_THREADS`` if set), and the leaves of the
     training rows are found on as many (at most ``NUMBA_NUM_THREADS``).  The oracle
     leaves LightGBM's process-wide thread count as it finds it.
+
+    Examples
+    --------
+    One tree per query, its leaves refitted to the exact weighted means of the target:
+
+    >>> import numpy as np
+    >>> from oracleboost.oracles import LightGBMOracle
+    >>> X = np.repeat([[0.0], [1.0], [2.0], [3.0]], 10, axis=0)
+    >>> oracle = LightGBMOracle(num_leaves=3, min_data_in_leaf=5, params={"num_threads": 1})
+    >>> bound = oracle.bind(X)
+    >>> tree = bound.project(np.repeat([0.0, 0.0, 2.0, 4.0], 10))
+    >>> tree
+    LightGBMTree(n_leaves=3, n_features=1)
+    >>> tree.predict(np.array([[0.5], [2.0], [3.0]]))
+    array([0., 2., 4.])
     """
 
     def __init__(

@@ -307,6 +307,21 @@ class MatrixOracle(Oracle):
     block_size : int, default=65536
         Rows of a block (:mod:`oracleboost._blocks`): sums over the rows are made by
         lanes of at most 4,096 rows within blocks, added in order.
+
+    Examples
+    --------
+    Three hypotheses given by their values on three points; ``X`` holds row indices
+    into ``H``:
+
+    >>> import numpy as np
+    >>> from oracleboost.oracles import MatrixOracle
+    >>> H = np.array([[1.0, -1.0, 1.0], [1.0, 1.0, -1.0], [-1.0, 1.0, 1.0]])
+    >>> bound = MatrixOracle(H).bind(np.arange(3).reshape(-1, 1))
+    >>> r = np.array([1.0, 1.0, -1.0])
+    >>> bound.correlation_vector(r)  # Hᵀ r: every column's edge at once
+    array([ 3., -1., -1.])
+    >>> bound.correlate(r)
+    MatrixColumn(j=0, scale=1)
     """
 
     def __init__(self, H: ArrayLike, n_jobs: int | None = None,
@@ -366,6 +381,18 @@ class LinearOracle(Oracle):
     block_size : int, default=65536
         Rows of a block: the order of the sums over the rows (as
         :class:`MatrixOracle`'s).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oracleboost.oracles import LinearOracle
+    >>> X = np.array([[1.0, 0.5], [2.0, -1.0], [-1.0, 2.0]])
+    >>> bound = LinearOracle().bind(X)
+    >>> bound.correlation_vector(np.array([1.0, 1.0, -1.0]))  # Xᵀ r
+    array([ 4. , -2.5])
+    >>> h = bound.correlate(np.array([1.0, 1.0, -1.0]))
+    >>> h, h.train_output
+    (LinearCoordinate(j=0, scale=1), array([ 1.,  2., -1.]))
     """
 
     def __init__(self, n_jobs: int | None = None, block_size: int = DEFAULT_BLOCK_SIZE) -> None:

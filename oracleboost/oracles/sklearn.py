@@ -448,9 +448,15 @@ class SklearnOracle(Oracle):
     Examples
     --------
     >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from oracleboost.oracles import SklearnOracle
     >>> oracle = SklearnOracle(DecisionTreeClassifier(max_depth=1))
     >>> from sklearn.neighbors import KNeighborsRegressor
     >>> knn = SklearnOracle(KNeighborsRegressor(), weighting="resample")
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> h = oracle.bind(X).correlate(np.array([-1.0, -1.0, 1.0, 1.0]), random_state=0)
+    >>> h.train_output  # a depth-1 classification tree, as ±1
+    array([-1., -1.,  1.,  1.])
     """
 
     def __init__(
@@ -575,6 +581,18 @@ class TreeOracle(Oracle):
         Split criterion of the regression trees.
     classifier_criterion : {"gini", "entropy", "log_loss"}, default="gini"
         Split criterion of the classification trees.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oracleboost.oracles import TreeOracle
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> bound = TreeOracle(max_depth=2).bind(X)
+    >>> g = bound.project(np.array([0.0, 1.0, 2.0, 4.0]), random_state=0)
+    >>> g.train_output  # a depth-2 regression tree: the leaves' means
+    array([0. , 1.5, 1.5, 4. ])
+    >>> bound.correlate(np.array([-1.0, -1.0, 1.0, 1.0]), random_state=0).train_output
+    array([-1., -1.,  1.,  1.])
     """
 
     def __init__(
@@ -650,6 +668,20 @@ class MLPOracle(Oracle):
     max_iter : int, default=200
     solver : {"lbfgs", "adam", "sgd"}, default="lbfgs"
         L-BFGS suits nets this small (deterministic given the seed, no learning rate).
+
+    Examples
+    --------
+    A 5-unit net fitted to the signs of ``r`` on two moons (the outputs depend on the
+    machine's floating point in their last bits: compare them, do not print them):
+
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_moons
+    >>> from oracleboost.oracles import MLPOracle
+    >>> X, y = make_moons(200, noise=0.1, random_state=0)
+    >>> r = np.where(y == 1, 1.0, -1.0)
+    >>> h = MLPOracle().bind(X).correlate(r, random_state=0)
+    >>> h.train_output.shape, bool(np.mean(np.sign(h.train_output) == r) > 0.9)
+    ((200,), True)
     """
 
     def __init__(

@@ -749,6 +749,24 @@ class StumpOracle(Oracle):
     training rows; new values at most ``1e-35`` go the other way); within one
     direction the first best threshold from the left wins (LightGBM's reverse pass
     keeps the last).
+
+    Examples
+    --------
+    Bound once to the training rows, the class answers both queries: ``correlate`` with
+    the ±1 stump of largest weighted edge, ``project`` with the two-valued least-squares
+    stump:
+
+    >>> import numpy as np
+    >>> from oracleboost.oracles import StumpOracle
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> bound = StumpOracle().bind(X)
+    >>> h = bound.correlate(np.array([-1.0, -1.0, 1.0, 1.0]))
+    >>> h
+    SignStump(feature=0, threshold=1.5, sign=+1)
+    >>> h.train_output, h.predict(np.array([[0.5], [2.5]]))
+    (array([-1., -1.,  1.,  1.]), array([-1.,  1.]))
+    >>> bound.project(np.array([0.0, 0.0, 2.0, 4.0]))
+    RegressionStump(feature=0, threshold=1.5, left=0.0, right=3.0)
     """
 
     def __init__(self, max_bins: int = 255, exact: bool = False, n_jobs: int | None = None,
