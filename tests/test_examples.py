@@ -219,6 +219,7 @@ def test_early_stopping_plot(empty_cwd):
     assert results["rounds_kept"] < results["rounds_run"] < 60
 
 
+@pytest.mark.cluster
 def test_fit_on_dask_array_equals_the_fit_here(empty_cwd):
     """Run as a user runs it, in a fresh interpreter: its LocalCluster and Client are
     the only ones there (in this process, earlier tests' Dask clients stay registered)."""

@@ -18,6 +18,10 @@ def test_readme_test_command_is_what_ci_runs():
     assert len(commands) == 1, commands
     ci_lines = [line for line in ci.splitlines() if line.startswith("python3 -m pip install")]
     assert ci_lines == commands
+    # the cluster tests, left out of that command, run as CI's second step
+    cluster = "python3 -m pytest -q -p no:cacheprovider -m cluster"
+    assert re.search(rf"^{re.escape(cluster)}$", readme, flags=re.M)
+    assert ci.splitlines()[-1] == cluster
 
 
 def test_demo_prints_rounds_and_learns():
