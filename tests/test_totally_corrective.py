@@ -130,8 +130,7 @@ def test_the_solver_checks_catch_a_wrong_answer():
     solution = lp.solve()
     assert abs(solution.value - 0.0) <= 1e-12  # w = (½, ½): margins (0, 1, 0, 1)
     with pytest.raises(LPSolveError, match="edge"):
-        lp._check(solution.w, np.zeros(4), solution.d, solution.value - 0.5,
-                  solution.value - 0.5, solution.rho - 0.5)
+        lp._check(solution.w, solution.d, solution.value - 0.5, solution.rho - 0.5)
 
 
 def test_the_lp_survives_a_copy_and_a_pickle():
@@ -165,3 +164,121 @@ def test_bad_parameters_are_named():
     Xm, ym = load_breast_cancer(return_X_y=True)
     with pytest.raises(ValueError, match="class"):
         TotallyCorrectiveClassifier().fit(Xm[:30], np.arange(30) % 3)
+
+
+def _restricted_primal(columns: list[np.ndarray], nu: float) -> tuple[float, np.ndarray]:
+    """The soft-margin LP over ``columns`` in its primal form (what SoftMarginLP solved
+    before it held the dual), from scratch by scipy's HiGHS: its value and the margins
+    Σ_j w_j u_j of its solution."""
+    U = np.column_stack(columns)
+    N, J = U.shape
+    cost = np.concatenate([np.zeros(J), [-1.0], np.full(N, 1.0 / nu)])
+    A_ub = np.hstack([-U, np.ones((N, 1)), -np.eye(N)])
+    A_eq = np.concatenate([np.ones(J), [0.0], np.zeros(N)])[None, :]
+    bounds = [(0, None)] * J + [(None, None)] + [(0, None)] * N
+    res = linprog(cost, A_ub=A_ub, b_ub=np.zeros(N), A_eq=A_eq, b_eq=[1.0],
+                  bounds=bounds, method="highs")
+    assert res.status == 0, res.message
+    return -float(res.fun), (U * res.x[:J]).sum(axis=1)  # (not BLAS: any CPU kernel)
+
+
+@pytest.mark.parametrize(("seed", "nu"), [(0, 1), (1, 5), (2, 30)])
+def test_the_dual_route_solves_the_primal_of_every_round(seed, nu):
+    """HiGHS holds the dual; every round's value is the restricted primal's (solved
+    from scratch, as before), and on a matrix in general position (whose LPs have one
+    solution each) the model's margins are the primal solution's: the coefficients
+    read from the row duals are the primal's coefficients."""
+    M = np.random.default_rng(seed).uniform(-1.0, 1.0, size=(120, 25))
+    X, y, H = matrix_problem(M)
+    model = TotallyCorrectiveClassifier(MatrixOracle(H), nu=nu, tol=1e-12,
+                                        n_estimators=60).fit(X, y)
+    assert model.stop_reason_ == StopReason.GAP_CLOSED
+    columns = model._state_.lp.columns
+    assert len(columns) == model.n_estimators_
+    for k in range(1, len(columns) + 1):
+        value, margins = _restricted_primal(columns[:k], nu)
+        assert abs(model.history_["lp_value"][k - 1] - value) <= 1e-9
+    assert abs(model.lp_value_ - _full_lp(M, nu)) <= 1e-9
+    # the ensemble's f on row i is Σ_j w_j h_j(x_i)/‖h_j‖: y ∘ f are the LP's margins
+    np.testing.assert_allclose(y * model.decision_function(X), margins, rtol=0, atol=1e-9)
+
+
+def test_each_round_warm_starts_from_the_last_basis():
+    """A round adds one row to HiGHS's model and re-solves from the last basis: once
+    the LP has some columns, a round's dual simplex iterations are a small fraction of
+    a solve from scratch of the same LP (a model built again every round would take
+    about as many as that)."""
+    X, y = load_breast_cancer(return_X_y=True)
+    model = TotallyCorrectiveClassifier(StumpOracle(), nu=30, tol=0.0,
+                                        n_estimators=80).fit(X, y)
+    iterations = model.history_["solver_iterations"]
+    assert iterations.shape == (80,)
+    lp = model._state_.lp
+    for k in (40, 60, 80):
+        cold = SoftMarginLP(lp.cost, lp.nu)
+        for u in lp.columns[:k]:
+            cold.add_column(u)
+        solution = cold.solve()
+        assert abs(solution.value - model.history_["lp_value"][k - 1]) <= 1e-9
+        warm = np.median(iterations[k - 10:k])
+        assert warm * 5 <= solution.iterations, (k, warm, solution.iterations)
+
+
+def test_a_discarded_round_leaves_the_lp_as_it_was(monkeypatch):
+    """The loop may discard a round after the booster added its column (a monitor's
+    veto): the LP then holds the committed rounds' columns only, with the basis it had,
+    and a continuation goes on as a fit that never had that round."""
+    from oracleboost.boosters.monitors import NonFiniteLoss
+
+    M = np.random.default_rng(5).uniform(-1.0, 1.0, size=(150, 40))
+    X, y, H = matrix_problem(M)
+    params = dict(nu=5, tol=1e-12)
+    full = TotallyCorrectiveClassifier(MatrixOracle(H), n_estimators=12, **params).fit(X, y)
+
+    def veto_round_seven(self, run, result):  # (a resumable reason)
+        return StopReason.CALLBACK if len(run.history) == 6 else None
+
+    monkeypatch.setattr(NonFiniteLoss, "veto", veto_round_seven)
+    model = TotallyCorrectiveClassifier(MatrixOracle(H), n_estimators=12, warm_start=True,
+                                        **params).fit(X, y)
+    monkeypatch.undo()
+    assert model.stop_reason_ == StopReason.CALLBACK and model.n_estimators_ == 6
+    lp = model._state_.lp
+    assert lp.n_columns == 6 and lp._highs.getNumRow() == 7  # Σ d = 1, and 6 columns
+    # the basis from before the discarded round: solved again, nothing to do
+    solution = lp.solve()
+    assert solution.iterations == 0 and solution.value == model.lp_value_
+    model.fit(X, y)  # (the model was handed over to this continuation's copy)
+    assert model.n_estimators_ == 12
+    np.testing.assert_allclose(model.history_["lp_value"], full.history_["lp_value"],
+                               rtol=0, atol=1e-12)
+
+
+def test_early_stopping_cuts_the_lp_back_with_the_model():
+    """Early stopping returns to an earlier round's state: the LP shared by the fit's
+    states goes back to that round's columns (here the first: LPBoost's randomized vote
+    is at its best on the held-out rows after one round), and warm_start continues
+    from there."""
+    X, y = load_breast_cancer(return_X_y=True)
+    model = TotallyCorrectiveClassifier(StumpOracle(), nu=5, n_estimators=60,
+                                        n_iter_no_change=3, validation_fraction=0.3,
+                                        random_state=0, warm_start=True).fit(X, y)
+    assert model.stop_reason_ == StopReason.EARLY_STOPPING
+    kept, ran = len(model.history_["lp_value"]), len(model.validation_loss_)
+    assert kept < ran  # later rounds were cut
+    lp = model._state_.lp
+    assert lp.n_columns == kept and lp._highs.getNumRow() == kept + 1
+    assert abs(lp.solve().value - model.lp_value_) <= 1e-12
+    # the continuation runs the cut rounds again, as they were (the same patience
+    # keeps the same held-out split), and stops there again
+    curve = model.validation_loss_
+    model.set_params(n_estimators=kept + 5).fit(X, y)
+    np.testing.assert_allclose(model.validation_loss_, curve, rtol=0, atol=1e-12)
+    assert model._state_.lp.n_columns == len(model.history_["lp_value"]) == kept
+
+
+def test_truncate_names_a_bad_count():
+    lp = SoftMarginLP(np.ones(4), 1.0)
+    lp.add_column(np.array([1.0, 1.0, -1.0, 1.0]))
+    with pytest.raises(ValueError, match="n_columns=2"):
+        lp.truncate(2)

@@ -93,6 +93,14 @@ class _State:
     seen: frozenset  # (key, orientation) of the columns: a column is added once
     rng: np.random.RandomState
 
+    def lp_as_left(self) -> SoftMarginLP:
+        """The LP with this state's columns only.  The LP is shared by the states of
+        one fit, so a round that added a column and then did not become the state (the
+        loop discarded it, an interrupt, a solver failure, early stopping's return to
+        an earlier round) left a column too many: taken out here."""
+        self.lp.truncate(len(self.factors))
+        return self.lp
+
 
 @documented(
     "validation_tol", " (scikit-learn's ``tol``; here ``tol`` is the certificate's gap)"
@@ -259,6 +267,7 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
                          eval_names=eval_names)
         # the certificate as the fit ends: the last LP's value, and the least best edge
         # of every pricing (the stopping one's included)
+        self._state_.lp_as_left()
         self.lp_value_ = float(self._state_.gamma)
         self.upper_bound_ = float(self._state_.upper)
         return self
@@ -330,13 +339,12 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             return RoundResult(replace(state, upper=upper), stop=StopReason.GAP_CLOSED)
         # 3. the new column, and the LP over every column, from the last basis
         u = row_passes.oriented(p.blocks, column.a, column.y, column.norm, column.sign)
-        lp = state.lp
+        lp = state.lp_as_left()
         lp.add_column(u)
         try:
             solution = lp.solve()
         except LPSolveError:
-            lp.columns.pop()
-            lp._highs = None  # built again from the good columns if fitting goes on
+            state.lp_as_left()  # (the model is built again from the good columns)
             return RoundResult(state, stop=StopReason.SOLVER_FAILED)
         # the column on the ensemble's hypothesis: w · sign · h / ‖h‖, and h is
         # (h.scale / first.scale) times the first hypothesis of its key there
