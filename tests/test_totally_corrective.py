@@ -100,7 +100,7 @@ def test_stumps_on_breast_cancer_reach_the_stopping_rule(nu):
     X, y = load_breast_cancer(return_X_y=True)
     model = TotallyCorrectiveClassifier(StumpOracle(), nu=nu, n_estimators=400).fit(X, y)
     assert model.stop_reason_ == StopReason.GAP_CLOSED
-    assert model.upper_bound_ - model.lp_value_ <= model.tol
+    assert model.upper_bound_ - model.lp_value_ <= model.tol_
     assert model.history_["n_nonzero"][-1] <= model.n_estimators_
 
 
