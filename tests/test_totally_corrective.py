@@ -11,7 +11,7 @@ import pytest
 from scipy.optimize import linprog
 from sklearn.datasets import load_breast_cancer
 
-from oracleboost.boosters import StopReason, TotallyCorrectiveClassifier
+from oracleboost.boosters import BoostingWarning, StopReason, TotallyCorrectiveClassifier
 from oracleboost.boosters.soft_margin_lp import LPSolveError, SoftMarginLP
 from oracleboost.datasets import matrix_problem, rudin_matrix
 from oracleboost.oracles import MatrixOracle, StumpOracle
@@ -100,7 +100,7 @@ def test_stumps_on_breast_cancer_reach_the_stopping_rule(nu):
     X, y = load_breast_cancer(return_X_y=True)
     model = TotallyCorrectiveClassifier(StumpOracle(), nu=nu, n_estimators=400).fit(X, y)
     assert model.stop_reason_ == StopReason.GAP_CLOSED
-    assert model.upper_bound_ - model.lp_value_ <= model.tol
+    assert model.upper_bound_ - model.lp_value_ <= model.tol_
     assert model.history_["n_nonzero"][-1] <= model.n_estimators_
 
 
@@ -117,7 +117,8 @@ def test_a_solver_failure_keeps_the_last_good_model(monkeypatch):
         return solve(self)
 
     monkeypatch.setattr(SoftMarginLP, "solve", failing)
-    model = TotallyCorrectiveClassifier(MatrixOracle(H), nu=5, n_estimators=20).fit(X, y)
+    with pytest.warns(BoostingWarning, match="Time limit reached.*solver_failed"):
+        model = TotallyCorrectiveClassifier(MatrixOracle(H), nu=5, n_estimators=20).fit(X, y)
     assert model.stop_reason_ == StopReason.SOLVER_FAILED
     assert model.n_estimators_ == 6
     np.testing.assert_array_equal(model.decision_function(X), good.decision_function(X))

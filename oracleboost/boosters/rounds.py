@@ -55,6 +55,7 @@ class StopReason(str, Enum):
     NOT_SEPARABLE = "not_separable"  # the upper bound on the max margin fell below tol
     CALLBACK = "callback"  # a scikit-learn callback asked the fit to stop
     SOLVER_FAILED = "solver_failed"  # an LP's solution failed its checks: the last good model
+    INFEASIBLE = "infeasible"  # SoftBoost: no distribution keeps every edge below γ̂ − ε
 
     def __str__(self) -> str:
         return self.value

@@ -1,4 +1,5 @@
-"""Totally corrective boosting: column generation over any oracle (LPBoost).
+"""Totally corrective boosting: column generation over any oracle (LPBoost, ERLPBoost,
+SoftBoost, TotalBoost).
 
 Corrective boosters add one hypothesis a round and never revisit earlier
 coefficients.  Totally corrective ones re-solve every coefficient each round over the
@@ -28,13 +29,62 @@ with ``d_0 = c / Σ c`` (uniform for unweighted rows) and ``γ_0 = −∞``.
 best edge of any hypothesis (upper bound; exact when the oracle answers exactly, as
 ``StumpOracle`` and ``MatrixOracle`` do).  ``history_["lp_value"]`` is γ_t (after the
 round's solve; γ_t ≥ γ_{t−1} is a lower bound too), ``history_["upper_bound"]`` the
-least edge_s so far and ``history_["gap"]`` their difference.
+least edge_s so far and ``history_["gap"]`` their difference.  Every method records it.
+
+**ERLPBoost** (Warmuth, Glocer & Vishwanathan, *Entropy regularized LPBoost*, ALT 2008).
+The papers are not on disk: what follows is what this code relies on, derived here and
+checked numerically in ``tests/test_entropy_boosting.py``.  With ``d⁰ = c/N``,
+``Δ(d, d⁰) = Σ d_i log(d_i/d⁰_i) ∈ [0, ln(N/ν)]`` on the capped simplex S and
+``η = (2/ε) ln(N/ν)``, so that ``Δ/η ≤ ε/2``::
+
+    P^t(d) = max_{q ≤ t} d·u_q + Δ(d, d⁰)/η,      d^t = argmin_{d ∈ S} P^t(d)
+    round t: h_t priced under d^{t−1};  δ_t = min_{q ≤ t} P^q(d^{q−1}) − P^{t−1}(d^{t−1})
+             if δ_t ≤ ε/2: stop ("gap_closed"; h_t does not join)
+             else add u_t, solve for d^t (entropy_duals.solve_regularized) and the LP
+
+``P^q(d^{q−1}) = max(edge_q, max_{r<q} d^{q−1}·u_r) + Δ(d^{q−1})/η`` is evaluated at a
+point (exact); ``P^{t−1}(d^{t−1})`` is taken as the solve's certified dual value, a
+lower bound, so the rule never stops early.  *Guarantee:* with an exact oracle
+``min_q P^q(d^{q−1}) ≥ P*``, and the LP over the columns chosen has value at least
+``min_d P^{t−1}(d) − ε/2 ≥ P* − ε`` at the stop.  *Bound:* ``P^{t−1}`` is
+(1/η)-strongly convex in ℓ1 (Pinsker) and minimised at d^{t−1}, and the new column's
+term ``d·u_t − max_{q<t} d·u_q`` is 2-Lipschitz in ℓ1, so
+``P^t(d^t) − P^{t−1}(d^{t−1}) ≥ min(δ_t²/(8η), δ_t/2)``; since ``δ_{t+1} ≤ δ_t −`` that
+rise and ``δ_2 ≤ 2``, ``1/δ`` grows by ``1/(8η)`` a round and the rule fires within
+``1 + ⌈32 ln(N/ν)/ε² − 8 ln(N/ν)/ε⌉`` hypotheses (:func:`erlpboost_round_bound`, which
+also counts the halving regime when ``η < 1/2``): the paper's ``O(ln(N/ν)/ε²)``, with
+the constant 32 that MiniBoosts also uses.  Recorded as ``round_bound_``.
+
+**SoftBoost** (Warmuth, Glocer & Rätsch, *Boosting algorithms for maximizing the soft
+margin*, NIPS 2007); **TotalBoost** (Warmuth, Liao & Rätsch, ICML 2006) is SoftBoost
+with ν = 1::
+
+    round t: h_t priced under d^{t−1};  γ̂_t = min_{q ≤ t} edge_q
+             add u_t (a column held already adds nothing: only γ̂ moved) and solve the LP
+             if min_{d ∈ S} max_q d·u_q (the LP's value) ≥ γ̂_t − ε − INFEASIBLE_SLACK:
+                 stop ("infeasible"; h_t joins the final LP)
+             d^t = argmin_{d ∈ S} Δ(d, d⁰) s.t. d·u_q ≤ γ̂_t − ε ∀ q ≤ t
+                 (entropy_duals.solve_projection)
+
+*Guarantee:* at the stop the LP over the columns is at least ``γ̂_t − ε ≥ P* − ε`` (with
+an exact oracle every edge_q is at least P*), less ``INFEASIBLE_SLACK = 1e-9``.
+*Bound:* the constraint sets shrink, d^{t−1} violates the new constraint by at least ε,
+so by the generalised Pythagorean theorem and Pinsker
+``Δ(d^t, d⁰) ≥ Δ(d^{t−1}, d⁰) + ε²/2``; with ``Δ ≤ ln(N/ν)`` at most ``2 ln(N/ν)/ε²``
+projections succeed, and the rounds are at most ``⌊2 ln(N/ν)/ε²⌋ + 1``
+(:func:`softboost_round_bound`; the papers' ``⌈2 ln(N/ν)/ε²⌉``).  This bound holds for
+any oracle; only the ε-guarantee needs an exact one.
+
+Each method ends with the soft-margin LP over the hypotheses it chose, as the papers
+do: here that LP is solved every round (HiGHS, warm-started: the certificate above and
+the model of every round), so the last round's LP gives the final coefficients.
 """
 
 from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from numbers import Integral, Real
@@ -56,15 +106,59 @@ from .classifier import (
     predicted_index,
     weighted_error,
 )
+from .entropy_duals import (
+    ACCEPT_TOL,
+    ColumnStore,
+    EntropySolveError,
+    solve_projection,
+    solve_regularized,
+)
 from .model import Refit
 from .monitors import Divergence
-from .rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
+from .rounds import (
+    BoostingWarning,
+    Problem,
+    RoundResult,
+    StopReason,
+    draw_seed,
+    seed_generator,
+)
 from .soft_margin_lp import LPSolveError, SoftMarginLP
 from .validation import documented, eval_parameters_doc
 
-__all__ = ["TotallyCorrectiveClassifier", "METHODS"]
+__all__ = ["TotallyCorrectiveClassifier", "METHODS", "erlpboost_round_bound",
+           "softboost_round_bound"]
 
-METHODS = ("lpboost",)
+METHODS = ("lpboost", "erlpboost", "softboost", "totalboost")
+_ENTROPIC = ("erlpboost", "softboost", "totalboost")
+#: ``tol`` when it is None: LPBoost's certificate gap, and the others' ε.
+_DEFAULT_TOL = {"lpboost": 1e-6, "erlpboost": 0.01, "softboost": 0.01, "totalboost": 0.01}
+#: SoftBoost's problem counts as infeasible when the LP's value is within this of the
+#: bound ``γ̂ − ε`` (a set that thin has no projection worth computing in floating point;
+#: HiGHS's values are good to about this): its guarantee is then ``ε + INFEASIBLE_SLACK``.
+INFEASIBLE_SLACK = 1e-9
+
+
+def erlpboost_round_bound(n: float, nu: float, eps: float) -> int:
+    """The most hypotheses ERLPBoost's final LP can hold before its stopping rule fires,
+    ``≈ 32 ln(N/ν)/ε²`` (derived in the module docstring; ``n`` the rows, or ``Σ c``)."""
+    L = math.log(n / nu) if n > nu else 0.0
+    if L == 0.0:
+        return 1
+    eta = 2.0 * L / eps
+    delta, t = 2.0, 2  # δ_2 ≤ 2: round 2 is the first that can stop
+    while delta > eps / 2 and delta > 4 * eta:  # the linear regime: δ halves
+        delta, t = delta / 2, t + 1
+    if delta > eps / 2:  # the quadratic regime: 1/δ grows by 1/(8η) a round
+        t += max(0, math.ceil(8 * eta * (2 / eps - 1 / delta)))
+    return t - 1  # the stopping round's hypothesis does not join
+
+
+def softboost_round_bound(n: float, nu: float, eps: float) -> int:
+    """SoftBoost's (and TotalBoost's, ν = 1) most rounds, the infeasible one included:
+    ``⌊2 ln(N/ν)/ε²⌋ + 1`` (module docstring; the papers state ``⌈2 ln(N/ν)/ε²⌉``)."""
+    L = math.log(n / nu) if n > nu else 0.0
+    return math.floor(2.0 * L / eps ** 2 + 1e-9) + 1
 
 
 @dataclass
@@ -76,6 +170,48 @@ class _Problem(Problem):
     bound: object
     bounded: bool
     blocks: RowBlocks
+    method: str = "lpboost"
+    tol: float = 1e-6  # LPBoost's certificate gap; the others' ε
+    log_d0: np.ndarray | None = None  # log d⁰ = log(c/N)
+    caps: np.ndarray | None = None  # c/ν
+    eta: float = math.nan  # ERLPBoost's η
+
+
+@dataclass(frozen=True)
+class _Entropic:
+    """What ERLPBoost and SoftBoost carry between rounds beside the LP: their columns, the
+    last solve's multipliers and values (at d_{t−1}), and ERLPBoost's two bounds."""
+
+    store: ColumnStore
+    n: int  # columns in the store that are this state's
+    alpha: np.ndarray  # the last solve's multipliers
+    edges_max: float  # max_q d_{t−1}·u_q over the columns held (−inf before any)
+    entropy: float  # Δ(d_{t−1}, d⁰)
+    lower: float  # ERLPBoost: θ_{t−1} ≤ P^{t−1}(d^{t−1}) (−inf before any solve)
+    reg_upper: float  # ERLPBoost: min_{q ≤ t} P^q(d^{q−1}) (+inf before any pricing)
+    coef: np.ndarray  # the ensemble's coefficients from the last LP
+
+
+_ENTROPY_KEYS = ("objective", "relative_entropy", "solver_gap", "solver_time",
+                 "solver_iterations", "conic_start")
+
+
+def _accept(eps: float) -> float:
+    """The largest certified gap of an entropy solve a round accepts: far below the ε/2
+    its stopping rule compares (:data:`.entropy_duals.ACCEPT_TOL` at least)."""
+    return max(ACCEPT_TOL, 1e-6 * eps)
+
+
+def _require_clarabel() -> None:
+    """The entropy methods' harder solves start from Clarabel (:mod:`.entropy_duals`):
+    refuse to start a fit that could need it without it."""
+    try:
+        import clarabel  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(
+            "ERLPBoost, SoftBoost and TotalBoost start their harder entropy solves from "
+            "Clarabel: pip install clarabel (or oracleboost[lp])") from exc
+
 
 
 @dataclass(frozen=True)
@@ -92,6 +228,7 @@ class _State:
     slots: tuple  # each column's hypothesis' index in the ensemble
     seen: frozenset  # (key, orientation) of the columns: a column is added once
     rng: np.random.RandomState
+    entropic: _Entropic | None = None  # ERLPBoost, SoftBoost and TotalBoost
 
     def lp_as_left(self) -> SoftMarginLP:
         """The LP with this state's columns only.  The LP is shared by the states of
@@ -106,15 +243,19 @@ class _State:
     "validation_tol", " (scikit-learn's ``tol``; here ``tol`` is the certificate's gap)"
 )
 class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooster):
-    """Totally corrective boosting by column generation (LPBoost; Demiriz, Bennett &
-    Shawe-Taylor 2002), over any oracle that answers ``correlate``.
+    """Totally corrective boosting by column generation (LPBoost, Demiriz, Bennett &
+    Shawe-Taylor 2002; ERLPBoost, Warmuth, Glocer & Vishwanathan 2008; SoftBoost,
+    Warmuth, Glocer & Rätsch 2007; TotalBoost, Warmuth, Liao & Rätsch 2006), over any
+    oracle that answers ``correlate``.
 
     Each round the oracle prices a new hypothesis under the dual distribution, and the
     soft-margin LP over every hypothesis so far is solved again (HiGHS, warm-started
     from the last basis): every coefficient changes each round.  Stops when no
     hypothesis has an edge above the restricted LP's value (the certificate's gap
-    below ``tol``).  See the module docstring for the algorithm box and the
-    certificate.  Binary labels.
+    below ``tol``).  ERLPBoost and SoftBoost choose their distributions by entropy
+    regularisation instead (:mod:`.entropy_duals`) and stop by their own rules within
+    ``round_bound_`` rounds, ε = ``tol`` below the optimum.  See the module docstring for
+    the algorithm boxes, the certificate and the bounds.  Binary labels.
 
     Parameters
     ----------
@@ -122,15 +263,17 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         Any class that answers ``correlate`` (``None``: ``StumpOracle()``).  The
         certificate's upper bound is exact when the oracle's answer is the best
         hypothesis of its class.
-    method : {"lpboost"}, default="lpboost"
-        The algorithm (ERLPBoost, SoftBoost and TotalBoost are to come).
+    method : {"lpboost", "erlpboost", "softboost", "totalboost"}, default="lpboost"
+        The algorithm.  The entropy methods need ``clarabel`` (the ``lp`` extra);
+        ``"totalboost"`` is SoftBoost with ``nu=1`` (other values are refused).
     nu : float, default=1.0
         The capping ``ν``, as a count in ``[1, N]`` (N the rows of positive weight):
         ``d_i ≤ c_i / ν``, so at most about ν rows may violate the soft margin.  1 is
         the hard margin.
-    tol : float, default=1e-6
-        Stop (``"gap_closed"``) when the best edge exceeds the restricted LP's value by
-        at most this much.
+    tol : float or None, default=None
+        LPBoost: stop (``"gap_closed"``) when the best edge exceeds the restricted LP's
+        value by at most this much (None: 1e-6).  The others: their accuracy ε > 0
+        (None: 0.01); the final soft margin is within ε of the optimum.
     n_estimators : int, default=100
         The round budget (each round adds at most one hypothesis).
     random_state : int, RandomState instance or None, default=None
@@ -160,13 +303,29 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         ℓ1 margin of f_t), ``train_error``, ``step`` (the new column's weight),
         ``n_nonzero`` (columns with positive weight), ``solver_time`` and
         ``solver_iterations``, ``time``.  An eval set's ``val_loss_i`` is the same
-        randomized vote's error on it.
+        randomized vote's error on it.  The entropy methods add ``objective`` (the
+        entropy problem's value: ERLPBoost's certified lower value of ``P^t(d^t)``,
+        SoftBoost's ``Δ(d^t, d⁰)``), ``relative_entropy`` (``Δ(d^t, d⁰)``),
+        ``solver_gap`` (the solve's certified gap), ``lp_time`` (of ``solver_time``,
+        the rest the entropy solve's; ``solver_iterations`` are its Newton steps),
+        ``conic_start`` (1 when the solve started from Clarabel), and ERLPBoost
+        ``regularized_upper`` (``min_q P^q(d^{q−1})``) and ``regularized_gap`` (δ_t,
+        its stopping quantity), SoftBoost ``bound`` (``γ̂_t − ε``); the infeasible
+        round's entropy entries are NaN (no projection).
     lp_value_, upper_bound_ : float
         The certificate as the fit ends: ``lp_value_ ≤ P* ≤ upper_bound_``, the upper
         bound including the stopping round's pricing (whose hypothesis did not enter).
+    tol_ : float
+        The tolerance used (``tol``, or its default for the method).
+    round_bound_ : int or None
+        The method's bound on the rounds (None for LPBoost): compare it with
+        ``n_estimators_`` (see the module docstring).
     stop_reason_ : StopReason
-        ``"gap_closed"``, ``"max_rounds"``, ``"solver_failed"`` (the last good model
-        kept), ``"zero_hypothesis"``, or the early-stopping and interruption reasons.
+        ``"gap_closed"`` (LPBoost, ERLPBoost), ``"infeasible"`` (SoftBoost, TotalBoost),
+        ``"max_rounds"``, ``"solver_failed"`` (the last good model kept; a warning
+        gives the solver's status), ``"zero_hypothesis"``, ``"zero_edge"`` (the entropy
+        methods, when the best hypothesis has no edge), or the early-stopping and
+        interruption reasons.
     <validation attributes>
 
     Examples
@@ -177,7 +336,7 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     >>> model = TotallyCorrectiveClassifier(nu=10, n_estimators=200).fit(X, y)
     >>> str(model.stop_reason_)
     'gap_closed'
-    >>> bool(model.upper_bound_ - model.lp_value_ <= model.tol)
+    >>> bool(model.upper_bound_ - model.lp_value_ <= model.tol_)
     True
     """
 
@@ -185,7 +344,7 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         **BaseBooster._parameter_constraints,
         "method": [StrOptions(set(METHODS))],
         "nu": [Interval(Real, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left"), None],
         "n_jobs": [Integral, None],
         "block_size": [Interval(Integral, 1, None, closed="left")],
         "validation_tol": [Interval(Real, 0, None, closed="left")],
@@ -197,7 +356,7 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         oracle: Oracle | None = None,
         method: str = "lpboost",
         nu: float = 1.0,
-        tol: float = 1e-6,
+        tol: float | None = None,
         n_estimators: int = 100,
         random_state: RandomStateLike = None,
         verbose: int = 0,
@@ -270,7 +429,22 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         self._state_.lp_as_left()
         self.lp_value_ = float(self._state_.gamma)
         self.upper_bound_ = float(self._state_.upper)
+        self.tol_ = self._resolved_tol()
+        self.round_bound_ = self._round_bound()
         return self
+
+    def _resolved_tol(self) -> float:
+        return _DEFAULT_TOL[self.method] if self.tol is None else float(self.tol)
+
+    def _round_bound(self) -> int | None:
+        """The method's bound on the rounds it can use (None for LPBoost): ERLPBoost's
+        hypotheses, SoftBoost's rounds, the infeasible one included."""
+        if self.method == "lpboost":
+            return None
+        n, tol = float(self._state_.lp.n_rows), self.tol_
+        if self.method == "erlpboost":
+            return erlpboost_round_bound(n, float(self.nu), tol)
+        return softboost_round_bound(n, float(self.nu), tol)
 
     def _early_stopping_tol(self) -> float:
         return float(self.validation_tol)
@@ -294,22 +468,51 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         s = data.s
         s_total = row_passes.total(blocks, s)
         cost = s / (s_total / n)
+        method = self.method
+        tol = self._resolved_tol()
+        entropic = {}
+        if method in _ENTROPIC:
+            if method == "totalboost" and self.nu != 1:
+                raise ValueError(
+                    f"nu={self.nu!r}: TotalBoost is the hard margin (nu=1); "
+                    "method='softboost' caps the distribution")
+            if not tol > 0:
+                raise ValueError(f"tol={self.tol!r}: {method}'s accuracy ε must be > 0")
+            _require_clarabel()
+            # d⁰ = c/N and the caps c/ν; ln(N/ν) bounds Δ(d, d⁰) on the capped simplex
+            L = math.log(n / self.nu) if n > self.nu else 0.0
+            entropic = {"log_d0": np.log(cost) - math.log(n), "caps": cost / self.nu,
+                        # L = 0: the capped simplex is one point, and η does not matter
+                        "eta": 2.0 * L / tol if L > 0 else 1.0}
         bound = self._bind(data.X, "correlate")
         return _Problem(signature=data_signature(data.X, ypm, s), y=ypm, s=s,
                         s_total=s_total, cost=cost, bound=bound,
-                        bounded=bound.capabilities.bounded, blocks=blocks)
+                        bounded=bound.capabilities.bounded, blocks=blocks, method=method,
+                        tol=tol, **entropic)
 
     def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
-        return ("loss", "lp_value", "edge", "upper_bound", "gap", "margin", "train_error", "step",
-                "n_nonzero", "solver_time", "solver_iterations", "time")
+        lp = ("loss", "lp_value", "edge", "upper_bound", "gap", "margin", "train_error",
+              "step", "n_nonzero", "solver_time", "solver_iterations", "time")
+        if problem.method == "lpboost":
+            return lp
+        extra = ("regularized_upper", "regularized_gap") if problem.method == "erlpboost" \
+            else ("bound",)
+        return (*lp, "objective", "relative_entropy", "solver_gap", "lp_time",
+                "conic_start", *extra)
 
     def _initial_state(self, problem: _Problem):
         p = problem
         d0 = p.cost / math.fsum(p.cost)
         lp = SoftMarginLP(p.cost, float(self.nu))
+        entropic = None
+        if p.method in _ENTROPIC:
+            entropic = _Entropic(store=ColumnStore(d0.shape[0]), n=0, alpha=np.zeros(0),
+                                 edges_max=-math.inf, entropy=0.0, lower=-math.inf,
+                                 reg_upper=math.inf, coef=np.zeros(0))
         return _State(lp=lp, d=d0, gamma=-math.inf, upper=math.inf, held=(), factors=(),
                       slots=(),
-                      seen=frozenset(), rng=seed_generator(self.random_state)), 0.0
+                      seen=frozenset(), rng=seed_generator(self.random_state),
+                      entropic=entropic), 0.0
 
     def _monitors(self, problem: _Problem, evals, resume: bool) -> list:
         # ``loss`` is the randomized vote's error, which LPBoost does not minimise (its
@@ -317,37 +520,25 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         return [m for m in super()._monitors(problem, evals, resume)
                 if not isinstance(m, Divergence)]
 
-    # -- one round of LPBoost -----------------------------------------------------------
-    def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
-        p = problem
-        start = time.perf_counter()
-        # 1. pricing: the oracle's best hypothesis under d_{t−1}
+    # -- what every method's round shares ----------------------------------------------
+    def _price(self, p: _Problem, state: _State):
+        """The oracle's best hypothesis under d_{t−1}: ``(h, column, name)``, or the
+        stop reason of :meth:`SignedColumn.of` (``zero_hypothesis``, ``zero_edge``).  A
+        column is a hypothesis with its orientation (w ≥ 0: h and −h are two columns,
+        though the ensemble keeps one coefficient for both); ``name`` identifies it."""
         query = row_passes.scaled(p.blocks, p.y, state.d)
         h = p.bound.correlate(query, random_state=draw_seed(state.rng))
         column = SignedColumn.of(h, p.y, state.d, p.bounded, p.blocks)
         if isinstance(column, StopReason):
-            stop = StopReason.GAP_CLOSED if column is StopReason.ZERO_EDGE else column
-            return RoundResult(state, stop=stop)
-        edge, gap = column.edge, column.edge - state.gamma
-        upper = min(state.upper, edge)  # every pricing's best edge bounds P* above
-        # A column is a hypothesis with its orientation (w ≥ 0: h and −h are two
-        # columns, though the ensemble keeps one coefficient for both).
+            return column
         name = None if h.key is None else (h.key, column.sign * h.scale)
-        # 2. no hypothesis improves on the restricted LP: the certificate closes (a
-        #    column it holds has an edge of at most γ: it can only be one by rounding)
-        if gap <= self.tol or name in state.seen:
-            return RoundResult(replace(state, upper=upper), stop=StopReason.GAP_CLOSED)
-        # 3. the new column, and the LP over every column, from the last basis
-        u = row_passes.oriented(p.blocks, column.a, column.y, column.norm, column.sign)
-        lp = state.lp_as_left()
-        lp.add_column(u)
-        try:
-            solution = lp.solve()
-        except LPSolveError:
-            state.lp_as_left()  # (the model is built again from the good columns)
-            return RoundResult(state, stop=StopReason.SOLVER_FAILED)
-        # the column on the ensemble's hypothesis: w · sign · h / ‖h‖, and h is
-        # (h.scale / first.scale) times the first hypothesis of its key there
+        return h, column, name
+
+    @staticmethod
+    def _joined(p: _Problem, state: _State, ensemble, h, column) -> tuple:
+        """The new column on the ensemble's hypothesis: ``w · sign · h / ‖h‖``, and h is
+        (h.scale / first.scale) times the first hypothesis of its key there.  Returns
+        (joining, held, factors, slots) after the column."""
         slot = ensemble.index_of(h)
         joining, held = (), state.held
         if slot is None:
@@ -359,25 +550,75 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         else:
             held_scale = ensemble.hypotheses[slot].scale
         factor = column.sign * (h.scale / held_scale) / column.norm
-        factors, slots = (*state.factors, factor), (*state.slots, slot)
-        coef = np.zeros(len(held))
-        for w, c, j in zip(solution.w.tolist(), factors, slots, strict=True):
-            coef[j] += w * c
-        # 4. the model on the training rows, Σ_j coef_j h_j summed in the ensemble's
-        #    order (as its decision_function sums a refit: the same bits)
+        return joining, held, (*state.factors, factor), (*state.slots, slot)
+
+    @staticmethod
+    def _coefficients(w: np.ndarray, factors: tuple, slots: tuple, n_held: int) -> np.ndarray:
+        """The ensemble's coefficients from the LP's column weights."""
+        coef = np.zeros(n_held)
+        for wj, c, j in zip(w.tolist(), factors, slots, strict=True):
+            coef[j] += wj * c
+        return coef
+
+    def _fit_record(self, p: _Problem, coef: np.ndarray, held: tuple) -> dict:
+        """The model on the training rows, Σ_j coef_j h_j summed in the ensemble's order
+        (as its decision_function sums a refit: the same bits): its loss, ℓ1 margin and
+        training error."""
         f = row_passes.combined(p.blocks, p.blocks.full(0.0), [
             (c, a) for c, (a, _) in zip(coef.tolist(), held, strict=True)])
         error, low = row_passes.error_and_margin(p.blocks, p.y, f, p.s, p.s_total)
-        gibbs = self._eval_metrics(p, p.y, p.s, f)["loss"]
         l1 = math.fsum(abs(c) * top for c, (_, top) in zip(coef.tolist(), held, strict=True))
+        return {"loss": self._eval_metrics(p, p.y, p.s, f)["loss"],
+                "margin": low / l1 if l1 > 0 else math.nan, "train_error": error}
+
+    def _solver_failed(self, t: int, what: str, exc: Exception) -> StopReason:
+        warnings.warn(
+            f"{type(self).__name__}({self.method!r}): {what} failed at round {t + 1} "
+            f"({exc}); the model keeps the last good round (stop_reason_='solver_failed')",
+            BoostingWarning, stacklevel=4)
+        return StopReason.SOLVER_FAILED
+
+    # -- one round ------------------------------------------------------------------------
+    def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
+        if problem.method == "erlpboost":
+            return self._erlpboost_round(problem, state, ensemble, t)
+        if problem.method in ("softboost", "totalboost"):
+            return self._softboost_round(problem, state, ensemble, t)
+        return self._lpboost_round(problem, state, ensemble, t)
+
+    def _lpboost_round(self, problem: _Problem, state: _State, ensemble, t: int):
+        p = problem
+        start = time.perf_counter()
+        # 1. pricing: the oracle's best hypothesis under d_{t−1}
+        priced = self._price(p, state)
+        if isinstance(priced, StopReason):
+            stop = StopReason.GAP_CLOSED if priced is StopReason.ZERO_EDGE else priced
+            return RoundResult(state, stop=stop)
+        h, column, name = priced
+        edge, gap = column.edge, column.edge - state.gamma
+        upper = min(state.upper, edge)  # every pricing's best edge bounds P* above
+        # 2. no hypothesis improves on the restricted LP: the certificate closes (a
+        #    column it holds has an edge of at most γ: it can only be one by rounding)
+        if gap <= p.tol or name in state.seen:
+            return RoundResult(replace(state, upper=upper), stop=StopReason.GAP_CLOSED)
+        # 3. the new column, and the LP over every column, from the last basis
+        u = row_passes.oriented(p.blocks, column.a, column.y, column.norm, column.sign)
+        lp = state.lp_as_left()
+        lp.add_column(u)
+        try:
+            solution = lp.solve()
+        except LPSolveError as exc:
+            state.lp_as_left()  # (the model is built again from the good columns)
+            return RoundResult(state, stop=self._solver_failed(t, "the LP", exc))
+        joining, held, factors, slots = self._joined(p, state, ensemble, h, column)
+        coef = self._coefficients(solution.w, factors, slots, len(held))
+        # 4. the model on the training rows, and the round's record
         record = {
-            "loss": gibbs,
+            **self._fit_record(p, coef, held),
             "lp_value": solution.value,
             "edge": edge,
             "upper_bound": upper,
             "gap": upper - solution.value,
-            "margin": low / l1 if l1 > 0 else math.nan,
-            "train_error": error,
             "step": float(solution.w[-1]),
             "n_nonzero": float(np.count_nonzero(solution.w)),
             "solver_time": solution.seconds,
@@ -389,6 +630,146 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
                      factors=factors, slots=slots, seen=state.seen | {name} - {None},
                      rng=state.rng)
         return RoundResult(new, records=(record,), refit=refit)
+
+    # -- one round of ERLPBoost -----------------------------------------------------------
+    def _erlpboost_round(self, problem: _Problem, state: _State, ensemble, t: int):
+        p, en = problem, state.entropic
+        start = time.perf_counter()
+        # 1. pricing under d_{t−1}
+        priced = self._price(p, state)
+        if isinstance(priced, StopReason):
+            return RoundResult(state, stop=priced)
+        h, column, name = priced
+        edge = column.edge
+        upper = min(state.upper, edge)
+        # 2. the stopping rule: δ_t = min_{q ≤ t} P^q(d^{q−1}) − P^{t−1}(d^{t−1}) ≤ ε/2,
+        #    with P^t(d^{t−1}) = max(edge_t, max_{q<t} d^{t−1}·u_q) + Δ(d^{t−1}, d⁰)/η
+        #    (its value at a point: exact) and P^{t−1}(d^{t−1}) taken as the last solve's
+        #    dual value θ_{t−1}, a lower bound (the rule errs toward going on)
+        reg_upper = min(en.reg_upper, max(edge, en.edges_max) + en.entropy / p.eta)
+        if reg_upper - en.lower <= p.tol / 2 or name in state.seen:
+            # (a column held already cannot close less: δ_t ≤ the last solve's gap)
+            return RoundResult(replace(state, upper=upper,
+                                       entropic=replace(en, reg_upper=reg_upper)),
+                               stop=StopReason.GAP_CLOSED)
+        # 3. d^t = argmin P^t over the capped simplex (the dual Newton method)
+        u = row_passes.oriented(p.blocks, column.a, column.y, column.norm, column.sign)
+        store = en.store.appended(en.n, u)
+        try:
+            sol = solve_regularized(store.data, en.n + 1, p.log_d0, p.caps, p.eta, en.alpha,
+                                    _accept(p.tol))
+        except EntropySolveError as exc:
+            return RoundResult(state, stop=self._solver_failed(t, "ERLPBoost's solve", exc))
+        # 4. the soft-margin LP over the columns chosen: the round's coefficients
+        lp = state.lp_as_left()
+        lp.add_column(u)
+        try:
+            solution = lp.solve()
+        except LPSolveError as exc:
+            state.lp_as_left()
+            return RoundResult(state, stop=self._solver_failed(t, "the LP", exc))
+        joining, held, factors, slots = self._joined(p, state, ensemble, h, column)
+        coef = self._coefficients(solution.w, factors, slots, len(held))
+        record = {
+            **self._fit_record(p, coef, held),
+            **self._lp_record(solution, edge, upper, float(solution.w[-1])),
+            **self._entropy_record(sol, solution),
+            "regularized_upper": reg_upper,
+            "regularized_gap": reg_upper - en.lower,
+            "time": time.perf_counter() - start,
+        }
+        entropic = _Entropic(store=store, n=en.n + 1, alpha=sol.alpha,
+                             edges_max=float(sol.edges.max()), entropy=sol.entropy,
+                             lower=sol.dual_value, reg_upper=reg_upper, coef=coef)
+        new = _State(lp=lp, d=sol.d, gamma=solution.value, upper=upper, held=held,
+                     factors=factors, slots=slots, seen=state.seen | {name} - {None},
+                     rng=state.rng, entropic=entropic)
+        return RoundResult(new, records=(record,), refit=Refit(coef, joining))
+
+    # -- one round of SoftBoost (TotalBoost: ν = 1) ---------------------------------------
+    def _softboost_round(self, problem: _Problem, state: _State, ensemble, t: int):
+        p, en = problem, state.entropic
+        start = time.perf_counter()
+        # 1. pricing under d_{t−1}; γ̂_t, the least edge seen, is also the certificate's
+        #    upper bound
+        priced = self._price(p, state)
+        if isinstance(priced, StopReason):
+            return RoundResult(state, stop=priced)
+        h, column, name = priced
+        edge = column.edge
+        upper = min(state.upper, edge)
+        bound = upper - p.tol  # the edge constraints' right-hand side γ̂_t − ε
+        # 2. the LP over the columns: its value min_{d ∈ S} max_q d·u_q decides whether
+        #    {d ∈ S : d·u_q ≤ γ̂_t − ε ∀ q} is empty, and gives the coefficients.  A
+        #    column held already adds no constraint (only γ̂ moved): nothing to solve.
+        lp, store, n = state.lp_as_left(), en.store, en.n
+        if name in state.seen:
+            joining, held = (), state.held
+            factors, slots, coef = state.factors, state.slots, en.coef
+            lp_record = {"lp_value": state.gamma, "edge": edge, "upper_bound": upper,
+                         "gap": upper - state.gamma, "step": 0.0,
+                         "n_nonzero": float(np.count_nonzero(coef)), "lp_time": 0.0}
+            lp_value, d_lp = state.gamma, None
+        else:
+            u = row_passes.oriented(p.blocks, column.a, column.y, column.norm, column.sign)
+            lp.add_column(u)
+            try:
+                solution = lp.solve()
+            except LPSolveError as exc:
+                state.lp_as_left()
+                return RoundResult(state, stop=self._solver_failed(t, "the LP", exc))
+            store, n = en.store.appended(en.n, u), en.n + 1
+            joining, held, factors, slots = self._joined(p, state, ensemble, h, column)
+            coef = self._coefficients(solution.w, factors, slots, len(held))
+            lp_record = self._lp_record(solution, edge, upper, float(solution.w[-1]))
+            lp_value, d_lp = solution.value, solution
+        record = {**self._fit_record(p, coef, held), **lp_record, "bound": bound}
+        seen = state.seen | {name} - {None}
+        refit = Refit(coef, joining)
+        # 3. infeasible (within INFEASIBLE_SLACK): stop; the column joined the final LP
+        if lp_value >= bound - INFEASIBLE_SLACK:
+            record.update({key: math.nan for key in _ENTROPY_KEYS})
+            record["solver_time"] = record["lp_time"]
+            record["time"] = time.perf_counter() - start
+            new = replace(state, gamma=lp_value, upper=upper, held=held, factors=factors,
+                          slots=slots, seen=seen,
+                          entropic=replace(en, store=store, n=n, coef=coef))
+            return RoundResult(new, records=(record,), refit=refit,
+                               stop=StopReason.INFEASIBLE)
+        # 4. d^t: the relative-entropy projection of d⁰ onto the constraints
+        try:
+            sol = solve_projection(store.data, n, p.log_d0, p.caps, bound, en.alpha,
+                                   _accept(p.tol))
+        except EntropySolveError as exc:
+            state.lp_as_left()
+            return RoundResult(state, stop=self._solver_failed(t, "SoftBoost's projection", exc))
+        record.update(self._entropy_record(sol, d_lp))
+        if d_lp is None:
+            record["solver_time"] = sol.seconds
+        record["time"] = time.perf_counter() - start
+        entropic = _Entropic(store=store, n=n, alpha=sol.alpha,
+                             edges_max=float(sol.edges.max()), entropy=sol.entropy,
+                             lower=-math.inf, reg_upper=math.inf, coef=coef)
+        new = _State(lp=lp, d=sol.d, gamma=lp_value, upper=upper, held=held,
+                     factors=factors, slots=slots, seen=seen, rng=state.rng,
+                     entropic=entropic)
+        return RoundResult(new, records=(record,), refit=refit)
+
+    @staticmethod
+    def _lp_record(solution, edge: float, upper: float, step: float) -> dict:
+        return {"lp_value": solution.value, "edge": edge, "upper_bound": upper,
+                "gap": upper - solution.value, "step": step,
+                "n_nonzero": float(np.count_nonzero(solution.w)),
+                "lp_time": solution.seconds}
+
+    @staticmethod
+    def _entropy_record(sol, lp_solution) -> dict:
+        lp_time = 0.0 if lp_solution is None else lp_solution.seconds
+        return {"objective": sol.dual_value if sol.violation == 0.0 else sol.value,
+                "relative_entropy": sol.entropy, "solver_gap": sol.gap,
+                "solver_time": sol.seconds + lp_time,
+                "solver_iterations": float(sol.iterations),
+                "conic_start": float(sol.conic)}
 
     # -- eval sets ------------------------------------------------------------------------
     def _eval_target(self, problem: _Problem, y, extra, where: str):
