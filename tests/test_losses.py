@@ -228,3 +228,29 @@ def test_dual_methods_are_optional_and_say_so():
         bare.conjugate(np.zeros(2))
     with pytest.raises(NotImplementedError, match="conjugate_grad"):
         bare.conjugate_grad(np.zeros(2))
+
+
+def test_a_users_margin_loss_without_the_curvature_constant_is_named_by_the_quadratic_step():
+    # the base class's missing methods used to raise a bare NotImplementedError
+    from sklearn.datasets import make_classification
+
+    from oracleboost.boosters import CoordinateBoostingClassifier
+    from oracleboost.losses.margin import MarginLoss
+
+    class DoubledExponential(MarginLoss):
+        def log_phi(self, m):
+            return -2.0 * np.asarray(m)
+
+        def log_neg_dphi(self, m):
+            return np.log(2.0) - 2.0 * np.asarray(m)
+
+        def init_raw(self, y, w=None):
+            return 0.0
+
+    X, y = make_classification(100, 4, random_state=0)
+    with pytest.raises(NotImplementedError, match="log_curvature_constant.*step='wolfe'"):
+        CoordinateBoostingClassifier(loss=DoubledExponential(), step="quadratic",
+                                     n_estimators=3).fit(X, y)
+    with pytest.raises(NotImplementedError, match="DoubledExponential does not define "
+                                                  "inverse_link"):
+        DoubledExponential().inverse_link(np.zeros(2))

@@ -70,7 +70,7 @@ class MarginLoss(Loss):
 
     def log_phi(self, m: np.ndarray) -> np.ndarray:
         """log φ(m), finite even where φ(m) underflows."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not define log_phi (log φ)")
 
     def dphi(self, m: np.ndarray) -> np.ndarray:
         """φ'(m) ≤ 0."""
@@ -78,7 +78,8 @@ class MarginLoss(Loss):
 
     def log_neg_dphi(self, m: np.ndarray) -> np.ndarray:
         """log(−φ'(m)): the log of an example's unnormalised boosting weight."""
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define log_neg_dphi (log(−φ'))")
 
     def loss(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         return self.phi(self._margin(y, raw))
@@ -88,7 +89,8 @@ class MarginLoss(Loss):
 
     def inverse_link(self, raw: np.ndarray) -> np.ndarray:
         """P(y = +1 | f) at the population minimiser of the loss."""
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define inverse_link (no probabilities)")
 
     #: ``s`` where ``inverse_link(f) = σ(s f)``, the logistic link LightGBM's binary
     #: objective computes; None for other links.
@@ -124,7 +126,10 @@ class MarginLoss(Loss):
         ``φ(m_i) ≤ Σ_j s_j φ(m_j) / s_i``; ``C_ℓ`` is evaluated at the worst such margin,
         where ``φ = v``.  With unit weights this is the paper's ``ℓ^{−1}(m L(Aλ))``.
         """
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define log_curvature_constant (ln C_t of "
+            "Telgarsky 2013), which step='quadratic' needs; use step='wolfe' or "
+            "'optimal', or define it")
 
     # -- dual side: curvature, conjugate, Bregman divergence (Telgarsky 2012) ------------
     #
