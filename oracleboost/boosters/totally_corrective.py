@@ -578,6 +578,19 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             BoostingWarning, stacklevel=4)
         return StopReason.SOLVER_FAILED
 
+    def _solve_with(self, state: _State, u: np.ndarray, t: int):
+        """The soft-margin LP over the state's columns and ``u``, from the last basis:
+        its solution, or ``solver_failed`` (warned, with the solver's status) with the
+        LP left as the state holds it (built again from the good columns if fitting
+        goes on)."""
+        lp = state.lp_as_left()
+        lp.add_column(u)
+        try:
+            return lp.solve()
+        except LPSolveError as exc:
+            state.lp_as_left()
+            return self._solver_failed(t, "the LP", exc)
+
     # -- one round ------------------------------------------------------------------------
     def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
         if problem.method == "erlpboost":
@@ -603,13 +616,10 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             return RoundResult(replace(state, upper=upper), stop=StopReason.GAP_CLOSED)
         # 3. the new column, and the LP over every column, from the last basis
         u = row_passes.oriented(p.blocks, column.a, column.y, column.norm, column.sign)
-        lp = state.lp_as_left()
-        lp.add_column(u)
-        try:
-            solution = lp.solve()
-        except LPSolveError as exc:
-            state.lp_as_left()  # (the model is built again from the good columns)
-            return RoundResult(state, stop=self._solver_failed(t, "the LP", exc))
+        solution = self._solve_with(state, u, t)
+        if isinstance(solution, StopReason):
+            return RoundResult(state, stop=solution)
+        lp = state.lp
         joining, held, factors, slots = self._joined(p, state, ensemble, h, column)
         coef = self._coefficients(solution.w, factors, slots, len(held))
         # 4. the model on the training rows, and the round's record
@@ -661,13 +671,10 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         except EntropySolveError as exc:
             return RoundResult(state, stop=self._solver_failed(t, "ERLPBoost's solve", exc))
         # 4. the soft-margin LP over the columns chosen: the round's coefficients
-        lp = state.lp_as_left()
-        lp.add_column(u)
-        try:
-            solution = lp.solve()
-        except LPSolveError as exc:
-            state.lp_as_left()
-            return RoundResult(state, stop=self._solver_failed(t, "the LP", exc))
+        solution = self._solve_with(state, u, t)
+        if isinstance(solution, StopReason):
+            return RoundResult(state, stop=solution)
+        lp = state.lp
         joining, held, factors, slots = self._joined(p, state, ensemble, h, column)
         coef = self._coefficients(solution.w, factors, slots, len(held))
         record = {
@@ -712,12 +719,9 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             lp_value, d_lp = state.gamma, None
         else:
             u = row_passes.oriented(p.blocks, column.a, column.y, column.norm, column.sign)
-            lp.add_column(u)
-            try:
-                solution = lp.solve()
-            except LPSolveError as exc:
-                state.lp_as_left()
-                return RoundResult(state, stop=self._solver_failed(t, "the LP", exc))
+            solution = self._solve_with(state, u, t)
+            if isinstance(solution, StopReason):
+                return RoundResult(state, stop=solution)
             store, n = en.store.appended(en.n, u), en.n + 1
             joining, held, factors, slots = self._joined(p, state, ensemble, h, column)
             coef = self._coefficients(solution.w, factors, slots, len(held))
