@@ -114,17 +114,6 @@ def cholesky_solve(L, b, x):  # pragma: no cover - compiled
 
 
 @nb.jit(**_JIT)
-def relative_entropy(d, log_d0):  # pragma: no cover - compiled
-    """``Δ(d, d⁰) = Σ_i d_i (log d_i − log d⁰_i)``, ``0 log 0 = 0``; rows in order."""
-    total = 0.0
-    for i in range(d.shape[0]):
-        di = d[i]
-        if di > 0.0:
-            total += di * (math.log(di) - log_d0[i])
-    return total
-
-
-@nb.jit(**_JIT)
 def ordered_dot(a, b):  # pragma: no cover - compiled
     """``Σ_q a_q b_q`` in order (a few values: the multipliers against the edges)."""
     total = 0.0

@@ -76,7 +76,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _entropy_kernels as kernels
-from .projections import kl_capped_simplex
+from .projections import bregman_kl, kl_capped_simplex
 
 __all__ = ["ColumnStore", "EntropySolution", "EntropySolveError", "solve_regularized",
            "solve_projection", "SOLVER_TOL", "ACCEPT_TOL"]
@@ -192,13 +192,15 @@ class _Dual:
         self.U, self.t, self.log_d0, self.caps = U, t, log_d0, caps
         self.eta, self.bound, self.simplex = eta, bound, simplex
         self._z = np.empty(U.shape[0])
+        self._d0 = np.exp(log_d0)
 
     def at(self, alpha: np.ndarray) -> _Point:
         kernels.mix(self.U, self.t, self.eta * alpha, self.log_d0, self._z)
         d = kl_capped_simplex(self._z, self.caps)
         e = np.empty(self.t)
         kernels.edges(self.U, self.t, d, e)
-        entropy = float(kernels.relative_entropy(d, self.log_d0))
+        # Δ(d, d⁰): the library's KL divergence (its −Σd + Σd⁰ is 0 on the simplex)
+        entropy = bregman_kl(d, self._d0)
         grad = e - self.bound
         theta = float(kernels.ordered_dot(alpha, grad)) + entropy / self.eta
         return _Point(alpha, d, e, entropy, theta, grad)
