@@ -163,3 +163,37 @@ def test_the_potentials_derivative_at_its_value(name):
                    xtol=1e-14, rtol=1e-15)
         expected = float(loss.log_neg_dphi(np.array([m]))[0])
         assert loss.log_neg_dphi_at_value(log_v) == pytest.approx(expected, rel=1e-9, abs=1e-9)
+
+
+def _left_to_right(P, W):
+    """``P @ W`` summed by hand: each entry over the columns in order, Python floats."""
+    W = W[:, None] if W.ndim == 1 else W
+    out = np.empty((P.shape[0], W.shape[1]))
+    for i in range(P.shape[0]):
+        for k in range(W.shape[1]):
+            acc = 0.0
+            for j in range(P.shape[1]):
+                acc += float(P[i, j]) * float(W[j, k])
+            out[i, k] = acc
+    return out
+
+
+@pytest.mark.parametrize("form", ["binary", "multiclass", "kernel"])
+def test_predictions_sum_in_a_fixed_order_not_through_blas(form):
+    """A fitted linear or kernel model predicts with each score summed over its columns
+    in order (the same bits on every CPU), not through BLAS's ``gemv``, whose kernels
+    (OpenBLAS's Haswell, SkylakeX, ...) sum in their own orders."""
+    X, y = load_digits(n_class=3 if form == "multiclass" else 2, return_X_y=True)
+    X = X / 16.0 + np.random.default_rng(1).uniform(0.0, 1e-3, size=X.shape)
+    params = {"kernel": "rbf", "kernel_params": {"gamma": 1e-2}} if form == "kernel" else {}
+    est = AcceleratedMarginClassifier(n_estimators=30, tol=0.0, random_state=0,
+                                      **params).fit(X, y)
+    probe = X[:40]
+    model = est.ensemble_
+    if form == "kernel":
+        G = model.kernel(probe, model.X)
+        expected = _left_to_right(G, model.dual_coef())[:, 0]
+    else:
+        expected = _left_to_right(model._features(probe), model._last()) / model.scale
+        expected = expected[:, 0] if form == "binary" else expected
+    np.testing.assert_array_equal(est.decision_function(probe), expected)

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from .._typing import ArrayLike
+from ..oracles._column_products import times as _times
 from ..oracles.base import Hypothesis, NonFiniteOutput
 
 if TYPE_CHECKING:  # pragma: no cover - base imports this module
@@ -513,6 +514,20 @@ class ModelAt:
         return getattr(self.cut(), name)
 
 
+def fixed_order_product(P: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``P @ w`` with each entry summed over the columns in order (a compiled loop, one
+    thread): the same bits on every CPU.  BLAS's ``gemv`` sums in an order that depends
+    on the CPU's kernel (OpenBLAS's Haswell and SkylakeX kernels round differently), so
+    a fitted linear or kernel model would predict other last bits on another machine."""
+    P = np.ascontiguousarray(P, dtype=np.float64)
+    W = np.ascontiguousarray(w, dtype=np.float64)
+    vector = W.ndim == 1
+    W = W[:, None] if vector else W
+    out = np.empty((P.shape[0], W.shape[1]))
+    _times(P, W, 0, P.shape[0], out)
+    return out[:, 0] if vector else out
+
+
 class LinearModel:
     """``f(x) = Σ_j c_j h_j(x) + b`` over a finite class's columns h_j, one coefficient
     vector per round (so ``staged_decision_function`` replays the rounds).
@@ -576,7 +591,7 @@ class LinearModel:
         del self.weights[n_rounds:]
 
     def _scores(self, P: np.ndarray, w: np.ndarray) -> np.ndarray:
-        return P @ w / self.scale
+        return fixed_order_product(P, w) / self.scale
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
         """``f(x) = Σ_j c_j h_j(x) + b`` with the last round's coefficients."""
@@ -654,10 +669,12 @@ class KernelModel:
         return self._dual(self.weights[-1] if self.weights else np.zeros(len(self.y)))
 
     def _scores(self, G: np.ndarray, a: np.ndarray) -> np.ndarray:
-        return G @ self._dual(a)
+        return fixed_order_product(G, self._dual(a))
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
-        return self.kernel(X, self.X) @ self.dual_coef()
+        # (the kernel matrix itself is the kernel's: scikit-learn's pairwise kernels go
+        # through BLAS, whose last bits this cannot fix)
+        return fixed_order_product(self.kernel(X, self.X), self.dual_coef())
 
     def running_scores(self, X: ArrayLike) -> ReplayScores:
         return ReplayScores(self.kernel(X, self.X), self._scores)
