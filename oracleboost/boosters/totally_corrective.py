@@ -283,8 +283,10 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         Threads of the passes over the rows (the answer does not depend on it).
     block_size : int, default=65536
     warm_start : bool, default=False
-        Continue column generation from the fitted model (the LP is built again from
-        its columns, then warm-started as before).
+        Continue column generation from the fitted state: the LP goes on from HiGHS's
+        model and basis as the fit left them (built again from its columns only after a
+        pickle), and the entropy methods from their columns, multipliers and bounds, so
+        that fitting n rounds and then continuing to m equals one fit of m rounds.
     <early stopping parameters>
     <importance parameters>
 
@@ -296,7 +298,13 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     history_ : dict of ndarray
         Per round: ``loss`` (the weighted mean of ``(1 − y f) / 2`` on the training
         rows: the error of the randomized vote that draws column j with probability
-        ``w_j``; LPBoost does not minimise it, and it may rise), ``lp_value``
+        ``w_j``; LPBoost does not minimise it, and it may rise: it is the
+        ``w``-weighted mean of the columns' own errors, so no round's is below the best
+        column's, and on the training rows none is below round 1's (with an exact
+        oracle: the best hypothesis under d⁰, whose weights the loss takes).  Early
+        stopping watches it, and so keeps the first round or few (on held-out rows the
+        same holds nearly); the vote's error, ``error`` of an eval set, is the curve to
+        choose a round by), ``lp_value``
         (γ_t, a lower bound on the full LP's optimum P*), ``edge`` (the new hypothesis'
         edge under d_{t−1}), ``upper_bound`` (the least such edge so far: P* is at most
         it when the oracle is exact), ``gap`` (upper_bound − lp_value), ``margin`` (the
