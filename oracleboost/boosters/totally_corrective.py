@@ -284,9 +284,15 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     block_size : int, default=65536
     warm_start : bool, default=False
         Continue column generation from the fitted state: the LP goes on from HiGHS's
-        model and basis as the fit left them (built again from its columns only after a
-        pickle), and the entropy methods from their columns, multipliers and bounds, so
-        that fitting n rounds and then continuing to m equals one fit of m rounds.
+        model and basis as the fit left them, and the entropy methods from their
+        columns, multipliers and bounds, so that fitting n rounds and then continuing to
+        m equals one fit of m rounds bit for bit.  A pickle keeps the columns but not
+        HiGHS's model, which is built again: a loaded fit continues correctly (the same
+        certificate and stopping rules), but where the restricted LP has several optimal
+        vertices it may take another one than the fit would have in its own process
+        (measured: LPBoost's path may part; ERLPBoost's scores differ in the last bits,
+        which flips rows whose vote is 0, common while the LP's value is 0; SoftBoost
+        and TotalBoost continued identically).
     <early stopping parameters>
     <importance parameters>
 
