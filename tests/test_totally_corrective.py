@@ -391,3 +391,15 @@ def test_lpboost_training_loss_is_never_below_its_first_rounds(seed):
     model = _registered("lpboost", n_estimators=40).fit(X, y)
     loss = model.history_["loss"]
     assert np.all(loss >= loss[0] - 1e-12)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_threads_do_not_change_the_fit(method):
+    """The passes over the rows sum block by block in a fixed order: the threads that
+    run the blocks leave every bit of the fit as it was (the reproducibility promise)."""
+    X, y = _small(3)
+    one = _registered(method, n_estimators=12, n_jobs=1, block_size=32).fit(X, y)
+    many = _registered(method, n_estimators=12, n_jobs=2, block_size=32).fit(X, y)
+    _same_history(one.history_, many.history_)
+    np.testing.assert_array_equal(one.decision_function(X), many.decision_function(X))
+    np.testing.assert_array_equal(one._state_.d, many._state_.d)
