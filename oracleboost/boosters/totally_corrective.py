@@ -230,6 +230,18 @@ class _State:
     rng: np.random.RandomState
     entropic: _Entropic | None = None  # ERLPBoost, SoftBoost and TotalBoost
 
+    def __getstate__(self) -> dict:
+        # ``seen`` stored as a tuple (in a fixed order): skops trusts tuples but not
+        # frozensets, and loading a stored model asks its user to trust only
+        # oracleboost's own classes (tests/test_persistence.py)
+        state = dict(vars(self))
+        state["seen"] = tuple(sorted(self.seen, key=repr))
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        for key, value in state.items():
+            object.__setattr__(self, key, frozenset(value) if key == "seen" else value)
+
     def lp_as_left(self) -> SoftMarginLP:
         """The LP with this state's columns only.  The LP is shared by the states of
         one fit, so a round that added a column and then did not become the state (the
