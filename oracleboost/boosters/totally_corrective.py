@@ -97,7 +97,7 @@ from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from .._cluster import NotDistributedError, is_dask_collection
 from .._typing import ArrayLike, RandomStateLike
 from ..oracles.base import Oracle
-from . import row_passes
+from . import row_passes, vote_cells
 from .base import BaseBooster, data_signature, fit_context
 from .classifier import (
     ScoreClassifierMixin,
@@ -113,6 +113,7 @@ from .entropy_duals import (
     solve_projection,
     solve_regularized,
 )
+from .mirror import ArgmaxVote, MirrorBoostingClassifier
 from .model import Refit
 from .monitors import Divergence
 from .rounds import (
@@ -163,7 +164,7 @@ def softboost_round_bound(n: float, nu: float, eps: float) -> int:
 
 @dataclass
 class _Problem(Problem):
-    y: np.ndarray  # ±1
+    y: np.ndarray  # ±1 (binary) or the class indices 0 … K − 1
     s: np.ndarray  # the rows' weights (normalised: mean in [1, 2))
     s_total: float
     cost: np.ndarray  # c_i = s_i / s̄
@@ -175,6 +176,7 @@ class _Problem(Problem):
     log_d0: np.ndarray | None = None  # log d⁰ = log(c/N)
     caps: np.ndarray | None = None  # c/ν
     eta: float = math.nan  # ERLPBoost's η
+    K: int = 2  # K > 2: the LP's rows are the N × (K − 1) cells (vote_cells)
 
 
 @dataclass(frozen=True)
@@ -385,7 +387,7 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False  # binary labels (multiclass: to come)
+        tags.classifier_tags.multi_class = True  # K > 2: over the N × (K − 1) cells
         return tags
 
     @fit_context
@@ -456,18 +458,26 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
                 "TotallyCorrectiveClassifier solves its LP over every row in one process: "
                 "fit it on a NumPy array"
             )
-        data = classification_data(self, X, y, sample_weight, binary=True)
-        ypm = data.signs()
+        data = classification_data(self, X, y, sample_weight)
+        K = data.n_classes
+        cells = self._uses_cells(K)
+        ypm = data.y_index if cells else data.signs()
         n = ypm.shape[0]
-        if self.nu > n:
+        n_cells = n * (K - 1) if cells else n  # the LP's rows
+        if self.nu > n_cells:
+            what = f"the {n} rows of positive weight" if not cells else (
+                f"the {n_cells} cells (rows of positive weight × {K - 1} wrong classes)")
             raise ValueError(
-                f"nu={self.nu!r} exceeds the {n} rows of positive weight: the capped "
-                "simplex d_i <= c_i/nu is then empty"
+                f"nu={self.nu!r} exceeds {what}: the capped simplex d_i <= c_i/nu is "
+                "then empty"
             )
         blocks = RowBlocks(n, self.block_size, self.n_jobs)
         s = data.s
         s_total = row_passes.total(blocks, s)
         cost = s / (s_total / n)
+        if cells:  # every cell of row i costs c_i (vote_cells.cell_costs)
+            cost = vote_cells.cell_costs(cost, K)
+            n = n_cells
         method = self.method
         tol = self._resolved_tol()
         entropic = {}
@@ -484,11 +494,17 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             entropic = {"log_d0": np.log(cost) - math.log(n), "caps": cost / self.nu,
                         # L = 0: the capped simplex is one point, and η does not matter
                         "eta": 2.0 * L / tol if L > 0 else 1.0}
-        bound = self._bind(data.X, "correlate")
+        bound = self._bind(data.X, "multiclass_correlate" if cells else "correlate")
         return _Problem(signature=data_signature(data.X, ypm, s), y=ypm, s=s,
                         s_total=s_total, cost=cost, bound=bound,
                         bounded=bound.capabilities.bounded, blocks=blocks, method=method,
-                        tol=tol, **entropic)
+                        tol=tol, K=K if cells else 2, **entropic)
+
+    @staticmethod
+    def _uses_cells(K: int) -> bool:
+        """Whether K classes go through the cells (K > 2); two classes take the binary
+        path, which is the cells' construction at K = 2 (module docstring)."""
+        return K > 2
 
     def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
         lp = ("loss", "lp_value", "edge", "upper_bound", "gap", "margin", "train_error",
@@ -526,6 +542,11 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         stop reason of :meth:`SignedColumn.of` (``zero_hypothesis``, ``zero_edge``).  A
         column is a hypothesis with its orientation (w ≥ 0: h and −h are two columns,
         though the ensemble keeps one coefficient for both); ``name`` identifies it."""
+        if p.K > 2:  # the cells: the query R, the answer's vote as a column
+            query = vote_cells.pricing_query(state.d, p.y, p.K)
+            h = p.bound.correlate(query, random_state=draw_seed(state.rng))
+            column = vote_cells.VoteColumn.of(h, p.y, state.d, p.K)
+            return h, column, column.name
         query = row_passes.scaled(p.blocks, p.y, state.d)
         h = p.bound.correlate(query, random_state=draw_seed(state.rng))
         column = SignedColumn.of(h, p.y, state.d, p.bounded, p.blocks)
@@ -535,10 +556,27 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         return h, column, name
 
     @staticmethod
+    def _u(p: _Problem, column) -> np.ndarray:
+        """The column's entries over the LP's rows (the cells when K > 2)."""
+        if p.K > 2:
+            return column.u
+        return row_passes.oriented(p.blocks, column.a, column.y, column.norm, column.sign)
+
+    @staticmethod
     def _joined(p: _Problem, state: _State, ensemble, h, column) -> tuple:
         """The new column on the ensemble's hypothesis: ``w · sign · h / ‖h‖``, and h is
         (h.scale / first.scale) times the first hypothesis of its key there.  Returns
-        (joining, held, factors, slots) after the column."""
+        (joining, held, factors, slots) after the column.  K > 2: h joins as its vote
+        (``ArgmaxVote``, norm 1, the column's weight its coefficient), and ``held`` keeps
+        each hypothesis' votes."""
+        if p.K > 2:
+            vote = ArgmaxVote(h.detach(), p.K)
+            slot = ensemble.index_of(vote)
+            joining, held = (), state.held
+            if slot is None:
+                slot = len(ensemble.hypotheses)
+                joining, held = ((vote, 1.0),), (*held, (column.votes, 1.0))
+            return joining, held, (*state.factors, 1.0), (*state.slots, slot)
         slot = ensemble.index_of(h)
         joining, held = (), state.held
         if slot is None:
@@ -564,6 +602,10 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         """The model on the training rows, Σ_j coef_j h_j summed in the ensemble's order
         (as its decision_function sums a refit: the same bits): its loss, ℓ1 margin and
         training error."""
+        if p.K > 2:
+            f = vote_cells.vote_scores([v for v, _ in held], coef, p.K)
+            return vote_cells.vote_record(p.y, f, p.s, p.s_total,
+                                          math.fsum(abs(c) for c in coef.tolist()))
         f = row_passes.combined(p.blocks, p.blocks.full(0.0), [
             (c, a) for c, (a, _) in zip(coef.tolist(), held, strict=True)])
         error, low = row_passes.error_and_margin(p.blocks, p.y, f, p.s, p.s_total)
@@ -615,7 +657,7 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         if gap <= p.tol or name in state.seen:
             return RoundResult(replace(state, upper=upper), stop=StopReason.GAP_CLOSED)
         # 3. the new column, and the LP over every column, from the last basis
-        u = row_passes.oriented(p.blocks, column.a, column.y, column.norm, column.sign)
+        u = self._u(p, column)
         solution = self._solve_with(state, u, t)
         if isinstance(solution, StopReason):
             return RoundResult(state, stop=solution)
@@ -663,7 +705,7 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
                                        entropic=replace(en, reg_upper=reg_upper)),
                                stop=StopReason.GAP_CLOSED)
         # 3. d^t = argmin P^t over the capped simplex (the dual Newton method)
-        u = row_passes.oriented(p.blocks, column.a, column.y, column.norm, column.sign)
+        u = self._u(p, column)
         store = en.store.appended(en.n, u)
         try:
             sol = solve_regularized(store.data, en.n + 1, p.log_d0, p.caps, p.eta, en.alpha,
@@ -718,7 +760,7 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
                          "n_nonzero": float(np.count_nonzero(coef)), "lp_time": 0.0}
             lp_value, d_lp = state.gamma, None
         else:
-            u = row_passes.oriented(p.blocks, column.a, column.y, column.norm, column.sign)
+            u = self._u(p, column)
             solution = self._solve_with(state, u, t)
             if isinstance(solution, StopReason):
                 return RoundResult(state, stop=solution)
@@ -777,13 +819,17 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
 
     # -- eval sets ------------------------------------------------------------------------
     def _eval_target(self, problem: _Problem, y, extra, where: str):
-        ypm = np.where(self._class_index(y, where) == 1, 1.0, -1.0)
-        return ypm, self._eval_weight(extra, y.shape[0], where)
+        index = self._class_index(y, where)
+        target = index if problem.K > 2 else np.where(index == 1, 1.0, -1.0)
+        return target, self._eval_weight(extra, y.shape[0], where)
 
     def _eval_metrics(self, problem: _Problem, target, weight, scores):
         """An eval set's ``loss``: the weighted mean of ``(1 − y f) / 2``, the error of
         the randomized vote that draws column j with probability ``w_j`` (f is the LP's
-        convex combination of columns in [−1, 1]); and the error of ``predict``."""
+        convex combination of columns in [−1, 1]); and the error of ``predict``.  K > 2:
+        ``1 − f_y``, the same randomized vote's error (f the votes' shares)."""
+        if scores.ndim == 2:
+            return vote_cells.vote_loss_and_error(target, scores, weight)
         gibbs = np.clip((1.0 - target * scores) / 2.0, 0.0, 1.0)
         return {
             "loss": math.fsum((weight * gibbs).tolist()) / math.fsum(weight.tolist()),
@@ -792,6 +838,10 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
 
     def _proba(self, f: np.ndarray) -> np.ndarray:
         """No link to probabilities: the LP's combination is a vote with weights on the
-        simplex; ``predict_proba`` maps its score f ∈ [−1, 1] to ``(1 + f) / 2``."""
+        simplex; ``predict_proba`` maps its score f ∈ [−1, 1] to ``(1 + f) / 2``, the
+        share of the vote for ``classes_[1]``.  K > 2: f holds each class's share of the
+        vote (rows summing to 1; uniform before any round), as MABoost's."""
+        if f.ndim == 2:
+            return MirrorBoostingClassifier._vote_share(f, 1.0)
         p = np.clip((1.0 + f) / 2.0, 0.0, 1.0)
         return np.column_stack([1.0 - p, p])
