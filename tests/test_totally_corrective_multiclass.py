@@ -303,3 +303,18 @@ def test_nu_counts_cells():
     TotallyCorrectiveClassifier(StumpOracle(), nu=300, n_estimators=5).fit(X, y)
     with pytest.raises(ValueError, match=r"nu=301.*300 cells"):
         TotallyCorrectiveClassifier(StumpOracle(), nu=301, n_estimators=5).fit(X, y)
+
+
+def test_score_valued_answers_enter_as_their_votes():
+    """A regression tree's (N, K) answer maximises the score differences' edge, a
+    surrogate: its argmax vote enters the LP, whose solution is still checked."""
+    from sklearn.tree import DecisionTreeRegressor
+
+    from oracleboost.oracles import SklearnOracle
+
+    X, y = _iris()
+    model = TotallyCorrectiveClassifier(SklearnOracle(DecisionTreeRegressor(max_depth=2)),
+                                        nu=10, n_estimators=20, random_state=0).fit(X, y)
+    assert model.decision_function(X).shape == (150, 3)
+    assert np.isfinite(model.lp_value_) and model.score(X, y) > 0.9
+    assert all(type(h).__name__ == "ArgmaxVote" for h in model.ensemble_.hypotheses)

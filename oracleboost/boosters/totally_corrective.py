@@ -402,6 +402,14 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     'gap_closed'
     >>> bool(model.upper_bound_ - model.lp_value_ <= model.tol_)
     True
+
+    Three classes, over the N × 2 cells (ν counts cells):
+
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = TotallyCorrectiveClassifier(nu=30, n_estimators=200).fit(X, y)
+    >>> str(model.stop_reason_), model.predict_proba(X[:1]).shape
+    ('gap_closed', (1, 3))
     """
 
     _parameter_constraints: dict = {
