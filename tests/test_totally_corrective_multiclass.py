@@ -231,7 +231,7 @@ def test_the_entropy_methods_on_iris_stumps(method):
 
 
 # -- two classes through the cells are the binary LP ---------------------------------
-@pytest.mark.parametrize("method,nu", [("lpboost", 5), ("softboost", 5)])
+@pytest.mark.parametrize("method,nu", [("lpboost", 5), ("erlpboost", 5), ("softboost", 5)])
 def test_two_classes_through_the_cells_are_the_binary_path(monkeypatch, method, nu):
     """At K = 2 a cell is a row, the vote's column [p = y] − [p ≠ y] is y h for the ±1
     stump, and the label-coded query's best stump is the binary query's: the same LP
