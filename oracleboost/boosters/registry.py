@@ -107,7 +107,7 @@ def _register_the_library_s() -> None:
         BoosterSpec("accelerated", AcceleratedMarginClassifier, {}, "classification",
                     "correlation_vector", "Ji, Srebro & Telgarsky, ICML 2021"),
         BoosterSpec("lpboost", TotallyCorrectiveClassifier, {"method": "lpboost", "nu": 5},
-                    "binary", "correlate", "Demiriz, Bennett & Shawe-Taylor, MLJ 2002"),
+                    "classification", "correlate", "Demiriz, Bennett & Shawe-Taylor, MLJ 2002"),
     ):
         register_booster(spec)
 
