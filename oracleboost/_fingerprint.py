@@ -7,13 +7,16 @@ entries on the bound data and the query.  All three ask :func:`fingerprint`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
+from pathlib import Path
 
 import joblib
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["fingerprint"]
+__all__ = ["fingerprint", "code_fingerprint"]
 
 #: Bytes hashed per block when an array must be copied into C order.
 _BLOCK_BYTES = 1 << 24
@@ -67,4 +70,48 @@ def fingerprint(*items) -> str:
         else:
             digest.update(b"object")
             digest.update(joblib.hash(item).encode())
+    return digest.hexdigest()
+
+
+#: The package's own directory: its Python sources are the library's code.
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def _source_digest(path: Path) -> str:
+    """SHA-1 of one source file's bytes."""
+    return hashlib.sha1(path.read_bytes()).hexdigest()
+
+
+@functools.cache
+def _package_digest() -> str:
+    """The package's sources, read once per process (a user's class is read at every
+    call: it may be edited and reloaded within a session)."""
+    digest = hashlib.sha1()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        digest.update(path.relative_to(_PACKAGE).as_posix().encode())
+        digest.update(_source_digest(path).encode())
+    return digest.hexdigest()
+
+
+def code_fingerprint(obj: object = None) -> str:
+    """A hex digest of the code that computes an answer: every Python source of the
+    package (by relative path and bytes), and, for an ``obj`` whose class is defined
+    outside it (a user's oracle), that class's source file.
+
+    The version alone does not change when the code does between releases (a fixed
+    kernel, an edited checkout), and an answer cached by the old code would be served
+    for the new.  A class without a readable source file (defined in ``__main__`` of an
+    interactive session, or compiled) adds its qualified name only.
+    """
+    digest = hashlib.sha1(_package_digest().encode())
+    if obj is not None:
+        cls = type(obj)
+        digest.update(f"{cls.__module__}.{cls.__qualname__}".encode())
+        try:
+            source = inspect.getsourcefile(cls)
+        except TypeError:  # a built-in or compiled class
+            source = None
+        if source is not None and Path(source).is_file() and \
+                _PACKAGE not in Path(source).resolve().parents:
+            digest.update(_source_digest(Path(source)).encode())
     return digest.hexdigest()

@@ -681,3 +681,42 @@ def test_a_full_disk_leaves_no_temporary_files(data, tmp_path, monkeypatch, fres
     assert sorted(p.name for p in new if p.name != "func_code.py") == (
         ["metadata.json"] * 3 + ["output.pkl"] * 3
     )
+
+
+def test_changed_code_misses_the_cache(data, tmp_path, monkeypatch):
+    """The key holds the code: the package's sources, and a user's oracle's own file, so
+    an edited checkout (same version) or an edited oracle never reads the old answers."""
+    import importlib
+    import sys
+
+    import oracleboost._fingerprint as fp
+
+    X, _ = data
+    memory = Memory(tmp_path / "cache", verbose=0)
+    r = np.linspace(-1, 1, len(X))
+    _reset()
+    CachedOracle(CountingStumps(), memory).bind(X).correlate(r)
+    CachedOracle(CountingStumps(), memory).bind(X).correlate(r)
+    assert CALLS["correlate"] == 1
+    monkeypatch.setattr(fp, "_package_digest", lambda: "an edited checkout")
+    CachedOracle(CountingStumps(), memory).bind(X).correlate(r)
+    assert CALLS["correlate"] == 2
+    monkeypatch.undo()
+
+    # a user's oracle in its own module: editing the file (and reloading) misses
+    module = tmp_path / "users_stumps.py"
+    source = ("from oracleboost.oracles import StumpOracle\n"
+              "class UsersStumps(StumpOracle):\n    pass\n")
+    module.write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    users = importlib.import_module("users_stumps")
+    try:
+        key = CachedOracle(users.UsersStumps(), memory).bind(X)._key("correlate", (r,), None)
+        again = CachedOracle(users.UsersStumps(), memory).bind(X)._key("correlate", (r,), None)
+        assert key == again
+        module.write_text(source + "# edited\n")
+        users = importlib.reload(users)
+        edited = CachedOracle(users.UsersStumps(), memory).bind(X)._key("correlate", (r,), None)
+        assert edited["code"] != key["code"] and edited["X"] == key["X"]
+    finally:
+        sys.modules.pop("users_stumps", None)

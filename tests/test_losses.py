@@ -254,3 +254,13 @@ def test_a_users_margin_loss_without_the_curvature_constant_is_named_by_the_quad
     with pytest.raises(NotImplementedError, match="DoubledExponential does not define "
                                                   "inverse_link"):
         DoubledExponential().inverse_link(np.zeros(2))
+    # η: the closed-form step α = slope/η needs it, and a default of 1 would overstep
+    # φ = e^{−2m} (η = 4) fourfold; unstated, the step names what is missing
+    with pytest.raises(NotImplementedError, match="DoubledExponential does not define eta"):
+        CoordinateBoostingClassifier(loss=DoubledExponential(), step="closed_form",
+                                     n_estimators=3).fit(X, y)
+    DoubledExponential.eta = 4.0  # φ'' = 4 φ: stated, the step runs and lowers the risk
+    est = CoordinateBoostingClassifier(loss=DoubledExponential(), step="closed_form",
+                                       n_estimators=5).fit(X, y)
+    assert np.all(np.diff(est.history_["loss"]) < 0)
+    assert Exponential().eta == 1.0 and Logistic().eta == 1.0

@@ -15,6 +15,7 @@ from oracleboost.boosters import BoostingWarning, StopReason, TotallyCorrectiveC
 from oracleboost.boosters.soft_margin_lp import LPSolveError, SoftMarginLP
 from oracleboost.datasets import matrix_problem, rudin_matrix
 from oracleboost.oracles import MatrixOracle, StumpOracle
+from oracleboost.oracles.base import OracleCapabilityError
 
 pytest.importorskip("highspy")
 
@@ -163,8 +164,11 @@ def test_bad_parameters_are_named():
     with pytest.raises(ValueError, match="nu"):
         TotallyCorrectiveClassifier(MatrixOracle(H), nu=0.5).fit(X, y)
     Xm, ym = load_breast_cancer(return_X_y=True)
-    with pytest.raises(ValueError, match="class"):
-        TotallyCorrectiveClassifier().fit(Xm[:30], np.arange(30) % 3)
+    with pytest.raises(ValueError, match="one class"):
+        TotallyCorrectiveClassifier().fit(Xm[:30], np.zeros(30))
+    # three classes need multiclass_correlate (the cells' query), which a matrix lacks
+    with pytest.raises(OracleCapabilityError, match="multiclass_correlate"):
+        TotallyCorrectiveClassifier(MatrixOracle(H)).fit(X, np.arange(X.shape[0]) % 3)
 
 
 def _restricted_primal(columns: list[np.ndarray], nu: float) -> tuple[float, np.ndarray]:

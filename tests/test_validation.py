@@ -60,6 +60,9 @@ def _loss_of(model, y, scores, extra):
         cells[np.arange(len(y)), index] = 0.0
         return float(np.mean(cells.sum(axis=1)))
     if isinstance(model, TotallyCorrectiveClassifier):  # the randomized vote's error
+        if scores.ndim == 2:  # 1 − f_y, f the votes' shares
+            index = np.searchsorted(model.classes_, y)
+            return float(np.mean(np.clip(1.0 - scores[np.arange(len(y)), index], 0.0, 1.0)))
         ypm = np.where(y == model.classes_[1], 1.0, -1.0)
         return float(np.mean(np.clip((1.0 - ypm * scores) / 2.0, 0.0, 1.0)))
     if isinstance(model, MirrorBoostingClassifier):

@@ -116,7 +116,7 @@ def _register_the_library_s() -> None:
         # 0.139 after 78 (7.1 s); SoftBoost ε = 0.02 at 0.140 after 96 (6.4 s), ε = 0.01 at
         # 0.141 after 128 (20 s).  LPBoost's ``tol`` is the certificate's gap (1e-6).
         BoosterSpec("lpboost", TotallyCorrectiveClassifier, {"method": "lpboost", "nu": 5},
-                    "binary", "correlate", "Demiriz, Bennett & Shawe-Taylor, MLJ 2002"),
+                    "classification", "correlate", "Demiriz, Bennett & Shawe-Taylor, MLJ 2002"),
         BoosterSpec("erlpboost", TotallyCorrectiveClassifier,
                     {"method": "erlpboost", "nu": 5, "tol": 0.1}, "binary", "correlate",
                     "Warmuth, Glocer & Vishwanathan, ALT 2008"),

@@ -427,6 +427,11 @@ class ClosedFormStep(StepRule):
     uses_line = True
 
     def __call__(self, view: StepState, t: int) -> float:
+        if view.eta is None:
+            raise NotImplementedError(
+                f"{type(view.loss).__name__} does not define eta (η with φ'' ≤ η φ, "
+                "Telgarsky 2012, Def. 19), which step='closed_form' needs; use "
+                "step='wolfe' or 'optimal', or set eta on the loss")
         return view.nu * view.slope / view.eta
 
 

@@ -78,6 +78,63 @@ any oracle; only the ε-guarantee needs an exact one.
 Each method ends with the soft-margin LP over the hypotheses it chose, as the papers
 do: here that LP is solved every round (HiGHS, warm-started: the certificate above and
 the model of every round), so the last round's LP gives the final coefficients.
+
+**Multiclass** (K > 2 classes; derived here, the papers are binary) through MABoost's
+construction (:mod:`.mirror`, :mod:`.mirror_cells`): the LP's rows are the N(K − 1)
+*cells* (i, k), row i and a class ``k ≠ y_i``, flat row by row (:mod:`.vote_cells`).
+
+* *A column.*  A hypothesis h enters as the vote for its argmax class,
+  ``p_i = argmax_k h(x_i)_k`` (ties to the lowest class; ``ArgmaxVote``, as MABoost's
+  vote), and its column is the vote's pairwise margin on each cell,
+  ``u_(i,k) = [p_i = y_i] − [p_i = k]`` ∈ {−1, 0, 1}.  The model
+  ``f = Σ_j w_j e_(p_j)`` (w on the simplex) has ``Σ_j w_j u_(i,k)j = f_(y_i) − f_k``, so
+  the LP's margin of a row is the multiclass margin ``f_y − max_(k≠y) f_k`` taken cell
+  by cell::
+
+      max ρ − (1/ν) Σ_(i,k) c_i ξ_(i,k)  s.t.  f_(y_i)(x_i) − f_k(x_i) ≥ ρ − ξ_(i,k),
+          w on the simplex, ξ ≥ 0
+      dual: min γ s.t. d · u_j ≤ γ ∀ j,  Σ d = 1,  0 ≤ d_(i,k) ≤ c_i/ν
+
+  the binary LP with cells for rows: :mod:`.soft_margin_lp` and :mod:`.entropy_duals`
+  run unchanged on them.
+* *ν counts cells*, ``ν ∈ [1, N(K − 1)]``: the caps stay box bounds on d (bounded
+  variables for HiGHS, the KL projection onto the capped simplex for the entropy
+  methods), where a cap per row would couple a row's cells.  At most about ν cells
+  violate the margin; to allow ν' rows with every wrong class, take ``ν = ν'(K − 1)``.
+* *Sample weights* spread over a row's cells: each cell of row i costs ``c_i = s_i/s̄``
+  (the cells' costs have mean 1, as the rows' do), so ``d⁰ = c/Σc`` gives row i the
+  mass ``s_i/Σs`` shared equally by its K − 1 cells: MABoost's starting distribution.
+* *Pricing.*  The edge of h's vote under d is
+  ``d · u = Σ_i (q_i [p_i = y_i] − d_(i,p_i) [p_i ≠ y_i])``, ``q_i = Σ_k d_(i,k)``
+  (MABoost's edge ``−Σ W ∘ D``): the vote for class c scores ``R_(i,c)`` on row i, with
+  ``R_(i,y_i) = q_i`` and ``R_(i,k) = −d_(i,k)`` (:func:`.vote_cells.pricing_query`).  The
+  oracle is asked ``correlate(R)``, R of shape (N, K): the query MABoost asks,
+  ``q e_y`` (the row sums of the cell distribution on the true class), with the wrong
+  classes' cells charged as well, so any oracle that answers MABoost's multiclass
+  queries (``multiclass_correlate``) answers these.  Each row of R sums to 0, so for a
+  label-coded answer (1 on its class c, ``−1/(K − 1)`` elsewhere: ``StumpOracle``'s)
+  ``<R_i, h(x_i)> = K/(K − 1) · R_(i,c)``, and for a one-hot answer ``R_(i,c)``: an
+  oracle that maximises ``<R, h>`` exactly over such a class returns the column of
+  largest edge, and the certificate ``γ_(t−1) ≤ P* ≤ edge_t`` holds as for two classes
+  (P* the LP over the class's votes).  (MABoost's ``q e_y`` alone would maximise the
+  weighted accuracy, not the edge.)  For score-valued answers (vector leaves, trees)
+  ``<R, h> = Σ d_(i,k) (h_(y_i) − h_k)`` is the score differences' edge, a surrogate for
+  the vote's: the LP is still solved over the votes chosen, but the upper bound is then
+  only as good as the oracle's vote.  A column is named by its votes on the training
+  rows, so a vote held already is not added again.
+* *Bounds.*  Δ(d, d⁰) ≤ ln(N(K − 1)/ν) on the capped simplex over the cells, so
+  ERLPBoost's η and both round bounds read N(K − 1) for N (``round_bound_``); the
+  derivations above hold verbatim over the cells.
+* *K = 2* is the binary path: one cell a row, and for ±1 hypotheses
+  ``u_i = [p_i = y_i] − [p_i ≠ y_i] = y_i h(x_i)``, the binary column, with the same
+  costs and caps; R's row is ``d_i (e_(y_i) − e_(other))``, whose inner product with a
+  label-coded (±1) stump is twice the binary query's ``Σ d_i y_i h(x_i)``
+  (tests/test_totally_corrective_multiclass.py runs the cells at K = 2 against it).
+  Two classes keep the binary path (it also takes real-valued hypotheses, as
+  ``y h/‖h‖``: the score difference scaled into [−1, 1]).
+
+The model's scores are the votes' shares ``f_k ∈ [0, 1]`` (summing to 1):
+``decision_function`` has shape (n, K), ``predict_proba`` is f.
 """
 
 from __future__ import annotations
@@ -97,7 +154,7 @@ from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from .._cluster import NotDistributedError, is_dask_collection
 from .._typing import ArrayLike, RandomStateLike
 from ..oracles.base import Oracle
-from . import row_passes
+from . import row_passes, vote_cells
 from .base import BaseBooster, data_signature, fit_context
 from .classifier import (
     ScoreClassifierMixin,
@@ -113,6 +170,7 @@ from .entropy_duals import (
     solve_projection,
     solve_regularized,
 )
+from .mirror import ArgmaxVote, MirrorBoostingClassifier
 from .model import Refit
 from .monitors import Divergence
 from .rounds import (
@@ -163,7 +221,7 @@ def softboost_round_bound(n: float, nu: float, eps: float) -> int:
 
 @dataclass
 class _Problem(Problem):
-    y: np.ndarray  # ±1
+    y: np.ndarray  # ±1 (binary) or the class indices 0 … K − 1
     s: np.ndarray  # the rows' weights (normalised: mean in [1, 2))
     s_total: float
     cost: np.ndarray  # c_i = s_i / s̄
@@ -175,6 +233,8 @@ class _Problem(Problem):
     log_d0: np.ndarray | None = None  # log d⁰ = log(c/N)
     caps: np.ndarray | None = None  # c/ν
     eta: float = math.nan  # ERLPBoost's η
+    K: int = 2  # the classes
+    cells: bool = False  # K > 2: the LP's rows are the N × (K − 1) cells (vote_cells)
 
 
 @dataclass(frozen=True)
@@ -267,21 +327,25 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     below ``tol``).  ERLPBoost and SoftBoost choose their distributions by entropy
     regularisation instead (:mod:`.entropy_duals`) and stop by their own rules within
     ``round_bound_`` rounds, ε = ``tol`` below the optimum.  See the module docstring for
-    the algorithm boxes, the certificate and the bounds.  Binary labels.
+    the algorithm boxes, the certificate and the bounds.  More than two classes go
+    through the N × (K − 1) cells (row, wrong class) of MABoost's construction, each
+    hypothesis as the vote for its argmax class (module docstring, "Multiclass").
 
     Parameters
     ----------
     oracle : Oracle, default=None
-        Any class that answers ``correlate`` (``None``: ``StumpOracle()``).  The
-        certificate's upper bound is exact when the oracle's answer is the best
-        hypothesis of its class.
+        Any class that answers ``correlate`` (``None``: ``StumpOracle()``); more than
+        two classes need ``multiclass_correlate``, as MABoost's (stumps: label-coded
+        answers).  The certificate's upper bound is exact when the oracle's answer is
+        the best hypothesis of its class.
     method : {"lpboost", "erlpboost", "softboost", "totalboost"}, default="lpboost"
         The algorithm.  The entropy methods need ``clarabel`` (the ``lp`` extra);
         ``"totalboost"`` is SoftBoost with ``nu=1`` (other values are refused).
     nu : float, default=1.0
         The capping ``ν``, as a count in ``[1, N]`` (N the rows of positive weight):
         ``d_i ≤ c_i / ν``, so at most about ν rows may violate the soft margin.  1 is
-        the hard margin.
+        the hard margin.  With K > 2 classes ν counts cells (row, wrong class), in
+        ``[1, N(K − 1)]``.
     tol : float or None, default=None
         LPBoost: stop (``"gap_closed"``) when the best edge exceeds the restricted LP's
         value by at most this much (None: 1e-6).  The others: their accuracy ε > 0
@@ -310,19 +374,19 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
+    classes_ : ndarray of shape (n_classes,)
     ensemble_ : Ensemble
         The hypotheses and their coefficients, set anew each round (``Refit``).
     history_ : dict of ndarray
         Per round: ``loss`` (the weighted mean of ``(1 − y f) / 2`` on the training
-        rows: the error of the randomized vote that draws column j with probability
-        ``w_j``; LPBoost does not minimise it, and it may rise: it is the
-        ``w``-weighted mean of the columns' own errors, so no round's is below the best
-        column's, and on the training rows none is below round 1's (with an exact
-        oracle: the best hypothesis under d⁰, whose weights the loss takes).  Early
-        stopping watches it, and so keeps the first round or few (on held-out rows the
-        same holds nearly); the vote's error, ``error`` of an eval set, is the curve to
-        choose a round by), ``lp_value``
+        rows, ``1 − f_y`` for K > 2: the error of the randomized vote that draws column
+        j with probability ``w_j``; LPBoost does not minimise it, and it may rise: it is
+        the ``w``-weighted mean of the columns' own errors, so no round's is below the
+        best column's, and for two classes on the training rows none is below round
+        1's (with an exact oracle: the best hypothesis under d⁰, whose weights the loss
+        takes).  Early stopping watches it, and so keeps the first round or few (on
+        held-out rows the same holds nearly); the vote's error, ``error`` of an eval
+        set, is the curve to choose a round by), ``lp_value``
         (γ_t, a lower bound on the full LP's optimum P*), ``edge`` (the new hypothesis'
         edge under d_{t−1}), ``upper_bound`` (the least such edge so far: P* is at most
         it when the oracle is exact), ``gap`` (upper_bound − lp_value), ``margin`` (the
@@ -364,6 +428,14 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     'gap_closed'
     >>> bool(model.upper_bound_ - model.lp_value_ <= model.tol_)
     True
+
+    Three classes, over the N × 2 cells (ν counts cells):
+
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = TotallyCorrectiveClassifier(nu=30, n_estimators=200).fit(X, y)
+    >>> str(model.stop_reason_), model.predict_proba(X[:1]).shape
+    ('gap_closed', (1, 3))
     """
 
     _parameter_constraints: dict = {
@@ -411,7 +483,7 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False  # binary labels (multiclass: to come)
+        tags.classifier_tags.multi_class = True  # K > 2: over the N × (K − 1) cells
         return tags
 
     @fit_context
@@ -433,9 +505,10 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-            Two classes.
+            Two classes, or more (through the cells: see the module docstring).
         sample_weight : array-like of shape (n_samples,), default=None
-            Each row's weight in the soft margin's slack cost (``c_i = s_i / s̄``).
+            Each row's weight in the soft margin's slack cost (``c_i = s_i / s̄``; with
+            K > 2 classes every cell of row i costs ``c_i``).
         eval_set : list of (X, y) pairs, default=None
             Sets whose loss and error are recorded after every round, as
             ``history_["val_loss_0"]``, ``history_["val_error_0"]``, …
@@ -482,18 +555,26 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
                 "TotallyCorrectiveClassifier solves its LP over every row in one process: "
                 "fit it on a NumPy array"
             )
-        data = classification_data(self, X, y, sample_weight, binary=True)
-        ypm = data.signs()
+        data = classification_data(self, X, y, sample_weight)
+        K = data.n_classes
+        cells = self._uses_cells(K)
+        ypm = data.y_index if cells else data.signs()
         n = ypm.shape[0]
-        if self.nu > n:
+        n_cells = n * (K - 1) if cells else n  # the LP's rows
+        if self.nu > n_cells:
+            what = f"the {n} rows of positive weight" if not cells else (
+                f"the {n_cells} cells (rows of positive weight × {K - 1} wrong classes)")
             raise ValueError(
-                f"nu={self.nu!r} exceeds the {n} rows of positive weight: the capped "
-                "simplex d_i <= c_i/nu is then empty"
+                f"nu={self.nu!r} exceeds {what}: the capped simplex d_i <= c_i/nu is "
+                "then empty"
             )
         blocks = RowBlocks(n, self.block_size, self.n_jobs)
         s = data.s
         s_total = row_passes.total(blocks, s)
         cost = s / (s_total / n)
+        if cells:  # every cell of row i costs c_i (vote_cells.cell_costs)
+            cost = vote_cells.cell_costs(cost, K)
+            n = n_cells
         method = self.method
         tol = self._resolved_tol()
         entropic = {}
@@ -510,11 +591,17 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             entropic = {"log_d0": np.log(cost) - math.log(n), "caps": cost / self.nu,
                         # L = 0: the capped simplex is one point, and η does not matter
                         "eta": 2.0 * L / tol if L > 0 else 1.0}
-        bound = self._bind(data.X, "correlate")
+        bound = self._bind(data.X, "multiclass_correlate" if cells else "correlate")
         return _Problem(signature=data_signature(data.X, ypm, s), y=ypm, s=s,
                         s_total=s_total, cost=cost, bound=bound,
                         bounded=bound.capabilities.bounded, blocks=blocks, method=method,
-                        tol=tol, **entropic)
+                        tol=tol, K=K, cells=cells, **entropic)
+
+    @staticmethod
+    def _uses_cells(K: int) -> bool:
+        """Whether K classes go through the cells (K > 2); two classes take the binary
+        path, which is the cells' construction at K = 2 (module docstring)."""
+        return K > 2
 
     def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
         lp = ("loss", "lp_value", "edge", "upper_bound", "gap", "margin", "train_error",
@@ -538,7 +625,7 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         return _State(lp=lp, d=d0, gamma=-math.inf, upper=math.inf, held=(), factors=(),
                       slots=(),
                       seen=frozenset(), rng=seed_generator(self.random_state),
-                      entropic=entropic), 0.0
+                      entropic=entropic), (np.zeros(p.K) if p.cells else 0.0)
 
     def _monitors(self, problem: _Problem, evals, resume: bool) -> list:
         # ``loss`` is the randomized vote's error, which LPBoost does not minimise (its
@@ -552,6 +639,11 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         stop reason of :meth:`SignedColumn.of` (``zero_hypothesis``, ``zero_edge``).  A
         column is a hypothesis with its orientation (w ≥ 0: h and −h are two columns,
         though the ensemble keeps one coefficient for both); ``name`` identifies it."""
+        if p.cells:  # the cells: the query R, the answer's vote as a column
+            query = vote_cells.pricing_query(state.d, p.y, p.K)
+            h = p.bound.correlate(query, random_state=draw_seed(state.rng))
+            column = vote_cells.VoteColumn.of(h, p.y, state.d, p.K)
+            return h, column, column.name
         query = row_passes.scaled(p.blocks, p.y, state.d)
         h = p.bound.correlate(query, random_state=draw_seed(state.rng))
         column = SignedColumn.of(h, p.y, state.d, p.bounded, p.blocks)
@@ -561,10 +653,27 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         return h, column, name
 
     @staticmethod
+    def _u(p: _Problem, column) -> np.ndarray:
+        """The column's entries over the LP's rows (the cells when K > 2)."""
+        if p.cells:
+            return column.u
+        return row_passes.oriented(p.blocks, column.a, column.y, column.norm, column.sign)
+
+    @staticmethod
     def _joined(p: _Problem, state: _State, ensemble, h, column) -> tuple:
         """The new column on the ensemble's hypothesis: ``w · sign · h / ‖h‖``, and h is
         (h.scale / first.scale) times the first hypothesis of its key there.  Returns
-        (joining, held, factors, slots) after the column."""
+        (joining, held, factors, slots) after the column.  K > 2: h joins as its vote
+        (``ArgmaxVote``, norm 1, the column's weight its coefficient), and ``held`` keeps
+        each hypothesis' votes."""
+        if p.cells:
+            vote = ArgmaxVote(h.detach(), p.K)
+            slot = ensemble.index_of(vote)
+            joining, held = (), state.held
+            if slot is None:
+                slot = len(ensemble.hypotheses)
+                joining, held = ((vote, 1.0),), (*held, (column.votes, 1.0))
+            return joining, held, (*state.factors, 1.0), (*state.slots, slot)
         slot = ensemble.index_of(h)
         joining, held = (), state.held
         if slot is None:
@@ -590,6 +699,10 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         """The model on the training rows, Σ_j coef_j h_j summed in the ensemble's order
         (as its decision_function sums a refit: the same bits): its loss, ℓ1 margin and
         training error."""
+        if p.cells:
+            f = vote_cells.vote_scores([v for v, _ in held], coef, p.K)
+            return vote_cells.vote_record(p.y, f, p.s, p.s_total,
+                                          math.fsum(abs(c) for c in coef.tolist()))
         f = row_passes.combined(p.blocks, p.blocks.full(0.0), [
             (c, a) for c, (a, _) in zip(coef.tolist(), held, strict=True)])
         error, low = row_passes.error_and_margin(p.blocks, p.y, f, p.s, p.s_total)
@@ -641,7 +754,7 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         if gap <= p.tol or name in state.seen:
             return RoundResult(replace(state, upper=upper), stop=StopReason.GAP_CLOSED)
         # 3. the new column, and the LP over every column, from the last basis
-        u = row_passes.oriented(p.blocks, column.a, column.y, column.norm, column.sign)
+        u = self._u(p, column)
         solution = self._solve_with(state, u, t)
         if isinstance(solution, StopReason):
             return RoundResult(state, stop=solution)
@@ -689,7 +802,7 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
                                        entropic=replace(en, reg_upper=reg_upper)),
                                stop=StopReason.GAP_CLOSED)
         # 3. d^t = argmin P^t over the capped simplex (the dual Newton method)
-        u = row_passes.oriented(p.blocks, column.a, column.y, column.norm, column.sign)
+        u = self._u(p, column)
         store = en.store.appended(en.n, u)
         try:
             sol = solve_regularized(store.data, en.n + 1, p.log_d0, p.caps, p.eta, en.alpha,
@@ -744,7 +857,7 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
                          "n_nonzero": float(np.count_nonzero(coef)), "lp_time": 0.0}
             lp_value, d_lp = state.gamma, None
         else:
-            u = row_passes.oriented(p.blocks, column.a, column.y, column.norm, column.sign)
+            u = self._u(p, column)
             solution = self._solve_with(state, u, t)
             if isinstance(solution, StopReason):
                 return RoundResult(state, stop=solution)
@@ -803,13 +916,17 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
 
     # -- eval sets ------------------------------------------------------------------------
     def _eval_target(self, problem: _Problem, y, extra, where: str):
-        ypm = np.where(self._class_index(y, where) == 1, 1.0, -1.0)
-        return ypm, self._eval_weight(extra, y.shape[0], where)
+        index = self._class_index(y, where)
+        target = index if problem.cells else np.where(index == 1, 1.0, -1.0)
+        return target, self._eval_weight(extra, y.shape[0], where)
 
     def _eval_metrics(self, problem: _Problem, target, weight, scores):
         """An eval set's ``loss``: the weighted mean of ``(1 − y f) / 2``, the error of
         the randomized vote that draws column j with probability ``w_j`` (f is the LP's
-        convex combination of columns in [−1, 1]); and the error of ``predict``."""
+        convex combination of columns in [−1, 1]); and the error of ``predict``.  K > 2:
+        ``1 − f_y``, the same randomized vote's error (f the votes' shares)."""
+        if scores.ndim == 2:
+            return vote_cells.vote_loss_and_error(target, scores, weight)
         gibbs = np.clip((1.0 - target * scores) / 2.0, 0.0, 1.0)
         return {
             "loss": math.fsum((weight * gibbs).tolist()) / math.fsum(weight.tolist()),
@@ -818,6 +935,10 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
 
     def _proba(self, f: np.ndarray) -> np.ndarray:
         """No link to probabilities: the LP's combination is a vote with weights on the
-        simplex; ``predict_proba`` maps its score f ∈ [−1, 1] to ``(1 + f) / 2``."""
+        simplex; ``predict_proba`` maps its score f ∈ [−1, 1] to ``(1 + f) / 2``, the
+        share of the vote for ``classes_[1]``.  K > 2: f holds each class's share of the
+        vote (rows summing to 1; uniform before any round), as MABoost's."""
+        if f.ndim == 2:
+            return MirrorBoostingClassifier._vote_share(f, 1.0)
         p = np.clip((1.0 + f) / 2.0, 0.0, 1.0)
         return np.column_stack([1.0 - p, p])

@@ -97,8 +97,11 @@ class MarginLoss(Loss):
     sigmoid_scale: float | None = None
 
     # -- what line searches and step rules need (Telgarsky 2012, 2013) ------------------
-    #: η with φ'' ≤ η φ everywhere (Telgarsky 2012, Def. 19 and App. D.3).
-    eta: float = 1.0
+    #: η with φ'' ≤ η φ everywhere (Telgarsky 2012, Def. 19 and App. D.3), or None when
+    #: the loss does not state one: ``step="closed_form"`` (α = slope/η) then refuses
+    #: the loss.  A default of 1 would be silently wrong for a steeper loss (e^{−2m}
+    #: has η = 4, and α = slope/1 oversteps it fourfold).
+    eta: float | None = None
 
     def log_phi_shift(self, m: np.ndarray, d: np.ndarray) -> np.ndarray:
         """``log φ(m + d) − log φ(m)``: the per-example risk ratio of a step, in log space."""
@@ -236,6 +239,7 @@ class Exponential(MarginLoss):
 
     name = "exponential"
     phi_is_neg_dphi = True
+    eta = 1.0  # φ'' = φ
     log_weight_lipschitz = 1.0  # both logs are −m
 
     def log_phi(self, m: np.ndarray) -> np.ndarray:
@@ -319,6 +323,7 @@ class Logistic(MarginLoss):
     # [−1, 0] (log(1 + t) ≥ t/(1 + t))
     log_weight_lipschitz = 1.0
     smoothness = 0.25
+    eta = 1.0  # φ'' ≤ φ: see above
     #: −φ' = σ(−m) < 1: dom ℓ* = [0, 1] (Telgarsky 2012, Example 2).
     dual_bound = 1.0
 

@@ -3,7 +3,7 @@
 ``CachedOracle(oracle, memory).bind(X)`` fingerprints ``X`` once, at bind time (the
 bytes of its rows in C order, so the fingerprint does not depend on memory layout), and
 keys every later call on that fingerprint, the query's name and arrays, the wrapped
-oracle's parameters (its pickled hash), the library version and, for stochastic oracles
+oracle's parameters (its pickled hash), the library version and code, and, for stochastic oracles
 only, the query's seed (a ``None`` seed keyed as "any draw").  The wrapped oracle is
 bound lazily, on the first miss: a second identical run of a booster neither binds nor
 calls it.  Every entry stores the key it was computed for next to the answer and is
@@ -35,7 +35,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_memory
 
 from .. import __version__
-from .._fingerprint import fingerprint
+from .._fingerprint import code_fingerprint, fingerprint
 from .._typing import ArrayLike
 from .base import (
     BoundOracle,
@@ -146,6 +146,7 @@ class _BoundCached(BoundOracle):
         self._bind_lock = threading.Lock()
         self.fingerprint = fingerprint
         self._token = joblib.hash(oracle.oracle)
+        self._code = code_fingerprint(oracle.oracle)
         self._call = _memory(oracle.memory).cache(
             _answer, ignore=["inner", "arrays", "seed"]
         )
@@ -176,6 +177,7 @@ class _BoundCached(BoundOracle):
             "categorical": (None if self._categorical is None
                             else list(self._categorical)),
             "version": __version__,
+            "code": self._code,
             "arrays": _hash_arrays(arrays),
             "seed": self._key_seed(random_state),
         }
@@ -257,8 +259,11 @@ class CachedOracle(Oracle):
     **Keys.**  A cache key holds the fingerprint of ``X`` (hashed once per ``bind``, from
     its values in C order: a Fortran-ordered copy of ``X`` hits the same entries), the
     indices of its categorical columns (``bind``'s ``categorical_features``), the
-    query and its arrays (hashed per call, O(n)), ``joblib.hash(oracle)`` and the
-    library version.
+    query and its arrays (hashed per call, O(n)), ``joblib.hash(oracle)``, the
+    library version and its code (:func:`oracleboost._fingerprint.code_fingerprint`:
+    every source file of the package, and the wrapped oracle's class's own file when
+    it is a user's), so that an edited checkout or a user's changed oracle never reads
+    answers cached by the old code.
 
     **Seeds.**  A seed is part of the key only for oracles that declare themselves
     stochastic (``capabilities.stochastic``): a non-stochastic oracle (``StumpOracle``,
