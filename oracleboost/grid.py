@@ -172,7 +172,8 @@ def default_boosters(n_estimators: int = 200) -> dict:
 
     Every registered booster for classification whose query a ``StumpOracle`` answers
     (``adaboost``, ``logistic-wolfe``, ``maboost``, ``madaboost``,
-    ``gradient-logistic``, ``gradient-softmax``, and any booster registered later), on
+    ``gradient-logistic``, ``gradient-softmax``, ``lpboost``, ``erlpboost``,
+    ``softboost``, ``totalboost``, and any booster registered later), on
     ``StumpOracle(n_jobs=1)`` with ``n_estimators`` weak learners.
     """
     from .boosters import BOOSTERS

@@ -32,6 +32,7 @@ from oracleboost.boosters import (
     FunctionalGradientRegressor,
     MirrorBoostingClassifier,
     StopReason,
+    TotallyCorrectiveClassifier,
 )
 from oracleboost.boosters.model import Ensemble
 from oracleboost.oracles import (
@@ -176,6 +177,10 @@ def _cases(tmp: str) -> dict:
             StumpOracle(), loss="multiclass_hinge", projection="repeated", n_estimators=8),
             "multiclass"),
         "ranker": (FunctionalGradientRanker(StumpOracle(), n_estimators=8), "ranking"),
+        "lpboost-stump": (TotallyCorrectiveClassifier(StumpOracle(), nu=5, n_estimators=8),
+                          "binary"),
+        "softboost-stump": (TotallyCorrectiveClassifier(
+            StumpOracle(), method="softboost", nu=5, tol=0.02, n_estimators=8), "binary"),
         "coordinate-lightgbm-categorical": (CoordinateBoostingClassifier(
             LightGBMOracle(num_leaves=4, min_data_in_leaf=5), n_estimators=6),
             "categorical"),

@@ -89,6 +89,9 @@ def _expected_dense_failures(estimator):
         AcceleratedMarginClassifier(n_estimators=100),
         AcceleratedMarginClassifier(method="stochastic", n_estimators=100),
         TotallyCorrectiveClassifier(nu=5),
+        TotallyCorrectiveClassifier(method="erlpboost", nu=5, tol=0.1),
+        TotallyCorrectiveClassifier(method="softboost", nu=5, tol=0.02),
+        TotallyCorrectiveClassifier(method="totalboost", tol=0.02),
     ],
     expected_failed_checks=_expected_failures,
 )

@@ -287,3 +287,123 @@ def test_truncate_names_a_bad_count():
     lp.add_column(np.array([1.0, 1.0, -1.0, 1.0]))
     with pytest.raises(ValueError, match="n_columns=2"):
         lp.truncate(2)
+
+
+# -- the four methods in the shared machinery: warm start, eval sets, early stopping ------
+def _registered(method: str, **params) -> TotallyCorrectiveClassifier:
+    """The method as registered in BOOSTERS (its ν and ε), on stumps."""
+    from oracleboost.boosters import BOOSTERS
+
+    return BOOSTERS[method].make(StumpOracle(), random_state=0, **params)
+
+
+def _small(seed: int = 0, n: int = 160):
+    from sklearn.datasets import make_classification
+
+    return make_classification(n, 5, n_informative=3, flip_y=0.1, random_state=seed)
+
+
+METHODS = ("lpboost", "erlpboost", "softboost", "totalboost")
+
+
+def _same_history(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        if not key.endswith("time"):  # wall clocks differ from run to run
+            np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_warm_start_equals_one_longer_fit_for_every_method(method):
+    """Column generation continues where it stopped: the LP from its model and basis,
+    the entropy methods from their columns, multipliers and bounds.  6 rounds and then
+    14 give the bits of one 14-round fit: model, history, certificate and state."""
+    X, y = _small()
+    whole = _registered(method, n_estimators=14).fit(X, y)
+    assert whole.stop_reason_ == StopReason.MAX_ROUNDS  # the continuation has work to do
+    warm = _registered(method, n_estimators=6, warm_start=True).fit(X, y)
+    assert len(warm.history_["loss"]) == 6
+    warm.set_params(n_estimators=14).fit(X, y)
+    assert warm.stop_reason_ == whole.stop_reason_
+    _same_history(warm.history_, whole.history_)
+    np.testing.assert_array_equal(warm.decision_function(X), whole.decision_function(X))
+    assert (warm.lp_value_, warm.upper_bound_) == (whole.lp_value_, whole.upper_bound_)
+    a, b = warm._state_, whole._state_
+    np.testing.assert_array_equal(a.d, b.d)
+    assert a.lp.n_columns == b.lp.n_columns == len(a.factors)
+    if method != "lpboost":
+        assert a.entropic.n == b.entropic.n
+        np.testing.assert_array_equal(a.entropic.alpha, b.entropic.alpha)
+        assert (a.entropic.lower, a.entropic.reg_upper, a.entropic.entropy) == (
+            b.entropic.lower, b.entropic.reg_upper, b.entropic.entropy)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_early_stopping_on_an_eval_set_keeps_the_best_round_for_every_method(method):
+    """With an eval set watched (validation_fraction=None), the model kept is the round
+    of least ``val_loss_0``: the history ends there, the model equals a fit of that
+    many rounds bit for bit, and the LP (and entropy state) holds that round's columns,
+    so the certificate is that round's.  (Here LPBoost keeps 6 rounds, SoftBoost 14,
+    TotalBoost 11 and ERLPBoost 1: see the next tests for why the first is favoured.)"""
+    X, y = _small(0, 260)
+    train, held = slice(0, 160), slice(160, None)
+    model = _registered(method, n_estimators=40, n_iter_no_change=15,
+                        validation_fraction=None)
+    model.fit(X[train], y[train], eval_set=[(X[held], y[held])])
+    h, curve = model.history_, model.validation_loss_
+    kept = len(h["loss"])
+    assert kept == model.best_iteration_ == model.n_estimators_ == int(np.argmin(curve)) + 1
+    assert h["val_loss_0"][-1] == curve.min()
+    np.testing.assert_array_equal(h["val_loss_0"], curve[:kept])
+    if model.stop_reason_ == StopReason.EARLY_STOPPING:
+        assert len(curve) - kept >= 15
+    plain = _registered(method, n_estimators=kept).fit(X[train], y[train],
+                                                      eval_set=[(X[held], y[held])])
+    _same_history(h, plain.history_)
+    np.testing.assert_array_equal(model.decision_function(X), plain.decision_function(X))
+    assert len(list(model.staged_predict(X[held]))) == kept
+    state = model._state_
+    assert state.lp.n_columns == len(state.factors) == plain._state_.lp.n_columns
+    assert (model.lp_value_, model.upper_bound_) == (h["lp_value"][-1], h["upper_bound"][-1])
+    if method != "lpboost":
+        assert state.entropic.n == plain._state_.entropic.n
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_validation_fraction_holds_out_rows_and_warm_start_goes_on_from_the_best(method):
+    """Early stopping's own held-out rows (validation_fraction): the model is the best
+    round's, and warm_start continues from it on the same split, seeing the same
+    curve again (the cut rounds are deterministic)."""
+    X, y = _small(2)
+    model = _registered(method, n_estimators=30, n_iter_no_change=3,
+                        validation_fraction=0.25, warm_start=True).fit(X, y)
+    curve = model.validation_loss_.copy()
+    kept = len(model.history_["loss"])
+    assert kept == int(np.argmin(curve)) + 1 and model.history_["heldout_loss"][-1] == curve.min()
+    model.set_params(n_estimators=kept + len(curve)).fit(X, y)
+    np.testing.assert_array_equal(model.validation_loss_[: len(curve)], curve)
+    assert model._state_.lp.n_columns == len(model._state_.factors)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lpboost_training_loss_is_never_below_its_first_rounds(seed):
+    """Why early stopping keeps LPBoost's first round (session 13's "picks round 1"):
+    ``loss`` is the randomized vote's error, the w-weighted mean of the columns' own
+    errors; round 1's stump is the best under uniform weights (StumpOracle is exact),
+    so no later round's training loss is below it."""
+    X, y = _small(seed)
+    model = _registered("lpboost", n_estimators=40).fit(X, y)
+    loss = model.history_["loss"]
+    assert np.all(loss >= loss[0] - 1e-12)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_threads_do_not_change_the_fit(method):
+    """The passes over the rows sum block by block in a fixed order: the threads that
+    run the blocks leave every bit of the fit as it was (the reproducibility promise)."""
+    X, y = _small(3)
+    one = _registered(method, n_estimators=12, n_jobs=1, block_size=32).fit(X, y)
+    many = _registered(method, n_estimators=12, n_jobs=2, block_size=32).fit(X, y)
+    _same_history(one.history_, many.history_)
+    np.testing.assert_array_equal(one.decision_function(X), many.decision_function(X))
+    np.testing.assert_array_equal(one._state_.d, many._state_.d)

@@ -290,6 +290,18 @@ class _State:
     rng: np.random.RandomState
     entropic: _Entropic | None = None  # ERLPBoost, SoftBoost and TotalBoost
 
+    def __getstate__(self) -> dict:
+        # ``seen`` stored as a tuple (in a fixed order): skops trusts tuples but not
+        # frozensets, and loading a stored model asks its user to trust only
+        # oracleboost's own classes (tests/test_persistence.py)
+        state = dict(vars(self))
+        state["seen"] = tuple(sorted(self.seen, key=repr))
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        for key, value in state.items():
+            object.__setattr__(self, key, frozenset(value) if key == "seen" else value)
+
     def lp_as_left(self) -> SoftMarginLP:
         """The LP with this state's columns only.  The LP is shared by the states of
         one fit, so a round that added a column and then did not become the state (the
@@ -347,8 +359,16 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         Threads of the passes over the rows (the answer does not depend on it).
     block_size : int, default=65536
     warm_start : bool, default=False
-        Continue column generation from the fitted model (the LP is built again from
-        its columns, then warm-started as before).
+        Continue column generation from the fitted state: the LP goes on from HiGHS's
+        model and basis as the fit left them, and the entropy methods from their
+        columns, multipliers and bounds, so that fitting n rounds and then continuing to
+        m equals one fit of m rounds bit for bit.  A pickle keeps the columns but not
+        HiGHS's model, which is built again: a loaded fit continues correctly (the same
+        certificate and stopping rules), but where the restricted LP has several optimal
+        vertices it may take another one than the fit would have in its own process
+        (measured: LPBoost's path may part; ERLPBoost's scores differ in the last bits,
+        which flips rows whose vote is 0, common while the LP's value is 0; SoftBoost
+        and TotalBoost continued identically).
     <early stopping parameters>
     <importance parameters>
 
@@ -360,7 +380,13 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
     history_ : dict of ndarray
         Per round: ``loss`` (the weighted mean of ``(1 − y f) / 2`` on the training
         rows, ``1 − f_y`` for K > 2: the error of the randomized vote that draws column
-        j with probability ``w_j``; LPBoost does not minimise it, and it may rise), ``lp_value``
+        j with probability ``w_j``; LPBoost does not minimise it, and it may rise: it is
+        the ``w``-weighted mean of the columns' own errors, so no round's is below the
+        best column's, and for two classes on the training rows none is below round
+        1's (with an exact oracle: the best hypothesis under d⁰, whose weights the loss
+        takes).  Early stopping watches it, and so keeps the first round or few (on
+        held-out rows the same holds nearly); the vote's error, ``error`` of an eval
+        set, is the curve to choose a round by), ``lp_value``
         (γ_t, a lower bound on the full LP's optimum P*), ``edge`` (the new hypothesis'
         edge under d_{t−1}), ``upper_bound`` (the least such edge so far: P* is at most
         it when the oracle is exact), ``gap`` (upper_bound − lp_value), ``margin`` (the
