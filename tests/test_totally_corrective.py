@@ -386,15 +386,22 @@ def test_validation_fraction_holds_out_rows_and_warm_start_goes_on_from_the_best
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_lpboost_training_loss_is_never_below_its_first_rounds(seed):
-    """Why early stopping keeps LPBoost's first round (session 13's "picks round 1"):
-    ``loss`` is the randomized vote's error, the w-weighted mean of the columns' own
-    errors; round 1's stump is the best under uniform weights (StumpOracle is exact),
-    so no later round's training loss is below it."""
-    X, y = _small(seed)
-    model = _registered("lpboost", n_estimators=40).fit(X, y)
-    loss = model.history_["loss"]
-    assert np.all(loss >= loss[0] - 1e-12)
+def test_early_stopping_watches_the_votes_error_not_the_first_round(seed):
+    """``loss`` is the vote's share of rows at margin ≤ 0, so early stopping can keep a
+    later round.  Session 13's ``loss``, the randomized vote's error (the w-weighted
+    mean of the columns' own errors), was never below round 1's, and early stopping
+    kept round 1 on every held-out split."""
+    X, y = load_breast_cancer(return_X_y=True)
+    # (ν = 40 of 398 training rows: a soft margin; measured over seeds 0–4, the kept
+    # round's held-out error is 0.012–0.053 against round 1's 0.076–0.111; with ν = 5
+    # LPBoost's early vertices are poor votes and a patience of 10 can end at round 1)
+    model = TotallyCorrectiveClassifier(StumpOracle(), nu=40, n_estimators=60,
+                                        n_iter_no_change=10, validation_fraction=0.3,
+                                        random_state=seed).fit(X, y)
+    curve = model.validation_loss_
+    kept = len(model.history_["lp_value"])
+    assert kept > 1 and curve[kept - 1] < curve[0]
+    assert curve[kept - 1] == curve.min()
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -247,10 +247,15 @@ def test_two_classes_through_the_cells_are_the_binary_path(monkeypatch, method, 
     assert cells.decision_function(X).shape == (150, 2)
     assert cells.n_estimators_ == binary.n_estimators_
     assert cells.stop_reason_ == binary.stop_reason_
-    for key in ("lp_value", "edge", "upper_bound", "step", "loss", "margin", "train_error"):
+    for key in ("lp_value", "edge", "upper_bound", "step", "margin", "train_error"):
         np.testing.assert_allclose(cells.history_[key], binary.history_[key], rtol=0,
                                    atol=1e-12, err_msg=key)
+    # ``loss``, the share of rows at margin ≤ 0, jumps at a tied vote (margin 0 in
+    # exact arithmetic), which the two sum orders round to either side: the losses
+    # differ by at most the share of rows within rounding of a tie
     f = cells.decision_function(X)
+    near_tie = np.mean(np.abs(binary.decision_function(X)) <= 1e-12)
+    assert abs(cells.history_["loss"][-1] - binary.history_["loss"][-1]) <= near_tie
     np.testing.assert_allclose(f[:, 1] - f[:, 0], binary.decision_function(X), atol=1e-12)
     np.testing.assert_allclose(cells.predict_proba(X), binary.predict_proba(X), atol=1e-12)
     assert np.array_equal(cells.predict(X), binary.predict(X))
@@ -291,11 +296,13 @@ def test_the_history_records_the_vote_and_an_eval_set():
     assert h["margin"][-1] == pytest.approx(np.min(f[rows, yi] - others.max(axis=1)),
                                             abs=1e-12)
     assert h["train_error"][-1] == pytest.approx(np.mean(np.argmax(f, axis=1) != yi))
-    assert h["loss"][-1] == pytest.approx(np.mean(1 - f[rows, yi]), abs=1e-12)
+    assert h["loss"][-1] == np.mean(f[rows, yi] - others.max(axis=1) <= 0)
     fe = model.decision_function(X[1::2])
     assert h["val_error_0"][-1] == pytest.approx(np.mean(np.argmax(fe, axis=1) != y[1::2]))
-    assert h["val_loss_0"][-1] == pytest.approx(
-        np.mean(1 - fe[np.arange(fe.shape[0]), y[1::2]]), abs=1e-12)
+    re = np.arange(fe.shape[0])
+    other = fe.copy()
+    other[re, y[1::2]] = -np.inf
+    assert h["val_loss_0"][-1] == np.mean(fe[re, y[1::2]] - other.max(axis=1) <= 0)
 
 
 def test_nu_counts_cells():

@@ -59,13 +59,8 @@ def _loss_of(model, y, scores, extra):
         cells = get_loss(model.loss).phi((own - scores) / np.sqrt(2.0))
         cells[np.arange(len(y)), index] = 0.0
         return float(np.mean(cells.sum(axis=1)))
-    if isinstance(model, TotallyCorrectiveClassifier):  # the randomized vote's error
-        if scores.ndim == 2:  # 1 − f_y, f the votes' shares
-            index = np.searchsorted(model.classes_, y)
-            return float(np.mean(np.clip(1.0 - scores[np.arange(len(y)), index], 0.0, 1.0)))
-        ypm = np.where(y == model.classes_[1], 1.0, -1.0)
-        return float(np.mean(np.clip((1.0 - ypm * scores) / 2.0, 0.0, 1.0)))
-    if isinstance(model, MirrorBoostingClassifier):
+    if isinstance(model, (MirrorBoostingClassifier, TotallyCorrectiveClassifier)):
+        # the vote's share of rows at margin ≤ 0 (ties count against)
         index = np.searchsorted(model.classes_, y)
         if scores.ndim == 1:
             margins = np.where(index == 1, 1.0, -1.0) * scores

@@ -12,16 +12,15 @@ row, row i's K − 1 wrong classes in class order (as MABoost's weights).
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..oracles.base import Hypothesis
-from .classifier import predicted_index, vote_margins, weighted_error
+from .classifier import predicted_index, vote_margins
 
 __all__ = ["cell_costs", "wrong_classes", "pricing_query", "VoteColumn", "vote_scores",
-           "vote_record", "vote_loss_and_error"]
+           "vote_record"]
 
 
 def wrong_classes(y: np.ndarray, K: int) -> np.ndarray:
@@ -99,22 +98,11 @@ def vote_scores(votes: list[np.ndarray], coef: np.ndarray, K: int) -> np.ndarray
 
 def vote_record(y: np.ndarray, f: np.ndarray, s: np.ndarray, s_total: float,
                 l1: float) -> dict:
-    """The vote's ``loss`` (the weighted mean of ``1 − f_(y_i)``: the error of the
-    randomized vote drawing column j with probability ``w_j``; for K = 2 the binary
-    ``(1 − y f)/2``), its ℓ1 margin ``min_i (f_y − max_(k≠y) f_k) / l1`` and its
-    weighted training error (ties to the lowest class)."""
+    """The vote's ℓ1 margin ``min_i (f_y − max_(k≠y) f_k) / l1`` and its weighted
+    training error (ties to the lowest class); its ``loss`` is the booster's
+    (``TotallyCorrectiveClassifier._eval_metrics``)."""
     n = y.shape[0]
-    miss = 1.0 - f[np.arange(n), y]
     wrong = predicted_index(f) != y
     low = float(vote_margins(y, f).min()) if n else np.nan
-    return {"loss": float(np.add.reduce(s * miss)) / s_total,
-            "margin": low / l1 if l1 > 0 else np.nan,
+    return {"margin": low / l1 if l1 > 0 else np.nan,
             "train_error": float(np.add.reduce(np.where(wrong, s, 0.0))) / s_total}
-
-
-def vote_loss_and_error(y: np.ndarray, f: np.ndarray, weight: np.ndarray) -> dict:
-    """An eval set's ``loss`` (the randomized vote's error, ``1 − f_y`` clipped to
-    [0, 1]) and ``error`` (of ``predict``), weighted as the binary metrics are."""
-    miss = np.clip(1.0 - f[np.arange(y.shape[0]), y], 0.0, 1.0)
-    return {"loss": math.fsum((weight * miss).tolist()) / math.fsum(weight.tolist()),
-            "error": weighted_error(predicted_index(f) != y, weight)}
