@@ -56,6 +56,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -69,6 +70,12 @@ from ..datasets import matrix_problem, rudin_matrix
 from ..diagnostics import max_soft_margin, soft_margin
 from ..oracles import MatrixOracle, StumpOracle
 from .base import Curves, cached
+
+if TYPE_CHECKING:  # matplotlib is imported only when drawing
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure, SubFigure
+
+    from ..boosters.base import BaseBooster
 
 __all__ = ["PROBLEMS", "METHODS", "TOTALLY_CORRECTIVE", "EPSILON", "MarginCurves",
            "stump_class_matrix", "margin_path", "lpboost_margins"]
@@ -114,7 +121,7 @@ class MarginCurves(Curves):
     panels: tuple[str, ...] = ()
     results: dict = field(default_factory=dict)
 
-    def plot(self, ax=None, *, title: bool = False):
+    def plot(self, ax: Axes | None = None, *, title: bool = False) -> Figure | SubFigure:
         if ax is not None or not self.panels:
             return super().plot(ax, title=title)
         from matplotlib.figure import Figure
@@ -205,7 +212,8 @@ def _signs(y: np.ndarray) -> np.ndarray:
     return np.where(y == labels[-1], 1.0, -1.0)
 
 
-def margin_path(model, X: np.ndarray, y: np.ndarray, nu: float) -> tuple[np.ndarray, np.ndarray]:
+def margin_path(model: BaseBooster, X: np.ndarray, y: np.ndarray,
+                nu: float) -> tuple[np.ndarray, np.ndarray]:
     """The soft margin at ν (:func:`~oracleboost.diagnostics.soft_margin`) of an
     ensemble booster's model after each round, and its distinct hypotheses with
     non-zero weight then.
