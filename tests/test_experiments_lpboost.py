@@ -8,7 +8,7 @@ and 2, digits from rows 2, 4, 6, 8): LPBoost ends within 1e-15 of P*; ERLPBoost 
 0.002–0.011 of it, SoftBoost within 0.012–0.025 and TotalBoost within 0.004–0.024 of
 the hard-margin optimum (ε = 0.1), each far inside its round bound; and every one of
 the four reaches its final soft margin with fewer distinct hypotheses than AdaBoost
-needs for that margin within 300 rounds (AdaBoost needs 1.3–2.5 times as many, or never
+needs for that margin within 300 rounds (AdaBoost needs 1.3–2.9 times as many, or never
 gets there), which the tests assert on offset 0 and on two further subsamples.
 """
 

@@ -49,6 +49,31 @@ soft margin after each round (the accelerated booster's at about 30 log-spaced r
 by warm starts) and, in ``aux``, the number of distinct hypotheses with non-zero weight
 after the round.  A totally corrective method's curve ends where its stopping rule
 fired.
+
+**Measured** (2-core machine shared with other jobs, load 5–6).  Quick mode (ε = 0.1,
+300 rounds; 12–22 s): LPBoost ends at P* to 1e-14 on all three problems (9, 54 and
+141 rounds); ERLPBoost within 0.004 / 0.007 of P* on breast cancer / digits, SoftBoost
+within 0.015 / 0.017, TotalBoost within 0.016 / 0.018 of the hard optimum, each in
+under 6% of its round bound.  Each of the four reaches its final soft margin with fewer
+distinct hypotheses than AdaBoost needs for that margin (breast cancer: 20–43 against
+AdaBoost's 38 or never; digits: 38–84 against 75–76 or never), and this held on every
+other subsample tried (breast cancer from rows 1 and 2, digits from rows 2, 4, 6, 8:
+AdaBoost needed 1.3–2.9 times as many, or never got there).  On the Rudin matrix every
+totally corrective method reaches 3/8 in 8–9 rounds; AdaBoost stays at 1/3, MABoost's
+max-margin variant and dual acceleration approach 3/8 (0.350 and 0.368 after 300
+rounds).  MABoost's max-margin variant is far below the others on the stump problems
+(its steps shrink like 1/√t), and dual acceleration, which maximises the ℓ2 margin of
+the column weights and spreads weight over every column, has the lowest ℓ1 soft margin
+there.
+
+Full size (ε = 0.05, 3,000 rounds; about 11 minutes, of which the two full LPs of
+breast cancer's 7,529 stumps take 95 s, dual acceleration over them 117 s and LPBoost
+on digits 123 s): P* = 0.1675 (ν = 57) on breast cancer, where LPBoost needs 75 rounds
+(56 hypotheses), ERLPBoost, SoftBoost and TotalBoost 40, 34 and 64, and AdaBoost,
+MABoost and acceleration end at 0.139, 0.144 and 0.077 after 3,000 rounds.  On digits
+(1797 rows, ν = 180) P* = 0.0133 is smaller than ε: the entropy methods' guarantee says
+nothing there, and they stop at 0.0078, 0.0037 and 0.0034 (AdaBoost: 0.0103 after 3,000
+rounds), while LPBoost reaches P* in 451 rounds with 365 hypotheses.
 """
 
 from __future__ import annotations
@@ -296,8 +321,9 @@ def lpboost_margins(quick: bool = False, verbose: bool = False) -> MarginCurves:
     Parameters
     ----------
     quick : bool, default=False
-        300 corrective rounds and subsampled stump problems (about 10 s on a loaded
-        2-core machine) instead of 3,000 rounds on every row (several minutes).
+        300 corrective rounds, ε = 0.1 and subsampled stump problems (12–22 s on a
+        loaded 2-core machine) instead of 3,000 rounds, ε = 0.05 and every row (about
+        11 minutes there).
     verbose : bool, default=False
         Print a line per problem and method.
 
