@@ -156,11 +156,14 @@ CLAIMS: dict[str, str] = {
         "optimum P* over the whole class to 1e-6; ERLPBoost (Warmuth, Glocer & "
         "Vishwanathan 2008) and SoftBoost (Warmuth, Glocer & Rätsch 2007) end within ε of "
         "P*, and TotalBoost (Warmuth, Liao & Rätsch 2006) within ε of the hard-margin "
-        "optimum, each within its round bound; and each of the four reaches its final "
-        "soft margin with fewer distinct hypotheses than AdaBoost needs for the same "
-        "margin, when AdaBoost reaches it at all.  MABoost's max-margin variant (Naghibi "
-        "& Pfister 2014, Theorem 2) and dual acceleration (Ji, Srebro & Telgarsky 2021) "
-        "are shown beside them, measured by the same soft margin."
+        "optimum, each within its round bound; and LPBoost, ERLPBoost and SoftBoost "
+        "reach their final soft margin with fewer distinct hypotheses than AdaBoost needs "
+        "for the same margin, when AdaBoost reaches it at all.  TotalBoost, which "
+        "maximises the hard margin instead, does so too in quick mode and on digits at "
+        "full size, but not on breast cancer at full size (52 hypotheses against "
+        "AdaBoost's 45 for its soft margin 0.136 at ν = 57).  MABoost's max-margin "
+        "variant (Naghibi & Pfister 2014, Theorem 2) and dual acceleration (Ji, Srebro "
+        "& Telgarsky 2021) are shown beside them, measured by the same soft margin."
     ),
 }
 
