@@ -22,6 +22,9 @@ and prints a table (``.to_text()``).
                               PCA(5) (not mnist 3 vs 5), the same six methods
 ``swap-weak-learner``         OUR experiment (in no paper): swap the weak learner, every
                               booster × every class on digits even vs odd (table in notes)
+``lpboost-margins``           OUR experiment (in no paper): soft margin against the round,
+                              LPBoost, ERLPBoost, SoftBoost, TotalBoost against AdaBoost,
+                              MABoost max-margin, dual acceleration; LP optimum as a line
 ============================  ==========================================================
 """
 
@@ -42,6 +45,7 @@ from .grubb_bagnell2011 import figure2 as grubb2011_figure2
 from .ji2021 import figure1 as ji2021_figure1
 from .ji2021 import figure2 as ji2021_figure2
 from .naghibi2014 import label_noise
+from .soft_margins import lpboost_margins
 from .swap import swap_weak_learner
 from .telgarsky2012 import lower_bound
 from .telgarsky2013 import figure2, figure3, shrinkage_threshold
@@ -64,4 +68,5 @@ EXPERIMENTS: dict[str, Callable[..., Curves]] = {
     "ji2021-figure1": ji2021_figure1,
     "ji2021-figure2": ji2021_figure2,
     "swap-weak-learner": swap_weak_learner,
+    "lpboost-margins": lpboost_margins,
 }
