@@ -11,6 +11,7 @@ codes bit for bit, and the first tree is ``lightgbm.train``'s with
 
 from __future__ import annotations
 
+import functools
 import pickle
 
 import lightgbm
@@ -180,9 +181,16 @@ def test_first_round_is_lightgbm_trains_tree(name, seed, record_queries):
 # -- predicting: the stored categories ---------------------------------------------------------
 
 def _fitted(name: str, seed: int):
+    """The 6-round fit of booster ``name`` on ``_frame(seed)``, shared by the tests that
+    only read it, with that frame and a fresh generator in the state ``_frame`` leaves."""
     frame, y, rng = _frame(seed)
-    model = BOOSTERS[name]().set_params(n_estimators=6).fit(frame, _labels(name, y))
-    return model, frame, y, rng
+    return _fit_once(name, seed), frame, y, rng
+
+
+@functools.cache
+def _fit_once(name: str, seed: int):
+    frame, y, _ = _frame(seed)
+    return BOOSTERS[name]().set_params(n_estimators=6).fit(frame, _labels(name, y))
 
 
 def _decision(model, X):

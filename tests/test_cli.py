@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import inspect
 import re
 import subprocess
 import sys
@@ -178,13 +179,25 @@ def test_no_name_and_all_mean_every_experiment():
     assert isinstance(exc.value, ValueError)
 
 
-def test_seed_is_passed_to_experiments_that_take_random_state(tmp_path, fake):
-    assert main(["reproduce", "zz-fake", FAST, "--quick", "--seed", "7",
+def test_seed_is_passed_to_experiments_that_take_random_state(tmp_path, fake, monkeypatch):
+    # the second experiment takes no random_state, as FAST (a fake: instant, where FAST
+    # would draw its figure once more for the same check)
+    fixed_calls: list[bool] = []
+
+    def zz_fixed(quick: bool = False) -> Curves:
+        """A fake experiment that takes no random_state."""
+        fixed_calls.append(quick)
+        return Curves("fixed", "round t", "value", np.arange(1, 3), {"a": np.ones(2)})
+
+    assert "random_state" not in inspect.signature(EXPERIMENTS[FAST]).parameters
+    monkeypatch.setitem(EXPERIMENTS, "zz-fixed", zz_fixed)
+    assert main(["reproduce", "zz-fake", "zz-fixed", "--quick", "--seed", "7",
                  "--out", str(tmp_path)]) == 0
     assert fake == [{"quick": True, "random_state": 7}]
+    assert fixed_calls == [True]  # called without the seed
     used = (tmp_path / "zz-fake" / "summary.md").read_text(encoding="utf-8")
     assert "seed: 7 (passed to the experiment as random_state=7)" in used
-    ignored = (tmp_path / FAST / "summary.md").read_text(encoding="utf-8")
+    ignored = (tmp_path / "zz-fixed" / "summary.md").read_text(encoding="utf-8")
     assert "seed: 7 given but not used" in ignored
     assert "seed 7" in (tmp_path / "index.md").read_text(encoding="utf-8")
 

@@ -6,6 +6,7 @@ the fitted ensemble, so every inequality is checked at the exact state the boost
 in (margins ``M λ_t`` in the library's convention; Telgarsky's ``A = −M``).
 """
 
+import functools
 import math
 import warnings
 
@@ -169,6 +170,13 @@ def test_per_step_decrease_wolfe_2012_and_closed_form(loss):
                 assert ratio <= 1 - g**2 / const + 1e-12, (step, t)
 
 
+@functools.cache
+def _exact_closed_form_on_rudin():
+    """The exact oracle's run the approximate ones are compared with (one fit for every
+    c0: it does not depend on c0)."""
+    return _fit(RUDIN, step="closed_form", n_estimators=3000)
+
+
 @pytest.mark.parametrize("c0", [0.5, 0.25])
 def test_approximate_oracle_pays_c0_squared(c0):
     """An oracle returning edges ≥ c0 × the best (2012, App. E): Prop. 38's decrease holds
@@ -181,7 +189,7 @@ def test_approximate_oracle_pays_c0_squared(c0):
     invariant to rescaling the column, so the Wolfe step does not slow down here.)
     """
     H = np.hstack([RUDIN, c0 * RUDIN])
-    exact = _fit(RUDIN, step="closed_form", n_estimators=3000)
+    exact = _exact_closed_form_on_rudin()
     m = RUDIN.shape[0]
     y = np.where(np.arange(m) % 2 == 0, 1.0, -1.0)
     approx = CoordinateBoostingClassifier(

@@ -7,6 +7,7 @@ import pytest
 from sklearn.linear_model import Ridge
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.tree import DecisionTreeClassifier
+from threadpoolctl import threadpool_limits
 
 from oracleboost.boosters import (
     CoordinateBoostingClassifier,
@@ -24,6 +25,15 @@ from oracleboost.oracles import (
     StumpOracle,
     TreeOracle,
 )
+
+
+@pytest.fixture(autouse=True)
+def one_blas_thread():
+    """One BLAS thread: the MLP cells' tiny L-BFGS products are many times slower on two
+    threads of a busy 2-core machine (as in tests/test_hostile_matrix.py)."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
 
 N, D = 120, 4
 rng = np.random.RandomState(0)

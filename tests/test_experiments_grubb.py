@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
 
 from oracleboost.experiments import EXPERIMENTS, Curves
 from oracleboost.experiments.grubb_bagnell2011 import _completed
@@ -30,6 +31,16 @@ ALGORITHMS = ("naive", "repeated", "residual")
 
 FIGURE3 = ("letter", "pendigits", "satimage", "splice")
 _cache: dict[str, Curves] = {}
+
+
+@pytest.fixture(autouse=True)
+def one_blas_thread():
+    """One BLAS thread, as tests/test_reproduce_cache.py runs these experiments: Figure
+    1's 5-unit nets make tiny products, many times slower on two threads of a busy
+    2-core machine (measured under load: 63 s of CPU against 7.4 s on one thread).  The
+    ranges above were measured on 1 and 2 threads."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 
 
 def _run(name: str) -> Curves:

@@ -38,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeRegressor
+from threadpoolctl import threadpool_limits
 
 from oracleboost.boosters import (
     AcceleratedMarginClassifier,
@@ -75,6 +76,16 @@ QID = np.repeat(np.arange(8), 5)
 W = _rng.uniform(0.5, 2.0, N)
 _CACHE = tempfile.mkdtemp(prefix="oracleboost-hostile-")
 atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)  # no cache left in /tmp
+
+
+@pytest.fixture(autouse=True)
+def one_blas_thread():
+    """One BLAS thread, for the clean and the hostile fit alike: the MLP cells' tiny
+    products (40 rows, 15 L-BFGS iterations) are many times slower on two threads of a
+    busy 2-core machine (its 76 cells: 41 s of CPU against 11 s, measured under load)."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
 
 # -- the pairs --------------------------------------------------------------------------
 ORACLES = {
