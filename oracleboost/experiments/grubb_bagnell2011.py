@@ -317,7 +317,17 @@ def figure1(quick: bool = False, verbose: bool = False, random_state: int = 0) -
     ``random_state`` seeds the booster, hence every net's initialisation (the maps stay
     random_state=0).  The nets' L-BFGS fits are chaotic: the curves also change with
     the OpenBLAS kernel (``OPENBLAS_CORETYPE``) and, for some kernels, its thread count.
+    The nets' products are tiny, so the fits run on one BLAS thread (as
+    ``swap-weak-learner`` does): on a busy 2-core machine two threads took 63 s of CPU
+    where one took 7.4 s, and the tests (which pin one thread) check these curves.
     """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1, user_api="blas"):
+        return _figure1(quick, verbose, random_state)
+
+
+def _figure1(quick: bool, verbose: bool, random_state: int) -> Curves:
     start = time.perf_counter()
     n_maps, T = (16, 40) if quick else (32, 100)
     c = 0.03
