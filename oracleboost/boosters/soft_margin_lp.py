@@ -56,6 +56,8 @@ __all__ = ["SoftMarginLP", "LPSolution", "LPSolveError", "FEASIBILITY_TOL"]
 #: may be: HiGHS's own default primal and dual feasibility tolerances are 1e-7.
 FEASIBILITY_TOL = 1e-6
 
+_NO_LIMIT = 2**31 - 1  # HiGHS's default simplex_iteration_limit
+
 
 def _quiet_highs(highspy: Any) -> Any:
     """A new ``highspy.Highs()``: its constructor writes HiGHS's banner to the process's
@@ -70,6 +72,29 @@ def _quiet_highs(highspy: Any) -> Any:
         os.dup2(saved, 1)
         os.close(saved)
         os.close(null)
+
+
+#: HiGHS's options for the warm-started solves, and its defaults they replace.  This LP
+#: is highly degenerate (most ``d_i`` sit at 0 or at their cap, and with ν = N/10 on
+#: noisy rows its optimum is 0 from the second round on), and HiGHS's defaults (random
+#: cost perturbation, then primal clean-up; dual steepest edge) spent some 200 dual
+#: simplex iterations on each new row of stump columns over 3,000 rows, each one a
+#: pricing pass over every entry of the dense rows so far.  Without the perturbation and
+#: with Devex pricing it took some 25, about a tenth of the time (measured by replaying
+#: one fit's rows; see benchmarks/bench_lpboost.py).  The perturbation is HiGHS's guard
+#: against cycling at degenerate vertices: a solve that reaches ``_ITERATION_GUARD``
+#: iterations goes on from where it stopped with the defaults back (:meth:`solve`).
+_FAST = {"dual_simplex_cost_perturbation_multiplier": 0.0,
+         "simplex_dual_edge_weight_strategy": 1}
+_DEFAULTS = {"dual_simplex_cost_perturbation_multiplier": 1.0,
+             "simplex_dual_edge_weight_strategy": -1}
+
+
+def _iteration_guard(n_hypothesis_rows: int) -> int:
+    """Iterations one warm-started solve may take with :data:`_FAST` before it goes on
+    with HiGHS's defaults: far above what a new row needs (tens), far below a cycle's
+    endless run."""
+    return 1000 + 10 * n_hypothesis_rows
 
 
 class LPSolveError(RuntimeError):
@@ -90,7 +115,8 @@ class LPSolution:
     rho : float
         The soft margin ρ (the dual of the row ``Σ d = 1``).
     seconds : float
-        HiGHS's time for this solve.
+        This solve's time in all: the new rows into HiGHS's model, HiGHS's run, and
+        reading and checking the solution.
     iterations : int
         Simplex iterations of this solve.
     """
@@ -205,6 +231,9 @@ class SoftMarginLP:
             h.setOptionValue("simplex_strategy", 1)
             # no presolve: it would rebuild the problem each solve and lose the basis
             h.setOptionValue("presolve", "off")
+            # the fast settings (see _FAST): a cycling guard falls back to HiGHS's own
+            for name, value in _FAST.items():
+                h.setOptionValue(name, value)
             N, inf = self.n_rows, highspy.kHighsInf
             # variables d_0 … d_{N−1} in [0, c_i/ν], then γ (free); minimise γ
             h.addVars(N + 1, np.append(np.zeros(N), -inf), np.append(self.cost / self.nu, inf))
@@ -217,18 +246,14 @@ class SoftMarginLP:
         if new:
             basis = h.getBasis()
             self._before_last = (self._in_model, basis) if basis.valid else None
-            # rows d · u_j − γ ≤ 0, with u_j's nonzero entries
-            N, inf = self.n_rows, math.inf
-            indices, values, starts = [], [], [0]
-            for u in new:
-                nz = np.flatnonzero(u)
-                indices += [nz.astype(np.int32), np.array([N], np.int32)]
-                values += [u[nz], np.array([-1.0])]
-                starts.append(starts[-1] + nz.size + 1)
+            # rows d · u_j − γ ≤ 0 (coefficient −1 on γ, column N), with u_j's nonzero
+            # entries, row-wise
             k = len(new)
-            h.addRows(k, np.full(k, -inf), np.zeros(k), starts[-1],
-                      np.array(starts[:-1], np.int32), np.concatenate(indices),
-                      np.concatenate(values))
+            rows = np.hstack([np.vstack(new), np.full((k, 1), -1.0)])
+            which, index = np.nonzero(rows)
+            starts = np.searchsorted(which, np.arange(k)).astype(np.int32)
+            h.addRows(k, np.full(k, -math.inf), np.zeros(k), which.size, starts,
+                      index.astype(np.int32), rows[which, index])
             self._in_model = len(self.columns)
         return h
 
@@ -244,14 +269,27 @@ class SoftMarginLP:
         """
         if not self.columns:
             raise LPSolveError("the LP has no column yet")
+        start = time.perf_counter()
         h = self._model()  # (says how to install highspy where it is missing)
         import highspy
 
         try:
-            start = time.perf_counter()
+            h.setOptionValue("simplex_iteration_limit", _iteration_guard(self._in_model))
             h.run()
-            seconds = time.perf_counter() - start
             status = h.getModelStatus()
+            iterations = int(h.getInfo().simplex_iteration_count)
+            if status == highspy.HighsModelStatus.kIterationLimit:
+                # possibly cycling: on from this basis with HiGHS's defaults
+                for name, value in _DEFAULTS.items():
+                    h.setOptionValue(name, value)
+                h.setOptionValue("simplex_iteration_limit", _NO_LIMIT)
+                try:
+                    h.run()
+                finally:
+                    for name, value in _FAST.items():
+                        h.setOptionValue(name, value)
+                status = h.getModelStatus()
+                iterations += int(h.getInfo().simplex_iteration_count)
             if status != highspy.HighsModelStatus.kOptimal:
                 raise LPSolveError(f"HiGHS ended with status {h.modelStatusToString(status)}")
             solution = h.getSolution()
@@ -266,11 +304,10 @@ class SoftMarginLP:
         except LPSolveError:
             self._drop_model()
             raise
-        iterations = int(h.getInfo().simplex_iteration_count)
         # clip rounding outside the feasible sets (checked above to be within the tolerance)
         w = np.clip(w, 0.0, None)
         d = np.clip(d, 0.0, self.cost / self.nu)
-        return LPSolution(w, d, gamma, rho, seconds, iterations)
+        return LPSolution(w, d, gamma, rho, time.perf_counter() - start, iterations)
 
     def _check(self, w: np.ndarray, d: np.ndarray, gamma: float, rho: float) -> None:
         """Feasibility of ``w`` and ``d``, and the two objectives' agreement (weak
