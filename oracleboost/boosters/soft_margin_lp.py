@@ -79,11 +79,14 @@ def _quiet_highs(highspy: Any) -> Any:
 #: noisy rows its optimum is 0 from the second round on), and HiGHS's defaults (random
 #: cost perturbation, then primal clean-up; dual steepest edge) spent some 200 dual
 #: simplex iterations on each new row of stump columns over 3,000 rows, each one a
-#: pricing pass over every entry of the dense rows so far.  Without the perturbation and
-#: with Devex pricing it took some 25, about a tenth of the time (measured by replaying
-#: one fit's rows; see benchmarks/bench_lpboost.py).  The perturbation is HiGHS's guard
-#: against cycling at degenerate vertices: a solve that reaches ``_ITERATION_GUARD``
-#: iterations goes on from where it stopped with the defaults back (:meth:`solve`).
+#: pricing pass over every entry of the dense rows so far (ν = N/10).  Without the
+#: perturbation and with Devex pricing it took some 25, about a tenth of the time
+#: (measured by replaying one fit's rows).  With ν = N/2 both took some 200: a new row
+#: moves ``d`` far there.  The perturbation is HiGHS's guard against cycling at
+#: degenerate vertices: a warm solve that reaches :func:`_iteration_guard` iterations
+#: goes on from where it stopped with the defaults (:meth:`solve`).  A cold start (a
+#: model just built) runs with the defaults too: without the perturbation it took
+#: several times their iterations.
 _FAST = {"dual_simplex_cost_perturbation_multiplier": 0.0,
          "simplex_dual_edge_weight_strategy": 1}
 _DEFAULTS = {"dual_simplex_cost_perturbation_multiplier": 1.0,
@@ -95,6 +98,16 @@ def _iteration_guard(n_hypothesis_rows: int) -> int:
     with HiGHS's defaults: far above what a new row needs (tens), far below a cycle's
     endless run."""
     return 1000 + 10 * n_hypothesis_rows
+
+
+def _run(h: Any, options: dict, iteration_limit: int) -> tuple[Any, int]:
+    """HiGHS's run with ``options`` and an iteration limit: its model status and its
+    simplex iterations."""
+    for name, value in options.items():
+        h.setOptionValue(name, value)
+    h.setOptionValue("simplex_iteration_limit", iteration_limit)
+    h.run()
+    return h.getModelStatus(), int(h.getInfo().simplex_iteration_count)
 
 
 class LPSolveError(RuntimeError):
@@ -152,6 +165,7 @@ class SoftMarginLP:
         # (columns, HiGHS's basis) before the last rows were added: what truncate
         # restores when it takes exactly those rows away (a discarded round)
         self._before_last: tuple[int, Any] | None = None
+        self._warm = False  # whether HiGHS's model has a basis from an earlier solve
 
     @property
     def n_rows(self) -> int:
@@ -177,7 +191,7 @@ class SoftMarginLP:
         new = SoftMarginLP(self.cost, self.nu)
         new.columns = list(self.columns)  # the arrays are never written to
         new._highs, new._in_model = self._highs, self._in_model
-        new._before_last = self._before_last
+        new._before_last, new._warm = self._before_last, self._warm
         self._drop_model()
         return new
 
@@ -210,6 +224,7 @@ class SoftMarginLP:
     # -- HiGHS ---------------------------------------------------------------------------
     def _drop_model(self) -> None:
         self._highs, self._in_model, self._before_last = None, 0, None
+        self._warm = False  # whether HiGHS's model has a basis from an earlier solve
 
     def _model(self) -> Any:
         """HiGHS's model with every column added so far (built on first use)."""
@@ -231,9 +246,6 @@ class SoftMarginLP:
             h.setOptionValue("simplex_strategy", 1)
             # no presolve: it would rebuild the problem each solve and lose the basis
             h.setOptionValue("presolve", "off")
-            # the fast settings (see _FAST): a cycling guard falls back to HiGHS's own
-            for name, value in _FAST.items():
-                h.setOptionValue(name, value)
             N, inf = self.n_rows, highspy.kHighsInf
             # variables d_0 … d_{N−1} in [0, c_i/ν], then γ (free); minimise γ
             h.addVars(N + 1, np.append(np.zeros(N), -inf), np.append(self.cost / self.nu, inf))
@@ -274,22 +286,19 @@ class SoftMarginLP:
         import highspy
 
         try:
-            h.setOptionValue("simplex_iteration_limit", _iteration_guard(self._in_model))
-            h.run()
-            status = h.getModelStatus()
-            iterations = int(h.getInfo().simplex_iteration_count)
-            if status == highspy.HighsModelStatus.kIterationLimit:
-                # possibly cycling: on from this basis with HiGHS's defaults
-                for name, value in _DEFAULTS.items():
-                    h.setOptionValue(name, value)
-                h.setOptionValue("simplex_iteration_limit", _NO_LIMIT)
-                try:
-                    h.run()
-                finally:
-                    for name, value in _FAST.items():
-                        h.setOptionValue(name, value)
-                status = h.getModelStatus()
-                iterations += int(h.getInfo().simplex_iteration_count)
+            # a model built with one hypothesis row (a fit's first round) runs with the
+            # warm solves' settings too, as a re-solve of that LP after truncate does: a
+            # continuation after early stopping then retraces the fit (test_totally_
+            # corrective's test_early_stopping_cuts_the_lp_back_with_the_model)
+            if self._warm or self._in_model == 1:
+                # from the last basis after new rows: the fast settings, guarded
+                status, iterations = _run(h, _FAST, _iteration_guard(self._in_model))
+                if status == highspy.HighsModelStatus.kIterationLimit:
+                    # possibly cycling: on from this basis with HiGHS's defaults
+                    status, more = _run(h, _DEFAULTS, _NO_LIMIT)
+                    iterations += more
+            else:  # a model built again (a pickle, a failure): HiGHS's defaults suit
+                status, iterations = _run(h, _DEFAULTS, _NO_LIMIT)
             if status != highspy.HighsModelStatus.kOptimal:
                 raise LPSolveError(f"HiGHS ended with status {h.modelStatusToString(status)}")
             solution = h.getSolution()
@@ -304,6 +313,7 @@ class SoftMarginLP:
         except LPSolveError:
             self._drop_model()
             raise
+        self._warm = True
         # clip rounding outside the feasible sets (checked above to be within the tolerance)
         w = np.clip(w, 0.0, None)
         d = np.clip(d, 0.0, self.cost / self.nu)
