@@ -22,10 +22,9 @@ Also: the solver's share of a round in the fit (the median of ``solver_time / ti
 over its last tenth of rounds).  One thread (``OMP_NUM_THREADS`` and HiGHS's
 ``threads``).  With ν = N/10 this problem's soft-margin optimum is 0 from the second
 round on (the rows are too noisy for a positive soft margin with so few violators), a
-highly degenerate LP, on which a new row costs some tens of dual simplex iterations;
-``--nu 0.5`` is a less degenerate one, on which a new row moves ``d`` much further and
-costs some hundreds (about a quarter of a cold solve's), so its ratio is far smaller:
-report both.  Run with nothing else
+highly degenerate LP; ``--nu 0.5`` is a less degenerate one, on which a new row moves
+``d`` much further.  A new row costs from tens to a few hundred dual simplex iterations,
+growing with the rounds, in both cases: report both.  Run with nothing else
 running::
 
     python benchmarks/bench_lpboost.py                      # 10,000 rows, 500 rounds
