@@ -11,8 +11,8 @@ last basis.  At rounds ``k`` in ``--at``:
   HiGHS's model, HiGHS's run, reading the solution and checking its feasibility and
   duality gap), and their simplex iterations;
 * from scratch, the same LP on the same ``k`` columns: our own HiGHS model built anew
-  and solved once (its iterations; it runs with the warm solves' settings, no cost
-  perturbation, which suit one new row, not a cold start), and
+  and solved once, with HiGHS's default settings (its iterations: a warm start takes
+  far fewer), and
   ``scipy.optimize.linprog(method="highs")`` (presolve on, sparse constraint matrix) on
   the primal and on the dual form, ``--repeats`` times each, as a booster without an
   incremental solver would.  The ratio is against the faster form (goal at round 500:
