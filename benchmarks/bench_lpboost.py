@@ -6,10 +6,13 @@
 (one row per hypothesis) and re-solves it each round by the dual simplex method from the
 last basis.  At rounds ``k`` in ``--at``:
 
-* ours: what the fit's rounds paid for HiGHS, the median of ``solver_time`` over rounds
-  k − 4 … k (each a warm-started solve after one new row), and their simplex iterations;
+* ours: what the fit's rounds paid for the LP, the median of ``solver_time`` over rounds
+  k − 4 … k (each a warm-started solve after one new row, timed whole: the row into
+  HiGHS's model, HiGHS's run, reading the solution and checking its feasibility and
+  duality gap), and their simplex iterations;
 * from scratch, the same LP on the same ``k`` columns: our own HiGHS model built anew
-  and solved once (its iterations: a warm start takes far fewer), and
+  and solved once, with HiGHS's default settings (its iterations: a warm start takes
+  far fewer), and
   ``scipy.optimize.linprog(method="highs")`` (presolve on, sparse constraint matrix) on
   the primal and on the dual form, ``--repeats`` times each, as a booster without an
   incremental solver would.  The ratio is against the faster form (goal at round 500:
@@ -19,7 +22,9 @@ Also: the solver's share of a round in the fit (the median of ``solver_time / ti
 over its last tenth of rounds).  One thread (``OMP_NUM_THREADS`` and HiGHS's
 ``threads``).  With ν = N/10 this problem's soft-margin optimum is 0 from the second
 round on (the rows are too noisy for a positive soft margin with so few violators), a
-highly degenerate LP; ``--nu 0.5`` is a less degenerate one.  Run with nothing else
+highly degenerate LP; ``--nu 0.5`` is a less degenerate one, on which a new row moves
+``d`` much further.  A new row costs from tens to a few hundred dual simplex iterations,
+growing with the rounds, in both cases: report both.  Run with nothing else
 running::
 
     python benchmarks/bench_lpboost.py                      # 10,000 rows, 500 rounds

@@ -208,6 +208,25 @@ def test_the_dual_route_solves_the_primal_of_every_round(seed, nu):
     np.testing.assert_allclose(y * model.decision_function(X), margins, rtol=0, atol=1e-9)
 
 
+def test_a_solve_past_the_iteration_guard_goes_on_with_highs_defaults(monkeypatch):
+    """A warm solve that reaches the cycling guard's iteration count goes on from where
+    it stopped with HiGHS's defaults (cost perturbation on) and ends at the same
+    optimum."""
+    from oracleboost.boosters import soft_margin_lp
+
+    M = _random_matrix(3)
+    monkeypatch.setattr(soft_margin_lp, "_iteration_guard", lambda n_rows: 1)
+    guarded = _fit_matrix(M, 5)
+    assert guarded.stop_reason_ == StopReason.GAP_CLOSED
+    optimum = _full_lp(M, 5)
+    assert abs(guarded.lp_value_ - optimum) <= 1e-9
+    # the certificate brackets the optimum every round (each solve checked by SoftMarginLP)
+    history = guarded.history_
+    assert (history["lp_value"] <= optimum + 1e-9).all()
+    assert (history["upper_bound"] >= optimum - 1e-9).all()
+    assert history["solver_iterations"].max() > 1
+
+
 def test_each_round_warm_starts_from_the_last_basis():
     """A round adds one row to HiGHS's model and re-solves from the last basis: once
     the LP has some columns, a round's dual simplex iterations are a small fraction of
