@@ -142,6 +142,10 @@ class WorkerBlocks(RowBlocks):
 _POOL: dict[tuple, list[np.ndarray]] = {}
 _POOL_LOCK = threading.Lock()
 
+#: Seconds a fit that raised waits for its pending stages before it cancels them (a
+#: stage is one pass over a partition; a lost worker's never finishes, hence the cap).
+_ABANDON_WAIT = 30.0
+
 
 def pooled_empty(shape: int | tuple[int, ...]) -> np.ndarray:
     """A float64 array of ``shape``: a pooled one that nothing else references (the
@@ -331,12 +335,22 @@ class ClusterBlocks(RowBlocks):
     def abandon(self) -> None:
         """A fit that raised: cancel the stages whose stats are still pending and let the
         workers free their pooled buffers, without raising over the fit's own error (a
-        lost cluster cannot be asked either; the pool is then gone with its workers)."""
+        lost cluster cannot be asked either; the pool is then gone with its workers).
+
+        The pending stages are waited for (briefly) before they are cancelled: a
+        cancelled task that is already running cannot be stopped, and one that takes a
+        pooled buffer after ``release_pool`` has run would keep it in the worker's pool
+        (seen in CI: two buffers left on each worker)."""
+        from distributed import wait
+
         pending, self._pending = self._pending, []
         futures = [f for p in pending for f in p.futures]
-        with contextlib.suppress(Exception):
-            if futures:
+        if futures:
+            with contextlib.suppress(Exception):
+                wait(futures, timeout=_ABANDON_WAIT)
+            with contextlib.suppress(Exception):
                 self.client.cancel(futures)
+        with contextlib.suppress(Exception):
             self.client.run(release_pool)
 
     def lane_map(self, fn: Callable) -> None:
