@@ -19,10 +19,21 @@ simplex iteration is that much cheaper.  A new hypothesis is one new row
 slack joins it), so the dual simplex method goes on from it (a warm start; LPBoost
 adds exactly the row that the current ``d`` violates) instead of solving from scratch.
 
+**Each row is written sparse, by an offset.**  On the capped simplex ``Σ d = 1``, so
+``d · u_j = v_j + d · (u_j − v_j)`` for any number ``v_j``; the row is written as
+``d · (u_j − v_j) − γ ≤ −v_j`` with ``v_j`` the value most of ``u_j``'s entries take
+(:func:`row_offset`).  A stump's column ``y ∘ h / ‖h‖`` has two values, and its row
+then holds only the rows the stump gets wrong: each dual simplex iteration prices the
+rows' nonzeros, and fewer of them make it cheaper.  The LP and its solutions are the
+same (only row 0's dual moves, below).  Measured by replaying one fit's 200 stump
+columns over 2,000 rows, one solve per column: ν = N/10 took 3.0 s in all against 8.3 s
+written dense (the degenerate LP also took far fewer iterations: 7–37 a row against
+59–106), ν = N/2 took 9.1 s against 14.3 s with the same iterations.
+
 **The primal from the row duals.**  HiGHS minimises, and a ``≤`` row's dual is ``≤ 0``
 at optimality; the Lagrangian ``γ + ρ (1 − Σ d) + Σ_j w_j (d · u_j − γ)`` gives
 ``w_j = −(row j + 1's dual)`` (stationarity in γ: ``Σ_j w_j = 1``) and ``ρ = row 0's
-dual``, and the bounds on ``d`` give ``ξ_i = max(0, ρ − Σ_j w_j u_ij)`` from the
+dual + Σ_j w_j v_j`` (the offsets' ``−v_j Σ d`` moved into row 0's multiplier), and the bounds on ``d`` give ``ξ_i = max(0, ρ − Σ_j w_j u_ij)`` from the
 margins.
 
 Every solution is checked before it is used (:meth:`SoftMarginLP.solve`): the model
@@ -56,7 +67,19 @@ __all__ = ["SoftMarginLP", "LPSolution", "LPSolveError", "FEASIBILITY_TOL"]
 #: may be: HiGHS's own default primal and dual feasibility tolerances are 1e-7.
 FEASIBILITY_TOL = 1e-6
 
-_NO_LIMIT = 2**31 - 1  # HiGHS's default simplex_iteration_limit
+_NO_LIMIT = 2**31 - 1
+
+
+def row_offset(u: np.ndarray) -> float:
+    """The value that most of the column ``u``'s entries take (0 where no value is
+    more common than 0; the smallest such value on a tie): the offset its row of
+    HiGHS's model is written with, which zeroes those entries (module docstring)."""
+    values, counts = np.unique(u, return_counts=True)
+    best = int(np.argmax(counts))
+    zero = counts[values == 0.0]
+    if zero.size and zero[0] >= counts[best]:
+        return 0.0
+    return float(values[best])  # HiGHS's default simplex_iteration_limit
 
 
 def _quiet_highs(highspy: Any) -> Any:
@@ -163,8 +186,7 @@ class SoftMarginLP:
         self.cost = np.asarray(cost, dtype=np.float64)
         self.nu = float(nu)
         self.columns: list[np.ndarray] = []
-        self._highs: Any = None
-        self._in_model = 0  # columns HiGHS holds (as rows 1 … _in_model)
+        self._drop_model()  # no HiGHS model until the first solve
         # (columns, HiGHS's basis) before the last rows were added: what truncate
         # restores when it takes exactly those rows away (a discarded round)
         self._before_last: tuple[int, Any] | None = None
@@ -194,6 +216,7 @@ class SoftMarginLP:
         new = SoftMarginLP(self.cost, self.nu)
         new.columns = list(self.columns)  # the arrays are never written to
         new._highs, new._in_model = self._highs, self._in_model
+        new._offsets = self._offsets
         new._before_last, new._warm = self._before_last, self._warm
         self._drop_model()
         return new
@@ -222,11 +245,13 @@ class SoftMarginLP:
                      np.arange(n_columns + 1, self._in_model + 1, dtype=np.int32))
         if self._before_last is not None and self._before_last[0] == n_columns:
             h.setBasis(self._before_last[1])
+        del self._offsets[n_columns:]
         self._in_model, self._before_last = n_columns, None
 
     # -- HiGHS ---------------------------------------------------------------------------
     def _drop_model(self) -> None:
         self._highs, self._in_model, self._before_last = None, 0, None
+        self._offsets: list[float] = []  # v_j of the model's rows 1 … _in_model
         self._warm = False  # whether HiGHS's model has a basis from an earlier solve
 
     def _model(self) -> Any:
@@ -261,13 +286,15 @@ class SoftMarginLP:
         if new:
             basis = h.getBasis()
             self._before_last = (self._in_model, basis) if basis.valid else None
-            # rows d · u_j − γ ≤ 0 (coefficient −1 on γ, column N), with u_j's nonzero
-            # entries, row-wise
+            # rows d · (u_j − v_j) − γ ≤ −v_j (coefficient −1 on γ, column N), with
+            # the nonzero entries of u_j − v_j, row-wise
             k = len(new)
-            rows = np.hstack([np.vstack(new), np.full((k, 1), -1.0)])
+            offsets = np.array([row_offset(u) for u in new])
+            self._offsets.extend(offsets.tolist())
+            rows = np.hstack([np.vstack(new) - offsets[:, None], np.full((k, 1), -1.0)])
             which, index = np.nonzero(rows)
             starts = np.searchsorted(which, np.arange(k)).astype(np.int32)
-            h.addRows(k, np.full(k, -math.inf), np.zeros(k), which.size, starts,
+            h.addRows(k, np.full(k, -math.inf), -offsets, which.size, starts,
                       index.astype(np.int32), rows[which, index])
             self._in_model = len(self.columns)
         return h
@@ -311,7 +338,9 @@ class SoftMarginLP:
             x = np.asarray(solution.col_value, dtype=np.float64)
             duals = np.asarray(solution.row_dual, dtype=np.float64)
             d, gamma = x[:N], float(x[N])
-            rho, w = float(duals[0]), -duals[1:]
+            w = -duals[1:]
+            # (row 0's dual is ρ − Σ_j w_j v_j: the offsets moved v_j Σ d into it)
+            rho = float(duals[0]) + math.fsum((w * np.asarray(self._offsets)).tolist())
             self._check(w, d, gamma, rho)
         except LPSolveError:
             self._drop_model()
