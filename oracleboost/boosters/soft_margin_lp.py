@@ -33,8 +33,8 @@ written dense (the degenerate LP also took far fewer iterations: 7–37 a row ag
 **The primal from the row duals.**  HiGHS minimises, and a ``≤`` row's dual is ``≤ 0``
 at optimality; the Lagrangian ``γ + ρ (1 − Σ d) + Σ_j w_j (d · u_j − γ)`` gives
 ``w_j = −(row j + 1's dual)`` (stationarity in γ: ``Σ_j w_j = 1``) and ``ρ = row 0's
-dual + Σ_j w_j v_j`` (the offsets' ``−v_j Σ d`` moved into row 0's multiplier), and the bounds on ``d`` give ``ξ_i = max(0, ρ − Σ_j w_j u_ij)`` from the
-margins.
+dual + Σ_j w_j v_j`` (the offsets' ``−v_j Σ d`` moved into row 0's multiplier), and
+the bounds on ``d`` give ``ξ_i = max(0, ρ − Σ_j w_j u_ij)`` from the margins.
 
 Every solution is checked before it is used (:meth:`SoftMarginLP.solve`): the model
 status is optimal, ``w`` is on the simplex and ``d`` on the capped simplex to a
