@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from quick_runs import quick_run
 from threadpoolctl import threadpool_limits
 
 from oracleboost.experiments import EXPERIMENTS, Curves
@@ -30,7 +31,6 @@ from oracleboost.experiments.grubb_bagnell2011 import _completed
 ALGORITHMS = ("naive", "repeated", "residual")
 
 FIGURE3 = ("letter", "pendigits", "satimage", "splice")
-_cache: dict[str, Curves] = {}
 
 
 @pytest.fixture(autouse=True)
@@ -44,9 +44,7 @@ def one_blas_thread():
 
 
 def _run(name: str) -> Curves:
-    if name not in _cache:
-        _cache[name] = EXPERIMENTS[name](quick=True)
-    return _cache[name]
+    return quick_run(name)  # (shared with test_experiments_telgarsky)
 
 
 def test_registry_names():

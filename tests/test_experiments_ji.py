@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from quick_runs import quick_run
 
 from oracleboost.experiments import EXPERIMENTS, Curves
 from oracleboost.experiments.ji2021 import (
@@ -29,13 +30,10 @@ from oracleboost.experiments.ji2021 import (
 )
 
 NAMES = ("ji2021-figure1", "ji2021-figure2")
-_cache: dict[str, Curves] = {}
 
 
 def _run(name: str) -> Curves:
-    if name not in _cache:
-        _cache[name] = EXPERIMENTS[name](quick=True)
-    return _cache[name]
+    return quick_run(name)  # (shared with test_experiments_telgarsky)
 
 
 def test_registry_names():

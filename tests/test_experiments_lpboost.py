@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 import pytest
+from quick_runs import quick_run
 
 from oracleboost.datasets import rudin_matrix
 from oracleboost.diagnostics import max_margin, max_soft_margin, soft_margin
@@ -34,13 +35,10 @@ pytest.importorskip("highspy")
 pytest.importorskip("clarabel")
 
 NAME = "lpboost-margins"
-_cache: dict = {}
 
 
 def _run() -> lm.MarginCurves:
-    if NAME not in _cache:
-        _cache[NAME] = EXPERIMENTS[NAME](quick=True)
-    return _cache[NAME]
+    return quick_run(NAME)  # (shared with test_experiments_telgarsky)
 
 
 def _curve(curves, problem: str, method: str) -> tuple[np.ndarray, np.ndarray]:

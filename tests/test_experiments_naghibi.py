@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from quick_runs import quick_run
 
 from oracleboost.boosters import CoordinateBoostingClassifier
 from oracleboost.experiments import EXPERIMENTS, Curves
@@ -34,13 +35,10 @@ from oracleboost.oracles import StumpOracle
 NAME = "naghibi2014-label-noise"
 K = 3.0  # the smooth variant's default smoothness
 NOISE = (0.0, 0.1, 0.2, 0.3)
-_cache: dict[str, Curves] = {}
 
 
 def _run() -> Curves:
-    if NAME not in _cache:
-        _cache[NAME] = EXPERIMENTS[NAME](quick=True)
-    return _cache[NAME]
+    return quick_run(NAME)  # (shared with test_experiments_telgarsky)
 
 
 def test_registered():

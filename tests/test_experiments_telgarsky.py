@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from quick_runs import quick_run
 
 from oracleboost.datasets import rudin_matrix
 from oracleboost.diagnostics import max_margin
@@ -229,21 +230,9 @@ def test_registry_lists_the_four_experiments():
         assert fn.__doc__ and fn.__doc__.strip().splitlines()[0]
 
 
-@pytest.fixture(scope="module")
-def quick_results():
-    cache: dict[str, Curves] = {}
-
-    def get(name: str) -> Curves:
-        if name not in cache:
-            cache[name] = EXPERIMENTS[name](quick=True)
-        return cache[name]
-
-    return get
-
-
 @pytest.mark.parametrize("name", sorted(EXPERIMENTS))
-def test_quick_mode_plots_and_prints(name, tmp_path, quick_results):
-    res = quick_results(name)
+def test_quick_mode_plots_and_prints(name, tmp_path):
+    res = quick_run(name)  # (the run each paper's tests check, made once: quick_runs)
     assert isinstance(res, Curves)
     assert res.series and all(len(v) == len(res.x) for v in res.series.values())
     path = tmp_path / f"{name}.png"
