@@ -25,7 +25,33 @@ round on (the rows are too noisy for a positive soft margin with so few violator
 highly degenerate LP; ``--nu 0.5`` is a less degenerate one, on which a new row moves
 ``d`` much further.  A new row costs from tens to a few hundred dual simplex iterations,
 growing with the rounds, in both cases: report both.  Run with nothing else
-running::
+running.
+
+Measured on 2026-11-28 (a 2-core AMD EPYC, KVM, about 2.5 times slower than the machine
+of ``benchmarks/README.md``; load 1.0 from this run alone; OpenBLAS Haswell kernels;
+one thread), ``--repeats 5 --forms primal`` (the dual form from scratch took 44 s at
+round 250 against the primal's 5.8 s, ν = N/10), 10,000 rows:
+
+===========  =====  ==============  =============  ==============  =======
+ν            round  warm HiGHS      its            linprog primal  ratio
+===========  =====  ==============  =============  ==============  =======
+N/10         100    98 ms           121            3.0 s           31×
+N/10         250    591 ms          289            5.8 s           10×
+N/2          100    392 ms (313–    509            24.6 s (23.3–   63×
+                    423)                           27.8)
+N/2          250    1,835 ms (1,381 859            158 s (142–     86×
+                    –1,999)                        166)
+===========  =====  ==============  =============  ==============  =======
+
+The fits took 542 s (N/10) and 1,350 s (N/2) for 500 rounds, the solver's share of a
+round 1.00 in both.  Round 500 was not timed: linprog from scratch at round 500 takes
+minutes a solve at ν = N/2 (five repeats did not fit the session).  With ν = N/10 the
+ratio falls with the rounds (this LP's optimum is 0 from round 2 on: a new row costs
+more and more degenerate pivots) and is unlikely to stay ≥ 10 at round 500; with ν = N/2
+it grows.  The rows are written by their offsets (``soft_margin_lp``): without them the
+warm solves took 2 to 3 times as long on a replay of 2,000 rows.
+
+::
 
     python benchmarks/bench_lpboost.py                      # 10,000 rows, 500 rounds
     python benchmarks/bench_lpboost.py --rows 2000 --rounds 300 --at 100,200,300 --repeats 3
