@@ -116,8 +116,8 @@ def test_threshold_sides_converge_to_different_limits(threshold_5000):
     assert np.all(np.abs(above[1:] - THIRD) < 1e-3)
 
 
-def test_quick_threshold_budget_already_finds_the_switch(threshold_5000, quick_results):
-    quick = quick_results("telgarsky2013-threshold")  # 1,000 rounds
+def test_quick_threshold_budget_already_finds_the_switch(threshold_5000):
+    quick = quick_run("telgarsky2013-threshold")  # 1,000 rounds
     assert quick.switch == threshold_5000.switch
     assert quick.exceptions == ()
 
@@ -271,12 +271,12 @@ def test_plot_into_given_axes_and_validation():
         Curves("t", "x", "y", np.arange(4), {"a": np.ones(3)})
 
 
-def test_quick_figures_show_the_papers_qualitative_claims(quick_results):
-    fig2 = quick_results("telgarsky2013-figure2")  # 2,000 rounds
+def test_quick_figures_show_the_papers_qualitative_claims():
+    fig2 = quick_run("telgarsky2013-figure2")  # 2,000 rounds
     final = {k: v[-1] for k, v in fig2.series.items()}
     assert abs(final["ν = 1"] - THIRD) < 1e-3
     assert all(final[k] > 0.37 for k in ("ν = 0.5", "ν = 0.25", "ν = 0.1"))
-    fig3 = quick_results("telgarsky2013-figure3")
+    fig3 = quick_run("telgarsky2013-figure3")
     at100 = [fig3.series[f"ν = {nu:g}"][99] for nu in (1.0, 0.5, 0.25, 0.1)]
     assert at100 == sorted(at100, reverse=True)  # smaller ν: slower (0.367 … 0.280)
 

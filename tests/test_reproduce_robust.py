@@ -55,10 +55,19 @@ OFFLINE = textwrap.dedent("""
 """)
 
 
+def _default_sigint() -> None:
+    """The child's SIGINT as a terminal gives it: a shell that starts a job in the
+    background without job control (``cmd &`` in a script, nohup) sets SIGINT to
+    ignored, the child inherits that, and Python then raises no KeyboardInterrupt (seen:
+    the SIGINT tests' children ran to their end with 0)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _child(code: str, *args: str, **kwargs) -> subprocess.Popen:
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     return subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, **kwargs)
+                            stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=_default_sigint, **kwargs)
 
 
 def _leftovers(folder: Path) -> list[str]:

@@ -141,11 +141,11 @@ CLAIMS: dict[str, str] = {
     "swap-weak-learner": (
         "Our experiment, in no paper: the boosters of Telgarsky (2013), Naghibi & Pfister "
         "(2014), Grubb & Bagnell (2011), Ji, Srebro & Telgarsky (2021) and LPBoost (Demiriz, "
-        "Bennett & Shawe-Taylor 2002) each run on every weak-learner class they can use, through one oracle argument, on one task (the "
-        "bundled digits, even against odd).  The library's claim under test: any booster "
-        "takes any class whose oracle answers its query, and refuses the others with the "
-        "reason; the table reports training loss, test error, ℓ1 margin and time per "
-        "round for every pair."
+        "Bennett & Shawe-Taylor 2002) each run on every weak-learner class they can use, "
+        "through one oracle argument, on one task (the bundled digits, even against "
+        "odd).  The library's claim under test: any booster takes any class whose oracle "
+        "answers its query, and refuses the others with the reason; the table reports "
+        "training loss, test error, ℓ1 margin and time per round for every pair."
     ),
     "lpboost-margins": (
         "Our experiment, in no paper (issue 24): totally corrective boosting, LPBoost of "
