@@ -67,7 +67,7 @@ __all__ = ["SoftMarginLP", "LPSolution", "LPSolveError", "FEASIBILITY_TOL"]
 #: may be: HiGHS's own default primal and dual feasibility tolerances are 1e-7.
 FEASIBILITY_TOL = 1e-6
 
-_NO_LIMIT = 2**31 - 1
+_NO_LIMIT = 2**31 - 1  # HiGHS's default simplex_iteration_limit
 
 
 def row_offset(u: np.ndarray) -> float:
@@ -79,7 +79,7 @@ def row_offset(u: np.ndarray) -> float:
     zero = counts[values == 0.0]
     if zero.size and zero[0] >= counts[best]:
         return 0.0
-    return float(values[best])  # HiGHS's default simplex_iteration_limit
+    return float(values[best])
 
 
 def _quiet_highs(highspy: Any) -> Any:

@@ -19,7 +19,7 @@ runs that promise as a grid:
   :class:`~oracleboost.boosters.TotallyCorrectiveClassifier` (LPBoost: every
   coefficient re-solved each round; no step to shrink, so its one setting is the
   capping ν, a count of rows: :data:`LPBOOST_CAPPING` × the training rows, about
-  126, the soft margin's usual tenth of the rows free to violate it);
+  126: about a tenth of the rows may violate the soft margin);
 * hypothesis classes: ±1 decision stumps (:class:`~oracleboost.oracles.StumpOracle`),
   scikit-learn trees of depth 3 (:class:`~oracleboost.oracles.TreeOracle`), LightGBM
   trees with 8 leaves (:class:`~oracleboost.oracles.LightGBMOracle`), ``Ridge(alpha=1)``
@@ -108,7 +108,8 @@ swapping shows:
   negation: ``margin`` NaN, the zero vote) is an optimal vertex.  A soft margin that
   lets half the rows violate (ν = N/2) gives them 0.119 and 0.170, but stops the stumps
   after 24 rounds at 0.213 (quick mode, seed 0).  Seeds 0–2 of quick mode give the
-  same picture (the linear classes' LP value 0, every other LPBoost cell below 0.10);
+  same picture (the linear classes' LP value 0, every other LPBoost cell at 0.102 or
+  below);
 
 The MLP's L-BFGS path depends on the BLAS kernels of the CPU: in quick mode on seeds
 0–9, OpenBLAS's SkylakeX kernels move the MLP cells' test errors by up to 0.019 from
