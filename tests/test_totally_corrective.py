@@ -12,7 +12,7 @@ from scipy.optimize import linprog
 from sklearn.datasets import load_breast_cancer
 
 from oracleboost.boosters import BoostingWarning, StopReason, TotallyCorrectiveClassifier
-from oracleboost.boosters.soft_margin_lp import LPSolveError, SoftMarginLP, row_offset
+from oracleboost.boosters.soft_margin_lp import LPSolveError, SoftMarginLP, row_code, row_offset
 from oracleboost.datasets import matrix_problem, rudin_matrix
 from oracleboost.oracles import MatrixOracle, StumpOracle
 from oracleboost.oracles.base import OracleCapabilityError
@@ -280,6 +280,43 @@ def test_rows_are_written_by_their_most_common_value():
     margins = U @ solution.w
     assert abs(solution.rho - np.maximum(solution.rho - margins, 0).sum() / 4.0
                - solution.value) <= 1e-9
+
+
+def _primal_value(columns: list[np.ndarray], nu: float) -> float:
+    return _restricted_primal(columns, nu)[0]
+
+
+def test_rows_are_written_as_differences_where_that_is_sparser():
+    """A column close to an earlier one (or to its negation) is written as the
+    difference from that row (``σ_k`` in it): the same LP's value and a ρ that gives
+    the primal's objective, also after the chained rows are cut off and added again."""
+    rng = np.random.default_rng(7)
+    n = 60
+    base = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    other = np.where(rng.random(n) < 0.85, 1.0, -1.0)  # sparse by its offset
+    near = base.copy()
+    near[:3] *= -1.0  # 3 entries from base
+    negated_near = -other
+    negated_near[10] *= -1.0  # 1 entry from −other
+    columns = [base, other, near, negated_near, rng.uniform(-1.0, 1.0, n)]
+    codes = [row_code(u, columns[:j]) for j, u in enumerate(columns)]
+    assert [(c.parent, c.sign) for c in codes] == [(-1, 0.0), (-1, 0.0), (0, 1.0),
+                                                   (1, -1.0), (-1, 0.0)]
+    assert [int(np.count_nonzero(c.entries)) for c in codes[2:4]] == [3, 1]
+    nu = 6.0
+    lp = SoftMarginLP(np.ones(n), nu)
+    for u in columns:
+        lp.add_column(u)
+    solution = lp.solve()
+    assert abs(solution.value - _primal_value(columns, nu)) <= 1e-9
+    margins = np.column_stack(columns) @ solution.w
+    assert abs(solution.rho - np.maximum(solution.rho - margins, 0).sum() / nu
+               - solution.value) <= 1e-9
+    lp.truncate(2)  # the difference rows go, with their σ
+    assert abs(lp.solve().value - _primal_value(columns[:2], nu)) <= 1e-9
+    for u in columns[2:]:
+        lp.add_column(u)
+    assert abs(lp.solve().value - solution.value) <= 1e-9
 
 
 def test_a_discarded_round_leaves_the_lp_as_it_was(monkeypatch):
