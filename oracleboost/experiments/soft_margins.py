@@ -51,8 +51,8 @@ after the round.  A totally corrective method's curve ends where its stopping ru
 fired.
 
 **Measured** (2-core machine shared with other jobs, load 5–6).  Quick mode (ε = 0.1,
-300 rounds; 12–22 s): LPBoost ends at P* to 1e-14 on all three problems (9, 54 and
-141 rounds); ERLPBoost within 0.004 / 0.007 of P* on breast cancer / digits, SoftBoost
+300 rounds; 12–22 s): LPBoost ends at P* to 1e-14 on all three problems (9, 60 and
+140 rounds); ERLPBoost within 0.004 / 0.007 of P* on breast cancer / digits, SoftBoost
 within 0.015 / 0.017, TotalBoost within 0.016 / 0.018 of the hard optimum, each in
 under 6% of its round bound.  Each of the four reaches its final soft margin with fewer
 distinct hypotheses than AdaBoost needs for that margin (breast cancer: 20–43 against
@@ -68,14 +68,14 @@ there.
 
 Full size (ε = 0.05, 3,000 rounds; about 11 minutes, of which the two full LPs of
 breast cancer's 7,529 stumps take 95 s, dual acceleration over them 117 s and LPBoost
-on digits 123 s): P* = 0.1675 (ν = 57) on breast cancer, where LPBoost needs 75 rounds
-(56 hypotheses), ERLPBoost, SoftBoost and TotalBoost 40, 34 and 64, and AdaBoost,
+on digits 123 s): P* = 0.1675 (ν = 57) on breast cancer, where LPBoost needs 80 rounds
+(54 hypotheses), ERLPBoost, SoftBoost and TotalBoost 40, 34 and 64, and AdaBoost,
 MABoost and acceleration end at 0.139, 0.144 and 0.077 after 3,000 rounds.  On digits
 (1797 rows, ν = 180) P* = 0.0133 is smaller than ε: the entropy methods' guarantee says
 nothing there, and they stop at 0.0078, 0.0037 and 0.0034 (AdaBoost: 0.0103 after 3,000
-rounds), while LPBoost reaches P* in 451 rounds with 365 hypotheses.  Fewer distinct
+rounds), while LPBoost reaches P* in 449 rounds with 361 hypotheses.  Fewer distinct
 hypotheses than AdaBoost for the same soft margin: on digits every one of the four
-(365, 152, 110, 147 against AdaBoost's never, 332, 256, 253); on breast cancer LPBoost,
+(361, 152, 110, 147 against AdaBoost's never, 332, 256, 253); on breast cancer LPBoost,
 ERLPBoost and SoftBoost end above any margin AdaBoost reaches in 3,000 rounds, but
 TotalBoost, which maximises the hard margin and not this soft one, holds 52 hypotheses
 at its soft margin 0.136 where AdaBoost needs 45.  So the claim holds at full size for
