@@ -30,7 +30,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    early.start_marked(session.items)
+    if not session.config.option.collectonly:  # (nothing will run)
+        early.start_marked(session.items)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
