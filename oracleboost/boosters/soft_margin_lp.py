@@ -340,7 +340,7 @@ class SoftMarginLP:
             N = self.n_rows
             # σ_j ≥ 0 for the new rows: variables N + 1 + j
             h.addVars(k, np.zeros(k), np.full(k, math.inf))
-            starts, index, value, rhs = [], [], [], []
+            starts, index, value, rhs, filled = [], [], [], [], 0
             for j in range(first, first + k):
                 code = row_code(self.columns[j], self.columns[:j])
                 on_d = np.flatnonzero(code.entries)
@@ -352,8 +352,9 @@ class SoftMarginLP:
                 if code.sign != 1.0:
                     extra_index.append(N)
                     extra_value.append(1.0 - code.sign)
-                starts.append(sum(len(i) for i in index))
+                starts.append(filled)
                 index.append(np.append(on_d, extra_index))
+                filled += index[-1].size
                 value.append(np.append(-code.entries[on_d], extra_value))
                 rhs.append(code.offset)
                 self._offsets.append(code.offset)
