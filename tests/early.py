@@ -14,10 +14,12 @@ takes it as the function it marks.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
+import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -51,16 +53,22 @@ def finish() -> None:
     _CHILDREN.clear()
 
 
-def python_child(code: str, folder: Path, *args: str) -> subprocess.Popen:
-    """``python -c code *args`` with its output in ``folder / "stdout.txt"`` and
-    ``"stderr.txt"`` (a pipe that nobody reads while the suite runs would fill and stop
-    the child)."""
-    import sys
-
+@contextlib.contextmanager
+def output_files(folder: Path) -> Iterator[tuple]:
+    """``folder / "stdout.txt"`` and ``"stderr.txt"``, open for a child's output (a pipe
+    that nobody reads while the suite runs would fill and stop the child); the child
+    keeps its own descriptors when they close here."""
     with open(folder / "stdout.txt", "w", encoding="utf-8") as out, \
             open(folder / "stderr.txt", "w", encoding="utf-8") as err:
+        yield out, err
+
+
+def python_child(code: str, folder: Path, *args: str, **popen: object) -> subprocess.Popen:
+    """``python -c code *args`` with its output in :func:`output_files` (``popen``: more
+    of ``subprocess.Popen``'s arguments, such as ``cwd`` and ``env``)."""
+    with output_files(folder) as (out, err):
         return subprocess.Popen([sys.executable, "-c", code, *args], stdout=out, stderr=err,
-                                text=True)
+                                text=True, **popen)
 
 
 def outputs(folder: Path) -> tuple[str, str]:

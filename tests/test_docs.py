@@ -70,10 +70,7 @@ def _start_build(folder: Path) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html",
            "-D", "plot_gallery=0", "-D", f"reproductions_results={folder / 'results'}",
            "-d", str(folder / "doctrees"), str(DOCS), str(folder / "html")]
-    with open(folder / "stdout.txt", "w", encoding="utf-8") as out, \
-            open(folder / "stderr.txt", "w", encoding="utf-8") as err:
-        return subprocess.Popen([sys.executable, "-c", _BUILD, str(folder), RUN, *cmd],
-                                cwd=ROOT, env=env, stdout=out, stderr=err, text=True)
+    return early.python_child(_BUILD, folder, str(folder), RUN, *cmd, cwd=ROOT, env=env)
 
 
 # every test here may use the build: it starts when collection ends (with_args: a lone

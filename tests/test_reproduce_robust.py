@@ -107,8 +107,7 @@ _OFFLINE_MAIN_JOB = OFFLINE + textwrap.dedent("""
 def _start_offline_main_job(folder: Path) -> subprocess.Popen:
     """The main job in a child, offline, writing into ``folder / "results"`` (its output
     in files: tests/early.py)."""
-    with open(folder / "stdout.txt", "w", encoding="utf-8") as out, \
-            open(folder / "stderr.txt", "w", encoding="utf-8") as err:
+    with early.output_files(folder) as (out, err):
         return _child(_OFFLINE_MAIN_JOB, str(folder / "results"), stdout=out, stderr=err)
 
 

@@ -282,10 +282,6 @@ def test_rows_are_written_by_their_most_common_value():
                - solution.value) <= 1e-9
 
 
-def _primal_value(columns: list[np.ndarray], nu: float) -> float:
-    return _restricted_primal(columns, nu)[0]
-
-
 def test_rows_are_written_as_differences_where_that_is_sparser():
     """A column close to an earlier one (or to its negation) is written as the
     difference from that row (``σ_k`` in it): the same LP's value and a ρ that gives
@@ -308,12 +304,12 @@ def test_rows_are_written_as_differences_where_that_is_sparser():
     for u in columns:
         lp.add_column(u)
     solution = lp.solve()
-    assert abs(solution.value - _primal_value(columns, nu)) <= 1e-9
+    assert abs(solution.value - _restricted_primal(columns, nu)[0]) <= 1e-9
     margins = np.column_stack(columns) @ solution.w
     assert abs(solution.rho - np.maximum(solution.rho - margins, 0).sum() / nu
                - solution.value) <= 1e-9
     lp.truncate(2)  # the difference rows go, with their σ
-    assert abs(lp.solve().value - _primal_value(columns[:2], nu)) <= 1e-9
+    assert abs(lp.solve().value - _restricted_primal(columns[:2], nu)[0]) <= 1e-9
     for u in columns[2:]:
         lp.add_column(u)
     assert abs(lp.solve().value - solution.value) <= 1e-9

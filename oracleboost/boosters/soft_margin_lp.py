@@ -39,9 +39,10 @@ solutions are the same, only the duals are read back through the encoding (below
   rows between them only, and LPBoost's columns come back to the same few features:
   over 3,000 rows, a fit's 150 stump columns (ν = N/10) have 1,440 nonzeros each by
   their offsets and 481 by the sparsest of both (120 columns at ν = N/2: 1,438 and
-  547).  Replaying them, the solves took 1.5–1.9 s in all against 2.1–2.3 s (ν = N/10;
-  the last ten rounds' median 12–16 ms against 31–33 ms) and 4.1 s against 5.7–6.7 s
-  (ν = N/2), with 3–12 % more iterations.
+  547).  Replaying them beside a test run, the solves took 1.5–1.9 s in all against
+  2.1–2.3 s (ν = N/10; the last ten rounds' median 12–16 ms against 31–33 ms; on a quiet
+  machine 1.28 s against 1.59 s) and 4.1 s against 5.7–6.7 s (ν = N/2), with 12 %
+  (ν = N/10) and 3 % more iterations.
 
 **The primal from the duals.**  HiGHS minimises, and the multiplier of ``σ_j ≥ 0`` (its
 reduced cost, ``≥ 0`` at optimality) is that of ``d · u_j ≤ γ``: ``w_j`` (the
