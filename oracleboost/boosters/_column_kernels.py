@@ -67,15 +67,14 @@ def _step_margins(m, a, y, c, s, out):  # pragma: no cover - compiled
     same product the ensemble's decision function adds, so the training margins stay
     ``y`` times it bit for bit), and from the new margins ``(min out, Σ s [wrong])``,
     where a row is wrong when the sign of ``f = y·out`` (``f = 0`` predicts the negative
-    class) differs from ``y``.  ``s`` of length 0 means unit weights.  The margins are
-    made first, in a loop on vectors; then the minimum and the sum, each as four
-    interleaved running values (the sum as :func:`_sum` adds)."""
+    class) differs from ``y``.  ``s`` of length 0 means unit weights.  Three loops, each
+    on vectors: the margins; their minimum as four interleaved running values; the
+    wrong rows, counted in an integer with unit weights (exact, so its order is free)
+    and otherwise summed as :func:`_sum` adds."""
     n = m.shape[0]
     for i in range(n):
         out[i] = m[i] + y[i] * (c * a[i])
-    weighted = s.shape[0] > 0
     l0, l1, l2, l3 = np.inf, np.inf, np.inf, np.inf
-    w0, w1, w2, w3 = 0.0, 0.0, 0.0, 0.0
     q = n - n % 4
     for i in range(0, q, 4):
         v0, v1, v2, v3 = out[i], out[i + 1], out[i + 2], out[i + 3]
@@ -83,32 +82,39 @@ def _step_margins(m, a, y, c, s, out):  # pragma: no cover - compiled
         l1 = v1 if v1 < l1 else l1
         l2 = v2 if v2 < l2 else l2
         l3 = v3 if v3 < l3 else l3
-        w0 += _wrong(v0, y[i], s, i, weighted)
-        w1 += _wrong(v1, y[i + 1], s, i + 1, weighted)
-        w2 += _wrong(v2, y[i + 2], s, i + 2, weighted)
-        w3 += _wrong(v3, y[i + 3], s, i + 3, weighted)
     for i in range(q, n):
         v = out[i]
         l0 = v if v < l0 else l0
+    low = min(min(l0, l1), min(l2, l3))
+    if s.shape[0] == 0:
+        count = 0
+        for i in range(n):
+            count += _wrong(out[i], y[i])
+        return low, float(count)
+    w0, w1, w2, w3 = 0.0, 0.0, 0.0, 0.0
+    for i in range(0, q, 4):
+        w0 += s[i] * _wrong(out[i], y[i])
+        w1 += s[i + 1] * _wrong(out[i + 1], y[i + 1])
+        w2 += s[i + 2] * _wrong(out[i + 2], y[i + 2])
+        w3 += s[i + 3] * _wrong(out[i + 3], y[i + 3])
+    for i in range(q, n):
         if i - q == 0:
-            w0 += _wrong(v, y[i], s, i, weighted)
+            w0 += s[i] * _wrong(out[i], y[i])
         elif i - q == 1:
-            w1 += _wrong(v, y[i], s, i, weighted)
+            w1 += s[i] * _wrong(out[i], y[i])
         else:
-            w2 += _wrong(v, y[i], s, i, weighted)
-    return min(min(l0, l1), min(l2, l3)), (w0 + w1) + (w2 + w3)
+            w2 += s[i] * _wrong(out[i], y[i])
+    return low, (w0 + w1) + (w2 + w3)
 
 
 @nb.jit(**_JIT, inline="always")
-def _wrong(v, yi, s, i, weighted):  # pragma: no cover - compiled
-    """Row ``i``'s weight if its new margin ``v`` is wrong (``f = 0`` predicts the
-    negative class), else 0.  Compiled to selects, without a branch: a wrong row's sign
-    is random, and a mispredicted branch a row cost more than the arithmetic (8.6 ms
-    against 2.3 ms at 1,000,000 rows); this form took 39 µs at 100,000 rows against 85
-    for the same test written with ``|`` and ``&``."""
-    if weighted:
-        return s[i] if (v < 0.0 or (v == 0.0 and yi > 0.0)) else 0.0
-    return 1.0 if (v < 0.0 or (v == 0.0 and yi > 0.0)) else 0.0
+def _wrong(v, yi):  # pragma: no cover - compiled
+    """1 if a row of new margin ``v`` is wrong (``f = 0`` predicts the negative class),
+    else 0, as an integer made by bitwise operations on the comparisons: the test
+    written with ``or`` and ``and`` compiles to branches, and a wrong row's sign is
+    random (a mispredicted branch a row: 7.7 ms at 1,000,000 rows against 0.24 ms for
+    this form's count, numba 0.68)."""
+    return np.int64((v < 0.0) | ((v == 0.0) & (yi > 0)))
 
 
 @nb.jit(**_JIT)
