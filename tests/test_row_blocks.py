@@ -328,3 +328,52 @@ def test_weighted_quantile_by_passes_is_the_sorted_one():
         for block_size, n_jobs in ((7, 2), (64, 3), (1 << 16, 1)):
             got = weighted_quantile(RowBlocks(n, block_size, n_jobs), y, w, q)
             assert got == want, (t, block_size)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_exponential_step_in_one_compiled_pass_is_the_numpy_steps(weighted, seed):
+    """The exponential loss's step makes its margins, logits, their maxima, the wrong
+    rows and the shifted exps in one compiled pass a lane
+    (``_column_kernels.exponential_step``): the same numbers as the loss's NumPy steps
+    (``log_neg_dphi``, ``+ log s``, ``np.exp``), exactly where no ``exp`` is involved,
+    and to rounding for the exps (NumPy may use its own vectorised ``exp`` on AVX-512
+    CPUs; the C library's elsewhere, as the compiled pass does)."""
+    from oracleboost.boosters import row_passes
+    from oracleboost.boosters._column_kernels import NO_WEIGHTS
+    from oracleboost.losses import get_loss
+
+    rng = np.random.default_rng(seed)
+    n = 5000
+    loss = get_loss("exponential")
+    numpy_steps = type("NumpySteps", (type(loss),), {"log_weight_is_neg_margin": False})()
+    blocks = RowBlocks(n, 1024, n_jobs=2)
+    y = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int8)
+    m = rng.normal(scale=3.0, size=n)
+    # margins that the step brings to 0 exactly: f = 0 predicts the negative class
+    a = np.where(rng.random(n) < 0.6, 1.0, -1.0)
+    c = 0.25
+    zero = rng.random(n) < 0.1
+    m[zero] = -c * y[zero] * a[zero]
+    s = rng.uniform(0.5, 2.0, n) if weighted else None
+    log_s = None if s is None else np.log(s)
+    mass = float(n) if s is None else float(s.sum())
+    before = row_passes.dual_weights(blocks, loss, m, log_s, y, np.log(mass))
+    kernel_s = NO_WEIGHTS if s is None else s
+    runs = [row_passes.step_and_weights(blocks, lo, m, a, y, c, abs(c), kernel_s, log_s,
+                                        np.log(mass), before.tops)
+            for lo in (loss, numpy_steps)]
+    (m1, low1, wrong1, w1), (m2, low2, wrong2, w2) = runs
+    np.testing.assert_array_equal(m1, m2)
+    assert (low1, wrong1, w1.tops) == (low2, wrong2, w2.tops)
+    new = m + y * (c * a)
+    assert (new == 0.0).sum() >= 100
+    bad = (new < 0) | ((new == 0) & (y > 0))
+    assert low1 == new.min()
+    if s is None:
+        assert wrong1 == bad.sum()
+    else:
+        assert wrong1 == pytest.approx(float(np.sum(s[bad])), rel=1e-13)
+    for g, want in ((w1.w, w2.w), (w1.query, w2.query), (w1.entropy(), w2.entropy()),
+                    (w1.log_loss, w2.log_loss)):
+        np.testing.assert_allclose(g, want, rtol=1e-14, atol=0)

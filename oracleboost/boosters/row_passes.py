@@ -504,7 +504,12 @@ def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLo
 
     Each run of rows goes through the three in chunks of whole lanes (``CHUNK_ROWS``),
     each chunk through all three steps while it is in cache: the same operations on
-    the same rows, lane by lane, as three sweeps would make (the same bits)."""
+    the same rows, lane by lane, as three sweeps would make (the same bits).  For the
+    exponential loss (``loss.log_weight_is_neg_margin``) a run is one compiled call
+    (:func:`._column_kernels.exponential_step`): with the normalisation after it,
+    2.16 ms as NumPy chunks against 1.50 ms as one pass at 100,000 rows on two threads
+    (medians of 38, interleaved, a noisy machine), about 5.5 ns a row of it the
+    ``exp``."""
     if not math.isfinite(top):
         (stepped,), step_lanes = _step_margins(blocks, m, a, y, s, c=c)
         logit_rows, logit_tops = _logits(blocks, stepped, log_s, loss=loss)
@@ -516,6 +521,19 @@ def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLo
     tops = np.full((n_lanes, 2), -math.inf)
     zs: dict[int, np.ndarray] = {}  # (each run's, by its first row: see _logits)
     log_phis: dict[int, np.ndarray] = {}
+    if loss.log_weight_is_neg_margin:
+        # the exponential loss: the whole stage is one compiled pass a run
+        z_all = blocks.empty()
+        no_log = column_kernels.NO_WEIGHTS if log_s is None else log_s
+
+        def fused(q0: int, q1: int, lo: int, hi: int) -> None:
+            zs[lo] = z_all[lo:hi]
+            column_kernels.exponential_step(m, a, y, c, s, no_log, top, margins, z_all, e,
+                                            lo, hi, lane, step_parts[q0:q1], tops[q0:q1],
+                                            sums[q0:q1])
+
+        blocks.lane_map(fused)
+        return (margins, zs, log_phis, e), (step_parts, tops, sums)
     chunk = lane * max(1, CHUNK_ROWS // lane)
     phi_sums = separate and math.isfinite(top_phi)
 

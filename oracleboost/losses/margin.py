@@ -60,6 +60,12 @@ class MarginLoss(Loss):
     #: by that bound instead of waiting for their maximum (one pass fewer a round).
     log_weight_lipschitz: float | None = None
 
+    #: Whether ``log(−φ'(m)) = log φ(m) = −m`` (the exponential loss): the booster's
+    #: step then computes the weights' logits in its compiled pass
+    #: (:func:`oracleboost.boosters._column_kernels.exponential_step`), without calling
+    #: ``log_neg_dphi``.
+    log_weight_is_neg_margin: bool = False
+
     @staticmethod
     def _margin(y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         return np.asarray(y, dtype=np.float64) * np.asarray(raw, dtype=np.float64)
@@ -241,6 +247,7 @@ class Exponential(MarginLoss):
     phi_is_neg_dphi = True
     eta = 1.0  # φ'' = φ
     log_weight_lipschitz = 1.0  # both logs are −m
+    log_weight_is_neg_margin = True
 
     def log_phi(self, m: np.ndarray) -> np.ndarray:
         return -np.asarray(m, dtype=np.float64)
