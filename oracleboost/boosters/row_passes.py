@@ -5,8 +5,8 @@ Each function runs a kernel of :mod:`._column_kernels` over runs of whole lanes 
 each lane's partial result into that lane's slot; the partials are then combined in lane
 order: sums left to right, minima and maxima (exact in any order).  A lane's partial
 depends only on its rows, so a fit is bit for bit the same for every ``n_jobs``.
-Elementwise work (NumPy's ``exp``, the loss's gradient) runs on the same runs of rows:
-its values do not depend on how the rows are cut.
+Elementwise work (the weights' ``exp``, the loss's gradient) runs on the same runs of
+rows: its values do not depend on how the rows are cut.
 """
 
 from __future__ import annotations
@@ -406,16 +406,15 @@ def _logits(blocks: RowBlocks, margins, log_s, *, loss: MarginLoss) -> tuple[tup
 
 def _exps(blocks: RowBlocks, zs, log_phis, *, top: float,
           top_phi: float) -> tuple[tuple, np.ndarray]:
-    """Pass 2: ``w = exp(z − top)`` and the lanes' sums (the logits left as they are)."""
+    """Pass 2: ``w = exp(z − top)`` (:func:`._column_kernels.exp`) and the lanes' sums
+    (the logits left as they are)."""
     lane, w = blocks.lane, blocks.empty()
 
     def exps(lo: int, hi: int, out: np.ndarray) -> None:
-        wb = w[lo:hi]
-        np.exp(np.subtract(zs[lo], top, out=wb), out=wb)
-        column_kernels.lane_sums(wb, 0, hi - lo, lane, out[:, 0])
+        column_kernels.shifted_exps(zs[lo], top, w[lo:hi], 0, hi - lo, lane, out[:, 0])
         if log_phis and math.isfinite(top_phi):
-            column_kernels.lane_sums(np.exp(log_phis[lo] - top_phi), 0, hi - lo, lane,
-                                     out[:, 1])
+            column_kernels.shifted_exps(log_phis[lo], top_phi, column_kernels.NO_WEIGHTS,
+                                        0, hi - lo, lane, out[:, 1])
 
     return (w,), _lanes(blocks, 2, exps)
 
@@ -468,8 +467,9 @@ def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
 
     1. the logits ``z = log(−φ'(m)) + log s`` and their maximum ``top`` (and, unless
        ``φ = −φ'``, the log-risk terms ``log φ(m) + log s`` and their maximum);
-    2. ``w = exp(z − top)`` (NumPy's vectorised ``exp``) and its lanes' sums, whose
-       total in lane order is ``total``;
+    2. ``w = exp(z − top)`` (:func:`._column_kernels.exp`, compiled and vectorised, the
+       same bits on every CPU) and its lanes' sums, whose total in lane order is
+       ``total``;
     3. ``w /= total``, ``query = w · y`` and ``Σ w (z − top)``, one compiled pass.
 
     The entropy ``−Σ w log w = log total − Σ w (z − top)`` reuses the logits;
@@ -550,16 +550,14 @@ def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLo
             z = z_run[c0 - lo:c1 - lo]
             tops[q0, 0] = max(tops[q0, 0], _logits_into(loss.log_neg_dphi(new), log_s, c0, c1,
                                                         z))
-            wb = e[c0:c1]
-            np.exp(np.subtract(z, top, out=wb), out=wb)
-            column_kernels.lane_sums(wb, 0, c1 - c0, lane, sums[qa:qb, 0])
+            column_kernels.shifted_exps(z, top, e[c0:c1], 0, c1 - c0, lane, sums[qa:qb, 0])
             if separate:
                 lp = lp_run[c0 - lo:c1 - lo]
                 tops[q0, 1] = max(tops[q0, 1], _logits_into(loss.log_phi(new), log_s, c0, c1,
                                                             lp))
                 if phi_sums:
-                    column_kernels.lane_sums(np.exp(lp - top_phi), 0, c1 - c0, lane,
-                                             sums[qa:qb, 1])
+                    column_kernels.shifted_exps(lp, top_phi, column_kernels.NO_WEIGHTS, 0,
+                                                c1 - c0, lane, sums[qa:qb, 1])
 
     blocks.lane_map(run)
     return (margins, zs, log_phis, e), (step_parts, tops, sums)
