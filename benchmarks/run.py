@@ -1234,9 +1234,9 @@ WHY_MISSED = {
         "0.502 (0.498–0.508): at the target to the spread, and the error condition "
         "fails as at one thread.  The round now runs on numba's threads (histograms and "
         "the booster's compiled lane kernels, a parallel region starting in about 2 µs), "
-        "1.78 → 1.09 ms; what is left on one thread is NumPy's vectorised exp of the "
-        "weights and the loss's logits (about 90 µs a round) and the round's Python "
-        "(about 0.1 ms)"),
+        "1.78 → 1.09 ms; the exponential loss's step, logits and exp are one compiled "
+        "pass on those threads too (the library's own vectorised exp), so what is left "
+        "on one thread is the round's Python (about 0.1 ms)"),
     "adaboost_1m_1t": (
         "within the spread of 0.5: at 1,000,000 rows the booster's own passes (about 100 "
         "bytes a row a round: margins, weights, query, column) are bound by memory "
@@ -1245,8 +1245,9 @@ WHY_MISSED = {
         "1 → 2 threads: 1.69×; at this size the passes run on Python threads (numba's "
         "idle OpenMP threads spin after a parallel region and slowed them: 9.1 ms a "
         "round mixed, 6.4 ms with the histograms back on Python threads), and the "
-        "booster's passes are bound by memory (about 100 bytes a row a round); fusing "
-        "the loss's exp into a compiled pass is what is left"),
+        "booster's passes are bound by memory (about 100 bytes a row a round); the "
+        "loss's exp is fused into the step's compiled pass (one sweep fewer), so what "
+        "is left is the normalisation's second sweep, which needs the step's total"),
     "functional_regressor_100k_2t": (
         "1.03 (0.98–1.09), from 1.30: its compiled passes (inner products, residual "
         "norms, the stump's outputs) and histograms run on numba's threads, but its "
@@ -1260,8 +1261,10 @@ WHY_MISSED = {
     "own_work_1m": (
         "the same passes at 8 MB each, bound by memory bandwidth; with 20 features the "
         "oracle reads fewer bytes a row (20 of codes + 8 of query) than the booster must "
-        "(margins, weights, query, column, labels), so 25% cannot be met at this shape "
-        "without fusing the loss's exp into a compiled pass"),
+        "(margins, weights, query, column, labels), so 25% cannot be met at this shape: "
+        "even with the step, logits and exp in one pass, the booster sweeps its rows "
+        "three times a round after the oracle's answer (the column's sums, the step, "
+        "the normalisation, each waiting for the sums before it)"),
     "flat_rounds_logistic-wolfe": (
         "algorithmic, not a cost that grows with the ensemble: the Wolfe search evaluates "
         "R or R' 10.1 times a round in the first 5% of rounds and 12.0 in the last "
