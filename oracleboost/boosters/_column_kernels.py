@@ -343,13 +343,18 @@ def signed_sums(a, y, w, norm, lo, hi, lane, out):  # pragma: no cover - compile
 def step_margins(m, a, y, c, s, out, lo, hi, lane, parts):  # pragma: no cover - compiled
     """:func:`_step_margins` on ``lo:hi`` (``out`` filled), each lane's ``(min, wrong)``
     into ``parts[q]``."""
-    weighted = s.shape[0] > 0
     for q in nb.prange(_n_lanes(lo, hi, lane)):
         start, stop = _lane(lo, hi, lane, q)
-        sw = s[start:stop] if weighted else s
-        low, wrong = _step_margins(m[start:stop], a[start:stop], y[start:stop], c, sw,
-                                   out[start:stop])
-        parts[q, 0], parts[q, 1] = low, wrong
+        parts[q, 0], parts[q, 1] = _step_lane(m, a, y, c, s, out, start, stop)
+
+
+@nb.jit(**_JIT, inline="always")
+def _step_lane(m, a, y, c, s, out, start, stop):  # pragma: no cover - compiled
+    """:func:`_step_margins` on the rows ``start:stop`` (``s`` of length 0: unit
+    weights)."""
+    sw = s[start:stop] if s.shape[0] > 0 else s
+    return _step_margins(m[start:stop], a[start:stop], y[start:stop], c, sw,
+                         out[start:stop])
 
 
 @nb.jit(**_PARALLEL)
@@ -404,14 +409,10 @@ def exponential_step(m, a, y, c, s, log_s, top, out, z, e, lo, hi, lane, parts, 
 
     The numbers are those of the NumPy steps they replace (``−m``, ``+ log s``,
     ``− top``), then :func:`exp`."""
-    weighted = s.shape[0] > 0
     logged = log_s.shape[0] > 0
     for q in nb.prange(_n_lanes(lo, hi, lane)):
         start, stop = _lane(lo, hi, lane, q)
-        sw = s[start:stop] if weighted else s
-        low, wrong = _step_margins(m[start:stop], a[start:stop], y[start:stop], c, sw,
-                                   out[start:stop])
-        parts[q, 0], parts[q, 1] = low, wrong
+        parts[q, 0], parts[q, 1] = _step_lane(m, a, y, c, s, out, start, stop)
         for i in range(start, stop):
             z[i] = -out[i] + log_s[i] if logged else -out[i]
         tops[q, 0] = z[start:stop].max()
