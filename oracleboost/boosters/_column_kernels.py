@@ -33,6 +33,8 @@ _JIT = {"nopython": True, "nogil": True, "cache": True, "boundscheck": False,
 
 #: The kernels' "unit weights": an empty array where a weight array ``s`` is expected.
 NO_WEIGHTS = np.empty(0)
+#: An empty array where an output array is expected: the kernel keeps only its sums.
+NO_OUTPUT = np.empty(0)
 
 
 # -- exp, the same bits on every CPU ---------------------------------------------------------
@@ -68,9 +70,10 @@ def exp(x):  # pragma: no cover - compiled
     """``e^x`` to 1 unit in the last place, with IEEE additions and products only, so
     that a loop of it runs on vectors and gives the same bits on every CPU.
 
-    NumPy's ``exp`` is vectorised for float64 only on AVX-512 CPUs (about 1 ns a row)
-    and calls the C library's elsewhere (5.5 ns a row on AMD EPYC without AVX-512),
-    which rounds otherwise in about one row in ten; this one took 2.4 ns a row there.
+    NumPy's ``exp`` is vectorised for float64 only on AVX-512 CPUs (its own kernel)
+    and calls the C library's elsewhere (5.5 ns a row on an AMD EPYC without AVX-512,
+    where this one took 2.4 ns and rounded otherwise than the C library's in about one
+    row in ten).
     ``x = k ln 2 + r`` with ``|r| ≤ ln 2 / 2`` (``k`` rounded to nearest), ``e^r`` by
     its Taylor polynomial of degree 13 (truncation below 10^-17 relatively), its even
     and odd halves each by Horner's rule, and ``2^k`` made from its bits in two
