@@ -666,3 +666,23 @@ def test_dominant_answer_is_the_constant(seed):
     h = bound.correlate(R)
     assert isinstance(h, ConstantHypothesis)
     np.testing.assert_array_equal(h.value, [-0.5, -0.5, 1.0])
+
+
+# -- the histogram kernel ---------------------------------------------------------------
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 23, 64, 1001])
+@pytest.mark.parametrize("offset", [0, 1, 5])
+@pytest.mark.parametrize("d", [1, 4, 6])
+def test_the_histogram_kernel_adds_in_row_order_as_bincount(n, offset, d):
+    # hist_1d reads a feature's codes eight at a time as one word, from any byte (the
+    # last block's features start unaligned), and the rows past a multiple of 8 one by
+    # one; each bin is still the sum of its rows in row order: np.bincount's bits.
+    from oracleboost.oracles._stump_kernels import hist_1d
+
+    rng = np.random.default_rng(n * 100 + offset * 10 + d)
+    flat = rng.integers(0, 256, size=offset + d * n, dtype=np.uint8)
+    codes = flat[offset:].reshape(d, n)
+    v = rng.normal(size=n) * 10.0 ** rng.integers(-8, 8, size=n)
+    hist = np.full((d, 256), np.nan)
+    hist_1d(codes, v, hist)
+    for j in range(d):
+        np.testing.assert_array_equal(hist[j], np.bincount(codes[j], weights=v, minlength=256))
