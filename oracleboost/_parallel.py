@@ -56,19 +56,37 @@ def _unsafe_layer() -> bool:
     return not concurrent_launches()
 
 
+@functools.cache
+def _thread_count_calls() -> tuple[Callable[[], int], Callable[[int], None]]:
+    """numba's get and set of the calling thread's count, without the checks of the
+    public functions (they start the pool and validate on every call: 5 µs a get and a
+    set, against 1 µs here; a round makes tens of calls).  The public ones if numba
+    no longer has these."""
+    numba.get_num_threads()  # starts the threads once
+    try:
+        from numba.np.ufunc import parallel
+        return parallel._get_num_threads, parallel._set_num_threads
+    except (ImportError, AttributeError):  # pragma: no cover - another numba
+        return numba.get_num_threads, numba.set_num_threads
+
+
 @contextlib.contextmanager
 def kernel_threads(threads: int) -> Iterator[None]:
     """Within the block, the calling thread's parallel kernels run on ``threads`` of
     numba's threads (at most :func:`max_threads`); on the ``workqueue`` layer, one
-    Python thread at a time."""
+    Python thread at a time.  The count is set only when it differs, and restored."""
     threads = max(1, min(int(threads), max_threads()))
+    get, set_ = _thread_count_calls()
     with _lock if _unsafe_layer() else contextlib.nullcontext():
-        previous = numba.get_num_threads()
-        numba.set_num_threads(threads)
+        previous = get()
+        if previous == threads:
+            yield
+            return
+        set_(threads)
         try:
             yield
         finally:
-            numba.set_num_threads(previous)
+            set_(previous)
 
 
 def run_parallel(kernel: Callable[..., Any], threads: int, *args: Any) -> Any:
