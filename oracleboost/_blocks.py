@@ -9,7 +9,8 @@ the column's sums, the new margins) is cut into pieces fixed by ``n`` and
   within **partitions** of ``BLOCKS_PER_PARTITION`` blocks and then partition by
   partition (a partition is what a cluster's worker would hold);
 * **lanes** of ``min(block_size, LANE_ROWS)`` rows: a scalar sum (a normaliser, an
-  edge, an inner product) is each lane's sum in row order, the lanes added in order.
+  edge, an inner product) is each lane's sum in an order fixed by the code (four
+  interleaved running sums: ``_column_kernels._sum``), the lanes added in order.
 
 A piece's result depends only on its rows, and a thread takes whole pieces, so a fit is
 bit for bit the same for every ``n_jobs``: the library's reproducibility promise for
@@ -55,7 +56,7 @@ DEFAULT_BLOCK_SIZE = 1 << 16
 BLOCKS_PER_PARTITION = 16
 
 #: Rows of a lane: the scalar passes (sums of n numbers: the weights' normaliser, the
-#: edge, the inner products) sum each lane in row order and add the lanes in order.
+#: edge, the inner products) sum each lane in a fixed order and add the lanes in order.
 #: Threads take whole lanes, so lanes small enough to share 100,000 rows evenly
 #: between threads, and large enough that a lane's partial costs nothing.
 LANE_ROWS = 1 << 12

@@ -377,3 +377,75 @@ def test_the_exponential_step_in_one_compiled_pass_is_the_numpy_steps(weighted, 
     for g, want in ((w1.w, w2.w), (w1.query, w2.query), (w1.entropy(), w2.entropy()),
                     (w1.log_loss, w2.log_loss)):
         np.testing.assert_allclose(g, want, rtol=1e-14, atol=0)
+
+
+def _lane_order_sum(terms: np.ndarray, lane: int) -> float:
+    """The library's order for a sum over rows: each lane as four running sums (row i
+    into sum i mod 4, in row order), ``(s0 + s1) + (s2 + s3)``, the lanes in order."""
+    def lane_sum(x):
+        s = [np.add.accumulate(np.r_[0.0, x[k::4]])[-1] for k in range(4)]
+        return (s[0] + s[1]) + (s[2] + s[3])
+    return float(ordered_sum([lane_sum(terms[i:i + lane])
+                              for i in range(0, terms.shape[0], lane)]))
+
+
+@pytest.mark.parametrize("K", [1, 3])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_regressors_passes_sum_their_numpy_terms_in_the_lane_order(K, weighted, seed):
+    """The functional-gradient round's compiled passes (``_column_kernels``) are the
+    NumPy terms summed in the library's order, bit for bit: the inner products, the
+    residual's norm, the peak, and the squared loss's fused step."""
+    from oracleboost.boosters import row_passes
+
+    rng = np.random.default_rng(seed)
+    n = 5003
+    blocks = RowBlocks(n, 1024, n_jobs=2)
+    shape = (n,) if K == 1 else (n, K)
+    a, b = rng.normal(size=shape) * 1e3, rng.normal(size=shape) * 1e-3
+    s = rng.uniform(0.5, 2.0, n) if weighted else None
+    sk = np.ones(n) if s is None else s
+    rows = (lambda t: t) if K == 1 else (lambda t: t.sum(axis=1))
+
+    def want(terms):
+        return _lane_order_sum(terms, blocks.lane)
+
+    top, (aa, ab) = row_passes.peak_and_inners(blocks, a, [a, b], s)
+    assert top == np.abs(a).max()
+    assert aa == want(rows(a * a) * sk if weighted else rows(a * a))
+    assert ab == want(rows(a * b) * sk if weighted else rows(a * b))
+    assert row_passes.weighted_inner(blocks, a, b, s) == ab
+    r = a - 0.3 * b
+    assert row_passes.weighted_residual(blocks, a, b, 0.3, s) == (
+        want(rows(r * r) * sk if weighted else rows(r * r)))
+    if K == 1:
+        y, f, h = rng.normal(size=n), rng.normal(size=n), rng.normal(size=n)
+        f_new, v, loss = row_passes.squared_step(blocks, y, f, h, 0.1, s, float(sk.sum()))
+        np.testing.assert_array_equal(f_new, f + 0.1 * h)
+        np.testing.assert_array_equal(v, -(f_new - y))
+        half = 0.5 * (f_new - y) ** 2
+        assert loss == want(half * sk if weighted else half) / float(sk.sum())
+
+
+def test_kernel_threads_sets_numbas_count_inside_and_restores_it():
+    import numba
+
+    from oracleboost._parallel import kernel_threads, max_threads
+
+    before = numba.get_num_threads()
+    top = max_threads()
+    try:
+        numba.set_num_threads(top)
+        with kernel_threads(1):
+            assert numba.get_num_threads() == 1
+            with kernel_threads(top + 5):  # at most numba's pool
+                assert numba.get_num_threads() == top
+            with kernel_threads(1):  # already so: left alone
+                assert numba.get_num_threads() == 1
+            assert numba.get_num_threads() == 1
+        assert numba.get_num_threads() == top
+        with pytest.raises(KeyError), kernel_threads(1):
+            raise KeyError  # an error inside still restores
+        assert numba.get_num_threads() == top
+    finally:
+        numba.set_num_threads(before)

@@ -74,7 +74,7 @@ def _lane_totals(blocks: RowBlocks, a: np.ndarray) -> tuple[tuple, np.ndarray]:
 
 
 def total(blocks: RowBlocks, a: np.ndarray) -> float:
-    """``Σ a``: each lane in row order, the lanes in order."""
+    """``Σ a``: each lane in :func:`._column_kernels._sum`'s order, the lanes in order."""
     return float(ordered_sum(_lane_parts(blocks.map(_lane_totals, a)[1])[:, 0]))
 
 
