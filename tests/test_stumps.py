@@ -673,10 +673,11 @@ def test_dominant_answer_is_the_constant(seed):
 @pytest.mark.parametrize("offset", [0, 1, 5])
 @pytest.mark.parametrize("d", [1, 4, 6])
 def test_the_histogram_kernel_adds_in_row_order_as_bincount(n, offset, d):
-    # hist_1d reads a feature's codes eight at a time as one word, from any byte (the
-    # last block's features start unaligned), and the rows past a multiple of 8 one by
-    # one; each bin is still the sum of its rows in row order: np.bincount's bits.
-    from oracleboost.oracles._stump_kernels import hist_1d
+    # hist_1d and hist_weighted read a feature's codes eight at a time as one word, from
+    # any byte (the last block's features start unaligned), and the rows past a multiple
+    # of 8 one by one; each bin is still the sum of its rows in row order: np.bincount's
+    # bits.
+    from oracleboost.oracles._stump_kernels import hist_1d, hist_weighted
 
     rng = np.random.default_rng(n * 100 + offset * 10 + d)
     flat = rng.integers(0, 256, size=offset + d * n, dtype=np.uint8)
@@ -684,5 +685,11 @@ def test_the_histogram_kernel_adds_in_row_order_as_bincount(n, offset, d):
     v = rng.normal(size=n) * 10.0 ** rng.integers(-8, 8, size=n)
     hist = np.full((d, 256), np.nan)
     hist_1d(codes, v, hist)
+    w, t = rng.exponential(size=n), rng.normal(size=(n, 1))
+    hist_w, hist_s = np.full((d, 256), np.nan), np.full((d, 256, 1), np.nan)
+    hist_weighted(codes, w, t, hist_w, hist_s)
     for j in range(d):
         np.testing.assert_array_equal(hist[j], np.bincount(codes[j], weights=v, minlength=256))
+        np.testing.assert_array_equal(hist_w[j], np.bincount(codes[j], weights=w, minlength=256))
+        np.testing.assert_array_equal(hist_s[j, :, 0],
+                                      np.bincount(codes[j], weights=w * t[:, 0], minlength=256))

@@ -128,7 +128,15 @@ def hist_weighted(codes, w, t, hist_w, hist_s):  # pragma: no cover - compiled
         W, S, c = hist_w[j], hist_s[j], codes[j]
         if K == 1:  # the common case, without the inner loop (2.5 times faster)
             t1, S1 = t[:, 0], S[:, 0]
-            for i in range(n):
+            m = n - n % 8 if _WORDS else 0
+            for i in range(0, m, 8):  # eight codes a load, as in hist_1d
+                word = _word(c, i)
+                for r in range(8):
+                    b = (word >> np.uint64(8 * r)) & _BYTE
+                    wi = w[i + r]
+                    W[b] += wi
+                    S1[b] += wi * t1[i + r]
+            for i in range(m, n):
                 b = c[i]
                 wi = w[i]
                 W[b] += wi
