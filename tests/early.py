@@ -10,15 +10,23 @@ asserts what it would on a child it started itself.  A child still running when 
 session ends is killed (:func:`finish`).  Mark with
 ``pytest.mark.early_subprocess.with_args(start)``: a mark given one callable alone
 takes it as the function it marks.
+
+The children run at a lower priority than the suite (``os.setpriority``: nice
+:data:`NICE`, or the start function's ``nice`` attribute): the suite keeps a core, and a
+child takes what the suite leaves (on a 2-core machine, the second core).  A child that
+the suite needs late sets a higher ``nice`` so that the others, needed sooner, go first.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import pickle
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -28,19 +36,24 @@ Start = Callable[[Path], subprocess.Popen]
 
 _CHILDREN: dict[Start, tuple[subprocess.Popen, Path]] = {}
 
+#: The children's niceness, unless the start function has its own ``nice`` attribute.
+NICE = 10
+
 
 def child(start: Start) -> tuple[subprocess.Popen, Path]:
     """``start``'s child and its folder (started now if collection did not start it)."""
     if start not in _CHILDREN:
         folder = Path(tempfile.mkdtemp(prefix="oracleboost-early-"))
-        _CHILDREN[start] = (start(folder), folder)
+        process = start(folder)
+        with contextlib.suppress(OSError):  # (a child that has already ended)
+            os.setpriority(os.PRIO_PROCESS, process.pid, getattr(start, "nice", NICE))
+        _CHILDREN[start] = (process, folder)
     return _CHILDREN[start]
 
 
 def start_marked(items: Iterable[pytest.Item]) -> None:
     for item in items:
-        marker = item.get_closest_marker("early_subprocess")
-        if marker is not None:
+        for marker in item.iter_markers("early_subprocess"):
             child(marker.args[0])
 
 
@@ -75,3 +88,30 @@ def outputs(folder: Path) -> tuple[str, str]:
     """The child's standard output and error, as written so far."""
     return ((folder / "stdout.txt").read_text(encoding="utf-8"),
             (folder / "stderr.txt").read_text(encoding="utf-8"))
+
+
+#: A child's code that pickles ``value`` as ``folder/name.pkl`` for :func:`result`:
+#: written to another name, then renamed (the file is whole when it appears).
+DUMP = """
+import os, pickle
+def dump(folder, name, value):
+    with open(f"{folder}/{name}.partial", "wb") as f:
+        pickle.dump(value, f)
+    os.replace(f"{folder}/{name}.partial", f"{folder}/{name}.pkl")
+"""
+
+
+def result(start: Start, name: str, timeout: float = 900) -> object:
+    """What ``start``'s child pickled as ``name`` (``DUMP``'s ``dump``), waiting for
+    it; fails with the child's error output if the child ends without it."""
+    process, folder = child(start)
+    path = folder / f"{name}.pkl"
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if process.poll() is not None and not path.exists():
+            raise AssertionError(f"the child ended ({process.returncode}) without "
+                                 f"{name}:\n{outputs(folder)[1][-3000:]}")
+        assert time.monotonic() < deadline, f"no {name} from the child after {timeout} s"
+        time.sleep(0.05)
+    with open(path, "rb") as f:
+        return pickle.load(f)
