@@ -22,11 +22,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import quick_runs
 from quick_runs import quick_run
 from threadpoolctl import threadpool_limits
 
 from oracleboost.experiments import EXPERIMENTS, Curves
 from oracleboost.experiments.grubb_bagnell2011 import _completed
+
+# the quick runs come from an early child (tests/quick_runs.py)
+pytestmark = quick_runs.MARK
 
 ALGORITHMS = ("naive", "repeated", "residual")
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import quick_runs
 from quick_runs import quick_run
 
 from oracleboost.experiments import EXPERIMENTS, Curves
@@ -28,6 +29,9 @@ from oracleboost.experiments.ji2021 import (
     METHODS,
     loglog_slope,
 )
+
+# the quick runs come from an early child (tests/quick_runs.py)
+pytestmark = quick_runs.MARK
 
 NAMES = ("ji2021-figure1", "ji2021-figure2")
 

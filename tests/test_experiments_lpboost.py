@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 import pytest
+import quick_runs
 from quick_runs import quick_run
 
 from oracleboost.datasets import rudin_matrix
@@ -30,6 +31,9 @@ from oracleboost.experiments import EXPERIMENTS, Curves
 from oracleboost.experiments import soft_margins as lm
 from oracleboost.experiments.runner import write_experiment
 from oracleboost.oracles import StumpOracle
+
+# the quick runs come from an early child (tests/quick_runs.py)
+pytestmark = quick_runs.MARK
 
 pytest.importorskip("highspy")
 pytest.importorskip("clarabel")

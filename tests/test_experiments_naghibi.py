@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import quick_runs
 from quick_runs import quick_run
 
 from oracleboost.boosters import CoordinateBoostingClassifier
@@ -31,6 +32,9 @@ from oracleboost.experiments.naghibi2014 import (
     load_binary,
 )
 from oracleboost.oracles import StumpOracle
+
+# the quick runs come from an early child (tests/quick_runs.py)
+pytestmark = quick_runs.MARK
 
 NAME = "naghibi2014-label-noise"
 K = 3.0  # the smooth variant's default smoothness

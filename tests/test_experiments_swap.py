@@ -2,9 +2,9 @@
 digits even vs odd, in quick mode (60 rounds, about 10 s a seed on one thread; seeds 0,
 1 and 2 are run, about 35 s in all, and some 2.5 times that on a slow 2-core machine).
 Seed 0 is the registered experiment's own run (shared with other files in this
-process); seeds 1 and 2 are made by a child process that starts when collection ends
-and runs on the second core beside the suite (tests/early.py), and their cells come
-back pickled.
+process, and made by the quick runs' child: tests/quick_runs.py); seeds 1 and 2 are made
+by another child process; both start when collection ends and run on the second core
+beside the suite (tests/early.py), and their cells come back pickled.
 
 Measured in quick mode on seeds 0–9, with OpenBLAS's Haswell kernels and again with
 its SkylakeX kernels: the worst measured cell on any seed errs on 0.170 of the test rows
@@ -32,6 +32,7 @@ from pathlib import Path
 import early
 import numpy as np
 import pytest
+import quick_runs
 from quick_runs import quick_run
 from sklearn.linear_model import Ridge
 
@@ -96,8 +97,9 @@ def _start_tables(folder: Path) -> subprocess.Popen:
     return early.python_child(_TABLES, folder, str(folder), *map(str, _OTHER_SEEDS))
 
 
-# (with_args: a lone callable given to a mark is the function it marks)
-pytestmark = pytest.mark.early_subprocess.with_args(_start_tables)
+# (with_args: a lone callable given to a mark is the function it marks); seed 0's run
+# comes from the quick runs' early child (tests/quick_runs.py)
+pytestmark = [pytest.mark.early_subprocess.with_args(_start_tables), quick_runs.MARK]
 
 
 def _table(seed: int) -> list[dict]:
