@@ -9,9 +9,13 @@ its limit (measured), so each budget leaves room and each test can fail.
 from __future__ import annotations
 
 import math
+import subprocess
+from pathlib import Path
 
+import early
 import numpy as np
 import pytest
+import quick_runs
 from quick_runs import quick_run
 
 from oracleboost.datasets import rudin_matrix
@@ -19,15 +23,57 @@ from oracleboost.diagnostics import max_margin
 from oracleboost.experiments import EXPERIMENTS, Curves, ThresholdCurves
 from oracleboost.experiments.base import write_summary
 from oracleboost.experiments.claims import claim, first_sentence
-from oracleboost.experiments.telgarsky2012 import lower_bound
 from oracleboost.experiments.telgarsky2013 import (
-    rudin_margin_curves,
     rudin_margins,
-    shrinkage_threshold,
 )
 
 GAMMA = 3 / 8
 THIRD = 1 / 3
+
+# The long runs on the Rudin matrix and on Schapire's S (the module fixtures below and
+# test_regularized_steps_reach_three_eighths, some 55 s on one core of a 2-core machine)
+# are the same calls made by a child that starts when collection ends and runs on the
+# second core beside the suite (tests/early.py), each pickled as soon as it is made, in
+# the order this file reads them; the tests assert on them as on runs made here.
+_LONG_RUNS = early.DUMP + """
+import sys
+from oracleboost.experiments.telgarsky2012 import lower_bound
+from oracleboost.experiments.telgarsky2013 import (
+    rudin_margin_curves, rudin_margins, shrinkage_threshold)
+folder = sys.argv[1]
+dump(folder, "adaboost_5000",
+     rudin_margin_curves("adaboost", nus=(1.0, 0.5, 0.25), n_rounds=5000))
+dump(folder, "threshold_5000", shrinkage_threshold(quick=True, n_rounds=5000))
+for step, nu, budget in REACH:
+    dump(folder, f"reach_{step}_{nu:g}_{budget}", rudin_margins(nu, budget, step=step))
+dump(folder, "schapire_2000", lower_bound(n_rounds=2000))
+"""
+
+# (step, ν, budget); measured: within 1e-3 of 3/8 from the round in the comment on.
+REACH = [
+    ("wolfe", 1.0, 3000),  # 1551
+    ("wolfe", 0.5, 6000),  # 3982
+    ("wolfe", 0.1, 15000),  # 12247: more than 10,000 rounds (checked below)
+    ("quadratic", 1.0, 3000),  # 1698
+    ("quadratic", 0.5, 4000),  # 2511
+    ("quadratic", 0.1, 12000),  # 9814
+]
+
+
+def _start_long_runs(folder: Path) -> subprocess.Popen:
+    """The long runs of this file, pickled into ``folder`` by a child (tests/early.py)."""
+    return early.python_child(f"REACH = {REACH!r}\n" + _LONG_RUNS, folder, str(folder))
+
+
+_start_long_runs.nice = 15  # (read last: the other children go first)
+
+
+def _long_run(name: str):
+    return early.result(_start_long_runs, name)
+
+
+# the quick runs come from an early child too (tests/quick_runs.py)
+pytestmark = [pytest.mark.early_subprocess.with_args(_start_long_runs), quick_runs.MARK]
 
 
 def _l1_margin(M, clf) -> float:
@@ -55,7 +101,8 @@ def test_rudin_lp_max_margin_is_three_eighths():
 def adaboost_5000():
     # Figure 2 at 5,000 rounds.  Measured: within 1e-3 of the limit from t = 854 (ν = 1,
     # of 1/3), 2267 (ν = 1/2) and 3940 (ν = 1/4, of 3/8) on.
-    return rudin_margin_curves("adaboost", nus=(1.0, 0.5, 0.25), n_rounds=5000)
+    # (rudin_margin_curves("adaboost", nus=(1.0, 0.5, 0.25), n_rounds=5000), by a child)
+    return _long_run("adaboost_5000")
 
 
 def test_adaboost_without_shrinkage_converges_to_one_third(adaboost_5000):
@@ -91,7 +138,8 @@ def test_reference_lines_come_from_the_lp(adaboost_5000):
 @pytest.fixture(scope="module")
 def threshold_5000():
     # The quick grid 0.90, 0.905, …, 0.94 at 5,000 rounds.
-    return shrinkage_threshold(quick=True, n_rounds=5000)
+    # (shrinkage_threshold(quick=True, n_rounds=5000), by a child)
+    return _long_run("threshold_5000")
 
 
 def test_threshold_switch_is_near_092(threshold_5000):
@@ -126,20 +174,10 @@ def test_quick_threshold_budget_already_finds_the_switch(threshold_5000):
 # Figure 3 (Wolfe) and the quadratic step: every ν reaches 3/8
 # --------------------------------------------------------------------------------------
 
-# (step, ν, budget); measured: within 1e-3 of 3/8 from the round in the comment on.
-REACH = [
-    ("wolfe", 1.0, 3000),  # 1551
-    ("wolfe", 0.5, 6000),  # 3982
-    ("wolfe", 0.1, 15000),  # 12247: more than 10,000 rounds (checked below)
-    ("quadratic", 1.0, 3000),  # 1698
-    ("quadratic", 0.5, 4000),  # 2511
-    ("quadratic", 0.1, 12000),  # 9814
-]
-
-
+# (REACH: above, beside the child that makes these runs)
 @pytest.mark.parametrize("step, nu, budget", REACH)
 def test_regularized_steps_reach_three_eighths(step, nu, budget):
-    margins, clf = rudin_margins(nu, budget, step=step)
+    margins, clf = _long_run(f"reach_{step}_{nu:g}_{budget}")  # rudin_margins(nu, budget, step)
     assert len(margins) == budget
     assert abs(margins[-1] - GAMMA) < 1e-3
     assert _l1_margin(rudin_matrix(), clf) == pytest.approx(margins[-1], abs=1e-12)
@@ -155,7 +193,7 @@ def test_regularized_steps_reach_three_eighths(step, nu, budget):
 
 @pytest.fixture(scope="module")
 def schapire_2000():
-    return lower_bound(n_rounds=2000)
+    return _long_run("schapire_2000")  # (lower_bound(n_rounds=2000), by a child)
 
 
 def test_first_step_of_the_lower_bound_instance(schapire_2000):
