@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import early
 import numpy as np
 import pytest
 
@@ -146,16 +147,27 @@ def test_watch_margins_plot(empty_cwd):
     (empty_cwd / "gap.png").unlink()
 
 
+def _start_fastest_example(folder: Path) -> subprocess.Popen:
+    """The script run of the test below, started when collection ends and run on the
+    second core beside the suite (tests/early.py)."""
+    with early.output_files(folder) as (out, err):
+        return subprocess.Popen(
+            [sys.executable, "examples/watch_margins_and_gap.py", "--rounds", "100",
+             "--accelerated-rounds", "100"],
+            cwd=ROOT, stdout=out, stderr=err, text=True,
+        )
+
+
+# (with_args: a lone callable given to a mark is the function it marks)
+@pytest.mark.early_subprocess.with_args(_start_fastest_example)
 def test_fastest_example_runs_as_a_script_from_the_root():
     # short runs: the default run's numbers are checked in-process above; this checks
     # that the file runs as a script (its imports, argv, output) and writes nothing
-    proc = subprocess.run(
-        [sys.executable, "examples/watch_margins_and_gap.py", "--rounds", "100",
-         "--accelerated-rounds", "100"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
+    child, folder = early.child(_start_fastest_example)
+    child.wait(timeout=120)
+    stdout, stderr = early.outputs(folder)
+    assert child.returncode == 0, stderr
+    lines = stdout.splitlines()
     assert lines[0].startswith("1. Telgarsky 2012")
     assert sum(line.strip().startswith("stop:") for line in lines) == 2
     assert not list(ROOT.glob("*.png")) and not list(EXAMPLES.glob("*.png"))
