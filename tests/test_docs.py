@@ -73,6 +73,9 @@ def _start_build(folder: Path) -> subprocess.Popen:
     return early.python_child(_BUILD, folder, str(folder), RUN, *cmd, cwd=ROOT, env=env)
 
 
+# read early in the suite (some 2 minutes in): before the other children (tests/early.py)
+_start_build.nice = 5
+
 # every test here may use the build: it starts when collection ends (with_args: a lone
 # callable given to a mark is the function it marks)
 pytestmark = pytest.mark.early_subprocess.with_args(_start_build)

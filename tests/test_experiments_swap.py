@@ -97,6 +97,9 @@ def _start_tables(folder: Path) -> subprocess.Popen:
     return early.python_child(_TABLES, folder, str(folder), *map(str, _OTHER_SEEDS))
 
 
+# read after the quick runs' child has made most of its runs: after it (tests/early.py)
+_start_tables.nice = 12
+
 # (with_args: a lone callable given to a mark is the function it marks); seed 0's run
 # comes from the quick runs' early child (tests/quick_runs.py)
 pytestmark = [pytest.mark.early_subprocess.with_args(_start_tables), quick_runs.MARK]
