@@ -45,7 +45,8 @@ def child(start: Start) -> tuple[subprocess.Popen, Path]:
     if start not in _CHILDREN:
         folder = Path(tempfile.mkdtemp(prefix="oracleboost-early-"))
         process = start(folder)
-        with contextlib.suppress(OSError):  # (a child that has already ended)
+        # (a child that has already ended; no os.setpriority off Unix)
+        with contextlib.suppress(OSError, AttributeError):
             os.setpriority(os.PRIO_PROCESS, process.pid, getattr(start, "nice", NICE))
         _CHILDREN[start] = (process, folder)
     return _CHILDREN[start]
