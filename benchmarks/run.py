@@ -1252,8 +1252,8 @@ WHY_MISSED = {
         "its compiled passes (inner products, residual norms, the stump's outputs, and "
         "the squared loss's step, gradient and loss in one pass) and histograms run on "
         "numba's threads; at 100,000 rows the histograms of 50 features (a scattered "
-        "addition a cell) are about two thirds of a round; the rest is about ten "
-        "passes over n floats and a round's Python"),
+        "addition a cell) are about two thirds of a round; the rest is the booster's "
+        "compiled passes over the rows and a round's Python"),
     "own_work_100k": (
         "about 15 passes over n floats a round (the weights' exp and normalisation, the "
         "query, the column's sums, the new margins) against the oracle's 1 byte a feature "
