@@ -26,6 +26,7 @@ and so do NumPy's ufuncs on large arrays, so the threads run at once.
 from __future__ import annotations
 
 import functools
+import math
 import numbers
 import os
 import sys
@@ -163,19 +164,23 @@ class BufferPool:
     pool's arrays go with it; a pickled pool comes back empty."""
 
     def __init__(self) -> None:
-        self._buffers: dict[tuple[int, ...], list[np.ndarray]] = {}
+        self._buffers: dict[int, list[np.ndarray]] = {}  # flat arrays, by size
         self._lock = threading.Lock()
 
     def empty(self, shape: int | tuple[int, ...]) -> np.ndarray:
-        """A float64 array of ``shape``, its values undefined."""
-        key = (int(shape),) if isinstance(shape, numbers.Integral) else tuple(shape)
+        """A float64 array of ``shape``, its values undefined.  Arrays of one size serve
+        every shape of that size (a stump's column of shape (n, 1) takes the margins'
+        array of the round before: the pool then holds no more than a fit without it),
+        as a view that holds its array while it lives."""
+        shape = (int(shape),) if isinstance(shape, numbers.Integral) else tuple(shape)
+        size = math.prod(shape)
         with self._lock:
-            buffers = self._buffers.setdefault(key, [])
+            buffers = self._buffers.setdefault(size, [])
             out = _unheld(buffers, _ALONE)
             if out is None:
-                out = np.empty(key)
+                out = np.empty(size)
                 buffers.append(out)
-            return out
+        return out if len(shape) == 1 else out.reshape(shape)
 
     def clear(self) -> None:
         """Let go of every array (those still held elsewhere live on there)."""

@@ -472,9 +472,14 @@ def test_the_buffer_pool_hands_out_again_only_what_nothing_else_holds():
     assert not np.shares_memory(d, b) and not np.shares_memory(d, c)
     assert len(blocks._pool) == 3
     del b
-    assert blocks.empty((1000, 1)).shape == (1000, 1)  # another shape: a new array
-    again = blocks.empty()  # b's array, not a third of shape (1000,)
-    assert len(blocks._pool) == 4 and again.shape == (1000,)
+    col = blocks.empty((1000, 1))  # another shape of the same size: b's array, a view
+    assert col.shape == (1000, 1) and len(blocks._pool) == 3
+    again = blocks.empty()  # the view holds b's array: a fourth
+    assert len(blocks._pool) == 4 and not np.shares_memory(again, col)
+    col_memory = col.__array_interface__["data"][0]
+    del col
+    assert blocks.empty().__array_interface__["data"][0] == col_memory
+    assert len(blocks._pool) == 4
     assert len(pickle.loads(pickle.dumps(blocks))._pool) == 0
 
 
