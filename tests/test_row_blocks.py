@@ -291,6 +291,11 @@ def test_weights_shifted_by_a_bound_are_the_weights_from_the_maximum(loss_name, 
         for g, w in ((plain.w, want.w), (plain.entropy(), want.entropy()),
                      (plain.log_loss, want.log_loss)):
             np.testing.assert_array_equal(g, w)
+        # the entropy, whichever pass summed it (the exponential loss's fused step, or
+        # the normalisation), is −Σ w log w of the weights given
+        positive = got.w[got.w > 0]
+        assert got.entropy() == pytest.approx(-np.sum(positive * np.log(positive)),
+                                              rel=1e-12)
         for g, w in ((got.w, want.w), (got.query, want.query),
                      (got.entropy(), want.entropy()), (got.log_loss, want.log_loss)):
             if same:

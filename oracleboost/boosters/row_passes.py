@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .._blocks import RowBlocks, deferred_stat, ordered_sum, outputs_only
+from .._blocks import ReadyStats, RowBlocks, deferred_stat, ordered_sum, outputs_only
 from .._cluster import shaped_like as _shaped_as
 from .._typing import Rows
 from ..losses import Loss, MarginLoss
@@ -422,14 +422,15 @@ def _exps(blocks: RowBlocks, zs, log_phis, *, top: float,
 @deferred_stat(2)
 def _normalise(blocks: RowBlocks, e, zs, y, *, top: float,
                total: float) -> tuple[tuple, np.ndarray]:
-    """Pass 3: ``w = e / total``, ``query = w · y`` and the lanes' ``Σ w (z − top)``
-    (the entropy's, read when the round is recorded: see ``deferred_stat``)."""
+    """Pass 3: ``w = e / total``, ``query = w · y`` and, with the logits ``zs``, the
+    lanes' ``Σ e (z − top)`` (the entropy's, read when the round is recorded: see
+    ``deferred_stat``; ``zs`` None: the exps' pass made it)."""
     lane, query = blocks.lane, blocks.empty()
     w = e if blocks.in_place else blocks.empty()
     # a compiled sum, as np.dot's BLAS rounds by CPU
     inner = _lanes(blocks, 1, lambda lo, hi, out: column_kernels.normalise(
-        e[lo:hi], zs[lo], top, y[lo:hi], total, w[lo:hi], query[lo:hi], 0, hi - lo, lane,
-        out[:, 0]))
+        e[lo:hi], column_kernels.NO_WEIGHTS if zs is None else zs[lo], top, y[lo:hi],
+        total, w[lo:hi], query[lo:hi], 0, hi - lo, lane, out[:, 0]))
     return (w, query), inner
 
 
@@ -470,9 +471,9 @@ def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
     2. ``w = exp(z − top)`` (:func:`._column_kernels.exp`, compiled and vectorised, the
        same bits on every CPU) and its lanes' sums, whose total in lane order is
        ``total``;
-    3. ``w /= total``, ``query = w · y`` and ``Σ w (z − top)``, one compiled pass.
+    3. ``w /= total``, ``query = w · y`` and ``Σ e (z − top)``, one compiled pass.
 
-    The entropy ``−Σ w log w = log total − Σ w (z − top)`` reuses the logits;
+    The entropy ``−Σ w log w = log total − Σ e (z − top) / total`` reuses the logits;
     for the exponential loss (φ = −φ') the normaliser is the risk itself, so one ``exp``
     a row gives all four.  Any ``top`` at or above the maximum gives the same weights
     to rounding: :func:`step_and_weights` takes one from a bound.
@@ -521,18 +522,18 @@ def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLo
     zs: dict[int, np.ndarray] = {}  # (each run's, by its first row: see _logits)
     log_phis: dict[int, np.ndarray] = {}
     if loss.log_weight_is_neg_margin:
-        # the exponential loss: the whole stage is one compiled pass a run
-        z_all = blocks.empty()
+        # the exponential loss: the whole stage is one compiled pass a run, which keeps
+        # no logits (an array of n fewer at the fit's peak, written and read again): the
+        # entropy's sums come with the exps, into sums[:, 1] (unused by this loss)
         no_log = column_kernels.NO_WEIGHTS if log_s is None else log_s
 
         def fused(q0: int, q1: int, lo: int, hi: int) -> None:
-            zs[lo] = z_all[lo:hi]
-            column_kernels.exponential_step(m, a, y, c, s, no_log, top, margins, z_all, e,
+            column_kernels.exponential_step(m, a, y, c, s, no_log, top, margins, e,
                                             lo, hi, lane, step_parts[q0:q1], tops[q0:q1],
                                             sums[q0:q1])
 
         blocks.lane_map(fused)
-        return (margins, zs, log_phis, e), (step_parts, tops, sums)
+        return (margins, None, log_phis, e), (step_parts, tops, sums)
     chunk = lane * max(1, CHUNK_ROWS // lane)
     phi_sums = separate and math.isfinite(top_phi)
 
@@ -582,45 +583,55 @@ def step_and_weights(blocks: RowBlocks, loss: MarginLoss, m: np.ndarray, a: np.n
         (tops[0] + lip * reach, tops[1] + lip * reach)
     (margins, zs, log_phis, e), parts = blocks.map(
         _step_exps, m, a, y, s, log_s, c=c, loss=loss, top=shift[0], top_phi=shift[1])
+    if loss.log_weight_is_neg_margin and math.isfinite(shift[0]):
+        zs = None  # the fused pass kept no logits (on a cluster: a Partitioned of Nones)
     p = _lane_parts([step for step, _, _ in parts])
     low, wrong = float(p[:, 0].min()), float(ordered_sum(p[:, 1]))
     # (without a bound the stage made no exps: e holds None)
     shifted = None if lip is None else (shift, e, _lane_parts([sums for _, _, sums in parts]))
     return margins, low, wrong, _weights_from_logits(
         blocks, loss, zs, log_phis, _lane_parts([t for _, t, _ in parts]), y, log_mass,
-        shifted)
+        shifted, margins, log_s)
 
 
 @dataclass(frozen=True)
 class _Entropy:
-    """The weights' entropy ``log total − Σ w (z − top)``, its lanes' sums read when it
-    is called (a fitted model keeps it in its running state: a class, so it pickles)."""
+    """The weights' entropy ``−Σ w log w = log total − Σ e (z − top) / total`` (``w = e /
+    total``, ``e = exp(z − top)``), its lanes' sums read when it is called (a fitted
+    model keeps it in its running state: a class, so it pickles)."""
 
     total: float
     later: Any
 
     def __call__(self) -> float:
-        return math.log(self.total) - float(ordered_sum(_lane_parts(self.later.get())[:, 0]))
+        inner = float(ordered_sum(_lane_parts(self.later.get())[:, 0]))
+        return math.log(self.total) - inner / self.total
 
 
 def _weights_from_logits(blocks: RowBlocks, loss: MarginLoss, zs, log_phis,
                          tops: np.ndarray, y, log_mass: float,
-                         shifted: tuple | None = None) -> DualWeights:
+                         shifted: tuple | None = None, margins=None,
+                         log_s=None) -> DualWeights:
     """Passes 2 and 3 of :func:`dual_weights`, from pass 1's outputs and lanes' maxima
     ``tops``; pass 2 is already made when ``shifted = ((top, top_phi), e, sums)`` and its
-    shifts lie within :data:`SHIFT_SLACK` of the maxima."""
+    shifts lie within :data:`SHIFT_SLACK` of the maxima.  ``zs`` None: the exponential
+    loss's fused step kept no logits, and its ``sums[:, 1]`` are the entropy's; if its
+    shift is not usable, the logits are made again from ``margins`` (pass 1)."""
     separate = not loss.phi_is_neg_dphi
     exact = (float(tops[:, 0].max()), float(tops[:, 1].max()))
     if shifted is not None and _close_above(shifted[0][0], exact[0]) and (
             not separate or _close_above(shifted[0][1], exact[1])):
         (top, top_phi), e, sums = shifted
     else:
+        if zs is None:
+            (zs, log_phis), _ = blocks.map(_logits, margins, log_s, loss=loss)
         top, top_phi = exact
         (e,), parts = blocks.map(_exps, zs, log_phis, top=top, top_phi=top_phi)
         sums = _lane_parts(parts)
     total = float(ordered_sum(sums[:, 0]))
     (w, query), later = blocks.map(_normalise, e, zs, y, top=top, total=total)
-    entropy = _Entropy(total, later)
+    # (the exponential loss's fused step: the entropy's sums came with the exps)
+    entropy = _Entropy(total, ReadyStats([sums[:, 1:]]) if zs is None else later)
     if not separate:
         log_loss = top + math.log(total) - log_mass
     elif not math.isfinite(top_phi):
