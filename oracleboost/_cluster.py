@@ -125,7 +125,10 @@ class WorkerBlocks(RowBlocks):
 
     def __init__(self, n: int, block_size: int) -> None:
         super().__init__(n, block_size, n_jobs=1)
-        self._pool = _POOL  # the worker's: a task's blocks live for one task
+
+    def empty(self, shape: int | tuple[int, ...] | None = None) -> np.ndarray:
+        # the worker's pool (a task's blocks live for one task), emptied after a fit
+        return _POOL.empty(self.n if shape is None else shape)
 
 
 #: A worker's float64 buffers made for stages' outputs (:class:`._blocks.BufferPool`).

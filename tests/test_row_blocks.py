@@ -457,64 +457,32 @@ def test_kernel_threads_sets_numbas_count_inside_and_restores_it():
 
 
 def test_the_buffer_pool_hands_out_again_only_what_nothing_else_holds():
-    """RowBlocks.empty reuses a pass's output array once it is dropped (a fresh array of
-    megabytes faults on every page), and never one that something still reads: the
-    array itself, a view of it, or the state a model keeps."""
+    """A worker's BufferPool reuses a pass's output array once it is dropped (a fresh
+    array of megabytes faults on every page there), and never one that something still
+    reads: the array itself or a view of it; one size serves every shape."""
     import pickle
 
-    blocks = RowBlocks(1000)
-    a = blocks.empty()
-    b = blocks.empty()
+    pool = blocks_module.BufferPool()
+    a = pool.empty(1000)
+    b = pool.empty(1000)
     assert a is not b and a.shape == (1000,) and a.dtype == np.float64
     a[:] = 1.0
     view = a[10:20]
     del a
-    c = blocks.empty()
+    c = pool.empty(1000)
     assert c is not b and not np.shares_memory(c, view)  # the view still holds a
     assert np.all(view == 1.0)
     del view
-    d = blocks.empty()  # a is free now
+    d = pool.empty(1000)  # a is free now
     assert not np.shares_memory(d, b) and not np.shares_memory(d, c)
-    assert len(blocks._pool) == 3
+    assert len(pool) == 3
     del b
-    col = blocks.empty((1000, 1))  # another shape of the same size: b's array, a view
-    assert col.shape == (1000, 1) and len(blocks._pool) == 3
-    again = blocks.empty()  # the view holds b's array: a fourth
-    assert len(blocks._pool) == 4 and not np.shares_memory(again, col)
+    col = pool.empty((1000, 1))  # another shape of the same size: b's array, a view
+    assert col.shape == (1000, 1) and len(pool) == 3
+    again = pool.empty(1000)  # the view holds b's array: a fourth
+    assert len(pool) == 4 and not np.shares_memory(again, col)
     col_memory = col.__array_interface__["data"][0]
     del col
-    assert blocks.empty().__array_interface__["data"][0] == col_memory
-    assert len(blocks._pool) == 4
-    assert len(pickle.loads(pickle.dumps(blocks))._pool) == 0
-
-
-def test_a_fit_reuses_its_pooled_arrays_and_keeps_the_same_numbers():
-    """A fit's passes draw from one pool (a bounded number of arrays, not one a round),
-    and give the numbers of a fit on fresh arrays, bit for bit."""
-    X, y = make_classification(n_samples=3000, n_features=6, random_state=3)
-    made = []
-
-    class Counting(RowBlocks):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            made.append(self)
-
-    def fit(rounds, fresh=False, step="adaboost"):
-        made.clear()
-        with pytest.MonkeyPatch.context() as mp:
-            for module in ("oracleboost.boosters.coordinate", "oracleboost.oracles.stumps"):
-                mp.setattr(f"{module}.RowBlocks", Counting)
-            if fresh:
-                mp.setattr(blocks_module.BufferPool, "empty",
-                           lambda self, shape: np.full(shape, np.nan))
-            model = CoordinateBoostingClassifier(StumpOracle(), step=step,
-                                                 n_estimators=rounds).fit(X, y)
-        return model, [len(b._pool) for b in made]
-
-    pools_10, pools_40 = fit(10)[1], fit(40)[1]
-    assert pools_10 == pools_40 and sum(pools_10) > 0  # not one more array a round
-    for step in ("adaboost", "quadratic"):
-        pooled, fresh = fit(30, step=step)[0], fit(30, fresh=True, step=step)[0]
-        assert np.array_equal(pooled.decision_function(X), fresh.decision_function(X))
-        for key in ("edge", "loss", "entropy"):
-            assert np.array_equal(pooled.history_[key], fresh.history_[key]), key
+    assert pool.empty(1000).__array_interface__["data"][0] == col_memory
+    assert len(pool) == 4
+    assert len(pickle.loads(pickle.dumps(pool))) == 0
