@@ -26,10 +26,8 @@ and so do NumPy's ufuncs on large arrays, so the threads run at once.
 from __future__ import annotations
 
 import functools
-import math
 import numbers
 import os
-import sys
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -41,7 +39,6 @@ from numpy.typing import ArrayLike
 from ._parallel import concurrent_launches, kernel_threads
 
 __all__ = ["BLOCKS_PER_PARTITION", "DEFAULT_BLOCK_SIZE", "LANE_ROWS",
-           "BufferPool",
            "MIN_ROWS_PER_KERNEL_THREAD", "MIN_ROWS_PER_THREAD",
            "ReadyStats", "RowBlocks", "check_n_jobs", "deferred_stat", "n_threads",
            "ordered_sum", "outputs_only", "thread_map"]
@@ -134,60 +131,6 @@ def thread_map(fn: Callable[..., T], items: Iterable[Any], threads: int,
         wait(futures)  # the others finish before the error leaves: nothing writes later
         raise
     return [*first, *(x for f in futures for x in f.result())]
-
-
-def _unheld(buffers: list[np.ndarray], refs: int) -> np.ndarray | None:
-    """The first of ``buffers`` that ``getrefcount`` counts at most ``refs`` references
-    to here (its list's, the loop's and the call's: nothing else holds it), or None."""
-    for buf in buffers:
-        if sys.getrefcount(buf) <= refs:
-            return buf
-    return None
-
-
-#: What :func:`_unheld` counts for a buffer that only its list holds, found by asking it
-#: (the interpreter decides how many references a loop and a call add).
-_ALONE = next(r for r in range(1, 16) if _unheld([np.empty(1)], r) is not None)
-
-
-class BufferPool:
-    """float64 arrays for the per-row outputs of passes, reused once nothing else holds
-    them (a cluster's worker: :mod:`._cluster`, where a new array of megabytes faults
-    on every page).
-
-    The pool keeps every array it made and hands one out again when its only reference
-    is the pool's; an array something still reads (a view, a running pass, a future's
-    result) is never handed out.  A pickled pool comes back empty."""
-
-    def __init__(self) -> None:
-        self._buffers: dict[int, list[np.ndarray]] = {}  # flat arrays, by size
-        self._lock = threading.Lock()
-
-    def empty(self, shape: int | tuple[int, ...]) -> np.ndarray:
-        """A float64 array of ``shape``, its values undefined.  Arrays of one size serve
-        every shape of that size (a stump's column of shape (n, 1) takes the margins'
-        array of the round before: the pool then holds no more than a fit without it),
-        as a view that holds its array while it lives."""
-        shape = (int(shape),) if isinstance(shape, numbers.Integral) else tuple(shape)
-        size = math.prod(shape)
-        with self._lock:
-            buffers = self._buffers.setdefault(size, [])
-            out = _unheld(buffers, _ALONE)
-            if out is None:
-                out = np.empty(size)
-                buffers.append(out)
-        return out if len(shape) == 1 else out.reshape(shape)
-
-    def clear(self) -> None:
-        """Let go of every array (those still held elsewhere live on there)."""
-        with self._lock:
-            self._buffers.clear()
-
-    def __len__(self) -> int:
-        return sum(len(b) for b in self._buffers.values())
-
-    def __reduce__(self) -> tuple:
-        return BufferPool, ()
 
 
 class RowBlocks:
@@ -310,10 +253,11 @@ class RowBlocks:
     def empty(self, shape: int | tuple[int, ...] | None = None) -> np.ndarray:
         """A new per-row array for a stage's output (``shape`` defaults to ``(n,)``),
         its values undefined.  On a cluster's worker it may be a buffer of an earlier
-        round that nothing holds any more (a :class:`BufferPool`).  In memory it is
-        ``np.empty``: a fit's process keeps the memory it frees (glibc raises its mmap
-        threshold after the first free), so a round's new arrays do not fault (measured:
-        no page faults a round at 1,000,000 rows, and a pool was no faster)."""
+        round that nothing holds any more (:func:`oracleboost._cluster.pooled_empty`).
+        In memory it is ``np.empty``: a fit's process keeps the memory it frees (glibc
+        raises its mmap threshold after the first free), so a round's new arrays do not
+        fault (measured at 1,000,000 rows: no page faults a round, and such a pool was
+        no faster)."""
         return np.empty(self.n if shape is None else shape)
 
     def map_one(self, part: int, stage: Callable[..., tuple[tuple, Any]], *rows: Any,

@@ -48,6 +48,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import sys
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from ._blocks import BLOCKS_PER_PARTITION, LANE_ROWS, BufferPool, RowBlocks, outputs_only
+from ._blocks import BLOCKS_PER_PARTITION, LANE_ROWS, RowBlocks, outputs_only
 
 __all__ = ["ClusterBlocks", "FreshNames", "LostRowsError", "NotDistributedError",
            "Derived", "Partitioned", "is_dask_collection", "map_rows", "part_value",
@@ -127,28 +129,42 @@ class WorkerBlocks(RowBlocks):
         super().__init__(n, block_size, n_jobs=1)
 
     def empty(self, shape: int | tuple[int, ...] | None = None) -> np.ndarray:
-        # the worker's pool (a task's blocks live for one task), emptied after a fit
-        return _POOL.empty(self.n if shape is None else shape)
+        return pooled_empty(self.n if shape is None else shape)
 
 
-#: A worker's float64 buffers made for stages' outputs (:class:`._blocks.BufferPool`).
-#: A round's outputs are new arrays (a task must not overwrite its inputs), and a new
-#: array of megabytes is memory the allocator has just returned to the system (Dask's
-#: nannies set MALLOC_TRIM_THRESHOLD_ low): every page of it faults on first write.
-#: Measured at 10^7 × 20 on two local workers, that was more than half of a round's
-#: compute (162 ms for the busier worker against 69 ms with the allocator keeping its
-#: memory).  One pool a worker process, across its tasks (a stage's blocks are made
-#: per task), emptied after every fit.
-_POOL = BufferPool()
+#: A worker's float64 buffers made for stages' outputs, by shape.  A round's outputs
+#: are new arrays (a task must not overwrite its inputs), and a new array of megabytes
+#: is memory the allocator has just returned to the system (Dask's nannies set
+#: MALLOC_TRIM_THRESHOLD_ low): every page of it faults on first write.  Measured at
+#: 10^7 × 20 on two local workers, that was more than half of a round's compute (162 ms
+#: for the busier worker against 69 ms with the allocator keeping its memory).  Buffers
+#: whose only reference is the pool's are handed out again instead.
+_POOL: dict[tuple, list[np.ndarray]] = {}
+_POOL_LOCK = threading.Lock()
 
 #: Seconds a fit that raised waits for its pending stages before it cancels them (a
 #: stage is one pass over a partition; a lost worker's never finishes, hence the cap).
 _ABANDON_WAIT = 30.0
 
 
+def pooled_empty(shape: int | tuple[int, ...]) -> np.ndarray:
+    """A float64 array of ``shape``: a pooled one that nothing else references (the
+    pool's list, this loop and ``getrefcount``'s argument: 3), or a new one, pooled."""
+    key = (shape,) if isinstance(shape, int) else tuple(shape)
+    with _POOL_LOCK:
+        buffers = _POOL.setdefault(key, [])
+        for buf in buffers:
+            if sys.getrefcount(buf) == 3:
+                return buf
+        out = np.empty(key)
+        buffers.append(out)
+        return out
+
+
 def release_pool() -> None:
     """Let go of this process's pooled buffers (run on every worker after a fit)."""
-    _POOL.clear()
+    with _POOL_LOCK:
+        _POOL.clear()
 
 
 @dataclass(frozen=True)

@@ -172,7 +172,7 @@ def _pooled_buffers(client) -> dict:
     """How many pooled output buffers each worker holds."""
     from oracleboost import _cluster
 
-    return client.run(lambda: len(_cluster._POOL))
+    return client.run(lambda: sum(len(b) for b in _cluster._POOL.values()))
 
 
 def test_a_fit_that_raises_lets_the_workers_pooled_buffers_go(client):

@@ -456,33 +456,26 @@ def test_kernel_threads_sets_numbas_count_inside_and_restores_it():
         numba.set_num_threads(before)
 
 
-def test_the_buffer_pool_hands_out_again_only_what_nothing_else_holds():
-    """A worker's BufferPool reuses a pass's output array once it is dropped (a fresh
-    array of megabytes faults on every page there), and never one that something still
-    reads: the array itself or a view of it; one size serves every shape."""
-    import pickle
+def test_the_workers_pool_hands_out_again_only_what_nothing_else_holds():
+    """A worker's pooled output arrays (``_cluster.pooled_empty``; a fresh array of
+    megabytes faults on every page there) are handed out again once dropped, and never
+    while something still reads them: the array itself or a view of it."""
+    from oracleboost._cluster import pooled_empty, release_pool
 
-    pool = blocks_module.BufferPool()
-    a = pool.empty(1000)
-    b = pool.empty(1000)
-    assert a is not b and a.shape == (1000,) and a.dtype == np.float64
-    a[:] = 1.0
-    view = a[10:20]
-    del a
-    c = pool.empty(1000)
-    assert c is not b and not np.shares_memory(c, view)  # the view still holds a
-    assert np.all(view == 1.0)
-    del view
-    d = pool.empty(1000)  # a is free now
-    assert not np.shares_memory(d, b) and not np.shares_memory(d, c)
-    assert len(pool) == 3
-    del b
-    col = pool.empty((1000, 1))  # another shape of the same size: b's array, a view
-    assert col.shape == (1000, 1) and len(pool) == 3
-    again = pool.empty(1000)  # the view holds b's array: a fourth
-    assert len(pool) == 4 and not np.shares_memory(again, col)
-    col_memory = col.__array_interface__["data"][0]
-    del col
-    assert pool.empty(1000).__array_interface__["data"][0] == col_memory
-    assert len(pool) == 4
-    assert len(pickle.loads(pickle.dumps(pool))) == 0
+    try:
+        a = pooled_empty(1000)
+        b = pooled_empty(1000)
+        assert a is not b and a.shape == (1000,) and a.dtype == np.float64
+        a[:] = 1.0
+        view = a[10:20]
+        a_memory = a.__array_interface__["data"][0]
+        del a
+        c = pooled_empty(1000)
+        assert c is not b and not np.shares_memory(c, view)  # the view still holds a
+        assert np.all(view == 1.0)
+        del view
+        d = pooled_empty(1000)  # a is free now: handed out again
+        assert d.__array_interface__["data"][0] == a_memory
+        assert not np.shares_memory(d, b) and not np.shares_memory(d, c)
+    finally:
+        release_pool()

@@ -1098,7 +1098,7 @@ class BoundStumpOracle(BoundOracle):
         scalar = np.ndim(left) == 0
         left = np.atleast_1d(np.asarray(left, dtype=np.float64))
         right = np.atleast_1d(np.asarray(right, dtype=np.float64))
-        out = self.blocks.empty((self.n_samples, left.size))
+        out = np.empty((self.n_samples, left.size))
         size = self.blocks.block_size
         nan_code = int(self.n_bins[j])
 
