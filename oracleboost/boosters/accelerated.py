@@ -57,7 +57,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from .._cluster import NotDistributedError, is_dask_collection
-from .._numerics import largest_row_norm
+from .._numerics import class_probabilities, largest_row_norm
 from .._typing import ArrayLike, RandomStateLike, Rows
 from ..losses import MarginLoss, get_loss
 from ..oracles.base import Hypothesis, Oracle, OracleCapabilityError
@@ -843,7 +843,6 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         """The loss' link: σ(2f) (exponential) or σ(f) (logistic); the softmax of the
         class scores for more classes."""
         if f.ndim == 2:
-            z = np.exp(f - f.max(axis=1, keepdims=True))
-            return z / z.sum(axis=1, keepdims=True)
+            return class_probabilities(f)
         p = get_loss(self.loss, MarginLoss).inverse_link(f)
         return np.column_stack([1.0 - p, p])

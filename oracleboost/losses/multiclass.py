@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp, softmax
 
+from .._numerics import class_probabilities
 from .._validation import check_finite_array, check_sample_weight
 from .base import Loss
 
@@ -112,8 +113,10 @@ class SoftmaxCrossEntropy(MulticlassLoss):
         return out
 
     def inverse_link(self, raw: np.ndarray) -> np.ndarray:
-        """Class probabilities ``softmax(raw)``, shape ``(n, K)``."""
-        return softmax(np.asarray(raw, dtype=np.float64), axis=1)
+        """Class probabilities ``softmax(raw)``, shape ``(n, K)``, computed as LightGBM's
+        multiclass objective computes them (:func:`oracleboost._numerics.
+        class_probabilities`)."""
+        return class_probabilities(raw)
 
 
 class MulticlassHinge(MulticlassLoss):
