@@ -1194,6 +1194,89 @@ def machine() -> list[tuple[str, str]]:
     ]
 
 
+def _bandwidth_kernels():
+    import numba as nb
+
+    @nb.njit(nogil=True)
+    def read(x):  # four chains: bound by memory, not by an addition's latency
+        s0 = s1 = s2 = s3 = 0.0
+        for i in range(0, x.shape[0] - 3, 4):
+            s0 += x[i]
+            s1 += x[i + 1]
+            s2 += x[i + 2]
+            s3 += x[i + 3]
+        return (s0 + s1) + (s2 + s3)
+
+    @nb.njit(nogil=True)
+    def spin(reps):  # arithmetic alone, in registers
+        s = 0.0
+        for _ in range(reps):
+            s = s * 0.999999 + 1.0
+        return s
+
+    return read, spin
+
+
+def probe_machine() -> dict[str, float]:
+    """What bounds the rows on this machine, measured in a few seconds:
+
+    - the memory bandwidth of a compiled read of 80 MB (above any cache) on one thread
+      and on two at once (best of 5): passes bound by memory gain at most their ratio
+      from a second thread, whatever the code does;
+    - the machine's steadiness: a 2-4 ms compiled loop of arithmetic timed 30 times
+      (20 ms apart), its median and slowest run over its fastest.  A shared or virtual
+      machine whose slowest run is far above 1 makes single fits, and so the spreads,
+      unreliable."""
+    import threading
+
+    read, spin = _bandwidth_kernels()
+    xs = [np.random.default_rng(k).random(10_000_000) for k in range(2)]
+    read(xs[0][:8])
+
+    def run(k: int) -> float:
+        threads = [threading.Thread(target=read, args=(x,)) for x in xs[:k]]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return k * xs[0].nbytes / (time.perf_counter() - t0) / 1e9
+
+    one = max(run(1) for _ in range(5))
+    two = max(run(2) for _ in range(5))
+    spin(1)  # compiled before the runs are timed
+    reps = 1
+    while True:  # about 2 to 4 ms a run
+        t0 = time.perf_counter()
+        spin(reps)
+        if time.perf_counter() - t0 >= 2e-3:
+            break
+        reps *= 2
+    runs = []
+    for _ in range(30):
+        t0 = time.perf_counter()
+        spin(reps)
+        runs.append(time.perf_counter() - t0)
+        time.sleep(0.02)
+    fastest = min(runs)
+    return {"read_1t": one, "read_2t": two, "median": statistics.median(runs) / fastest,
+            "slowest": max(runs) / fastest}
+
+
+def probe_text(start: dict[str, float], end: dict[str, float]) -> list[tuple[str, str]]:
+    """:func:`probe_machine` at the run's start and end, as the record's lines."""
+    return [
+        ("memory bandwidth (a compiled read of 80 MB a thread, best of 5)",
+         f"1 thread {start['read_1t']:.1f} GB/s, 2 threads {start['read_2t']:.1f} GB/s "
+         f"(×{start['read_2t'] / start['read_1t']:.2f}: the most a second thread can gain "
+         "in a pass bound by memory)"),
+        ("steadiness (a 2-4 ms compiled loop timed 30 times: median and slowest over "
+         "fastest)", f"at the start {start['median']:.2f}× and {start['slowest']:.2f}×, "
+         f"at the end {end['median']:.2f}× and {end['slowest']:.2f}× (a quiet machine: "
+         "both near 1)"),
+    ]
+
+
 def versions() -> list[tuple[str, str]]:
     import lightgbm
     import numba
@@ -1295,7 +1378,7 @@ def _dask_section() -> str:
 
 
 def report(rows: list[dict], cfg: Config, argv: list[str], seconds: float,
-           load: str) -> str:
+           load: str, probe: list[tuple[str, str]]) -> str:
     command = "python3 " + shlex.join(["benchmarks/run.py", *argv])
     when = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     kv = "\n".join
@@ -1346,6 +1429,7 @@ This file is rewritten only by a full run of every row with at least 5 repeats (
 - command: `{command}`
 - load average (1, 5, 15 min) when it started: {load} (it should be near 0)
 {items(machine())}
+{items(probe)}
 
 Versions:
 
@@ -1405,8 +1489,10 @@ def main(argv: list[str] | None = None) -> None:
     np.seterr(all="ignore")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     t0 = time.perf_counter()
+    start = probe_machine()
     warm_up()
     rows = run_rows(names, cfg)
+    probe = probe_text(start, probe_machine())
     seconds = time.perf_counter() - t0
 
     header = (f"{'QUICK (not the record): ' if cfg.quick else ''}{len(rows)} rows, "
@@ -1414,6 +1500,7 @@ def main(argv: list[str] | None = None) -> None:
               f"({', '.join(f'{v}={os.environ[v]}' for v in THREAD_VARS)}), "
               f"{seconds:.0f} s; load average at the start {load}")
     print(header)
+    print("\n".join(f"{k}: {v}" for k, v in probe))
     print(table(rows))
     print("\nAnchors:")
     print(anchors(rows))
@@ -1423,7 +1510,7 @@ def main(argv: list[str] | None = None) -> None:
         why = "--no-write" if args.no_write else "quick, partial or < 5 repeats; --write forces"
         print(f"\n{README} not written ({why})")
         return
-    README.write_text(report(rows, cfg, argv, seconds, load) + _dask_section())
+    README.write_text(report(rows, cfg, argv, seconds, load, probe) + _dask_section())
     print(f"\nwrote {README}")
 
 
