@@ -1314,23 +1314,28 @@ WHY_MISSED = {
         "loss, shrinkage 0.1), a different algorithm, not less work (ours is lower at 100 "
         "rounds)"),
     "adaboost_100k_2t": (
-        "0.502 (0.498–0.508): at the target to the spread, and the error condition "
-        "fails as at one thread.  The round now runs on numba's threads (histograms and "
-        "the booster's compiled lane kernels, a parallel region starting in about 2 µs), "
-        "1.78 → 1.09 ms; the exponential loss's step, logits and exp are one compiled "
+        "the error condition fails as at one thread.  The round runs on numba's threads "
+        "(histograms and the booster's compiled lane kernels, a parallel region starting "
+        "in about 2 µs); the exponential loss's step, logits and exp are one compiled "
         "pass on those threads too (the library's own vectorised exp), so what is left "
-        "on one thread is the round's Python (about 0.1 ms)"),
+        "on one thread is the round's Python (about 0.1 ms).  On 2026-11-25 this row "
+        "was 0.502 (0.498–0.508), on a faster day of the same kind of machine"),
     "adaboost_1m_1t": (
-        "within the spread of 0.5: at 1,000,000 rows the booster's own passes (about 100 "
-        "bytes a row a round: margins, weights, query, column) are bound by memory "
-        "bandwidth and take as long as the histograms of 20 features at 1 byte a cell"),
+        "within the spread of 0.5: at 1,000,000 rows the booster's own passes (about 75 "
+        "bytes a row a round: margins, weights, query, column, labels) are bound by "
+        "memory bandwidth and take as long as the histograms of 20 features at 1 byte a "
+        "cell"),
     "adaboost_1m_2t": (
-        "1 → 2 threads: 1.69×; at this size the passes run on Python threads (numba's "
-        "idle OpenMP threads spin after a parallel region and slowed them: 9.1 ms a "
-        "round mixed, 6.4 ms with the histograms back on Python threads), and the "
-        "booster's passes are bound by memory (about 100 bytes a row a round); the "
-        "loss's exp is fused into the step's compiled pass (one sweep fewer), so what "
-        "is left is the normalisation's second sweep, which needs the step's total"),
+        "at this size the passes run on Python threads (numba's idle OpenMP threads spin "
+        "after a parallel region and slowed them), and a round moves about 110 bytes a "
+        "row (the histograms 28, the stump's column 9, its sums 17, the step and exps "
+        "33, the normalisation 25).  Per round in a fit at 1 → 2 threads (2026-11-28, "
+        "medians of 5 fits): the oracle 8.0 → 5.8 ms, the step and exps 4.6 → 2.8, the "
+        "normalisation 1.3 → 1.1, the column's sums 2.0 → 1.3.  The normalisation and "
+        "the sums are bound by memory, and this machine's bandwidth grows only about "
+        "1.4× from one thread to two (the probe under \"This run\"); fewer bytes a row "
+        "is what is left (a stump's column read as its 1-byte codes instead of 8-byte "
+        "outputs: about 22 of the 110)"),
     "functional_regressor_100k_2t": (
         "its compiled passes (inner products, residual norms, the stump's outputs, and "
         "the squared loss's step, gradient and loss in one pass) and histograms run on "
