@@ -1194,6 +1194,7 @@ def machine() -> list[tuple[str, str]]:
     ]
 
 
+@functools.cache  # compiled once a run (the probe runs at its start and end)
 def _bandwidth_kernels():
     import numba as nb
 
