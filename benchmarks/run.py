@@ -1326,10 +1326,17 @@ WHY_MISSED = {
     "adaboost_100k_2t": (
         "the error condition fails as at one thread.  The round runs on numba's threads "
         "(histograms and the booster's compiled lane kernels, a parallel region starting "
-        "in about 2 µs); the exponential loss's step, logits and exp are one compiled "
-        "pass on those threads too (the library's own vectorised exp), so what is left "
-        "on one thread is the round's Python (about 0.1 ms).  On 2026-11-25 this row "
-        "was 0.502 (0.498–0.508), on a faster day of the same kind of machine"),
+        "in about 2 µs).  Per round in a fit on two threads (2026-11-28, medians of 5 "
+        "fits of 100 rounds): the histograms of 50 features 0.91 ms (1.54 on one "
+        "thread), the step and exps 0.19, the normalisation 0.15, the column's sums "
+        "0.12, the round's Python about 0.05.  The normalisation's kernel takes 0.037 "
+        "ms when run again at once on the same arrays, and 0.043 ms into a buffer "
+        "nothing else reads: most of its time in a fit is its first write of the "
+        "query the oracle's threads read last round (blocks of 16,384 rows, whose "
+        "histogram tasks split by rows as the lanes do, left it at 0.16 ms; writing "
+        "the stump's column on the lanes' threads made no difference above the noise, "
+        "new/old 1.01 over 9 pairs).  On 2026-11-25 this row was 0.502 (0.498–0.508), "
+        "on a faster day of the same kind of machine"),
     "adaboost_1m_1t": (
         "within the spread of 0.5: at 1,000,000 rows the booster's own passes (about 75 "
         "bytes a row a round: margins, weights, query, column, labels) are bound by "
