@@ -8,6 +8,8 @@ stump oracle thread even such small queries, so the threads really interleave he
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification, make_regression
@@ -302,6 +304,110 @@ def test_weights_shifted_by_a_bound_are_the_weights_from_the_maximum(loss_name, 
                 np.testing.assert_array_equal(g, w)
             else:
                 np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-300)
+
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_predicted_normaliser_gives_the_weights_without_a_normalising_pass(
+        weighted, seed, monkeypatch):
+    """For the exponential loss, step_and_weights shifts the exps by a predicted
+    log-normaliser (AdaBoost's log Z_t from a two-valued column's masses:
+    SignedColumn.log_exp_mass) and writes the query in the step's own pass: the weights,
+    query, entropy and risk are those of dual_weights at the new margins to rounding,
+    and no normalising pass runs.  A wrong prediction (a column of four values, or a
+    guess off by 5, 50 or 5,000) changes only how they are made: the same to rounding."""
+    from oracleboost.boosters import row_passes
+    from oracleboost.boosters._column_kernels import NO_WEIGHTS
+    from oracleboost.boosters.classifier import SignedColumn
+    from oracleboost.losses import get_loss
+
+    rng = np.random.default_rng(seed)
+    n = 4000
+    loss = get_loss("exponential")
+    blocks = RowBlocks(n, 512, n_jobs=2)
+    y = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int8)
+    m = rng.normal(scale=2.0, size=n)
+    s = rng.uniform(0.5, 2.0, n) if weighted else None
+    log_s = None if s is None else np.log(s)
+    log_mass = float(np.log(n if s is None else s.sum()))
+    kernel_s = NO_WEIGHTS if s is None else s
+    before = row_passes.dual_weights(blocks, loss, m.copy(), log_s, y, log_mass)
+    passes = []  # the passes after the step that finish the weights
+
+    def counted(stage):
+        def run(*args, **kwargs):
+            passes.append(stage.__name__)
+            return stage(*args, **kwargs)
+        run.__name__ = stage.__name__
+        run.stat_later = getattr(stage, "stat_later", False)
+        if hasattr(stage, "n_outputs"):
+            run.n_outputs = stage.n_outputs
+        return run
+
+    for name in ("_normalise", "_rescaled"):
+        monkeypatch.setattr(row_passes, name, counted(getattr(row_passes, name)))
+    # u = y·a of two values: a ±1 stump's, or one whose leaves follow the labels; of
+    # four: a stump of leaves {−1, 0.3} (u = ±1 or ±0.3)
+    columns = {"stump": rng.choice([-1.0, 1.0], size=n),
+               "two": y * rng.choice([-0.4, 1.0], size=n),
+               "three": rng.choice([-1.0, 0.3], size=n)}
+    for name, a in columns.items():
+        h = SimpleNamespace(train_output=a)  # all SignedColumn reads of an answer
+        col = SignedColumn.of(h, y, None, True, blocks, query=before.query)
+        alpha = 0.37
+        log_z = col.log_exp_mass(alpha)
+        coef = alpha * col.sign / col.norm
+        new_m = m + y * (coef * a)
+        want = row_passes.dual_weights(blocks, loss, new_m.copy(), log_s, y, log_mass)
+        # Z_t itself: Σ w e^(−α u) over the rows, for a column of two values
+        u = col.sign * y * a / col.norm
+        direct = float(np.log(np.sum(before.w * np.exp(-alpha * u))))
+        if name != "three":
+            assert log_z == pytest.approx(direct, rel=1e-13, abs=1e-13)
+        # what the booster passes (None: no prediction, as when the masses of a column
+        # of more values come out negative)
+        predicted = None if log_z is None else before.log_loss + log_mass + log_z
+        for miss in (0.0, 5.0, -50.0, -5000.0):
+            passes.clear()
+            got_m, _, _, got = row_passes.step_and_weights(
+                blocks, loss, m.copy(), a, y, coef, abs(coef) * col.norm, kernel_s, log_s,
+                log_mass, before.tops, None if predicted is None else predicted + miss)
+            np.testing.assert_array_equal(got_m, new_m)
+            skipped = name != "three" and miss == 0.0
+            assert (not passes) is skipped, (name, miss, passes)
+            for g, w in ((got.w, want.w), (got.query, want.query),
+                         (got.entropy(), want.entropy()), (got.log_loss, want.log_loss)):
+                np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-300)
+            assert got.tops == want.tops
+            np.testing.assert_array_equal(np.sign(got.query), np.where(y > 0, 1.0, -1.0))
+            assert abs(float(np.sum(got.w)) - 1.0) <= 1e-12
+
+
+def test_the_passes_read_the_query_alone_with_the_same_numbers():
+    """signed_sums and two_value_masses from the query ``w · y`` alone (its magnitudes
+    the weights, its signs the labels, a zero weight's label the sign of its zero) give
+    the numbers they give from ``y`` and ``w``, bit for bit."""
+    from oracleboost.boosters import row_passes
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    blocks = RowBlocks(n, 700, n_jobs=2)
+    y = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int8)
+    w = rng.exponential(size=n)
+    w[rng.random(n) < 0.1] = 0.0  # zeros of both labels: -0.0 in the query
+    w /= w.sum()
+    query = w * y
+    assert np.signbit(query[(w == 0) & (y < 0)]).all()
+    for a in (rng.choice([-1.0, 1.0], size=n), rng.choice([-0.5, 2.0], size=n),
+              rng.normal(size=n)):
+        for norm in (1.0, 2.0):
+            assert row_passes.signed_sums(blocks, a, None, query, norm) == \
+                row_passes.signed_sums(blocks, a, y, w, norm)
+        lo, hi = float(np.min(y * a / 2.0)), float(np.max(y * a / 2.0))
+        for sign in (1.0, -1.0):
+            assert row_passes.two_value_masses(blocks, a, None, query, 2.0, sign, lo, hi) \
+                == row_passes.two_value_masses(blocks, a, y, w, 2.0, sign, lo, hi)
 
 
 def test_weighted_quantile_by_passes_is_the_sorted_one():

@@ -127,10 +127,23 @@ def peak(a):  # pragma: no cover - compiled
     return max(max(t0, t1), max(t2, t3))
 
 
+@nb.jit(**_JIT, inline="always")
+def _label_and_weight(y, w, i):  # pragma: no cover - compiled
+    """Row ``i``'s label ±1 and weight: ``(y[i], w[i])``, or, when ``y`` is empty, from
+    the query ``q = w · y`` held in ``w``: ``(copysign(1, q_i), |q_i|)``, the same
+    numbers (a product by ±1 is exact, and a zero weight keeps its label as the sign of
+    its zero), so that a pass reads one array of the two."""
+    if y.shape[0] == 0:
+        q = w[i]
+        return math.copysign(1.0, q), abs(q)
+    return y[i], w[i]
+
+
 @nb.jit(**_JIT)
 def _signed_sums(a, y, w, norm):  # pragma: no cover - compiled
     """With ``v = y * a / norm``: ``(Σ w v, Σ w (1 + v), Σ w (1 − v), min v, max v,
-    max |a|)``, each sum in row order.
+    max |a|)``, each sum in row order (``y`` empty: ``w`` holds the query ``w · y``, see
+    :func:`_label_and_weight`).
 
     The two middle sums are the AdaBoost step's ``Σ w (1 ± u)``, summed as non-negative
     terms so that ``1 − γ`` stays accurate when the edge γ is close to 1.  The peak comes
@@ -143,10 +156,11 @@ def _signed_sums(a, y, w, norm):  # pragma: no cover - compiled
     # every 4.5 cycles) bounded the loop: 200 -> 157 µs at 100,000 rows
     unit = norm == 1.0
     for i in range(a.shape[0]):
-        v = y[i] * a[i] if unit else y[i] * a[i] / norm
-        corr += w[i] * v
-        plus += w[i] * (1.0 + v)
-        minus += w[i] * (1.0 - v)
+        yi, wi = _label_and_weight(y, w, i)
+        v = yi * a[i] if unit else yi * a[i] / norm
+        corr += wi * v
+        plus += wi * (1.0 + v)
+        minus += wi * (1.0 - v)
         lo = min(lo, v)
         hi = max(hi, v)
         top = max(top, abs(a[i]))
@@ -256,42 +270,39 @@ def _two_value_masses(a, y, w, norm, sign, lo, hi, terms):  # pragma: no cover -
     """For the column ``u = (y * a / norm) * sign`` with extreme values ``lo`` and
     ``hi``: ``(Σ w [u = lo], Σ w [u = hi], #{u ∉ {lo, hi}})``, branch-free (the value of
     a stump's row is random, and a mispredicted branch a row costs 10 ns); the masses'
-    terms go to ``terms`` (a scratch of shape (2, n)) and :func:`_sum` adds them."""
+    terms go to ``terms`` (a scratch of shape (2, n)) and :func:`_sum` adds them
+    (``y`` empty: ``w`` holds the query, as in :func:`_signed_sums`)."""
     n = a.shape[0]
     other = 0
     for i in range(n):
-        v = y[i] * a[i] / norm * sign
+        yi, wi = _label_and_weight(y, w, i)
+        v = yi * a[i] / norm * sign
         at_lo = v == lo
         at_hi = v == hi
-        terms[0, i] = w[i] * at_lo
-        terms[1, i] = w[i] * (at_hi & ~at_lo)
+        terms[0, i] = wi * at_lo
+        terms[1, i] = wi * (at_hi & ~at_lo)
         other += ~(at_lo | at_hi)
     return _sum(terms[0, :n]), _sum(terms[1, :n]), other
 
 
 @nb.jit(**_JIT)
-def _normalise(e, z, top, y, total, w, query, terms):  # pragma: no cover - compiled
-    """The weights' last pass: ``w = e · (1 / total)`` (``w`` may be ``e`` itself: in
-    place; a product, not a quotient: scalar divisions, which are all a loop can use
-    when ``w`` overlaps ``e``, took twice as long as the rest of the pass),
-    ``query = w * y`` (the oracle's question) and, unless ``z`` is empty (the sum made
-    already, with the exps: :func:`_neg_margin_exps`), the entropy's sum
-    ``Σ e · (z − top)`` (``e = exp(z − top)``; summed by :func:`_sum`), in one pass
-    instead of three.  The products go to ``terms`` (a lane's scratch) first: without a
-    sum in it, the loop runs on vectors (its divisions too)."""
+def _normalise(e, z, top, y, total, query, terms):  # pragma: no cover - compiled
+    """The weights' last pass: the query ``query = (e · (1 / total)) * y`` (the oracle's
+    question, and the weights themselves as ``|query|``: a product by ±1 is exact; a
+    product by ``1 / total``, not a quotient: scalar divisions took twice as long as the
+    rest of the pass) and, unless ``z`` is empty (the sum made already, with the exps:
+    :func:`_neg_margin_exps`), the entropy's sum ``Σ e · (z − top)`` (``e = exp(z −
+    top)``; summed by :func:`_sum`), in one pass instead of three.  The products go to
+    ``terms`` (a lane's scratch) first: without a sum in it, the loop runs on vectors."""
     n = e.shape[0]
     scale = 1.0 / total
     if z.shape[0] == 0:
         for i in range(n):
-            wi = e[i] * scale
-            w[i] = wi
-            query[i] = wi * y[i]
+            query[i] = (e[i] * scale) * y[i]
         return 0.0
     for i in range(n):
         ei = e[i]
-        wi = ei * scale
-        w[i] = wi
-        query[i] = wi * y[i]
+        query[i] = (ei * scale) * y[i]
         terms[i] = ei * (z[i] - top)
     return _sum(terms[:n])
 
@@ -315,6 +326,28 @@ def _neg_margin_exps(m, log_s, top, e, z, terms):  # pragma: no cover - compiled
     for i in range(n):
         terms[i] = e[i] * (z[i] - top)
     return z[:n].max(), total, _sum(terms[:n])
+
+
+@nb.jit(**_JIT)
+def _neg_margin_query(m, log_s, top, y, query, z, terms):  # pragma: no cover - compiled
+    """:func:`_neg_margin_exps` writing ``query = e · y`` instead of ``e``: the same
+    exps, maxima and sums (the exps kept in the scratch ``z`` for their sum, after their
+    logits are used)."""
+    n = m.shape[0]
+    if log_s.shape[0] > 0:
+        for i in range(n):
+            z[i] = -m[i] + log_s[i]
+    else:
+        for i in range(n):
+            z[i] = -m[i]
+    peak = z[:n].max()
+    for i in range(n):
+        t = z[i] - top
+        ei = exp(t)
+        terms[i] = ei * t
+        query[i] = ei * y[i]
+        z[i] = ei
+    return peak, _sum(z[:n]), _sum(terms[:n])
 
 
 @nb.jit(**_JIT)
@@ -460,34 +493,44 @@ def two_value_masses(a, y, w, norm, sign, lo_u, hi_u, lo, hi, lane,
 
 
 @nb.jit(**_PARALLEL)
-def normalise(e, z, top, y, total, w, query, lo, hi, lane, out):  # pragma: no cover
+def normalise(e, z, top, y, total, query, lo, hi, lane, out):  # pragma: no cover
     """:func:`_normalise` on every lane of ``lo:hi``, each lane's ``Σ e · (z − top)``
     into ``out[q]`` (0 when ``z`` is empty)."""
     for q in nb.prange(_n_lanes(lo, hi, lane)):
         start, stop = _lane(lo, hi, lane, q)
         out[q] = _normalise(e[start:stop], z[start:stop], top, y[start:stop], total,
-                            w[start:stop], query[start:stop], np.empty(stop - start))
+                            query[start:stop], np.empty(stop - start))
 
 
 @nb.jit(**_PARALLEL)
-def exponential_step(m, a, y, c, s, log_s, top, out, e, lo, hi, lane, parts, tops,
+def exponential_step(m, a, y, c, s, log_s, top, out, e, query, lo, hi, lane, parts, tops,
                      sums):  # pragma: no cover - compiled
     """The exponential loss's step and weights in one pass, lane by lane: each lane's
     :func:`_step_margins` (``out``, and ``(min, wrong)`` into ``parts[q]``), its logits
     ``z = −out + log s`` (``log(−φ'(m)) = −m``; kept only in a lane's scratch) and their
     maximum into ``tops[q, 0]``, and ``e = exp(z − top)`` with its sum and the entropy's
     sum ``Σ e (z − top)`` (:func:`_neg_margin_exps`) into ``sums[q, 0:2]``, while the
-    lane's rows are in cache.
+    lane's rows are in cache.  With ``query`` (not empty), ``query = e * y`` instead of
+    ``e`` (``e`` is then empty: the exps stay in a lane's scratch): the oracle's next
+    question when ``top`` is the weights' log-normaliser (``Σ e`` is then 1 and no
+    normalising pass follows), and the weights themselves, as ``|query|``.
 
     The numbers are those of the NumPy steps they replace (``−m``, ``+ log s``,
     ``− top``), then :func:`exp`."""
     logged = log_s.shape[0] > 0
+    asked = query.shape[0] > 0
     for q in nb.prange(_n_lanes(lo, hi, lane)):
         start, stop = _lane(lo, hi, lane, q)
         parts[q, 0], parts[q, 1] = _step_lane(m, a, y, c, s, out, start, stop)
-        tops[q, 0], sums[q, 0], sums[q, 1] = _neg_margin_exps(
-            out[start:stop], log_s[start:stop] if logged else log_s, top, e[start:stop],
-            np.empty(stop - start), np.empty(stop - start))
+        ls = log_s[start:stop] if logged else log_s
+        if asked:
+            tops[q, 0], sums[q, 0], sums[q, 1] = _neg_margin_query(
+                out[start:stop], ls, top, y[start:stop], query[start:stop],
+                np.empty(stop - start), np.empty(stop - start))
+        else:
+            tops[q, 0], sums[q, 0], sums[q, 1] = _neg_margin_exps(
+                out[start:stop], ls, top, e[start:stop], np.empty(stop - start),
+                np.empty(stop - start))
 
 
 @nb.jit(**_PARALLEL)

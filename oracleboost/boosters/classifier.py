@@ -361,25 +361,54 @@ class SignedColumn:
     blocks: RowBlocks
 
     @classmethod
-    def of(cls, h: Hypothesis, y: np.ndarray, w: np.ndarray, bounded: bool,
-           blocks: RowBlocks | None = None) -> SignedColumn | StopReason:
+    def of(cls, h: Hypothesis, y: np.ndarray, w: np.ndarray | None, bounded: bool,
+           blocks: RowBlocks | None = None, query: np.ndarray | None = None
+           ) -> SignedColumn | StopReason:
         """The signed column, or a stop reason: ``ZERO_HYPOTHESIS`` (h = 0 on the
         training points) or ``ZERO_EDGE``.  The passes run by ``blocks``
-        (:mod:`.row_passes`; default: one block of every row, one thread)."""
+        (:mod:`.row_passes`; default: one block of every row, one thread).  With
+        ``query = w · y`` in place of ``w`` (None), they read it alone (its magnitudes
+        are the weights, its signs the labels: the same sums)."""
         a = h.train_output
+        labels, w = (None, query) if w is None else (y, w)
         if blocks is None:
             blocks = RowBlocks(a.shape[0], max(1, a.shape[0]), n_jobs=1)
         # A bounded class's norm is 1 unless it overshoots: one pass finds out.
-        sums = row_passes.signed_sums(blocks, a, y, w, 1.0) if bounded else None
+        sums = row_passes.signed_sums(blocks, a, labels, w, 1.0) if bounded else None
         top = float(sums[-1] if bounded else row_passes.peak(blocks, a))
         if top == 0.0:
             return StopReason.ZERO_HYPOTHESIS
         norm = max(top, 1.0) if bounded else top
         if sums is None or norm != 1.0:
-            sums = row_passes.signed_sums(blocks, a, y, w, norm)
+            sums = row_passes.signed_sums(blocks, a, labels, w, norm)
         corr, plus, minus, lo, hi, _ = sums
         if corr == 0.0:
             return StopReason.ZERO_EDGE
         if corr > 0:
             return cls(a, y, corr, 1.0, norm, plus, minus, lo, hi, blocks)
         return cls(a, y, -corr, -1.0, norm, minus, plus, -hi, -lo, blocks)
+
+    def log_exp_mass(self, alpha: float) -> float | None:
+        """``log Σ_i w_i e^(−α u_i)`` if ``u`` takes only its extreme values (a ±1
+        stump's column: ``u = ±1``; a stump of other leaves gives ``u`` four values),
+        else a number of no meaning, or None: the exponential loss's
+        normaliser after the step α (Schapire & Singer 1999's ``Z_t``, whose log the
+        step adds to the log-risk), from the masses at ``u_min`` and ``u_max``, which
+        ``agreement = Σ w (1 + u)`` and ``disagreement = Σ w (1 − u)`` determine for such
+        a column (for u = ±1, half of each, exactly).  No pass over the rows: the step
+        uses it to predict its weights' normaliser
+        (:func:`.row_passes.step_and_weights` checks the prediction)."""
+        lo, hi = self.u_min, self.u_max
+        plus, minus = self.agreement, self.disagreement
+        if not alpha >= 0.0 or not math.isfinite(alpha):
+            return None
+        if hi == lo:
+            mass_lo, mass_hi = 0.5 * (plus + minus), 0.0
+        else:
+            mass_hi = (plus * (1.0 - lo) - minus * (1.0 + lo)) / (2.0 * (hi - lo))
+            mass_lo = (minus * (1.0 + hi) - plus * (1.0 - hi)) / (2.0 * (hi - lo))
+        if not (mass_lo >= 0.0 and mass_hi >= 0.0):
+            return None
+        # −α lo + log(m_lo + m_hi e^(−α (hi − lo))): α ≥ 0 and hi ≥ lo, no overflow
+        inner = mass_lo + mass_hi * math.exp(-alpha * (hi - lo)) if hi != lo else mass_lo
+        return -alpha * lo + math.log(inner) if inner > 0.0 else None

@@ -359,14 +359,15 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         return _State(margins=margins, dual=self._weights(problem, margins), rng=rng), 0.0
 
     def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
-        p, w = problem, state.dual.w
+        p, query = problem, state.dual.query
         # 1. the weights w ∝ s · (−φ'(margin)) and the query w·y came with the state
         #    (made in the last round)
         # 2. the oracle's answer as a column in [−1, 1]: bounded classes as they are
         #    (Telgarsky's A), scale-free ones rescaled to max |h| = 1
-        h = p.bound.correlate(state.dual.query, random_state=draw_seed(state.rng))
+        h = p.bound.correlate(query, random_state=draw_seed(state.rng))
         # 3. edge and the sign that makes it positive
-        col = SignedColumn.of(h, p.ypm, w, p.bounded, p.blocks)
+        # (the passes read the query alone: the weights are its magnitudes)
+        col = SignedColumn.of(h, p.ypm, None, p.bounded, p.blocks, query=query)
         if isinstance(col, StopReason):
             return RoundResult(state, stop=col)
         # 4. step
@@ -382,7 +383,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
                 loss=p.loss,
                 margins=state.margins,
                 column=col,
-                w=w,
+                w=None,
+                query=query,
                 log_s=p.log_s,
                 sample_weight=None if p.log_s is None else p.s,  # equal weights cancel
                 nu=p.nu,
@@ -410,10 +412,17 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         #    round's weights, whose normaliser is the new risk for the exponential loss
         coef = alpha * col.sign / col.norm
         s = p.s if p.log_s is not None else column_kernels.NO_WEIGHTS  # equal ones cancel
-        # every margin moves by at most |coef| max |a| <= |coef| norm
+        # every margin moves by at most |coef| max |a| <= |coef| norm; for the
+        # exponential loss the new weights' normaliser is the risk's times Z_t = Σ w e^(−α u)
+        # (Schapire & Singer 1999), known from the column's sums when it has two values
+        normaliser = None
+        if p.loss.log_weight_is_neg_margin:
+            log_z = col.log_exp_mass(alpha)
+            if log_z is not None:
+                normaliser = state.dual.log_loss + math.log(p.s_total) + log_z
         margins, low, wrong, dual = row_passes.step_and_weights(
             p.blocks, p.loss, state.margins, col.a, p.ypm, coef, abs(coef) * col.norm, s,
-            p.log_s, math.log(p.s_total), state.dual.tops)
+            p.log_s, math.log(p.s_total), state.dual.tops, normaliser)
         log_loss = dual.log_loss
         term = (h.detach(), coef, col.norm)
         record = {

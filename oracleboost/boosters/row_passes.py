@@ -90,14 +90,16 @@ def log(blocks: RowBlocks, a: np.ndarray) -> np.ndarray:
 
 def _signed_sums(blocks: RowBlocks, a, y, w, *, norm: float) -> tuple[tuple, np.ndarray]:
     lane = blocks.lane
+    y = column_kernels.NO_WEIGHTS if y is None else y
     return (), _lanes(blocks, 6, lambda lo, hi, out: column_kernels.signed_sums(
         a, y, w, norm, lo, hi, lane, out))
 
 
-def signed_sums(blocks: RowBlocks, a: np.ndarray, y: np.ndarray, w: np.ndarray,
+def signed_sums(blocks: RowBlocks, a: np.ndarray, y: np.ndarray | None, w: np.ndarray,
                 norm: float) -> tuple[float, float, float, float, float, float]:
     """:func:`._column_kernels.signed_sums`: the three sums in lane order, the extremes
-    over lanes."""
+    over lanes.  ``y`` None: ``w`` is the query ``w · y``, whose signs are the labels
+    and magnitudes the weights (one array read instead of two; the same numbers)."""
     p = _lane_parts(blocks.map(_signed_sums, a, y, w, norm=norm)[1])
     corr, plus, minus = ordered_sum(p[:, :3])
     return (float(corr), float(plus), float(minus), float(p[:, 3].min()),
@@ -114,13 +116,15 @@ def _step_margins(blocks: RowBlocks, m, a, y, s, *, c: float) -> tuple[tuple, np
 def _two_value_masses(blocks: RowBlocks, a, y, w, *, norm: float, sign: float, lo: float,
                       hi: float) -> tuple[tuple, np.ndarray]:
     lane = blocks.lane
+    y = column_kernels.NO_WEIGHTS if y is None else y
     return (), _lanes(blocks, 3, lambda i, j, out: column_kernels.two_value_masses(
         a, y, w, norm, sign, lo, hi, i, j, lane, out))
 
 
-def two_value_masses(blocks: RowBlocks, a: np.ndarray, y: np.ndarray, w: np.ndarray,
+def two_value_masses(blocks: RowBlocks, a: np.ndarray, y: np.ndarray | None, w: np.ndarray,
                      norm: float, sign: float, lo: float, hi: float) -> tuple[float, float, int]:
-    """:func:`._column_kernels.two_value_masses`, the lanes in order."""
+    """:func:`._column_kernels.two_value_masses`, the lanes in order (``y`` None: ``w``
+    is the query, as in :func:`signed_sums`)."""
     p = _lane_parts(blocks.map(_two_value_masses, a, y, w, norm=norm, sign=sign, lo=lo,
                                hi=hi)[1])
     m_lo, m_hi, other = ordered_sum(p)
@@ -419,20 +423,38 @@ def _exps(blocks: RowBlocks, zs, log_phis, *, top: float,
     return (w,), _lanes(blocks, 2, exps)
 
 
-@deferred_stat(2)
+@deferred_stat(1)
 def _normalise(blocks: RowBlocks, e, zs, y, *, top: float,
                total: float) -> tuple[tuple, np.ndarray]:
-    """Pass 3: ``w = e / total``, ``query = w · y`` and, with the logits ``zs``, the
-    lanes' ``Σ e (z − top)`` (the entropy's, read when the round is recorded: see
-    ``deferred_stat``; ``zs`` None: the exps' pass made it)."""
+    """Pass 3: the query ``(e / total) · y`` (the weights are its magnitudes) and, with
+    the logits ``zs``, the lanes' ``Σ e (z − top)`` (the entropy's, read when the round
+    is recorded: see ``deferred_stat``; ``zs`` None: the exps' pass made it)."""
     lane, query = blocks.lane, blocks.empty()
-    w = e if blocks.in_place else blocks.empty()
     # a compiled sum, as np.dot's BLAS rounds by CPU
     inner = _lanes(blocks, 1, lambda lo, hi, out: column_kernels.normalise(
         e[lo:hi], column_kernels.NO_WEIGHTS if zs is None else zs[lo], top, y[lo:hi],
-        total, w[lo:hi], query[lo:hi], 0, hi - lo, lane, out[:, 0]))
-    return (w, query), inner
+        total, query[lo:hi], 0, hi - lo, lane, out[:, 0]))
+    return (query,), inner
 
+
+@outputs_only(1)
+def _rescaled(blocks: RowBlocks, q, *, scale: float) -> tuple[tuple, None]:
+    """``q · scale`` (in place where a pass may write over its inputs)."""
+    out = q if blocks.in_place else blocks.empty()
+    elementwise(blocks, lambda lo, hi: np.multiply(q[lo:hi], scale, out=out[lo:hi]))
+    return (out,), None
+
+
+#: How far ``Σ e`` may lie from 1 for the exps of a step shifted by a predicted
+#: normaliser (:func:`step_and_weights`) to be the weights as they are: a few hundred
+#: roundings of 1 (a prediction from a two-valued column's masses misses by about as many
+#: as the sums of those masses and of the exps make); beyond it, they are normalised.
+NORMALISED_SLACK = 2.0 ** -40
+
+#: How far below the bound on the new logits' maximum a predicted normaliser may shift
+#: the exps (:func:`step_and_weights`): each exp then stays below e^PREDICTION_REACH,
+#: and their sum over any number of rows a float64 can index is finite.
+PREDICTION_REACH = 600.0
 
 #: How far above the new logits' maximum a shift from a bound may lie before the weights'
 #: exps are made again from the maximum itself: with a shift δ too high, the largest
@@ -443,16 +465,21 @@ SHIFT_SLACK = 64.0
 
 @dataclass(frozen=True)
 class DualWeights:
-    """What :func:`dual_weights` and :func:`step_and_weights` give: the normalised dual
-    weights ``w``, the oracle's query ``w · y``, the weights' entropy (a function, read
+    """What :func:`dual_weights` and :func:`step_and_weights` give: the oracle's query
+    ``w · y`` (whose magnitudes are the normalised dual weights ``w``, and signs the
+    labels: a booster's passes read it alone), the weights' entropy (a function, read
     when the round is recorded), the log-risk, and the logits' maxima ``tops`` (the
     next step's bound starts from them)."""
 
-    w: Rows
     query: Rows
     entropy: Callable[[], float]
     log_loss: float
     tops: tuple[float, float]
+
+    @property
+    def w(self) -> np.ndarray:
+        """The weights ``|query|`` (in memory)."""
+        return np.abs(self.query)
 
 
 def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
@@ -499,7 +526,7 @@ CHUNK_ROWS = 1 << 15
 
 
 def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLoss,
-               top: float, top_phi: float) -> tuple[tuple, tuple]:
+               top: float, top_phi: float, query: bool = False) -> tuple[tuple, tuple]:
     """:func:`_step_margins`, pass 1 of :func:`dual_weights` on the new margins and, if
     ``top`` is finite, pass 2 shifted by it: one stage (on a cluster, one round trip).
 
@@ -509,11 +536,13 @@ def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLo
     exponential loss (``loss.log_weight_is_neg_margin``) a run is one compiled call
     (:func:`._column_kernels.exponential_step`): with the normalisation after it and
     NumPy's ``exp`` in both, 2.16 ms as chunks against 1.50 ms as one pass at 100,000
-    rows on two threads (medians of 38, interleaved, a noisy machine)."""
+    rows on two threads (medians of 38, interleaved, a noisy machine).  With ``query``,
+    that pass also writes ``e · y`` (the oracle's query if ``Σ e`` is 1: ``top`` the
+    weights' log-normaliser); it is the last output (None otherwise)."""
     if not math.isfinite(top):
         (stepped,), step_lanes = _step_margins(blocks, m, a, y, s, c=c)
         logit_rows, logit_tops = _logits(blocks, stepped, log_s, loss=loss)
-        return (stepped, *logit_rows, None), (step_lanes, logit_tops, None)
+        return (stepped, *logit_rows, None, None), (step_lanes, logit_tops, None)
     separate = not loss.phi_is_neg_dphi
     lane, n_lanes = blocks.lane, blocks.n_lanes
     margins, e = blocks.empty(), blocks.empty()
@@ -526,14 +555,17 @@ def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLo
         # no logits (an array of n fewer at the fit's peak, written and read again): the
         # entropy's sums come with the exps, into sums[:, 1] (unused by this loss)
         no_log = column_kernels.NO_WEIGHTS if log_s is None else log_s
+        # with the query asked, the exps are not kept: the query holds them (|query|)
+        asked, exps = (e, column_kernels.NO_OUTPUT) if query else (column_kernels.NO_OUTPUT, e)
 
         def fused(q0: int, q1: int, lo: int, hi: int) -> None:
-            column_kernels.exponential_step(m, a, y, c, s, no_log, top, margins, e,
+            column_kernels.exponential_step(m, a, y, c, s, no_log, top, margins, exps, asked,
                                             lo, hi, lane, step_parts[q0:q1], tops[q0:q1],
                                             sums[q0:q1])
 
         blocks.lane_map(fused)
-        return (margins, None, log_phis, e), (step_parts, tops, sums)
+        return (margins, None, log_phis, None if query else e, e if query else None), (
+            step_parts, tops, sums)
     chunk = lane * max(1, CHUNK_ROWS // lane)
     phi_sums = separate and math.isfinite(top_phi)
 
@@ -560,12 +592,13 @@ def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLo
                                                 c1 - c0, lane, sums[qa:qb, 1])
 
     blocks.lane_map(run)
-    return (margins, zs, log_phis, e), (step_parts, tops, sums)
+    return (margins, zs, log_phis, e, None), (step_parts, tops, sums)
 
 
 def step_and_weights(blocks: RowBlocks, loss: MarginLoss, m: np.ndarray, a: np.ndarray,
                      y: np.ndarray, c: float, reach: float, s: np.ndarray,
-                     log_s: np.ndarray | None, log_mass: float, tops: tuple[float, float]
+                     log_s: np.ndarray | None, log_mass: float, tops: tuple[float, float],
+                     normaliser: float | None = None
                      ) -> tuple[np.ndarray, float, float, DualWeights]:
     """The step's new margins ``m + c y a`` (:func:`._column_kernels.step_margins`), their
     minimum ``low`` and ``wrong = Σ s [wrong]``, then :func:`dual_weights` at the new
@@ -577,18 +610,35 @@ def step_and_weights(blocks: RowBlocks, loss: MarginLoss, m: np.ndarray, a: np.n
     the weights' ``exp`` is shifted by that bound in the same pass as the step, without
     waiting for the maxima (one pass and one round trip fewer); it is made again from
     the maxima only when the bound lies more than :data:`SHIFT_SLACK` above them.
+
+    ``normaliser``, for the exponential loss, predicts the new weights' log-normaliser
+    ``log Σ s e^(−m')`` (up to the additive constant of the logits, ``log_mass`` and
+    the risk: :meth:`.classifier.SignedColumn.log_exp_mass` gives it for a column of
+    two values, AdaBoost's ``log Z_t``).  The exps are then shifted by it, so that they
+    sum to 1, and the same pass writes the query ``e · y``: when their sum is 1 within
+    :data:`NORMALISED_SLACK`, they are the weights, and the normalising pass (a read
+    and two writes of every row) is not made.  Otherwise (a column of more values) the
+    weights are made as without it: the prediction changes their bits, never whether
+    they are right.
     """
     lip = loss.log_weight_lipschitz
     shift = (math.inf, math.inf) if lip is None else \
         (tops[0] + lip * reach, tops[1] + lip * reach)
-    (margins, zs, log_phis, e), parts = blocks.map(
-        _step_exps, m, a, y, s, log_s, c=c, loss=loss, top=shift[0], top_phi=shift[1])
+    predicted = (normaliser is not None and math.isfinite(normaliser) and lip is not None
+                 and loss.log_weight_is_neg_margin)
+    if predicted:
+        # each exp at most e^PREDICTION_REACH, their sum finite, whatever the prediction
+        shift = (max(normaliser, shift[0] - PREDICTION_REACH), shift[1])
+    (margins, zs, log_phis, e, query), parts = blocks.map(
+        _step_exps, m, a, y, s, log_s, c=c, loss=loss, top=shift[0], top_phi=shift[1],
+        query=predicted)
     if loss.log_weight_is_neg_margin and math.isfinite(shift[0]):
         zs = None  # the fused pass kept no logits (on a cluster: a Partitioned of Nones)
     p = _lane_parts([step for step, _, _ in parts])
     low, wrong = float(p[:, 0].min()), float(ordered_sum(p[:, 1]))
     # (without a bound the stage made no exps: e holds None)
-    shifted = None if lip is None else (shift, e, _lane_parts([sums for _, _, sums in parts]))
+    shifted = None if lip is None else (shift, e, _lane_parts([sums for _, _, sums in parts]),
+                                        query if predicted else None)
     return margins, low, wrong, _weights_from_logits(
         blocks, loss, zs, log_phis, _lane_parts([t for _, t, _ in parts]), y, log_mass,
         shifted, margins, log_s)
@@ -613,15 +663,24 @@ def _weights_from_logits(blocks: RowBlocks, loss: MarginLoss, zs, log_phis,
                          shifted: tuple | None = None, margins=None,
                          log_s=None) -> DualWeights:
     """Passes 2 and 3 of :func:`dual_weights`, from pass 1's outputs and lanes' maxima
-    ``tops``; pass 2 is already made when ``shifted = ((top, top_phi), e, sums)`` and its
-    shifts lie within :data:`SHIFT_SLACK` of the maxima.  ``zs`` None: the exponential
-    loss's fused step kept no logits, and its ``sums[:, 1]`` are the entropy's; if its
-    shift is not usable, the logits are made again from ``margins`` (pass 1)."""
+    ``tops``; pass 2 is already made when ``shifted = ((top, top_phi), e, sums, query)``
+    and its shifts lie within :data:`SHIFT_SLACK` of the maxima, and pass 3 too when
+    ``query`` is not None (the exponential loss's step shifted by a predicted
+    normaliser) and ``Σ e`` is 1 within :data:`NORMALISED_SLACK`.  ``zs`` None: the
+    exponential loss's fused step kept no logits, and its ``sums[:, 1]`` are the
+    entropy's; if its shift is not usable, the logits are made again from ``margins``
+    (pass 1)."""
     separate = not loss.phi_is_neg_dphi
     exact = (float(tops[:, 0].max()), float(tops[:, 1].max()))
     if shifted is not None and _close_above(shifted[0][0], exact[0]) and (
             not separate or _close_above(shifted[0][1], exact[1])):
-        (top, top_phi), e, sums = shifted
+        (top, top_phi), e, sums, query = shifted
+        if query is not None:  # e · y from a predicted normaliser (no e: zs None too)
+            total = float(ordered_sum(sums[:, 0]))
+            if abs(total - 1.0) > NORMALISED_SLACK:  # missed: normalised as e would be
+                (query,), _ = blocks.map(_rescaled, query, scale=1.0 / total)
+            return DualWeights(query, _Entropy(total, ReadyStats([sums[:, 1:]])),
+                               top + math.log(total) - log_mass, exact)
     else:
         if zs is None:
             (zs, log_phis), _ = blocks.map(_logits, margins, log_s, loss=loss)
@@ -629,7 +688,7 @@ def _weights_from_logits(blocks: RowBlocks, loss: MarginLoss, zs, log_phis,
         (e,), parts = blocks.map(_exps, zs, log_phis, top=top, top_phi=top_phi)
         sums = _lane_parts(parts)
     total = float(ordered_sum(sums[:, 0]))
-    (w, query), later = blocks.map(_normalise, e, zs, y, top=top, total=total)
+    (query,), later = blocks.map(_normalise, e, zs, y, top=top, total=total)
     # (the exponential loss's fused step: the entropy's sums came with the exps)
     entropy = _Entropy(total, ReadyStats([sums[:, 1:]]) if zs is None else later)
     if not separate:
@@ -638,7 +697,7 @@ def _weights_from_logits(blocks: RowBlocks, loss: MarginLoss, zs, log_phis,
         log_loss = top_phi - log_mass  # all -inf (empty sum) or a +inf term
     else:
         log_loss = top_phi + math.log(float(ordered_sum(sums[:, 1]))) - log_mass
-    return DualWeights(w, query, entropy, log_loss, exact)
+    return DualWeights(query, entropy, log_loss, exact)
 
 
 def _close_above(shift: float, top: float) -> bool:
