@@ -1326,17 +1326,14 @@ WHY_MISSED = {
     "adaboost_100k_2t": (
         "the error condition fails as at one thread.  The round runs on numba's threads "
         "(histograms and the booster's compiled lane kernels, a parallel region starting "
-        "in about 2 µs).  Per round in a fit on two threads (2026-11-28, medians of 5 "
-        "fits of 100 rounds): the histograms of 50 features 0.91 ms (1.54 on one "
-        "thread), the step and exps 0.19, the normalisation 0.15, the column's sums "
-        "0.12, the round's Python about 0.05.  The normalisation's kernel takes 0.037 "
-        "ms when run again at once on the same arrays, and 0.043 ms into a buffer "
-        "nothing else reads: most of its time in a fit is its first write of the "
-        "query the oracle's threads read last round (blocks of 16,384 rows, whose "
-        "histogram tasks split by rows as the lanes do, left it at 0.16 ms; writing "
-        "the stump's column on the lanes' threads made no difference above the noise, "
-        "new/old 1.01 over 9 pairs).  On 2026-11-25 this row was 0.502 (0.498–0.508), "
-        "on a faster day of the same kind of machine"),
+        "in about 2 µs), and since 2026-11-28 it makes no normalising pass: the step's "
+        "pass shifts the weights' exps by the normaliser AdaBoost's Z_t predicts and "
+        "writes the query itself (1.60 → 1.42 ms a round here, 0.91× over 9 interleaved "
+        "pairs).  Per round in a fit on two threads (2026-11-28, medians of 5 fits of "
+        "100 rounds): the histograms of 50 features 1.10 ms (1.72 on one thread), the "
+        "step, exps and query 0.21, the column's sums 0.11, the round's Python about "
+        "0.05.  On 2026-11-25 this row was 0.502 (0.498–0.508), on a faster day of the "
+        "same kind of machine"),
     "adaboost_1m_1t": (
         "within the spread of 0.5: at 1,000,000 rows the booster's own passes (about 75 "
         "bytes a row a round: margins, weights, query, column, labels) are bound by "
@@ -1344,18 +1341,18 @@ WHY_MISSED = {
         "cell"),
     "adaboost_1m_2t": (
         "at this size the passes run on Python threads (numba's idle OpenMP threads spin "
-        "after a parallel region and slowed them), and a round moves about 110 bytes a "
-        "row (the histograms 28, the stump's column 9, its sums 17, the step and exps "
-        "33, the normalisation 25).  Per round in a fit at 1 → 2 threads (2026-11-28, "
-        "medians of 5 fits): the oracle 8.0 → 5.8 ms, the step and exps 4.6 → 2.8, the "
-        "normalisation 1.3 → 1.1, the column's sums 2.0 → 1.3.  The normalisation and "
-        "the sums are bound by memory, and this machine's bandwidth grows only about "
-        "1.4× from one thread to two (the probe under \"This run\").  Fewer bytes a row "
-        "is what is left, and the largest saving found is small: a stump's column read "
-        "as its 1-byte codes instead of 8-byte outputs (about 22 of the 110 bytes) took "
-        "the column, its sums and the step from 2.98 to 2.54 ms on two threads in a "
-        "prototype of the kernels (medians of 30; 3.31 to 2.86 on one), about 4% of a "
-        "round"),
+        "after a parallel region and slowed them), and a round moves about 85 bytes a "
+        "row (the histograms 28, the stump's column 9, its sums from the query alone 16, "
+        "the step, exps and query 33; the normalising pass of 25 is gone since "
+        "2026-11-28: the step's pass shifts its exps by AdaBoost's predicted normaliser "
+        "Z_t).  Per round in a fit at 1 → 2 threads (2026-11-28, medians of 5 fits): "
+        "the oracle 7.3 → 4.4 ms, the step 4.2 → 2.3, the column's sums 1.4 → 0.8; the "
+        "round 12.8 → 7.5 (×1.71).  The passes are bound by memory, whose bandwidth "
+        "grows only about 1.4–1.5× from one thread to two here (the probe under \"This "
+        "run\").  The next saving found is small: a stump's column read as its 1-byte "
+        "codes instead of 8-byte outputs took the column, its sums and the step from "
+        "2.98 to 2.54 ms on two threads in a prototype of the kernels (medians of 30), "
+        "about 4% of a round"),
     "functional_regressor_100k_2t": (
         "its compiled passes (inner products, residual norms, the stump's outputs, and "
         "the squared loss's step, gradient and loss in one pass) and histograms run on "
@@ -1363,17 +1360,16 @@ WHY_MISSED = {
         "addition a cell) are about two thirds of a round; the rest is the booster's "
         "compiled passes over the rows and a round's Python"),
     "own_work_100k": (
-        "about 15 passes over n floats a round (the weights' exp and normalisation, the "
-        "query, the column's sums, the new margins) against the oracle's 1 byte a feature "
-        "per row: about 0.4 ms of compiled and vectorised NumPy passes, 0.05 ms of "
-        "Python"),
+        "about 10 passes over n floats a round (the step's margins, exps and query, the "
+        "column and its sums) against the oracle's 1 byte a feature per row: about 0.3 "
+        "ms of compiled passes, 0.05 ms of Python"),
     "own_work_1m": (
         "the same passes at 8 MB each, bound by memory bandwidth; with 20 features the "
         "oracle reads fewer bytes a row (20 of codes + 8 of query) than the booster must "
-        "(margins, weights, query, column, labels), so 25% cannot be met at this shape: "
-        "even with the step, logits and exp in one pass, the booster sweeps its rows "
-        "three times a round after the oracle's answer (the column's sums, the step, "
-        "the normalisation, each waiting for the sums before it)"),
+        "(margins, query, column, labels), so 25% cannot be met at this shape: with the "
+        "step, exps and query in one pass and no normalising pass, the booster still "
+        "sweeps its rows twice a round after the oracle's answer (the column's sums, "
+        "then the step, which waits for them)"),
     "flat_rounds_logistic-wolfe": (
         "algorithmic, not a cost that grows with the ensemble: the Wolfe search evaluates "
         "R or R' 10.1 times a round in the first 5% of rounds and 12.0 in the last "
