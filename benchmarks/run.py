@@ -1370,6 +1370,13 @@ WHY_MISSED = {
         "step, exps and query in one pass and no normalising pass, the booster still "
         "sweeps its rows twice a round after the oracle's answer (the column's sums, "
         "then the step, which waits for them)"),
+    "sklearn_adaboost_100k": (
+        "the whole fit of 20 rounds is mostly the binding of X: on 2026-11-28, 0.49 s "
+        "of 0.56 s went to StumpOracle.bind (the bin edges and codes of 50 columns) and "
+        "0.05 s to the rounds, while the anchor's cost is its trees' fits; that day ran "
+        "every row 1.3–2× slower than 2026-11-25, when this row was 0.0285 "
+        "(0.0282–0.0295), and the binding slowed most (the same fit with the code "
+        "before that day's change took 0.55–0.57 s too)"),
     "flat_rounds_logistic-wolfe": (
         "algorithmic, not a cost that grows with the ensemble: the Wolfe search evaluates "
         "R or R' 10.1 times a round in the first 5% of rounds and 12.0 in the last "
