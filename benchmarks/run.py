@@ -1331,9 +1331,8 @@ WHY_MISSED = {
         "writes the query itself (1.60 → 1.42 ms a round here, 0.91× over 9 interleaved "
         "pairs).  Per round in a fit on two threads (2026-11-28, medians of 5 fits of "
         "100 rounds): the histograms of 50 features 1.10 ms (1.72 on one thread), the "
-        "step, exps and query 0.21, the column's sums 0.11, the round's Python about "
-        "0.05.  On 2026-11-25 this row was 0.502 (0.498–0.508), on a faster day of the "
-        "same kind of machine"),
+        "step, exps and query 0.21, the column's sums 0.11.  On 2026-11-25 this row "
+        "was 0.502 (0.498–0.508), on a faster day of the same kind of machine"),
     "adaboost_1m_1t": (
         "within the spread of 0.5: at 1,000,000 rows the booster's own passes (about 75 "
         "bytes a row a round: margins, weights, query, column, labels) are bound by "
@@ -1346,7 +1345,7 @@ WHY_MISSED = {
         "the step, exps and query 33; the normalising pass of 25 is gone since "
         "2026-11-28: the step's pass shifts its exps by AdaBoost's predicted normaliser "
         "Z_t).  Per round in a fit at 1 → 2 threads (2026-11-28, medians of 5 fits): "
-        "the oracle 7.3 → 4.4 ms, the step 4.2 → 2.3, the column's sums 1.4 → 0.8; the "
+        "the oracle 7.3 → 4.4 ms, the step 4.4 → 2.3, the column's sums 1.4 → 0.8; the "
         "round 12.8 → 7.5 (×1.71).  The passes are bound by memory, whose bandwidth "
         "grows only about 1.4–1.5× from one thread to two here (the probe under \"This "
         "run\").  The next saving found is small: a stump's column read as its 1-byte "
@@ -1360,9 +1359,11 @@ WHY_MISSED = {
         "addition a cell) are about two thirds of a round; the rest is the booster's "
         "compiled passes over the rows and a round's Python"),
     "own_work_100k": (
-        "about 10 passes over n floats a round (the step's margins, exps and query, the "
-        "column and its sums) against the oracle's 1 byte a feature per row: about 0.3 "
-        "ms of compiled passes, 0.05 ms of Python"),
+        "after the oracle's answer the booster makes two passes over the rows a round: "
+        "the column's sums (reading the column and the query), then the step (margins, "
+        "column and labels in; margins and query out); in fits on one thread "
+        "(2026-11-28, medians of 5 fits of 100 rounds) 0.16 and 0.40 ms, against the "
+        "oracle's 1.72 ms for 50 features at 1 byte a cell"),
     "own_work_1m": (
         "the same passes at 8 MB each, bound by memory bandwidth; with 20 features the "
         "oracle reads fewer bytes a row (20 of codes + 8 of query) than the booster must "
@@ -1376,7 +1377,7 @@ WHY_MISSED = {
         "0.05 s to the rounds, while the anchor's cost is its trees' fits; that day ran "
         "every row 1.3–2× slower than 2026-11-25, when this row was 0.0285 "
         "(0.0282–0.0295), and the binding slowed most (the same fit with the code "
-        "before that day's change took 0.55–0.57 s too)"),
+        "before that day's change took 0.55–0.61 s too)"),
     "flat_rounds_logistic-wolfe": (
         "algorithmic, not a cost that grows with the ensemble: the Wolfe search evaluates "
         "R or R' 10.1 times a round in the first 5% of rounds and 12.0 in the last "

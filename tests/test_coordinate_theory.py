@@ -285,8 +285,8 @@ def test_grouped_line_of_a_two_valued_column_is_the_line_over_rows(seed):
             h = Column()
             h.train_output = a
             col = SignedColumn.of(h, y, w, bounded=True)
-            state = StepState(loss=loss, margins=margins, column=col, w=w, log_s=None,
-                              sample_weight=None)
+            state = StepState(loss=loss, margins=margins, column=col, query=w * y,
+                              log_s=None, sample_weight=None)
             rows = RowLine.build(col.blocks, loss, margins, state.u, None, col.u_min)
             assert (state.line.u.size == 2) is (grouped and name == "exponential")
             for alpha in (0.0, 0.1, 0.7, 3.0):

@@ -383,7 +383,6 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
                 loss=p.loss,
                 margins=state.margins,
                 column=col,
-                w=None,
                 query=query,
                 log_s=p.log_s,
                 sample_weight=None if p.log_s is None else p.s,  # equal weights cancel

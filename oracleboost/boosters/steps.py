@@ -132,11 +132,9 @@ class StepState:
         (``1 ± γ_t`` without cancellation).
     eta : float
         The loss's η (``φ'' ≤ η φ``).
-    w : ndarray or None
-        Normalised dual weights ``w_i ∝ s_i (−φ'(m_i))``; None when ``query`` is given.
-    query : ndarray or None
-        The query ``w · y`` in place of ``w`` (its magnitudes are the weights, its signs
-        the labels): a pass reads it alone.
+    query : ndarray
+        The query ``w · y``: its magnitudes are the normalised dual weights
+        ``w_i ∝ s_i (−φ'(m_i))``, its signs the labels (a pass reads it alone).
     log_s, sample_weight : ndarray or None
         The example weights and their logarithms (None: equal weights, which cancel).
     u : ndarray
@@ -155,14 +153,12 @@ class StepState:
         loss: MarginLoss,
         margins: np.ndarray,
         column: SignedColumn,
-        w: Rows | None,
+        query: Rows,
         log_s: Rows | None,
         sample_weight: Rows | None,
         nu: float = 1.0,
-        query: Rows | None = None,
     ) -> None:
-        self.loss, self.margins, self.column, self.w = loss, margins, column, w
-        self.query = query
+        self.loss, self.margins, self.column, self.query = loss, margins, column, query
         self.log_s, self.sample_weight = log_s, sample_weight
         self.nu = nu
         self.edge = column.edge
@@ -194,9 +190,8 @@ class StepState:
         """
         col = self.column
         lo, hi = col.u_min, col.u_max
-        y, w = (None, self.query) if self.w is None else (col.y, self.w)
         m_lo, m_hi, other = row_passes.two_value_masses(
-            col.blocks, col.a, y, w, col.norm, col.sign, lo, hi
+            col.blocks, col.a, None, self.query, col.norm, col.sign, lo, hi
         )
         if other:
             return None
