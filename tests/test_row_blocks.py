@@ -530,12 +530,29 @@ def test_the_regressors_passes_sum_their_numpy_terms_in_the_lane_order(K, weight
     assert row_passes.weighted_residual(blocks, a, b, 0.3, s) == (
         want(rows(r * r) * sk if weighted else rows(r * r)))
     if K == 1:
-        y, f, h = rng.normal(size=n), rng.normal(size=n), rng.normal(size=n)
-        f_new, v, loss = row_passes.squared_step(blocks, y, f, h, 0.1, s, float(sk.sum()))
-        np.testing.assert_array_equal(f_new, f + 0.1 * h)
-        np.testing.assert_array_equal(v, -(f_new - y))
-        half = 0.5 * (f_new - y) ** 2
-        assert loss == want(half * sk if weighted else half) / float(sk.sum())
+        # the loss weighs by s, the inner products by s or by nothing (equal weights
+        # cancel from them); the residual's target t and step coef are the oracle's
+        y, f, h, t = (rng.normal(size=n) for _ in range(4))
+        s_loss = s if weighted else rng.uniform(0.5, 2.0, n)
+        for inner_s in (s, None):
+            for residual_of in ((t, 0.3), None):
+                step = row_passes.squared_step(blocks, y, f, h, 0.1, s_loss,
+                                               float(s_loss.sum()), inner_s=inner_s,
+                                               residual_of=residual_of)
+                np.testing.assert_array_equal(step.f, f + 0.1 * h)
+                v = -(step.f - y)
+                np.testing.assert_array_equal(step.descent, v)
+                half = 0.5 * (step.f - y) ** 2
+                assert step.loss == want(half * s_loss) / float(s_loss.sum())
+                # the next round's peak_and_inners of v with itself, and this round's
+                # weighted_residual, as those passes give them
+                assert (step.descent_peak, [step.descent_square]) == (
+                    row_passes.peak_and_inners(blocks, v, [v], inner_s))
+                if residual_of is None:
+                    assert step.residual_square is None
+                else:
+                    assert step.residual_square == row_passes.weighted_residual(
+                        blocks, t, h, 0.3, inner_s)
 
 
 def test_kernel_threads_sets_numbas_count_inside_and_restores_it():

@@ -29,7 +29,7 @@ import numba as nb
 import numpy as np
 from llvmlite import ir
 from numba.core import types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 _JIT = {"nopython": True, "nogil": True, "cache": True, "boundscheck": False,
         "error_model": "numpy"}
@@ -403,34 +403,113 @@ def lane_sums(x, lo, hi, lane, out):  # pragma: no cover - compiled
         out[q] = _sum(x[start:stop])
 
 
+def _weighed(w, i, x):  # pragma: no cover - compiled only
+    """``w[i] · x``, or ``x`` when ``w`` is None (unit weights)."""
+
+
+@overload(_weighed, inline="always", jit_options=_JIT)
+def _weighed_impl(w, i, x):  # pragma: no cover - compiled
+    # Chosen by w's type when a kernel is compiled, so that a loop holds no test of it
+    # (a test a row kept these loops from being compiled to straight code: 4x slower)
+    if isinstance(w, types.NoneType):
+        return lambda w, i, x: x
+    return lambda w, i, x: w[i] * x
+
+
+def _minus_scaled(t, coef, h, i):  # pragma: no cover - compiled only
+    """``t[i] − coef · h[i]``, or 0 when ``t`` is None."""
+
+
+@overload(_minus_scaled, inline="always", jit_options=_JIT)
+def _minus_scaled_impl(t, coef, h, i):  # pragma: no cover - compiled
+    if isinstance(t, types.NoneType):
+        return lambda t, coef, h, i: 0.0
+    return lambda t, coef, h, i: t[i] - coef * h[i]
+
+
+def _rows_of(a, start, stop):  # pragma: no cover - compiled only
+    """``a[start:stop]``, or None when ``a`` is None."""
+
+
+@overload(_rows_of, inline="always", jit_options=_JIT)
+def _rows_of_impl(a, start, stop):  # pragma: no cover - compiled
+    if isinstance(a, types.NoneType):
+        return lambda a, start, stop: None
+    return lambda a, start, stop: a[start:stop]
+
+
+@nb.jit(**_JIT, inline="always")
+def _squared_row(f, y, h, c, s, inner_s, t, coef, f_new, v, i):  # pragma: no cover
+    """Row ``i`` of :func:`_squared_step`: writes ``f_new[i]`` and ``v[i]``, returns the
+    row's terms of the loss, of ``Σ s' v²`` and of the residual, and ``|v_i|``."""
+    fi = f[i] + c * h[i]
+    f_new[i] = fi
+    d = fi - y[i]
+    v[i] = -d
+    sq = d * d
+    r = _minus_scaled(t, coef, h, i)
+    return (_weighed(s, i, 0.5 * sq), _weighed(inner_s, i, sq), _weighed(inner_s, i, r * r),
+            abs(d))
+
+
 @nb.jit(**_JIT)
-def _squared_step(f, y, h, c, s, f_new, v, terms):  # pragma: no cover - compiled
+def _squared_step(f, y, h, c, s, inner_s, t, coef, f_new, v,
+                  out):  # pragma: no cover - compiled
     """The squared loss's round after its step, in one pass: ``f_new = f + c h``, the
-    next descent direction ``v = −(f_new − y)`` and ``Σ s ½ (f_new − y)²`` (the terms
-    into ``terms``, then :func:`_sum`): the numbers of NumPy's ``f + c·h``, ``−(f − y)``
-    and ``½ (f − y)**2 · s`` summed by :func:`_sum`, bit for bit."""
+    next descent direction ``v = −(f_new − y)``, and into ``out``:
+
+    * ``out[0] = Σ s ½ (f_new − y)²``, the loss;
+    * ``out[1] = max |v|`` and ``out[2] = Σ s' v²``: the next round's :func:`peak` and
+      :func:`_weighted_inner` of ``v`` with itself, which it then need not pass over;
+    * ``out[3] = Σ s' (t − coef h)²``: this round's :func:`_weighted_residual` of the
+      target ``t`` that the oracle answered with ``h`` (0 when ``t`` is None).
+
+    ``s`` weighs the loss and ``s'`` (``inner_s``) the inner products; None means unit
+    weights (they differ when equal weights cancel from the products).  Each sum is
+    :func:`_sum`'s four running sums, kept in registers: the numbers of NumPy's
+    ``f + c·h``, ``−(f − y)`` and ``½ (f − y)**2 · s`` and of the separate passes, bit
+    for bit (``v·v`` is ``(f_new − y)²``: a sign is exact)."""
     n = f.shape[0]
-    weighted = s.shape[0] > 0
-    for i in range(n):
-        fi = f[i] + c * h[i]
-        f_new[i] = fi
-        d = fi - y[i]
-        v[i] = -d
-        t = 0.5 * (d * d)
-        terms[i] = t * s[i] if weighted else t
-    return _sum(terms[:n])
+    m = n - n % 4
+    l0, l1, l2, l3 = 0.0, 0.0, 0.0, 0.0  # the loss
+    q0, q1, q2, q3 = 0.0, 0.0, 0.0, 0.0  # Σ s' v²
+    r0, r1, r2, r3 = 0.0, 0.0, 0.0, 0.0  # the residual
+    p0, p1, p2, p3 = 0.0, 0.0, 0.0, 0.0  # max |v|
+    for i in range(0, m, 4):  # _sum's order: row i into sum i mod 4
+        a, b, e, g = _squared_row(f, y, h, c, s, inner_s, t, coef, f_new, v, i)
+        l0, q0, r0, p0 = l0 + a, q0 + b, r0 + e, max(p0, g)
+        a, b, e, g = _squared_row(f, y, h, c, s, inner_s, t, coef, f_new, v, i + 1)
+        l1, q1, r1, p1 = l1 + a, q1 + b, r1 + e, max(p1, g)
+        a, b, e, g = _squared_row(f, y, h, c, s, inner_s, t, coef, f_new, v, i + 2)
+        l2, q2, r2, p2 = l2 + a, q2 + b, r2 + e, max(p2, g)
+        a, b, e, g = _squared_row(f, y, h, c, s, inner_s, t, coef, f_new, v, i + 3)
+        l3, q3, r3, p3 = l3 + a, q3 + b, r3 + e, max(p3, g)
+    for i in range(m, n):  # the short last run: rows into sums 0, 1, 2, as _sum does
+        a, b, e, g = _squared_row(f, y, h, c, s, inner_s, t, coef, f_new, v, i)
+        p0 = max(p0, g)
+        if i - m == 0:
+            l0, q0, r0 = l0 + a, q0 + b, r0 + e
+        elif i - m == 1:
+            l1, q1, r1 = l1 + a, q1 + b, r1 + e
+        else:
+            l2, q2, r2 = l2 + a, q2 + b, r2 + e
+    out[0] = (l0 + l1) + (l2 + l3)
+    out[1] = max(max(p0, p1), max(p2, p3))
+    out[2] = (q0 + q1) + (q2 + q3)
+    out[3] = (r0 + r1) + (r2 + r3)
 
 
 @nb.jit(**_PARALLEL)
-def squared_step(f, y, h, c, s, lo, hi, lane, f_new, v, parts):  # pragma: no cover
-    """:func:`_squared_step` on every lane of ``lo:hi``, each lane's sum into
-    ``parts[q]``."""
-    weighted = s.shape[0] > 0
+def squared_step(f, y, h, c, s, inner_s, t, coef, lo, hi, lane, f_new, v,
+                 parts):  # pragma: no cover - compiled
+    """:func:`_squared_step` on every lane of ``lo:hi``, lane ``q``'s four numbers into
+    ``parts[q]`` (``s``, ``inner_s``, ``t``: arrays, or None)."""
     for q in nb.prange(_n_lanes(lo, hi, lane)):
         start, stop = _lane(lo, hi, lane, q)
-        parts[q] = _squared_step(f[start:stop], y[start:stop], h[start:stop], c,
-                                 s[start:stop] if weighted else s, f_new[start:stop],
-                                 v[start:stop], np.empty(stop - start))
+        _squared_step(f[start:stop], y[start:stop], h[start:stop], c,
+                      _rows_of(s, start, stop), _rows_of(inner_s, start, stop),
+                      _rows_of(t, start, stop), coef, f_new[start:stop], v[start:stop],
+                      parts[q])
 
 
 @nb.jit(**_PARALLEL)

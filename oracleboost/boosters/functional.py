@@ -158,6 +158,9 @@ class _State:
     #: −∇R[f] when the last step already made it (the squared loss's fused pass), else
     #: None: made at the start of the round
     descent: Rows | None = None
+    #: that descent's ``max |v|`` and ``Σ s v²`` (inner-product weights), from the same
+    #: pass, else None
+    descent_norms: tuple[float, float] | None = None
 
 
 class _FunctionalGradientBooster(BaseBooster):
@@ -350,11 +353,15 @@ class _FunctionalGradientBooster(BaseBooster):
         def ip(a, b) -> float:
             return row_passes.weighted_inner(p.blocks, a, b, s_or_none) / mass
 
-        def unit(a, others=()):
+        def unit(a, others=(), known=None):
             """``_unit(a)``, ``max |a|`` and the inner products of the unit copy with itself
             and ``others``: one pass (peak_and_inners) when no copy is needed, the same
-            numbers as separate passes."""
-            top, sums = row_passes.peak_and_inners(p.blocks, a, [a, *others], s_or_none)
+            numbers as separate passes; none when ``known`` gives ``a``'s ``(max |a|,
+            Σ s a²)`` (the last step's pass made them) and there are no ``others``."""
+            if known is not None and not others:
+                top, sums = known[0], [known[1]]
+            else:
+                top, sums = row_passes.peak_and_inners(p.blocks, a, [a, *others], s_or_none)
             a_unit, e = _unit(a, p.blocks, top)
             if a_unit is None:
                 return None, 0, top, [0.0] * (1 + len(others))
@@ -378,11 +385,15 @@ class _FunctionalGradientBooster(BaseBooster):
         # largest entry in [0.5, 1) (exact): <h, h> and <target, target> neither
         # underflow to 0 (one dominant weight leaves the other rows 1e-200 of the mass)
         # nor overflow, and the step and edge are scaled back exactly.
-        t_unit, t_exp, _, (tt,) = unit(target)
+        t_unit, t_exp, _, (tt,) = unit(
+            target, known=state.descent_norms if target is state.descent else None)
         vv = tt if t_unit is v else ip(v, v)  # (naive, unscaled: the same product)
         if tt == 0.0:
             return RoundResult(state, stop=StopReason.ZERO_GRADIENT)
         inner = min(outer, budget) if self.projection == "repeated" else 1
+        # The squared loss's step, its loss, the next round's descent and that descent's
+        # norms in one pass (the same bits); the naive projection's residual norm too
+        fused = p.blockwise_loss and type(p.loss) is Squared
         stop = None
         pending = []  # (h, a, edge, residual norm, seconds, max |h|) of this iteration
         for _ in range(inner):
@@ -402,7 +413,9 @@ class _FunctionalGradientBooster(BaseBooster):
                     f"{math.ldexp(1.0, t_exp):.3g}); rescale y or X"
                 )
             edge = ht / (math.sqrt(hh) * math.sqrt(tt))
-            if self.projection == "naive":  # only its norm is recorded
+            if self.projection == "naive" and fused:  # norm from the step's pass, below
+                left = math.nan
+            elif self.projection == "naive":  # only its norm is recorded
                 left = math.sqrt(row_passes.weighted_residual(
                     p.blocks, target, out, a, s_or_none) / mass)
             else:  # Alg. 2 line 8 (scaled, P2); Alg. 3 line 8
@@ -419,11 +432,19 @@ class _FunctionalGradientBooster(BaseBooster):
         terms = [(h.detach(), eta * a, top) for h, a, *_, top in pending]
         if not terms:
             return RoundResult(state, stop=stop)
-        descent = None
-        if p.blockwise_loss and type(p.loss) is Squared and len(outputs) == 1:
-            # the step, the loss and the next round's descent in one pass (the same bits)
+        descent = norms = None
+        if fused and len(outputs) == 1:
             (c, out), = outputs
-            f, descent, value = row_passes.squared_step(p.blocks, p.y, f, out, c, p.s, p.total)
+            naive = self.projection == "naive"
+            step = row_passes.squared_step(
+                p.blocks, p.y, f, out, c, p.s, p.total,
+                inner_s=None if s_or_none is column_kernels.NO_WEIGHTS else s_or_none,
+                residual_of=(target, pending[0][1]) if naive else None)
+            f, descent, value = step.f, step.descent, step.loss
+            norms = (step.descent_peak, step.descent_square)
+            if naive:
+                h, a, edge, _, dt, top = pending[0]
+                pending[0] = (h, a, edge, math.sqrt(step.residual_square / mass), dt, top)
         else:
             f = self._stepped(p, f, outputs)
             if p.blockwise_loss:
@@ -446,7 +467,8 @@ class _FunctionalGradientBooster(BaseBooster):
             }
             for _h, a, edge, rnorm, dt, _top in pending
         )
-        new = _State(f=f, residual=residual, outer=outer, rng=state.rng, descent=descent)
+        new = _State(f=f, residual=residual, outer=outer, rng=state.rng, descent=descent,
+                     descent_norms=norms)
         return RoundResult(new, tuple(terms), records, stop)
 
     # -- the round's elementwise passes, by row blocks (the same values on any threads,

@@ -29,8 +29,8 @@ __all__ = ["peak", "total", "log", "signed_sums", "two_value_masses", "dual_weig
            "weighted_residual", "weighted_mean_loss", "peak_and_inners",
            "weighted_mean", "class_masses", "index_masses", "error_and_margin",
            "vote_error_and_margin", "combined", "ldexp",
-           "descent", "squared_step", "elementwise", "oriented", "scaled", "line_weights",
-           "line_delta", "line_slope", "curvature_argument"]
+           "descent", "squared_step", "SquaredStep", "elementwise", "oriented", "scaled",
+           "line_weights", "line_delta", "line_slope", "curvature_argument"]
 
 
 def elementwise(blocks: RowBlocks, fn: Callable[[int, int], object]) -> None:
@@ -210,24 +210,49 @@ def weighted_mean_loss(blocks: RowBlocks, loss: Loss, y: np.ndarray, raw: np.nda
     return float(ordered_sum(parts[:, 0])) / total
 
 
-def _squared_step(blocks: RowBlocks, f, y, h, s, *, c: float) -> tuple[tuple, np.ndarray]:
+def _squared_step(blocks: RowBlocks, f, y, h, s, inner_s, t, *, c: float,
+                  coef: float) -> tuple[tuple, np.ndarray]:
     lane = blocks.lane
     f_new, v = blocks.empty(f.shape), blocks.empty(f.shape)
-    s = column_kernels.NO_WEIGHTS if s is None else s
-    parts = _lanes(blocks, 1, lambda lo, hi, out: column_kernels.squared_step(
-        f, y, h, c, s, lo, hi, lane, f_new, v, out[:, 0]))
+    # None (not NO_WEIGHTS) for unit weights and no target: the kernel is compiled for
+    # each case, its loop without a test a row
+    parts = _lanes(blocks, 4, lambda lo, hi, out: column_kernels.squared_step(
+        f, y, h, c, s, inner_s, t, coef, lo, hi, lane, f_new, v, out))
     return (f_new, v), parts
 
 
+@dataclass(frozen=True)
+class SquaredStep:
+    """What :func:`squared_step` gives: the new scores ``f``, the next descent ``−(f −
+    y)``, the weighted mean loss, the descent's ``max |v|`` and ``Σ s' v²``, and the
+    residual's ``Σ s' (t − coef h)²`` (None when no target was given)."""
+
+    f: Rows
+    descent: Rows
+    loss: float
+    descent_peak: float
+    descent_square: float
+    residual_square: float | None
+
+
 def squared_step(blocks: RowBlocks, y: Rows, f: Rows, h: Rows, c: float, s: Rows | None,
-                 total: float) -> tuple[Rows, Rows, float]:
-    """The squared loss's step ``f + c h``, its next descent ``−(f + c h − y)`` and its
-    weighted mean loss, in one pass: the values of :func:`combined`, :func:`descent` and
-    :func:`weighted_mean_loss` with :class:`~oracleboost.losses.Squared`, bit for bit
-    (three passes over the rows made one)."""
-    (f_new, v), parts = blocks.map(_squared_step, f, y, h, s, c=float(c))
-    loss = float(ordered_sum(_lane_parts(parts)[:, 0])) / total
-    return _shaped_as(f_new, f), _shaped_as(v, f), loss
+                 total: float, *, inner_s: Rows | None = None,
+                 residual_of: tuple[Rows, float] | None = None) -> SquaredStep:
+    """The squared loss's step ``f + c h``, its next descent ``v = −(f + c h − y)``, its
+    weighted mean loss, ``v``'s :func:`peak_and_inners` with itself (weights
+    ``inner_s``) and, given ``residual_of = (t, coef)``, :func:`weighted_residual`
+    ``(t, h, coef, inner_s)``, in one pass: the values of :func:`combined`,
+    :func:`descent`, :func:`weighted_mean_loss` with
+    :class:`~oracleboost.losses.Squared` and of those passes, bit for bit (five passes
+    over the rows made one)."""
+    t, coef = (None, 0.0) if residual_of is None else residual_of
+    (f_new, v), parts = blocks.map(_squared_step, f, y, h, s, inner_s, t, c=float(c),
+                                   coef=float(coef))
+    p = _lane_parts(parts)
+    loss, square, residual = ordered_sum(p[:, [0, 2, 3]])
+    return SquaredStep(_shaped_as(f_new, f), _shaped_as(v, f), float(loss) / total,
+                       float(p[:, 1].max()), float(square),
+                       None if residual_of is None else float(residual))
 
 
 def weighted_mean(blocks: RowBlocks, y: np.ndarray, s: np.ndarray | None) -> float:
