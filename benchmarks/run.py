@@ -373,6 +373,45 @@ def row_adaboost(cfg: Config, size: str, threads: int) -> dict:
     )
 
 
+def row_threads_1m(cfg: Config) -> dict:
+    """Ours on two threads against ours on one: AdaBoost stumps at 1,000,000 × 20, per
+    round by the marginal protocol, the two interleaved (the issue's speed-up from one
+    thread to two, measured on its own rather than read off two rows that each
+    interleave with LightGBM)."""
+    from oracleboost.boosters import CoordinateBoostingClassifier
+    from oracleboost.oracles import StumpOracle
+
+    X, y = data_1m(cfg)
+
+    def side(threads: int):
+        return ours_marginal_side(lambda r: CoordinateBoostingClassifier(
+            StumpOracle(n_jobs=threads), step="adaboost", n_estimators=r, n_jobs=threads),
+            X, y, cfg.rounds_1m, error_01)
+
+    one = side(1)
+
+    def anchor():
+        value, extra = one()
+        return value, {"one_thread_metric": extra["ours_metric"]}
+
+    trials = interleave(side(2), anchor, cfg.repeats)
+    r1, r2 = marginal_rounds(cfg.rounds_1m)
+    row = result(
+        "threads_1m", trials, unit="ms",
+        anchor_command=("the same fit on one thread: CoordinateBoostingClassifier("
+                        "StumpOracle(n_jobs=1), step='adaboost', n_jobs=1), per round, "
+                        "marginal"),
+        target=1 / 1.7, target_text="≤ 1/1.7 (×1.7 from 1 to 2 threads)",
+        notes=(f"{size_note(*X.shape)}, marginal R={r1}→{r2}; ours on 2 threads against "
+               "ours on 1"),
+    )
+    same = all(t[2]["ours_metric"] == t[2]["one_thread_metric"] for t in trials)
+    row["notes"] += (f"; speed-up ×{1 / row['ratio']:.2f} (repeats ×{1 / row['ratio_max']:.2f}"
+                     f"–×{1 / row['ratio_min']:.2f}); training error "
+                     + ("the same on both" if same else "DIFFERS between thread counts"))
+    return row
+
+
 def row_step_vs_adaboost(cfg: Config, step: str) -> dict:
     """A line-search step rule against the AdaBoost step, per round, 1 thread."""
     from oracleboost.boosters import CoordinateBoostingClassifier
@@ -1009,6 +1048,7 @@ ROWS: dict[str, Callable[[Config], dict]] = {
     "adaboost_100k_2t": functools.partial(row_adaboost, size="100k", threads=2),
     "adaboost_1m_1t": functools.partial(row_adaboost, size="1m", threads=1),
     "adaboost_1m_2t": functools.partial(row_adaboost, size="1m", threads=2),
+    "threads_1m": row_threads_1m,
     "wolfe_vs_adaboost_100k": functools.partial(row_step_vs_adaboost, step="wolfe"),
     "quadratic_vs_adaboost_100k": functools.partial(row_step_vs_adaboost, step="quadratic"),
     "functional_regressor_100k_1t": functools.partial(row_functional, threads=1),
