@@ -48,6 +48,32 @@ def _features(block_info=None) -> np.ndarray:
     return np.random.default_rng(info["chunk-location"][0]).standard_normal((rows, cols))
 
 
+def _empty_stage(i: int) -> tuple:
+    return np.zeros(3), i
+
+
+def _empty_stat(result: tuple) -> int:
+    return result[1]
+
+
+def _round_trip(client, repeats: int = 30) -> float:
+    """Median seconds of the emptiest stage a fit can wait on: a task a worker (as
+    ``ClusterBlocks.map`` submits), a task a worker for its stat, and the ``gather`` of
+    the stats, the tasks doing nothing."""
+    import uuid
+
+    times = []
+    for _ in range(repeats):
+        name = uuid.uuid4().hex
+        start = time.perf_counter()
+        results = client.map(_empty_stage, [0, 1], key=[f"empty-{name}-{j}" for j in (0, 1)])
+        stats = client.map(_empty_stat, results, key=[f"stat-{name}-{j}" for j in (0, 1)])
+        client.gather(stats)
+        times.append(time.perf_counter() - start)
+        del results, stats
+    return statistics.median(times)
+
+
 def _labels(X: np.ndarray) -> np.ndarray:
     noise = np.sin(1e3 * X[:, -1])
     return (X[:, 0] + 0.5 * X[:, 1] - 0.25 * X[:, 2] + 0.5 * noise > 0).astype(np.int8)
@@ -105,6 +131,7 @@ def main(argv=None) -> dict:
             return wall, max(per_worker.values()), len(stream.data)
 
         ours(1), lightgbm(1)  # warm: compiled kernels, imports on the workers
+        trip = _round_trip(client)
         times: dict[str, list[float]] = {k: [] for k in ("o1", "o2", "l1", "l2")}
         for _ in range(args.repeats):
             times["o1"].append(ours(r1))
@@ -132,6 +159,8 @@ def main(argv=None) -> dict:
         f"our round under get_task_stream: {wall * 1e3:.0f} ms wall, the busier worker "
         f"computes {compute * 1e3:.0f} ms of it: scheduler and client share {share:.0%}; "
         f"{(n2 - n1) / (r2 - r1):.0f} tasks a round",
+        f"an empty stage waited on (a task a worker, a stat task a worker, the gather; "
+        f"median of 30): {trip * 1e3:.1f} ms",
     ]
     print("\n".join(lines))
     if args.write:
@@ -165,18 +194,18 @@ cluster and persisted arrays.
 | `dask_adaboost_10m` | {ours * 1e3:.0f} ms | {lgb * 1e3:.0f} ms | {ours / lgb:.2f} | \
 {ratios[0]:.2f}–{ratios[-1]:.2f} | ≤ 1 | {met} | {share:.0%} |
 
-Where the time goes: a round is 4 stages (the histograms; the step's sums; the new
-margins, their logits and the weights' exp, shifted by a bound on the logits rather
-than by their maximum; the weights' normalisation), one task a worker each and one more
-a worker for each stage's stats: 16 tasks (22 before the bound and before the stump's
-column was made inside the stages that read it).  The client waits on the workers 3
-times (the histograms, the step's sums, the weights' sum; it waited 4 times before); the
-idle time between stages is what the "scheduler and client share" measures.  On this
-machine a round varies by ±20% from run to run (task streams of one fit measured the
-busier worker's compute at 100–180 ms a round), as much as these changes moved the
-median (216 → 199 ms).  LightGBM's workers reduce their histograms among themselves
-over their own sockets and never come back to the scheduler within a round; below 1
-needs the same: the reductions made by the workers, not by the client.
+Where the time goes: a round is 3 stages (the histograms; the column's sums; the new
+margins with the weights' exps, shifted by the normaliser AdaBoost's Z_t predicts, and
+the query), one task a worker each and one more a worker for each stage's stats: 12
+tasks (16 until 2026-11-28, when a fourth stage normalised the weights; 22 before
+that).  The client waits on the workers 3 times (the histograms, the column's sums, the
+check of the step's normaliser), and each wait costs at least an empty stage's round
+trip (the last line of the output: the scheduler, two worker processes and this one
+share the machine's 2 cores); the idle time between stages is what the "scheduler and
+client share" measures.  On this machine a round varies by ±20% from run to run.
+LightGBM's workers reduce their histograms among themselves over their own sockets and
+never come back to the scheduler within a round; a smaller share needs the same: the
+reductions made by the workers, not by the client.
 
 Output:
 
