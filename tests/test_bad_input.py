@@ -139,6 +139,25 @@ def test_oracle_queries_check_their_arguments():
     # a projection's sums that overflow (each bin's sum finite): named, with the remedy
     with pytest.raises(ValueError, match="target's sums over the rows overflow"):
         StumpOracle().bind(np.arange(40.0)[:, None]).project(np.full(40, 1e307))
+    # ... and, as for r, a bad entry of project's target found in the histograms: the
+    # same errors for one or K columns, with and without weights
+    for shape in ((40,), (40, 3)):
+        for weights in (None, np.linspace(0.5, 2.0, 40)):
+            for bad, word in ((np.nan, "NaN"), (np.inf, "inf"), (-np.inf, "inf"),
+                              ((np.inf, -np.inf), "inf")):
+                t = np.ones(shape)
+                t[[11, 29][:np.size(bad)]] = np.reshape(bad, (-1,) + (1,) * (t.ndim - 1))
+                with pytest.raises(ValueError, match=f"target contains {word}"):
+                    bound.project(t, weights)
+    # a stump's outputs are its leaves: their squares' overflow is found from them
+    with pytest.raises(OverflowError, match=r"^StumpOracle's hypothesis outputs overflow "
+                       r"float64 \(max \|h\| = 1e\+200\).*as large"):
+        bound.project(np.full(40, 1e200))
+    # (the peak it reads from the leaves is the outputs' own, for one or K columns)
+    for t in (np.where(X[:, 0] > np.median(X[:, 0]), 3e9, -1e9), Y_REG,
+              np.c_[Y_REG, -2 * Y_REG, np.sin(Y_REG)]):
+        h = bound.project(t)
+        assert bound._answer_peak(h) == np.abs(h.train_output).max() > 0
 
 
 def test_oracle_that_cannot_take_weights_is_named():

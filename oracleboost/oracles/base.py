@@ -357,6 +357,17 @@ class BoundOracle:
     #: ±1): ``correlate`` then makes no pass over the training outputs to check them.
     _correlate_outputs_finite = False
 
+    #: True when ``_project`` notices a target with a NaN or an infinite entry itself (its
+    #: sums over the rows are then not finite) and calls :meth:`_refuse_target`:
+    #: ``project`` then makes no pass of its own over the target to check it.
+    _project_checks_target = False
+
+    #: True when ``_project``'s answers have finite outputs by construction and
+    #: :meth:`_answer_peak` knows their largest ``|entry|`` without a pass (a stump's
+    #: leaves, checked when they are made): ``project`` then makes no pass over the
+    #: training outputs.
+    _project_outputs_finite = False
+
     def __init__(self, oracle: Oracle, n_samples: int) -> None:
         self.oracle = oracle
         self.n_samples = int(n_samples)
@@ -369,6 +380,20 @@ class BoundOracle:
         self._require("correlate", r.ndim)
         return self._checked(self._correlate(r, random_state), r.shape,
                              finite=self._correlate_outputs_finite)
+
+    def _refuse_target(self, target: np.ndarray) -> NoReturn:
+        """:meth:`_refuse_query` for ``project``'s target: :func:`check_query`'s error for
+        a NaN or an infinite entry, else sums that overflowed."""
+        check_query(target, self.n_samples, "target")
+        raise ValueError(
+            "target's sums over the rows overflow float64; divide it (a booster: y) by a "
+            "power of 2"
+        )
+
+    def _answer_peak(self, h: Hypothesis) -> float:
+        """``max |h.train_output|`` (a pass over the outputs; see
+        ``_project_outputs_finite``)."""
+        return _peak(h.train_output)
 
     def _refuse_query(self, r: np.ndarray) -> NoReturn:
         """Raise :func:`check_query`'s error for a query with a NaN or an infinite entry,
@@ -388,13 +413,15 @@ class BoundOracle:
         random_state: int | None = None,
     ) -> Hypothesis:
         """The hypothesis minimising ``sum_i w_i ||target_i - h(x_i)||^2`` (Grubb–Bagnell eq. 4)."""
-        target = check_query(target, self.n_samples, "target")
+        target = check_query(target, self.n_samples, "target",
+                             finite=not self._project_checks_target)
         w = None
         if sample_weight is not None:  # the answer must not depend on the weights' scale
             w = normalise_weights(check_sample_weight(sample_weight, self.n_samples))
         self._require("project", target.ndim)
-        h = self._checked(self._project(target, w, random_state), target.shape)
-        self._check_squared_norm(h.train_output, w, target)
+        h = self._checked(self._project(target, w, random_state), target.shape,
+                          finite=self._project_outputs_finite)
+        self._check_squared_norm(h, w, target)
         return h
 
     def correlation_vector(self, r: ArrayLike) -> np.ndarray:
@@ -491,7 +518,7 @@ class BoundOracle:
         return h
 
     def _check_squared_norm(
-        self, out: np.ndarray, w: np.ndarray | None, target: np.ndarray
+        self, h: Hypothesis, w: np.ndarray | None, target: np.ndarray
     ) -> None:
         """Refuse a ``project`` answer whose weighted sum of squares ``Σ w·h²`` passes
         float64's range.
@@ -504,10 +531,11 @@ class BoundOracle:
         an answer is no least-squares fit either: unless the target is as large,
         ``Σ w (target − h)²`` is infinite, worse than ``h = 0``.
         """
-        if not _squared_norm_overflows(out, w):
+        out, peak = h.train_output, self._answer_peak(h)
+        if not _squared_norm_overflows(out, w, peak):
             return
         name = type(self.oracle).__name__
-        peak, t_peak = _peak(out), _peak(target)
+        t_peak = _peak(target)
         if _squared_norm_overflows(target, w):
             why = (
                 f"the values it was asked to fit are as large (max |target| = {t_peak:.3g}): "
@@ -544,15 +572,17 @@ def _peak(a: np.ndarray) -> float:
     return float(max(a.max(), -a.min())) if a.size else 0.0
 
 
-def _squared_norm_overflows(a: np.ndarray, w: np.ndarray | None) -> bool:
+def _squared_norm_overflows(a: np.ndarray, w: np.ndarray | None,
+                            peak: float | None = None) -> bool:
     """Whether ``Σ_i w_i ||a_i||²`` (``w=None``: unit weights) passes float64's range, for
-    finite ``a`` of shape (n,) or (n, K) and finite ``w ≥ 0``.
+    finite ``a`` of shape (n,) or (n, K) and finite ``w ≥ 0`` (``peak``: ``max |a|`` when
+    known, else found).
 
     Decided without computing it where it cannot overflow (``|a| < 2**400`` and
     ``w < 2**170``: the sum is below ``n · 2**970``), else on ``a`` scaled by a power of
     two to below 1 (exact), so that nothing overflows on the way and nothing warns.
     """
-    peak = _peak(a)
+    peak = _peak(a) if peak is None else peak
     if peak < 2.0**400 and (w is None or float(w.max()) < 2.0**170):
         return False
     e = int(np.frexp(peak)[1])  # peak < 2**e

@@ -199,6 +199,11 @@ class ClusterStumpOracle(BoundStumpOracle):
         raise ValueError("r contains NaN or inf (held by the workers); every entry must be "
                          "finite")
 
+    def _refuse_target(self, target: Partitioned) -> NoReturn:  # type: ignore[override]
+        raise ValueError("target contains NaN or inf (held by the workers), or its sums over "
+                         "the rows overflow float64; every entry must be finite (a booster: "
+                         "divide y by a power of 2)")
+
     def _full(self, value: float | np.ndarray) -> Partitioned:
         return self.blocks.full(value)
 
