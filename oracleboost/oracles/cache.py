@@ -37,6 +37,7 @@ from sklearn.utils.validation import check_memory
 from .. import __version__
 from .._fingerprint import code_fingerprint, fingerprint
 from .._typing import ArrayLike
+from .._warnings import silenced
 from .base import (
     BoundOracle,
     Capabilities,
@@ -208,8 +209,7 @@ class _BoundCached(BoundOracle):
             # corrupt or foreign entry is recomputed quietly instead of joblib logging
             # the traceback of its failed load.
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
+                with silenced():  # (safe on threads, as catch_warnings is not)
                     entry = call.call_and_shelve(*args).get()
             except Exception:  # truncated, unreadable, cleared meanwhile: recompute
                 entry = None

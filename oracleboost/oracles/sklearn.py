@@ -24,7 +24,6 @@ are: its own ``random_state``, and with ``None`` there fresh randomness.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -36,6 +35,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import has_fit_parameter
 
 from .._typing import ArrayLike
+from .._warnings import silenced
 from ._split_weights import split_search_weights
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, _peak, check_X
 from .trees import MISSING_NONE, TreeStructure, float32_split
@@ -719,7 +719,7 @@ class _QuietMLP(MLPRegressor):
     """``MLPRegressor`` whose fit does not warn when it stops before convergence."""
 
     def fit(self, X, y, sample_weight=None):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
+        # (not catch_warnings: fits on threads that overlap would leave its filter set)
+        with silenced(ConvergenceWarning):
             return super().fit(X, y, sample_weight=sample_weight)
 
