@@ -10,7 +10,7 @@ from oracleboost.boosters import (
     MirrorBoostingClassifier,
     TotallyCorrectiveClassifier,
 )
-from oracleboost.oracles import StumpOracle
+from oracleboost.oracles import LightGBMOracle, StumpOracle
 
 TIED_SPLITS = (
     "The check's targets are integers, so two stumps on different features can cut the "
@@ -82,6 +82,9 @@ def _expected_dense_failures(estimator):
         CoordinateBoostingClassifier(StumpOracle()),
         CoordinateBoostingClassifier(StumpOracle(), loss="logistic", step="wolfe"),
         FunctionalGradientRegressor(StumpOracle()),
+        # another oracle, whose trees grow in LightGBM (its own errors, its own bins)
+        CoordinateBoostingClassifier(LightGBMOracle()),
+        FunctionalGradientRegressor(LightGBMOracle()),
         FunctionalGradientClassifier(StumpOracle()),
         FunctionalGradientClassifier(StumpOracle(), loss="multiclass_hinge"),
         MirrorBoostingClassifier(StumpOracle()),

@@ -987,9 +987,9 @@ class LightGBMOracle(Oracle):
         X = _as_lightgbm_input(check_X(X, allow_nan=True, accept_sparse=True,
                                        who="LightGBMOracle"))
         if X.shape[0] < 2:
-            raise ValueError(
+            raise ValueError(  # (scikit-learn's words: n_samples=1)
                 f"{type(self).__name__} needs at least 2 training rows to grow a tree; "
-                f"got {X.shape[0]}"
+                f"got n_samples={X.shape[0]}"
             )
         params = self.lightgbm_params()
         categorical = None
