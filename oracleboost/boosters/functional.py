@@ -240,10 +240,7 @@ class _FunctionalGradientBooster(BaseBooster):
                  blocks: RowBlocks | None = None) -> _Problem:
         """Bind the oracle; what every round reads (``fit`` of each estimator calls it;
         ``blocks``: the row blocks its f_0 was found on, if any)."""
-        if self.query == "auto":
-            need = "project" if self._oracle().capabilities.project else "correlate"
-        else:
-            need = self.query
+        need = self._need()
         bound = self._bind(X, need)
         if blocks is None:
             blocks = RowBlocks(X.shape[0], self.block_size, self.n_jobs)
@@ -271,6 +268,13 @@ class _FunctionalGradientBooster(BaseBooster):
             blocks=blocks,
             blockwise_loss=loss.pointwise and not ctx and type(loss).__call__ is Loss.__call__,
         )
+
+    def _need(self) -> str:
+        """The query the rounds ask: ``query``, or with "auto" ``project`` when the oracle
+        answers it, else ``correlate``."""
+        if self.query == "auto":
+            return "project" if self._oracle().capabilities.project else "correlate"
+        return self.query
 
     def _refuse_on_cluster(self) -> None:
         """What a fit on a dask array does not do yet, refused before any data moves."""
@@ -848,6 +852,16 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
                 f"loss={self._loss_.name or self._loss_!r} scores one margin (binary) but "
                 f"y has {data.n_classes} classes; use loss='softmax' or 'multiclass_hinge'"
             )
+        if data.n_classes > 2 and not self._multiclass_answered():
+            oracle = type(self._oracle()).__name__
+            raise ValueError(
+                f"Only binary classification is supported by {type(self).__name__} with "
+                f"{oracle}: y has {data.n_classes} classes, and "
+                f"loss={self._loss_.name or self._loss_!r} asks the oracle's "
+                f"{self._need()} for an answer of (n, K) scores "
+                f"(multiclass_{self._need()}), which {oracle} does not give; use an "
+                "oracle that does (StumpOracle, for one)"
+            )
         yi = self._labels_inside(data.y_index)
         # equal weights cancel (as on a cluster): the query and f_0 unweighted
         equal = bool((s == s[0]).all())
@@ -857,6 +871,16 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         else:
             f0 = self._init_raw(self._loss_, yi, s)
         return self._problem(X, yi, s, None if equal else s, self._loss_, f0, {}, blocks)
+
+    def _multiclass_answered(self) -> bool:
+        """Whether the oracle answers the (n, K) form of the rounds' query."""
+        return bool(getattr(self._oracle().capabilities, f"multiclass_{self._need()}"))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # K > 2 scores every class: only with an oracle whose answers do
+        tags.classifier_tags.multi_class = self._multiclass_answered()
+        return tags
 
     def _classification_loss(self, n_classes: int) -> Loss:
         name = self.loss

@@ -329,8 +329,11 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # SparseBoost and the MadaBoost-type variant are binary (Algorithms 2 and 3).
-        tags.classifier_tags.multi_class = self.variant not in ("sparse", "madaboost")
+        # SparseBoost and the MadaBoost-type variant are binary (Algorithms 2 and 3), and
+        # so is MABoost over an oracle without label-coded answers (K > 2 asks for them)
+        tags.classifier_tags.multi_class = (
+            self.variant not in ("sparse", "madaboost")
+            and self._oracle().capabilities.multiclass_correlate)
         return tags
 
     # -- fit ----------------------------------------------------------------------------
@@ -433,6 +436,15 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
                 f"variant={self.variant!r} (Algorithms 2 and 3 of the paper); y has {K} "
                 "classes. The multiclass weight-matrix construction "
                 "supports the standard, max_margin and smooth variants."
+            )
+        oracle = self._oracle()
+        if K > 2 and not oracle.capabilities.multiclass_correlate:
+            raise ValueError(
+                f"Only binary classification is supported by {name} with "
+                f"{type(oracle).__name__}: y has {K} classes, and the multiclass "
+                "weight-matrix construction asks the oracle for label-coded answers "
+                f"(multiclass_correlate), which {type(oracle).__name__} does not give; use "
+                "an oracle that does (StumpOracle, for one)"
             )
 
     def _setup(self, X, y, sample_weight, sample_group) -> _Problem:
