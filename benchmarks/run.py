@@ -1411,13 +1411,16 @@ WHY_MISSED = {
         "0.45 of LightGBM's round (1.59 of 3.57 ms in fits of 2026-11-28), and the "
         "oracle's whole answer (histograms, scan, the stump's outputs) is in the notes.  "
         "The 50 histograms are a scattered addition a cell, 5,000,000 a round, at about "
-        "one a cycle (the kernel alone: 0.286 ns a cell), the codes read 8 at a time and 4 "
-        "features a pass; LightGBM's regression round is cheaper than its binary one (a "
-        "constant hessian: one sum a bin), ours the same for both.  Since 2026-11-28 the "
-        "booster makes 2 passes over the rows a round, not 4 (the target's norms come "
-        "from the last step's pass, the residual's norm from this step's): medians of 9 "
-        "marginal costs 2.53 → 2.34 ms a round; and the oracle checks its target and "
-        "answer from its bins and leaves instead of 4 NumPy passes (85–110 µs a round)"),
+        "one a cycle (the kernel alone: 0.28 ns a cell, 1.03 cycles at the 3.67 GHz a "
+        "chain of dependent additions gives), the codes read 8 at a time and 4 features "
+        "a pass; 2, 3 and 8 features a pass took 1.09, 1.04 and 1.42 cycles a cell, one "
+        "flat histogram array 1.87: about one read-add-write a cycle is this core's rate.  "
+        "LightGBM's regression round is cheaper than its binary one (a constant hessian: "
+        "one sum a bin), ours the same for both.  Since 2026-11-28 the booster makes 2 "
+        "passes over the rows a round, not 4 (the target's norms come from the last "
+        "step's pass, the residual's norm from this step's): medians of 9 marginal costs "
+        "2.53 → 2.34 ms a round; and the oracle checks its target and answer from its "
+        "bins and leaves instead of 4 NumPy passes (85–110 µs a round)"),
     "functional_regressor_100k_2t": (
         "as on one thread: the histograms alone took 0.46 of LightGBM's round (0.85 of "
         "1.86 ms, 2026-11-28; ×1.86 from one thread); the rest is the oracle's scan and "
