@@ -66,7 +66,7 @@ from ..losses import (
     get_loss,
     ndcg,
 )
-from ..oracles.base import Oracle
+from ..oracles.base import BinaryOnlyOracleError, Oracle
 from . import _column_kernels as column_kernels
 from . import cluster_data, row_passes
 from .base import (
@@ -854,7 +854,7 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
             )
         if data.n_classes > 2 and not self._multiclass_answered():
             oracle = type(self._oracle()).__name__
-            raise ValueError(
+            raise BinaryOnlyOracleError(
                 f"Only binary classification is supported by {type(self).__name__} with "
                 f"{oracle}: y has {data.n_classes} classes, and "
                 f"loss={self._loss_.name or self._loss_!r} asks the oracle's "

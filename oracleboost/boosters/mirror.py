@@ -77,7 +77,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from .._cluster import NotDistributedError, is_dask_collection
 from .._typing import ArrayLike, RandomStateLike, Rows
-from ..oracles.base import Hypothesis, Oracle
+from ..oracles.base import BinaryOnlyOracleError, Hypothesis, Oracle
 from ..oracles.trees import TreeStructure
 from . import cluster_data, mirror_cells, mirror_passes, row_passes
 from .base import BaseBooster, data_signature, fit_context, num_iteration_doc, on_dask
@@ -439,7 +439,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             )
         oracle = self._oracle()
         if K > 2 and not oracle.capabilities.multiclass_correlate:
-            raise ValueError(
+            raise BinaryOnlyOracleError(
                 f"Only binary classification is supported by {name} with "
                 f"{type(oracle).__name__}: y has {K} classes, and the multiclass "
                 "weight-matrix construction asks the oracle for label-coded answers "

@@ -99,6 +99,12 @@ class OracleCapabilityError(TypeError):
     """An oracle was asked a query its hypothesis class cannot answer."""
 
 
+class BinaryOnlyOracleError(OracleCapabilityError, ValueError):
+    """A booster asked for K > 2 classes over an oracle that answers binary queries only:
+    an :class:`OracleCapabilityError`, and a ``ValueError`` as scikit-learn's binary
+    classifiers raise for such a ``y`` ("Only binary classification is supported")."""
+
+
 class NonFiniteOutput(FloatingPointError):
     """A hypothesis predicted NaN or ±inf on new rows (its training outputs are finite:
     :class:`BoundOracle` checks those), so a sum of predictions is not defined there.
