@@ -1378,7 +1378,12 @@ WHY_MISSED = {
         "loss, shrinkage 0.1), a different algorithm, not less work (ours is lower at 100 "
         "rounds)"),
     "adaboost_100k_2t": (
-        "the error condition fails as at one thread.  The round runs on numba's threads "
+        "the error condition fails as at one thread, and the time is near 0.5 on either "
+        "side: 0.453 and 0.539 in the two records of 2026-11-28 (the second's repeats "
+        "0.386–0.590, on a machine whose one-thread bandwidth had dropped from 23.5 to "
+        "18.6 GB/s; two runs of the row alone just after: 0.528 and 0.452), the "
+        "second session changing nothing on this row's path.  The round runs on numba's "
+        "threads "
         "(histograms and the booster's compiled lane kernels, a parallel region starting "
         "in about 2 µs), and since 2026-11-28 it makes no normalising pass: the step's "
         "pass shifts the weights' exps by the normaliser AdaBoost's Z_t predicts and "
