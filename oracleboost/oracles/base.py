@@ -364,7 +364,7 @@ class BoundOracle:
     _correlate_outputs_finite = False
 
     #: True when ``_project`` notices a target with a NaN or an infinite entry itself (its
-    #: sums over the rows are then not finite) and calls :meth:`_refuse_target`:
+    #: sums over the rows are then not finite) and calls :meth:`_refuse_query`:
     #: ``project`` then makes no pass of its own over the target to check it.
     _project_checks_target = False
 
@@ -387,28 +387,22 @@ class BoundOracle:
         return self._checked(self._correlate(r, random_state), r.shape,
                              finite=self._correlate_outputs_finite)
 
-    def _refuse_target(self, target: np.ndarray) -> NoReturn:
-        """:meth:`_refuse_query` for ``project``'s target: :func:`check_query`'s error for
-        a NaN or an infinite entry, else sums that overflowed."""
-        check_query(target, self.n_samples, "target")
-        raise ValueError(
-            "target's sums over the rows overflow float64; divide it (a booster: y) by a "
-            "power of 2"
-        )
-
     def _answer_peak(self, h: Hypothesis) -> float:
         """``max |h.train_output|`` (a pass over the outputs; see
         ``_project_outputs_finite``)."""
         return _peak(h.train_output)
 
-    def _refuse_query(self, r: np.ndarray) -> NoReturn:
-        """Raise :func:`check_query`'s error for a query with a NaN or an infinite entry,
-        or say that finite entries' sums overflowed (for ``_correlate``, when its sums
-        over ``r`` were not finite)."""
-        check_query(r, self.n_samples, "r")
+    def _refuse_query(self, r: np.ndarray, name: str = "r") -> NoReturn:
+        """Raise :func:`check_query`'s error for a query (``r`` of ``correlate``, or
+        ``target`` of ``project``) with a NaN or an infinite entry, or say that finite
+        entries' sums overflowed (for a ``_correlate`` or ``_project`` whose sums over the
+        query were not finite)."""
+        check_query(r, self.n_samples, name)
+        remedy = ("the answer does not depend on r's scale" if name == "r" else
+                  "a booster: divide y")
         raise ValueError(
-            f"r's sums over the rows overflow float64 (|r| up to {np.abs(r).max():.3g}); "
-            "divide r by a power of 2 (the answer does not depend on r's scale)"
+            f"{name}'s sums over the rows overflow float64 (|{name}| up to "
+            f"{np.abs(r).max():.3g}); divide {name} by a power of 2 ({remedy})"
         )
 
     def project(

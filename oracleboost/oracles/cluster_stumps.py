@@ -195,14 +195,9 @@ class ClusterStumpOracle(BoundStumpOracle):
     def _query(r):
         return r
 
-    def _refuse_query(self, r: Partitioned) -> NoReturn:  # type: ignore[override]
-        raise ValueError("r contains NaN or inf (held by the workers); every entry must be "
-                         "finite")
-
-    def _refuse_target(self, target: Partitioned) -> NoReturn:  # type: ignore[override]
-        raise ValueError("target contains NaN or inf (held by the workers), or its sums over "
-                         "the rows overflow float64; every entry must be finite (a booster: "
-                         "divide y by a power of 2)")
+    def _refuse_query(self, r: Partitioned, name: str = "r") -> NoReturn:  # type: ignore[override]
+        raise ValueError(f"{name} contains NaN or inf (held by the workers), or its sums "
+                         "over the rows overflow float64; every entry must be finite")
 
     def _full(self, value: float | np.ndarray) -> Partitioned:
         return self.blocks.full(value)

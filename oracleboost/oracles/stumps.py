@@ -1244,11 +1244,11 @@ class BoundStumpOracle(BoundOracle):
             self._histograms(kernels.hist_weighted, (sample_weight, t2), (hist_w, hist_s))
             W_tot = float(self._total(hist_w)[0])
         if not np.isfinite(hist_s[0]).all():  # a NaN or inf: in one of feature 0's bins
-            self._refuse_target(target)
+            self._refuse_query(target, "target")
         try:
             S_tot = self._total(hist_s)
         except OverflowError:  # finite bins whose sum does not fit
-            self._refuse_target(target)
+            self._refuse_query(target, "target")
 
         score, thr = np.empty(d), np.empty(d, np.intp)
         sums_left, sums_right, sums_w = np.empty((d, K)), np.empty((d, K)), np.empty((d, 2))
@@ -1268,13 +1268,13 @@ class BoundStumpOracle(BoundOracle):
             constant = float((S_tot * mean).sum())
         best = int(np.argmax(np.concatenate([[constant], score])))
         if not np.isfinite(mean).all():  # a mean of finite sums past float64's range
-            self._refuse_target(target)
+            self._refuse_query(target, "target")
         if best > 0:
             j = best - 1
             t = int(thr[j])
             a, b = sums_left[j] / sums_w[j, 0], sums_right[j] / sums_w[j, 1]
             if not (np.isfinite(a).all() and np.isfinite(b).all()):
-                self._refuse_target(target)
+                self._refuse_query(target, "target")
             if not np.array_equal(a, b):
                 theta = self._split(j, t)
                 default_left = self._default_left(j, nan_left)
