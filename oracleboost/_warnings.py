@@ -14,6 +14,7 @@ As with ``catch_warnings``, the filter holds for every thread while it is in the
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 import warnings
 from collections.abc import Iterator
@@ -32,8 +33,6 @@ _INSIDE: dict[type[Warning], int] = {}
 def _ours(category: type[Warning]) -> tuple:
     """The filter entry :func:`silenced` adds for ``category``, as ``warnings`` stores
     it (``filterwarnings`` compiles the message ignoring case)."""
-    import re
-
     return ("ignore", re.compile(_EVERY_MESSAGE, re.I), category, None, 0)
 
 
