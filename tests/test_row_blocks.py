@@ -526,6 +526,11 @@ def test_the_regressors_passes_sum_their_numpy_terms_in_the_lane_order(K, weight
     assert aa == want(rows(a * a) * sk if weighted else rows(a * a))
     assert ab == want(rows(a * b) * sk if weighted else rows(a * b))
     assert row_passes.weighted_inner(blocks, a, b, s) == ab
+    # the same numbers from the one-column pass (peak_products) in its other cases
+    assert row_passes.peak_and_inners(blocks, a, [a], s) == (top, [aa])
+    if K == 1:
+        col = a[:, None]
+        assert row_passes.peak_and_inners(blocks, col, [col, b[:, None]], s) == (top, [aa, ab])
     r = a - 0.3 * b
     assert row_passes.weighted_residual(blocks, a, b, 0.3, s) == (
         want(rows(r * r) * sk if weighted else rows(r * r)))

@@ -499,6 +499,70 @@ def _squared_step(f, y, h, c, s, inner_s, t, coef, f_new, v,
     out[3] = (r0 + r1) + (r2 + r3)
 
 
+@nb.jit(**_JIT, inline="always")
+def _peak_row(a, b, s, i):  # pragma: no cover - compiled
+    """Row ``i`` of :func:`_peak_products`: its terms ``s a a`` and ``s a b`` (0 when
+    ``b`` is None) and ``|a_i|``."""
+    ai = a[i]
+    return _weighed(s, i, ai * ai), _weighed(s, i, _times(ai, b, i)), abs(ai)
+
+
+def _times(x, b, i):  # pragma: no cover - compiled only
+    """``x · b[i]``, or 0 when ``b`` is None."""
+
+
+@overload(_times, inline="always", jit_options=_JIT)
+def _times_impl(x, b, i):  # pragma: no cover - compiled
+    if isinstance(b, types.NoneType):
+        return lambda x, b, i: 0.0
+    return lambda x, b, i: x * b[i]
+
+
+@nb.jit(**_JIT)
+def _peak_products(a, b, s, out):  # pragma: no cover - compiled
+    """``out[0] = max |a|``, ``out[1] = Σ s a a`` and ``out[2] = Σ s a b`` (0 when ``b``
+    is None; ``s`` None: unit weights) in one pass: the numbers of :func:`peak` and of
+    :func:`_weighted_inner` of ``a`` with itself and with ``b``, bit for bit (the same
+    terms, ``s · (a · b)``, in :func:`_sum`'s four running sums, kept in registers; a
+    maximum is exact, so the order of :func:`peak`'s chains does not matter)."""
+    n = a.shape[0]
+    m = n - n % 4
+    q0, q1, q2, q3 = 0.0, 0.0, 0.0, 0.0  # Σ s a a
+    r0, r1, r2, r3 = 0.0, 0.0, 0.0, 0.0  # Σ s a b
+    p0, p1, p2, p3 = 0.0, 0.0, 0.0, 0.0  # max |a|
+    for i in range(0, m, 4):
+        x, y, g = _peak_row(a, b, s, i)
+        q0, r0, p0 = q0 + x, r0 + y, max(p0, g)
+        x, y, g = _peak_row(a, b, s, i + 1)
+        q1, r1, p1 = q1 + x, r1 + y, max(p1, g)
+        x, y, g = _peak_row(a, b, s, i + 2)
+        q2, r2, p2 = q2 + x, r2 + y, max(p2, g)
+        x, y, g = _peak_row(a, b, s, i + 3)
+        q3, r3, p3 = q3 + x, r3 + y, max(p3, g)
+    for i in range(m, n):  # as _sum
+        x, y, g = _peak_row(a, b, s, i)
+        p0 = max(p0, g)
+        if i - m == 0:
+            q0, r0 = q0 + x, r0 + y
+        elif i - m == 1:
+            q1, r1 = q1 + x, r1 + y
+        else:
+            q2, r2 = q2 + x, r2 + y
+    out[0] = max(max(p0, p1), max(p2, p3))
+    out[1] = (q0 + q1) + (q2 + q3)
+    out[2] = (r0 + r1) + (r2 + r3)
+
+
+@nb.jit(**_PARALLEL)
+def peak_products(a, b, s, lo, hi, lane, parts):  # pragma: no cover - compiled
+    """:func:`_peak_products` of every lane of ``lo:hi`` into ``parts[q, 0:3]`` (``b``,
+    ``s``: arrays, or None)."""
+    for q in nb.prange(_n_lanes(lo, hi, lane)):
+        start, stop = _lane(lo, hi, lane, q)
+        _peak_products(a[start:stop], _rows_of(b, start, stop), _rows_of(s, start, stop),
+                       parts[q])
+
+
 @nb.jit(**_PARALLEL)
 def squared_step(f, y, h, c, s, inner_s, t, coef, lo, hi, lane, f_new, v,
                  parts):  # pragma: no cover - compiled

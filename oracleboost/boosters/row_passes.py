@@ -131,6 +131,16 @@ def two_value_masses(blocks: RowBlocks, a: np.ndarray, y: np.ndarray | None, w: 
     return float(m_lo), float(m_hi), int(other)
 
 
+def _is_column(a: np.ndarray) -> bool:
+    """Whether ``a`` holds one number a row: shape (n,) or (n, 1)."""
+    return a.ndim == 1 or (a.ndim == 2 and a.shape[1] == 1)
+
+
+def _column(a: np.ndarray) -> np.ndarray:
+    """A one-number-a-row ``a`` as a contiguous (n,) array (a view when it is one)."""
+    return np.ascontiguousarray(a).reshape(a.shape[0])
+
+
 def _as_rows(a: np.ndarray) -> np.ndarray:
     """``a`` as (n, K) rows, C-contiguous (a view when it already is)."""
     return np.ascontiguousarray(a).reshape(a.shape[0], -1)
@@ -144,11 +154,19 @@ def _weighted_inner(blocks: RowBlocks, a, b, s) -> tuple[tuple, np.ndarray]:
 
 
 def _peak_inners(blocks: RowBlocks, a, s, *bs) -> tuple[tuple, np.ndarray]:
-    """Each run's ``max |a|`` (in its first lane's slot) and each lane's
-    ``Σ s Σ_k a b`` for every ``b`` of ``bs``: the kernels of :func:`_peak` and
-    :func:`_weighted_inner` on the same runs, so the same numbers."""
-    lane, a = blocks.lane, _as_rows(a)
-    bs = tuple(_as_rows(b) for b in bs)
+    """Each run's ``max |a|`` (in its first lane's slot, or each lane's in its own) and
+    each lane's ``Σ s Σ_k a b`` for every ``b`` of ``bs``: the kernels of :func:`_peak`
+    and :func:`_weighted_inner` on the same runs, so the same numbers."""
+    lane = blocks.lane
+    if 1 <= len(bs) <= 2 and bs[0] is a and all(_is_column(b) for b in bs):
+        # a column with itself (and one other): one compiled pass for the three numbers,
+        # the same bits as the passes below (a lane's peak in its own slot)
+        first, other = _column(a), (_column(bs[1]) if len(bs) == 2 else None)
+        weights = None if s is None or len(s) == 0 else s
+        parts = _lanes(blocks, 3, lambda lo, hi, out: column_kernels.peak_products(
+            first, other, weights, lo, hi, lane, out))
+        return (), parts[:, :1 + len(bs)]
+    a, bs = _as_rows(a), tuple(_as_rows(b) for b in bs)
     s = column_kernels.NO_WEIGHTS if s is None else s
 
     def run(lo: int, hi: int, out: np.ndarray) -> None:
