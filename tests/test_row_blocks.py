@@ -441,6 +441,60 @@ def test_weighted_quantile_by_passes_is_the_sorted_one():
             assert got == want, (t, block_size)
 
 
+def _margin_cases():
+    """Margins whose minimum is nonzero, a zero of either sign (two zeros, of the two
+    signs, on every pair of the 4 running minima's rows), NaN, or −inf."""
+    rng = np.random.default_rng(7)
+    n = 1003
+    plain = rng.normal(scale=2.0, size=n) + 3.0
+    yield "plain", plain
+    for i in range(8):
+        for j in range(8):
+            if i != j:
+                m = np.abs(plain)
+                m[i], m[j] = 0.0, -0.0
+                yield f"zeros {i} {j}", m
+    for name, rows, value in (("nan", [3, 700], np.nan), ("minus inf", [5], -np.inf),
+                              ("all nan", slice(None), np.nan)):
+        m = plain.copy()
+        m[rows] = value
+        yield name, m
+
+
+def test_the_exponential_weights_take_the_logits_peak_from_the_margins_minimum():
+    """Without sample weights the logits are ``−m`` and their maximum ``−min m``, which
+    the step's pass has already found: the lane kernels take it from there (no logits
+    written, no maximum taken), and give what ``max(−m)`` gives, the sign of a zero and
+    a NaN included, with the exps, their sums and the query as from the logits."""
+    import numba
+
+    from oracleboost.boosters import _column_kernels as ck
+
+    numba_max = numba.njit(lambda x: x.max())  # what the kernels took (NumPy's max may
+    # keep the other zero)
+    top = 0.75
+    for case, m in _margin_cases():
+        n = m.shape[0]
+        y = np.where(np.arange(n) % 3 == 0, 1.0, -1.0)
+        low = ck._minimum(m)  # what _step_margins gives the lane kernels
+        z = -m
+        want_e = np.array([ck.exp(t - top) for t in z])
+        want_terms = want_e * (z - top)
+        peak = numba_max(z)
+        got_e, query = np.empty(n), np.empty(n)
+        got = ck._neg_margin_exps(m, ck.NO_WEIGHTS, top, got_e, np.empty(n), np.empty(n),
+                                  low)
+        got_q = ck._neg_margin_query(m, ck.NO_WEIGHTS, top, y, query, np.empty(n),
+                                     np.empty(n), low)
+        for peak_got, total, entropy in (got, got_q):
+            np.testing.assert_array_equal([peak_got, total, entropy],
+                                          [peak, ck._sum(want_e), ck._sum(want_terms)],
+                                          err_msg=case)
+            assert np.isnan(peak) or np.signbit(peak_got) == np.signbit(peak), case
+        np.testing.assert_array_equal(got_e, want_e, err_msg=case)
+        np.testing.assert_array_equal(query, want_e * y, err_msg=case)
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_exponential_step_in_one_compiled_pass_is_the_numpy_steps(weighted, seed):

@@ -180,18 +180,8 @@ def _step_margins(m, a, y, c, s, out):  # pragma: no cover - compiled
     n = m.shape[0]
     for i in range(n):
         out[i] = m[i] + y[i] * (c * a[i])
-    l0, l1, l2, l3 = np.inf, np.inf, np.inf, np.inf
+    low = _minimum(out)
     q = n - n % 4
-    for i in range(0, q, 4):
-        v0, v1, v2, v3 = out[i], out[i + 1], out[i + 2], out[i + 3]
-        l0 = v0 if v0 < l0 else l0
-        l1 = v1 if v1 < l1 else l1
-        l2 = v2 if v2 < l2 else l2
-        l3 = v3 if v3 < l3 else l3
-    for i in range(q, n):
-        v = out[i]
-        l0 = v if v < l0 else l0
-    low = min(min(l0, l1), min(l2, l3))
     if s.shape[0] == 0:
         count = 0
         for i in range(n):
@@ -211,6 +201,25 @@ def _step_margins(m, a, y, c, s, out):  # pragma: no cover - compiled
         else:
             w2 += s[i] * _wrong(out[i], y[i])
     return low, (w0 + w1) + (w2 + w3)
+
+
+@nb.jit(**_JIT)
+def _minimum(x):  # pragma: no cover - compiled
+    """``min x`` as four interleaved running minima (a NaN passed over; ``inf`` for no
+    number)."""
+    n = x.shape[0]
+    l0, l1, l2, l3 = np.inf, np.inf, np.inf, np.inf
+    q = n - n % 4
+    for i in range(0, q, 4):
+        v0, v1, v2, v3 = x[i], x[i + 1], x[i + 2], x[i + 3]
+        l0 = v0 if v0 < l0 else l0
+        l1 = v1 if v1 < l1 else l1
+        l2 = v2 if v2 < l2 else l2
+        l3 = v3 if v3 < l3 else l3
+    for i in range(q, n):
+        v = x[i]
+        l0 = v if v < l0 else l0
+    return min(min(l0, l1), min(l2, l3))
 
 
 @nb.jit(**_JIT, inline="always")
@@ -319,36 +328,64 @@ def _neg_logits(m, log_s, z):  # pragma: no cover - compiled
 
 
 @nb.jit(**_JIT)
-def _neg_margin_exps(m, log_s, top, e, z, terms):  # pragma: no cover - compiled
+def _neg_margin_exps(m, log_s, top, e, z, terms, low):  # pragma: no cover - compiled
     """The exponential loss's weights at margins ``m``, without keeping its logits: the
     logits ``z = −m + log s`` (``log_s`` of length 0: ``−m``) into the scratch ``z``,
     ``e = exp(z − top)`` (:func:`exp`), and ``(max z, Σ e, Σ e · (z − top))`` (the
     last the entropy's sum, as :func:`_normalise` would make it from the logits; sums
     by :func:`_sum`).  Three loops over a lane in cache: one loop doing all three
-    measured 15% slower."""
+    measured 15% slower.  ``low`` is ``min m`` (:func:`_step_margins`'s): without
+    ``log s``, see :func:`_neg_margin_top`."""
     n = m.shape[0]
-    _neg_logits(m, log_s, z)
-    total = _shifted_exps(z[:n], top, e)
+    if log_s.shape[0] > 0:
+        _neg_logits(m, log_s, z)
+        total = _shifted_exps(z[:n], top, e)
+        for i in range(n):
+            terms[i] = e[i] * (z[i] - top)
+        return z[:n].max(), total, _sum(terms[:n])
+    for i in range(n):  # z = −m is exact: (−m) − top without writing z
+        e[i] = exp(-m[i] - top)
+    total = _sum(e[:n])
     for i in range(n):
-        terms[i] = e[i] * (z[i] - top)
-    return z[:n].max(), total, _sum(terms[:n])
+        terms[i] = e[i] * (-m[i] - top)
+    return _neg_margin_top(m, low, total), total, _sum(terms[:n])
 
 
 @nb.jit(**_JIT)
-def _neg_margin_query(m, log_s, top, y, query, z, terms):  # pragma: no cover - compiled
+def _neg_margin_query(m, log_s, top, y, query, z, terms, low):  # pragma: no cover - compiled
     """:func:`_neg_margin_exps` writing ``query = e · y`` instead of ``e``: the same
     exps, maxima and sums (the exps kept in the scratch ``z`` for their sum, after their
     logits are used)."""
     n = m.shape[0]
-    _neg_logits(m, log_s, z)
-    peak = z[:n].max()
-    for i in range(n):
-        t = z[i] - top
+    if log_s.shape[0] > 0:
+        _neg_logits(m, log_s, z)
+        peak = z[:n].max()
+        for i in range(n):
+            t = z[i] - top
+            ei = exp(t)
+            terms[i] = ei * t
+            query[i] = ei * y[i]
+            z[i] = ei
+        return peak, _sum(z[:n]), _sum(terms[:n])
+    for i in range(n):  # as above with z = −m (exact), not written
+        t = -m[i] - top
         ei = exp(t)
         terms[i] = ei * t
         query[i] = ei * y[i]
         z[i] = ei
-    return peak, _sum(z[:n]), _sum(terms[:n])
+    total = _sum(z[:n])
+    return _neg_margin_top(m, low, total), total, _sum(terms[:n])
+
+
+@nb.jit(**_JIT)
+def _neg_margin_top(m, low, total):  # pragma: no cover - compiled
+    """``max(−m)`` given ``low = min m`` (:func:`_step_margins`'s, which passes over a
+    NaN) and the exps' sum ``total`` (NaN exactly when a margin is NaN, ``top`` being
+    finite): ``−low``, the same number without a pass, except where ``max`` itself must
+    decide (a NaN margin, or a zero, whose sign ``−low`` might not keep)."""
+    if low == 0.0 or total != total:
+        return (-m).max()
+    return -low
 
 
 @nb.jit(**_JIT)
@@ -670,11 +707,11 @@ def exponential_step(m, a, y, c, s, log_s, top, out, e, query, lo, hi, lane, par
         if asked:
             tops[q, 0], sums[q, 0], sums[q, 1] = _neg_margin_query(
                 out[start:stop], ls, top, y[start:stop], query[start:stop],
-                np.empty(stop - start), np.empty(stop - start))
+                np.empty(stop - start), np.empty(stop - start), parts[q, 0])
         else:
             tops[q, 0], sums[q, 0], sums[q, 1] = _neg_margin_exps(
                 out[start:stop], ls, top, e[start:stop], np.empty(stop - start),
-                np.empty(stop - start))
+                np.empty(stop - start), parts[q, 0])
 
 
 @nb.jit(**_PARALLEL)
