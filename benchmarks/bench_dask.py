@@ -119,16 +119,29 @@ def main(argv=None) -> dict:
                 client=client).fit(X, y)
             return time.perf_counter() - start
 
-        def busy(rounds: int) -> tuple[float, float, int]:
-            """(wall, the busier worker's compute seconds, tasks) of one fit."""
-            with distributed.get_task_stream(client) as stream:
-                wall = ours(rounds)
+        def busy(rounds: int) -> tuple[float, float, int, int]:
+            """(wall, the busier worker's compute seconds, tasks, the client's waits for
+            stats) of one fit."""
+            from oracleboost._cluster import ClusterBlocks
+
+            fetch, waits = ClusterBlocks._fetch_pending, [0]
+
+            def counted(blocks) -> None:
+                waits[0] += 1
+                fetch(blocks)
+
+            ClusterBlocks._fetch_pending = counted
+            try:
+                with distributed.get_task_stream(client) as stream:
+                    wall = ours(rounds)
+            finally:
+                ClusterBlocks._fetch_pending = fetch
             per_worker: dict[str, float] = {}
             for task in stream.data:
                 compute = sum(s["stop"] - s["start"] for s in task["startstops"]
                               if s["action"] == "compute")
                 per_worker[task["worker"]] = per_worker.get(task["worker"], 0.0) + compute
-            return wall, max(per_worker.values()), len(stream.data)
+            return wall, max(per_worker.values()), len(stream.data), waits[0]
 
         ours(1), lightgbm(1)  # warm: compiled kernels, imports on the workers
         trip = _round_trip(client)
@@ -138,7 +151,7 @@ def main(argv=None) -> dict:
             times["l1"].append(lightgbm(r1))
             times["o2"].append(ours(r2))
             times["l2"].append(lightgbm(r2))
-        (w1, c1, n1), (w2, c2, n2) = busy(r1), busy(r2)
+        (w1, c1, n1, k1), (w2, c2, n2, k2) = busy(r1), busy(r2)
     med = {k: statistics.median(v) for k, v in times.items()}
     per_ours = (med["o2"] - med["o1"]) / (r2 - r1)
     per_lgb = (med["l2"] - med["l1"]) / (r2 - r1)
@@ -158,7 +171,8 @@ def main(argv=None) -> dict:
         f"lightgbm.dask {med['l1'] - r1 * per_lgb:.1f} s",
         f"our round under get_task_stream: {wall * 1e3:.0f} ms wall, the busier worker "
         f"computes {compute * 1e3:.0f} ms of it: scheduler and client share {share:.0%}; "
-        f"{(n2 - n1) / (r2 - r1):.0f} tasks a round",
+        f"{(n2 - n1) / (r2 - r1):.0f} tasks and {(k2 - k1) / (r2 - r1):.0f} waits for stats "
+        "a round",
         f"an empty stage waited on (a task a worker, a stat task a worker, the gather; "
         f"median of 30): {trip * 1e3:.1f} ms",
     ]
@@ -198,14 +212,15 @@ Where the time goes: a round is 3 stages (the histograms; the column's sums; the
 margins with the weights' exps, shifted by the normaliser AdaBoost's Z_t predicts, and
 the query), one task a worker each and one more a worker for each stage's stats: 12
 tasks (16 until 2026-11-28, when a fourth stage normalised the weights; 22 before
-that).  The client waits on the workers 3 times (the histograms, the column's sums, the
-check of the step's normaliser), and each wait costs at least an empty stage's round
-trip (the last line of the output: the scheduler, two worker processes and this one
-share the machine's 2 cores); the idle time between stages is what the "scheduler and
-client share" measures.  On this machine a round varies by ±20% from run to run.
-LightGBM's workers reduce their histograms among themselves over their own sockets and
-never come back to the scheduler within a round; a smaller share needs the same: the
-reductions made by the workers, not by the client.
+that).  The client waits on the workers twice a round (the column's sums; the step's
+stats, with the next round's histograms, which the stump oracle submits on the step's
+query before that wait: 3 waits until 2026-11-29), and each wait costs at least an
+empty stage's round trip (the last line of the output: the scheduler, two worker
+processes and this one share the machine's 2 cores); the idle time between stages is
+what the "scheduler and client share" measures.  On this machine a round varies by
+±20% from run to run.  LightGBM's workers reduce their histograms among themselves over
+their own sockets and never come back to the scheduler within a round; a smaller share
+needs the same: the reductions made by the workers, not by the client.
 
 Output:
 

@@ -419,9 +419,12 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             log_z = col.log_exp_mass(alpha)
             if log_z is not None:
                 normaliser = state.dual.log_loss + math.log(p.s_total) + log_z
+        # another round to come: the oracle may start on the next query (on a cluster,
+        # its histograms then come back with this step's stats: a wait fewer a round)
+        ahead = getattr(p.bound, "_prefetch", None) if stop is None and budget > 1 else None
         margins, low, wrong, dual = row_passes.step_and_weights(
             p.blocks, p.loss, state.margins, col.a, p.ypm, coef, abs(coef) * col.norm, s,
-            p.log_s, math.log(p.s_total), state.dual.tops, normaliser)
+            p.log_s, math.log(p.s_total), state.dual.tops, normaliser, prefetch=ahead)
         log_loss = dual.log_loss
         term = (h.detach(), coef, col.norm)
         record = {

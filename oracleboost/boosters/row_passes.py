@@ -568,6 +568,7 @@ def _logits_into(v: np.ndarray, log_s, lo: int, hi: int, out: np.ndarray) -> flo
 CHUNK_ROWS = 1 << 15
 
 
+@deferred_stat(5)
 def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLoss,
                top: float, top_phi: float, query: bool = False) -> tuple[tuple, tuple]:
     """:func:`_step_margins`, pass 1 of :func:`dual_weights` on the new margins and, if
@@ -641,7 +642,8 @@ def _step_exps(blocks: RowBlocks, m, a, y, s, log_s, *, c: float, loss: MarginLo
 def step_and_weights(blocks: RowBlocks, loss: MarginLoss, m: np.ndarray, a: np.ndarray,
                      y: np.ndarray, c: float, reach: float, s: np.ndarray,
                      log_s: np.ndarray | None, log_mass: float, tops: tuple[float, float],
-                     normaliser: float | None = None
+                     normaliser: float | None = None,
+                     prefetch: Callable[[Rows], None] | None = None
                      ) -> tuple[np.ndarray, float, float, DualWeights]:
     """The step's new margins ``m + c y a`` (:func:`._column_kernels.step_margins`), their
     minimum ``low`` and ``wrong = Σ s [wrong]``, then :func:`dual_weights` at the new
@@ -663,6 +665,11 @@ def step_and_weights(blocks: RowBlocks, loss: MarginLoss, m: np.ndarray, a: np.n
     and two writes of every row) is not made.  Otherwise (a column of more values) the
     weights are made as without it: the prediction changes their bits, never whether
     they are right.
+
+    ``prefetch(query)``, when given and a normaliser is predicted, is called with that
+    query after the step's stage is submitted and before its stats are waited for: the
+    oracle's hint (``BoundOracle._prefetch``) that on a cluster lets the next round's
+    histograms come back with this step's stats.
     """
     lip = loss.log_weight_lipschitz
     shift = (math.inf, math.inf) if lip is None else \
@@ -672,9 +679,12 @@ def step_and_weights(blocks: RowBlocks, loss: MarginLoss, m: np.ndarray, a: np.n
     if predicted:
         # each exp at most e^PREDICTION_REACH, their sum finite, whatever the prediction
         shift = (max(normaliser, shift[0] - PREDICTION_REACH), shift[1])
-    (margins, zs, log_phis, e, query), parts = blocks.map(
+    (margins, zs, log_phis, e, query), later = blocks.map(
         _step_exps, m, a, y, s, log_s, c=c, loss=loss, top=shift[0], top_phi=shift[1],
         query=predicted)
+    if predicted and prefetch is not None:
+        prefetch(query)  # before the wait: the query is the next one if its sum is 1
+    parts = later.get()
     if loss.log_weight_is_neg_margin and math.isfinite(shift[0]):
         zs = None  # the fused pass kept no logits (on a cluster: a Partitioned of Nones)
     p = _lane_parts([step for step, _, _ in parts])
