@@ -146,6 +146,29 @@ def test_adaboost_waits_twice_a_round_on_a_cluster(client, monitor_waits):
     assert (waits[9] - waits[5]) / 4 == 2
 
 
+@pytest.mark.parametrize("query", ["project", "correlate"])
+def test_regressor_waits_twice_a_round_on_a_cluster(client, monitor_waits, query):
+    """The squared loss's functional round on a cluster (the naive projection, unit
+    weights) waits twice: the answer's norms, then the step's stats together with the
+    next round's histograms of the next descent (``_prefetch``); three without."""
+    X, y = _data(4)
+    target = X[:, 0] + 0.5 * X[:, 2] ** 2
+    Xd = da.from_array(X, chunks=5000)
+
+    def booster(rounds):
+        return FunctionalGradientRegressor(StumpOracle(block_size=BLOCK), block_size=BLOCK,
+                                           query=query, n_estimators=rounds)
+
+    waits = {}
+    for rounds in (5, 9):
+        with monitor_waits() as count:
+            dk = booster(rounds).fit(Xd, target)
+        assert len(dk.history_["loss"]) == rounds
+        _same_model(booster(rounds).fit(X, target), dk)
+        waits[rounds] = count[0]
+    assert (waits[9] - waits[5]) / 4 == 2
+
+
 @pytest.mark.parametrize("seed", [0, 3])
 def test_dask_fit_with_weights_equals_memory_fit(client, seed):
     """Weights (some of them 0: those rows go, in both fits) in a NumPy array or a

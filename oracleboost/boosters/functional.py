@@ -440,10 +440,16 @@ class _FunctionalGradientBooster(BaseBooster):
         if fused and len(outputs) == 1:
             (c, out), = outputs
             naive = self.projection == "naive"
+            # the next round's query is the next descent itself (naive, unweighted): the
+            # oracle may start on it (on a cluster, its histograms then come back with
+            # this step's stats: a wait fewer a round)
+            asks_descent = p.query_weight is None if p.need == "project" else p.sw is None
+            ahead = getattr(p.bound, "_prefetch", None) \
+                if naive and asks_descent and stop is None and budget > 1 else None
             step = row_passes.squared_step(
                 p.blocks, p.y, f, out, c, p.s, p.total,
                 inner_s=None if s_or_none is column_kernels.NO_WEIGHTS else s_or_none,
-                residual_of=(target, pending[0][1]) if naive else None)
+                residual_of=(target, pending[0][1]) if naive else None, prefetch=ahead)
             f, descent, value = step.f, step.descent, step.loss
             norms = (step.descent_peak, step.descent_square)
             if naive:

@@ -228,6 +228,7 @@ def weighted_mean_loss(blocks: RowBlocks, loss: Loss, y: np.ndarray, raw: np.nda
     return float(ordered_sum(parts[:, 0])) / total
 
 
+@deferred_stat(2)
 def _squared_step(blocks: RowBlocks, f, y, h, s, inner_s, t, *, c: float,
                   coef: float) -> tuple[tuple, np.ndarray]:
     lane = blocks.lane
@@ -255,20 +256,26 @@ class SquaredStep:
 
 def squared_step(blocks: RowBlocks, y: Rows, f: Rows, h: Rows, c: float, s: Rows | None,
                  total: float, *, inner_s: Rows | None = None,
-                 residual_of: tuple[Rows, float] | None = None) -> SquaredStep:
+                 residual_of: tuple[Rows, float] | None = None,
+                 prefetch: Callable[[Rows], None] | None = None) -> SquaredStep:
     """The squared loss's step ``f + c h``, its next descent ``v = −(f + c h − y)``, its
     weighted mean loss, ``v``'s :func:`peak_and_inners` with itself (weights
     ``inner_s``) and, given ``residual_of = (t, coef)``, :func:`weighted_residual`
     ``(t, h, coef, inner_s)``, in one pass: the values of :func:`combined`,
     :func:`descent`, :func:`weighted_mean_loss` with
     :class:`~oracleboost.losses.Squared` and of those passes, bit for bit (five passes
-    over the rows made one)."""
+    over the rows made one).  ``prefetch(v)``, when given, is called with the next
+    descent once the pass is submitted, before its stats are waited for (as in
+    :func:`step_and_weights`)."""
     t, coef = (None, 0.0) if residual_of is None else residual_of
-    (f_new, v), parts = blocks.map(_squared_step, f, y, h, s, inner_s, t, c=float(c),
+    (f_new, v), later = blocks.map(_squared_step, f, y, h, s, inner_s, t, c=float(c),
                                    coef=float(coef))
-    p = _lane_parts(parts)
+    descent = _shaped_as(v, f)
+    if prefetch is not None:
+        prefetch(descent)
+    p = _lane_parts(later.get())
     loss, square, residual = ordered_sum(p[:, [0, 2, 3]])
-    return SquaredStep(_shaped_as(f_new, f), _shaped_as(v, f), float(loss) / total,
+    return SquaredStep(_shaped_as(f_new, f), descent, float(loss) / total,
                        float(p[:, 1].max()), float(square),
                        None if residual_of is None else float(residual))
 
