@@ -146,6 +146,27 @@ def test_adaboost_waits_twice_a_round_on_a_cluster(client, monitor_waits):
     assert (waits[9] - waits[5]) / 4 == 2
 
 
+@pytest.mark.parametrize("mirror", ["entropy", "euclidean"])
+def test_maboost_waits_five_times_a_round_on_a_cluster(client, monitor_waits, mirror):
+    """MABoost's round on a cluster: the histograms come back with the stats of the pass
+    that made their query (``_prefetch``): 5 waits a round, not 6."""
+    X, y = _data(6)
+    Xd = da.from_array(X, chunks=5000)
+
+    def booster(rounds):
+        return MirrorBoostingClassifier(StumpOracle(block_size=BLOCK), block_size=BLOCK,
+                                        mirror=mirror, n_estimators=rounds)
+
+    waits = {}
+    for rounds in (5, 9):
+        with monitor_waits() as count:
+            dk = booster(rounds).fit(Xd, y)
+        assert len(dk.history_["loss"]) == rounds
+        _same_fit(booster(rounds).fit(X, y), dk)
+        waits[rounds] = count[0]
+    assert (waits[9] - waits[5]) / 4 == 5
+
+
 @pytest.mark.parametrize("query", ["project", "correlate"])
 def test_regressor_waits_twice_a_round_on_a_cluster(client, monitor_waits, query):
     """The squared loss's functional round on a cluster (the naive projection, unit

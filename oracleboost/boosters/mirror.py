@@ -652,7 +652,10 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         else:
             w_next = p.mirror.project_rows(blocks, target,
                                            None if mode == "madaboost" else p.cap)
-        query, top, zeros = mirror_passes.query(blocks, w_next, p.a)
+        # another round to come: the oracle may start on its query (on a cluster, the
+        # histograms then come back with this pass's stats: a wait fewer a round)
+        ahead = getattr(p.bound, "_prefetch", None) if budget > 1 else None
+        query, top, zeros = mirror_passes.query(blocks, w_next, p.a, prefetch=ahead)
         term = (h.detach(), coef, col.norm)
         loss = sums.loss_mass / p.s_total
         l1 = ensemble.l1_norm(pending=(term,))

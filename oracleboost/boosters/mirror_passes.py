@@ -20,11 +20,12 @@ column's sums (:mod:`.row_passes`):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._blocks import RowBlocks, ordered_sum, outputs_only
+from .._blocks import RowBlocks, deferred_stat, ordered_sum, outputs_only
 from .._typing import Rows
 from . import _column_kernels as column_kernels
 from .row_passes import _lane_parts
@@ -75,6 +76,7 @@ def gradient(blocks: RowBlocks, mirror: MirrorMap, w: Rows) -> Rows:
     return blocks.map(_gradient, w, mirror=mirror)[0][0]
 
 
+@deferred_stat(1)
 def _query(blocks: RowBlocks, w, a) -> tuple[tuple, np.ndarray]:
     out = np.empty(blocks.n)
     parts = np.zeros((blocks.n_lanes, 2))
@@ -87,11 +89,17 @@ def _query(blocks: RowBlocks, w, a) -> tuple[tuple, np.ndarray]:
     return (out,), parts
 
 
-def query(blocks: RowBlocks, w: Rows, a: Rows) -> tuple[Rows, float, int]:
+def query(blocks: RowBlocks, w: Rows, a: Rows,
+          prefetch: Callable[[Rows], None] | None = None) -> tuple[Rows, float, int]:
     """The oracle's query ``w · a``, ``max w`` and the number of exact zeros of ``w``
-    (the extremes and counts are exact in any order)."""
-    (q,), parts = blocks.map(_query, w, a)
-    p = _lane_parts(parts)
+    (the extremes and counts are exact in any order).  ``prefetch(q)``, when given, is
+    called with the query once its pass is submitted, before its stats are waited for
+    (``BoundOracle._prefetch``: on a cluster the next round's histograms come back with
+    them)."""
+    (q,), later = blocks.map(_query, w, a)
+    if prefetch is not None:
+        prefetch(q)
+    p = _lane_parts(later.get())
     return q, float(p[:, 0].max()), int(p[:, 1].sum())
 
 
