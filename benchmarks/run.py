@@ -1379,7 +1379,8 @@ WHY_MISSED = {
         "rounds)"),
     "adaboost_100k_2t": (
         "the error condition fails as at one thread, and the time is near 0.5 on either "
-        "side: 0.453 and 0.539 in the two records of 2026-11-28 (the second's repeats "
+        "side: 0.504 (repeats 0.347–0.631) on 2026-11-29, 0.453 and 0.539 in the two "
+        "records of 2026-11-28 (the second's repeats "
         "0.386–0.590, on a machine whose one-thread bandwidth had dropped from 23.5 to "
         "18.6 GB/s; two runs of the row alone just after: 0.528 and 0.452), the "
         "second session changing nothing on this row's path.  The round runs on numba's "
@@ -1391,7 +1392,13 @@ WHY_MISSED = {
         "pairs).  Per round in a fit on two threads (2026-11-28, medians of 5 fits of "
         "100 rounds): the histograms of 50 features 1.10 ms (1.72 on one thread), the "
         "step, exps and query 0.21, the column's sums 0.11.  On 2026-11-25 this row "
-        "was 0.502 (0.498–0.508), on a faster day of the same kind of machine"),
+        "was 0.502 (0.498–0.508), on a faster day of the same kind of machine.  Since "
+        "2026-11-29 the step without sample weights takes its logits' peak max(−m) from "
+        "the margins' minimum its pass already has, and writes no logits (the step "
+        "alone at 100,000 rows, medians of 5 interleaved processes: 425 → 309 µs on one "
+        "thread, 256 → 214 on two); per round on two threads that day (medians of 5 "
+        "fits of 100 rounds): the histograms 0.88 ms, the step 0.21 (its kernel 0.16), "
+        "the column's sums 0.10, the recorded round 1.34 ms"),
     "adaboost_1m_1t": (
         "within the spread of 0.5: at 1,000,000 rows the booster's own passes (about 75 "
         "bytes a row a round: margins, weights, query, column, labels) are bound by "
@@ -1411,6 +1418,14 @@ WHY_MISSED = {
         "codes instead of 8-byte outputs took the column, its sums and the step from "
         "2.98 to 2.54 ms on two threads in a prototype of the kernels (medians of 30), "
         "about 4% of a round"),
+    "threads_1m": (
+        "the speed-up straddles 1.7 on this machine: ×1.56 in the record of 2026-11-29 "
+        "(repeats ×1.11–×2.16; the probe under \"This run\" found a second thread adding "
+        "×1.41 of memory bandwidth, ×1.76 in the record before) and ×1.70 and ×1.61 in "
+        "two runs of the row alone just after; ×1.73 on 2026-11-28.  That day's change "
+        "to this path made the step's exps cheaper on both thread counts (no logits "
+        "written): the part of a round that scales best shrank, and the passes bound by "
+        "memory weigh more"),
     "functional_regressor_100k_1t": (
         "the issue's 0.5 is below what the oracle alone costs: the histograms alone took "
         "0.45 of LightGBM's round (1.59 of 3.57 ms in fits of 2026-11-28), and the "
@@ -1425,12 +1440,18 @@ WHY_MISSED = {
         "passes over the rows a round, not 4 (the target's norms come from the last "
         "step's pass, the residual's norm from this step's): medians of 9 marginal costs "
         "2.53 → 2.34 ms a round; and the oracle checks its target and answer from its "
-        "bins and leaves instead of 4 NumPy passes (85–110 µs a round)"),
+        "bins and leaves instead of 4 NumPy passes (85–110 µs a round).  Since "
+        "2026-11-29 the answer's peak and its two inner products are one compiled pass "
+        "(peak_products), not three (about 0.1 ms a round on one thread)"),
     "functional_regressor_100k_2t": (
         "as on one thread: the histograms alone took 0.46 of LightGBM's round (0.85 of "
         "1.86 ms, 2026-11-28; ×1.86 from one thread); the rest is the oracle's scan and "
         "outputs, the booster's 2 compiled passes on numba's threads, and a round's "
-        "Python"),
+        "Python.  Per round in fits on two threads (2026-11-29, medians of 5 fits of "
+        "100 rounds, before peak_products): the histograms 0.93 ms, the rest of the "
+        "oracle's answer 0.22, the answer's peak and products 0.12, the step 0.20, the "
+        "rest 0.08.  The step alone takes 0.10 ms with its arrays in cache and 0.16–0.19 "
+        "after a read of the codes' 5 MB, as in a round: it waits on memory"),
     "own_work_100k": (
         "after the oracle's answer the booster makes two passes over the rows a round: "
         "the column's sums (reading the column and the query), then the step (margins, "
