@@ -128,66 +128,47 @@ def test_dask_fit_equals_memory_fit(client, seed, loss, step):
         np.testing.assert_array_equal(out.compute(), getattr(mem, method)(X))
 
 
-def test_adaboost_waits_twice_a_round_on_a_cluster(client, monitor_waits):
-    """An AdaBoost round on a cluster waits for the workers twice: the column's sums,
-    then the step's stats together with the next round's histograms (the stump oracle's
-    ``_prefetch`` of the query the step made, which the next ``correlate`` takes);
-    without the prefetch it waited three times.  Counted as the rounds' marginal cost
-    (a fit of 9 rounds against one of 5), and the fits equal the fit in memory."""
-    X, y = _data(2)
+def _waiting(case: str):
+    """``(make(n_estimators), X, y, same)`` of a case of
+    :func:`test_the_client_waits_for_the_workers_so_often_a_round`."""
+    if case == "adaboost":
+        X, y = _data(2)
+        return (lambda n_estimators: _booster(n_estimators=n_estimators)), X, y, _same_fit
+    if case.startswith("maboost"):
+        X, y = _data(6)
+        return (lambda n_estimators: MirrorBoostingClassifier(
+            StumpOracle(block_size=BLOCK), block_size=BLOCK, mirror=case.split("-")[1],
+            n_estimators=n_estimators)), X, y, _same_fit
+    X, _ = _data(4)
+    return (lambda n_estimators: FunctionalGradientRegressor(
+        StumpOracle(block_size=BLOCK), block_size=BLOCK, query=case.split("-")[1],
+        n_estimators=n_estimators)), X, X[:, 0] + 0.5 * X[:, 2] ** 2, _same_model
+
+
+@pytest.mark.parametrize("case, waits", [
+    ("adaboost", 2), ("maboost-entropy", 5), ("maboost-euclidean", 5),
+    ("regressor-project", 2), ("regressor-correlate", 2),
+])
+def test_the_client_waits_for_the_workers_so_often_a_round(client, monitor_waits, case,
+                                                           waits):
+    """The client's waits for the workers' stats a round, counted as a marginal cost (a
+    fit of 9 rounds against one of 5), the fits equal to the fits in memory.  The pass
+    that makes the oracle's next query lets the stump oracle submit its histograms on it
+    before the client waits for the pass's stats (``BoundOracle._prefetch``), so that
+    both come back in one gather: AdaBoost waits for the column's sums, then for the
+    step's stats with the next histograms (3 waits without the prefetch); the squared
+    loss's functional round (naive projection, unit weights) likewise for the answer's
+    norms, then the step's (3 without); MABoost 5 times (6 without)."""
+    make, X, y, same = _waiting(case)
     Xd = da.from_array(X, chunks=5000)
-    waits = {}
+    counted = {}
     for rounds in (5, 9):
         with monitor_waits() as count:
-            dk = _booster(n_estimators=rounds).fit(Xd, y)
+            dk = make(rounds).fit(Xd, y)
         assert len(dk.history_["loss"]) == rounds  # no early stop
-        _same_fit(_booster(n_estimators=rounds).fit(X, y), dk)
-        waits[rounds] = count[0]
-    assert (waits[9] - waits[5]) / 4 == 2
-
-
-@pytest.mark.parametrize("mirror", ["entropy", "euclidean"])
-def test_maboost_waits_five_times_a_round_on_a_cluster(client, monitor_waits, mirror):
-    """MABoost's round on a cluster: the histograms come back with the stats of the pass
-    that made their query (``_prefetch``): 5 waits a round, not 6."""
-    X, y = _data(6)
-    Xd = da.from_array(X, chunks=5000)
-
-    def booster(rounds):
-        return MirrorBoostingClassifier(StumpOracle(block_size=BLOCK), block_size=BLOCK,
-                                        mirror=mirror, n_estimators=rounds)
-
-    waits = {}
-    for rounds in (5, 9):
-        with monitor_waits() as count:
-            dk = booster(rounds).fit(Xd, y)
-        assert len(dk.history_["loss"]) == rounds
-        _same_fit(booster(rounds).fit(X, y), dk)
-        waits[rounds] = count[0]
-    assert (waits[9] - waits[5]) / 4 == 5
-
-
-@pytest.mark.parametrize("query", ["project", "correlate"])
-def test_regressor_waits_twice_a_round_on_a_cluster(client, monitor_waits, query):
-    """The squared loss's functional round on a cluster (the naive projection, unit
-    weights) waits twice: the answer's norms, then the step's stats together with the
-    next round's histograms of the next descent (``_prefetch``); three without."""
-    X, y = _data(4)
-    target = X[:, 0] + 0.5 * X[:, 2] ** 2
-    Xd = da.from_array(X, chunks=5000)
-
-    def booster(rounds):
-        return FunctionalGradientRegressor(StumpOracle(block_size=BLOCK), block_size=BLOCK,
-                                           query=query, n_estimators=rounds)
-
-    waits = {}
-    for rounds in (5, 9):
-        with monitor_waits() as count:
-            dk = booster(rounds).fit(Xd, target)
-        assert len(dk.history_["loss"]) == rounds
-        _same_model(booster(rounds).fit(X, target), dk)
-        waits[rounds] = count[0]
-    assert (waits[9] - waits[5]) / 4 == 2
+        same(make(rounds).fit(X, y), dk)
+        counted[rounds] = count[0]
+    assert (counted[9] - counted[5]) / 4 == waits
 
 
 @pytest.mark.parametrize("seed", [0, 3])
