@@ -171,6 +171,25 @@ def test_the_client_waits_for_the_workers_so_often_a_round(client, monitor_waits
     assert (counted[9] - counted[5]) / 4 == waits
 
 
+def test_a_prefetch_for_a_query_not_asked_is_dropped(client, monitor_waits, monkeypatch):
+    """When the step's predicted normaliser misses (here forced: every round), the
+    weights are rescaled, the next query is another array, and the histograms the
+    oracle started on the step's query are not used: the fit is still the fit in memory,
+    waiting once more a round (3) for the histograms of the query asked."""
+    from oracleboost.boosters import row_passes
+
+    monkeypatch.setattr(row_passes, "NORMALISED_SLACK", -1.0)
+    make, X, y, same = _waiting("adaboost")
+    Xd = da.from_array(X, chunks=5000)
+    counted = {}
+    for rounds in (5, 9):
+        with monitor_waits() as count:
+            dk = make(rounds).fit(Xd, y)
+        same(make(rounds).fit(X, y), dk)
+        counted[rounds] = count[0]
+    assert (counted[9] - counted[5]) / 4 == 3
+
+
 @pytest.mark.parametrize("seed", [0, 3])
 def test_dask_fit_with_weights_equals_memory_fit(client, seed):
     """Weights (some of them 0: those rows go, in both fits) in a NumPy array or a
