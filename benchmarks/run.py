@@ -1450,8 +1450,8 @@ WHY_MISSED = {
         "Python.  Per round in fits on two threads (2026-11-29, medians of 5 fits of "
         "100 rounds, before peak_products): the histograms 0.93 ms, the rest of the "
         "oracle's answer 0.22, the answer's peak and products 0.12, the step 0.20, the "
-        "rest 0.08.  The step alone takes 0.10 ms with its arrays in cache and 0.16–0.19 "
-        "after a read of the codes' 5 MB, as in a round: it waits on memory"),
+        "rest 0.08.  The step alone takes 0.10–0.13 ms with its arrays in cache and "
+        "0.16–0.19 after a read of the codes' 5 MB, as in a round: it waits on memory"),
     "own_work_100k": (
         "after the oracle's answer the booster makes two passes over the rows a round: "
         "the column's sums (reading the column and the query), then the step (margins, "

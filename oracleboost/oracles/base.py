@@ -388,11 +388,12 @@ class BoundOracle:
                              finite=self._correlate_outputs_finite)
 
     def _prefetch(self, r: Any) -> None:
-        """A hint from a booster that its next call is probably ``correlate(r)``, given
-        before the booster waits for the stats of the stage that made ``r``: an oracle
-        whose rows are on a cluster may submit its work on ``r`` now, so that the client
-        waits once for both (:class:`~.cluster_stumps.ClusterStumpOracle`).  No answer
-        may depend on whether it was called.  In memory: nothing to do."""
+        """A hint from a booster that its next call is probably ``correlate(r)`` or
+        ``project(r)`` without weights, given before the booster waits for the stats of
+        the stage that made ``r``: an oracle whose rows are on a cluster may submit its
+        work on ``r`` now, so that the client waits once for both
+        (:class:`~.cluster_stumps.ClusterStumpOracle`).  No answer may depend on whether
+        it was called.  In memory: nothing to do."""
 
     def _answer_peak(self, h: Hypothesis) -> float:
         """``max |h.train_output|`` (a pass over the outputs; see

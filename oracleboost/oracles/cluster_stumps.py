@@ -178,35 +178,32 @@ class ClusterStumpOracle(BoundStumpOracle):
     def codes(self) -> np.ndarray:
         raise NotDistributedError("the codes of a cluster's oracle stay on its workers")
 
-    #: The histograms submitted by :meth:`_prefetch`: ``(kernel's name, rows, shapes,
-    #: pending stats)``, or None.
+    #: The histograms submitted by :meth:`_prefetch`: ``(r, pending stats)``, or None.
     _prefetched: tuple | None = None
 
     def _prefetch(self, r: Any) -> None:
-        """Submit ``correlate(r)``'s histograms now, their stats to come back with the
-        next ones the client waits for (the booster's step: one round trip a round
-        fewer).  ``correlate`` uses them if it is asked about this very ``r``; else they
-        are dropped (the same histograms, made by the same stage: no bit changes)."""
+        """Submit the histograms of ``r`` (:func:`~._stump_kernels.hist_1d`, what
+        ``correlate(r)`` and ``project(r)`` without weights make) now, their stats to
+        come back with the next ones the client waits for (the booster's step: one round
+        trip a round fewer).  They are used if the next histograms asked for are of this
+        very ``r``; else dropped (the same histograms, made by the same stage: no bit
+        changes)."""
         if isinstance(r, Partitioned) and r.ndim == 1:
-            shapes = ((self.n_features, self._B),)
             _, pending = self.blocks.map(_prefetched_histograms, self._local, r,
-                                         kernel=kernels.hist_1d.__name__, shapes=shapes,
-                                         columns=())
-            self._prefetched = (kernels.hist_1d.__name__, (r,), shapes, pending)
+                                         kernel=kernels.hist_1d.__name__,
+                                         shapes=((self.n_features, self._B),), columns=())
+            self._prefetched = (r, pending)
 
     def _histograms(self, kernel, rows, outs) -> None:
         columns = tuple(k for k, r in enumerate(rows) if isinstance(r, _Column))
         rows = tuple(r.rows if isinstance(r, _Column) else r for r in rows)
-        shapes = tuple(o.shape for o in outs)
         ahead, self._prefetched = self._prefetched, None
-        if ahead is not None and not columns and ahead[0] == kernel.__name__ and \
-                ahead[2] == shapes and len(ahead[1]) == len(rows) and \
-                all(a is b for a, b in zip(ahead[1], rows, strict=True)):
-            stats = ahead[3].get()
+        if ahead is not None and kernel is kernels.hist_1d and rows[0] is ahead[0]:
+            stats = ahead[1].get()  # (hist_1d's one row array, into (d, B): the same call)
         else:
             _, stats = self.blocks.map(_partition_histograms, self._local, *rows,
-                                       kernel=kernel.__name__, shapes=shapes,
-                                       columns=columns)
+                                       kernel=kernel.__name__,
+                                       shapes=tuple(o.shape for o in outs), columns=columns)
         _add_in_order(stats, outs)
 
     @staticmethod
