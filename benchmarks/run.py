@@ -537,6 +537,9 @@ class _TimedBound:
     def project(self, *args, **kwargs):
         return self._timed(self._bound.project, *args, **kwargs)
 
+    def _project_shifted(self, *args, **kwargs):
+        return self._timed(self._bound._project_shifted, *args, **kwargs)
+
 
 def _timed_stump_oracle():
     """``StumpOracle`` whose ``bind`` returns a :class:`_TimedBound` (kept as ``timer_``)."""

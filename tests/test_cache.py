@@ -434,17 +434,19 @@ def test_seeds_stay_none_across_a_warm_start(make):
     class Recording(StumpOracle):
         def bind(self, X):
             bound = super().bind(X)
-            correlate, project = bound.correlate, bound.project
+            # the hooks every query reaches (project, and the squared loss's next query
+            # made from the last one, _project_shifted, end in _project)
+            correlate, project = bound._correlate, bound._project
 
-            def c(r, random_state=None):
+            def c(r, random_state):
                 seeds.append(random_state)
-                return correlate(r, random_state=random_state)
+                return correlate(r, random_state)
 
-            def p(t, w=None, random_state=None):
+            def p(t, w, random_state, *shifted):
                 seeds.append(random_state)
-                return project(t, w, random_state=random_state)
+                return project(t, w, random_state, *shifted)
 
-            bound.correlate, bound.project = c, p
+            bound._correlate, bound._project = c, p
             return bound
 
     X, y = make_classification(100, 4, random_state=0)

@@ -700,3 +700,28 @@ def test_functional_multiclass_dask_fit_equals_memory_fit(client, params, weight
     y = np.digitize(X[:, 0] + 0.4 * X[:, 1], [0.8, 2.0][:n_classes - 1])
     s = _some_zero_weights(len(y), 7) if weighted else None
     _functional_classifier_fits_agree(X, y, s, {"n_estimators": 8, **params}, rounds=5)
+
+
+def test_the_squared_losss_next_histograms_are_shifted_on_a_cluster(client, monkeypatch):
+    """The naive projection's next query is this one less a step along the answer: the
+    workers count the answer's smaller side by bins, the client shifts the histograms
+    (``StumpOracle(histogram_refresh)``), every 4th query summed from its rows, as in
+    memory: the same fit."""
+    from oracleboost.oracles.cluster_stumps import ClusterStumpOracle
+
+    kernels_asked = []
+    real = ClusterStumpOracle._histograms
+
+    def recording(self, kernel, rows, outs, split=0):
+        kernels_asked.append(kernel.__name__)
+        return real(self, kernel, rows, outs, split)
+
+    monkeypatch.setattr(ClusterStumpOracle, "_histograms", recording)
+    X, y = _regression_data(5)
+    make = lambda: FunctionalGradientRegressor(  # noqa: E731
+        StumpOracle(block_size=BLOCK, histogram_refresh=4), block_size=BLOCK,
+        n_estimators=10)
+    dk = make().fit(da.from_array(X, chunks=(3000, 2)), y)
+    _same_fit(make().fit(X, y), dk)
+    assert kernels_asked.count("side_counts") == 10 - 3  # rounds 1, 5 and 9 summed
+    assert kernels_asked.count("hist_1d") == 3

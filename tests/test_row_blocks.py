@@ -132,10 +132,13 @@ def test_mirror_multiclass_fit_is_the_same_on_one_two_and_three_threads(
 @pytest.mark.parametrize("projection", ["naive", "repeated", "residual"])
 @pytest.mark.parametrize("loss", ["squared", "huber", "absolute"])
 @pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("weighted", [True, False])
 def test_functional_regressor_is_the_same_on_one_two_and_three_threads(
-        threads_even_when_small, projection, loss, seed):
+        threads_even_when_small, monkeypatch, projection, loss, seed, weighted):
+    # (squared, naive, without weights: the queries' histograms are shifted ones)
+    monkeypatch.setattr(stumps, "_MIN_SHIFT_CELLS", 1)
     X, y = make_regression(n_samples=600, n_features=5, noise=5.0, random_state=seed)
-    s = np.random.default_rng(seed).uniform(0.1, 3.0, size=y.shape[0])
+    s = np.random.default_rng(seed).uniform(0.1, 3.0, size=y.shape[0]) if weighted else None
     fits = [FunctionalGradientRegressor(
         StumpOracle(n_jobs=j, block_size=50), loss=loss, projection=projection,
         schedule="inv_sqrt", n_estimators=20, learning_rate=0.5, n_jobs=j, block_size=50,

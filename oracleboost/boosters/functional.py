@@ -40,6 +40,7 @@ iterations; its last one is truncated to the budget and still takes its step (P3
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -161,6 +162,10 @@ class _State:
     #: that descent's ``max |v|`` and ``Σ s v²`` (inner-product weights), from the same
     #: pass, else None
     descent_norms: tuple[float, float] | None = None
+    #: ``(memo, c)`` when that descent is the last target less ``c`` times the last
+    #: answer, whose ``query_memo`` is ``memo`` (the naive projection without weights):
+    #: the oracle may make its query from it (``_project_shifted``), else None
+    shift: tuple | None = None
 
 
 class _FunctionalGradientBooster(BaseBooster):
@@ -375,6 +380,8 @@ class _FunctionalGradientBooster(BaseBooster):
 
         def proj(v):
             seed = draw_seed(state.rng)
+            if p.need == "project" and state.shift is not None and v is state.descent:
+                return p.bound._project_shifted(v, *state.shift, random_state=seed)
             if p.need == "project":
                 return p.bound.project(v, p.query_weight, random_state=seed)
             r = v if p.sw is None else row_passes.scaled(p.blocks, v, p.sw)
@@ -436,7 +443,7 @@ class _FunctionalGradientBooster(BaseBooster):
         terms = [(h.detach(), eta * a, top) for h, a, *_, top in pending]
         if not terms:
             return RoundResult(state, stop=stop)
-        descent = norms = None
+        descent = norms = shift = None
         if fused and len(outputs) == 1:
             (c, out), = outputs
             naive = self.projection == "naive"
@@ -444,13 +451,22 @@ class _FunctionalGradientBooster(BaseBooster):
             # oracle may start on it (on a cluster, its histograms then come back with
             # this step's stats: a wait fewer a round)
             asks_descent = p.query_weight is None if p.need == "project" else p.sw is None
-            ahead = getattr(p.bound, "_prefetch", None) \
-                if naive and asks_descent and stop is None and budget > 1 else None
+            nxt = naive and asks_descent and stop is None
+            ahead = nxt and budget > 1
+            # ... and it is this target less c times this answer: the oracle may make it
+            # from what it kept of this query (the answer's memo; kept after the last
+            # round too, for a warm start)
+            memo = pending[0][0].query_memo if nxt and p.need == "project" else None
+            shift = None if memo is None else (memo, c)
             step = row_passes.squared_step(
                 p.blocks, p.y, f, out, c, p.s, p.total,
                 inner_s=None if s_or_none is column_kernels.NO_WEIGHTS else s_or_none,
-                residual_of=(target, pending[0][1]) if naive else None, prefetch=ahead)
+                residual_of=(target, pending[0][1]) if naive else None,
+                prefetch=functools.partial(p.bound._prefetch, shifted=shift)
+                if ahead and hasattr(p.bound, "_prefetch") else None)
             f, descent, value = step.f, step.descent, step.loss
+            if not math.isfinite(value):  # v's sum of squares passes float64's range:
+                shift = None  # the next query is summed from its rows (which check it)
             norms = (step.descent_peak, step.descent_square)
             if naive:
                 h, a, edge, _, dt, top = pending[0]
@@ -478,7 +494,7 @@ class _FunctionalGradientBooster(BaseBooster):
             for _h, a, edge, rnorm, dt, _top in pending
         )
         new = _State(f=f, residual=residual, outer=outer, rng=state.rng, descent=descent,
-                     descent_norms=norms)
+                     descent_norms=norms, shift=shift)
         return RoundResult(new, tuple(terms), records, stop)
 
     # -- the round's elementwise passes, by row blocks (the same values on any threads,

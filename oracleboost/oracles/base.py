@@ -229,6 +229,10 @@ class Hypothesis(ABC):
     train_output: np.ndarray | None = None
     key: Hashable | None = None
     scale: float = 1.0
+    #: What the oracle kept of the query this answer was made for, for a next query
+    #: made from it (:meth:`BoundOracle._project_shifted`); None for most oracles, and
+    #: not stored by an ensemble (:meth:`detach`).
+    query_memo: object = None
 
     @abstractmethod
     def predict(self, X: ArrayLike) -> np.ndarray:
@@ -296,6 +300,7 @@ class Hypothesis(ABC):
         """A shallow copy without ``train_output`` (what an ensemble stores)."""
         h = copy.copy(self)
         h.train_output = None
+        h.query_memo = None
         return h
 
 
@@ -387,13 +392,24 @@ class BoundOracle:
         return self._checked(self._correlate(r, random_state), r.shape,
                              finite=self._correlate_outputs_finite)
 
-    def _prefetch(self, r: Any) -> None:
+    def _prefetch(self, r: Any, shifted: tuple | None = None) -> None:
         """A hint from a booster that its next call is probably ``correlate(r)`` or
-        ``project(r)`` without weights, given before the booster waits for the stats of
+        ``project(r)`` without weights, or, given ``shifted = (memo, c)``,
+        ``_project_shifted(r, memo, c)``; given before the booster waits for the stats of
         the stage that made ``r``: an oracle whose rows are on a cluster may submit its
         work on ``r`` now, so that the client waits once for both
         (:class:`~.cluster_stumps.ClusterStumpOracle`).  No answer may depend on whether
         it was called.  In memory: nothing to do."""
+
+    def _project_shifted(self, target: Any, memo: object, c: float, *,
+                         random_state: int | None = None) -> Hypothesis:
+        """``project(target)`` without weights, told that ``target`` is ``q − c·h`` in
+        exact arithmetic, ``h`` the answer to an earlier ``project(q)`` without weights
+        and ``memo`` its ``query_memo`` (the squared loss's next descent,
+        Grubb & Bagnell's naive projection).  An oracle may make its answer from what it
+        kept of ``q`` (the stump oracle's histograms: ``StumpOracle(histogram_refresh)``),
+        the same answer in exact arithmetic.  Here: ``project(target)``."""
+        return self.project(target, random_state=random_state)
 
     def _answer_peak(self, h: Hypothesis) -> float:
         """``max |h.train_output|`` (a pass over the outputs; see

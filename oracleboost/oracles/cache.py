@@ -122,6 +122,8 @@ def _answer(key, inner, arrays, seed):
         answer = bound.correlate(arrays[0], random_state=seed)
     elif query == "project":
         answer = bound.project(arrays[0], arrays[1], random_state=seed)
+    elif query == "project_shifted":
+        answer = bound._project_shifted(*arrays, random_state=seed)
     elif query == "columns":
         answer = np.asarray(bound.columns())
     else:  # column_hypothesis
@@ -195,7 +197,7 @@ class _BoundCached(BoundOracle):
             )
         if not isinstance(answer, Hypothesis):
             return False
-        if key["query"] in ("correlate", "project"):
+        if key["query"] in ("correlate", "project", "project_shifted"):
             shape = arrays[0].shape  # (n,) or (n, K), as the query
             return _finite_with_shape(answer.train_output, lambda s: s == shape)
         return _finite_with_shape(answer.train_output, lambda s: len(s) in (1, 2) and s[0] == n)
@@ -224,6 +226,11 @@ class _BoundCached(BoundOracle):
 
     def _project(self, target, sample_weight, random_state):
         return self._cached("project", (target, sample_weight), random_state)
+
+    def _project_shifted(self, target, memo, c, *, random_state=None):
+        # The wrapped oracle's answer, keyed on the query, the memo it starts from and the
+        # step: a cached fit gets the answers (and their memos) an uncached fit makes.
+        return self._cached("project_shifted", (target, memo, float(c)), random_state)
 
     # Products with a finite class's matrix pass through uncached: hashing the query
     # vector and reading an entry from disk costs more than the product itself, and

@@ -83,10 +83,11 @@ def _local_oracle(X: np.ndarray, oracle: StumpOracle,
 
 
 def _partition_histograms(blocks: RowBlocks, local: BoundStumpOracle, *rows: np.ndarray,
-                          kernel: str, shapes: tuple, columns: tuple) -> tuple[tuple, tuple]:
+                          kernel: str, shapes: tuple, columns: tuple,
+                          split: int = 0) -> tuple[tuple, tuple]:
     outs = tuple(np.empty(shape) for shape in shapes)
     rows = tuple(r[:, None] if k in columns else r for k, r in enumerate(rows))
-    local._histograms(getattr(kernels, kernel), rows, outs)
+    local._histograms(getattr(kernels, kernel), rows, outs, split)
     return (), outs
 
 
@@ -178,33 +179,53 @@ class ClusterStumpOracle(BoundStumpOracle):
     def codes(self) -> np.ndarray:
         raise NotDistributedError("the codes of a cluster's oracle stay on its workers")
 
-    #: The histograms submitted by :meth:`_prefetch`: ``(r, pending stats)``, or None.
+    #: The histograms submitted by :meth:`_prefetch`: ``(kernel, rows, split, pending
+    #: stats)``, or None.
     _prefetched: tuple | None = None
 
-    def _prefetch(self, r: Any) -> None:
-        """Submit the histograms of ``r`` (:func:`~._stump_kernels.hist_1d`, what
-        ``correlate(r)`` and ``project(r)`` without weights make) now, their stats to
-        come back with the next ones the client waits for (the booster's step: one round
-        trip a round fewer).  They are used if the next histograms asked for are of this
-        very ``r``; else dropped (the same histograms, made by the same stage: no bit
-        changes)."""
-        if isinstance(r, Partitioned) and r.ndim == 1:
-            _, pending = self.blocks.map(_prefetched_histograms, self._local, r,
-                                         kernel=kernels.hist_1d.__name__,
-                                         shapes=((self.n_features, self._B),), columns=())
-            self._prefetched = (r, pending)
+    def _prefetch(self, r: Any, shifted: tuple | None = None) -> None:
+        """Submit now the histograms the next query will ask for, their stats to come
+        back with the next ones the client waits for (the booster's step: one round trip
+        a round fewer): those of ``r`` (:func:`~._stump_kernels.hist_1d`, what
+        ``correlate(r)`` and ``project(r)`` without weights make) or, given ``shifted =
+        (memo, c)`` and a plan for it (:meth:`_shift_plan`), the counts of the last
+        answer's side that ``_project_shifted(r, memo, c)`` makes.  They are used if the
+        next histograms asked for are these very ones (the same kernel, rows and split);
+        else dropped (the same histograms, made by the same stage: no bit changes)."""
+        plan = None if shifted is None else self._shift_plan(shifted[0])
+        if plan is not None:
+            j, side = plan[:2]
+            if j is not None:  # (a constant answer needs no counts)
+                self._submit_ahead(kernels.side_counts, side, j)
+        elif isinstance(r, Partitioned) and r.ndim == 1:
+            self._submit_ahead(kernels.hist_1d, r, 0)
 
-    def _histograms(self, kernel, rows, outs) -> None:
+    def _submit_ahead(self, kernel, rows: Any, split: int) -> None:
+        _, pending = self.blocks.map(_prefetched_histograms, self._local, rows,
+                                     kernel=kernel.__name__,
+                                     shapes=((self.n_features, self._B),), columns=(),
+                                     split=split)
+        self._prefetched = (kernel, rows, split, pending)
+
+    def _histograms(self, kernel, rows, outs, split: int = 0) -> None:
         columns = tuple(k for k, r in enumerate(rows) if isinstance(r, _Column))
         rows = tuple(r.rows if isinstance(r, _Column) else r for r in rows)
         ahead, self._prefetched = self._prefetched, None
-        if ahead is not None and kernel is kernels.hist_1d and rows[0] is ahead[0]:
-            stats = ahead[1].get()  # (hist_1d's one row array, into (d, B): the same call)
+        if ahead is not None and ahead[0] is kernel and ahead[1] is rows[0] \
+                and ahead[2] == split and len(rows) == 1 \
+                and outs[0].shape == (self.n_features, self._B):
+            stats = ahead[3].get()  # (one array of rows or bins, into (d, B): the same call)
         else:
             _, stats = self.blocks.map(_partition_histograms, self._local, *rows,
                                        kernel=kernel.__name__,
-                                       shapes=tuple(o.shape for o in outs), columns=columns)
+                                       shapes=tuple(o.shape for o in outs), columns=columns,
+                                       split=split)
         _add_in_order(stats, outs)
+
+    def _answer_shifted(self, target: Partitioned, shifted: tuple,
+                        random_state: int | None) -> Hypothesis:
+        # (the workers' target: project's checks are the histograms', as in project)
+        return self._project(target, None, random_state, shifted)
 
     @staticmethod
     def _as_column(a: Partitioned) -> _Column:

@@ -35,6 +35,7 @@ import functools
 import math
 import numbers
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -43,7 +44,9 @@ from numpy.typing import ArrayLike
 from .._blocks import BLOCKS_PER_PARTITION, DEFAULT_BLOCK_SIZE, RowBlocks, check_n_jobs
 from .._blocks import n_threads as _threads
 from .._blocks import thread_map as _map
+from .._fingerprint import fingerprint
 from .._parallel import run_parallel
+from .._validation import check_query
 from . import _stump_kernels as kernels
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
 from .trees import TreeStructure
@@ -64,6 +67,13 @@ __all__ = [
 # it saves.
 _MIN_CELLS = 1 << 16
 
+# A shifted histogram (StumpOracle's histogram_refresh) only for data of at least this
+# many (row, feature) cells: below, a query's sums take under 50 µs, and small data's
+# sums are often exact (integer targets and weights), so that splits of equal score tie
+# exactly and the tie rule decides; a shifted histogram's rounding would decide instead
+# (a weighted fit and the fit on repeated rows, scikit-learn's check, could then differ).
+_MIN_SHIFT_CELLS = 1 << 16
+
 # A scan of histograms (the best split of each feature) runs on threads only when every
 # thread gets at least this many bins.
 _MIN_SCAN_CELLS = 1 << 16
@@ -71,7 +81,7 @@ _MIN_SCAN_CELLS = 1 << 16
 # The compiled histograms' kernel by name, and the empty arrays that stand for the rows
 # and outputs a kernel does not use.
 _HIST_KIND = {"hist_1d": kernels.HIST_1D, "hist_2d": kernels.HIST_2D,
-              "hist_weighted": kernels.HIST_WEIGHTED}
+              "hist_weighted": kernels.HIST_WEIGHTED, "side_counts": kernels.HIST_SIDE}
 _NO_ROWS, _NO_TARGETS = np.empty(0), np.empty((0, 1))
 _NO_HIST, _NO_HIST_2D = np.empty((0, 0)), np.empty((0, 0, 0))
 
@@ -706,6 +716,21 @@ class StumpOracle(Oracle):
         (:func:`sample_rows`; LightGBM's ``bin_construct_sample_cnt`` has the same
         default); ``None`` uses every row.  The same rows in memory and on a cluster,
         so both fits bin alike.  Ignored when ``exact=True`` (every row).
+    histogram_refresh : int, default=32
+        When a booster's next query is its last one less a step along the answer (the
+        squared loss's naive projection: the descent ``y − f − c·h`` after the target
+        ``y − f``; :meth:`BoundStumpOracle._project_shifted`), the query's histogram is
+        the last one less ``c`` times the answer's, and the answer's histogram needs only
+        the counts of its smaller side's rows in each bin (LightGBM subtracts a leaf's
+        histogram from its parent's within a tree; here across rounds).  It is the same
+        number in exact arithmetic, rounded otherwise; every ``histogram_refresh``-th
+        query is summed from its rows again, so that the histograms' rounding stays
+        within about ``histogram_refresh`` roundings of the sums (a sum over a bin's
+        rows is itself rounded once a row).  ``1`` sums every query from its rows, as
+        do data of fewer than 65,536 row-feature cells (where the sums are cheap, and
+        often exact: equal splits then tie exactly, and the tie rule decides).
+        Nothing else uses it: ``correlate``, weighted queries and the other losses'
+        queries are always summed from their rows.
 
     Notes
     -----
@@ -771,12 +796,13 @@ class StumpOracle(Oracle):
 
     def __init__(self, max_bins: int = 255, exact: bool = False, n_jobs: int | None = None,
                  block_size: int = DEFAULT_BLOCK_SIZE,
-                 bin_sample: int | None = 200_000) -> None:
+                 bin_sample: int | None = 200_000, histogram_refresh: int = 32) -> None:
         self.max_bins = max_bins
         self.exact = exact
         self.n_jobs = n_jobs
         self.block_size = block_size
         self.bin_sample = bin_sample
+        self.histogram_refresh = histogram_refresh
 
     @property
     def capabilities(self) -> Capabilities:
@@ -804,6 +830,9 @@ class StumpOracle(Oracle):
         if ns is not None and (isinstance(ns, bool) or not isinstance(ns, numbers.Integral)
                                or ns < 2):
             raise ValueError(f"bin_sample must be None or an int of at least 2; got {ns!r}")
+        hr = self.histogram_refresh
+        if isinstance(hr, bool) or not isinstance(hr, numbers.Integral) or hr < 1:
+            raise ValueError(f"histogram_refresh must be an int of at least 1; got {hr!r}")
 
     def _sample(self, n: int) -> np.ndarray | None:
         """The rows the bins are made from (None: every row)."""
@@ -860,6 +889,25 @@ def row_centred(r: np.ndarray) -> np.ndarray:
     """``r − mean_k r_k`` row by row (each row's mean from that row alone)."""
     with np.errstate(invalid="ignore", over="ignore"):
         return r - r.mean(axis=1, keepdims=True)
+
+
+@dataclass(frozen=True, eq=False)
+class HistogramMemo:
+    """What ``project(target)`` without weights keeps of its query, on its answer
+    (``query_memo``): the histogram of ``target`` it scanned, for a next query
+    ``target − c·answer`` (:meth:`BoundStumpOracle._project_shifted`).
+
+    ``bins`` is the fingerprint of the thresholds the histogram was made with, ``age``
+    the queries since one was summed from its rows, and ``split`` the answer:
+    ``(feature, last bin on the left, NaN rows go left, left leaf, right leaf)``, or
+    None for a constant answer ``value``.  A booster keeps it between rounds (its
+    ``warm_start`` state: a continued fit makes the histograms the longer fit makes)."""
+
+    hist: np.ndarray
+    bins: str
+    age: int
+    split: tuple | None
+    value: float = 0.0
 
 
 class BoundStumpOracle(BoundOracle):
@@ -985,10 +1033,12 @@ class BoundStumpOracle(BoundOracle):
 
     # -- the kernels, by row blocks (and blocks of features) on threads ---------------------
     def _histograms(self, kernel: Callable[..., None], rows: tuple[np.ndarray, ...],
-                    outs: tuple[np.ndarray, ...]) -> None:
+                    outs: tuple[np.ndarray, ...], split: int = 0) -> None:
         """``kernel(codes, *rows, *outs)`` over every row block, each block's histograms
         added into ``outs`` (of shape ``(d, B, ...)``) in block order
-        (:func:`._stump_kernels.histograms`, on numba's threads).
+        (:func:`._stump_kernels.histograms`, on numba's threads).  For
+        :func:`~._stump_kernels.side_counts`, ``rows`` is the split's table of bins (not
+        a row array) and ``split`` its feature.
 
         A task is one row block and one run of features; its kernel call reads only
         those codes and rows and writes only its block's partial histograms, whose sums
@@ -1015,7 +1065,7 @@ class BoundStumpOracle(BoundOracle):
         kind = _HIST_KIND[kernel.__name__]
         v, t = _NO_ROWS, _NO_TARGETS
         out_w, out_s = _NO_HIST, _NO_HIST_2D
-        if kind == kernels.HIST_1D:
+        if kind in (kernels.HIST_1D, kernels.HIST_SIDE):
             (v,), (out_w,) = rows, outs
         elif kind == kernels.HIST_2D:
             (t,), (out_s,) = rows, outs
@@ -1034,14 +1084,14 @@ class BoundStumpOracle(BoundOracle):
         if not self.blocks.python_threads:
             run_parallel(kernels.histograms, threads, kind, self._codes, d, starts, stops,
                          tasks, runs, BLOCKS_PER_PARTITION, v, t, parts_w, parts_s, out_w,
-                         out_s)
+                         out_s, split)
             return
         # Rows enough for Python threads (RowBlocks.python_threads): the round's other
         # passes run on them, so these do too, each run a call on one of numba's
         # threads; then the partials' sums, by runs of features
         def run(r: int) -> None:
             run_parallel(kernels.histograms, 1, kind, self._codes, d, starts, stops, tasks,
-                         runs[r:r + 2], 0, v, t, parts_w, parts_s, out_w, out_s)
+                         runs[r:r + 2], 0, v, t, parts_w, parts_s, out_w, out_s, split)
 
         _map(run, range(len(runs) - 1), len(runs) - 1)
         if k_blocks > 1:
@@ -1222,8 +1272,11 @@ class BoundStumpOracle(BoundOracle):
         return row_centred(r)
 
     def _project(
-        self, target: np.ndarray, sample_weight: np.ndarray | None, random_state: int | None
+        self, target: np.ndarray, sample_weight: np.ndarray | None, random_state: int | None,
+        shifted: tuple[np.ndarray, int] | None = None,
     ) -> Hypothesis:
+        """The least-squares stump; ``shifted = (histogram, age)``: ``target``'s
+        histogram, made by :meth:`_project_shifted` (no weights, shape (n,))."""
         vector = target.ndim == 2
         target = self._query(target)  # the kernels' layout (a no-op when it is)
         t2 = target if vector else self._as_column(target)
@@ -1233,7 +1286,9 @@ class BoundStumpOracle(BoundOracle):
         if sample_weight is None:
             W_tot = float(n)
             hist_w = self._counts  # counted once, at bind
-            if K == 1:  # one accumulator: the kernel shared with correlate
+            if shifted is not None:  # made by _project_shifted
+                hist_s = shifted[0][:, :, None]
+            elif K == 1:  # one accumulator: the kernel shared with correlate
                 self._histograms(kernels.hist_1d, (target if target.ndim == 1 else
                                                    target.reshape(n),),
                                  (hist_s.reshape(d, self._B),))
@@ -1286,6 +1341,10 @@ class BoundStumpOracle(BoundOracle):
                     h = RegressionStump(j, theta, float(a[0]), float(b[0]), d, default_left)
                     h.train_output = self._outputs(j, t, float(a[0]), float(b[0]),
                                                    default_left)
+                    if sample_weight is None:
+                        h.query_memo = self._memo(
+                            hist_s, shifted, (j, t, bool(default_left),
+                                              float(a[0]), float(b[0])))
                 return h
         if vector:
             h = ConstantHypothesis(mean, d)
@@ -1293,4 +1352,94 @@ class BoundStumpOracle(BoundOracle):
         else:
             h = ConstantHypothesis(float(mean[0]), d)
             h.train_output = self._full(float(mean[0]))
+            if sample_weight is None:
+                h.query_memo = self._memo(hist_s, shifted, None, float(mean[0]))
+        return h
+
+    # -- the next query as this one less a step along the answer --------------------------
+    @functools.cached_property
+    def _bins_key(self) -> str:
+        """The fingerprint of the bins (a memo is used only with the bins it was made
+        with)."""
+        return fingerprint(self.n_bins, self.missing, *self.thresholds)
+
+    def _memo(self, hist_s: np.ndarray, shifted: tuple | None, split: tuple | None,
+              value: float = 0.0) -> HistogramMemo:
+        return HistogramMemo(hist_s[:, :, 0], self._bins_key,
+                             0 if shifted is None else shifted[1], split, value)
+
+    #: The last :meth:`_shift_plan`: ``(memo, plan)`` (one plan a memo: a prefetch
+    #: and the query after it share its table).
+    _last_plan: tuple | None = None
+
+    def _shift_plan(self, memo: object) -> tuple | None:
+        """How to make the histogram of ``memo``'s query less a step along its answer:
+        ``(feature, table of its bins on the counted side, leaf of that side, the other
+        leaf)`` (the counted side is the smaller one; feature None: a constant answer),
+        or None when the next query is to be summed from its rows (a memo of other bins,
+        ``histogram_refresh`` reached, or data of fewer than ``_MIN_SHIFT_CELLS``
+        cells)."""
+        if self._last_plan is not None and self._last_plan[0] is memo:
+            return self._last_plan[1]
+        plan = None
+        if (isinstance(memo, HistogramMemo)
+                and self.n_samples * self.n_features >= _MIN_SHIFT_CELLS
+                and memo.bins == self._bins_key
+                and memo.hist.shape == (self.n_features, self._B)
+                and memo.age + 1 < self.oracle.histogram_refresh):
+            if memo.split is None:
+                plan = (None, None, memo.value, memo.value)
+            else:
+                j, t, nan_left, left, right = memo.split
+                side = np.zeros(self._B)
+                side[:t + 1] = 1.0
+                if nan_left:
+                    side[self.n_bins[j]] = 1.0
+                # whole numbers below 2**53: exact in any order
+                on_left = float(self._counts[j][side > 0].sum())
+                plan = (j, side, left, right)
+                if 2 * on_left > self.n_samples:
+                    plan = (j, 1.0 - side, right, left)
+        self._last_plan = (memo, plan)
+        return plan
+
+    def _project_shifted(self, target: np.ndarray, memo: object, c: float, *,
+                         random_state: int | None = None) -> Hypothesis:
+        """``project(target)`` without weights, where ``target`` is ``q − c·h`` in exact
+        arithmetic, ``h`` the answer to the earlier ``project(q)`` without weights that
+        left ``memo`` (``h.query_memo``): the squared loss's next descent.
+
+        ``target``'s histogram is ``q``'s less ``c`` times ``h``'s, and ``h``'s (its
+        leaves ``a``, ``b`` on the rows of each bin) is ``a·L + b·(N − L)``, ``N`` the
+        rows a bin and ``L`` those on the counted side
+        (:func:`~._stump_kernels.side_counts`: whole numbers, the same on any threads
+        and workers).  The scan and the answer are ``project``'s.  Summed from the rows
+        instead (``project(target)``) when the plan says so (:meth:`_shift_plan`) or the
+        shifted histogram is not finite (then the sums from the rows refuse what is
+        not)."""
+        plan = self._shift_plan(memo)
+        hist = None
+        if plan is not None:
+            j, side, counted, other = plan
+            if j is None:  # a constant: every row
+                step = other * self._counts
+            else:
+                on_side = np.empty((self.n_features, self._B))
+                self._histograms(kernels.side_counts, (side,), (on_side,), split=j)
+                step = counted * on_side + other * (self._counts - on_side)
+            hist = memo.hist - c * step
+            if not np.isfinite(hist).all():
+                hist = None
+        if hist is None:
+            return self.project(target, random_state=random_state)
+        return self._answer_shifted(target, (hist, memo.age + 1), random_state)
+
+    def _answer_shifted(self, target: np.ndarray, shifted: tuple,
+                        random_state: int | None) -> Hypothesis:
+        """:meth:`_project` from the shifted histogram, with ``project``'s checks."""
+        target = check_query(target, self.n_samples, "target", finite=False)
+        self._require("project", 1)
+        h = self._checked(self._project(target, None, random_state, shifted), target.shape,
+                          finite=self._project_outputs_finite)
+        self._check_squared_norm(h, None, target)
         return h
