@@ -84,6 +84,7 @@ _HIST_KIND = {"hist_1d": kernels.HIST_1D, "hist_2d": kernels.HIST_2D,
               "hist_weighted": kernels.HIST_WEIGHTED, "side_counts": kernels.HIST_SIDE}
 _NO_ROWS, _NO_TARGETS = np.empty(0), np.empty((0, 1))
 _NO_HIST, _NO_HIST_2D = np.empty((0, 0)), np.empty((0, 0, 0))
+_NO_SIDE_ROWS, _NO_SIDE_COUNTS = np.empty(0, np.int32), np.empty(0, np.intp)
 
 # Rows of a block of predict_sum (kernels.stump_sum): a block keeps the values of the
 # features its stumps use and its running sums, (m + K) floats a row, within 256 KiB
@@ -1038,7 +1039,8 @@ class BoundStumpOracle(BoundOracle):
         added into ``outs`` (of shape ``(d, B, ...)``) in block order
         (:func:`._stump_kernels.histograms`, on numba's threads).  For
         :func:`~._stump_kernels.side_counts`, ``rows`` is the split's table of bins (not
-        a row array) and ``split`` its feature.
+        a row array) and ``split`` its feature: each block's rows on the counted side are
+        listed once (:func:`~._stump_kernels.side_rows`), then counted by its tasks.
 
         A task is one row block and one run of features; its kernel call reads only
         those codes and rows and writes only its block's partial histograms, whose sums
@@ -1081,17 +1083,30 @@ class BoundStumpOracle(BoundOracle):
         stops = np.array([b for _, b in bounds], dtype=np.intp)
         v, t = np.ascontiguousarray(v), np.ascontiguousarray(t)
         parts_w, parts_s = partials(out_w), partials(out_s)
+        side, counts = _NO_SIDE_ROWS, _NO_SIDE_COUNTS
+        if kind == kernels.HIST_SIDE:
+            side, counts = np.empty(self.n_samples, np.int32), np.empty(k_blocks, np.intp)
+            if self.blocks.python_threads:
+                def listed(k: int) -> None:
+                    a, b = bounds[k]
+                    counts[k] = kernels.side_rows(self._block_codes[k][split], v, side[a:b])
+
+                _map(listed, range(k_blocks), threads)
+            else:
+                run_parallel(kernels.block_side_rows, threads, self._codes, d, starts,
+                             stops, split, v, side, counts)
         if not self.blocks.python_threads:
             run_parallel(kernels.histograms, threads, kind, self._codes, d, starts, stops,
                          tasks, runs, BLOCKS_PER_PARTITION, v, t, parts_w, parts_s, out_w,
-                         out_s, split)
+                         out_s, side, counts)
             return
         # Rows enough for Python threads (RowBlocks.python_threads): the round's other
         # passes run on them, so these do too, each run a call on one of numba's
         # threads; then the partials' sums, by runs of features
         def run(r: int) -> None:
             run_parallel(kernels.histograms, 1, kind, self._codes, d, starts, stops, tasks,
-                         runs[r:r + 2], 0, v, t, parts_w, parts_s, out_w, out_s, split)
+                         runs[r:r + 2], 0, v, t, parts_w, parts_s, out_w, out_s, side,
+                         counts)
 
         _map(run, range(len(runs) - 1), len(runs) - 1)
         if k_blocks > 1:
@@ -1418,19 +1433,15 @@ class BoundStumpOracle(BoundOracle):
         shifted histogram is not finite (then the sums from the rows refuse what is
         not)."""
         plan = self._shift_plan(memo)
-        hist = None
-        if plan is not None:
-            j, side, counted, other = plan
-            if j is None:  # a constant: every row
-                step = other * self._counts
-            else:
-                on_side = np.empty((self.n_features, self._B))
-                self._histograms(kernels.side_counts, (side,), (on_side,), split=j)
-                step = counted * on_side + other * (self._counts - on_side)
-            hist = memo.hist - c * step
-            if not np.isfinite(hist).all():
-                hist = None
-        if hist is None:
+        if plan is None:
+            return self.project(target, random_state=random_state)
+        j, side, counted, other = plan
+        on_side = np.zeros((self.n_features, self._B))  # (a constant: no row counted)
+        if j is not None:
+            self._histograms(kernels.side_counts, (side,), (on_side,), split=j)
+        hist = np.empty_like(on_side)
+        if not kernels.shifted_histogram(memo.hist, on_side, self._counts, counted, other,
+                                         float(c), hist):
             return self.project(target, random_state=random_state)
         return self._answer_shifted(target, (hist, memo.age + 1), random_state)
 
