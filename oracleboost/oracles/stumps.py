@@ -1052,18 +1052,8 @@ class BoundStumpOracle(BoundOracle):
         """
         d, bounds = self.n_features, self.blocks.bounds
         k_blocks = len(bounds)
-        threads = min(_threads(self.n_jobs), max(1, (self.n_samples * d) // _MIN_CELLS))
-        # Features are split when blocks are few for the threads (or unequal: the last
-        # one is short), so that every thread gets about the same number of cells.
-        groups = 1 if threads == 1 else max(1, min(d, -(-4 * threads // k_blocks)))
-        cuts = [d * g // groups for g in range(groups + 1)]
-        tasks = np.array([(k, fa, fb) for k in range(k_blocks)
-                          for fa, fb in zip(cuts[:-1], cuts[1:], strict=True)], dtype=np.intp)
-        threads = min(threads, len(tasks))
-        # Consecutive runs of tasks of about equal cost (cells), one run a thread.
-        cost = np.cumsum([(bounds[k][1] - bounds[k][0]) * (fb - fa) for k, fa, fb in tasks])
-        runs = np.array([0, *np.searchsorted(cost, cost[-1] * np.arange(1, threads) / threads,
-                                             side="right").tolist(), len(tasks)], dtype=np.intp)
+        threads, tasks, runs, starts, stops = self._tasks(
+            min(_threads(self.n_jobs), max(1, (self.n_samples * d) // _MIN_CELLS)))
         kind = _HIST_KIND[kernel.__name__]
         v, t = _NO_ROWS, _NO_TARGETS
         out_w, out_s = _NO_HIST, _NO_HIST_2D
@@ -1079,8 +1069,6 @@ class BoundStumpOracle(BoundOracle):
                 return out[None]
             return out[None] if k_blocks == 1 else np.empty((k_blocks,) + out.shape)
 
-        starts = np.array([a for a, _ in bounds], dtype=np.intp)
-        stops = np.array([b for _, b in bounds], dtype=np.intp)
         v, t = np.ascontiguousarray(v), np.ascontiguousarray(t)
         parts_w, parts_s = partials(out_w), partials(out_s)
         side, counts = _NO_SIDE_ROWS, _NO_SIDE_COUNTS
@@ -1113,6 +1101,31 @@ class BoundStumpOracle(BoundOracle):
             self._by_feature(lambda fa, fb: kernels.add_histograms(
                 kind, fa, fb, BLOCKS_PER_PARTITION, parts_w, parts_s, out_w, out_s),
                 k_blocks * max(1, t.shape[1]))
+
+    def _tasks(self, threads: int) -> tuple:
+        """:meth:`_histograms`' tasks on at most ``threads`` threads: ``(threads, tasks,
+        runs, starts, stops)``, made once for each number of threads (a round's query
+        asks for them again: 30-40 µs of Python each time)."""
+        plans = self.__dict__.setdefault("_task_plans", {})
+        if threads in plans:
+            return plans[threads]
+        d, bounds = self.n_features, self.blocks.bounds
+        k_blocks = len(bounds)
+        # Features are split when blocks are few for the threads (or unequal: the last
+        # one is short), so that every thread gets about the same number of cells.
+        groups = 1 if threads == 1 else max(1, min(d, -(-4 * threads // k_blocks)))
+        cuts = [d * g // groups for g in range(groups + 1)]
+        tasks = np.array([(k, fa, fb) for k in range(k_blocks)
+                          for fa, fb in zip(cuts[:-1], cuts[1:], strict=True)], dtype=np.intp)
+        used = min(threads, len(tasks))
+        # Consecutive runs of tasks of about equal cost (cells), one run a thread.
+        cost = np.cumsum([(bounds[k][1] - bounds[k][0]) * (fb - fa) for k, fa, fb in tasks])
+        runs = np.array([0, *np.searchsorted(cost, cost[-1] * np.arange(1, used) / used,
+                                             side="right").tolist(), len(tasks)], dtype=np.intp)
+        starts = np.array([a for a, _ in bounds], dtype=np.intp)
+        stops = np.array([b for _, b in bounds], dtype=np.intp)
+        plans[threads] = (used, tasks, runs, starts, stops)
+        return plans[threads]
 
     def _by_feature(self, block: Callable[[int, int], None], width: int = 1) -> None:
         """Run ``block(a, b)`` over blocks of features ``a:b`` that cover them all (a
