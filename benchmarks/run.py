@@ -1430,31 +1430,22 @@ WHY_MISSED = {
         "written): the part of a round that scales best shrank, and the passes bound by "
         "memory weigh more"),
     "functional_regressor_100k_1t": (
-        "the issue's 0.5 is below what the oracle alone costs: the histograms alone took "
-        "0.45 of LightGBM's round (1.59 of 3.57 ms in fits of 2026-11-28), and the "
-        "oracle's whole answer (histograms, scan, the stump's outputs) is in the notes.  "
-        "The 50 histograms are a scattered addition a cell, 5,000,000 a round, at about "
-        "one a cycle (the kernel alone: 0.28 ns a cell, 1.03 cycles at the 3.67 GHz a "
-        "chain of dependent additions gives), the codes read 8 at a time and 4 features "
-        "a pass; 2, 3 and 8 features a pass took 1.09, 1.04 and 1.42 cycles a cell, one "
-        "flat histogram array 1.87: about one read-add-write a cycle is this core's rate.  "
-        "LightGBM's regression round is cheaper than its binary one (a constant hessian: "
-        "one sum a bin), ours the same for both.  Since 2026-11-28 the booster makes 2 "
-        "passes over the rows a round, not 4 (the target's norms come from the last "
-        "step's pass, the residual's norm from this step's): medians of 9 marginal costs "
-        "2.53 → 2.34 ms a round; and the oracle checks its target and answer from its "
-        "bins and leaves instead of 4 NumPy passes (85–110 µs a round).  Since "
-        "2026-11-29 the answer's peak and its two inner products are one compiled pass "
-        "(peak_products), not three (about 0.1 ms a round on one thread)"),
+        "since 2026-11-29 the squared loss's next query is this one less a step along "
+        "the stump, and the stump oracle makes its histograms from this round's and the "
+        "counts of the stump's smaller side by bin (StumpOracle(histogram_refresh=32); "
+        "a fifth of the rows on average in this fit, 0.57 ms against a summed "
+        "histogram's 1.59 ms on one thread), every 32nd query summed from its rows: a "
+        "round took 4.2 ms before, 1.4 after (the same 300 stumps, predictions within "
+        "5e-13).  Before it the 50 histograms alone took 0.45 of LightGBM's round: a "
+        "scattered addition a cell, 5,000,000 a round, at about one a cycle"),
     "functional_regressor_100k_2t": (
-        "as on one thread: the histograms alone took 0.46 of LightGBM's round (0.85 of "
-        "1.86 ms, 2026-11-28; ×1.86 from one thread); the rest is the oracle's scan and "
-        "outputs, the booster's 2 compiled passes on numba's threads, and a round's "
-        "Python.  Per round in fits on two threads (2026-11-29, medians of 5 fits of "
-        "100 rounds, before peak_products): the histograms 0.93 ms, the rest of the "
-        "oracle's answer 0.22, the answer's peak and products 0.12, the step 0.20, the "
-        "rest 0.08.  The step alone takes 0.10–0.13 ms with its arrays in cache and "
-        "0.16–0.19 after a read of the codes' 5 MB, as in a round: it waits on memory"),
+        "as on one thread, the histograms are shifted (the counts of the stump's smaller "
+        "side).  Per round in fits on two threads (2026-11-29, medians of 5 fits of 100 "
+        "rounds): the side's counts 0.44 ms, the rest of the oracle's answer (scan, "
+        "outputs, Python) 0.28, the answer's peak and products 0.06, the step 0.13, the "
+        "rest 0.06.  A second thread adds ×1.3–1.4 to the counts (the memory probe "
+        "finds ×1.4–1.8 on this machine), LightGBM's round gains ×1.8; runs of the two "
+        "rows alone, interleaved, gave 0.39–0.48 on two threads"),
     "own_work_100k": (
         "after the oracle's answer the booster makes two passes over the rows a round: "
         "the column's sums (reading the column and the query), then the step (margins, "
