@@ -96,7 +96,7 @@ def test_a_constant_answer_shifts_every_bin_by_its_count():
     assert shifted.query_memo.age == 1 and float(shifted.predict(X[:1])[0]) == 1.5
 
 
-def test_a_memo_of_other_bins_or_data_is_not_used():
+def test_a_memo_of_other_bins_or_data_is_not_used(monkeypatch):
     X, y = _data(0, n=800)
     h = StumpOracle().bind(X).project(y)
     other = StumpOracle(max_bins=16).bind(X)  # other thresholds
@@ -104,6 +104,10 @@ def test_a_memo_of_other_bins_or_data_is_not_used():
     assert StumpOracle().bind(X)._shift_plan(h.query_memo) is not None  # the same bins
     assert other._shift_plan(None) is None
     assert StumpOracle(histogram_refresh=1).bind(X)._shift_plan(h.query_memo) is None
+    # where no query is ever shifted, no answer keeps a memo
+    assert StumpOracle(histogram_refresh=1).bind(X).project(y).query_memo is None
+    monkeypatch.setattr(stumps, "_MIN_SHIFT_CELLS", X.size + 1)
+    assert StumpOracle().bind(X).project(y).query_memo is None
 
 
 def _counted_kernels(monkeypatch) -> list[str]:
