@@ -146,7 +146,7 @@ def _waiting(case: str):
 
 
 @pytest.mark.parametrize("case, waits", [
-    ("adaboost", 2), ("maboost-entropy", 5), ("maboost-euclidean", 5),
+    ("adaboost", 2), ("maboost-entropy", 2), ("maboost-euclidean", 5),
     ("regressor-project", 2), ("regressor-correlate", 2),
 ])
 def test_the_client_waits_for_the_workers_so_often_a_round(client, monitor_waits, case,
@@ -158,7 +158,10 @@ def test_the_client_waits_for_the_workers_so_often_a_round(client, monitor_waits
     both come back in one gather: AdaBoost waits for the column's sums, then for the
     step's stats with the next histograms (3 waits without the prefetch); the squared
     loss's functional round (naive projection, unit weights) likewise for the answer's
-    norms, then the step's (3 without); MABoost 5 times (6 without)."""
+    norms, then the step's (3 without); MABoost's entropy round (lazy, uncapped) for the
+    column's sums, then for its one pass's stats (step, softmax and query:
+    ``mirror_passes.entropy_step``) with the next histograms; the Euclidean map's 5
+    times (6 without: the step, the projection's selection, the query)."""
     make, X, y, same = _waiting(case)
     Xd = da.from_array(X, chunks=5000)
     counted = {}

@@ -859,3 +859,93 @@ def test_matrix_oracle_run_matches_the_replay():
         np.testing.assert_allclose(est.history_["eta"], etas, rtol=1e-12)
         np.testing.assert_allclose(est.weights_, learnw[-1], rtol=1e-12, atol=1e-12 / N)
         np.testing.assert_allclose(est.decision_function(X), F, rtol=1e-12, atol=1e-12)
+
+
+def _entropy_fits(monkeypatch, X, y, s, **kw):
+    """The entropy map's lazy round (one pass, the normaliser predicted) and the same fit
+    made by the step, the three-pass softmax and the query pass (no prediction), with how
+    many rounds each took the one pass."""
+    from oracleboost.boosters import mirror_passes
+    from oracleboost.boosters.classifier import SignedColumn
+
+    taken = []
+    step = mirror_passes.entropy_step
+
+    def counted(*args, **kwargs):
+        out = step(*args, **kwargs)
+        taken.append(out.predicted)
+        return out
+
+    monkeypatch.setattr(mirror_passes, "entropy_step", counted)
+    one = MirrorBoostingClassifier(StumpOracle(), **kw).fit(X, y, sample_weight=s)
+    monkeypatch.setattr(SignedColumn, "log_exp_mass", lambda self, alpha: None)
+    three = MirrorBoostingClassifier(StumpOracle(), **kw).fit(X, y, sample_weight=s)
+    return one, three, taken
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_entropy_round_in_one_pass_is_the_three_pass_round(monkeypatch, seed, weighted):
+    """The lazy entropy round's one pass (``mirror_passes.entropy_step``: the weights are
+    ``exp(log z − L)`` with ``L`` predicted from the column's two masses) against the
+    step, the softmax and the query made apart: every round takes the one pass, and the
+    two fits have the same hypotheses and records, the weights and votes within
+    rounding (the softmax divides by its sum; the one pass subtracts a log)."""
+    X, y = make_classification(n_samples=3000, n_features=8, flip_y=0.1, random_state=seed)
+    s = np.random.default_rng(seed).uniform(0.1, 3.0, size=y.shape[0]) if weighted else None
+    one, three, taken = _entropy_fits(monkeypatch, X, y, s, n_estimators=60,
+                                      learning_rate=0.7)
+    assert taken == [True] * 60
+    assert [repr(h) for h in one.estimators_] == [repr(h) for h in three.estimators_]
+    for key in ("train_error", "n_zero_weights"):
+        np.testing.assert_array_equal(one.history_[key], three.history_[key], err_msg=key)
+    for key in ("loss", "edge", "eta", "margin", "max_weight", "bound"):
+        np.testing.assert_allclose(one.history_[key], three.history_[key], rtol=1e-12,
+                                   err_msg=key)
+    np.testing.assert_allclose(one.weights_, three.weights_, rtol=1e-12, atol=0)
+    assert abs(math.fsum(one.weights_) - 1.0) <= 2.0 ** -40
+    np.testing.assert_allclose(one.decision_function(X), three.decision_function(X),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(one.predict(X), three.predict(X))
+
+
+def test_entropy_round_projects_when_the_prediction_misses(monkeypatch):
+    """A predicted normaliser off by 10^-6 (the exps then sum to e^-10^-6, not 1): the
+    round projects by the softmax instead, and the fit is the fit without a prediction
+    (the same bits: the same step, softmax and query)."""
+    from oracleboost.boosters import mirror_passes
+    from oracleboost.boosters.classifier import SignedColumn
+
+    X, y = make_classification(n_samples=2000, n_features=6, random_state=3)
+    true_mass = SignedColumn.log_exp_mass
+    taken = []
+    step = mirror_passes.entropy_step
+
+    def counted(*args, **kwargs):
+        out = step(*args, **kwargs)
+        taken.append(out.predicted)
+        return out
+
+    monkeypatch.setattr(mirror_passes, "entropy_step", counted)
+    monkeypatch.setattr(SignedColumn, "log_exp_mass",
+                        lambda self, alpha: true_mass(self, alpha) + 1e-6)
+    missed = MirrorBoostingClassifier(StumpOracle(), n_estimators=25).fit(X, y)
+    monkeypatch.setattr(SignedColumn, "log_exp_mass", lambda self, alpha: None)
+    apart = MirrorBoostingClassifier(StumpOracle(), n_estimators=25).fit(X, y)
+    assert taken == [False] * 25
+    for key in set(apart.history_) - {"time", "cumulative_time"}:
+        np.testing.assert_array_equal(missed.history_[key], apart.history_[key], err_msg=key)
+    np.testing.assert_array_equal(missed.weights_, apart.weights_)
+    np.testing.assert_array_equal(missed.decision_function(X), apart.decision_function(X))
+
+
+def test_entropy_round_keeps_its_normaliser_for_warm_start(monkeypatch):
+    """``log Σ z`` is part of the state between rounds: a fit continued by warm start
+    is the fit made at once, bit for bit, the one pass taken in every round."""
+    X, y = make_classification(n_samples=2500, n_features=6, flip_y=0.05, random_state=4)
+    once = MirrorBoostingClassifier(StumpOracle(), n_estimators=30).fit(X, y)
+    est = MirrorBoostingClassifier(StumpOracle(), n_estimators=12, warm_start=True).fit(X, y)
+    est.set_params(n_estimators=30).fit(X, y)
+    for key in set(once.history_) - {"time", "cumulative_time"}:
+        np.testing.assert_array_equal(est.history_[key], once.history_[key], err_msg=key)
+    np.testing.assert_array_equal(est.weights_, once.weights_)

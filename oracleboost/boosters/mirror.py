@@ -17,7 +17,10 @@ with ``R = Σ w log w`` (``mirror="entropy"`` or ``EntropyMap()``: the update is
 multiplicative and the projection a normalisation, AdaBoost with the step η_t = γ_t in
 place of artanh γ_t) or ``R = ½‖w‖²`` (``"euclidean"`` or ``EuclideanMap()``: an
 additive update and the sort-based simplex projection); a map is an object of
-:mod:`.mirror_maps` holding ∇R, its projections, L and Theorem 1's bound.
+:mod:`.mirror_maps` holding ∇R, its projections, L and Theorem 1's bound.  With the
+entropy map, the lazy update and no cap, (c), (d) and the next query are one pass over
+the rows: (d)'s normaliser ``log Σ z_{t+1} = log Σ z_t + log Σ w_t e^(−η_t u)`` comes
+from the column's two masses, as AdaBoost's Z_t does (:func:`.mirror_passes.entropy_step`).
 ``learning_rate`` ν multiplies η_t, as the authors' R package ``maboost`` does with
 ``nu``.  Each variant's η_t is a rule of :mod:`.steps` (``MirrorAscentStep``,
 ``SparseBoostStep``, ``MadaBoostStep``).  The variants:
@@ -91,6 +94,7 @@ from .classifier import (
 )
 from .mirror_maps import MIRROR_MAPS, EntropyMap, EuclideanMap, MirrorMap, get_mirror_map
 from .rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
+from .row_projections import kl_softmax_rows
 from .steps import (
     InverseSqrtStep,
     MadaBoostStep,
@@ -160,7 +164,9 @@ class _State:
     the unnormalised state y; ``f`` the running vote on the training points;
     ``potential`` Σ_t (η_t γ_t − L η_t²/2)-type sums behind the ``bound`` record.
     Binary fits also carry the oracle's next query ``w · a``, SparseBoost's ‖y‖₁
-    (``mass``) and the vote's error ε_t (``error``, the MadaBoost variant's step)."""
+    (``mass``), the vote's error ε_t (``error``, the MadaBoost variant's step) and, for
+    the entropy map's lazy update, ``log_norm = log Σ z`` (``w = z / Σ z``), from which
+    the next round predicts its own (:func:`.mirror_passes.entropy_step`)."""
 
     w: np.ndarray
     z: np.ndarray | None
@@ -171,6 +177,7 @@ class _State:
     query: np.ndarray | None = None
     mass: float = 1.0
     error: float = 1.0
+    log_norm: float = 0.0  # log Σ z of the lazy entropy average (Σ w_1 = 1: 0)
 
 
 @documented()
@@ -641,21 +648,37 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         coef = eta * col.sign / col.norm
         mode = self.variant if self.variant in ("sparse", "madaboost") else (
             "lazy" if p.lazy else "active")
-        target, z, f, sums = mirror_passes.mirror_step(
-            blocks, state.w, state.z, state.f, p.a, h.train_output, p.s,
-            p.log_s, coef=coef, mode=mode, mirror=p.mirror,
-            alpha_eta=alpha * eta)
-        # (d) the projection back onto S (S_k): SparseBoost normalises its state y
-        if self.variant == "sparse":
-            w_next = (mirror_passes.divided(blocks, target, sums.mass) if sums.mass > 0.0
-                      else blocks.full(0.0))
-        else:
-            w_next = p.mirror.project_rows(blocks, target,
-                                           None if mode == "madaboost" else p.cap)
         # another round to come: the oracle may start on its query (on a cluster, the
         # histograms then come back with this pass's stats: a wait fewer a round)
         ahead = getattr(p.bound, "_prefetch", None) if budget > 1 else None
-        query, top, zeros = mirror_passes.query(blocks, w_next, p.a, prefetch=ahead)
+        log_norm = state.log_norm
+        # the entropy map's lazy, uncapped round: (c), (d) and the next query in one pass,
+        # the softmax's normaliser predicted from the column's two masses,
+        # log Σ z_{t+1} = log Σ z_t + log Σ w_t e^(−η u)
+        log_mass = (col.log_exp_mass(eta) if mode == "lazy" and p.cap is None
+                    and type(p.mirror) is EntropyMap else None)
+        if log_mass is not None and math.isfinite(log_norm + log_mass):
+            step = mirror_passes.entropy_step(
+                blocks, state.z, state.f, p.a, h.train_output, p.s, coef=coef,
+                log_norm=log_norm + log_mass, prefetch=ahead)
+            z, f, sums, w_next = step.z, step.f, step.sums, step.w
+            query, top, zeros, log_norm = step.query, step.top, step.zeros, step.log_norm
+        else:
+            target, z, f, sums = mirror_passes.mirror_step(
+                blocks, state.w, state.z, state.f, p.a, h.train_output, p.s,
+                p.log_s, coef=coef, mode=mode, mirror=p.mirror,
+                alpha_eta=alpha * eta)
+            # (d) the projection back onto S (S_k): SparseBoost normalises its state y
+            if self.variant == "sparse":
+                w_next = (mirror_passes.divided(blocks, target, sums.mass) if sums.mass > 0.0
+                          else blocks.full(0.0))
+            elif mode == "lazy" and p.cap is None and type(p.mirror) is EntropyMap:
+                # (a column of more than two values: its normaliser, for the next round)
+                w_next, log_norm = kl_softmax_rows(blocks, target)
+            else:
+                w_next = p.mirror.project_rows(blocks, target,
+                                               None if mode == "madaboost" else p.cap)
+            query, top, zeros = mirror_passes.query(blocks, w_next, p.a, prefetch=ahead)
         term = (h.detach(), coef, col.norm)
         loss = sums.loss_mass / p.s_total
         l1 = ensemble.l1_norm(pending=(term,))
@@ -678,7 +701,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             # and so would every later hypothesis be.
             stop = StopReason.PERFECT_HYPOTHESIS
         new = _State(w=w_next, z=z, f=f, t=state.t + 1, potential=potential, rng=state.rng,
-                     query=query, mass=sums.mass, error=loss)
+                     query=query, mass=sums.mass, error=loss, log_norm=log_norm)
         return RoundResult(new, (term,), (record,), stop)
 
     def _step(self, p: _Problem, gamma: float, t: int) -> float:

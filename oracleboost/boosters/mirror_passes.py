@@ -14,26 +14,31 @@ column's sums (:mod:`.row_passes`):
   and the lazy dual average), the running vote ``f`` and the vote's record sums;
 * the projection (d), by the mirror map (:mod:`.row_projections`), or SparseBoost's
   normalisation (:func:`scaled`);
-* :func:`query`: the next round's query ``w · a`` and the record's weight extremes.
+* :func:`query`: the next round's query ``w · a`` and the record's weight extremes;
+* :func:`entropy_step`: all three in one pass for the entropy map's lazy, uncapped round,
+  the projection's normaliser predicted (:mod:`._mirror_kernels`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from .._blocks import RowBlocks, deferred_stat, ordered_sum, outputs_only
 from .._typing import Rows
 from . import _column_kernels as column_kernels
+from . import _mirror_kernels as mirror_kernels
+from . import row_passes
 from .row_passes import _lane_parts
 
 if TYPE_CHECKING:
     from .mirror_maps import MirrorMap
 
-__all__ = ["divided", "gradient", "mirror_step", "query", "VoteSums"]
+__all__ = ["divided", "entropy_step", "EntropyStep", "gradient", "mirror_step", "query",
+           "VoteSums"]
 
 
 @outputs_only(1)
@@ -190,3 +195,79 @@ def mirror_step(blocks: RowBlocks, w: Rows, z: Rows | None, f: Rows, a: Rows, ou
         _mirror_step, w, z, f, a, out, s, log_s, coef=coef, mode=mode, mirror=mirror,
         alpha_eta=alpha_eta)
     return target, z_new, f_new, VoteSums(_lane_parts(parts))
+
+
+#: How far ``Σ e`` may lie from 1 for the exps of :func:`entropy_step` to be the weights
+#: as they are (AdaBoost's weights take the same test:
+#: :data:`.row_passes.NORMALISED_SLACK`).
+NORMALISED_SLACK = row_passes.NORMALISED_SLACK
+
+
+@deferred_stat(4)
+def _entropy_step(blocks: RowBlocks, z, f, a, out, s, *, coef: float,
+                  log_norm: float) -> tuple[tuple, np.ndarray]:
+    lane = blocks.lane
+    target, f_new, e, query_rows = (blocks.empty() for _ in range(4))
+    parts = np.zeros((blocks.n_lanes, mirror_kernels.N_STATS))
+    weights = column_kernels.NO_WEIGHTS if s is None else s
+
+    def run(q0: int, q1: int, lo: int, hi: int) -> None:
+        mirror_kernels.entropy_step(z, f, a, out, weights, coef, log_norm, target, f_new, e,
+                                    query_rows, lo, hi, lane, parts[q0:q1])
+
+    blocks.lane_map(run)
+    return (target, f_new, e, query_rows), parts
+
+
+class EntropyStep(NamedTuple):
+    """:func:`entropy_step`'s results: the new dual average ``log z``, the vote ``f`` and
+    its :class:`VoteSums`; the weights, the query ``w · a``, ``max w``, the exact zeros of
+    ``w`` and ``log_norm`` (the weights' log-normaliser ``log Σ z``); ``predicted``:
+    whether the exps of the predicted normaliser were the weights (else the softmax made
+    them)."""
+
+    z: Rows
+    f: Rows
+    sums: VoteSums
+    w: Rows
+    query: Rows
+    top: float
+    zeros: int
+    log_norm: float
+    predicted: bool
+
+
+def entropy_step(blocks: RowBlocks, z: Rows, f: Rows, a: Rows, out: Rows, s: Rows | None,
+                 *, coef: float, log_norm: float,
+                 prefetch: Callable[[Rows], None] | None = None) -> EntropyStep:
+    """Algorithm 1 (c) and (d) for the entropy map, the lazy update and no cap, and the
+    next query, in one pass (:func:`._mirror_kernels.entropy_step`): the dual average
+    ``log z + η d`` and the vote ``f + coef · out`` as :func:`mirror_step` makes them
+    (the same bits), and the softmax ``w = exp(log z' − log_norm)`` with ``log_norm``
+    the predicted ``log Σ z'`` (the module's docstring of :mod:`._mirror_kernels`).
+
+    When the exps sum to 1 within :data:`NORMALISED_SLACK`, they are the weights and the
+    pass's ``e · a`` is the query.  Otherwise (a prediction that missed: a column of more
+    than two values, or one not finite) the weights are the softmax of
+    :func:`.row_projections.kl_softmax_rows` and the query is :func:`query`'s: the
+    prediction changes the weights' bits, never whether they are right.
+
+    ``prefetch(query)``, when given, is called with the pass's query before its stats
+    are waited for (``BoundOracle._prefetch``: on a cluster the next round's histograms
+    come back with them, one wait fewer)."""
+    outputs, later = blocks.map(_entropy_step, z, f, a, out, s, coef=coef,
+                                log_norm=log_norm)
+    z_new, f_new, e, q = outputs
+    if prefetch is not None:
+        prefetch(q)  # before the wait: the query is the next one if Σ e is 1
+    p = _lane_parts(later.get())
+    sums = VoteSums(p[:, :4])
+    total = float(ordered_sum(p[:, 4]))
+    if abs(total - 1.0) <= NORMALISED_SLACK:
+        return EntropyStep(z_new, f_new, sums, e, q, float(p[:, 5].max()), int(p[:, 6].sum()),
+                           log_norm, True)
+    from .row_projections import kl_softmax_rows
+
+    w, norm = kl_softmax_rows(blocks, z_new)
+    q, top, zeros = query(blocks, w, a, prefetch=prefetch)
+    return EntropyStep(z_new, f_new, sums, w, q, top, zeros, norm, False)

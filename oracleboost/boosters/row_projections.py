@@ -82,7 +82,7 @@ from .._cluster import Partitioned
 from .._typing import Rows
 from . import _column_kernels as column_kernels
 
-__all__ = ["euclidean_simplex_rows", "kl_simplex_rows"]
+__all__ = ["euclidean_simplex_rows", "kl_simplex_rows", "kl_softmax_rows"]
 
 _EPS = float(np.finfo(np.float64).eps)
 # |Σ cap − 1| below which the capped set is the single point w = cap (Σ cap = 1 up to
@@ -1071,14 +1071,23 @@ def _kl_resolve(a: float, b: float, res: _Pass) -> tuple[float, float, float]:
 
 def _kl_softmax(blocks: RowBlocks, lz, verb: str):
     """``w = exp(log z − max) / Σ exp(log z − max)``: 3 passes."""
-    parts = np.concatenate(blocks.map(_kl_top, lz)[1])
+    return kl_softmax_rows(blocks, lz, verb)[0]
+
+
+def kl_softmax_rows(blocks: RowBlocks, log_z: Rows, verb: str = "normalise"
+                    ) -> tuple[Rows, float]:
+    """The uncapped :func:`kl_simplex_rows` (the softmax ``w = exp(log z − max) / Σ
+    exp(log z − max)``, 3 passes) and ``log Σ z = max + log Σ exp(log z − max)``, the
+    log-normaliser, from which MABoost's entropy round predicts the next one
+    (:func:`.mirror_passes.entropy_step`)."""
+    parts = np.concatenate(blocks.map(_kl_top, log_z)[1])
     _check_log(parts)
     top = float(parts[:, 0].max())
     if top == -math.inf:
         raise ValueError(f"log_z is -inf everywhere (z = 0): there is nothing to {verb}")
-    (e,), sums = blocks.map(_kl_exps, lz, top=top)
+    (e,), sums = blocks.map(_kl_exps, log_z, top=top)
     total = _fsum(sums)
-    return blocks.map(_divide, e, total=total)[0][0]
+    return blocks.map(_divide, e, total=total)[0][0], top + math.log(total)
 
 
 def _check_log(st: np.ndarray) -> None:
