@@ -655,8 +655,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         # the entropy map's lazy, uncapped round: (c), (d) and the next query in one pass,
         # the softmax's normaliser predicted from the column's two masses,
         # log Σ z_{t+1} = log Σ z_t + log Σ w_t e^(−η u)
-        log_mass = (col.log_exp_mass(eta) if mode == "lazy" and p.cap is None
-                    and type(p.mirror) is EntropyMap else None)
+        softmax = mode == "lazy" and p.cap is None and type(p.mirror) is EntropyMap
+        log_mass = col.log_exp_mass(eta) if softmax else None
         if log_mass is not None and math.isfinite(log_norm + log_mass):
             step = mirror_passes.entropy_step(
                 blocks, state.z, state.f, p.a, h.train_output, p.s, coef=coef,
@@ -672,8 +672,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             if self.variant == "sparse":
                 w_next = (mirror_passes.divided(blocks, target, sums.mass) if sums.mass > 0.0
                           else blocks.full(0.0))
-            elif mode == "lazy" and p.cap is None and type(p.mirror) is EntropyMap:
-                # (a column of more than two values: its normaliser, for the next round)
+            elif softmax:  # (a column of more values: the normaliser for the next round)
                 w_next, log_norm = kl_softmax_rows(blocks, target)
             else:
                 w_next = p.mirror.project_rows(blocks, target,
