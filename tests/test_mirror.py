@@ -861,12 +861,10 @@ def test_matrix_oracle_run_matches_the_replay():
         np.testing.assert_allclose(est.decision_function(X), F, rtol=1e-12, atol=1e-12)
 
 
-def _entropy_fits(monkeypatch, X, y, s, **kw):
-    """The entropy map's lazy round (one pass, the normaliser predicted) and the same fit
-    made by the step, the three-pass softmax and the query pass (no prediction), with how
-    many rounds each took the one pass."""
+def _entropy_steps(monkeypatch) -> list:
+    """A list into which every ``mirror_passes.entropy_step`` appends whether its exps
+    were the weights (the predicted normaliser held)."""
     from oracleboost.boosters import mirror_passes
-    from oracleboost.boosters.classifier import SignedColumn
 
     taken = []
     step = mirror_passes.entropy_step
@@ -877,6 +875,16 @@ def _entropy_fits(monkeypatch, X, y, s, **kw):
         return out
 
     monkeypatch.setattr(mirror_passes, "entropy_step", counted)
+    return taken
+
+
+def _entropy_fits(monkeypatch, X, y, s, **kw):
+    """The entropy map's lazy round (one pass, the normaliser predicted) and the same fit
+    made by the step, the three-pass softmax and the query pass (no prediction), with how
+    many rounds each took the one pass."""
+    from oracleboost.boosters.classifier import SignedColumn
+
+    taken = _entropy_steps(monkeypatch)
     one = MirrorBoostingClassifier(StumpOracle(), **kw).fit(X, y, sample_weight=s)
     monkeypatch.setattr(SignedColumn, "log_exp_mass", lambda self, alpha: None)
     three = MirrorBoostingClassifier(StumpOracle(), **kw).fit(X, y, sample_weight=s)
@@ -913,20 +921,11 @@ def test_entropy_round_projects_when_the_prediction_misses(monkeypatch):
     """A predicted normaliser off by 10^-6 (the exps then sum to e^-10^-6, not 1): the
     round projects by the softmax instead, and the fit is the fit without a prediction
     (the same bits: the same step, softmax and query)."""
-    from oracleboost.boosters import mirror_passes
     from oracleboost.boosters.classifier import SignedColumn
 
     X, y = make_classification(n_samples=2000, n_features=6, random_state=3)
     true_mass = SignedColumn.log_exp_mass
-    taken = []
-    step = mirror_passes.entropy_step
-
-    def counted(*args, **kwargs):
-        out = step(*args, **kwargs)
-        taken.append(out.predicted)
-        return out
-
-    monkeypatch.setattr(mirror_passes, "entropy_step", counted)
+    taken = _entropy_steps(monkeypatch)
     monkeypatch.setattr(SignedColumn, "log_exp_mass",
                         lambda self, alpha: true_mass(self, alpha) + 1e-6)
     missed = MirrorBoostingClassifier(StumpOracle(), n_estimators=25).fit(X, y)
