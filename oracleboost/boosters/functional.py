@@ -462,7 +462,8 @@ class _FunctionalGradientBooster(BaseBooster):
                 p.blocks, p.y, f, out, c, p.s, p.total,
                 inner_s=None if s_or_none is column_kernels.NO_WEIGHTS else s_or_none,
                 residual_of=(target, pending[0][1]) if naive else None,
-                prefetch=functools.partial(p.bound._prefetch, shifted=shift)
+                prefetch=functools.partial(p.bound._prefetch, shifted=shift,
+                                           project=p.need == "project")
                 if ahead and hasattr(p.bound, "_prefetch") else None)
             f, descent, value = step.f, step.descent, step.loss
             if not math.isfinite(value):  # v's sum of squares passes float64's range:

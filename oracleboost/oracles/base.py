@@ -392,10 +392,11 @@ class BoundOracle:
         return self._checked(self._correlate(r, random_state), r.shape,
                              finite=self._correlate_outputs_finite)
 
-    def _prefetch(self, r: Any, shifted: tuple | None = None) -> None:
-        """A hint from a booster that its next call is probably ``correlate(r)`` or
-        ``project(r)`` without weights, or, given ``shifted = (memo, c)``,
-        ``_project_shifted(r, memo, c)``; given before the booster waits for the stats of
+    def _prefetch(self, r: Any, shifted: tuple | None = None, *, project: bool = False
+                  ) -> None:
+        """A hint from a booster that its next call is probably ``correlate(r)`` (or,
+        with ``project``, ``project(r)`` without weights), or, given ``shifted = (memo,
+        c)``, ``_project_shifted(r, memo, c)``; given before the booster waits for the stats of
         the stage that made ``r``: an oracle whose rows are on a cluster may submit its
         work on ``r`` now, so that the client waits once for both
         (:class:`~.cluster_stumps.ClusterStumpOracle`).  No answer may depend on whether

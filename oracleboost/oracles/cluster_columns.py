@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from .._blocks import RowBlocks, outputs_only
+from .._blocks import RowBlocks, deferred_stat, outputs_only
 from .._cluster import Derived, NotDistributedError, Partitioned, WorkerBlocks, with_ndim
 from .._numerics import largest_row_norm
 from .._validation import check_finite_array
@@ -50,6 +50,14 @@ def _column_peaks(blocks: RowBlocks, local: _BoundColumns) -> tuple[tuple, np.nd
 def _transposed(blocks: RowBlocks, local: _BoundColumns, r, *,
                 k: int) -> tuple[tuple, tuple[float, np.ndarray]]:
     return (), (_peak(r), transposed_parts(blocks, local.A, r, k))
+
+
+@deferred_stat(0)
+def _prefetched_transposed(blocks: RowBlocks, local: _BoundColumns, r, *,
+                           k: int) -> tuple[tuple, tuple[float, np.ndarray]]:
+    """:func:`_transposed`, its stats fetched with the next ones the client waits for
+    (``ClusterColumns._prefetch``)."""
+    return _transposed(blocks, local, r, k=k)
 
 
 @outputs_only(1)
@@ -108,10 +116,27 @@ class ClusterColumns(_BoundColumns):
             "the columns of a cluster's oracle stay on its workers; their products "
             "(correlation_vector, combine) run there")
 
+    def _prefetch(self, r: Any, shifted: tuple | None = None, *, project: bool = False
+                  ) -> None:
+        """Submit now the products ``Aᵀr`` (unscaled) that ``correlate(r)`` starts from,
+        their stats to come back with the next ones the client waits for (the booster's
+        step: one round trip a round fewer).  Used if the next products asked for are of
+        this very ``r``; else dropped (the same stage: no bit changes).  Nothing for a
+        ``project`` (its products are others: ``Aᵀ(w t)`` and ``(A²)ᵀw``, scaled)."""
+        if not project and shifted is None and isinstance(r, Partitioned) and r.ndim == 1:
+            _, pending = self.blocks.map(_prefetched_transposed, self._local, r, k=0)
+            self._prefetched = (r, pending)
+
+    _prefetched: tuple | None = None
+
     def _transposed(self, r, unscale: bool = True) -> np.ndarray:
         # the query's peak comes with the partials made unscaled; a query large enough
         # to need scaling (beyond ~1e300 a row) is made again, scaled
-        stats = self.blocks.map(_transposed, self._local, r, k=0)[1]
+        ahead, self._prefetched = self._prefetched, None
+        if ahead is not None and ahead[0] is r:
+            stats = ahead[1].get()
+        else:
+            stats = self.blocks.map(_transposed, self._local, r, k=0)[1]
         k = self._overflow_shift(max(peak for peak, _ in stats), self.n_samples)
         if k:
             stats = self.blocks.map(_transposed, self._local, r, k=k)[1]

@@ -183,7 +183,8 @@ class ClusterStumpOracle(BoundStumpOracle):
     #: stats)``, or None.
     _prefetched: tuple | None = None
 
-    def _prefetch(self, r: Any, shifted: tuple | None = None) -> None:
+    def _prefetch(self, r: Any, shifted: tuple | None = None, *, project: bool = False
+                  ) -> None:
         """Submit now the histograms the next query will ask for, their stats to come
         back with the next ones the client waits for (the booster's step: one round trip
         a round fewer): those of ``r`` (:func:`~._stump_kernels.hist_1d`, what
