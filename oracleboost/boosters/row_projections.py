@@ -615,8 +615,10 @@ def _selection_pass(blocks: RowBlocks, refine: Callable, gather: Callable,
         cands = tuple(np.concatenate([p[2][k] for p in parts]) for k in range(n_cands))
     else:
         counts = np.sum([p[0] for p in parts], axis=0)
-        keys, sample = _bottom(np.concatenate([p[1][0] for p in parts]),
-                               np.concatenate([p[1][1] for p in parts]), KEEP)
+        # (one run's bottom is already its own: sorted, distinct, at most KEEP)
+        keys, sample = parts[0][1] if len(parts) == 1 else _bottom(
+            np.concatenate([p[1][0] for p in parts]),
+            np.concatenate([p[1][1] for p in parts]), KEEP)
         cands = ()
     return (), _Pass(st, values, fixed, counts, keys, sample, cands)
 
