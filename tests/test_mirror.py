@@ -948,3 +948,38 @@ def test_entropy_round_keeps_its_normaliser_for_warm_start(monkeypatch):
     for key in set(once.history_) - {"time", "cumulative_time"}:
         np.testing.assert_array_equal(est.history_[key], once.history_[key], err_msg=key)
     np.testing.assert_array_equal(est.weights_, once.weights_)
+
+
+@pytest.mark.parametrize("params", [dict(), dict(variant="smooth", smoothness=4.0),
+                                    dict(update="lazy", learning_rate=0.5)],
+                         ids=["active", "smooth", "lazy"])
+def test_euclidean_rounds_start_their_projection_near_the_last_threshold(monkeypatch,
+                                                                         params):
+    """The Euclidean map's projection starts from pivots near the last round's
+    threshold (``row_projections.euclidean_simplex_rows_near``; enough rows that the
+    selection does not gather them all at once): the fit is the fit without them to
+    rounding, with the same hypotheses, and a warm start continues it bit for bit (the
+    threshold is part of the state)."""
+    from oracleboost.boosters import mirror
+
+    X, y = make_classification(n_samples=40_000, n_features=8, flip_y=0.1, random_state=5)
+    kw = dict(mirror="euclidean", n_estimators=20, **params)
+    near = MirrorBoostingClassifier(StumpOracle(), **kw).fit(X, y)
+    est = MirrorBoostingClassifier(StumpOracle(), warm_start=True,
+                                   **{**kw, "n_estimators": 8}).fit(X, y)
+    est.set_params(n_estimators=20).fit(X, y)
+    for key in set(near.history_) - {"time", "cumulative_time"}:
+        np.testing.assert_array_equal(est.history_[key], near.history_[key], err_msg=key)
+    np.testing.assert_array_equal(est.weights_, near.weights_)
+    project = mirror.euclidean_simplex_rows_near
+    monkeypatch.setattr(mirror, "euclidean_simplex_rows_near",
+                        lambda blocks, z, cap, hint: project(blocks, z, cap, None))
+    cold = MirrorBoostingClassifier(StumpOracle(), **kw).fit(X, y)
+    assert [repr(h) for h in near.estimators_] == [repr(h) for h in cold.estimators_]
+    np.testing.assert_array_equal(near.history_["n_zero_weights"],
+                                  cold.history_["n_zero_weights"])
+    for key in ("loss", "edge", "eta", "max_weight"):
+        np.testing.assert_allclose(near.history_[key], cold.history_[key], rtol=1e-12,
+                                   err_msg=key)
+    np.testing.assert_allclose(near.weights_, cold.weights_, rtol=1e-12, atol=1e-18)
+    np.testing.assert_array_equal(near.predict(X), cold.predict(X))

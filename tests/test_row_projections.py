@@ -619,3 +619,42 @@ def test_cluster_same_bits(client, kind, many_rounds):
     caps = np.where(support, 1.0 / support.sum(), 0.5)
     w = project(blocks, kind, _scatter(client, x, sizes), _scatter(client, caps, sizes))
     same_bits(_fetch(client, w), project(RowBlocks(n, BLOCK), kind, x, caps))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("cap", [None, 4.0 / 50_000])
+def test_euclidean_projection_near_an_earlier_threshold(monkeypatch, seed, cap):
+    """``euclidean_simplex_rows_near``: its first pass's pivots near an earlier
+    projection's threshold (MABoost's next point: each row moved a little).  The
+    projection is the one without them, to rounding (the same zeros and caps), in one
+    selection pass fewer; a hint far off (the threshold beyond every pivot) or of no
+    width falls back to the sample and is exact too."""
+    n = 50_000
+    rng = np.random.default_rng(seed)
+    z = rng.dirichlet(np.ones(n)) + rng.normal(scale=2e-5, size=n)
+    blocks = RowBlocks(n, n_jobs=1)
+    w, near = rp.euclidean_simplex_rows_near(blocks, z, cap)
+    assert near is not None and near.width > 0.0
+    z2 = w + rng.uniform(-1e-5, 1e-5, size=n)  # the next round's point: w_t + η d
+    cold = rp.euclidean_simplex_rows(blocks, z2, cap)
+    passes = []
+    run = rp._run
+
+    def counted(*args, **kwargs):
+        passes.append(1)
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(rp, "_run", counted)
+    rp.euclidean_simplex_rows(blocks, z2, cap)
+    cold_passes, passes[:] = len(passes), []
+    for hint in (near, rp.Near(near.tau + 1.0, near.width), rp.Near(near.tau, 1e-300),
+                 rp.Near(near.tau, 0.0)):
+        warm, _ = rp.euclidean_simplex_rows_near(blocks, z2, cap, hint)
+        np.testing.assert_allclose(warm, cold, rtol=1e-12, atol=1e-18)
+        np.testing.assert_array_equal(warm == 0.0, cold == 0.0)
+        if cap is not None:
+            np.testing.assert_array_equal(warm == cap, cold == cap)
+        assert abs(math.fsum(warm) - 1.0) < 1e-14
+        if hint is near:
+            assert len(passes) == cold_passes - 1
+        passes[:] = []

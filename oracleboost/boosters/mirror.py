@@ -94,7 +94,7 @@ from .classifier import (
 )
 from .mirror_maps import MIRROR_MAPS, EntropyMap, EuclideanMap, MirrorMap, get_mirror_map
 from .rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
-from .row_projections import kl_softmax_rows
+from .row_projections import euclidean_simplex_rows_near, kl_softmax_rows
 from .steps import (
     InverseSqrtStep,
     MadaBoostStep,
@@ -166,7 +166,9 @@ class _State:
     Binary fits also carry the oracle's next query ``w · a``, SparseBoost's ‖y‖₁
     (``mass``), the vote's error ε_t (``error``, the MadaBoost variant's step) and, for
     the entropy map's lazy update, ``log_norm = log Σ z`` (``w = z / Σ z``), from which
-    the next round predicts its own (:func:`.mirror_passes.entropy_step`)."""
+    the next round predicts its own (:func:`.mirror_passes.entropy_step`); for the
+    Euclidean map, where the last projection's threshold was (``near``: the next one's
+    first pivots, :func:`.row_projections.euclidean_simplex_rows_near`)."""
 
     w: np.ndarray
     z: np.ndarray | None
@@ -178,6 +180,7 @@ class _State:
     mass: float = 1.0
     error: float = 1.0
     log_norm: float = 0.0  # log Σ z of the lazy entropy average (Σ w_1 = 1: 0)
+    near: object = None  # where the Euclidean projection's threshold was (row_projections.Near)
 
 
 @documented()
@@ -651,7 +654,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         # another round to come: the oracle may start on its query (on a cluster, the
         # histograms then come back with this pass's stats: a wait fewer a round)
         ahead = getattr(p.bound, "_prefetch", None) if budget > 1 else None
-        log_norm = state.log_norm
+        log_norm, near = state.log_norm, state.near
         # the entropy map's lazy, uncapped round: (c), (d) and the next query in one pass,
         # the softmax's normaliser predicted from the column's two masses,
         # log Σ z_{t+1} = log Σ z_t + log Σ w_t e^(−η u)
@@ -674,6 +677,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
                           else blocks.full(0.0))
             elif softmax:  # (a column of more values: the normaliser for the next round)
                 w_next, log_norm = kl_softmax_rows(blocks, target)
+            elif type(p.mirror) is EuclideanMap:  # its first pivots near the last τ
+                w_next, near = euclidean_simplex_rows_near(blocks, target, p.cap, near)
             else:
                 w_next = p.mirror.project_rows(blocks, target,
                                                None if mode == "madaboost" else p.cap)
@@ -700,7 +705,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             # and so would every later hypothesis be.
             stop = StopReason.PERFECT_HYPOTHESIS
         new = _State(w=w_next, z=z, f=f, t=state.t + 1, potential=potential, rng=state.rng,
-                     query=query, mass=sums.mass, error=loss, log_norm=log_norm)
+                     query=query, mass=sums.mass, error=loss, log_norm=log_norm,
+                     near=near)
         return RoundResult(new, (term,), (record,), stop)
 
     def _step(self, p: _Problem, gamma: float, t: int) -> float:

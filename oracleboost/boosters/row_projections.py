@@ -58,8 +58,12 @@ up to about ``P · GATHER / 2`` breakpoints (``P = 128`` pivots: 2 million), and
 ``⌈log_P(m / GATHER)⌉`` in general (``P`` shrinks when there are many lanes, so that a
 pass's partials stay at most ``LANE_BUDGET`` numbers).  Each pass is O(n) (a
 refinement's binary search over ``P`` pivots is 7 steps a row, without branches); the
-client sorts at most ``KEEP + GATHER`` values.  The uncapped KL projection is the
-softmax in log space: 3 passes (maximum, lane sums of ``exp``, division).
+client sorts at most ``KEEP + GATHER`` values.  Given an earlier threshold and its
+bracket's width (:func:`euclidean_simplex_rows_near`: MABoost's rounds move each row
+by at most η_t), the first pass evaluates ``g`` at pivots near it in place of the
+sample, and the next gathers: one pass fewer (at 100,000 rows, 2.4 ms against 3.1 a
+projection; 93 of 100 MABoost rounds).  The uncapped KL projection is the softmax in log
+space: 3 passes (maximum, lane sums of ``exp``, division).
 
 Exact zeros and the edge cases are those of :mod:`.projections` (whose public functions
 delegate here): coordinates with ``cap_i = 0`` or ``log z_i = −inf`` are exactly 0;
@@ -82,7 +86,8 @@ from .._cluster import Partitioned
 from .._typing import Rows
 from . import _column_kernels as column_kernels
 
-__all__ = ["euclidean_simplex_rows", "kl_simplex_rows", "kl_softmax_rows"]
+__all__ = ["euclidean_simplex_rows", "euclidean_simplex_rows_near", "kl_simplex_rows",
+           "kl_softmax_rows", "Near"]
 
 _EPS = float(np.finfo(np.float64).eps)
 # |Σ cap − 1| below which the capped set is the single point w = cap (Σ cap = 1 up to
@@ -853,30 +858,48 @@ def _pivots(sample: np.ndarray, a: float, b: float, k: int) -> np.ndarray:
 
 
 def _first_pass(blocks: RowBlocks, stage: Callable, rows, caps, cap: float,
-                n_bp: int) -> tuple[Callable[..., _Pass], _Pass]:
+                n_bp: int, piv: np.ndarray = _NO_PIVOTS) -> tuple[Callable[..., _Pass], _Pass]:
     """The selection's first pass over the ``n_bp`` breakpoints of ``rows`` (the checks,
-    and the sample, or every breakpoint when few), and ``run_pass(**kw)`` for the next
-    passes of the same stage."""
+    and the sample, or every breakpoint when few; given pivots ``piv``, the values and
+    counts at them instead of the sample), and ``run_pass(**kw)`` for the next passes of
+    the same stage."""
     small = n_bp <= GATHER
     stride, thr = _sampling(n_bp, blocks.lane)
 
     def run_pass(first: bool = False, **kw) -> _Pass:
         return _run(blocks, stage, rows, caps, cap=cap, first=first, **kw)
 
-    first = run_pass(first=True, a=-math.inf, b=math.inf, piv=_NO_PIVOTS,
-                     stride=0 if small else stride, thr=thr, gathering=small,
+    first = run_pass(first=True, a=-math.inf, b=math.inf,
+                     piv=_NO_PIVOTS if small else piv,
+                     stride=0 if small or piv.size else stride, thr=thr, gathering=small,
                      limit=blocks.n)
     return run_pass, first
 
 
+def _bracket(piv: np.ndarray, res: _Pass, left_of: Callable[[np.ndarray], np.ndarray],
+             a: float, b: float) -> tuple[float, float, int]:
+    """The bracket between the last of the pivots ``piv`` left of the answer and the
+    next one (within ``(a, b)``), and the breakpoints strictly inside it, from a pass
+    made with those pivots."""
+    left = np.flatnonzero(left_of(res.values))
+    j = int(left[-1]) if left.size else -1
+    a = float(piv[j]) if j >= 0 else a
+    b = float(piv[j + 1]) if j + 1 < piv.size else b
+    return a, b, int(res.counts[j + 1])
+
+
 def _select(blocks: RowBlocks, run_pass: Callable[..., _Pass], first: _Pass, m: int,
-            left_of: Callable[[np.ndarray], np.ndarray]) -> tuple:
+            left_of: Callable[[np.ndarray], np.ndarray],
+            piv: np.ndarray = _NO_PIVOTS) -> tuple:
     """The selection loop: refine the bracket ``(a, b)`` with pivots until at most
     ``GATHER`` breakpoints remain inside, then gather them.  ``left_of(values)`` says
     from the lanes' values at the pivots (added in lane order) which pivots lie left of
-    the answer; ``m`` is the number of breakpoints.
+    the answer; ``m`` is the number of breakpoints; ``piv``, the pivots the first pass
+    was made with (if any: the bracket starts from them).
     Returns ``(a, b, gathered pass)``."""
     a, b = -math.inf, math.inf
+    if piv.size and first.fixed is None:
+        a, b, m = _bracket(piv, first, left_of, a, b)
     sample = first.sample
     k, boost = _n_pivots(blocks), 1.0
     while m > GATHER:
@@ -887,11 +910,7 @@ def _select(blocks: RowBlocks, run_pass: Callable[..., _Pass], first: _Pass, m: 
         res = run_pass(a=a, b=b, piv=piv, stride=stride if sampling else 0, thr=thr,
                        gathering=False, limit=0)
         if piv.size:
-            left = np.flatnonzero(left_of(res.values))
-            j = int(left[-1]) if left.size else -1
-            a = float(piv[j]) if j >= 0 else a
-            b = float(piv[j + 1]) if j + 1 < piv.size else b
-            m = int(res.counts[j + 1])
+            a, b, m = _bracket(piv, res, left_of, a, b)
         sample = res.sample if sampling else sample
         inside = (sample > a) & (sample < b)
         # no sampled value inside: sample more densely next time (a pass of rate 1
@@ -955,6 +974,19 @@ def _eu_resolve(a: float, b: float, res: _Pass) -> float:
     return min(max(tau, left), right)
 
 
+class Near(NamedTuple):
+    """Where an earlier projection's threshold was: ``tau`` and ``width``, the width of
+    the bracket its breakpoints were gathered from (:func:`euclidean_simplex_rows_near`)."""
+
+    tau: float
+    width: float
+
+
+#: The first pass's pivots near an earlier threshold ``τ``, in units of its bracket's
+#: width: ``τ``, and ``τ ± 2^k`` widths for k = −4 … 11.
+_NEAR = np.concatenate([[0.0], 2.0 ** np.arange(-4, 12), -(2.0 ** np.arange(-4, 12))])
+
+
 def euclidean_simplex_rows(blocks: RowBlocks, z: Rows, cap: float | Rows | None = None) -> Rows:
     """Euclidean projection of the rows ``z`` onto the (capped) simplex.
 
@@ -990,11 +1022,31 @@ def euclidean_simplex_rows(blocks: RowBlocks, z: Rows, cap: float | Rows | None 
     ValueError
         If ``z`` has NaN or inf, a cap is NaN or negative, or ``Σ cap < 1``.
     """
+    return euclidean_simplex_rows_near(blocks, z, cap)[0]
+
+
+def euclidean_simplex_rows_near(blocks: RowBlocks, z: Rows, cap: float | Rows | None = None,
+                                near: Near | None = None) -> tuple[Rows, Near | None]:
+    """:func:`euclidean_simplex_rows`, and where its threshold was (for the next
+    projection), its first pass made with pivots ``near`` an earlier one's threshold
+    (``τ`` and ``τ ± 2^k`` times its bracket's width, k = −4 … 11) in place of the
+    sample: MABoost's next point moves by at most η_t a row, so its threshold is
+    usually within a few widths, and the pass after brackets it to gather (4 passes
+    instead of 5).  When it is not, the selection samples and goes on as without
+    ``near``.  The answer is exact either way; the pivots decide which rows are summed
+    as the bracket's fixed part, so its bits depend on ``near`` (a function of the
+    earlier projection alone: the same for any ``n_jobs`` and number of workers)."""
     z = _rows(blocks, z, "z")
     caps, cap = _caps(blocks, cap)
     capped = caps is not None or math.isfinite(cap)
     n_bp = blocks.n * (2 if capped else 1)
-    run_pass, first = _first_pass(blocks, _eu_pass, z, caps, cap, n_bp)
+    piv = _NO_PIVOTS
+    if near is not None and math.isfinite(near.tau) and near.width > 0.0 \
+            and math.isfinite(near.width):
+        with np.errstate(over="ignore"):
+            piv = np.unique(near.tau + near.width * _NEAR)
+        piv = piv[np.isfinite(piv)]
+    run_pass, first = _first_pass(blocks, _eu_pass, z, caps, cap, n_bp, piv)
     st = first.stats
     if st[:, 2].any():
         raise ValueError("z contains NaN; every entry must be finite")
@@ -1007,14 +1059,16 @@ def euclidean_simplex_rows(blocks: RowBlocks, z: Rows, cap: float | Rows | None 
                  else float(blocks.n) * cap)  # n copies of cap: one rounding, as fsum
         _check_feasible(total)
         if total <= 1.0 + _TIGHT:  # the set is {cap}
-            return blocks.map(_copy, caps)[0][0] if caps is not None else blocks.full(cap)
+            w = blocks.map(_copy, caps)[0][0] if caps is not None else blocks.full(cap)
+            return w, None
 
     def left_of(values: np.ndarray) -> np.ndarray:
         return ordered_sum(values) >= 1.0  # g(p) ≥ 1: τ ≥ p
 
     if caps is not None:
         n_bp = int(ordered_sum(st[:, 8]))
-    a, b, res = _select(blocks, run_pass, first, n_bp, left_of)
+    a, b, res = _select(blocks, run_pass, first, n_bp, left_of,
+                        piv if first.fixed is None else _NO_PIVOTS)
     tau = _eu_resolve(a, b, res)
     # Newton step on the identified piece (exactly a no-op in exact arithmetic): the
     # residual 1 − Σ w (summed exactly) over the free rows
@@ -1022,7 +1076,8 @@ def euclidean_simplex_rows(blocks: RowBlocks, z: Rows, cap: float | Rows | None 
     r, n_free = 1.0 - _fsum([p[:, :2]]), float(ordered_sum(p[:, 2]))
     if r != 0.0 and n_free:
         tau -= r / n_free
-    return blocks.map(_eu_weights_stage, z, caps, cap=cap, tau=tau)[0][0]
+    w = blocks.map(_eu_weights_stage, z, caps, cap=cap, tau=tau)[0][0]
+    return w, Near(tau, b - a) if first.fixed is None else None
 
 
 def _kl_resolve(a: float, b: float, res: _Pass) -> tuple[float, float, float]:
