@@ -951,18 +951,22 @@ def test_entropy_round_keeps_its_normaliser_for_warm_start(monkeypatch):
 
 
 @pytest.mark.parametrize("params", [dict(), dict(variant="smooth", smoothness=4.0),
-                                    dict(update="lazy", learning_rate=0.5)],
-                         ids=["active", "smooth", "lazy"])
+                                    dict(update="lazy", learning_rate=0.5),
+                                    dict(n_classes=3), dict(n_classes=3, variant="smooth",
+                                                            smoothness=6.0)],
+                         ids=["active", "smooth", "lazy", "multiclass", "multiclass-smooth"])
 def test_euclidean_rounds_start_their_projection_near_the_last_threshold(monkeypatch,
                                                                          params):
     """The Euclidean map's projection starts from pivots near the last round's
     threshold (``row_projections.euclidean_simplex_rows_near``; enough rows that the
-    selection does not gather them all at once): the fit is the fit without them to
-    rounding, with the same hypotheses, and a warm start continues it bit for bit (the
-    threshold is part of the state)."""
+    selection does not gather them all at once; multiclass: the N (K − 1) cells): the
+    fit is the fit without them to rounding, with the same hypotheses, and a warm start
+    continues it bit for bit (the threshold is part of the state)."""
     from oracleboost.boosters import mirror
 
-    X, y = make_classification(n_samples=40_000, n_features=8, flip_y=0.1, random_state=5)
+    classes = params.pop("n_classes", 2)
+    X, y = make_classification(n_samples=40_000 // (classes - 1), n_features=8, flip_y=0.1,
+                               n_informative=4, n_classes=classes, random_state=5)
     kw = dict(mirror="euclidean", n_estimators=20, **params)
     near = MirrorBoostingClassifier(StumpOracle(), **kw).fit(X, y)
     est = MirrorBoostingClassifier(StumpOracle(), warm_start=True,

@@ -735,7 +735,11 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         eta = self._step(p, e, state.t)
         target, z = mirror_cells.step_target(p.cells, p.mirror, state.w, state.z, D, eta,
                                              p.lazy)
-        w_next = p.mirror.project_rows(p.cells, target, p.cap)
+        near = None
+        if type(p.mirror) is EuclideanMap:  # its first pivots near the last τ
+            w_next, near = euclidean_simplex_rows_near(p.cells, target, p.cap, state.near)
+        else:
+            w_next = p.mirror.project_rows(p.cells, target, p.cap)
         f, bad, wrong, low = mirror_cells.vote(blocks, state.f, pred, p.a, p.s, eta)
         term = (ArgmaxVote(h.detach(), K), eta, 1.0)
         l1 = ensemble.l1_norm(pending=(term,))
@@ -751,7 +755,8 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             "n_zero_weights": float(zeros),
             "bound": math.nan,
         }
-        new = _State(w=w_next, z=z, f=f, t=state.t + 1, potential=math.nan, rng=state.rng)
+        new = _State(w=w_next, z=z, f=f, t=state.t + 1, potential=math.nan, rng=state.rng,
+                     near=near)
         stop = StopReason.PERFECT_HYPOTHESIS if n_wrong == 0 and e >= 1.0 else None
         return RoundResult(new, (term,), (record,), stop)
 
