@@ -1428,7 +1428,11 @@ WHY_MISSED = {
         "two runs of the row alone just after; ×1.73 on 2026-11-28.  That day's change "
         "to this path made the step's exps cheaper on both thread counts (no logits "
         "written): the part of a round that scales best shrank, and the passes bound by "
-        "memory weigh more"),
+        "memory weigh more.  On 2026-11-29 (afternoon) two runs of the row alone gave "
+        "×1.45 and ×1.47, with the probe's second thread adding ×1.50 and ×1.81 of "
+        "memory bandwidth, and the record ×1.65 with the probe at ×1.10 (a contended "
+        "start): LightGBM's rounds, bound by arithmetic, scale ×1.75–1.86 on the same "
+        "machine; ours, bound by memory, follow the bandwidth"),
     "functional_regressor_100k_1t": (
         "since 2026-11-29 the squared loss's next query is this one less a step along "
         "the stump, and the stump oracle makes its histograms from this round's and the "
