@@ -197,12 +197,6 @@ def mirror_step(blocks: RowBlocks, w: Rows, z: Rows | None, f: Rows, a: Rows, ou
     return target, z_new, f_new, VoteSums(_lane_parts(parts))
 
 
-#: How far ``Σ e`` may lie from 1 for the exps of :func:`entropy_step` to be the weights
-#: as they are (AdaBoost's weights take the same test:
-#: :data:`.row_passes.NORMALISED_SLACK`).
-NORMALISED_SLACK = row_passes.NORMALISED_SLACK
-
-
 @deferred_stat(4)
 def _entropy_step(blocks: RowBlocks, z, f, a, out, s, *, coef: float,
                   log_norm: float) -> tuple[tuple, np.ndarray]:
@@ -246,8 +240,8 @@ def entropy_step(blocks: RowBlocks, z: Rows, f: Rows, a: Rows, out: Rows, s: Row
     (the same bits), and the softmax ``w = exp(log z' − log_norm)`` with ``log_norm``
     the predicted ``log Σ z'`` (the module's docstring of :mod:`._mirror_kernels`).
 
-    When the exps sum to 1 within :data:`NORMALISED_SLACK`, they are the weights and the
-    pass's ``e · a`` is the query.  Otherwise (a prediction that missed: a column of more
+    When the exps sum to 1 within :data:`.row_passes.NORMALISED_SLACK` (AdaBoost's
+    test), they are the weights and the pass's ``e · a`` is the query.  Otherwise (a prediction that missed: a column of more
     than two values, or one not finite) the weights are the softmax of
     :func:`.row_projections.kl_softmax_rows` and the query is :func:`query`'s: the
     prediction changes the weights' bits, never whether they are right.
@@ -263,7 +257,7 @@ def entropy_step(blocks: RowBlocks, z: Rows, f: Rows, a: Rows, out: Rows, s: Row
     p = _lane_parts(later.get())
     sums = VoteSums(p[:, :4])
     total = float(ordered_sum(p[:, 4]))
-    if abs(total - 1.0) <= NORMALISED_SLACK:
+    if abs(total - 1.0) <= row_passes.NORMALISED_SLACK:
         return EntropyStep(z_new, f_new, sums, e, q, float(p[:, 5].max()), int(p[:, 6].sum()),
                            log_norm, True)
     from .row_projections import kl_softmax_rows

@@ -61,7 +61,7 @@ refinement's binary search over ``P`` pivots is 7 steps a row, without branches)
 client sorts at most ``KEEP + GATHER`` values.  Given an earlier threshold and its
 bracket's width (:func:`euclidean_simplex_rows_near`: MABoost's rounds move each row
 by at most η_t), the first pass evaluates ``g`` at pivots near it in place of the
-sample, and the next gathers: one pass fewer (at 100,000 rows, 2.4 ms against 3.1 a
+sample, and the next gathers: one pass fewer (at 100,000 rows, 2.4 ms against 3.0 a
 projection; 93 of 100 MABoost rounds).  The uncapped KL projection is the softmax in log
 space: 3 passes (maximum, lane sums of ``exp``, division).
 
