@@ -8,9 +8,15 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.tree import DecisionTreeRegressor
 
-from oracleboost.boosters import CoordinateBoostingClassifier, FunctionalGradientRegressor
+from oracleboost.boosters import (
+    CoordinateBoostingClassifier,
+    FunctionalGradientClassifier,
+    FunctionalGradientRegressor,
+    MirrorBoostingClassifier,
+)
 from oracleboost.losses import Huber, get_loss
 from oracleboost.oracles import (
+    BinaryOnlyOracleError,
     CachedOracle,
     LightGBMOracle,
     LinearOracle,
@@ -79,6 +85,21 @@ def test_single_class_and_multiclass_are_rejected():
         CoordinateBoostingClassifier(n_estimators=3).fit(X, np.zeros(len(X), dtype=int))
     with pytest.raises(ValueError, match="got 3"):
         CoordinateBoostingClassifier(n_estimators=3).fit(X, np.arange(len(X)) % 3)
+
+
+@pytest.mark.parametrize("booster,oracle", [
+    (MirrorBoostingClassifier(TreeOracle(max_depth=1), n_estimators=3), "TreeOracle"),
+    (FunctionalGradientClassifier(LinearOracle(), loss="softmax", n_estimators=3),
+     "LinearOracle"),
+], ids=["mirror", "functional"])
+def test_multiclass_over_a_binary_only_oracle_is_refused_by_a_public_error(booster, oracle):
+    # the public class, caught as what it is: a capability the oracle lacks, and a
+    # ValueError of y (as scikit-learn's binary-only classifiers raise)
+    with pytest.raises(BinaryOnlyOracleError, match=f"{oracle}: y has 3 classes") as info:
+        booster.fit(X, np.arange(len(X)) % 3)
+    assert isinstance(info.value, OracleCapabilityError)
+    assert isinstance(info.value, ValueError)
+    assert not hasattr(booster, "classes_")  # nothing half-fitted
 
 
 def test_predict_checks_features():

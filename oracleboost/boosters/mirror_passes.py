@@ -241,8 +241,9 @@ def entropy_step(blocks: RowBlocks, z: Rows, f: Rows, a: Rows, out: Rows, s: Row
     the predicted ``log Σ z'`` (the module's docstring of :mod:`._mirror_kernels`).
 
     When the exps sum to 1 within :data:`.row_passes.NORMALISED_SLACK` (AdaBoost's
-    test), they are the weights and the pass's ``e · a`` is the query.  Otherwise (a prediction that missed: a column of more
-    than two values, or one not finite) the weights are the softmax of
+    test), they are the weights and the pass's ``e · a`` is the query.  Otherwise (a
+    prediction that missed: a column of more than two values, or one not finite) the
+    weights are the softmax of
     :func:`.row_projections.kl_softmax_rows` and the query is :func:`query`'s: the
     prediction changes the weights' bits, never whether they are right.
 

@@ -2,6 +2,7 @@
 
 from .approximate import ApproximateOracle
 from .base import (
+    BinaryOnlyOracleError,
     BoundOracle,
     Capabilities,
     Hypothesis,
@@ -22,6 +23,7 @@ __all__ = [
     "Hypothesis",
     "Capabilities",
     "OracleCapabilityError",
+    "BinaryOnlyOracleError",
     "NonFiniteOutput",
     "StumpOracle",
     "TreeOracle",
