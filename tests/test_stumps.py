@@ -694,3 +694,47 @@ def test_the_histogram_kernel_adds_in_row_order_as_bincount(n, offset, d):
         np.testing.assert_array_equal(hist_w[j], np.bincount(codes[j], weights=w, minlength=256))
         np.testing.assert_array_equal(hist_s[j, :, 0],
                                       np.bincount(codes[j], weights=w * t[:, 0], minlength=256))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_codes_are_searchsorted_in_every_layout(seed):
+    """The bound codes are ``np.searchsorted(thresholds, x, side="left")`` (NaN: the bin
+    after the finite ones) whatever X's layout, the number of thresholds (the kernel's
+    fixed search of 255, and exact mode's wider one), the row blocks and the threads."""
+    rng = np.random.default_rng(seed)
+    n = 1500 + seed * 77
+    X = np.column_stack([
+        rng.normal(size=n),                       # 254 quantile thresholds
+        rng.integers(0, 2, size=n).astype(float),  # one
+        np.round(rng.normal(size=n), 1),           # tens, with ties
+        np.full(n, 3.25),                          # none
+        rng.exponential(size=n) * 1e300,           # near the largest floats
+        rng.normal(size=n),                        # with NaN and -0.0 below
+        rng.normal(size=n) * 1e-310,               # subnormal
+        rng.normal(size=n), rng.normal(size=n),    # a second run of eight features
+    ])
+    X[rng.random(n) < 0.1, 5] = np.nan
+    X[:3, 5] = [-0.0, 0.0, -0.0]
+    X[3, 2] = 0.0
+    X[4:6, 4] = np.finfo(float).max  # above every threshold, below the padding
+
+    def expected(bound):
+        want = np.empty(X.shape, dtype=np.int64)
+        for j, thr in enumerate(bound.thresholds):
+            want[:, j] = np.searchsorted(thr, X[:, j], side="left")
+            want[np.isnan(X[:, j]), j] = thr.size + 1
+        return want
+
+    read_only = X.copy()
+    read_only.flags.writeable = False
+    first = None
+    for layout in (X, np.asfortranarray(X), np.hstack([X, X])[:, :X.shape[1]], read_only):
+        for oracle in (StumpOracle(block_size=256, n_jobs=2), StumpOracle(n_jobs=1),
+                       StumpOracle(exact=True, block_size=300, n_jobs=2)):
+            bound = oracle.bind(layout)
+            np.testing.assert_array_equal(bound.codes, expected(bound))
+            np.testing.assert_array_equal(bound.missing, [j == 5 for j in range(9)])
+            if not oracle.exact:
+                first = bound.codes if first is None else first
+                np.testing.assert_array_equal(bound.codes, first)
+    assert max(t.size for t in StumpOracle(exact=True).bind(X).thresholds) > 255

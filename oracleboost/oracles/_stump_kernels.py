@@ -549,30 +549,87 @@ def leaf_outputs_nan_left(c, t, nan_code, left, right, out):  # pragma: no cover
             out[i, k] = v[k]
 
 
+#: Rows a chunk of :func:`bin_block`: their values of a run of features stay in cache
+#: from the first feature to the last (256 rows of 8 features: 16 KiB).
+BIN_CHUNK = 256
+
+
+#: Thresholds a feature's search covers in :func:`bin_block`'s fast path: 255, the most a
+#: feature of ``max_bins ≤ 255`` has (254), padded; eight steps.
+SEARCH_WIDTH = 255
+
+
+@nb.jit(**_JIT, inline="always")
+def _below(padded, start, step, x):  # pragma: no cover - compiled
+    """``#{t : padded[start + t] < x}`` over ``2 step − 1`` non-decreasing thresholds
+    (``step`` a power of two, or 0 for none): a binary search of fixed steps, each
+    adding its step when the threshold under it lies below ``x``.  NaN lies below none
+    (0)."""
+    k = 0
+    while step > 0:
+        k += step * (padded[start + k + step - 1] < x)
+        step >>= 1
+    return k
+
+
+@nb.jit(**_JIT, inline="always")
+def _below_255(padded, start, x0, x1, x2, x3):  # pragma: no cover - compiled
+    """:func:`_below` of four values over :data:`SEARCH_WIDTH` thresholds, side by
+    side.  The steps start from a constant, so the compiler unrolls them and keeps each
+    comparison an addition (in a loop it may turn it back into a branch: 40–45 ns a
+    value on random data here, against 5)."""
+    k0 = k1 = k2 = k3 = 0
+    s = 128
+    while s > 0:
+        k0 += s * (padded[start + k0 + s - 1] < x0)
+        k1 += s * (padded[start + k1 + s - 1] < x1)
+        k2 += s * (padded[start + k2 + s - 1] < x2)
+        k3 += s * (padded[start + k3 + s - 1] < x3)
+        s >>= 1
+    return k0, k1, k2, k3
+
+
 @nb.jit(**_JIT)
-def bin_codes(col, thresholds, out):  # pragma: no cover - compiled
-    """``out[i] = #{t : thresholds[t] < col[i]}`` (``np.searchsorted(side="left")``) by
-    binary search, and ``out[i] = len(thresholds) + 1`` (the missing-value bin, after
-    the finite ones) where ``col[i]`` is NaN; returns how many were NaN.  Compiled so
-    that features bin in parallel without the GIL."""
-    m = thresholds.shape[0]
-    missing = 0
-    for i in range(col.shape[0]):
-        x = col[i]
-        if x != x:  # NaN
-            out[i] = m + 1
-            missing += 1
-            continue
-        lo, size = 0, m
-        while size > 0:
-            half = size >> 1
-            if thresholds[lo + half] < x:
-                lo += half + 1
-                size -= half + 1
-            else:
-                size = half
-        out[i] = lo
-    return missing
+def bin_block(X, a, b, j0, j1, padded, starts, n_thresholds, out,
+              missing):  # pragma: no cover - compiled
+    """Bin codes of the rows ``a:b`` and features ``j0:j1`` of ``X`` into ``out[j − j0,
+    i − a]`` (a row block's codes, feature-major): ``#{t : θ_jt < X[i, j]}``
+    (``np.searchsorted(side="left")`` over feature ``j``'s ``n_thresholds[j]``
+    thresholds θ), or ``n_thresholds[j] + 1`` (the missing-value bin, after the finite
+    ones) where ``X[i, j]`` is NaN; ``missing[j − j0]`` counts the NaN.
+
+    Feature ``j``'s thresholds are ``padded[starts[j]:starts[j + 1]]``, padded with
+    ``+inf`` to ``2^k − 1`` (:func:`_below`; :data:`SEARCH_WIDTH` for up to 255), so
+    that the search's steps are the same for every row: four rows are searched side by
+    side with no branch on the data.  The rows go by chunks of :data:`BIN_CHUNK`, each
+    chunk feature by feature: a row of C-ordered ``X`` is read from the cache lines the
+    chunk's first feature brought in, a column of F-ordered ``X`` in runs."""
+    for c0 in range(a, b, BIN_CHUNK):
+        c1 = min(b, c0 + BIN_CHUNK)
+        for j in range(j0, j1):
+            start = starts[j]
+            width = starts[j + 1] - start
+            nan_code = n_thresholds[j] + 1
+            row = out[j - j0]
+            nan = 0
+            i = c0
+            if width == SEARCH_WIDTH:
+                while i + 4 <= c1:
+                    x0, x1, x2, x3 = X[i, j], X[i + 1, j], X[i + 2, j], X[i + 3, j]
+                    k0, k1, k2, k3 = _below_255(padded, start, x0, x1, x2, x3)
+                    row[i - a] = k0 if x0 == x0 else nan_code
+                    row[i + 1 - a] = k1 if x1 == x1 else nan_code
+                    row[i + 2 - a] = k2 if x2 == x2 else nan_code
+                    row[i + 3 - a] = k3 if x3 == x3 else nan_code
+                    nan += (x0 != x0) + (x1 != x1) + (x2 != x2) + (x3 != x3)
+                    i += 4
+            step = (width + 1) >> 1
+            while i < c1:
+                x = X[i, j]
+                row[i - a] = _below(padded, start, step, x) if x == x else nan_code
+                nan += x != x
+                i += 1
+            missing[j - j0] += nan
 
 
 @nb.jit(**_JIT)

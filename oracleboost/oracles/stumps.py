@@ -679,6 +679,30 @@ def sparse_bin_thresholds(X: sp.csc_matrix, rows: np.ndarray | None, max_bins: i
     return _map(feature, range(X.shape[1]), max(1, min(_threads(n_jobs), X.shape[1])))
 
 
+#: Features a task of binning codes (:func:`._stump_kernels.bin_block`): eight float64
+#: values, one cache line of a C-ordered row.
+_BIN_FEATURES = 8
+
+
+def padded_thresholds(thresholds: Sequence[np.ndarray]
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`._stump_kernels.bin_block`'s thresholds: every feature's, padded with
+    ``+inf`` to ``SEARCH_WIDTH`` (255) entries, or for more thresholds (exact mode) to
+    ``2^k − 1`` (``k`` the bit length of their count): a binary search of fixed steps;
+    one feature after another; where each starts (and the last ends); how many each
+    has.  ``+inf`` lies below no value, so a code counts the feature's own thresholds
+    only."""
+    counts = np.array([t.size for t in thresholds], dtype=np.int64)
+    sizes = np.array([max(kernels.SEARCH_WIDTH, (1 << int(m).bit_length()) - 1)
+                      for m in counts], dtype=np.int64)
+    starts = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=starts[1:])
+    padded = np.full(int(starts[-1]), np.inf)
+    for j, t in enumerate(thresholds):
+        padded[starts[j]:starts[j] + t.size] = t
+    return padded, starts, counts
+
+
 # -- the oracle -----------------------------------------------------------------------
 class StumpOracle(Oracle):
     """Decision stumps over binned features (Freund & Schapire's AdaBoost stump).
@@ -979,30 +1003,46 @@ class BoundStumpOracle(BoundOracle):
         self._codes = np.empty(n * d, dtype=dtype)
         self._block_codes = [self._codes[a * d:b * d].reshape(d, b - a)
                              for a, b in self.blocks.bounds]
-        nan_rows = np.zeros(d, dtype=np.int64)  # each feature's, written by its task
-
-        def codes(j: int) -> None:
-            # searchsorted(side="left") counts thresholds strictly below x: x == θ goes left.
-            for (a, b), block in zip(self.blocks.bounds, self._block_codes, strict=True):
-                nan_rows[j] += kernels.bin_codes(X[a:b, j], self.thresholds[j], block[j])
-
-        def sparse_codes(j: int) -> None:
-            # the column's codes (a byte a row): every row the zeros' code, then the
-            # stored values' own, by the same kernel; then cut into the blocks
-            lo, hi = X.indptr[j], X.indptr[j + 1]
-            column = np.empty(n, dtype=dtype)
-            kernels.bin_codes(np.zeros(1), self.thresholds[j], column[:1])
-            column[1:] = column[0]
-            stored = np.empty(hi - lo, dtype=dtype)
-            nan_rows[j] = kernels.bin_codes(X.data[lo:hi], self.thresholds[j], stored)
-            column[X.indices[lo:hi]] = stored
-            for (a, b), block in zip(self.blocks.bounds, self._block_codes, strict=True):
-                block[j] = column[a:b]
-
+        padded, starts, counts = padded_thresholds(self.thresholds)
+        # searchsorted(side="left") counts thresholds strictly below x: x == θ goes left.
         if sparse:
-            codes = sparse_codes
+            zero = np.zeros((1, 1))
 
-        _map(codes, range(d), n_threads)
+            def sparse_codes(j: int) -> int:
+                # the column's codes (a byte a row): every row the zeros' code, then the
+                # stored values' own, by the same kernel; then cut into the blocks
+                lo, hi = X.indptr[j], X.indptr[j + 1]
+                column = np.empty((1, n), dtype=dtype)
+                stored = np.empty((1, hi - lo), dtype=dtype)
+                nan = np.zeros(1, dtype=np.int64)
+                feature = (padded, starts[j:j + 2], counts[j:j + 1])
+                kernels.bin_block(zero, 0, 1, 0, 1, *feature, column, nan)
+                column[0, 1:] = column[0, 0]
+                kernels.bin_block(X.data[lo:hi].reshape(-1, 1), 0, hi - lo, 0, 1, *feature,
+                                  stored, nan)
+                column[0, X.indices[lo:hi]] = stored[0]
+                for (a, b), block in zip(self.blocks.bounds, self._block_codes, strict=True):
+                    block[j] = column[0, a:b]
+                return int(nan[0])
+
+            nan_rows = np.array(_map(sparse_codes, range(d), n_threads), dtype=np.int64)
+        else:
+            # tasks of one row block and a run of features (a 64-byte line of a
+            # C-ordered row): the codes are integers, the same whoever makes them
+            tasks = [(k, j0, min(d, j0 + _BIN_FEATURES))
+                     for k in range(len(self.blocks.bounds))
+                     for j0 in range(0, d, _BIN_FEATURES)]
+
+            def codes(k: int, j0: int, j1: int) -> np.ndarray:
+                (a, b), nan = self.blocks.bounds[k], np.zeros(j1 - j0, dtype=np.int64)
+                kernels.bin_block(X, a, b, j0, j1, padded, starts, counts,
+                                  self._block_codes[k][j0:j1], nan)
+                return nan
+
+            nan_rows = np.zeros(d, dtype=np.int64)
+            for (_, j0, j1), nan in zip(tasks, _map(codes, tasks, _threads(self.n_jobs),
+                                                    star=True), strict=True):
+                nan_rows[j0:j1] += nan
         self._set_nan_bins(nan_rows > 0)
         self._counts = np.empty((d, self._B))  # unweighted W per bin
         self._histograms(kernels.hist_1d, (np.ones(n),), (self._counts,))
