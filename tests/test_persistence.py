@@ -179,6 +179,8 @@ def _cases(tmp: str) -> dict:
         "ranker": (FunctionalGradientRanker(StumpOracle(), n_estimators=8), "ranking"),
         "lpboost-stump": (TotallyCorrectiveClassifier(StumpOracle(), nu=5, n_estimators=8),
                           "binary"),
+        "lpboost-multiclass": (TotallyCorrectiveClassifier(StumpOracle(), nu=5,
+                                                           n_estimators=5), "multiclass"),
         "softboost-stump": (TotallyCorrectiveClassifier(
             StumpOracle(), method="softboost", nu=5, tol=0.02, n_estimators=8), "binary"),
         "coordinate-lightgbm-categorical": (CoordinateBoostingClassifier(
@@ -196,7 +198,8 @@ CASES = sorted(_cases("unused"))
 WARM = ["adaboost-stump", "coordinate-tree", "coordinate-lightgbm", "coordinate-linear",
         "maboost-stump", "maboost-multiclass", "accelerated-multiclass",
         "accelerated-stochastic-matrix", "accelerated-kernel", "regressor-tree",
-        "classifier-label-coded", "ranker"]
+        "classifier-label-coded", "ranker", "lpboost-stump", "lpboost-multiclass",
+        "softboost-stump"]
 
 
 def _fit(case: str, tmp_path, **params):

@@ -227,9 +227,10 @@ class SoftMarginLP:
     nu : float
         The capping ``ν ∈ [1, N]`` (``d_i ≤ c_i / ν``); 1 is the hard margin.
 
-    A pickle keeps the columns, not HiGHS's model: the model is built again, from every
-    column, at the next solve.  A deep copy takes the model along (see
-    :meth:`__deepcopy__`).
+    A pickle keeps the columns and HiGHS's last basis (its variables' and rows'
+    statuses, as integers), not HiGHS's model: the model is built again, from every
+    column, at the next solve, and starts from that basis.  A deep copy takes the model
+    along (see :meth:`__deepcopy__`).
     """
 
     def __init__(self, cost: np.ndarray, nu: float) -> None:
@@ -251,11 +252,26 @@ class SoftMarginLP:
         return len(self.columns)
 
     def __getstate__(self) -> dict:
-        return {"cost": self.cost, "nu": self.nu, "columns": self.columns}
+        state = {"cost": self.cost, "nu": self.nu, "columns": self.columns}
+        basis = self._stored_basis
+        if self._highs is not None and self._warm and self._in_model == self.n_columns:
+            b = self._highs.getBasis()
+            basis = (np.array([int(v) for v in b.col_status], dtype=np.int8),
+                     np.array([int(v) for v in b.row_status], dtype=np.int8)) \
+                if b.valid else None
+        if basis is not None:
+            state["basis"] = basis
+        return state
 
     def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        basis = state.pop("basis", None)
         self.__dict__.update(state)
         self._drop_model()
+        # the basis of the stored model: the model built again starts from it, so that a
+        # continued fit pivots from where the stored one would (HiGHS's defaults from
+        # scratch may end at another of a degenerate LP's optima)
+        self._stored_basis = basis
 
     def __deepcopy__(self, memo: dict) -> SoftMarginLP:
         """A copy that takes HiGHS's model with it: ``warm_start`` continues from a
@@ -268,6 +284,7 @@ class SoftMarginLP:
         new._highs, new._in_model = self._highs, self._in_model
         new._offsets = self._offsets
         new._before_last, new._warm = self._before_last, self._warm
+        new._stored_basis = self._stored_basis
         self._drop_model()
         return new
 
@@ -303,6 +320,7 @@ class SoftMarginLP:
     # -- HiGHS ---------------------------------------------------------------------------
     def _drop_model(self) -> None:
         self._highs, self._in_model, self._before_last = None, 0, None
+        self._stored_basis: tuple[np.ndarray, np.ndarray] | None = None
         self._offsets: list[float] = []  # v_j of the model's rows 1 … _in_model (0: chained)
         self._warm = False  # whether HiGHS's model has a basis from an earlier solve
 
@@ -334,37 +352,67 @@ class SoftMarginLP:
             h.addRow(1.0, 1.0, N, np.arange(N, dtype=np.int32), np.ones(N))
             self._highs, self._in_model, self._before_last = h, 0, None
         h = self._highs
-        first, k = self._in_model, len(self.columns) - self._in_model
-        if k:
+        if self._stored_basis is not None and self._in_model == 0:
+            # a model built again after a pickle: first the stored columns, from the
+            # stored basis; then the later ones as the stored model would add them
+            stored = self._stored_basis[1].size - 1
+            if 0 < stored <= self.n_columns:
+                self._add_rows(h, stored)
+                self._restore_basis(h)
+            self._stored_basis = None
+        if len(self.columns) > self._in_model:
             basis = h.getBasis()
-            self._before_last = (first, basis) if basis.valid else None
-            N = self.n_rows
-            # σ_j ≥ 0 for the new rows: variables N + 1 + j
-            h.addVars(k, np.zeros(k), np.full(k, math.inf))
-            starts, index, value, rhs, filled = [], [], [], [], 0
-            for j in range(first, first + k):
-                code = row_code(self.columns[j], self.columns[:j])
-                on_d = np.flatnonzero(code.entries)
-                # (1 − s) γ + s σ_k − σ_j − d · entries = rhs  (offset rows: s = 0)
-                extra_index, extra_value = [N + 1 + j], [-1.0]
-                if code.parent >= 0:
-                    extra_index.append(N + 1 + code.parent)
-                    extra_value.append(code.sign)
-                if code.sign != 1.0:
-                    extra_index.append(N)
-                    extra_value.append(1.0 - code.sign)
-                starts.append(filled)
-                index.append(np.append(on_d, extra_index))
-                filled += index[-1].size
-                value.append(np.append(-code.entries[on_d], extra_value))
-                rhs.append(code.offset)
-                self._offsets.append(code.offset)
-            bounds = np.array(rhs)
-            index_all, value_all = np.concatenate(index), np.concatenate(value)
-            h.addRows(k, bounds, bounds, index_all.size, np.array(starts, np.int32),
-                      index_all.astype(np.int32), value_all)
-            self._in_model = len(self.columns)
+            self._before_last = (self._in_model, basis) if basis.valid else None
+            self._add_rows(h, len(self.columns))
         return h
+
+    def _add_rows(self, h: Any, upto: int) -> None:
+        """The rows of the columns ``_in_model … upto − 1`` into HiGHS's model."""
+        first, k = self._in_model, upto - self._in_model
+        N = self.n_rows
+        # σ_j ≥ 0 for the new rows: variables N + 1 + j
+        h.addVars(k, np.zeros(k), np.full(k, math.inf))
+        starts, index, value, rhs, filled = [], [], [], [], 0
+        for j in range(first, first + k):
+            code = row_code(self.columns[j], self.columns[:j])
+            on_d = np.flatnonzero(code.entries)
+            # (1 − s) γ + s σ_k − σ_j − d · entries = rhs  (offset rows: s = 0)
+            extra_index, extra_value = [N + 1 + j], [-1.0]
+            if code.parent >= 0:
+                extra_index.append(N + 1 + code.parent)
+                extra_value.append(code.sign)
+            if code.sign != 1.0:
+                extra_index.append(N)
+                extra_value.append(1.0 - code.sign)
+            starts.append(filled)
+            index.append(np.append(on_d, extra_index))
+            filled += index[-1].size
+            value.append(np.append(-code.entries[on_d], extra_value))
+            rhs.append(code.offset)
+            self._offsets.append(code.offset)
+        bounds = np.array(rhs)
+        index_all, value_all = np.concatenate(index), np.concatenate(value)
+        h.addRows(k, bounds, bounds, index_all.size, np.array(starts, np.int32),
+                  index_all.astype(np.int32), value_all)
+        self._in_model = upto
+
+    def _restore_basis(self, h: Any) -> None:
+        """Give a model built again from the stored columns the basis a pickle stored
+        with them (:meth:`__setstate__`), when its sizes are the model's: its next solve
+        then starts from it, with the warm solves' settings, as the stored model's
+        would."""
+        import highspy
+
+        cols, rows = self._stored_basis
+        if cols.size != self.n_rows + 1 + self._in_model or rows.size != 1 + self._in_model:
+            return
+        b = highspy.HighsBasis()
+        status = highspy.HighsBasisStatus
+        b.col_status = [status(int(v)) for v in cols]
+        b.row_status = [status(int(v)) for v in rows]
+        b.valid = True
+        if h.setBasis(b) == highspy.HighsStatus.kOk:
+            self._warm = True
 
     def solve(self) -> LPSolution:
         """Solve the LP over the columns so far, from the last basis, and check the
