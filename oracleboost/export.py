@@ -45,9 +45,8 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from ._typing import ArrayLike
-from .boosters.categories import apply_categories
+from .boosters.base import validate_input
 from .boosters.model import Ensemble
-from .oracles.base import check_X
 from .oracles.trees import TreeStructure
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,7 +75,9 @@ def to_lightgbm(estimator: BaseBooster, X: ArrayLike | None = None) -> lightgbm.
         over), usually the training rows.  None: each tree's own covers
         (scikit-learn trees: their weighted training samples; LightGBM trees: their
         training counts); stumps carry none, and get a cover of 1 a leaf, with an
-        :class:`ExportWarning`.
+        :class:`ExportWarning`.  A split whose cover is 0 (no row of X reaches it)
+        gets an :class:`ExportWarning` too: path-dependent TreeSHAP divides by it (its
+        contributions come out NaN).
 
     Returns
     -------
@@ -142,11 +143,25 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
     n_features = int(estimator.n_features_in_)
     categories = getattr(estimator, "categories_", None) or {}
     if X is not None:
-        X = apply_categories(X, categories, n_features)  # a DataFrame's categories as codes
-        X = check_X(X, allow_nan=True, accept_sparse=True)
-        if X.shape[1] != n_features:
-            raise ValueError(f"X has {X.shape[1]} features; {name} was fitted on {n_features}")
+        # checked as decision_function checks its X: the number of features, a
+        # DataFrame's column names and order against the fit's, its categories as the
+        # fit's codes (covers counted on columns in another order would be another
+        # model's)
+        X = validate_input(estimator, X, reset=False)
         trees = [t.with_counts(_leaf_counts(t, X)) for t in trees]
+    empty = [t.n_leaves > 1 and t.leaf_count is not None
+             and bool((t.internal_counts(t.leaf_count) == 0.0).any()) for t in trees]
+    if any(empty):
+        warnings.warn(
+            f"{sum(empty)} of {name}'s {len(trees)} trees have a split with a cover of 0 "
+            f"(the first: weak learner {empty.index(True)}): "
+            + ("no row of X reaches it" if X is not None else "no training weight reached it")
+            + ". SHAP's path-dependent TreeSHAP divides by a split's cover, and LightGBM's "
+            "pred_contrib and SHAP's TreeExplainer give NaN for the rows' contributions; "
+            "count the covers on rows that reach every split (the training rows, say). "
+            "Predictions are not affected",
+            ExportWarning, stacklevel=3,
+        )
     elif any(t.leaf_count is None for t in trees):
         warnings.warn(
             f"{name}'s weak learners ({type(ensemble.hypotheses[0]).__name__}) carry no "

@@ -235,6 +235,41 @@ def test_covers_counted_on_X_and_the_warning_without_them():
             fitted.to_lightgbm()
 
 
+def test_covers_that_leave_a_split_empty_are_warned_of_and_would_give_nan():
+    """Covers counted on rows that reach no row of some split: the export warns, and
+    the warning is right (LightGBM's TreeSHAP gives NaN); on the training rows no
+    warning and no NaN."""
+    X, y = _binary(7)
+    model = FunctionalGradientClassifier(TreeOracle(max_depth=4), n_estimators=15,
+                                         random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ExportWarning)
+        full = model.to_lightgbm(X)
+    assert not np.isnan(full.predict(X[:50], pred_contrib=True)).any()
+    few = X[np.random.default_rng(0).choice(len(X), 20, replace=False)]
+    with pytest.warns(ExportWarning, match="cover of 0.*NaN.*Predictions are not affected"):
+        sparse_covers = model.to_lightgbm(few)
+    assert np.isnan(sparse_covers.predict(X[:50], pred_contrib=True)).any()
+    np.testing.assert_array_equal(sparse_covers.predict(X, raw_score=True),
+                                  model.decision_function(X))
+
+
+def test_covers_of_a_dataframe_are_checked_as_decision_function_checks_it():
+    pd = pytest.importorskip("pandas")
+    X, y = _binary(8)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    model = CoordinateBoostingClassifier(TreeOracle(max_depth=2), n_estimators=5).fit(frame, y)
+    shuffled = frame[frame.columns[::-1]]
+    with pytest.raises(ValueError, match="same order"):
+        model.decision_function(shuffled)
+    with pytest.raises(ValueError, match="same order"):  # not covers of other columns
+        model.to_lightgbm(shuffled)
+    with pytest.raises(ValueError, match="features"):
+        model.to_lightgbm(X[:, :3])
+    np.testing.assert_array_equal(model.to_lightgbm(frame).predict(X, raw_score=True),
+                                  model.decision_function(frame))
+
+
 def test_the_model_text_round_trips_through_lightgbm(tmp_path):
     """What LightGBM writes of the exported model it reads back to the same model."""
     X, y = _multiclass(6)
