@@ -17,7 +17,10 @@ ensemble sums its terms from the intercept, so ``predict(X, raw_score=True)`` is
 ``decision_function`` is the difference of two class scores (the functional
 classifier's two-class vector losses), each leaf is that difference, and the two agree
 to float64 rounding.  ``predict(X, raw_score=True, num_iteration=k + 1)`` is the model
-after its first k rounds (``staged_decision_function``'s k-th).
+after its first k rounds (``staged_decision_function``'s k-th), except for a totally
+corrective model: its iterations are its hypotheses at the last round's coefficients
+(each round re-solves them all), so ``num_iteration=k + 1`` is its first k hypotheses
+at those, not its round k.
 
 Departures a user can meet: LightGBM reads a feature of magnitude at most 1e-35
 (``1e-35f``: 1.0000000180025095e-35) as 0, so a row with such a value and a split

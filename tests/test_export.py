@@ -21,6 +21,7 @@ from oracleboost.boosters import (
     FunctionalGradientRanker,
     FunctionalGradientRegressor,
     MirrorBoostingClassifier,
+    TotallyCorrectiveClassifier,
 )
 from oracleboost.boosters.model import Refit
 from oracleboost.export import ExportWarning, lightgbm_model_string
@@ -268,6 +269,23 @@ def test_covers_of_a_dataframe_are_checked_as_decision_function_checks_it():
         model.to_lightgbm(X[:, :3])
     np.testing.assert_array_equal(model.to_lightgbm(frame).predict(X, raw_score=True),
                                   model.decision_function(frame))
+
+
+def test_a_totally_corrective_export_iterates_over_hypotheses_not_rounds():
+    """As documented: the iterations after the intercept's are the hypotheses at the
+    last round's coefficients (each round re-solves them all), not the rounds."""
+    X, y = _binary(9)
+    model = TotallyCorrectiveClassifier(StumpOracle(), nu=5, n_estimators=10).fit(X, y)
+    exported = model.to_lightgbm(X)
+    ensemble = model.ensemble_
+    assert exported.num_trees() == 1 + len(ensemble.hypotheses)
+    np.testing.assert_array_equal(exported.predict(X, raw_score=True),
+                                  model.decision_function(X))
+    f = np.full(len(X), float(np.ravel(ensemble.intercept)[0]))
+    for k, (h, coef) in enumerate(zip(ensemble.hypotheses, ensemble.coef, strict=True)):
+        f = f + coef * h.predict(X)
+        np.testing.assert_allclose(exported.predict(X, raw_score=True, num_iteration=k + 2),
+                                   f, rtol=0, atol=1e-12)
 
 
 def test_the_model_text_round_trips_through_lightgbm(tmp_path):
