@@ -137,8 +137,14 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
     for h in ensemble.hypotheses:
         tree = h.tree_structure()
         if tree is None:
+            # a wrapped estimator by its own public class (a Ridge, an MLPRegressor),
+            # not the wrapper's
+            learner = type(getattr(h, "estimator", h))
+            while learner.__name__.startswith("_") and learner.__bases__[0] is not object:
+                learner = learner.__bases__[0]
+            learner = learner.__name__
             raise ValueError(
-                f"{name}'s weak learner {type(h).__name__} is not a tree of threshold "
+                f"{name}'s weak learner {learner} is not a tree of threshold "
                 "splits, so the model cannot be exported to LightGBM (stumps, "
                 "scikit-learn trees, LightGBM trees and MABoost votes over them can)"
             )

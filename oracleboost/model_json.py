@@ -132,13 +132,13 @@ def _name(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def _state_of(obj: Any) -> dict:
+def _state_of(obj: Any, where: str = "") -> dict:
     getstate = getattr(obj, "__getstate__", None)
     state = getstate() if getstate is not None else None
     if state is None:  # object's default __getstate__ without slots returns None
         state = getattr(obj, "__dict__", None)
     if not isinstance(state, dict):
-        raise _Unwritable("", f"is a {_name(type(obj))}, whose state is not a dict of fields")
+        raise _Unwritable(where, f"is a {_name(type(obj))}, whose state is not a dict of fields")
     return state
 
 
@@ -178,7 +178,7 @@ def _encode(v: Any, where: str, top: bool = False) -> Any:  # noqa: C901 - one c
             raise _Unwritable(where, f"is a {name}, which JSON cannot hold")
         return {"__object__": name, "args": _encode(list(made[1]), f"{where}(args)"),
                 "state": _encode(made[2], where)}
-    state = _state_of(v)
+    state = _state_of(v, where)
     if top:
         state = {k: x for k, x in state.items() if k not in _NOT_WRITTEN}
     return {"__object__": name, "state": {

@@ -326,7 +326,7 @@ def test_a_totally_corrective_round_exports_its_coefficients():
 @pytest.mark.parametrize("make, what", [
     (lambda: CoordinateBoostingClassifier(LinearOracle(), n_estimators=5), "LinearCoordinate"),
     (lambda: FunctionalGradientRegressor(MLPOracle(max_iter=20), n_estimators=2),
-     "FittedEstimator"),
+     "weak learner MLPRegressor is"),  # the net's own class, not its wrapper's
     (lambda: AcceleratedMarginClassifier(n_estimators=5), "LinearModel"),
 ])
 def test_what_is_not_a_tree_is_refused_by_name(make, what):

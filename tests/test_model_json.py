@@ -84,6 +84,16 @@ def test_what_json_cannot_hold_is_named(tmp_path):
                                        n_estimators=3).fit(X, y)
     with pytest.raises(TypeError, match=r"oracle\.memory is a joblib"):
         to_json(est)
+    # an object of a trusted module whose state is not a dict of fields: named where it is
+    from sklearn.neighbors import KNeighborsRegressor
+
+    from oracleboost.oracles import SklearnOracle
+
+    knn = FunctionalGradientRegressor(SklearnOracle(KNeighborsRegressor(3)),
+                                      n_estimators=2).fit(X, X[:, 1])
+    with pytest.raises(TypeError, match=r"ensemble_\.hypotheses\[0\]\.estimator\._tree is "
+                                        r"a sklearn\.neighbors.*KDTree"):
+        to_json(knn)
 
 
 def test_a_loaded_model_fits_anew_with_warm_start(tmp_path):
