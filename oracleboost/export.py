@@ -359,7 +359,9 @@ def _split_gains(tree: TreeStructure, value: np.ndarray, count: np.ndarray) -> n
     sides' covers and ``m`` their cover-weighted mean outputs (for a least-squares stump
     on its training rows: the decrease of the squared error it was grown on).  LightGBM's
     ``feature_importance("split")`` counts the splits of positive gain, and
-    ``"gain"`` sums these."""
+    ``"gain"`` sums these.  LightGBM reads them as float32: a positive gain is
+    written within float32's normal range (a split of a model of targets near 1e-22
+    would otherwise read as gain 0 and not be counted, one near 1e20 as inf)."""
     out = np.zeros(tree.n_leaves - 1)
 
     def side(c: int) -> tuple[float, float]:  # (cover, cover-weighted sum of outputs)
@@ -372,6 +374,9 @@ def _split_gains(tree: TreeStructure, value: np.ndarray, count: np.ndarray) -> n
         return w_l + w_r, s_l + s_r
 
     side(0)
+    f32 = np.finfo(np.float32)
+    positive = out > 0.0
+    out[positive] = np.clip(out[positive], float(f32.tiny), float(f32.max))
     return out
 
 

@@ -107,6 +107,25 @@ def test_split_counts_are_lightgbms_on_the_exported_trees(make, seed):
     assert model.feature_importances_.sum() >= model.n_estimators_  # a split a round at least
 
 
+@pytest.mark.parametrize("scale", [1e-25, 1e-15, 1.0, 1e20])
+def test_split_counts_are_lightgbms_at_any_scale_of_the_target(scale):
+    """LightGBM reads a split's gain as float32 and counts the positive ones: a gain of
+    targets near 1e-25 (1e-48) would read as 0, one near 1e20 as inf."""
+    import warnings
+
+    X, _, score = _data(3)
+    model = FunctionalGradientRegressor(TreeOracle(max_depth=2), n_estimators=6,
+                                        importance_type="split").fit(X, score * scale)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exported = model.to_lightgbm()
+    np.testing.assert_array_equal(model.feature_importances_,
+                                  exported.feature_importance("split"))
+    gains = exported.feature_importance("gain")
+    assert np.isfinite(gains).all() and (gains[model.feature_importances_ > 0] > 0).all()
+    np.testing.assert_array_equal(exported.predict(X), model.predict(X))
+
+
 def test_split_counts_of_stumps_count_the_rounds():
     X, y, _ = _data(2)
     model = CoordinateBoostingClassifier(StumpOracle(), n_estimators=30,
