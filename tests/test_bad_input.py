@@ -536,3 +536,16 @@ def test_query_ids_mixing_ints_and_strings_name_qid(qid):
     # strings alone, or numbers alone, are query ids
     for ids in (good, good.astype(str), good.astype(float)):
         FunctionalGradientRanker(n_estimators=2).fit(X, Y_REG, ids)
+
+
+@pytest.mark.parametrize("init", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("make", [
+    lambda init: FunctionalGradientRegressor(init=init, n_estimators=2),
+    lambda init: FunctionalGradientClassifier(init=init, n_estimators=2),
+], ids=["regressor", "classifier"])
+def test_an_init_that_is_not_finite_is_refused_by_name(make, init):
+    # NaN or ±inf would be every prediction (NaN fitted 0 rounds and predicted NaN)
+    booster = make(init)
+    y = Y_CLS if isinstance(booster, FunctionalGradientClassifier) else X[:, 0]
+    with pytest.raises(ValueError, match="'init' parameter"):
+        booster.fit(X, y)

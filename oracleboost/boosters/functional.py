@@ -179,7 +179,8 @@ class _FunctionalGradientBooster(BaseBooster):
         "schedule": [StrOptions(set(SCHEDULES)), Schedule],
         "strong_convexity": [Interval(Real, 0, None, closed="neither"), None],
         "query": [StrOptions({"auto", "project", "correlate"})],
-        "init": [StrOptions({"auto"}), Real],
+        # a finite number: NaN or ±inf would be every prediction (Interval refuses them)
+        "init": [StrOptions({"auto"}), Interval(Real, None, None, closed="neither")],
         "n_jobs": [Integral, None],
         "block_size": [Interval(Integral, 1, None, closed="left")],
     }
