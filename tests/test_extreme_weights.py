@@ -139,3 +139,28 @@ def test_one_dominant_weight_in_the_functional_classifier(name):
     )
     assert clf.n_estimators_ == 5 and np.all(np.isfinite(clf.history_["loss"]))
     assert clf.predict(X[:1])[0] == labels[0]
+
+
+@pytest.mark.parametrize("tiny, huge", [(1e-300, 1e300), (1e-200, 1e200)])
+@pytest.mark.parametrize("loss", ["exponential", "logistic"])
+def test_weights_that_underflow_weigh_nothing_in_the_recorded_entropy(tiny, huge, loss):
+    """Weights whose ratio underflows: those rows' normalised weights are 0, and the
+    weights' entropy counts them as 0 log 0 = 0 (it was NaN), with no warning: the
+    entropy and the loss of rows weighted exactly 0 there."""
+    import warnings
+
+    from oracleboost.boosters import CoordinateBoostingClassifier
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 4)
+    y = (X[:, 0] + 0.3 * rng.randn(60) > 0).astype(int)
+    fit = lambda w: CoordinateBoostingClassifier(  # noqa: E731
+        StumpOracle(), loss=loss, n_estimators=5).fit(X, y, sample_weight=w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wide = fit(np.r_[np.full(30, tiny), np.full(30, huge)])
+    zero = fit(np.r_[np.zeros(30), np.ones(30)])
+    assert np.isfinite(wide.history_["entropy"]).all()
+    np.testing.assert_allclose(wide.history_["entropy"], zero.history_["entropy"],
+                               rtol=1e-12)
+    np.testing.assert_allclose(wide.history_["loss"], zero.history_["loss"], rtol=1e-12)

@@ -294,6 +294,14 @@ def _two_value_masses(a, y, w, norm, sign, lo, hi, terms):  # pragma: no cover -
     return _sum(terms[0, :n]), _sum(terms[1, :n]), other
 
 
+@nb.jit(**_JIT, inline="always")
+def _entropy_term(e, t):  # pragma: no cover - compiled
+    """``e · t``, the entropy's term of an exp ``e = exp(t)``, and 0 where ``e`` is 0: a
+    row whose weight underflowed (``log s = −inf``, so ``t = −inf``) adds ``lim e log e
+    = 0``, not ``0 · (−inf)``, which is NaN."""
+    return e * t if e > 0.0 else 0.0
+
+
 @nb.jit(**_JIT)
 def _normalise(e, z, top, y, total, query, terms):  # pragma: no cover - compiled
     """The weights' last pass: the query ``query = (e · (1 / total)) * y`` (the oracle's
@@ -312,7 +320,7 @@ def _normalise(e, z, top, y, total, query, terms):  # pragma: no cover - compile
     for i in range(n):
         ei = e[i]
         query[i] = (ei * scale) * y[i]
-        terms[i] = ei * (z[i] - top)
+        terms[i] = _entropy_term(ei, z[i] - top)
     return _sum(terms[:n])
 
 
@@ -341,13 +349,13 @@ def _neg_margin_exps(m, log_s, top, e, z, terms, low):  # pragma: no cover - com
         _neg_logits(m, log_s, z)
         total = _shifted_exps(z[:n], top, e)
         for i in range(n):
-            terms[i] = e[i] * (z[i] - top)
+            terms[i] = _entropy_term(e[i], z[i] - top)
         return z[:n].max(), total, _sum(terms[:n])
     for i in range(n):  # z = −m is exact: (−m) − top without writing z
         e[i] = exp(-m[i] - top)
     total = _sum(e[:n])
     for i in range(n):
-        terms[i] = e[i] * (-m[i] - top)
+        terms[i] = _entropy_term(e[i], -m[i] - top)
     return _neg_margin_top(m, low, total), total, _sum(terms[:n])
 
 
@@ -363,14 +371,14 @@ def _neg_margin_query(m, log_s, top, y, query, z, terms, low):  # pragma: no cov
         for i in range(n):
             t = z[i] - top
             ei = exp(t)
-            terms[i] = ei * t
+            terms[i] = _entropy_term(ei, t)
             query[i] = ei * y[i]
             z[i] = ei
         return peak, _sum(z[:n]), _sum(terms[:n])
     for i in range(n):  # as above with z = −m (exact), not written
         t = -m[i] - top
         ei = exp(t)
-        terms[i] = ei * t
+        terms[i] = _entropy_term(ei, t)
         query[i] = ei * y[i]
         z[i] = ei
     total = _sum(z[:n])

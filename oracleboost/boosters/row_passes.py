@@ -80,7 +80,9 @@ def total(blocks: RowBlocks, a: np.ndarray) -> float:
 
 @outputs_only(1)
 def _log(blocks: RowBlocks, a: np.ndarray) -> tuple[tuple, None]:
-    return (np.log(a),), None
+    # a weight that underflowed to 0 has the log −inf: its row's exps are 0 (no warning)
+    with np.errstate(divide="ignore"):
+        return (np.log(a),), None
 
 
 def log(blocks: RowBlocks, a: np.ndarray) -> np.ndarray:
