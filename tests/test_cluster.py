@@ -514,6 +514,30 @@ def test_bad_input_on_dask_names_it(client):
         _booster().fit(da.from_array(X.astype(str), chunks=1000), y)
 
 
+@pytest.mark.parametrize("make", [
+    lambda: FunctionalGradientClassifier(StumpOracle(block_size=BLOCK), block_size=BLOCK,
+                                         n_estimators=4),
+    lambda: MirrorBoostingClassifier(StumpOracle(block_size=BLOCK), block_size=BLOCK,
+                                     n_estimators=4),
+], ids=["functional", "mirror"])
+def test_a_class_only_rows_of_weight_0_hold_is_no_class_on_a_cluster(client, make):
+    """Rows of weight 0 go before the classes are found, on a cluster as in memory: a
+    class only they hold is none of the fit's (it was kept on a cluster: three classes
+    against two); a binary fit left with one class is refused alike."""
+    X, _ = _data(3, n=3000)
+    y = np.digitize(X[:, 0], [-0.5, 0.5])  # 0, 1, 2
+    s = np.where(y == 2, 0.0, 1.0)
+    Xd = da.from_array(X, chunks=1000)
+    mem, dk = make().fit(X, y, sample_weight=s), make().fit(Xd, y, sample_weight=s)
+    np.testing.assert_array_equal(dk.classes_, [0, 1])
+    _same_fit(mem, dk)
+    binary = (X[:, 0] > 0).astype(int)
+    only_one = np.where(binary == 1, 1.0, 0.0)
+    for fit_X in (X, Xd):
+        with pytest.raises(ValueError, match="only one class"):
+            _booster(n_estimators=3).fit(fit_X, binary, sample_weight=only_one)
+
+
 def _stage_sums(blocks, a, *, c: float):
     """A stage with two outputs and a stat: the partition's sum."""
     return (a * c, a + c), float(np.sum(a))

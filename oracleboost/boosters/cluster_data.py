@@ -160,15 +160,18 @@ def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size
 
     # the first graph: the classes (or y's finiteness), the weights' checks and each
     # chunk's positive weights
+    w = None if s is None else column(s, np.float64)
     if classes:
-        checks = [da.unique(column(y))]
+        # the classes of the rows that are kept (weight > 0), as in memory, where the
+        # rows of weight 0 go first: a class only they hold is no class of the fit
+        labels_kept = column(y) if w is None else column(y)[w > 0]
+        checks = [da.unique(labels_kept)]
     else:
         if y.dtype.kind not in "biuf":
             raise ValueError(f"y must be numeric for {name}; got a dask array of dtype "
                              f"{y.dtype}")
         checks = [da.isfinite(column(y, np.float64)).all()]
     if s is not None:
-        w = column(s, np.float64)
         checks += [da.isfinite(w).all(), (w < 0).any(), w.max(),
                    w.map_blocks(_positive, chunks=((1,) * len(row_chunks),), dtype=np.int64)]
     if g is not None:
