@@ -487,6 +487,15 @@ def test_finite_classes_dask_fit_equals_memory_fit(client, oracle):
         mem, dk = build().fit(data, t), build().fit(data_d, t)
         assert len(mem.history_["loss"]) > 3
         _same_model(mem, dk)
+    # the duality gap: solved over every row in one process, so not on a cluster
+    gap = lambda duality_gap: CoordinateBoostingClassifier(  # noqa: E731
+        make(), n_estimators=4, block_size=BLOCK, duality_gap=duality_gap)
+    with pytest.raises(NotDistributedError, match="duality_gap=True"):
+        gap(True).fit(data_d, y)
+    mem, dk = gap("auto").fit(data, y), gap("auto").fit(data_d, y)
+    assert "gap" in mem.history_ and "gap" not in dk.history_ and dk.optimal_loss_ is None
+    for key in set(dk.history_) - {"time", "cumulative_time"}:
+        np.testing.assert_array_equal(mem.history_[key], dk.history_[key], err_msg=key)
 
 
 def test_accelerated_what_does_not_distribute_says_so(client):

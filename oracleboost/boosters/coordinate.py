@@ -132,8 +132,10 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         by Telgarsky 2012 (Key identity) the gap equals the Bregman divergence between
         the dual optimum and the dual iterate.  "auto": when the class is finite and the
         computation's estimated peak memory (linear in the matrix, see
-        :func:`oracleboost.diagnostics.optimal_risk_cost`) is at most 256 MiB.  If the
-        diagnostic fails, the fit goes on with a warning and ``gap`` is NaN.
+        :func:`oracleboost.diagnostics.optimal_risk_cost`) is at most 256 MiB, and X is
+        in memory (on a dask array "auto" records no ``gap``, and True is refused: the
+        optimal risk is solved over every row in one process).  If the diagnostic fails,
+        the fit goes on with a warning and ``gap`` is NaN.
     n_jobs : int or None, default=None
         Threads of the booster's own passes over the rows (the weights, the column's
         sums, the margins), counted as LightGBM counts ``num_threads``: ``None`` is
@@ -338,11 +340,18 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
                 "warm_start does not continue a fit on a dask array (the running margins "
                 "are not kept on the cluster after fit); set warm_start=False"
             )
+        if self.duality_gap is True:
+            raise NotDistributedError(
+                "duality_gap=True does not run on a dask array: the optimal risk is "
+                "solved (LPs, Newton's method) over every row in one process; set "
+                "duality_gap='auto' or False (on a dask array neither records 'gap'), or "
+                "fit X.compute() in memory"
+            )
         loss = get_loss(self.loss, MarginLoss)
         rule = get_step(self.step)
         data = cluster_data.cluster_classification_data(self, X, y, sample_weight,
                                                         self.block_size)
-        self.optimal_loss_ = None
+        self.optimal_loss_ = None  # "auto": not on a cluster (see duality_gap)
         # s is None when the weights are equal (they cancel, as in memory)
         return self._problem(data.ypm, data.s, data.s is None, loss, rule,
                              self._bind_cluster(data.rows, "correlate"), None, None,
