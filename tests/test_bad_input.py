@@ -549,3 +549,24 @@ def test_an_init_that_is_not_finite_is_refused_by_name(make, init):
     y = Y_CLS if isinstance(booster, FunctionalGradientClassifier) else X[:, 0]
     with pytest.raises(ValueError, match="'init' parameter"):
         booster.fit(X, y)
+
+
+@pytest.mark.parametrize("make", [lambda: TreeOracle(max_depth=2),
+                                  lambda: SklearnOracle(DecisionTreeRegressor(max_depth=2))],
+                         ids=["TreeOracle", "SklearnOracle"])
+def test_features_too_narrow_for_scikit_learns_trees_are_warned_of(make):
+    """scikit-learn's trees never split a feature spanning at most 1e-7 (an absolute
+    threshold): said at bind, naming the features, and not said of other scales."""
+    narrow = X.copy()
+    narrow[:, [0, 2]] *= 1e-9
+    with pytest.warns(UserWarning, match=r"span at most 1e-07.*2 such feature\(s\): 0 .*, 2 "):
+        bound = make().bind(narrow)
+    # it is so: a target of feature 0 alone, which one split at 0 fits on X, is missed
+    target = np.where(X[:, 0] > 0, 1.0, -1.0)
+    wrong = lambda h: np.mean(np.sign(h.train_output) != target)  # noqa: E731
+    assert wrong(make().bind(X).project(target)) == 0.0
+    assert wrong(bound.project(target)) > 0.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        make().bind(X * 1e-6)  # spans above the threshold: split as usual
+        make().bind(np.c_[X, np.ones(len(X))])  # a constant feature is no surprise

@@ -24,6 +24,7 @@ are: its own ``random_state``, and with ``None`` there fresh randomness.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -68,6 +69,38 @@ def _check_float32_range(X: np.ndarray, who: str) -> None:
             "which compute in float32 and cannot split on or predict such values. Rescale "
             "X (e.g. divide each column by its largest absolute value), or use StumpOracle "
             "or LightGBMOracle, which keep X in float64"
+        )
+
+
+#: scikit-learn's trees take a node's feature for constant when its float32 values span
+#: at most this (``FEATURE_THRESHOLD`` of ``sklearn/tree/_splitter.pyx``: an absolute
+#: constant, whatever the feature's scale).
+_SKLEARN_FEATURE_THRESHOLD = 1e-7
+
+
+def _warn_unsplittable_features(X: np.ndarray, who: str) -> None:
+    """Warn of the features that scikit-learn's trees will never split: those whose
+    values span more than 0 and at most :data:`_SKLEARN_FEATURE_THRESHOLD` (as float32,
+    what the trees compare).  They look constant to every node, so a booster over such
+    features learns nothing from them, without a word from scikit-learn (a fit on
+    ``X * 1e-9`` stopped after 2 rounds, or reached R² 0)."""
+    if sp.issparse(X) or X.shape[0] < 2 or X.shape[1] == 0:
+        return
+    # float32 rounds monotonically: the float32 extremes are the extremes' float32
+    hi = np.fmax.reduce(X, axis=0).astype(np.float32).astype(np.float64)
+    lo = np.fmin.reduce(X, axis=0).astype(np.float32).astype(np.float64)
+    span = hi - lo
+    tiny = np.flatnonzero((span > 0.0) & (span <= _SKLEARN_FEATURE_THRESHOLD))
+    if tiny.size:
+        shown = ", ".join(f"{j} (span {span[j]:.3g})" for j in tiny[:5])
+        more = f" and {tiny.size - 5} more" if tiny.size > 5 else ""
+        warnings.warn(
+            f"{who} scikit-learn trees, which never split a feature whose values span at "
+            f"most {_SKLEARN_FEATURE_THRESHOLD:g} (an absolute threshold: they take it for "
+            f"constant); X has {tiny.size} such feature(s): {shown}{more}. Rescale X "
+            "(standardise its columns, say), or use StumpOracle or LightGBMOracle, which "
+            "bin each feature by its own values",
+            UserWarning, stacklevel=4,
         )
 
 
@@ -530,6 +563,7 @@ class SklearnOracle(Oracle):
         X = check_X(X, accept_sparse=_takes_sparse(est), who=f"SklearnOracle({type(est).__name__})")
         if isinstance(est, BaseDecisionTree):
             _check_float32_range(X, f"SklearnOracle({type(est).__name__}) grows")
+            _warn_unsplittable_features(X, f"SklearnOracle({type(est).__name__}) grows")
         reg, clf = (None, est) if kind == "classifier" else (est, None)
         return _BoundEstimator(
             self, X, reg, clf, target_scale=None, weighting=self.weighting
@@ -635,6 +669,7 @@ class TreeOracle(Oracle):
         clf._validate_params()
         X = check_X(X, accept_sparse=True, who="TreeOracle")
         _check_float32_range(X, "TreeOracle grows")
+        _warn_unsplittable_features(X, "TreeOracle grows")
         if sp.issparse(X):
             # scikit-learn grows trees on CSC X with its sparse splitter, whose trees
             # are not the dense splitter's: it sorts a node's rows in another order,
