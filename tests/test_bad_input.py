@@ -570,3 +570,28 @@ def test_features_too_narrow_for_scikit_learns_trees_are_warned_of(make):
         warnings.simplefilter("error")
         make().bind(X * 1e-6)  # spans above the threshold: split as usual
         make().bind(np.c_[X, np.ones(len(X))])  # a constant feature is no surprise
+
+
+def test_every_prediction_before_fit_is_a_not_fitted_error():
+    """scikit-learn's convention, staged forms included (MABoost's staged_predict_proba
+    raised an AttributeError)."""
+    from sklearn.exceptions import NotFittedError
+
+    from oracleboost.boosters import BOOSTERS
+
+    methods = ("predict", "predict_proba", "decision_function", "staged_predict",
+               "staged_predict_proba", "staged_decision_function", "score")
+    checked = set()
+    for spec in BOOSTERS.values():
+        for method in methods:
+            if not hasattr(spec.estimator, method):
+                continue
+            checked.add((spec.estimator.__name__, method))
+            args = (X, Y_CLS) if method == "score" else (X,)
+            if method == "score" and spec.task == "ranking":
+                args += (np.zeros(len(X)),)  # its qid
+            with pytest.raises(NotFittedError):
+                out = getattr(spec.make(), method)(*args)
+                next(iter(out))  # a staged form checks when it is iterated
+    assert ("MirrorBoostingClassifier", "staged_predict_proba") in checked
+    assert len({name for name, _ in checked}) == 7  # every booster class

@@ -76,6 +76,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from .._cluster import NotDistributedError, is_dask_collection
@@ -839,6 +840,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         if is_dask_collection(X):
             yield from on_dask(self, self.staged_predict_proba, X, staged=True)
             return
+        check_is_fitted(self, "ensemble_")  # (before the norms: NotFittedError, as elsewhere)
         for f, l1 in zip(self._staged_raw(X), self.ensemble_.l1_norms(), strict=True):
             yield self._vote_share(f, l1)
 
