@@ -217,6 +217,19 @@ def test_matrix_and_linear_oracles_check_their_inputs():
         MatrixOracle(H).bind(np.array([0, 10]))
     with pytest.raises(ValueError, match="H contains NaN"):
         MatrixOracle(_with(H, 0, np.nan)).bind(np.arange(10))
+    # an H of no column, or sparse: named, under a booster too (NumPy's own errors were)
+    import scipy.sparse as sp
+
+    rows = np.arange(10, dtype=float)[:, None]
+    for bad, error, match in ((H[:, :0], ValueError, r"H must hold at least one row and one "
+                               r"column.*\(10, 0\)"),
+                              (sp.csr_matrix(H), TypeError, "dense H.*H.toarray")):
+        with pytest.raises(error, match=match):
+            MatrixOracle(bad).bind(rows)
+        for booster in (CoordinateBoostingClassifier(MatrixOracle(bad), n_estimators=2),
+                        FunctionalGradientRegressor(MatrixOracle(bad), n_estimators=2)):
+            with pytest.raises(error, match=match):
+                booster.fit(rows, np.arange(10) % 2)
     with pytest.raises(ValueError, match="X"):
         LinearOracle().bind(_with(X, 0, np.inf))
     with pytest.raises(ValueError, match="X contains NaN"):

@@ -332,7 +332,7 @@ class MatrixOracle(Oracle):
 
     @property
     def capabilities(self) -> Capabilities:
-        H = np.asarray(self.H, dtype=np.float64)
+        H = _checked_H(self.H, finite=False)
         return Capabilities(correlation_vector=True, bounded=bool(np.all(np.abs(H) <= 1.0)))
 
     def bind(self, X: ArrayLike) -> BoundOracle:
@@ -341,7 +341,7 @@ class MatrixOracle(Oracle):
 
     def _matrix_of(self, X: ArrayLike) -> tuple[np.ndarray, Callable]:
         """``A = H[X]`` (X: row indices) and the maker of its column hypotheses."""
-        H = check_finite_array(self.H, "H", ndim=(2,))
+        H = _checked_H(self.H)
         rows = _row_indices(X, H.shape[0])
         if rows.size == 0:
             raise ValueError("X holds no row indices")
@@ -353,9 +353,20 @@ class MatrixOracle(Oracle):
         _check_blocks(self)
         from .cluster_columns import ClusterColumns
 
-        return ClusterColumns(self, rows, functools.partial(_matrix_column,
-                                                            check_finite_array(self.H, "H",
-                                                                               ndim=(2,))))
+        return ClusterColumns(self, rows, functools.partial(_matrix_column, _checked_H(self.H)))
+
+
+def _checked_H(H: ArrayLike, finite: bool = True) -> np.ndarray:
+    """``H`` as a 2-D float64 array of at least one row and one column (finite unless
+    ``finite`` is False), or an error naming it."""
+    if sp.issparse(H):
+        raise TypeError("MatrixOracle takes a dense H (its columns are read whole); got a "
+                        f"scipy sparse {type(H).__name__}: pass H.toarray()")
+    H = check_finite_array(H, "H", ndim=(2,), finite=finite)
+    if 0 in H.shape:
+        raise ValueError(f"H must hold at least one row and one column (a hypothesis); got "
+                         f"shape {H.shape}")
+    return H
 
 
 def _matrix_column(H: np.ndarray, j: int, scale: float) -> MatrixColumn:
