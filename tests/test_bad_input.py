@@ -608,3 +608,28 @@ def test_every_prediction_before_fit_is_a_not_fitted_error():
                 next(iter(out))  # a staged form checks when it is iterated
     assert ("MirrorBoostingClassifier", "staged_predict_proba") in checked
     assert len({name for name, _ in checked}) == 7  # every booster class
+
+
+def test_a_learning_rate_too_large_stops_or_is_named():
+    """learning_rate within its documented range (0, inf) but too large for float64:
+    dual acceleration's loss passing float64 stops the fit ('non_finite', the round
+    discarded; it was a bare OverflowError of math.exp), MABoost's potential takes η·η
+    (η**2 raised OverflowError), and the Euclidean projection at a scale float64
+    cannot resolve says so, naming learning_rate (it returned zeros, then 'r contains
+    NaN' came from the oracle)."""
+    from oracleboost.boosters import AcceleratedMarginClassifier, StopReason
+
+    y3 = np.digitize(X[:, 0], [-0.5, 0.5])
+    for method, lr in (("gradient_descent", 1e4), ("accelerated", 1e4)):
+        with pytest.warns(UserWarning, match="not finite"):
+            acc = AcceleratedMarginClassifier(LinearOracle(), method=method,
+                                              learning_rate=lr, n_estimators=30).fit(X, Y_CLS)
+        assert acc.stop_reason_ == StopReason.NON_FINITE
+        assert np.isfinite(acc.history_["loss"]).all()
+        assert np.isfinite(acc.decision_function(X)).all()
+    huge = MirrorBoostingClassifier(StumpOracle(), learning_rate=1e300, n_estimators=4)
+    assert np.isfinite(huge.fit(X, Y_CLS).decision_function(X)).all()
+    for y in (Y_CLS, y3):
+        with pytest.raises(FloatingPointError, match="learning_rate too large"):
+            MirrorBoostingClassifier(StumpOracle(), mirror="euclidean", learning_rate=1e20,
+                                     n_estimators=6).fit(X, y)

@@ -90,6 +90,9 @@ __all__ = ["AcceleratedMarginClassifier", "MomentumMethod", "METHODS", "PROVEN_S
 #: What stands for Zᵀq_t in the momentum form (see :class:`MomentumMethod`).
 DIRECTIONS = ("batch", "gradient", "worst_row", "sampled_row")
 
+#: log of the largest float64: a larger log-loss is a loss beyond float64 (inf).
+_LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
+
 
 @dataclass(frozen=True)
 class MomentumMethod:
@@ -743,6 +746,8 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             Zw = p.Z(w)
         elif method.direction == "gradient":
             # ∇R(w) = (ℓ'(ψ)/n) Zᵀq: only the scalar factor may underflow
+            # (finite: a log-loss beyond float64's, the exponential loss's ℓ' = ℓ, stopped
+            # the fit the round before, NonFiniteLoss; the logistic's ℓ' ≤ 1)
             log_scale = state.dual.log_dpsi - math.log(p.s_total)
             w = state.w - theta * math.exp(log_scale) * ZTq
             Zw = p.Z(w)
@@ -773,7 +778,9 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             upper = min(upper, mu_bound)
         log_loss = dual.log_sum - math.log(p.s_total)
         record = {
-            "loss": math.exp(log_loss),
+            # (a loss beyond float64, the step having thrown the margins far off: inf,
+            # with log_loss exact: NonFiniteLoss discards the round and stops the fit)
+            "loss": math.exp(log_loss) if log_loss < _LOG_FLOAT_MAX else math.inf,
             "log_loss": log_loss,
             "edge": edge,
             "step": theta,

@@ -641,13 +641,14 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         if self.variant == "sparse":
             view = RoundView(nu=nu, edge=gamma, mass=state.mass, n_samples=n)
             eta, alpha = p.rule(view, state.t), p.rule.l1(view)  # eq. 36, the ℓ1 factor
-            potential = state.potential + eta * (gamma * state.mass - alpha) - n * eta**2 / 2
+            potential = state.potential + eta * (gamma * state.mass - alpha) - n * (eta * eta) / 2
         elif self.variant == "madaboost":
             eta = p.rule(RoundView(nu=nu, edge=gamma, error=state.error), state.t)
             potential = state.potential + gamma**2
         else:
             eta = self._step(p, gamma, state.t)
-            potential = state.potential + eta * gamma - p.L * eta**2 / 2
+            # η·η, not η**2: a float's ** raises OverflowError where · gives inf
+            potential = state.potential + eta * gamma - p.L * (eta * eta) / 2
         # (c) the mirror step and the vote f += η_t h (signed, normalised)
         coef = eta * col.sign / col.norm
         mode = self.variant if self.variant in ("sparse", "madaboost") else (

@@ -101,14 +101,15 @@ def log_of_loss(value: float, is_log: bool) -> float:
 class NonFiniteLoss(Monitor):
     """A round whose loss is NaN or infinite is discarded and the fit stops
     (``"non_finite"``).  Boosters that work in log space record ``log_loss``, whose
-    finiteness is what counts (their risk may underflow to 0)."""
+    finiteness is what counts (their risk may underflow to 0), and a ``loss`` of +inf:
+    a finite ``log_loss`` beyond float64's exponent (a step that threw the margins off)."""
 
     def veto(self, run: Run, result: RoundResult) -> StopReason | None:
         if not result.records:
             return None
         record = result.records[-1]
         value = record["log_loss"] if "log_loss" in record else record["loss"]
-        if math.isfinite(value):
+        if math.isfinite(value) and record.get("loss", 0.0) != math.inf:
             return None
         t = len(run.history)
         warnings.warn(

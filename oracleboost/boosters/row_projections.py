@@ -1074,6 +1074,15 @@ def euclidean_simplex_rows_near(blocks: RowBlocks, z: Rows, cap: float | Rows | 
     # residual 1 − Σ w (summed exactly) over the free rows
     p = np.concatenate(blocks.map(_eu_residual_stage, z, caps, cap=cap, tau=tau)[1])
     r, n_free = 1.0 - _fsum([p[:, :2]]), float(ordered_sum(p[:, 2]))
+    if not abs(r) <= 0.5:
+        # z − τ rounds to whole ulps of z: entries so large that weights summing to 1
+        # are below float64's resolution there (they came out summing to 1 − r)
+        top = max(abs(float(st[:, 0].min())), abs(float(st[:, 1].max())))
+        raise FloatingPointError(
+            f"the Euclidean projection onto the simplex cannot be made in float64 at this "
+            f"scale: z reaches magnitude {top:.3g}, where weights summing to 1 are below "
+            f"the entries' resolution (they summed to {1.0 - r:.3g}); in MABoost's "
+            "Euclidean map this is a learning_rate too large for the data")
     if r != 0.0 and n_free:
         tau -= r / n_free
     w = blocks.map(_eu_weights_stage, z, caps, cap=cap, tau=tau)[0][0]
