@@ -633,3 +633,19 @@ def test_a_learning_rate_too_large_stops_or_is_named():
         with pytest.raises(FloatingPointError, match="learning_rate too large"):
             MirrorBoostingClassifier(StumpOracle(), mirror="euclidean", learning_rate=1e20,
                                      n_estimators=6).fit(X, y)
+
+
+def test_a_wolfe_learning_rate_below_float64s_resolution_is_named():
+    # c1 = 1 − ν/2 and c2 = 1 − ν/4 round to 1 below about 1e-15 (the error named
+    # only the constants)
+    CoordinateBoostingClassifier(step="wolfe", learning_rate=1e-15, n_estimators=2).fit(X, Y_CLS)
+    with pytest.raises(ValueError, match="learning_rate ν = 1e-16.*larger learning_rate"):
+        CoordinateBoostingClassifier(step="wolfe", learning_rate=1e-16,
+                                     n_estimators=2).fit(X, Y_CLS)
+
+
+def test_X_without_features_is_not_called_non_numeric():
+    for booster, y in ((CoordinateBoostingClassifier(n_estimators=2), Y_CLS),
+                       (FunctionalGradientRegressor(n_estimators=2), Y_REG)):
+        with pytest.raises(ValueError, match=r"^Found array with 0 feature\(s\)"):
+            booster.fit(X[:, :0], y)

@@ -249,7 +249,7 @@ def _converts(a) -> bool:
     values become NaN; finiteness is checked elsewhere)."""
     try:
         check_array(a, dtype=np.float64, ensure_all_finite=False, ensure_2d=False,
-                    ensure_min_samples=0, allow_nd=True)
+                    ensure_min_samples=0, ensure_min_features=0, allow_nd=True)
     except (TypeError, ValueError):
         return False
     return True

@@ -385,6 +385,12 @@ class WolfeStep(StepRule):
         Telgarsky (2013)'s ``c1 = 1 − ν/2`` and ``c2 = 1 − ν/4``."""
         c1 = 1.0 - nu / 2.0 if self.c1 is None else self.c1
         c2 = 1.0 - nu / 4.0 if self.c2 is None else self.c2
+        if not 0.0 < c1 < c2 < 1.0:  # (the shrinkage form's, for a ν near float64's ε)
+            raise ValueError(
+                f"WolfeStep: learning_rate ν = {nu!r} makes the Wolfe constants c1 = 1 − "
+                f"ν/2 = {c1!r} and c2 = 1 − ν/4 = {c2!r}, which need 0 < c1 < c2 < 1: in "
+                "float64 a ν below about 1e-15 rounds them to 1. Use a larger "
+                "learning_rate, or WolfeStep(c1=..., c2=...)")
         return c1, c2
 
     def __call__(self, view: StepState, t: int) -> float:
