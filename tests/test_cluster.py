@@ -547,6 +547,26 @@ def test_a_class_only_rows_of_weight_0_hold_is_no_class_on_a_cluster(client, mak
             _booster(n_estimators=3).fit(fit_X, binary, sample_weight=only_one)
 
 
+def test_per_row_arrays_of_unknown_chunks_fit_as_in_memory(client, caplog):
+    """X, y and sample_weight selected by one dask mask (rows of unknown count in each)
+    fit as the same rows in memory (y was refused: 'y has nan entries'), and the
+    scheduler meets no key twice with two tasks (dask/dask#9888's warning)."""
+    import logging
+
+    X, y = _data(4, n=4000)
+    s = np.random.RandomState(4).exponential(size=len(y))
+    Xd, yd, sd = (da.from_array(a, chunks=1000) for a in (X, y, s))
+    keep = Xd[:, 2] > -1.0
+    mask = X[:, 2] > -1.0
+    mem = _booster(n_estimators=4).fit(X[mask], y[mask], sample_weight=s[mask])
+    with caplog.at_level(logging.WARNING, logger="distributed"):
+        dk = _booster(n_estimators=4).fit(Xd[keep], yd[keep], sample_weight=sd[keep])
+    _same_fit(mem, dk)
+    assert not [r for r in caplog.records if "run_spec" in r.getMessage()]
+    with pytest.raises(ValueError, match="sample_weight must be 1-D"):
+        _booster().fit(Xd, y, sample_weight=s[:, None])
+
+
 def _stage_sums(blocks, a, *, c: float):
     """A stage with two outputs and a stat: the partition's sum."""
     return (a * c, a + c), float(np.sum(a))

@@ -63,19 +63,57 @@ class ClusterRegressionData:
     s: Partitioned | None
 
 
-def _dask_rows(a, n: int, name: str, chunks):
+def _dask_rows(a, n: int, name: str, chunks, fresh: FreshNames, counted: tuple | None):
     """``a`` (a dask array, or anything NumPy takes) as a 1-D dask array of ``n`` rows
-    (a NumPy array in ``chunks``, a dask array as it is)."""
+    (a NumPy array in ``chunks``, a dask array as it is; one whose rows are of unknown
+    count, as ``fresh``'s copy declaring the ``counted`` ones)."""
     import dask.array as da
 
     if not hasattr(a, "__dask_graph__"):
         a = np.asarray(a)
+        if a.ndim != 1:
+            raise ValueError(f"{name} must be 1-D; got shape {a.shape}")
         a = da.from_array(a, chunks=chunks if a.shape[:1] == (n,) else "auto")
     if a.ndim != 1:
         raise ValueError(f"{name} must be 1-D; got shape {a.shape}")
+    if counted is not None:
+        a = fresh(a, (counted,))
     if a.shape[0] != n:
         raise ValueError(f"{name} has {a.shape[0]} entries but X has {n} rows")
     return a
+
+
+def _block_rows(block: np.ndarray) -> np.ndarray:
+    return np.full((1,) * block.ndim, block.shape[0], dtype=np.int64)
+
+
+def _count_unknown_rows(client: Any, fresh: FreshNames, arrays: dict) -> tuple[dict, dict]:
+    """The dask arrays among ``arrays`` whose rows are of unknown count (a boolean
+    selection, a dask dataframe's values): their row chunks by name, all counted in one
+    graph, and copies of the per-row ones (all but X) persisted by that same graph.
+    Such arrays often share a user's graph (``X[mask]``, ``y[mask]``), and each later
+    graph built on them would hold its keys again, optimised its own way (a conflict
+    the scheduler warns of, dask/dask#9888): after this, only X's graphs hold them."""
+    from dask.core import flatten
+    from distributed import futures_of
+
+    todo = {name: a for name, a in arrays.items()
+            if hasattr(a, "__dask_graph__") and a.ndim >= 1
+            and any(math.isnan(c) for c in a.chunks[0])}
+    if not todo:
+        return {}, {}
+    copies = {name: fresh(a) for name, a in todo.items() if name != "X"}
+    counts = [copies.get(name, a if name != "X" else fresh(a)).map_blocks(
+        _block_rows, chunks=tuple((1,) * len(c) for c in a.chunks), dtype=np.int64)
+        for name, a in todo.items()]
+    done = client.persist(list(copies.values()) + counts)
+    kept = dict(zip(copies, done[:len(copies)], strict=True))
+    counted = {}
+    for (name, a), c in zip(todo.items(), done[len(copies):], strict=True):
+        futures = {f.key: f for f in futures_of(c)}  # the blocks' counts, in block order
+        rows = np.concatenate(client.gather([futures[k] for k in flatten(c.__dask_keys__())]))
+        counted[name] = tuple(int(v) for v in rows.reshape(len(a.chunks[0]), -1)[:, 0])
+    return counted, kept
 
 
 def _positive(s: np.ndarray) -> np.ndarray:
@@ -143,15 +181,18 @@ def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size
     if X.dtype.kind not in "biuf":
         raise TypeError(f"X must be numeric for {name}; got a dask array of dtype {X.dtype}")
     fresh = FreshNames()  # a copy of the user's arrays for each graph (see its doc)
-    row_chunks = X.chunks[0]
-    if any(math.isnan(c) for c in row_chunks):  # a dask dataframe's values, say
-        row_chunks = fresh(X).compute_chunk_sizes().chunks[0]
+    counted, kept = _count_unknown_rows(client, fresh, {
+        "X": X, "y": y, "sample_weight": sample_weight, "sample_group": group})
+    y = kept.get("y", y)
+    sample_weight, group = kept.get("sample_weight", sample_weight), kept.get("sample_group", group)
+    row_chunks = counted.get("X", X.chunks[0])
     n, d = sum(row_chunks), X.shape[1]
     P = rows_per_partition(block_size)
-    y = _dask_rows(y, n, "y", row_chunks)
+    y = _dask_rows(y, n, "y", row_chunks, fresh, counted.get("y"))
     s = None if sample_weight is None else _dask_rows(
-        sample_weight, n, "sample_weight", row_chunks)
-    g = None if group is None else _dask_rows(group, n, "sample_group", row_chunks)
+        sample_weight, n, "sample_weight", row_chunks, fresh, counted.get("sample_weight"))
+    g = None if group is None else _dask_rows(group, n, "sample_group", row_chunks, fresh,
+                                              counted.get("sample_group"))
 
     def column(a, dtype=None):
         """A copy of a per-row input, in X's row chunks."""
