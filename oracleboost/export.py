@@ -47,6 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
+from ._cluster import NotDistributedError, is_dask_collection
 from ._typing import ArrayLike
 from .boosters.base import validate_input
 from .boosters.model import Ensemble
@@ -156,6 +157,10 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
         # DataFrame's column names and order against the fit's, its categories as the
         # fit's codes (covers counted on columns in another order would be another
         # model's)
+        if is_dask_collection(X):
+            raise NotDistributedError(
+                "to_lightgbm counts the covers of X in this process: pass a NumPy array "
+                "(a sample of the rows, say; X.compute())")
         X = validate_input(estimator, X, reset=False)
         trees = [t.with_counts(_leaf_counts(t, X)) for t in trees]
     empty = [t.n_leaves > 1 and t.leaf_count is not None

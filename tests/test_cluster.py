@@ -567,6 +567,32 @@ def test_per_row_arrays_of_unknown_chunks_fit_as_in_memory(client, caplog):
         _booster().fit(Xd, y, sample_weight=s[:, None])
 
 
+def test_prediction_on_a_chunk_of_no_row_and_bad_input_on_dask_named(client):
+    """A chunk of 0 rows (a mask may leave one) predicts as nothing (it raised
+    scikit-learn's 0-sample error at compute); X of no feature or no row, 1-D X,
+    2-D weights and a dask eval set or covers get errors that say what is wrong."""
+    X, y = _data(5, n=3000)
+    Xd = da.from_array(X, chunks=1000)
+    model = _booster(n_estimators=3).fit(X, y)
+    sparse = Xd[da.from_array((np.arange(3000) // 1000) != 1, chunks=1000)]
+    for name in ("predict", "decision_function", "predict_proba"):
+        got = getattr(model, name)(sparse).compute()
+        keep = (np.arange(3000) // 1000) != 1
+        np.testing.assert_array_equal(got, getattr(model, name)(X[keep]))
+    staged = [a.compute() for a in model.staged_decision_function(sparse)]
+    np.testing.assert_array_equal(staged[-1], model.decision_function(X[keep]))
+    with pytest.raises(ValueError, match="Expected a 2-D dask array"):
+        model.predict(Xd[:, 0])
+    with pytest.raises(ValueError, match=r"0 feature\(s\)"):
+        _booster().fit(Xd[:, :0], y)
+    with pytest.raises(ValueError, match=r"0 sample\(s\)"):
+        FunctionalGradientRegressor(StumpOracle(), n_estimators=2).fit(Xd[:0], X[:0, 0])
+    with pytest.raises(NotDistributedError, match=r"eval_set\[0\].*NumPy"):
+        _booster(n_estimators=2).fit(Xd[:2000], y[:2000], eval_set=[(Xd[2000:], y[2000:])])
+    with pytest.raises(NotDistributedError, match="covers.*NumPy"):
+        model.to_lightgbm(Xd)
+
+
 def _stage_sums(blocks, a, *, c: float):
     """A stage with two outputs and a stat: the partition's sum."""
     return (a * c, a + c), float(np.sum(a))

@@ -811,6 +811,11 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             where = f"eval_set[{i}]"
             if not isinstance(pair, Sequence) or len(pair) != 2:
                 raise TypeError(f"{where} must be an (X, y) pair; got {type(pair).__name__}")
+            if any(is_dask_collection(a) for a in pair):
+                raise NotDistributedError(
+                    f"{where}: an eval set is scored in this process, round by round: "
+                    "pass NumPy arrays (a sample of the rows, say; X.compute()); the fit's "
+                    "own X may be a dask array")
             try:
                 Xv = validate_input(self, pair[0], reset=False)
             except ValueError as exc:
@@ -1106,14 +1111,25 @@ def on_dask(estimator, method: Callable, X, *, staged: bool = False):
     round).  The shapes and dtypes are the method's own on one row."""
     check_is_fitted(estimator, "ensemble_")
     refuse_sparse_chunks(X, type(estimator).__name__)
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2-D dask array X; got shape {X.shape}")
     probe = np.zeros((1, X.shape[1]))
     if not staged:
         one = method(probe)
-        return map_rows(method, X, dtype=one.dtype,
+        return map_rows(functools.partial(_on_rows, method, one), X, dtype=one.dtype,
                         columns=None if one.ndim == 1 else one.shape[1])
-    return (map_rows(functools.partial(_nth, method, k), X, dtype=one.dtype,
-                     columns=None if one.ndim == 1 else one.shape[1])
+    return (map_rows(functools.partial(_on_rows, functools.partial(_nth, method, k), one),
+                     X, dtype=one.dtype, columns=None if one.ndim == 1 else one.shape[1])
             for k, one in enumerate(method(probe)))
+
+
+def _on_rows(method: Callable, one: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """``method(X)``, and for a chunk of no row (a boolean selection can leave one) an
+    empty array shaped as ``one``'s rows (the method itself refuses 0 rows, as
+    scikit-learn's estimators do)."""
+    if X.shape[0] == 0:
+        return np.empty((0,) + one.shape[1:], dtype=one.dtype)
+    return method(X)
 
 
 def _nth(method: Callable, k: int, X: np.ndarray) -> np.ndarray:

@@ -187,6 +187,11 @@ def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size
     sample_weight, group = kept.get("sample_weight", sample_weight), kept.get("sample_group", group)
     row_chunks = counted.get("X", X.chunks[0])
     n, d = sum(row_chunks), X.shape[1]
+    if d == 0 or n == 0:  # scikit-learn's words, as in memory
+        raise ValueError(f"Found array with {d} feature(s) (shape=({n}, {d})) while a minimum "
+                         f"of 1 is required by {name}." if d == 0 else
+                         f"Found array with 0 sample(s) (shape=(0, {d})) while a minimum "
+                         f"of 1 is required by {name}.")
     P = rows_per_partition(block_size)
     y = _dask_rows(y, n, "y", row_chunks, fresh, counted.get("y"))
     s = None if sample_weight is None else _dask_rows(
