@@ -298,8 +298,8 @@ def _two_value_masses(a, y, w, norm, sign, lo, hi, terms):  # pragma: no cover -
 def _entropy_term(e, t):  # pragma: no cover - compiled
     """``e · t``, the entropy's term of an exp ``e = exp(t)``, and 0 where ``e`` is 0: a
     row whose weight underflowed (``log s = −inf``, so ``t = −inf``) adds ``lim e log e
-    = 0``, not ``0 · (−inf)``, which is NaN."""
-    return e * t if e > 0.0 else 0.0
+    = 0``, not ``0 · (−inf)``, which is NaN (a NaN ``e`` stays NaN)."""
+    return 0.0 if e == 0.0 else e * t
 
 
 @nb.jit(**_JIT)
