@@ -1381,8 +1381,10 @@ WHY_MISSED = {
         "loss, shrinkage 0.1), a different algorithm, not less work (ours is lower at 100 "
         "rounds)"),
     "adaboost_100k_2t": (
-        "the error condition fails as at one thread, and the time is near 0.5 on either "
-        "side: 0.504 (repeats 0.347–0.631) on 2026-11-29, 0.453 and 0.539 in the two "
+        "the error condition fails as at one thread; the time is near 0.5 on either "
+        "side: 0.442 (repeats 0.325–0.560) in the record of 2026-11-29 10:59, with the "
+        "probe's second thread adding ×1.65 of memory bandwidth; "
+        "0.504 (repeats 0.347–0.631) earlier on 2026-11-29, 0.453 and 0.539 in the two "
         "records of 2026-11-28 (the second's repeats "
         "0.386–0.590, on a machine whose one-thread bandwidth had dropped from 23.5 to "
         "18.6 GB/s; two runs of the row alone just after: 0.528 and 0.452), the "
