@@ -225,12 +225,6 @@ def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size
     checks = client.gather(client.compute(checks))
     if g is not None and not checks.pop():
         raise ValueError("sample_group must hold 0 (primary) or 1 (secondary) per row")
-    if classes:
-        found = np.unique(checks[0])
-        check_classification_targets(found)
-        check_classes(name, found, binary=labels == "signs")
-    elif not checks[0]:
-        raise ValueError("Input y contains NaN or infinity (found on the workers)")
     kept = None  # the rows each of X's row chunks keeps, when some have weight 0
     if s is not None:
         finite, negative, top, positive = checks[1:]
@@ -245,6 +239,14 @@ def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size
         if int(positive.sum()) < n:  # rows of weight 0 go, as in memory (they would
             kept = tuple(int(k) for k in positive)  # move the bins)
             n = sum(kept)
+    # the classes after the weights' checks (as in memory: the classes are those of the
+    # rows of positive weight, which the checks must first find there are)
+    if classes:
+        found = np.unique(checks[0])
+        check_classification_targets(found)
+        check_classes(name, found, binary=labels == "signs")
+    elif not checks[0]:
+        raise ValueError("Input y contains NaN or infinity (found on the workers)")
 
     def kept_rows(a, keep):
         """``a``'s rows where ``keep`` (chunk by chunk: the sizes are known)."""
