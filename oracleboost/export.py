@@ -163,6 +163,14 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
                 "(a sample of the rows, say; X.compute())")
         X = validate_input(estimator, X, reset=False)
         trees = [t.with_counts(_leaf_counts(t, X)) for t in trees]
+    elif any(t.leaf_count is None for t in trees):
+        warnings.warn(
+            f"{name}'s weak learners ({type(ensemble.hypotheses[0]).__name__}) carry no "
+            "training counts: every leaf's cover is set to 1, and SHAP's path-dependent "
+            "TreeSHAP then weighs each split's sides equally; pass X (the training rows, "
+            "say) to count the covers on it",
+            ExportWarning, stacklevel=3,
+        )
     empty = [t.n_leaves > 1 and t.leaf_count is not None
              and bool((t.internal_counts(t.leaf_count) == 0.0).any()) for t in trees]
     if any(empty):
@@ -174,14 +182,6 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
             "pred_contrib and SHAP's TreeExplainer give NaN for the rows' contributions; "
             "count the covers on rows that reach every split (the training rows, say). "
             "Predictions are not affected",
-            ExportWarning, stacklevel=3,
-        )
-    elif any(t.leaf_count is None for t in trees):
-        warnings.warn(
-            f"{name}'s weak learners ({type(ensemble.hypotheses[0]).__name__}) carry no "
-            "training counts: every leaf's cover is set to 1, and SHAP's path-dependent "
-            "TreeSHAP then weighs each split's sides equally; pass X (the training rows, "
-            "say) to count the covers on it",
             ExportWarning, stacklevel=3,
         )
     decide = getattr(estimator, "_decision", None) or (lambda f: f)
@@ -365,7 +365,7 @@ def _split_gains(tree: TreeStructure, value: np.ndarray, count: np.ndarray) -> n
     on its training rows: the decrease of the squared error it was grown on).  LightGBM's
     ``feature_importance("split")`` counts the splits of positive gain, and
     ``"gain"`` sums these.  LightGBM reads them as float32: a positive gain is
-    written within float32's normal range (a split of a model of targets near 1e-22
+    written within float32's normal range (a split of a model of targets near 1e-25
     would otherwise read as gain 0 and not be counted, one near 1e20 as inf)."""
     out = np.zeros(tree.n_leaves - 1)
 

@@ -71,11 +71,10 @@ def _dask_rows(a, n: int, name: str, chunks, fresh: FreshNames, counted: tuple |
 
     if not hasattr(a, "__dask_graph__"):
         a = np.asarray(a)
-        if a.ndim != 1:
-            raise ValueError(f"{name} must be 1-D; got shape {a.shape}")
-        a = da.from_array(a, chunks=chunks if a.shape[:1] == (n,) else "auto")
-    if a.ndim != 1:
+    if a.ndim != 1:  # (before from_array, whose chunks are 1-D)
         raise ValueError(f"{name} must be 1-D; got shape {a.shape}")
+    if not hasattr(a, "__dask_graph__"):
+        a = da.from_array(a, chunks=chunks if a.shape[:1] == (n,) else "auto")
     if counted is not None:
         a = fresh(a, (counted,))
     if a.shape[0] != n:
@@ -103,17 +102,17 @@ def _count_unknown_rows(client: Any, fresh: FreshNames, arrays: dict) -> tuple[d
     if not todo:
         return {}, {}
     copies = {name: fresh(a) for name, a in todo.items() if name != "X"}
-    counts = [copies.get(name, a if name != "X" else fresh(a)).map_blocks(
+    counts = [(copies[name] if name in copies else fresh(a)).map_blocks(
         _block_rows, chunks=tuple((1,) * len(c) for c in a.chunks), dtype=np.int64)
         for name, a in todo.items()]
     done = client.persist(list(copies.values()) + counts)
-    kept = dict(zip(copies, done[:len(copies)], strict=True))
+    persisted = dict(zip(copies, done[:len(copies)], strict=True))
     counted = {}
     for (name, a), c in zip(todo.items(), done[len(copies):], strict=True):
         futures = {f.key: f for f in futures_of(c)}  # the blocks' counts, in block order
         rows = np.concatenate(client.gather([futures[k] for k in flatten(c.__dask_keys__())]))
         counted[name] = tuple(int(v) for v in rows.reshape(len(a.chunks[0]), -1)[:, 0])
-    return counted, kept
+    return counted, persisted
 
 
 def _positive(s: np.ndarray) -> np.ndarray:
@@ -181,10 +180,11 @@ def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size
     if X.dtype.kind not in "biuf":
         raise TypeError(f"X must be numeric for {name}; got a dask array of dtype {X.dtype}")
     fresh = FreshNames()  # a copy of the user's arrays for each graph (see its doc)
-    counted, kept = _count_unknown_rows(client, fresh, {
+    counted, persisted = _count_unknown_rows(client, fresh, {
         "X": X, "y": y, "sample_weight": sample_weight, "sample_group": group})
-    y = kept.get("y", y)
-    sample_weight, group = kept.get("sample_weight", sample_weight), kept.get("sample_group", group)
+    y = persisted.get("y", y)
+    sample_weight = persisted.get("sample_weight", sample_weight)
+    group = persisted.get("sample_group", group)
     row_chunks = counted.get("X", X.chunks[0])
     n, d = sum(row_chunks), X.shape[1]
     if d == 0 or n == 0:  # scikit-learn's words, as in memory
