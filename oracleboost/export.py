@@ -22,11 +22,13 @@ corrective model: its iterations are its hypotheses at the last round's coeffici
 (each round re-solves them all), so ``num_iteration=k + 1`` is its first k hypotheses
 at those, not its round k.
 
-Departures a user can meet: LightGBM reads a feature of magnitude at most 1e-35
-(``1e-35f``: 1.0000000180025095e-35) as 0, so a row with such a value and a split
-threshold within ±1e-35 of 0 may go the other way; and a scikit-learn tree's float32
-comparison becomes an equivalent float64 threshold
-(:func:`~oracleboost.oracles.trees.float32_split`).
+Values near 0: LightGBM's prediction on a dense row reads a feature of magnitude at
+most 1e-35 (``1e-35f``: 1.0000000180025095e-35) as 0, so every split sends all such
+values one way.  A stump or a scikit-learn tree that splits within 1e-35 of 0 (a
+feature coded -1/+1 splits at 0.0) separates them, and has no LightGBM equivalent: it
+is refused by name (LightGBM's own trees read such values as LightGBM does, and always
+export).  A scikit-learn tree's float32 comparison becomes an equivalent float64
+threshold (:func:`~oracleboost.oracles.trees.float32_split`).
 
 LightGBM's categorical splits (``LightGBMOracle`` on a DataFrame's ``category``
 columns) are written as LightGBM wrote them, with the fit's categories as the model's
@@ -51,7 +53,7 @@ from ._cluster import NotDistributedError, is_dask_collection
 from ._typing import ArrayLike
 from .boosters.base import validate_input
 from .boosters.model import Ensemble
-from .oracles.trees import TreeStructure
+from .oracles.trees import ZERO_THRESHOLD, TreeStructure
 
 if TYPE_CHECKING:  # pragma: no cover
     import lightgbm
@@ -98,7 +100,10 @@ def to_lightgbm(estimator: BaseBooster, X: ArrayLike | None = None) -> lightgbm.
     ValueError
         When a weak learner is not a tree (naming its class), or the model is not an
         ensemble (a linear or kernel model), or its ``categories_`` are not strings
-        or numbers (LightGBM keeps them as JSON).
+        or numbers (LightGBM keeps them as JSON), or a stump or scikit-learn tree
+        splits a feature within 1e-35 of 0 (naming the feature and the threshold):
+        LightGBM reads every value of magnitude at most 1e-35 as 0, so no LightGBM
+        split sends them apart as that split does.
 
     Notes
     -----
@@ -149,7 +154,9 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
                 "splits, so the model cannot be exported to LightGBM (stumps, "
                 "scikit-learn trees, LightGBM trees and MABoost votes over them can)"
             )
-        trees.append(tree.pruned())  # the same function; no split that changes nothing
+        tree = tree.pruned()  # the same function; no split that changes nothing
+        _check_zero_splits(name, len(trees), h, tree, estimator)
+        trees.append(tree)
     n_features = int(estimator.n_features_in_)
     categories = getattr(estimator, "categories_", None) or {}
     if X is not None:
@@ -214,6 +221,50 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
     return ("\n".join(header) + "\n\n" + "".join(texts) + "end of trees\n\n"
             + "feature_importances:\n\nparameters:\nend of parameters\n\n"
             + f"pandas_categorical:{_pandas_categorical(name, categories)}\n")
+
+
+def _reads_tiny_as_zero(h) -> bool:
+    """Whether hypothesis ``h`` reads a value of magnitude at most 1e-35 as 0 itself, as
+    LightGBM's prediction does: a LightGBM tree (which predicts through LightGBM), or a
+    vote over one (MABoost's ``inner``)."""
+    from .oracles.lightgbm import LightGBMTree
+
+    while not isinstance(h, LightGBMTree) and getattr(h, "inner", None) is not None:
+        h = h.inner
+    return isinstance(h, LightGBMTree)
+
+
+def _check_zero_splits(name: str, j: int, h, tree: TreeStructure, estimator) -> None:
+    """Refuse a tree that splits values LightGBM cannot tell apart.
+
+    LightGBM's prediction on a dense row reads every value of magnitude at most
+    ``kZeroThreshold`` (``1e-35f``: :data:`~oracleboost.oracles.trees.ZERO_THRESHOLD`)
+    as 0, before any tree sees it, so all such values take one side of every split.  A
+    split ``x <= t`` of a hypothesis comparing the values themselves sends them all one
+    way only when ``t < -1e-35f`` or ``t >= 1e-35f``; with ``t`` between (0.0, say: the
+    midpoint of a feature of values ±1) no LightGBM split is the same function, so the
+    export would predict otherwise for some finite rows.  LightGBM trees read such
+    values as LightGBM does, whatever their thresholds."""
+    if tree.n_leaves == 1 or _reads_tiny_as_zero(h):
+        return
+    numeric = (np.ones(tree.n_leaves - 1, dtype=bool) if tree.categories_left is None
+               else np.array([c is None for c in tree.categories_left]))
+    near = numeric & (tree.threshold >= -ZERO_THRESHOLD) & (tree.threshold < ZERO_THRESHOLD)
+    if not near.any():
+        return
+    i = int(np.flatnonzero(near)[0])
+    f = int(tree.feature[i])
+    names = getattr(estimator, "feature_names_in_", None)
+    which = f"feature {f}" + (f" ({names[f]!r})" if names is not None else "")
+    raise ValueError(
+        f"{name}'s weak learner {j} splits {which} at {float(tree.threshold[i])!r}, "
+        "within 1e-35 of 0: LightGBM reads every value of magnitude at most 1e-35 as 0 "
+        "and sends them all one way, where this split separates them, so the exported "
+        "model would predict otherwise for such values.  Refit with that feature "
+        "shifted or scaled so that no split falls within 1e-35 of 0 (a feature coded "
+        "-1/+1 as 0/1, say), or with LightGBMOracle, whose trees read such values as "
+        "LightGBM does"
+    )
 
 
 #: Rows of a sparse X made dense at a time to count the covers (as many floats: 8 MiB).

@@ -1,0 +1,131 @@
+"""Values LightGBM reads as 0: ``to_lightgbm`` predicts as the model, bit for bit, for
+every finite row, or refuses by name.
+
+LightGBM's prediction on a dense row reads every value of magnitude at most
+``kZeroThreshold`` (``1e-35f``) as 0.  A stump or scikit-learn tree compares the values
+themselves, so a split within 1e-35 of 0 (a feature coded ±1 splits at 0.0) has no
+LightGBM equivalent; LightGBM's own trees read such values as LightGBM does.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from oracleboost import export
+from oracleboost.boosters import CoordinateBoostingClassifier, FunctionalGradientRegressor
+from oracleboost.export import ExportWarning, lightgbm_model_string
+from oracleboost.oracles import LightGBMOracle, StumpOracle, TreeOracle
+from oracleboost.oracles.trees import ZERO_THRESHOLD as KZ
+
+TINY = [0.0, -0.0, 1e-36, -1e-36, 5e-36, -5e-36, 1e-35, -1e-35, KZ, -KZ,
+        float(np.nextafter(KZ, 1.0)), -float(np.nextafter(KZ, 1.0)),
+        float(np.nextafter(KZ, 0.0)), -float(np.nextafter(KZ, 0.0)), 2e-35, -2e-35,
+        5e-324, -5e-324, 1e-320, -1e-320, 1e-300, -1e-300, 1e-45, -1e-45]
+#: Rows to predict: every tiny value, NaN, and values well away from 0.
+GRID = np.array(TINY + [np.nan, 1.0, -1.0, 0.5, -0.5, 1e-30, -1e-30])
+
+ORACLES = {
+    "stumps": lambda: StumpOracle(),
+    "sklearn_trees": lambda: TreeOracle(max_depth=2),
+    "lightgbm_trees": lambda: LightGBMOracle(num_leaves=4, min_data_in_leaf=2,
+                                             params={"num_threads": 1}),
+}
+
+#: Pairs of training values: a split between the two falls at their midpoint (or
+#: wherever the oracle puts it), tiny or not.
+PAIRS = [(-1.0, 1.0), (0.0, 1e-36), (-1e-36, 1e-36), (-1e-35, 1e-35), (-KZ, KZ),
+         (1e-36, 2e-35), (-2e-35, -1e-36), (-5e-324, 5e-324), (0.0, 5e-324),
+         (-3e-35, 3e-35), (KZ, 1.0), (-1.0, -KZ), (-1.0, 0.0), (0.0, 1.0)]
+
+
+def _fit(oracle: str, a: float, b: float, seed: int, nan: bool):
+    """A regressor on one feature of values a and b (and NaN), a second of noise."""
+    rng = np.random.default_rng(seed)
+    n = 60
+    x = np.where(rng.random(n) < 0.5, a, b)
+    if nan:
+        x[rng.random(n) < 0.2] = np.nan
+    X = np.column_stack([x, rng.normal(size=n)])
+    y = np.where(x == a, 1.0, -1.0) + np.where(np.isnan(x), 3.0, 0.0) + 0.1 * rng.normal(size=n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TreeOracle warns of features spanning 1e-7
+        return FunctionalGradientRegressor(ORACLES[oracle](), n_estimators=4).fit(X, y)
+
+
+def _rows(nan: bool = True):
+    """Every value of GRID (without NaN for an oracle that refuses it) beside three of
+    the noise feature."""
+    grid = GRID if nan else GRID[~np.isnan(GRID)]
+    return np.ascontiguousarray(np.array(np.meshgrid(grid, [0.0, -2.0, 2.0])).reshape(2, -1).T)
+
+
+def _export_text(model):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExportWarning)
+        return lightgbm_model_string(model)
+
+
+def _unchecked(model, monkeypatch):
+    """The model string the export would write without its check."""
+    with monkeypatch.context() as m:
+        m.setattr(export, "_check_zero_splits", lambda *args: None)
+        return _export_text(model)
+
+
+@pytest.mark.parametrize("oracle", ORACLES)
+@pytest.mark.parametrize("pair", PAIRS, ids=[f"{a!r}|{b!r}" for a, b in PAIRS])
+@pytest.mark.parametrize("nan", [False, True])
+def test_tiny_values_export_bit_for_bit_or_are_refused_by_name(oracle, pair, nan,
+                                                               monkeypatch):
+    import lightgbm as lgb
+
+    takes_nan = oracle != "sklearn_trees"  # scikit-learn's trees refuse NaN
+    if nan and not takes_nan:
+        pytest.skip("scikit-learn's trees refuse NaN")
+    X = _rows(nan=takes_nan)
+    for seed in (0, 1):
+        model = _fit(oracle, *pair, seed=seed, nan=nan)
+        ours = model.predict(X)
+        try:
+            text = _export_text(model)
+        except ValueError as exc:
+            message = str(exc)
+            assert "feature 0" in message and "within 1e-35 of 0" in message
+            assert oracle != "lightgbm_trees"  # LightGBM's trees always export
+            # the refusal is needed: the export without it predicts otherwise
+            unchecked = lgb.Booster(model_str=_unchecked(model, monkeypatch))
+            assert not np.array_equal(unchecked.predict(X, raw_score=True), ours)
+            continue
+        exported = lgb.Booster(model_str=text).predict(X, raw_score=True)
+        np.testing.assert_array_equal(exported, ours)
+
+
+def test_a_stump_at_zero_is_refused_naming_the_feature():
+    """±1 features: the stump splits at 0.0, and LightGBM would send 1e-36 left."""
+    rng = np.random.default_rng(3)
+    X = np.where(rng.random((80, 3)) < 0.5, -1.0, 1.0)
+    y = np.where(X[:, 2] > 0, 1, -1)
+    y[:8] *= -1
+    model = CoordinateBoostingClassifier(StumpOracle(), n_estimators=3).fit(X, y)
+    assert model.estimators_[0].threshold == 0.0
+    with pytest.raises(ValueError, match=r"weak learner 0 splits feature 2 at 0\.0, within "):
+        model.to_lightgbm(X)
+    # coded 0/1 it exports, and predicts tiny values as the model does
+    X01 = (X + 1.0) / 2.0
+    model = CoordinateBoostingClassifier(StumpOracle(), n_estimators=3).fit(X01, y)
+    rows = np.tile(_rows()[:, :1], (1, 3))
+    np.testing.assert_array_equal(model.to_lightgbm(X01).predict(rows, raw_score=True),
+                                  model.decision_function(rows))
+
+
+def test_the_refusal_names_a_dataframe_column():
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame({"sign": np.tile([-1.0, 1.0], 30), "noise": np.arange(60.0)})
+    y = np.where(X["sign"] > 0, 1, -1)
+    y[:6] *= -1
+    model = CoordinateBoostingClassifier(StumpOracle(), n_estimators=2).fit(X, y)
+    with pytest.raises(ValueError, match=r"splits feature 0 \('sign'\) at 0\.0"):
+        model.to_lightgbm(X)
