@@ -193,7 +193,51 @@ def _unsupported(name: str, value: Any) -> str | None:
             "the oracle fixes it: each tree is a least-squares fit from a zero score, and "
             "the booster, not the tree, chooses the step (its learning_rate)"
         )
+    if name in _MONOTONE_DEFAULTS and not _is_default(value, _MONOTONE_DEFAULTS[name]):
+        return (
+            "monotone constraints are not kept: the oracle refits every leaf to the "
+            "exact weighted mean of the target (which undoes LightGBM's bounds on the "
+            "leaf values), and a booster may step along a tree with a negative "
+            "coefficient, which reverses it; no booster here keeps a model monotone"
+        )
+    if name == "max_delta_step" and float(value) > 0.0:
+        return (
+            "the oracle refits every leaf to the exact weighted mean of the target, "
+            "which LightGBM's bound on the leaf values would not hold, and the booster "
+            "scales the tree by its step; bound the steps with the booster's "
+            "learning_rate instead"
+        )
+    if name in ("cegb_penalty_feature_lazy", "cegb_penalty_feature_coupled") \
+            and not _is_default(value, 0.0):
+        return (
+            "LightGBM charges it once for each feature (and row: lazy) over all the "
+            "trees a booster grows, so answers would depend on the call history; "
+            "cegb_penalty_split, charged at every split, is kept"
+        )
     return None
+
+
+#: LightGBM's monotone-constraint parameters at the settings that constrain nothing:
+#: another value is refused (see :func:`_unsupported`).
+_MONOTONE_DEFAULTS: dict[str, Any] = {
+    "monotone_constraints": 0, "monotone_constraints_method": "basic",
+    "monotone_penalty": 0.0,
+}
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    """Whether a LightGBM parameter's value (a scalar, a sequence or a comma-separated
+    string, one entry a feature) is ``default`` in every entry (None: unset)."""
+    if value is None:
+        return True
+    entries = value.split(",") if isinstance(value, str) else np.ravel(np.asarray(value,
+                                                                                 dtype=object))
+    if isinstance(default, str):
+        return all(str(v).strip().lower() == default for v in entries)
+    try:
+        return all(float(v) == default for v in entries)
+    except (TypeError, ValueError):
+        return False
 
 
 def _truthy(value: Any) -> bool:
@@ -843,11 +887,20 @@ class LightGBMOracle(Oracle):
         scores at 0 (and do not change the trees): other values are refused at ``bind``
         (the step is the booster's ``learning_rate``).
         Aliases are resolved to LightGBM's canonical names.  Settings that would make
-        answers random or break the exact refit are refused at ``bind``: bagging,
-        feature sampling, ``extra_trees``, GOSS, ``linear_tree``, quantized gradients,
-        other boosting types, another ``objective`` or ``num_class``.  Parameters that
-        act on leaf outputs (``lambda_l1``, ``max_delta_step``, ``path_smooth``,
-        monotone constraints) only influence the split search, as ``lambda_l2`` does.
+        answers random or depend on earlier queries, or that the exact refit would
+        undo, are refused at ``bind``, by the name given: bagging, feature sampling,
+        ``extra_trees``, GOSS, ``linear_tree``, quantized gradients, other boosting
+        types, another ``objective`` or ``num_class``; monotone constraints
+        (``monotone_constraints``, ``monotone_constraints_method``,
+        ``monotone_penalty``: the refit of the leaves undoes LightGBM's bounds on
+        them, and a booster's negative step would reverse them), ``max_delta_step``
+        (a bound on the leaf values, which the refit replaces), and the
+        cost-efficient penalties LightGBM charges once over all trees
+        (``cegb_penalty_feature_lazy``, ``cegb_penalty_feature_coupled``).
+        Regularisers of LightGBM's split gain (``lambda_l1``, ``path_smooth``,
+        ``cegb_penalty_split``) only influence the split search, as ``lambda_l2``
+        does; structural settings (``interaction_constraints``, forced splits, bins)
+        shape the trees as in LightGBM, and the refit keeps them.
 
     Notes
     -----
@@ -947,10 +1000,12 @@ class LightGBMOracle(Oracle):
         if self.random_state is not None:
             params["seed"] = int(self.random_state)
         extra = _canonical(self.params or {})
+        given = {_alias_table().get(key, key): key for key in self.params or {}}
         for key, value in extra.items():
             why = _unsupported(key, value)
             if why is not None:
-                raise ValueError(f"{name} cannot use params {key}={value!r}: {why}")
+                as_given = given[key] if given[key] == key else f"{given[key]} ({key})"
+                raise ValueError(f"{name} cannot use params {as_given}={value!r}: {why}")
         if "force_row_wise" in extra and _truthy(extra["force_row_wise"]):
             params["force_col_wise"] = False
         params.update(extra)
