@@ -3,8 +3,10 @@ every finite row, or refuses by name.
 
 LightGBM's prediction on a dense row reads every value of magnitude at most
 ``kZeroThreshold`` (``1e-35f``) as 0.  A stump or scikit-learn tree compares the values
-themselves, so a split within 1e-35 of 0 (a feature coded ±1 splits at 0.0) has no
-LightGBM equivalent; LightGBM's own trees read such values as LightGBM does.
+themselves, so a split within 1e-35 of 0 (a scikit-learn tree on a feature coded ±1
+splits at 0.0) has no LightGBM equivalent; LightGBM's own trees read such values as
+LightGBM does, and the stump oracle puts its thresholds off that range (at LightGBM's
+own, ±1e-35f) unless two training values lie within it.
 """
 
 from __future__ import annotations
@@ -95,6 +97,8 @@ def test_tiny_values_export_bit_for_bit_or_are_refused_by_name(oracle, pair, nan
             message = str(exc)
             assert "feature 0" in message and "within 1e-35 of 0" in message
             assert oracle != "lightgbm_trees"  # LightGBM's trees always export
+            if oracle == "stumps":  # only a gap between two values LightGBM reads as 0
+                assert max(abs(pair[0]), abs(pair[1])) <= KZ
             # the refusal is needed: the export without it predicts otherwise
             unchecked = lgb.Booster(model_str=_unchecked(model, monkeypatch))
             assert not np.array_equal(unchecked.predict(X, raw_score=True), ours)
@@ -103,20 +107,26 @@ def test_tiny_values_export_bit_for_bit_or_are_refused_by_name(oracle, pair, nan
         np.testing.assert_array_equal(exported, ours)
 
 
-def test_a_stump_at_zero_is_refused_naming_the_feature():
-    """±1 features: the stump splits at 0.0, and LightGBM would send 1e-36 left."""
+def test_a_feature_coded_pm1_exports_with_stumps_and_is_refused_with_sklearn_trees():
+    """±1 features: the stump splits at 1e-35f (LightGBM's own threshold), so 1e-36 goes
+    left in both; a scikit-learn tree splits at 0.0, which LightGBM cannot write."""
     rng = np.random.default_rng(3)
     X = np.where(rng.random((80, 3)) < 0.5, -1.0, 1.0)
     y = np.where(X[:, 2] > 0, 1, -1)
     y[:8] *= -1
+    rows = np.tile(_rows()[:, :1], (1, 3))
     model = CoordinateBoostingClassifier(StumpOracle(), n_estimators=3).fit(X, y)
-    assert model.estimators_[0].threshold == 0.0
-    with pytest.raises(ValueError, match=r"weak learner 0 splits feature 2 at 0\.0, within "):
+    assert model.estimators_[0].threshold == KZ
+    np.testing.assert_array_equal(model.to_lightgbm(X).predict(rows, raw_score=True),
+                                  model.decision_function(rows))
+    model = CoordinateBoostingClassifier(TreeOracle(max_depth=1), n_estimators=3).fit(X, y)
+    # (its float32 comparison at 0.0 is the float64 threshold 7e-46)
+    with pytest.raises(ValueError, match=r"weak learner 0 splits feature 2 at \S+, within "):
         model.to_lightgbm(X)
     # coded 0/1 it exports, and predicts tiny values as the model does
     X01 = (X + 1.0) / 2.0
-    model = CoordinateBoostingClassifier(StumpOracle(), n_estimators=3).fit(X01, y)
-    rows = np.tile(_rows()[:, :1], (1, 3))
+    model = CoordinateBoostingClassifier(TreeOracle(max_depth=1), n_estimators=3).fit(X01, y)
+    rows = rows[~np.isnan(rows).any(axis=1)]
     np.testing.assert_array_equal(model.to_lightgbm(X01).predict(rows, raw_score=True),
                                   model.decision_function(rows))
 
@@ -126,6 +136,33 @@ def test_the_refusal_names_a_dataframe_column():
     X = pd.DataFrame({"sign": np.tile([-1.0, 1.0], 30), "noise": np.arange(60.0)})
     y = np.where(X["sign"] > 0, 1, -1)
     y[:6] *= -1
-    model = CoordinateBoostingClassifier(StumpOracle(), n_estimators=2).fit(X, y)
-    with pytest.raises(ValueError, match=r"splits feature 0 \('sign'\) at 0\.0"):
+    model = CoordinateBoostingClassifier(TreeOracle(max_depth=1), n_estimators=2).fit(X, y)
+    with pytest.raises(ValueError, match=r"splits feature 0 \('sign'\) at \S+, within"):
         model.to_lightgbm(X)
+
+
+# scikit-learn's finiteness check sums X: rows holding +max and -max make that sum NaN
+@pytest.mark.filterwarnings("ignore:invalid value encountered in reduce:RuntimeWarning")
+@pytest.mark.parametrize("oracle", ["stumps", "lightgbm_trees"])
+@pytest.mark.parametrize("scale_x, scale_y", [(1.6e308 / 3, 1.0), (1.0, 1e-310), (1.0, 1e-30),
+                                              (1.0, 1e150)])
+def test_extreme_thresholds_and_leaves_are_read_back_as_written(oracle, scale_x, scale_y):
+    """Thresholds near float64's largest value, the +inf of a split isolating NaN, and
+    leaf values subnormal, below float32's range or far above it: LightGBM's model
+    reader keeps every one, so the export predicts as the model on rows up to ±max."""
+    import lightgbm as lgb
+
+    big = np.finfo(float).max
+    edge = np.array([big, -big, 1e308, -1e308, 1.5e308, -1.5e308, 1e300, -1e300,
+                     float(np.nextafter(1e300, np.inf)), 0.0, 1.0, -1.0, np.nan])
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        X = np.clip(rng.normal(size=(200, 2)), -2.9, 2.9) * scale_x
+        X[rng.random(200) < 0.1, 1] = np.nan
+        y = (np.sign(X[:, 0]) + np.nan_to_num(X[:, 1] / scale_x, nan=2.0)
+             + 0.1 * rng.normal(size=200)) * scale_y
+        model = FunctionalGradientRegressor(ORACLES[oracle](), n_estimators=5).fit(X, y)
+        rows = np.vstack([np.column_stack([edge, edge[::-1]]), X[:20]])
+        exported = lgb.Booster(model_str=_export_text(model))
+        np.testing.assert_array_equal(exported.predict(rows, raw_score=True),
+                                      model.predict(rows))
