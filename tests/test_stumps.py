@@ -21,6 +21,7 @@ from oracleboost.oracles.stumps import (
     VectorStump,
     label_codes,
 )
+from oracleboost.oracles.trees import ZERO_THRESHOLD
 
 TOL = 1e-12
 SEEDS = range(8)
@@ -455,7 +456,8 @@ def test_adjacent_and_extreme_values():
     assert 0.5 * a + 0.5 * b == b
     X = np.array([[a, -1.7e308], [b, 1.7e308], [a, 1.7e308]])
     bound = StumpOracle().bind(X)
-    assert bound.thresholds[0][0] == a and bound.thresholds[1][0] == 0.0
+    # the midpoint of ±1.7e308 is 0.0, moved to LightGBM's threshold 1e-35f (see below)
+    assert bound.thresholds[0][0] == a and bound.thresholds[1][0] == ZERO_THRESHOLD
     for r, feature in (([1.0, -1.0, 1.0], 0), ([-1.0, 1.0, -1.0], 0), ([-1.0, 1.0, 1.0], 1)):
         h = bound.correlate(np.array(r))
         assert isinstance(h, SignStump) and h.feature == feature
@@ -738,3 +740,35 @@ def test_codes_are_searchsorted_in_every_layout(seed):
                 first = bound.codes if first is None else first
                 np.testing.assert_array_equal(bound.codes, first)
     assert max(t.size for t in StumpOracle(exact=True).bind(X).thresholds) > 255
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_thresholds_stay_off_lightgbms_zero(seed):
+    """A threshold never falls within [-1e-35f, 1e-35f), where LightGBM reads every value
+    as 0, unless the gap between two training values lies there: a feature coded ±1
+    splits at 1e-35f (0.0 stays left), one whose gap's midpoint is a tiny negative
+    splits just below -1e-35f (0.0 stays right), and the training codes are those of
+    the midpoints."""
+    rng = np.random.default_rng(seed)
+    tiny = np.array([-1e-36, 1e-36, 0.0])
+    X = np.column_stack([
+        rng.choice([-1.0, 1.0], 200),
+        rng.choice([-4e-35, 2e-35], 200),  # the midpoint -1e-35: just below -1e-35f
+        rng.choice(tiny, 200),  # a gap within: kept
+        rng.choice([-3.0, 2.0 + seed], 200),
+    ])
+    bound = StumpOracle().bind(X)
+    z = ZERO_THRESHOLD
+    below = np.nextafter(-z, -np.inf)
+    for j, t in enumerate(bound.thresholds):
+        values = np.unique(X[:, j])
+        assert t.size == values.size - 1
+        assert np.all((values[:-1] <= t) & (t < values[1:]))  # splits the same rows
+        mid = 0.5 * values[:-1] + 0.5 * values[1:]
+        gap_within = (values[:-1] >= -z) & (values[1:] <= z)
+        np.testing.assert_array_equal(t[gap_within], mid[gap_within])
+        outside = ~gap_within
+        assert not np.any((t[outside] >= -z) & (t[outside] < z))
+        # 0.0 keeps the side of the midpoint
+        np.testing.assert_array_equal((0.0 <= t)[outside], (0.0 <= mid)[outside])
+        assert set(t[outside & ((mid >= -z) & (mid < z))]) <= {z, below}

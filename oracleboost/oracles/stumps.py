@@ -49,7 +49,7 @@ from .._parallel import run_parallel
 from .._validation import check_query
 from . import _stump_kernels as kernels
 from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
-from .trees import TreeStructure
+from .trees import ZERO_THRESHOLD, TreeStructure
 
 __all__ = [
     "StumpOracle",
@@ -136,8 +136,12 @@ def _check_n_jobs(n_jobs: object) -> None:
     check_n_jobs(n_jobs)
 
 
-def _check_predict_X(X: ArrayLike, n_features: int) -> np.ndarray:
-    X = check_X(X, allow_nan=True, accept_sparse=True)  # NaN: a missing value
+def _check_predict_X(X: ArrayLike) -> np.ndarray:
+    return check_X(X, allow_nan=True, accept_sparse=True)  # NaN: a missing value
+
+
+def _check_n_features(X, n_features: int):
+    """Validated X, if it has the stump's number of features."""
     if X.shape[1] != n_features:
         raise ValueError(
             f"X has {X.shape[1]} features but the hypothesis was fitted on {n_features}"
@@ -319,7 +323,10 @@ class ConstantHypothesis(_CompiledSum):
         self.n_features = int(n_features)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        X = _check_predict_X(X, self.n_features)
+        return self._predict_validated(_check_predict_X(X))
+
+    def _predict_validated(self, X) -> np.ndarray:
+        X = _check_n_features(X, self.n_features)
         shape = (X.shape[0],) + np.shape(self.value)
         return np.broadcast_to(np.asarray(self.value, dtype=np.float64), shape).copy()
 
@@ -382,7 +389,10 @@ class _Stump(_CompiledSum):
         return out
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        X = _check_predict_X(X, self.n_features)
+        return self._predict_validated(_check_predict_X(X))
+
+    def _predict_validated(self, X) -> np.ndarray:
+        X = _check_n_features(X, self.n_features)
         left, right = self._leaves()
         column = _feature_column(X, self.feature)
         goes_left = column <= self.threshold
@@ -579,7 +589,34 @@ def _midpoints(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """
     mid = 0.5 * lo + 0.5 * hi
     ok = (lo <= mid) & (mid < hi)
-    return np.where(ok, mid, lo)
+    return _off_zero(lo, hi, np.where(ok, mid, lo))
+
+
+#: The largest float below ``-ZERO_THRESHOLD``: a split there sends every value LightGBM
+#: reads as 0 to the right, as a split at ``ZERO_THRESHOLD`` sends them to the left.
+_BELOW_ZERO = float(np.nextafter(-ZERO_THRESHOLD, -np.inf))
+
+
+def _off_zero(lo: np.ndarray, hi: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """``theta`` moved out of ``[-1e-35f, 1e-35f)`` where the gap ``[lo, hi)`` allows.
+
+    LightGBM reads every value of magnitude at most ``1e-35f`` as 0, so no LightGBM
+    split separates two such values; a threshold in that range (0.0: a feature coded
+    ±1) would make a stump that ``to_lightgbm`` cannot write.  Any threshold in
+    ``[lo, hi)`` splits the training values alike, so this one takes LightGBM's own
+    thresholds around zero, ``1e-35f`` or just below ``-1e-35f``, keeping 0.0 on the
+    side the midpoint put it (and with it NaN's side, which follows 0.0's); only a gap
+    that lies within ``[-1e-35f, 1e-35f]`` keeps its midpoint.
+    """
+    near = (theta >= -ZERO_THRESHOLD) & (theta < ZERO_THRESHOLD)
+    if not near.any():
+        return theta
+    up = hi > ZERO_THRESHOLD  # ZERO_THRESHOLD lies in [lo, hi)
+    down = lo <= _BELOW_ZERO  # _BELOW_ZERO lies in [lo, hi)
+    zero_left = theta >= 0.0
+    to_up = near & up & (zero_left | ~down)
+    to_down = near & down & ~to_up
+    return np.where(to_up, ZERO_THRESHOLD, np.where(to_down, _BELOW_ZERO, theta))
 
 
 def _bin_feature(col: np.ndarray, max_bins: int, exact: bool) -> np.ndarray:
