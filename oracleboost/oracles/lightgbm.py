@@ -200,7 +200,7 @@ def _unsupported(name: str, value: Any) -> str | None:
             "leaf values), and a booster may step along a tree with a negative "
             "coefficient, which reverses it; no booster here keeps a model monotone"
         )
-    if name == "max_delta_step" and float(value) > 0.0:
+    if name == "max_delta_step" and _number(value) > 0.0:  # <= 0: no bound
         return (
             "the oracle refits every leaf to the exact weighted mean of the target, "
             "which LightGBM's bound on the leaf values would not hold, and the booster "
@@ -223,6 +223,15 @@ _MONOTONE_DEFAULTS: dict[str, Any] = {
     "monotone_constraints": 0, "monotone_constraints_method": "basic",
     "monotone_penalty": 0.0,
 }
+
+
+def _number(value: Any) -> float:
+    """A numeric LightGBM setting as a float; NaN when it is not one (LightGBM's own
+    error then names it)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
 
 
 def _is_default(value: Any, default: Any) -> bool:
