@@ -31,7 +31,9 @@ import copy
 import functools
 import os
 import re
+import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from numbers import Integral, Real
@@ -65,7 +67,7 @@ from .history import History
 from .loop import Run, run_rounds
 from .model import Ensemble, NonFinitePrediction
 from .monitors import Divergence, EarlyStopping, EvalCurves, NonFiniteLoss, Progress
-from .rounds import Problem, RoundResult, StopReason
+from .rounds import BoostingWarning, Problem, RoundResult, StopReason
 from .validation import (
     EVAL_PREFIX,
     EvalSet,
@@ -138,6 +140,11 @@ def fit_context(fit: _Fit) -> _Fit:
             return inner(estimator, *args, **kwargs)
 
     return cast(_Fit, wrapper)  # functools.wraps: the same signature
+
+
+#: The code of :func:`fit_context`'s wrapper (one for every decorated ``fit``): the frame
+#: a warning about a fit points above (:meth:`BaseBooster._warn`).
+_FIT_CALL = fit_context(lambda estimator: estimator).__code__
 
 
 @overload
@@ -672,6 +679,9 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         with _one_fit_at_a_time(self):
             before = dict(vars(self))
             try:
+                if isinstance(eval_set, Iterator):  # (read once: counted here, used below)
+                    eval_set = list(eval_set)
+                self._check_watched(eval_set)
                 given = (X, y)
                 X = self._encode_categories(X)
                 X, y, rows, held = self._hold_out(X, y, rows)
@@ -699,6 +709,29 @@ class BaseBooster(CallbackSupport, BaseEstimator):
     def _early_stopping_on(self) -> bool:
         return self.n_iter_no_change is not None
 
+    def _check_watched(self, eval_set) -> None:
+        """Refuse early stopping with nothing to watch: ``validation_fraction=None``
+        holds out no rows, so it needs an ``eval_set`` (without one the loop would watch
+        the training loss, which many boosters lower every round: the fit ran to
+        ``n_estimators`` and never stopped, or stopped after one round on a training
+        error that does not move, without a word)."""
+        if not self._early_stopping_on() or self.validation_fraction is not None:
+            return
+        if eval_set is not None and not (isinstance(eval_set, Sequence) and len(eval_set) == 0):
+            return
+        raise ValueError(
+            f"n_iter_no_change={self.n_iter_no_change} needs a loss to watch, but "
+            "validation_fraction=None holds out no rows and no eval_set is given: set "
+            "validation_fraction (e.g. 0.1) to hold out training rows, or pass "
+            "eval_set=[(X_val, y_val)] (its first set is watched; eval_set=[(X, y)] "
+            "watches the training loss)"
+        )
+
+    def _resuming(self) -> bool:
+        """Whether this fit continues the fitted model (``warm_start`` with the running
+        state of the fit it continues)."""
+        return self.warm_start and getattr(self, "_state_", None) is not None
+
     def _encode_categories(self, X):
         """``fit``'s X with a DataFrame's categorical columns as codes, where the oracle
         takes them (:mod:`.categories`); sets ``categories_`` (empty otherwise: the
@@ -708,7 +741,7 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         categories: dict[int, np.ndarray] = {}
         if takes_categorical(self._oracle()) and not is_dask_collection(X):
             X, categories = encode_categories(X)
-        resume = self.warm_start and getattr(self, "_state_", None) is not None
+        resume = self._resuming()
         if resume and not same_categories(categories, getattr(self, "categories_", {})):
             raise ValueError(
                 "warm_start=True continues a fit on the same data, but X's categorical "
@@ -722,6 +755,15 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         """Early stopping's held-out split: ``(X, y, rows)`` to train on and the
         held-out ``(X, y, extra)``, or the arguments unchanged and None."""
         if not self._early_stopping_on() or self.validation_fraction is None:
+            if self._resuming() and getattr(self, "_held_out_", None) is not None:
+                raise ValueError(
+                    "warm_start=True continues the fitted model on the rows it was trained "
+                    "on, but that fit held out validation_fraction="
+                    f"{self._held_out_[0][1]} of them for early stopping and this one would "
+                    "train on all: keep n_iter_no_change and validation_fraction as they "
+                    "were, or set warm_start=False to fit anew"
+                )
+            vars(self).pop("_held_out_", None)  # this fit holds out no rows
             return X, y, rows, None
         if is_dask_collection(X):
             raise NotDistributedError(
@@ -746,18 +788,13 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                     stratify = y
             except TypeError:  # unorderable labels: fit's own check says so
                 pass
-        # kept, so that a warm start on the same data holds out the same rows (also when
-        # random_state is None)
         signature = data_signature(X, y, *arrays)
-        saved = getattr(self, "_held_out_", None)
-        if saved is not None and saved[0] == signature:
-            train, held = saved[1], saved[2]  # warm start: the same split again
-        else:
-            train, held = held_out_split(
-                n, float(self.validation_fraction), self.random_state,
-                stratify=stratify, groups=groups,
-            )
-        self._held_out_ = (signature, train, held)
+        fraction = float(self.validation_fraction)
+        kept = self._kept_split(signature, fraction)
+        train, held = kept if kept is not None else held_out_split(
+            n, fraction, self.random_state, stratify=stratify, groups=groups)
+        # (the data's signature and the fraction, then the split)
+        self._held_out_ = ((signature, fraction), train, held)
         rows = tuple(None if a is None else a[train] for a in arrays)
         extra = named.get(self._eval_row_arg)
         if hasattr(given, "columns"):
@@ -767,6 +804,36 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             X = given
         return (_safe_indexing(X, train), y[train], rows,
                 (_safe_indexing(X, held), y[held], None if extra is None else extra[held]))
+
+    def _kept_split(self, signature: str, fraction: float
+                    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The held-out split of the fit a warm start continues, on data of this
+        ``signature`` (its model was trained on those rows: the same rows again, also
+        when ``random_state`` is None); None for a new fit (which draws its split with
+        this ``validation_fraction`` and ``random_state``) or other data (which
+        :meth:`_boost` refuses).  A continuation that would hold out other rows than
+        its fit did is refused, naming the parameter."""
+        saved = getattr(self, "_held_out_", None)
+        if not self._resuming():
+            return None
+        if saved is None:
+            raise ValueError(
+                "warm_start=True continues the fitted model on the rows it was trained "
+                "on, but that fit held out no rows for early stopping and this one would "
+                f"hold out validation_fraction={fraction} of them: keep n_iter_no_change "
+                "and validation_fraction as they were (validation_fraction=None watches "
+                "eval_set[0]), or set warm_start=False to fit anew"
+            )
+        (data, kept), train, held = saved
+        if data != signature:
+            return None
+        if kept != fraction:
+            raise ValueError(
+                f"validation_fraction={fraction} differs from the {kept} of the fit this "
+                "warm start continues, whose model was trained on the other rows: set it "
+                "back, or set warm_start=False to fit anew"
+            )
+        return train, held
 
     def _row_array(self, name: str, a, n: int) -> np.ndarray:
         """A per-row argument of ``fit`` (``_row_args``) as an array of ``n`` rows; the
@@ -874,7 +941,7 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                fit_data: dict | None = None) -> None:
         """Run the rounds (:func:`~oracleboost.boosters.loop.run_rounds`) from the start,
         or from the fitted model with ``warm_start``; then set the fitted attributes."""
-        resume = self.warm_start and getattr(self, "_state_", None) is not None
+        resume = self._resuming()
         stop = None
         if resume:
             if self._signature_ != problem.signature:
@@ -893,6 +960,12 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             state = copy.deepcopy(self._state_)
             model = self.ensemble_.copy()
             stop = None if self.stop_reason_.resumable else self.stop_reason_
+            if stop is not None and self.n_estimators > len(history):
+                self._warn(
+                    f"warm_start=True: the fitted model stopped with stop_reason_="
+                    f"'{stop}', which more rounds do not continue, so n_estimators="
+                    f"{self.n_estimators} added no rounds to its {len(history)}; set "
+                    "warm_start=False to fit anew")
         else:
             state, intercept = self._initial_state(problem)
             model = self._new_model(problem, intercept)
@@ -922,6 +995,16 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             blocks.settle()
         self._state_ = None if isinstance(blocks, ClusterBlocks) else run.state
         self._signature_ = problem.signature
+
+    def _warn(self, message: str) -> None:
+        """A :class:`BoostingWarning` about this fit, pointing at the code that called
+        ``fit`` (however many of the booster's own frames lie between: the frame above
+        :func:`fit_context`'s wrapper; without one, the caller of this method's caller)."""
+        frame, level = sys._getframe(), 1
+        while frame is not None and frame.f_code is not _FIT_CALL:
+            frame, level = frame.f_back, level + 1
+        warnings.warn(f"{type(self).__name__}: {message}", BoostingWarning,
+                      stacklevel=level + 1 if frame is not None else 3)
 
     def _named_sets(self, evals: Sequence[EvalSet], resume: bool) -> dict[int, str]:
         """The names of the eval sets by index (``evals_result_``'s keys): this fit's,

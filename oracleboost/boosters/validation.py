@@ -234,7 +234,8 @@ _PARAMETERS = """\
         :mod:`oracleboost.boosters.validation`).  None (default): off.
     validation_fraction : float in (0, 1) or None, default=0.1
         The held-out fraction.  None: early stopping watches ``eval_set[0]`` (without
-        one, the training loss).
+        one, ``fit`` refuses ``n_iter_no_change``: pass ``eval_set=[(X, y)]`` to watch
+        the training loss).
     {tol} : float, default=1e-4
         The least decrease of the watched loss that counts as progress{tol_note}."""
 
