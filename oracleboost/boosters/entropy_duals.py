@@ -103,7 +103,12 @@ def _measure(dual: _Dual, point: _Point) -> float:
 
 
 class EntropySolveError(RuntimeError):
-    """The dual method did not reach a certified answer."""
+    """The dual method did not reach a certified answer.  ``solution`` is the best point
+    it reached (its gap and violation certified, only larger than asked), or None."""
+
+    def __init__(self, message: str, solution: EntropySolution | None = None) -> None:
+        super().__init__(message)
+        self.solution = solution
 
 
 class ColumnStore:
@@ -327,23 +332,35 @@ def _solve(dual: _Dual, alpha: np.ndarray, start: float, accept: float) -> Entro
     """Newton from ``alpha`` (the last round's multipliers); when that does not converge
     within :data:`_WARM_ITER` steps, Clarabel's interior-point answer, polished by
     Newton, the better of the two kept (see the module docstring).  Raises
-    :class:`EntropySolveError` when neither certifies to ``accept``."""
+    :class:`EntropySolveError` when neither certifies to ``accept``, carrying the best
+    point reached (Newton's own when Clarabel fails) for a caller that can take a larger
+    certified gap."""
     point, iterations, status = _maximise(dual, alpha, SOLVER_TOL, _WARM_ITER)
     conic = ""
     if status:
-        alpha, conic = _conic_multipliers(dual)
-        cold = dual.at(alpha)
-        point, steps, status = _maximise(dual, alpha, SOLVER_TOL, _POLISH_ITER)
-        iterations += steps
-        if _measure(dual, cold) < _measure(dual, point):
-            point = cold
+        warm = point
+        try:
+            alpha, conic = _conic_multipliers(dual)
+        except EntropySolveError as exc:
+            # Clarabel gave nothing: Newton's warm point stays, certified as far as it got
+            conic = f"none ({exc})"
+        else:
+            cold = dual.at(alpha)
+            point, steps, status = _maximise(dual, alpha, SOLVER_TOL, _POLISH_ITER)
+            iterations += steps
+            if _measure(dual, cold) < _measure(dual, point):
+                point = cold
+            if status and _measure(dual, warm) < _measure(dual, point):
+                point = warm
+    used_conic = bool(conic) and not conic.startswith("none")
     if status and not dual.converged(point, accept):
         gap, violation = dual.residual(point)
         raise EntropySolveError(
             f"the dual Newton method stopped at {status} after {iterations} steps "
             f"(from Clarabel's answer, status {conic}) with gap {gap:.3g} and violation "
-            f"{violation:.3g} (accepted: {accept:g})")
-    return _solution(dual, point, iterations, start, bool(conic))
+            f"{violation:.3g} (accepted: {accept:g})",
+            _solution(dual, point, iterations, start, used_conic))
+    return _solution(dual, point, iterations, start, used_conic)
 
 
 def _conic_multipliers(dual: _Dual) -> tuple[np.ndarray, str]:

@@ -59,6 +59,18 @@ tolerance, no column's edge ``d · u_j`` exceeds ``γ``, and the primal objectiv
 makes both optimal.  A solution that fails raises :class:`LPSolveError`, which the
 booster turns into a named stop that keeps its last good model.
 
+**Never the zero vote when another is optimal.**  With a column and its negation both
+held, the zero vote (equal weights on the two) has soft margin 0, so it is optimal
+whenever the LP's value is 0: the hard margin on rows the class cannot separate, and a
+small ν for many rounds.  HiGHS may return it, a model that predicts nothing.  When the
+dual's ``w`` is the zero vote on the rows, a second LP (:func:`largest_mean_margin`)
+takes, among the optimal votes, one of largest mean margin; every non-zero optimal vote
+has a positive one, so the zero vote comes back only when it is the only optimum.  The
+second LP changes ``w`` only: ``d``, ``γ`` and so the pricing, the certificate and a
+continued fit's path are the dual's.  It is solved from scratch (a pure function of the
+columns and γ: a pickled fit continues with the same votes), in the rounds whose dual
+answer is the zero vote only.
+
 Why not the primal (which this module solved before, one column per hypothesis and
 N + 1 rows): on the same sequence of 300 stump columns over 2,000 rows (ν = N/10) the
 dual's solves took about a third of the primal's time in all (its iterations are many
@@ -77,7 +89,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["SoftMarginLP", "LPSolution", "LPSolveError", "FEASIBILITY_TOL"]
+__all__ = ["SoftMarginLP", "LPSolution", "LPSolveError", "FEASIBILITY_TOL", "soft_margin",
+           "largest_mean_margin"]
 
 #: How far from feasible (and from the dual's objective, for the primal's) a solution
 #: may be: HiGHS's own default primal and dual feasibility tolerances are 1e-7.
@@ -196,7 +209,9 @@ class LPSolution:
     Attributes
     ----------
     w : ndarray of shape (t,)
-        The columns' weights (on the simplex): the hypothesis rows' duals, negated.
+        The columns' weights (on the simplex): the hypothesis rows' duals, negated; or,
+        when those are the zero vote, an optimal vote of largest mean margin
+        (:func:`largest_mean_margin`; ``rho`` stays the dual's).
     d : ndarray of shape (N,)
         The distribution over the rows (capped simplex).
     value : float
@@ -466,7 +481,20 @@ class SoftMarginLP:
         # clip rounding outside the feasible sets (checked above to be within the tolerance)
         w = np.clip(w, 0.0, None)
         d = np.clip(d, 0.0, self.cost / self.nu)
+        if is_zero_vote(self.margins(w)):
+            # the zero vote is optimal (the value is at most 0): another optimal vote if
+            # any (d, γ and the certificate are the dual's, unchanged)
+            untied = largest_mean_margin(self.columns, self.cost, self.nu, gamma)
+            w = w if untied is None else untied
         return LPSolution(w, d, gamma, rho, time.perf_counter() - start, iterations)
+
+    def margins(self, w: np.ndarray) -> np.ndarray:
+        """The vote's margins ``Σ_j w_j u_j`` on the LP's rows, summed in column order."""
+        margins = np.zeros(self.n_rows)
+        for wj, u in zip(w.tolist(), self.columns, strict=True):
+            if wj != 0.0:
+                margins += wj * u
+        return margins
 
     def _check(self, w: np.ndarray, d: np.ndarray, gamma: float, rho: float) -> None:
         """Feasibility of ``w`` and ``d``, and the two objectives' agreement (weak
@@ -486,14 +514,80 @@ class SoftMarginLP:
             edge = max(float(np.add.reduce(d * u)) for u in self.columns)
             if edge > gamma + tol:
                 problems.append(f"an edge {edge!r} exceeds γ = {gamma!r}")
-            margins = np.zeros(self.n_rows)
-            for wj, u in zip(w.tolist(), self.columns, strict=True):
-                if wj != 0.0:
-                    margins += wj * u
-            xi = np.maximum(rho - margins, 0.0)
+            xi = np.maximum(rho - self.margins(w), 0.0)
             soft = rho - float(np.add.reduce(self.cost * xi)) / self.nu
             if abs(soft - gamma) > tol * (1 + abs(gamma)):
                 problems.append(f"the primal objective ρ − Σ c ξ / ν = {soft!r} (ξ from the "
                                 f"margins of w) is not the dual's γ = {gamma!r}")
         if problems:
             raise LPSolveError("HiGHS's solution fails its checks: " + "; ".join(problems))
+
+
+def soft_margin(margins: np.ndarray, cost: np.ndarray, nu: float) -> float:
+    """The soft margin of a vote with these margins, ``max_ρ ρ − (1/ν) Σ c_i (ρ − m_i)₊``,
+    through its dual ``min_{d ∈ S} d · m`` over the capped simplex (``Σ d = 1``,
+    ``0 ≤ d_i ≤ c_i/ν``): the caps filled from the least margin up.  With unit costs and
+    a whole ν it is the mean of the ν least margins."""
+    order = np.argsort(margins, kind="stable")
+    caps = np.asarray(cost, dtype=np.float64)[order] / nu
+    before = np.add.accumulate(caps) - caps  # the mass placed on lesser margins
+    d = np.clip(1.0 - before, 0.0, caps)
+    return math.fsum((d * np.asarray(margins, dtype=np.float64)[order]).tolist())
+
+
+def is_zero_vote(margins: np.ndarray) -> bool:
+    """Whether a vote's margins on the LP's rows are all 0 to the LP's accuracy: the
+    vote is the zero function on the training rows (a column and its negation in equal
+    weights, typically)."""
+    return bool(np.abs(margins).max() <= FEASIBILITY_TOL)
+
+
+def largest_mean_margin(columns: list[np.ndarray], cost: np.ndarray, nu: float,
+                        value: float) -> np.ndarray | None:
+    """Among the optimal votes of the LP over ``columns`` (value ``value``), one of
+    largest mean margin ``Σ_i c_i m_i / Σ c`` (m = Σ_j w_j u_j): the tie-break that
+    keeps LPBoost from returning the zero vote when the LP's optimum is 0 and a non-zero
+    vote attains it.  The LP, in the primal form (HiGHS through SciPy, from scratch: a
+    pure function of its arguments)::
+
+        max Σ_i c_i m_i   s.t.  ρ − (1/ν) Σ_i c_i ξ_i ≥ value − 1e-9,
+                                m_i ≥ ρ − ξ_i,  w on the simplex,  ξ ≥ 0
+
+    Every optimal vote has mean margin at least 0 (its ν least margins average at
+    least 0), and only the zero vote has 0, so the answer is non-zero whenever a
+    non-zero optimal vote exists.  Returns its ``w``, or None when the zero vote is the
+    only optimum (to the solver's accuracy: a vote whose soft margin per unit of its
+    largest margin is below ``value`` by more than :data:`FEASIBILITY_TOL` is a scaled
+    down non-optimal vote that the solver's tolerance let in), or when the LP fails.
+    """
+    from scipy import sparse
+    from scipy.optimize import linprog
+
+    U = np.column_stack(columns)
+    N, t = U.shape
+    cost = np.asarray(cost, dtype=np.float64)
+    # variables (w, ρ, ξ); rows −U w + ρ − ξ ≤ 0, and −ρ + (1/ν) c·ξ ≤ −(value − 1e-9)
+    margin_rows = sparse.hstack([sparse.csr_matrix(-U), sparse.csr_matrix(np.ones((N, 1))),
+                                 -sparse.identity(N, format="csr")])
+    optimal_row = sparse.csr_matrix(np.concatenate([np.zeros(t), [-1.0], cost / nu])[None, :])
+    A_ub = sparse.vstack([margin_rows, optimal_row]).tocsr()
+    b_ub = np.concatenate([np.zeros(N), [-(value - 1e-9)]])
+    A_eq = sparse.csr_matrix(np.concatenate([np.ones(t), np.zeros(N + 1)])[None, :])
+    objective = np.concatenate([-(cost @ U) / math.fsum(cost.tolist()), np.zeros(N + 1)])
+    bounds = [(0.0, None)] * t + [(None, None)] + [(0.0, None)] * N
+    result = linprog(objective, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[1.0], bounds=bounds,
+                     method="highs-ds")
+    if result.status != 0:
+        return None
+    w = np.clip(np.asarray(result.x[:t], dtype=np.float64), 0.0, None)
+    w /= math.fsum(w.tolist())
+    margins = np.zeros(N)
+    for wj, u in zip(w.tolist(), columns, strict=True):
+        if wj != 0.0:
+            margins += wj * u
+    if is_zero_vote(margins):
+        return None
+    top = float(np.abs(margins).max())
+    if soft_margin(margins, cost, nu) < value - FEASIBILITY_TOL * top:
+        return None
+    return w
