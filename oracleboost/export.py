@@ -25,7 +25,8 @@ at those, not its round k.
 Values near 0: LightGBM's prediction on a dense row reads a feature of magnitude at
 most 1e-35 (``1e-35f``: 1.0000000180025095e-35) as 0, so every split sends all such
 values one way.  A stump or a scikit-learn tree that splits within 1e-35 of 0 (a
-feature coded -1/+1 splits at 0.0) separates them, and has no LightGBM equivalent: it
+scikit-learn tree on a feature coded -1/+1 splits at 0.0; a stump, only between two
+training values within 1e-35 of 0) separates them, and has no LightGBM equivalent: it
 is refused by name (LightGBM's own trees read such values as LightGBM does, and always
 export).  A scikit-learn tree's float32 comparison becomes an equivalent float64
 threshold (:func:`~oracleboost.oracles.trees.float32_split`).
@@ -154,9 +155,10 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
                 "splits, so the model cannot be exported to LightGBM (stumps, "
                 "scikit-learn trees, LightGBM trees and MABoost votes over them can)"
             )
-        tree = tree.pruned()  # the same function; no split that changes nothing
-        _check_zero_splits(name, len(trees), h, tree, estimator)
-        trees.append(tree)
+        trees.append(tree.pruned())  # the same function; no split that changes nothing
+    terms = _terms(ensemble)
+    for j in sorted({j for coef, j in terms if coef != 0.0}):  # a term of 0 splits nothing
+        _check_zero_splits(name, j, ensemble.hypotheses[j], trees[j], estimator)
     n_features = int(estimator.n_features_in_)
     categories = getattr(estimator, "categories_", None) or {}
     if X is not None:
@@ -196,7 +198,7 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
     first = _outputs(decide, intercept.reshape(1, -1))
     K = first.shape[1]
     blocks = [_tree_block(TreeStructure.constant(first[0, k], n_features), None) for k in range(K)]
-    for coef, j in _terms(ensemble):
+    for coef, j in terms:
         tree = trees[j]
         leaves = _outputs(decide, np.float64(coef) * tree.value)
         if leaves.shape[1] != K:
@@ -241,10 +243,10 @@ def _check_zero_splits(name: str, j: int, h, tree: TreeStructure, estimator) -> 
     ``kZeroThreshold`` (``1e-35f``: :data:`~oracleboost.oracles.trees.ZERO_THRESHOLD`)
     as 0, before any tree sees it, so all such values take one side of every split.  A
     split ``x <= t`` of a hypothesis comparing the values themselves sends them all one
-    way only when ``t < -1e-35f`` or ``t >= 1e-35f``; with ``t`` between (0.0, say: the
-    midpoint of a feature of values ±1) no LightGBM split is the same function, so the
-    export would predict otherwise for some finite rows.  LightGBM trees read such
-    values as LightGBM does, whatever their thresholds."""
+    way only when ``t < -1e-35f`` or ``t >= 1e-35f``; with ``t`` between (0.0, say: a
+    scikit-learn tree's split of a feature of values ±1) no LightGBM split is the same
+    function, so the export would predict otherwise for some finite rows.  LightGBM
+    trees read such values as LightGBM does, whatever their thresholds."""
     if tree.n_leaves == 1 or _reads_tiny_as_zero(h):
         return
     numeric = (np.ones(tree.n_leaves - 1, dtype=bool) if tree.categories_left is None

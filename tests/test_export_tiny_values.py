@@ -166,3 +166,29 @@ def test_extreme_thresholds_and_leaves_are_read_back_as_written(oracle, scale_x,
         exported = lgb.Booster(model_str=_export_text(model))
         np.testing.assert_array_equal(exported.predict(rows, raw_score=True),
                                       model.predict(rows))
+
+
+def test_a_split_at_zero_whose_coefficient_is_zero_exports():
+    """A term of coefficient 0 sends nothing anywhere: its stump at 0.0 is no reason to
+    refuse the model, and the export still predicts as the model."""
+    from oracleboost.boosters.model import Ensemble
+    from oracleboost.oracles.stumps import SignStump
+
+    rng = np.random.default_rng(5)
+    X = np.column_stack([np.where(rng.random(80) < 0.5, -1.0, 1.0), rng.normal(size=80)])
+    y = np.where(X[:, 1] > 0.3, 1, -1)
+    model = CoordinateBoostingClassifier(StumpOracle(), n_estimators=2).fit(X, y)
+    fitted = model.ensemble_
+    at_zero = SignStump(feature=0, threshold=0.0, sign=1, n_features=2)  # (an older fit's)
+    ensemble = Ensemble(fitted.intercept)
+    for h, coef in zip(fitted.hypotheses, fitted.coef, strict=True):
+        ensemble.add(h, coef, 1.0)
+    j = ensemble.add(at_zero, 0.0, 1.0)
+    model.ensemble_ = ensemble
+    rows = np.column_stack([GRID[~np.isnan(GRID)], np.linspace(-1, 1, GRID.size - 1)])
+    exported = model.to_lightgbm(X)
+    np.testing.assert_array_equal(exported.predict(rows, raw_score=True),
+                                  model.decision_function(rows))
+    ensemble.add(at_zero, 0.5, 1.0)  # a term that counts is refused
+    with pytest.raises(ValueError, match=rf"weak learner {j} splits feature 0 at 0\.0"):
+        model.to_lightgbm(X)
