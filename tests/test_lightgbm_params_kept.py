@@ -15,8 +15,8 @@ import re
 import numpy as np
 import pytest
 
-from oracleboost.boosters import FunctionalGradientRegressor
-from oracleboost.oracles import LightGBMOracle
+from oracleboost.boosters import CoordinateBoostingClassifier, FunctionalGradientRegressor
+from oracleboost.oracles import CachedOracle, LightGBMOracle
 
 REFUSED = [
     # (params, the name the error gives)
@@ -71,8 +71,11 @@ def test_monotone_constraints_are_refused_for_what_they_would_not_keep():
     X, rng = _data(1)
     y = X[:, 0] - 2.0 * np.sin(3.0 * X[:, 0]) + X[:, 1] + 0.3 * rng.normal(size=len(X))
     oracle = _oracle({"monotone_constraints": [1, 0, 0]})
-    with pytest.raises(ValueError, match="monotone constraints are not kept"):
-        FunctionalGradientRegressor(oracle, n_estimators=10).fit(X, y)
+    for model, target in ((FunctionalGradientRegressor(oracle, n_estimators=10), y),
+                          (CoordinateBoostingClassifier(oracle, n_estimators=10), y > 0),
+                          (FunctionalGradientRegressor(CachedOracle(oracle, None)), y)):
+        with pytest.raises(ValueError, match="monotone constraints are not kept"):
+            model.fit(X, target)
 
 
 @pytest.mark.parametrize("params", KEPT, ids=lambda p: ",".join(p))
