@@ -20,7 +20,8 @@ initial state (``_initial_state``) and one round (``_round``), which asks the or
 * **warm_start**: as in scikit-learn's gradient boosting, raising ``n_estimators`` and
   refitting on the same data continues from the fitted rounds, with the saved state
   (running scores, the seed generator), so a deterministic oracle gives exactly one
-  longer fit;
+  longer fit; a pickle keeps that state only when ``warm_start`` is True (it grows with
+  the training rows: :meth:`BaseBooster.__getstate__`);
 * **the model** (:mod:`.model`): ``ensemble_``, the decision on new rows and its staged
   form, ``feature_importances_``.
 """
@@ -565,7 +566,9 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         """Write the booster (parameters, fitted attributes, model) to ``path`` as plain
         JSON text, which :meth:`load_model` reads without pickle
         (:mod:`oracleboost.model_json`): the loaded booster predicts bit for bit as this
-        one.  The running state ``warm_start`` continues from is not written.
+        one.  The running state ``warm_start`` continues from is not written: a warm
+        start of the loaded booster fits anew, with a warning (a pickle or ``skops.io``
+        file of a booster fitted with ``warm_start=True`` keeps it).
 
         Raises
         ------
