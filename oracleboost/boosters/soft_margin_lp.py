@@ -89,7 +89,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["SoftMarginLP", "LPSolution", "LPSolveError", "FEASIBILITY_TOL", "soft_margin",
+__all__ = ["SoftMarginLP", "LPSolution", "LPSolveError", "FEASIBILITY_TOL",
            "largest_mean_margin"]
 
 #: How far from feasible (and from the dual's objective, for the primal's) a solution
@@ -514,8 +514,7 @@ class SoftMarginLP:
             edge = max(float(np.add.reduce(d * u)) for u in self.columns)
             if edge > gamma + tol:
                 problems.append(f"an edge {edge!r} exceeds γ = {gamma!r}")
-            xi = np.maximum(rho - self.margins(w), 0.0)
-            soft = rho - float(np.add.reduce(self.cost * xi)) / self.nu
+            soft = soft_objective(rho, self.margins(w), self.cost, self.nu)
             if abs(soft - gamma) > tol * (1 + abs(gamma)):
                 problems.append(f"the primal objective ρ − Σ c ξ / ν = {soft!r} (ξ from the "
                                 f"margins of w) is not the dual's γ = {gamma!r}")
@@ -523,16 +522,12 @@ class SoftMarginLP:
             raise LPSolveError("HiGHS's solution fails its checks: " + "; ".join(problems))
 
 
-def soft_margin(margins: np.ndarray, cost: np.ndarray, nu: float) -> float:
-    """The soft margin of a vote with these margins, ``max_ρ ρ − (1/ν) Σ c_i (ρ − m_i)₊``,
-    through its dual ``min_{d ∈ S} d · m`` over the capped simplex (``Σ d = 1``,
-    ``0 ≤ d_i ≤ c_i/ν``): the caps filled from the least margin up.  With unit costs and
-    a whole ν it is the mean of the ν least margins."""
-    order = np.argsort(margins, kind="stable")
-    caps = np.asarray(cost, dtype=np.float64)[order] / nu
-    before = np.add.accumulate(caps) - caps  # the mass placed on lesser margins
-    d = np.clip(1.0 - before, 0.0, caps)
-    return math.fsum((d * np.asarray(margins, dtype=np.float64)[order]).tolist())
+def soft_objective(rho: float, margins: np.ndarray, cost: np.ndarray, nu: float) -> float:
+    """The primal objective ``ρ − (1/ν) Σ_i c_i ξ_i`` of a vote with these margins, the
+    slacks ``ξ_i = max(0, ρ − m_i)`` at their best for ρ: at most the vote's soft margin
+    (its maximum over ρ), equal to it at an optimal ρ.  Rows summed in a fixed order."""
+    xi = np.maximum(rho - margins, 0.0)
+    return rho - float(np.add.reduce(cost * xi)) / nu
 
 
 def is_zero_vote(margins: np.ndarray) -> bool:
@@ -556,9 +551,10 @@ def largest_mean_margin(columns: list[np.ndarray], cost: np.ndarray, nu: float,
     Every optimal vote has mean margin at least 0 (its ν least margins average at
     least 0), and only the zero vote has 0, so the answer is non-zero whenever a
     non-zero optimal vote exists.  Returns its ``w``, or None when the zero vote is the
-    only optimum (to the solver's accuracy: a vote whose soft margin per unit of its
-    largest margin is below ``value`` by more than :data:`FEASIBILITY_TOL` is a scaled
-    down non-optimal vote that the solver's tolerance let in), or when the LP fails.
+    only optimum (to the solver's accuracy: a vote whose objective at the LP's ρ, per
+    unit of its largest margin, is below ``value`` by more than :data:`FEASIBILITY_TOL`
+    is a scaled-down non-optimal vote that the solver's tolerance let in), or when the
+    LP fails.
     """
     from scipy import sparse
     from scipy.optimize import linprog
@@ -588,6 +584,6 @@ def largest_mean_margin(columns: list[np.ndarray], cost: np.ndarray, nu: float,
     if is_zero_vote(margins):
         return None
     top = float(np.abs(margins).max())
-    if soft_margin(margins, cost, nu) < value - FEASIBILITY_TOL * top:
+    if soft_objective(float(result.x[t]), margins, cost, nu) < value - FEASIBILITY_TOL * top:
         return None
     return w
