@@ -1098,6 +1098,8 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
         as LightGBM's ``ndcg`` metric computes it (:func:`oracleboost.losses.ndcg`: gain
         ``2**y − 1``, discount ``1/log2(1 + rank)``, the whole list of each query, a
         query with no relevant document counting 1).  Larger is better, 1 at best.
+        Any finite grade is scored: the gains of a query are computed divided by one
+        power of two, which leaves its NDCG as it is and keeps ``2**y`` within float64.
 
         Parameters
         ----------
@@ -1116,9 +1118,10 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
         float
         """
         pred = self.predict(X, num_iteration=num_iteration)
-        y = self._numeric_target(np.asarray(y), "y")
+        y = self._numeric_target(np.asarray(y), "score")
         if y.shape != pred.shape:
-            raise ValueError(f"y has shape {y.shape}; X has {pred.shape[0]} rows")
+            raise ValueError(f"y must have shape {pred.shape}, one grade for each row of X; "
+                             f"got shape {y.shape}")
         return ndcg(y, pred, check_groups(qid, y.shape[0], "qid"))
 
     _row_args = ("qid",)

@@ -201,7 +201,11 @@ def ndcg(y: ArrayLike, raw: ArrayLike, groups: ArrayLike) -> float:
     Each query is scored by :func:`sklearn.metrics.ndcg_score` on the gains (queries of
     one size stacked in one call).  Tied scores share their gains' mean
     (``ignore_ties=False``: the expectation over orders of the tie) where LightGBM keeps
-    the rows' order.  ``y`` must be non-negative (LightGBM's labels are grades 0, 1, …).
+    the rows' order.  ``y`` must be non-negative (LightGBM's labels are grades 0, 1, …);
+    any finite grade is taken: a query's NDCG, DCG/IDCG, does not change when its gains
+    are all divided by one number, so they are computed divided by ``2**k`` (``k`` the
+    integer part of the query's largest grade; :func:`_scaled_gains`), which keeps
+    ``2**y`` within float64 for grades of 1,024 and more.
     """
     from sklearn.metrics import ndcg_score  # (sklearn.metrics is slow to import)
 
@@ -210,7 +214,6 @@ def ndcg(y: ArrayLike, raw: ArrayLike, groups: ArrayLike) -> float:
         raise ValueError(f"y must be 1-D, one relevance per row; got shape {y.shape}")
     if (y < 0).any():
         raise ValueError("y must be non-negative relevance grades for NDCG (gain 2**y - 1)")
-    gain = np.expm1(y * np.log(2.0))  # 2**y − 1, exact at 0
     _, inv = np.unique(groups, return_inverse=True)
     inv = inv.ravel()
     order = np.argsort(inv, kind="stable")
@@ -219,9 +222,27 @@ def ndcg(y: ArrayLike, raw: ArrayLike, groups: ArrayLike) -> float:
     total = 0.0
     for m in np.unique(counts):
         rows = order[starts[counts == m][:, None] + np.arange(m)]  # (queries, m)
-        g, f = gain[rows], raw[rows]
+        g, f = _scaled_gains(y[rows]), raw[rows]
         scored = (g > 0).any(axis=1) if m > 1 else np.zeros(len(rows), dtype=bool)
         total += np.count_nonzero(~scored)  # an ideal DCG of 0: every order is ideal
         if scored.any():
             total += ndcg_score(g[scored], f[scored]) * np.count_nonzero(scored)
     return float(total / len(counts))
+
+
+def _scaled_gains(grades: np.ndarray) -> np.ndarray:
+    """Each row's gains ``2**y − 1`` divided by ``2**k``, ``k = floor(max(y))`` of the row
+    (0 below 1): ``2**(y − k) − 2**−k``, below 2, so no grade overflows.
+
+    Grades below 1 take ``expm1(y ln 2) · 2**−k`` (the difference would cancel: 2**y is
+    near 1); grades of 1 and more the difference, which loses at most one bit (2**y ≥ 2),
+    and is exact for integer grades.  A row whose largest grade is below 1 keeps the
+    plain gains ``expm1(y ln 2)``.
+    """
+    k = np.floor(np.maximum(grades.max(axis=1, keepdims=True), 0.0))
+    # 2**-k as ldexp's integer exponent; beyond 2**-1074 it is 0 either way
+    shift = -np.minimum(k, 2000.0).astype(np.int64)
+    with np.errstate(under="ignore"):  # gains below 2**-1074 of the top one: 0
+        small = np.ldexp(np.expm1(np.minimum(grades, 1.0) * np.log(2.0)), shift)
+        large = np.exp2(grades - k) - np.ldexp(1.0, shift)
+    return np.where(grades < 1.0, small, large)
