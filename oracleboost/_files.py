@@ -18,6 +18,7 @@ from pathlib import Path
 
 __all__ = [
     "atomic_path",
+    "write_text_atomic",
     "atomic_folder",
     "remove_stale_staging",
     "writable_folder",
@@ -60,6 +61,23 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     except BaseException:
         _remove(tmp)
         raise
+
+
+def write_text_atomic(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> None:
+    """Write ``text`` to ``path`` through :func:`atomic_path`, flushed to disk first.
+
+    The data reaches the disk (``fsync``) before the rename, so that a crash just after
+    cannot leave ``path`` naming an empty file; a previous file's permission bits are
+    kept.  A write that fails half-way (a full disk) leaves ``path`` as it was.
+    """
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", encoding=encoding) as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        if path.exists():
+            shutil.copymode(path, tmp)
 
 
 @contextlib.contextmanager

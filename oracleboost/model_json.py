@@ -1,4 +1,4 @@
-"""A fitted booster as plain JSON text, read back without pickle (issue 22).
+"""A fitted booster as plain JSON text, read back without pickle.
 
 :func:`save_model` / :func:`load_model` (and the boosters' ``save_model`` and
 ``load_model``) write and read a model as JSON: its parameters (the oracle and loss
@@ -6,19 +6,29 @@ included), its fitted attributes (``classes_``, ``history_``, ``stop_reason_``, 
 its model (``ensemble_``: the intercept, every hypothesis with its fields, the
 coefficients and the rounds' log), with the format's version and the library's.
 
-The text is data only.  Loading creates objects of the classes it names only where the
-class belongs to oracleboost (or, for parameters such as ``SklearnOracle``'s
-estimator, to scikit-learn), restoring their fields without calling any of their
-methods but ``__setstate__``; numbers and arrays come back bit for bit (floats are
-written in Python's shortest round-trip form, NaN and infinities by name), so the
-loaded booster predicts as the saved one did, bit for bit.
+A model file is data, whoever wrote it.  Loading creates objects only of an explicit
+allow-list of classes (the library's boosters, oracles, losses, hypotheses and models,
+and a few scikit-learn estimators that ``SklearnOracle`` may hold: see
+``oracleboost._json_schema``), looked up by name: it imports nothing a file names and
+calls no constructor with arguments from the file but scikit-learn's ``Tree``, whose
+arguments are checked to be sizes first.  Arrays are of plain dtypes only (bool,
+integers, floats, strings; labels in object arrays), no larger than the numbers the file
+holds.  Each object's fields are checked against what its class needs before it is made,
+and a fitted booster is checked to predict: a file whose fields are missing, of the
+wrong type, or out of range is refused at load with a ``ValueError`` naming the field's
+place in the document (``estimator.ensemble_.hypotheses[3].feature``), never loaded into
+a model that fails later.  Numbers and arrays come back bit for bit (floats are written
+in Python's shortest round-trip form, NaN and infinities by name), so the loaded
+booster predicts as the saved one did, bit for bit.  :func:`save_model` writes to a
+temporary file beside the target and renames it into place, so a failed write leaves
+the previous file whole.
 
 What is not written: the running state ``warm_start`` continues from (a loaded model
 predicts; ``warm_start=True`` then fits anew, as after a fit on a cluster;
 ``skops.io`` keeps that state), and callbacks.  What cannot be written is refused,
-naming where it sits: an object of a class outside oracleboost and scikit-learn (a
-``joblib.Memory`` as ``CachedOracle``'s ``memory``: give a path; a weak learner of
-another library through ``SklearnOracle``: use ``skops.io``).
+naming where it sits: an object of a class outside the allow-list (a ``joblib.Memory``
+as ``CachedOracle``'s ``memory``: give a path; a weak learner of another library, or a
+scikit-learn estimator outside the list, through ``SklearnOracle``: use ``skops.io``).
 
 The format, version 1::
 
@@ -29,31 +39,41 @@ where a value is JSON's own (null, true/false, numbers, strings, lists, objects 
 string keys) or one of the tagged forms ``{"__float__": "nan" | "inf" | "-inf"}``,
 ``{"__tuple__": [...]}``, ``{"__items__": [[key, value], ...]}`` (a dict whose keys are
 not strings), ``{"__ndarray__": dtype, "shape": [...], "data": [...]}``,
-``{"__enum__": "module:Class", "value": ...}``, ``{"__random_state__": [...]}`` (a
-NumPy ``RandomState``'s state) and ``{"__object__": "module:Class", "state": {...}}``
-(with ``"args"`` for an extension type made from arguments, scikit-learn's ``Tree``).
+``{"__records__": layout, "shape": [...], "fields": {...}}`` (a record array of plain
+fields), ``{"__enum__": "module:Class", "value": ...}``, ``{"__random_state__": [...]}``
+(a NumPy ``RandomState``'s state) and ``{"__object__": "module:Class", "state": {...}}``
+(with ``"args"`` for scikit-learn's ``Tree``, an extension type made from its sizes).
 """
 
 from __future__ import annotations
 
 import enum
-import importlib
 import json
 import math
 import os
+import re
 from typing import Any
 
 import numpy as np
 
 from . import __version__
+from ._files import write_text_atomic
+from ._json_schema import (
+    SchemaError,
+    allowed_classes,
+    check_fitted,
+    check_parameters,
+    check_state,
+    check_tree_args,
+    check_tree_state,
+    name_of,
+)
 
 __all__ = ["FORMAT_VERSION", "to_json", "from_json", "save_model", "load_model"]
 
 #: The version of the format this library writes; it reads this one and earlier ones.
 FORMAT_VERSION = 1
 _FORMAT = "oracleboost-model"
-#: The packages whose classes a file may name.
-_TRUSTED = ("oracleboost.", "sklearn.")
 #: Attributes of a booster that are not written (see the module docstring).
 _NOT_WRITTEN = ("_state_", "_callback_fit_ctx", "_skl_callbacks_to_teardown",
                 "_skl_callbacks")
@@ -94,11 +114,14 @@ def from_json(text: str) -> Any:
     ------
     ValueError
         When the text is not an oracleboost model, or comes from a newer format version
-        than this library reads, or names a class outside oracleboost and scikit-learn.
+        than this library reads, or names a class outside the allow-list, or holds a
+        field that is missing, of the wrong type or out of range (named by its place in
+        the document, ``estimator.ensemble_.intercept``), or a model that does not
+        predict.  Nothing the text names is imported or run.
     """
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
+        doc = json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, a 5,000-digit number
         raise ValueError(f"not an oracleboost model: the text is not JSON ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
         raise ValueError(f"not an oracleboost model: no \"format\": \"{_FORMAT}\" field")
@@ -111,14 +134,28 @@ def from_json(text: str) -> Any:
             f"{doc.get('library_version', '?')}); this oracleboost ({__version__}) reads "
             f"versions up to {FORMAT_VERSION}: upgrade oracleboost to load it"
         )
-    return _decode(doc["estimator"])
+    if "estimator" not in doc:
+        raise SchemaError("estimator", "missing")
+    try:
+        estimator = _decode(doc["estimator"], "estimator")
+    except RecursionError:  # objects nested thousands deep: no model is
+        raise SchemaError("estimator", "nested too deep") from None
+    check_fitted(estimator, "estimator")
+    return estimator
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not JSON (the format writes {{\"__float__\": ...}})")
 
 
 def save_model(estimator: Any, path: str | os.PathLike) -> None:
-    """Write :func:`to_json` of ``estimator`` to ``path`` (UTF-8)."""
-    text = to_json(estimator)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    """Write :func:`to_json` of ``estimator`` to ``path`` (UTF-8), atomically.
+
+    The text goes to a temporary file beside ``path``, flushed to disk, then renamed onto
+    ``path``: a write that fails (a full disk, an interrupt) leaves a previous file at
+    ``path`` whole and no temporary file behind.
+    """
+    write_text_atomic(path, to_json(estimator))
 
 
 def load_model(path: str | os.PathLike) -> Any:
@@ -128,17 +165,13 @@ def load_model(path: str | os.PathLike) -> Any:
 
 
 # -- writing ------------------------------------------------------------------------------
-def _name(cls: type) -> str:
-    return f"{cls.__module__}:{cls.__qualname__}"
-
-
 def _state_of(obj: Any, where: str = "") -> dict:
     getstate = getattr(obj, "__getstate__", None)
     state = getstate() if getstate is not None else None
     if state is None:  # object's default __getstate__ without slots returns None
         state = getattr(obj, "__dict__", None)
     if not isinstance(state, dict):
-        raise _Unwritable(where, f"is a {_name(type(obj))}, whose state is not a dict of fields")
+        raise _Unwritable(where, f"is a {name_of(type(obj))}, whose state is not a dict of fields")
     return state
 
 
@@ -186,11 +219,14 @@ def _encode(v: Any, where: str, top: bool = False) -> Any:  # noqa: C901 - one c
 
 
 def _trusted_name(cls: type, where: str) -> str:
-    if not cls.__module__.startswith(_TRUSTED) and cls.__module__ not in ("oracleboost",):
-        raise _Unwritable(where, f"is a {_name(cls)}, which JSON cannot hold (only "
-                                 "oracleboost's and scikit-learn's objects, numbers, strings "
-                                 "and arrays); skops.io can store it")
-    return _name(cls)
+    """The class's name in a document, if loading may make it (the allow-list)."""
+    name = name_of(cls)
+    if allowed_classes().get(name) is not cls:
+        raise _Unwritable(where, f"is a {name}, which JSON cannot hold (it holds "
+                                 "oracleboost's objects, numbers, strings, arrays, and "
+                                 "scikit-learn's trees, linear models, neural nets, dummies "
+                                 "and label encoders); skops.io can store it")
+    return name
 
 
 def _encode_array(a: np.ndarray, where: str) -> dict:
@@ -216,61 +252,219 @@ def _encode_array(a: np.ndarray, where: str) -> dict:
 
 
 # -- reading ------------------------------------------------------------------------------
-def _class(name: str) -> type:
-    module, _, qual = name.partition(":")
-    if not module.startswith(_TRUSTED) or not qual:
-        raise ValueError(f"the model names the class {name!r}; only oracleboost's and "
-                         "scikit-learn's classes are loaded")
-    obj: Any = importlib.import_module(module)
-    for part in qual.split("."):
-        obj = getattr(obj, part)
-    if not isinstance(obj, type):
-        raise ValueError(f"the model names {name!r}, which is not a class")
+# A document is data: every tagged form has exactly its keys, every class is looked up in
+# the allow-list (never imported by a name from the file), and every object's fields are
+# checked (oracleboost._json_schema) before the object is made.
+_PLAIN_DTYPE = re.compile(r"[<>|=]?(?:b1|[iu][1248]|f[248])")
+_LABEL_DTYPE = re.compile(r"[<>|=]?U(\d{1,6})")
+_MAX_NDIM = 32
+_TAGS = {"__float__": {"__float__"}, "__tuple__": {"__tuple__"}, "__items__": {"__items__"},
+         "__ndarray__": {"__ndarray__", "shape", "data"},
+         "__records__": {"__records__", "shape", "fields"},
+         "__random_state__": {"__random_state__"}, "__enum__": {"__enum__", "value"},
+         "__object__": {"__object__", "state"}}
+
+
+def _decode(v: Any, where: str) -> Any:
+    if v is None or isinstance(v, (bool, str, int)):
+        return v
+    if isinstance(v, float):
+        if not math.isfinite(v):  # JSON's own NaN/Infinity tokens: not what we write
+            raise SchemaError(where, "a number that is not finite must be written as "
+                                     "{\"__float__\": ...}")
+        return v
+    if isinstance(v, list):
+        return [_decode(x, f"{where}[{i}]") for i, x in enumerate(v)]
+    tags = [k for k in v if k.startswith("__")]
+    if not tags:
+        return {k: _decode(x, f"{where}.{k}") for k, x in v.items()}
+    tag = tags[0]
+    keys = _TAGS.get(tag, set())
+    if len(tags) != 1 or not (set(v) == keys or tag == "__object__"
+                              and set(v) == keys | {"args"}):
+        raise SchemaError(where, f"an object with the keys {sorted(v)} is none of the "
+                                 "format's forms")
+    return _READERS[tag](v, where)
+
+
+def _read_float(v: dict, where: str) -> float:
+    names = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+    if v["__float__"] not in names:
+        raise SchemaError(where, "__float__ must be \"nan\", \"inf\" or \"-inf\"")
+    return names[v["__float__"]]
+
+
+def _read_tuple(v: dict, where: str) -> tuple:
+    return tuple(_decode(_a_list(v["__tuple__"], where), where))
+
+
+def _read_items(v: dict, where: str) -> dict:
+    out = {}
+    for i, pair in enumerate(_a_list(v["__items__"], where)):
+        if not (isinstance(pair, list) and len(pair) == 2):
+            raise SchemaError(f"{where}[{i}]", "an item must be [key, value]")
+        key = _decode(pair[0], f"{where}[{i}]")
+        if not _key_like(key):
+            raise SchemaError(f"{where}[{i}]", "a key must be a number, string or tuple")
+        out[key] = _decode(pair[1], f"{where}[{key!r}]")
+    return out
+
+
+def _key_like(k: Any) -> bool:
+    return k is None or isinstance(k, (bool, int, float, str)) or (
+        isinstance(k, tuple) and all(_key_like(x) for x in k))
+
+
+def _a_list(v: Any, where: str) -> list:
+    if not isinstance(v, list):
+        raise SchemaError(where, f"must be a list, not a {type(v).__name__}")
+    return v
+
+
+def _shape(v: Any, n: int, where: str) -> tuple[int, ...]:
+    """The shape of an array of ``n`` values (its product must be ``n``: an array is never
+    larger than the data the file holds)."""
+    if not (isinstance(v, list) and len(v) <= _MAX_NDIM
+            and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in v)
+            and math.prod(v) == n):
+        raise SchemaError(f"{where}.shape", f"must be a list of sizes whose product is the "
+                                            f"{n} values given")
+    return tuple(v)
+
+
+def _read_ndarray(v: dict, where: str) -> np.ndarray:
+    dtype, data = v["__ndarray__"], _a_list(v["data"], f"{where}.data")
+    shape = _shape(v["shape"], len(data), where)
+    if dtype == "O":  # labels: strings or numbers
+        values = [_decode(x, f"{where}.data[{i}]") for i, x in enumerate(data)]
+        if not all(isinstance(x, (str, int, float)) or x is None for x in values):
+            raise SchemaError(f"{where}.data", "an object array holds labels only")
+        out = np.empty(len(values), dtype=object)
+        out[:] = values
+        return out.reshape(shape)
+    if not isinstance(dtype, str):
+        raise SchemaError(f"{where}.__ndarray__", "must be a dtype's name")
+    label = _LABEL_DTYPE.fullmatch(dtype)
+    if label:
+        if not all(isinstance(x, str) and len(x) <= int(label[1]) for x in data):
+            raise SchemaError(f"{where}.data", f"must hold strings that fit {dtype}")
+        return np.array(data, dtype=dtype).reshape(shape)
+    if not _PLAIN_DTYPE.fullmatch(dtype):
+        raise SchemaError(f"{where}.__ndarray__", f"{dtype!r} is not a plain dtype (bool, "
+                                                  "int, uint, float, str)")
+    return _numbers(np.dtype(dtype), data, where).reshape(shape)
+
+
+def _numbers(dtype: np.dtype, data: list, where: str) -> np.ndarray:
+    if dtype.kind == "b":
+        ok = all(isinstance(x, bool) for x in data)
+    elif dtype.kind == "f":
+        data = [_read_float(x, f"{where}.data") if isinstance(x, dict)
+                and set(x) == {"__float__"} else x for x in data]
+        ok = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in data)
+    else:
+        ok = all(isinstance(x, int) and not isinstance(x, bool) for x in data)
+    if not ok:
+        raise SchemaError(f"{where}.data", f"must hold {dtype.kind!r} numbers of {dtype}")
+    try:
+        return np.array(data, dtype=dtype)
+    except (OverflowError, ValueError):
+        raise SchemaError(f"{where}.data", f"holds a number out of {dtype}'s range") from None
+
+
+def _read_records(v: dict, where: str) -> np.ndarray:
+    layout, fields = v["__records__"], v["fields"]
+    if not (isinstance(layout, dict) and set(layout) == {"names", "formats", "offsets",
+                                                         "itemsize"}
+            and isinstance(fields, dict) and isinstance(layout["names"], list)
+            and isinstance(layout["formats"], list)
+            and all(isinstance(f, str) and _PLAIN_DTYPE.fullmatch(f)
+                    for f in layout["formats"])
+            and list(fields) == layout["names"]):
+        raise SchemaError(where, "a record array's layout must name plain fields, each "
+                                 "given")
+    try:
+        dtype = np.dtype(layout)
+    except (TypeError, ValueError) as exc:
+        raise SchemaError(where, f"not a record layout ({exc})") from None
+    columns = {n: _decode(x, f"{where}.fields.{n}") for n, x in fields.items()}
+    sizes = {c.size if isinstance(c, np.ndarray) else -1 for c in columns.values()}
+    if len(sizes) != 1 or -1 in sizes:
+        raise SchemaError(f"{where}.fields", "must be arrays of one size")
+    shape = _shape(v["shape"], sizes.pop(), where)
+    out = np.zeros(shape, dtype=dtype)
+    for name, column in columns.items():
+        if column.dtype != dtype.fields[name][0]:
+            raise SchemaError(f"{where}.fields.{name}", f"must be of dtype "
+                                                        f"{dtype.fields[name][0]}")
+        out[name] = column.reshape(shape)
+    return out
+
+
+def _read_random_state(v: dict, where: str) -> np.random.RandomState:
+    state = _decode(v["__random_state__"], where)
+    if not (isinstance(state, tuple) and len(state) == 5 and state[0] == "MT19937"
+            and isinstance(state[1], np.ndarray) and state[1].dtype == np.uint32
+            and state[1].shape == (624,)
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in state[2:4])
+            and 0 <= state[2] <= 624 and isinstance(state[4], float)):
+        raise SchemaError(where, "must be a NumPy RandomState's MT19937 state")
+    rng = np.random.RandomState(0)
+    rng.set_state(state)
+    return rng
+
+
+def _allowed(name: Any, where: str) -> type:
+    cls = allowed_classes().get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise SchemaError(where, f"the class {name!r} is not one a model file may name "
+                                 "(oracleboost's boosters, oracles, losses and hypotheses, "
+                                 "and the scikit-learn estimators they hold)")
+    return cls
+
+
+def _read_enum(v: dict, where: str) -> enum.Enum:
+    cls = _allowed(v["__enum__"], f"{where}.__enum__")
+    if not issubclass(cls, enum.Enum) or v["value"] not in {m.value for m in cls}:
+        raise SchemaError(where, f"{v['value']!r} is not a {cls.__name__}")
+    return cls(v["value"])
+
+
+def _read_object(v: dict, where: str) -> Any:
+    cls = _allowed(v["__object__"], f"{where}.__object__")
+    if issubclass(cls, enum.Enum):
+        raise SchemaError(f"{where}.__object__", f"{cls.__name__} is an enum")
+    if "args" in v or cls.__name__ == "Tree" and cls.__module__.startswith("sklearn."):
+        return _read_tree(cls, v, where)
+    if not isinstance(v["state"], dict):
+        raise SchemaError(f"{where}.state", "must be an object of fields")
+    state = {k: _decode(x, f"{where}.{k}") for k, x in v["state"].items()}
+    check_state(cls, state, where)
+    obj = cls.__new__(cls)
+    if getattr(cls, "__setstate__", None) is not None:
+        obj.__setstate__(state)
+    else:
+        obj.__dict__.update(state)
+    check_parameters(obj, where)
     return obj
 
 
-def _decode(v: Any) -> Any:
-    if isinstance(v, list):
-        return [_decode(x) for x in v]
-    if not isinstance(v, dict):
-        return v
-    if "__float__" in v:
-        return float(v["__float__"])
-    if "__tuple__" in v:
-        return tuple(_decode(x) for x in v["__tuple__"])
-    if "__items__" in v:
-        return {_decode(k): _decode(x) for k, x in v["__items__"]}
-    if "__ndarray__" in v:
-        dtype = np.dtype(v["__ndarray__"])
-        data = [_decode(x) for x in v["data"]]
-        if dtype.kind == "O":
-            out = np.empty(len(data), dtype=object)
-            out[:] = data
-        else:
-            out = np.array(data, dtype=dtype)
-        return out.reshape(v["shape"])
-    if "__records__" in v:
-        out = np.zeros(v["shape"], dtype=np.dtype(v["__records__"]))
-        for name, column in v["fields"].items():
-            out[name] = _decode(column)
-        return out
-    if "__random_state__" in v:
-        rng = np.random.RandomState()
-        rng.set_state(_decode(v["__random_state__"]))
-        return rng
-    if "__enum__" in v:
-        return _class(v["__enum__"])(_decode(v["value"]))
-    if "__object__" in v:
-        cls = _class(v["__object__"])
-        if "args" in v:  # an extension type: its class makes it from arguments
-            obj = cls(*_decode(v["args"]))
-            obj.__setstate__(_decode(v["state"]))
-            return obj
-        obj = cls.__new__(cls)
-        state = {k: _decode(x) for k, x in v["state"].items()}
-        if getattr(cls, "__setstate__", None) is not None:
-            obj.__setstate__(state)
-        else:
-            obj.__dict__.update(state)
-        return obj
-    return {k: _decode(x) for k, x in v.items()}
+def _read_tree(cls: type, v: dict, where: str) -> Any:
+    """scikit-learn's ``Tree``, the one class made from arguments: they are checked to be
+    sizes first, and its nodes to be a tree over them."""
+    if "args" not in v or cls.__name__ != "Tree":
+        raise SchemaError(where, f"{v['__object__']!r} is not made from arguments")
+    args = check_tree_args(_decode(v["args"], f"{where}(args)"), f"{where}(args)")
+    state = _decode(v["state"], where)
+    check_tree_state(args, state, where)
+    tree = cls(*args)
+    tree.__setstate__(state)
+    return tree
+
+
+_READERS: dict[str, Any] = {
+    "__float__": _read_float, "__tuple__": _read_tuple, "__items__": _read_items,
+    "__ndarray__": _read_ndarray, "__records__": _read_records,
+    "__random_state__": _read_random_state, "__enum__": _read_enum,
+    "__object__": _read_object,
+}
