@@ -81,7 +81,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from .._cluster import NotDistributedError, is_dask_collection
 from .._typing import ArrayLike, RandomStateLike, Rows
-from ..oracles.base import BinaryOnlyOracleError, Hypothesis, Oracle
+from ..oracles.base import BinaryOnlyOracleError, Hypothesis, Oracle, predict_validated
 from ..oracles.trees import TreeStructure
 from . import cluster_data, mirror_cells, mirror_passes, row_passes
 from .base import BaseBooster, data_signature, fit_context, num_iteration_doc, on_dask
@@ -123,6 +123,11 @@ class ArgmaxVote(Hypothesis):
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         return mirror_cells.one_hot(np.argmax(self.inner.predict(X), axis=1), self.n_classes)
+
+    def _predict_validated(self, X) -> np.ndarray:
+        # the inner hypothesis skips its own check of X as well
+        return mirror_cells.one_hot(np.argmax(predict_validated(self.inner, X), axis=1),
+                                    self.n_classes)
 
     def tree_structure(self) -> TreeStructure | None:
         """The inner hypothesis' tree with each leaf's vector replaced by the vote for

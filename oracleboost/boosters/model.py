@@ -37,7 +37,7 @@ import numpy as np
 
 from .._typing import ArrayLike
 from ..oracles._column_products import times as _times
-from ..oracles.base import Hypothesis, NonFiniteOutput
+from ..oracles.base import Hypothesis, NonFiniteOutput, predict_validated
 
 if TYPE_CHECKING:  # pragma: no cover - base imports this module
     from .base import BaseBooster
@@ -391,7 +391,7 @@ class RunningScores:
         pred = self._cached.get(j)
         if pred is None:
             h = ensemble.hypotheses[j]
-            pred = h.predict(self.X)
+            pred = predict_validated(h, self.X)  # X validated once, by the estimator
             if not np.isfinite(pred).all():
                 raise NonFinitePrediction(h, pred, ensemble.n_rounds)
             # only hypotheses that can recur (a corrective round again, or any refit)
@@ -581,9 +581,12 @@ class LinearModel:
         return self._last()[-1] / self.scale
 
     def _features(self, X) -> np.ndarray:
-        cols = [h.predict(X) for h in self.columns]
+        # X validated once, by the estimator; the columns of one class predicted at once
+        kinds = {type(h) for h in self.columns}
+        kind = kinds.pop() if len(kinds) == 1 else Hypothesis
+        cols = [kind.predict_columns(self.columns, X)] if self.columns else []
         if self.fit_intercept:
-            cols.append(np.ones(len(cols[0]) if cols else len(X)))
+            cols.append(np.ones(cols[0].shape[0] if cols else len(X)))
         return np.column_stack(cols)
 
     def truncate(self, n_rounds: int) -> None:

@@ -67,6 +67,7 @@ what they wrap declares and pass the indices on (the cache keys on them).
 from __future__ import annotations
 
 import copy
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
@@ -92,6 +93,7 @@ __all__ = [
     "check_X",
     "check_categorical_features",
     "class_runs",
+    "predict_validated",
 ]
 
 
@@ -238,6 +240,17 @@ class Hypothesis(ABC):
     def predict(self, X: ArrayLike) -> np.ndarray:
         """Outputs on new data, of shape ``(n,)`` or ``(n, K)``."""
 
+    def _predict_validated(self, X: Any) -> np.ndarray:
+        """:meth:`predict` on X that :func:`check_X` has already validated (a 2-D
+        float64 ndarray, or a canonical CSR/CSC matrix), without validating it again.
+
+        An ensemble predicts every hypothesis on one X that the estimator validated
+        once: a class whose :meth:`predict` validates X (a pass over all of it) overrides
+        this to skip that pass, so that predicting J hypotheses costs J passes over
+        what each reads, not J passes over X.  The default calls :meth:`predict`.
+        Callers go through :func:`predict_validated`."""
+        return self.predict(X)
+
     @classmethod
     def predict_sum(
         cls, hypotheses: Sequence[Hypothesis], coef: np.ndarray, X: np.ndarray, out: np.ndarray
@@ -275,10 +288,23 @@ class Hypothesis(ABC):
         """
         coef = np.asarray(coef, dtype=np.float64)  # float64 products, whatever coef was
         for h, c in zip(hypotheses, coef, strict=True):
-            pred = h.predict(X)
+            pred = predict_validated(h, X)
             if not np.isfinite(pred).all():
                 raise NonFiniteOutput(h, pred)
             out += c * pred
+
+    @classmethod
+    def predict_columns(cls, hypotheses: Sequence[Hypothesis], X: Any) -> np.ndarray:
+        """The outputs of hypotheses of scalar output on X, one column each: shape
+        ``(n, len(hypotheses))``, column r equal to :func:`predict_validated`
+        ``(hypotheses[r], X)`` bit for bit.
+
+        A linear model over a finite class's columns predicts its basis on X this way
+        once (then each round's coefficients are one ordered product with it).  A class
+        whose columns can be read from X at once (linear coordinates) overrides it; the
+        default is one :func:`predict_validated` a hypothesis.  ``X`` is as for
+        :func:`predict_validated`."""
+        return np.column_stack([predict_validated(h, X) for h in hypotheses])
 
     def feature_importances(self, n_features: int) -> np.ndarray | None:
         """How much this hypothesis uses each of the ``n_features`` input features
@@ -722,6 +748,36 @@ def check_X(X: ArrayLike, name: str = "X", *, allow_nan: bool = False,
     with np.errstate(over="ignore", invalid="ignore"):
         return check_array(X, dtype=np.float64, input_name=name,
                            ensure_all_finite="allow-nan" if allow_nan else True)
+
+
+def predict_validated(h: Hypothesis, X: Any) -> np.ndarray:
+    """``h.predict(X)`` for X that an estimator validated (:func:`check_X`'s output, or
+    scikit-learn's ``validate_data``'s with float64): X is not validated again when it
+    has that form, a 2-D float64 ndarray or a canonical CSR/CSC matrix
+    (:meth:`Hypothesis._predict_validated`); any other X goes through ``h.predict``,
+    which validates it."""
+    if _validated_form(X) and _skips_validation(type(h)):
+        return h._predict_validated(X)
+    return h.predict(X)
+
+
+@functools.cache
+def _skips_validation(kind: type) -> bool:
+    """Whether ``kind``'s ``_predict_validated`` is its ``predict`` without the checks:
+    defined where ``predict`` is or below it.  A subclass that overrides ``predict``
+    alone (a user's) is predicted through its own ``predict``."""
+    def owner(name: str) -> type:
+        return next(c for c in kind.__mro__ if name in c.__dict__)
+
+    return issubclass(owner("_predict_validated"), owner("predict"))
+
+
+def _validated_form(X: Any) -> bool:
+    """Whether X has the form :func:`check_X` returns (its values are not looked at)."""
+    if sp.issparse(X):
+        return (X.format in ("csr", "csc") and X.dtype == np.float64
+                and bool(X.has_canonical_format))
+    return isinstance(X, np.ndarray) and X.dtype == np.float64 and X.ndim == 2
 
 
 def canonical_sparse(X: Any, name: str = "X", *, allow_nan: bool = False) -> Any:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import functools
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,7 +24,15 @@ from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks, check_n_jobs, ordered_sum
 from .._typing import ArrayLike
 from .._validation import check_finite_array
 from . import _column_products as products
-from .base import BoundOracle, Capabilities, Hypothesis, Oracle, _peak, check_X
+from .base import (
+    BoundOracle,
+    Capabilities,
+    Hypothesis,
+    Oracle,
+    _peak,
+    _validated_form,
+    check_X,
+)
 
 __all__ = ["MatrixOracle", "LinearOracle", "MatrixColumn", "LinearCoordinate"]
 
@@ -41,6 +50,17 @@ class MatrixColumn(Hypothesis):
         with np.errstate(over="ignore"):  # beyond float64: the booster names the oracle
             return self.scale * self.column[_row_indices(X, len(self.column))]
 
+    @classmethod
+    def predict_columns(cls, hypotheses: Sequence[Hypothesis], X: Any) -> np.ndarray:
+        """Every column at the rows X indexes, the row indices checked once (not once a
+        column): the products :meth:`predict` forms."""
+        lengths = {len(h.column) for h in hypotheses if type(h) is cls}
+        if len(lengths) != 1 or not all(type(h) is cls for h in hypotheses):
+            return super().predict_columns(hypotheses, X)
+        rows = _row_indices(X, lengths.pop())
+        with np.errstate(over="ignore"):  # beyond float64: the booster names the oracle
+            return np.column_stack([h.scale * h.column[rows] for h in hypotheses])
+
     def __repr__(self) -> str:
         return f"MatrixColumn(j={self.j}, scale={self.scale:g})"
 
@@ -54,11 +74,25 @@ class LinearCoordinate(Hypothesis):
         self.key = ("feature", self.j)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
+        return self._predict_validated(check_X(X, accept_sparse=True))
+
+    def _predict_validated(self, X) -> np.ndarray:
         # sparse X: its column j alone, made dense (X.toarray()'s zeros, the same bits)
-        X = check_X(X, accept_sparse=True)
         column = X[:, [self.j]].toarray().ravel() if sp.issparse(X) else X[:, self.j]
         with np.errstate(over="ignore"):  # beyond float64: the booster names the oracle
             return self.scale * column
+
+    @classmethod
+    def predict_columns(cls, hypotheses: Sequence[Hypothesis], X: Any) -> np.ndarray:
+        """``scale_r · X[:, j_r]`` for every coordinate at once (validated X, dense or
+        sparse): the products :meth:`predict` forms, column by column, in one gather."""
+        if not (_validated_form(X) and all(type(h) is cls for h in hypotheses)):
+            return super().predict_columns(hypotheses, X)
+        js = np.array([h.j for h in hypotheses], dtype=np.intp)
+        scales = np.array([h.scale for h in hypotheses], dtype=np.float64)
+        columns = X[:, js].toarray() if sp.issparse(X) else X[:, js]
+        with np.errstate(over="ignore"):  # beyond float64: the booster names the oracle
+            return columns * scales
 
     def feature_importances(self, n_features: int) -> np.ndarray:
         out = np.zeros(n_features)
