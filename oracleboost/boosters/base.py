@@ -792,11 +792,12 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         """Early stopping's held-out split: ``(X, y, rows)`` to train on and the
         held-out ``(X, y, extra)``, or the arguments unchanged and None."""
         if not self._early_stopping_on() or self.validation_fraction is None:
-            if self._resuming() and getattr(self, "_held_out_", None) is not None:
+            saved = self._saved_split()
+            if self._resuming() and saved is not None:
                 raise ValueError(
                     "warm_start=True continues the fitted model on the rows it was trained "
                     "on, but that fit held out validation_fraction="
-                    f"{self._held_out_[0][1]} of them for early stopping and this one would "
+                    f"{saved[1]} of them for early stopping and this one would "
                     "train on all: keep n_iter_no_change and validation_fraction as they "
                     "were, or set warm_start=False to fit anew"
                 )
@@ -850,7 +851,7 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         this ``validation_fraction`` and ``random_state``) or other data (which
         :meth:`_boost` refuses).  A continuation that would hold out other rows than
         its fit did is refused, naming the parameter."""
-        saved = getattr(self, "_held_out_", None)
+        saved = self._saved_split()
         if not self._resuming():
             return None
         if saved is None:
@@ -861,7 +862,7 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                 "and validation_fraction as they were (validation_fraction=None watches "
                 "eval_set[0]), or set warm_start=False to fit anew"
             )
-        (data, kept), train, held = saved
+        data, kept, train, held = saved
         if data != signature:
             return None
         if kept != fraction:
@@ -871,6 +872,16 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                 "back, or set warm_start=False to fit anew"
             )
         return train, held
+
+    def _saved_split(self) -> tuple[str, float, np.ndarray, np.ndarray] | None:
+        """The fitted model's held-out split as ``(signature, validation_fraction,
+        train, held)``; None without one (or in the layout of an older version, which did
+        not keep the fraction)."""
+        saved = getattr(self, "_held_out_", None)
+        if saved is None or not isinstance(saved[0], tuple):
+            return None
+        (signature, fraction), train, held = saved
+        return signature, fraction, train, held
 
     def _row_array(self, name: str, a, n: int) -> np.ndarray:
         """A per-row argument of ``fit`` (``_row_args``) as an array of ``n`` rows; the
