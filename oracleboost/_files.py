@@ -48,7 +48,8 @@ def _remove(path: Path) -> None:
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it onto ``path`` when the block ends.
+    """Yield a temporary path beside ``path``; rename it onto ``path`` when the block ends,
+    its data flushed to the disk first (``fsync``).
 
     If the block raises (any exception, ``KeyboardInterrupt`` included), the temporary
     file is removed and ``path`` is untouched: a previous version stays whole.
@@ -57,25 +58,36 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     tmp = _temporary_name(path)
     try:
         yield tmp
+        _to_disk(tmp)
         os.replace(tmp, path)
     except BaseException:
         _remove(tmp)
         raise
 
 
-def write_text_atomic(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> None:
-    """Write ``text`` to ``path`` through :func:`atomic_path`, flushed to disk first.
+def _to_disk(path: Path) -> None:
+    """Flush a written file's data to the disk (``fsync``): renamed before its data
+    reached the disk, a crash (a power cut) could leave the target naming an empty
+    file on some file systems."""
+    if not path.is_file():  # a writer that made nothing: os.replace says so
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
-    The data reaches the disk (``fsync``) before the rename, so that a crash just after
-    cannot leave ``path`` naming an empty file; a previous file's permission bits are
-    kept.  A write that fails half-way (a full disk) leaves ``path`` as it was.
+
+def write_text_atomic(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> None:
+    """Write ``text`` to ``path`` through :func:`atomic_path`.
+
+    A write that fails half-way (a full disk) leaves ``path`` as it was; a previous
+    file's permission bits are kept.
     """
     path = Path(path)
     with atomic_path(path) as tmp:
         with open(tmp, "w", encoding=encoding) as f:
             f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
         if path.exists():
             shutil.copymode(path, tmp)
 

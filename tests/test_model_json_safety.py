@@ -407,3 +407,25 @@ def test_a_save_replaces_the_file_and_keeps_its_permissions(documents, tmp_path)
     assert oct(path.stat().st_mode & 0o777) == oct(0o640)
     assert json.loads(path.read_text())["format"] == "oracleboost-model"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.json"]
+
+
+@pytest.mark.parametrize("write", ["save_model", "atomic_path"])
+def test_the_data_reaches_the_disk_before_the_rename(write, documents, tmp_path,
+                                                     monkeypatch):
+    """Every atomic write (a model, the grid's CSV, a figure) flushes the temporary
+    file to disk before renaming it: renamed first, a power cut could leave the target
+    naming an empty file."""
+    from oracleboost._files import atomic_path
+
+    path = tmp_path / "model.json"
+    order = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: order.append("fsync") or real_fsync(fd))
+    monkeypatch.setattr(os, "replace",
+                        lambda a, b: order.append(("replace", b)) or real_replace(a, b))
+    if write == "save_model":
+        save_model(from_json(json.dumps(documents["adaboost-stump"][0])), path)
+    else:
+        with atomic_path(path) as tmp:
+            tmp.write_text("x")
+    assert order == ["fsync", ("replace", path)]
