@@ -232,8 +232,8 @@ _SPECS: dict[str, dict[str, Check]] = {
                        "n_classes": ("an integer >= 2", lambda v: _is_int(v) and v >= 2)},
     "VectorStump": {**_STUMP, "left": _float_array(1, finite=True),
                     "right": _float_array(1, finite=True)},
-    "MatrixColumn": {"column": _float_array(1), "j": INDEX, "scale": FINITE, "key": KEY,
-                     **_CACHES},
+    "MatrixColumn": {"column": _float_array(1, finite=True), "j": INDEX, "scale": FINITE,
+                     "key": KEY, **_CACHES},
     "LinearCoordinate": {"j": INDEX, "scale": FINITE, "key": KEY, **_CACHES},
     "LightGBMTree": {"model_str": ("a string or null", lambda v: v is None or isinstance(v, str)),
                      "n_features": COUNT, "n_leaves": COUNT, "constant": FINITE,
@@ -254,9 +254,10 @@ _SPECS: dict[str, dict[str, Check]] = {
                                 _is_int(k) and _float_array(1)[1](x) for k, x in v.items()))},
     "LinearModel": {"columns": _list_of(HYPOTHESIS), "scale": FINITE,
                     "fit_intercept": BOOL, "n_outputs": COUNT,
-                    "weights": _list_of(_float_array())},
-    "KernelModel": {"X": _float_array(2), "y": _float_array(1), "kernel": _instance("_Kernel"),
-                    "scale": FINITE, "weights": _list_of(_float_array(1))},
+                    "weights": _list_of(_float_array(finite=True))},
+    "KernelModel": {"X": _float_array(2, finite=True), "y": _float_array(1, finite=True),
+                    "kernel": _instance("_Kernel"), "scale": FINITE,
+                    "weights": _list_of(_float_array(1, finite=True))},
     "_Kernel": {"kernel": STR,
                 "params": ("a dict of names to numbers", lambda v: isinstance(v, dict) and all(
                     isinstance(k, str) and _is_number(x) for k, x in v.items()))},
@@ -509,8 +510,9 @@ def check_tree_state(args: tuple[int, np.ndarray, int], state: Any, where: str) 
         raise SchemaError(f"{where}.nodes", "must be node_count scikit-learn tree nodes")
     shape = (count, n_outputs, int(n_classes.max()))
     if not (isinstance(values, np.ndarray) and values.dtype == np.float64
-            and values.shape == shape):
-        raise SchemaError(f"{where}.values", f"must be a float64 array of shape {shape}")
+            and values.shape == shape and np.isfinite(values).all()):
+        raise SchemaError(f"{where}.values",
+                          f"must be a float64 array of shape {shape} of finite numbers")
     left, right, feature = nodes["left_child"], nodes["right_child"], nodes["feature"]
     leaf = left == -1
     index = np.arange(count)
@@ -603,6 +605,8 @@ def _check_lightgbm_tree(fields: dict, n_features: int, n_leaves: int, where: st
         arrays[key] = _ints_or_floats(fields[key], kind, key, where)
         if len(arrays[key]) != n_leaves + extra and not (n_leaves == 1 and extra == -1):
             raise SchemaError(where, f"{key} must hold {n_leaves + extra} numbers")
+    if not np.isfinite(arrays["leaf_value"]).all():
+        raise SchemaError(where, "a leaf value is not finite")
     if n_leaves == 1:
         return
     left, right = arrays["left_child"], arrays["right_child"]

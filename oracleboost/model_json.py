@@ -140,6 +140,8 @@ def from_json(text: str) -> Any:
         estimator = _decode(doc["estimator"], "estimator")
     except RecursionError:  # objects nested thousands deep: no model is
         raise SchemaError("estimator", "nested too deep") from None
+    if type(estimator) not in allowed_classes().values():
+        raise SchemaError("estimator", "must be an object of the library")
     check_fitted(estimator, "estimator")
     return estimator
 
@@ -258,6 +260,8 @@ def _encode_array(a: np.ndarray, where: str) -> dict:
 _PLAIN_DTYPE = re.compile(r"[<>|=]?(?:b1|[iu][1248]|f[248])")
 _LABEL_DTYPE = re.compile(r"[<>|=]?U(\d{1,6})")
 _MAX_NDIM = 32
+#: Characters a string array may hold beyond what its strings need (64 MiB).
+_MAX_CHARS = 2**24
 _TAGS = {"__float__": {"__float__"}, "__tuple__": {"__tuple__"}, "__items__": {"__items__"},
          "__ndarray__": {"__ndarray__", "shape", "data"},
          "__records__": {"__records__", "shape", "fields"},
@@ -289,7 +293,7 @@ def _decode(v: Any, where: str) -> Any:
 
 def _read_float(v: dict, where: str) -> float:
     names = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
-    if v["__float__"] not in names:
+    if not isinstance(v["__float__"], str) or v["__float__"] not in names:
         raise SchemaError(where, "__float__ must be \"nan\", \"inf\" or \"-inf\"")
     return names[v["__float__"]]
 
@@ -346,8 +350,12 @@ def _read_ndarray(v: dict, where: str) -> np.ndarray:
         raise SchemaError(f"{where}.__ndarray__", "must be a dtype's name")
     label = _LABEL_DTYPE.fullmatch(dtype)
     if label:
-        if not all(isinstance(x, str) and len(x) <= int(label[1]) for x in data):
+        size = int(label[1])
+        if not all(isinstance(x, str) and len(x) <= size for x in data):
             raise SchemaError(f"{where}.data", f"must hold strings that fit {dtype}")
+        if size * len(data) > _MAX_CHARS and size > max(map(len, data), default=0):
+            # wider than its strings need, and large: memory the file does not hold
+            raise SchemaError(f"{where}.__ndarray__", f"{dtype} is wider than its strings")
         return np.array(data, dtype=dtype).reshape(shape)
     if not _PLAIN_DTYPE.fullmatch(dtype):
         raise SchemaError(f"{where}.__ndarray__", f"{dtype!r} is not a plain dtype (bool, "
@@ -387,6 +395,10 @@ def _read_records(v: dict, where: str) -> np.ndarray:
         dtype = np.dtype(layout)
     except (TypeError, ValueError) as exc:
         raise SchemaError(where, f"not a record layout ({exc})") from None
+    packed = sum(np.dtype(f).itemsize for f in layout["formats"])
+    if dtype.itemsize > 2 * packed + 16:  # padding beyond any alignment: memory for nothing
+        raise SchemaError(f"{where}.__records__", f"an itemsize of {dtype.itemsize} for "
+                                                  f"fields of {packed} bytes")
     columns = {n: _decode(x, f"{where}.fields.{n}") for n, x in fields.items()}
     sizes = {c.size if isinstance(c, np.ndarray) else -1 for c in columns.values()}
     if len(sizes) != 1 or -1 in sizes:
@@ -425,7 +437,8 @@ def _allowed(name: Any, where: str) -> type:
 
 def _read_enum(v: dict, where: str) -> enum.Enum:
     cls = _allowed(v["__enum__"], f"{where}.__enum__")
-    if not issubclass(cls, enum.Enum) or v["value"] not in {m.value for m in cls}:
+    if not (issubclass(cls, enum.Enum) and isinstance(v["value"], (str, int))
+            and v["value"] in {m.value for m in cls}):
         raise SchemaError(where, f"{v['value']!r} is not a {cls.__name__}")
     return cls(v["value"])
 

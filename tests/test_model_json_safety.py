@@ -291,6 +291,9 @@ def _mutation(draw, value):
     if isinstance(value, str):
         return draw(st.sampled_from([value + "x", "", value[:-10], value.replace("1", "9"),
                                      value.replace("-", ""), value.upper(), "PRECIOUS"]))
+    if isinstance(value, list) and value and draw(st.booleans()):  # one entry changed
+        i = draw(st.integers(0, len(value) - 1))
+        return value[:i] + [_mutation(draw, value[i])] + value[i + 1:]
     return draw(_nested(value) | _JSON)
 
 
@@ -429,3 +432,30 @@ def test_the_data_reaches_the_disk_before_the_rename(write, documents, tmp_path,
         with atomic_path(path) as tmp:
             tmp.write_text("x")
     assert order == ["fsync", ("replace", path)]
+
+
+_NODES = {"names": ["a", "b"], "formats": ["<i8", "<f8"], "offsets": [0, 8]}
+
+
+@pytest.mark.parametrize("value,where", [
+    ({"__float__": ["nan"]}, r"estimator: __float__ must be"),
+    ({"__enum__": "oracleboost.boosters.rounds:StopReason", "value": []},
+     r"estimator: \[\] is not a StopReason"),
+    ({"__records__": {**_NODES, "itemsize": 2**30}, "shape": [1],
+      "fields": {"a": {"__ndarray__": "<i8", "shape": [1], "data": [1]},
+                 "b": {"__ndarray__": "<f8", "shape": [1], "data": [1.0]}}},
+     r"estimator\.__records__: an itemsize of 1073741824 for fields of 16 bytes"),
+    ({"__ndarray__": "<U999999", "shape": [100], "data": ["a"] * 100},
+     r"estimator\.__ndarray__: <U999999 is wider than its strings"),
+    ({"__ndarray__": "<f8", "shape": [2], "data": [1.0, []]},
+     r"estimator\.data: must hold 'f' numbers"),
+    (5, r"estimator: must be an object of the library"),
+    ({"__tuple__": [1]}, r"estimator: must be an object of the library"),
+])
+def test_what_a_value_claims_is_checked_first(value, where):
+    """A malformed tagged value is a ValueError naming its place (the reader of old
+    raised TypeError for the first two), and no value claims more memory than the file
+    holds numbers for (an itemsize of 1 GiB a record, 4 MB a string)."""
+    doc = {"format": "oracleboost-model", "format_version": 1, "estimator": value}
+    with pytest.raises(ValueError, match=where):
+        from_json(json.dumps(doc))
