@@ -198,6 +198,10 @@ def test_a_damaged_file_is_refused_at_load_by_name(damage, where, documents):
      r"tree_\.nodes: a child or feature index is out of range"),
     ("coordinate-sklearn", lambda t: t["args"].__setitem__(0, 10**6),
      r"n_features_in_: must be 1000000, the tree's"),
+    ("coordinate-sklearn",  # NaN leaves: loaded, and predicted by argmax over NaN
+     lambda t: t["state"]["values"]["data"].__setitem__(slice(None), [{"__float__": "nan"}]
+                                                        * len(t["state"]["values"]["data"])),
+     r"tree_\.values: must be a float64 array of shape \(3, 1, 2\) of finite numbers"),
 ])
 def test_a_scikit_learn_tree_is_checked_before_compiled_code_reads_it(case, damage, where,
                                                                       documents):
