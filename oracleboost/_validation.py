@@ -13,8 +13,9 @@ import math
 import numpy as np
 
 __all__ = [
-    "check_finite_array", "check_groups", "check_query", "check_sample_weight", "normalise_weights",
-    "normalising_power",
+    "check_finite_array", "check_frame_columns", "check_groups", "check_query",
+    "check_sample_weight", "converts", "is_sparse_frame", "non_numeric_columns",
+    "normalise_weights", "normalising_power",
 ]
 
 
@@ -140,3 +141,102 @@ def normalising_power(exponent: int, scaled_sum: float, n: int) -> int:
     largest weight, ``scaled_sum`` is ``Σ w / 2**exponent`` over the ``n`` weights (a
     cluster's fit sums it on its workers)."""
     return -(exponent + math.frexp(scaled_sum / n)[1] - 1)
+
+
+# -- DataFrames: what their columns hold -------------------------------------------------
+def converts(a) -> bool:
+    """Whether ``a`` converts to float64 as scikit-learn converts it (pandas' missing
+    values become NaN; finiteness is checked elsewhere)."""
+    from sklearn.utils.validation import check_array
+
+    try:
+        check_array(a, dtype=np.float64, ensure_all_finite=False, ensure_2d=False,
+                    ensure_min_samples=0, ensure_min_features=0, allow_nd=True)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _is_frame(X) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def is_sparse_frame(X) -> bool:
+    """Whether X is a pandas DataFrame whose columns are all sparse (``pd.SparseDtype``):
+    scikit-learn reads it as a scipy sparse matrix (``X.sparse.to_coo()``), keeping
+    its column names."""
+    if not _is_frame(X) or len(X.columns) == 0:
+        return False
+    from pandas import SparseDtype  # X is a DataFrame: pandas is there
+
+    return all(isinstance(dtype, SparseDtype) for dtype in X.dtypes)
+
+
+def _time_kind(dtype) -> str | None:
+    """What a column of ``dtype`` holds when it is dates, times or durations (pandas'
+    datetime64, with or without a time zone, timedelta64, period), else None."""
+    if getattr(dtype, "kind", None) == "m":
+        return "durations"
+    if getattr(dtype, "kind", None) == "M" or str(dtype).startswith("period["):
+        return "dates or times"
+    return None
+
+
+def check_frame_columns(X, who: str, name: str = "X") -> None:
+    """Refuse a DataFrame whose columns cannot be features, naming them: columns of one
+    name (scikit-learn refuses them too: each feature is told by its name,
+    ``feature_names_in_``), and dates, times and durations, which are not numbers
+    (NumPy's float conversion of a datetime64 column alone gives its count of
+    nanoseconds, or microseconds, or days, by the column's unit; mixed with numbers it
+    fails without naming the column).  Anything else passes (arrays too)."""
+    if not _is_frame(X):
+        return
+    labels = list(X.columns)
+    positions: dict = {}
+    for i, label in enumerate(labels):
+        positions.setdefault(label, []).append(i)
+    repeated = {label: at for label, at in positions.items() if len(at) > 1}
+    if repeated:
+        shown = "; ".join(f"{label!r} at positions {', '.join(map(str, at))}"
+                          for label, at in repeated.items())
+        raise ValueError(
+            f"{name} has columns of the same name ({shown}); each feature must have its own "
+            "name (scikit-learn's feature_names_in_): rename them"
+        )
+    for label, dtype in zip(labels, X.dtypes, strict=True):
+        kind = _time_kind(dtype)
+        if kind is not None:
+            how = ("to seconds with .dt.total_seconds()" if kind == "durations"
+                   else "to seconds since an epoch")
+            raise TypeError(
+                f"{name} must be numeric for {who}; column {label!r} ({dtype}) holds {kind}, "
+                f"which are not numbers: convert it first, e.g. {how}"
+            )
+
+
+def non_numeric_columns(X) -> str | None:
+    """Where X holds values that are not numbers (None if it converts): the columns of a
+    DataFrame by name, categorical and complex ones called so, else the array as a
+    whole."""
+    if converts(X):
+        return None
+    if not _is_frame(X):
+        return "it holds values that are not numbers"
+    bad = [(label, dtype) for i, (label, dtype) in enumerate(zip(X.columns, X.dtypes,
+                                                                 strict=True))
+           if not converts(X.iloc[:, i])]
+    if not bad:  # each column converts alone, not together
+        return "it holds values that are not numbers"
+    described = [f"{label!r} ({_why_not_numbers(dtype)})" for label, dtype in bad]
+    many = len(bad) > 1
+    return (f"column{'s' if many else ''} {', '.join(described)} hold{'' if many else 's'} "
+            "values that are not numbers")
+
+
+def _why_not_numbers(dtype) -> str:
+    if str(dtype) == "category":
+        return ("categorical with categories that are not numbers: encode it first, e.g. "
+                "with OrdinalEncoder or OneHotEncoder")
+    if getattr(dtype, "kind", None) == "c":
+        return f"{dtype}: complex, not real numbers"
+    return str(dtype)

@@ -47,7 +47,7 @@ from sklearn.metrics import r2_score
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._cluster import (
     ClusterBlocks,
@@ -58,7 +58,14 @@ from .._cluster import (
 )
 from .._fingerprint import fingerprint
 from .._typing import ArrayLike
-from .._validation import check_sample_weight, normalise_weights
+from .._validation import (
+    check_frame_columns,
+    check_sample_weight,
+    converts,
+    is_sparse_frame,
+    non_numeric_columns,
+    normalise_weights,
+)
 from ..losses import Loss, loss_names
 from ..oracles.base import Hypothesis, Oracle, OracleCapabilityError, canonical_sparse
 from ..oracles.defaults import default_oracle
@@ -197,12 +204,14 @@ def validate_input(
             "LinearOracle or MatrixOracle) and AcceleratedMarginClassifier do "
             "(see the README); or pass X.compute() to fit in memory"
         )
+    check_frame_columns(X, type(estimator).__name__)  # one name a column; no dates
     if not reset:  # the fit's categorical columns as its codes (a no-op without them)
         X = apply_categories(X, getattr(estimator, "categories_", None) or {},
                              getattr(estimator, "n_features_in_", -1))
-    sparse = sp.issparse(X)
+    # a DataFrame of sparse columns is read as scipy sparse X (its names kept)
+    sparse = sp.issparse(X) or is_sparse_frame(X)
     if sparse and not _accepts_sparse(estimator):
-        raise TypeError(_sparse_refusal(estimator))
+        raise TypeError(_sparse_refusal(estimator, frame=not sp.issparse(X)))
     # NaN (a missing value) exactly where the booster's oracle takes it (its tags say so)
     allow_nan = get_tags(estimator).input_tags.allow_nan
     finite = "allow-nan" if allow_nan else True
@@ -219,12 +228,13 @@ def validate_input(
     except (TypeError, ValueError) as exc:
         # the same type (scikit-learn's checks expect NumPy's TypeError for an object
         # that is no number), with a message that names the argument
-        columns = _non_numeric_columns(X)
-        if columns is not None:
+        columns = non_numeric_columns(X)
+        if columns is not None:  # (the first line: scikit-learn's may go on with X itself)
             raise type(exc)(
-                f"X must be numeric for {type(estimator).__name__}; {columns}: {exc}"
+                f"X must be numeric for {type(estimator).__name__}; {columns}: "
+                f"{str(exc).splitlines()[0]}"
             ) from exc
-        if y_numeric and not _converts(y):
+        if y_numeric and not converts(y):
             raise type(exc)(
                 f"y must be numeric for {type(estimator).__name__} (a regression or "
                 f"ranking target); it holds values that are not numbers ({exc}). For "
@@ -240,47 +250,18 @@ def _accepts_sparse(estimator: BaseEstimator) -> bool:
     return bool(accepts()) if callable(accepts) else False
 
 
-def _sparse_refusal(estimator: BaseEstimator) -> str:
-    """The error for scipy sparse X given to a booster that cannot take it: names X, the
-    booster and its oracle, and what to do."""
+def _sparse_refusal(estimator: BaseEstimator, frame: bool = False) -> str:
+    """The error for scipy sparse X (``frame``: a DataFrame of sparse columns) given to a
+    booster that cannot take it: names X, the booster and its oracle, and what to do."""
     name = type(estimator).__name__
     why = getattr(estimator, "_sparse_refusal_reason", lambda: "")()
+    what, dense = (("a DataFrame of sparse columns", "X.sparse.to_dense()") if frame
+                   else ("a scipy sparse matrix", "X.toarray()"))
     return (
-        f"X is a scipy sparse matrix, which {name}{why} does not take; pass X.toarray() "
+        f"X is {what}, which {name}{why} does not take; pass {dense} "
         "(dense), or use StumpOracle, TreeOracle, LightGBMOracle or LinearOracle, whose "
         "fits on sparse X equal their fits on X.toarray()"
     )
-
-
-def _converts(a) -> bool:
-    """Whether ``a`` converts to float64 as scikit-learn converts it (pandas' missing
-    values become NaN; finiteness is checked elsewhere)."""
-    try:
-        check_array(a, dtype=np.float64, ensure_all_finite=False, ensure_2d=False,
-                    ensure_min_samples=0, ensure_min_features=0, allow_nd=True)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-def _non_numeric_columns(X) -> str | None:
-    """Where X holds values that are not numbers (None if it converts): the columns of a
-    DataFrame by name, categorical ones called so, else the array as a whole."""
-    if _converts(X):
-        return None
-    dtypes = getattr(X, "dtypes", None)
-    if dtypes is None or not hasattr(X, "columns"):
-        return "it holds values that are not numbers"
-    bad = [(name, dtype) for name, dtype in dtypes.items() if not _converts(X[name])]
-    described = [
-        f"{name!r} (categorical with categories that are not numbers: encode it first, "
-        "e.g. with OrdinalEncoder or OneHotEncoder)" if str(dtype) == "category"
-        else f"{name!r} ({dtype})"
-        for name, dtype in bad
-    ]
-    many = len(bad) > 1
-    return (f"column{'s' if many else ''} {', '.join(described)} hold{'' if many else 's'} "
-            "values that are not numbers")
 
 
 def data_signature(*arrays) -> str:
@@ -933,8 +914,9 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                     "own X may be a dask array")
             try:
                 Xv = validate_input(self, pair[0], reset=False)
-            except ValueError as exc:
-                raise ValueError(f"{where}: X: {exc}") from exc
+            except (TypeError, ValueError) as exc:  # named as the set's X, either type
+                kind = ValueError if isinstance(exc, ValueError) else TypeError
+                raise kind(f"{where}: X: {exc}") from exc
             yv = np.asarray(pair[1])
             if yv.shape != (Xv.shape[0],):
                 raise ValueError(
