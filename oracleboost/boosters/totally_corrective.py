@@ -409,7 +409,8 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         (γ_t, a lower bound on the full LP's optimum P*), ``edge`` (the new hypothesis'
         edge under d_{t−1}), ``upper_bound`` (the least such edge so far: P* is at most
         it when the oracle is exact), ``gap`` (upper_bound − lp_value), ``margin`` (the
-        ℓ1 margin of f_t; NaN for the zero vote, which has no ℓ1 norm), ``train_error``, ``step`` (the new column's weight),
+        ℓ1 margin of f_t; NaN for the zero vote, which has no ℓ1 norm),
+        ``train_error``, ``step`` (the new column's weight),
         ``n_nonzero`` (columns with positive weight), ``solver_time`` and
         ``solver_iterations``, ``time``.  An eval set's ``val_loss_i`` is the same
         share on it.  The entropy methods add ``objective`` (the
