@@ -69,7 +69,8 @@ has a positive one, so the zero vote comes back only when it is the only optimum
 second LP changes ``w`` only: ``d``, ``γ`` and so the pricing, the certificate and a
 continued fit's path are the dual's.  It is solved from scratch (a pure function of the
 columns and γ: a pickled fit continues with the same votes), in the rounds whose dual
-answer is the zero vote only.
+answer is the zero vote from a degenerate basis only (a nondegenerate optimal basis has
+the only optimal ``w``).
 
 Why not the primal (which this module solved before, one column per hypothesis and
 N + 1 rows): on the same sequence of 300 stump columns over 2,000 rows (ν = N/10) the
