@@ -10,7 +10,8 @@ import json
 
 import numpy as np
 import pytest
-from test_persistence import CASES, _assert_same_model, _fit
+from sklearn.exceptions import NotFittedError
+from test_persistence import BOOSTERS, CASES, _assert_same_model, _fit
 
 from oracleboost.boosters import CoordinateBoostingClassifier, FunctionalGradientRegressor
 from oracleboost.model_json import FORMAT_VERSION, from_json, load_model, to_json
@@ -108,3 +109,25 @@ def test_a_loaded_model_fits_anew_with_warm_start(tmp_path):
     fresh = CoordinateBoostingClassifier(StumpOracle(), n_estimators=12).fit(X, y)
     np.testing.assert_array_equal(loaded.fit(X, y).decision_function(X_test),
                                   fresh.decision_function(X_test))
+
+
+def test_every_allowed_hypothesis_and_model_has_its_fields_checked():
+    """The allow-list and the field checks stay together: a hypothesis or model class
+    a file may name has the fields its predict reads listed (_json_schema._SPECS), and
+    every class a saved case names is allowed (the round trips above)."""
+    from oracleboost import _json_schema
+    from oracleboost.oracles import Hypothesis
+
+    allowed = _json_schema.allowed_classes().values()
+    needs = [c for c in allowed if issubclass(c, Hypothesis)
+             or c.__name__ in ("Ensemble", "LinearModel", "KernelModel", "_Kernel")]
+    assert len(needs) >= 14
+    assert [c.__name__ for c in needs if c.__name__ not in _json_schema._SPECS] == []
+
+
+@pytest.mark.parametrize("est", BOOSTERS, ids=lambda e: type(e).__name__)
+def test_an_unfitted_booster_round_trips(est):
+    loaded = from_json(to_json(est))
+    assert type(loaded) is type(est) and repr(loaded.get_params()) == repr(est.get_params())
+    with pytest.raises(NotFittedError):
+        loaded.predict(np.zeros((2, 5)))
