@@ -48,8 +48,11 @@ _SKLEARN = {
     "sklearn.tree": ("DecisionTreeClassifier", "DecisionTreeRegressor",
                      "ExtraTreeClassifier", "ExtraTreeRegressor"),
     "sklearn.neural_network": ("MLPClassifier", "MLPRegressor"),
+    # an MLP's optimizer (fitted with solver "adam" or "sgd"): numbers and arrays, which
+    # predict does not read
+    "sklearn.neural_network._stochastic_optimizers": ("AdamOptimizer", "SGDOptimizer"),
     "sklearn.linear_model": ("LinearRegression", "Ridge", "RidgeClassifier", "Lasso",
-                             "ElasticNet", "SGDRegressor", "SGDClassifier", "HuberRegressor",
+                             "ElasticNet", "SGDRegressor", "HuberRegressor",
                              "BayesianRidge", "LogisticRegression"),
     "sklearn.preprocessing": ("LabelBinarizer", "LabelEncoder"),
     "sklearn.dummy": ("DummyRegressor", "DummyClassifier"),

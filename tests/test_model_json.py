@@ -131,3 +131,38 @@ def test_an_unfitted_booster_round_trips(est):
     assert type(loaded) is type(est) and repr(loaded.get_params()) == repr(est.get_params())
     with pytest.raises(NotFittedError):
         loaded.predict(np.zeros((2, 5)))
+
+
+def _sklearn_estimators():
+    from sklearn import dummy, linear_model, neural_network, tree
+
+    regressors = [linear_model.Ridge(), linear_model.LinearRegression(),
+                  linear_model.Lasso(alpha=0.01), linear_model.ElasticNet(alpha=0.01),
+                  linear_model.SGDRegressor(random_state=0), linear_model.HuberRegressor(),
+                  linear_model.BayesianRidge(), tree.ExtraTreeRegressor(max_depth=2,
+                                                                        random_state=0),
+                  dummy.DummyRegressor(), neural_network.MLPRegressor(max_iter=20,
+                                                                      random_state=0)]
+    classifiers = [linear_model.LogisticRegression(), linear_model.RidgeClassifier(),
+                   tree.ExtraTreeClassifier(max_depth=2, random_state=0),
+                   dummy.DummyClassifier(), neural_network.MLPClassifier(max_iter=20,
+                                                                         random_state=0)]
+    return [(e, "regressor") for e in regressors] + [(e, "classifier") for e in classifiers]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("est,kind", _sklearn_estimators(), ids=lambda e: type(e).__name__)
+def test_the_allowed_scikit_learn_estimators_round_trip(est, kind):
+    """Each scikit-learn estimator a file may hold, fitted as a weak learner, is written
+    and read back to the same predictions (an MLP fitted with Adam holds its optimizer)."""
+    from oracleboost.oracles import SklearnOracle
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 4))
+    if kind == "regressor":
+        model = FunctionalGradientRegressor(SklearnOracle(est), n_estimators=3)
+        model.fit(X, X[:, 0] + 0.1 * rng.normal(size=80))
+    else:
+        model = CoordinateBoostingClassifier(SklearnOracle(est), n_estimators=3)
+        model.fit(X, np.where(X[:, 1] > 0, 1, -1))
+    np.testing.assert_array_equal(from_json(to_json(model)).predict(X), model.predict(X))
