@@ -708,6 +708,29 @@ def test_dask_fit_with_nan_equals_memory_fit(client):
     _functional_classifier_fits_agree(X, classes, None, kw, rounds=3)
 
 
+@pytest.mark.parametrize("group_bytes", [8, 2**24])
+@pytest.mark.parametrize("bin_sample", [997, None])
+def test_sampled_thresholds_are_those_in_memory(client, monkeypatch, bin_sample,
+                                                group_bytes):
+    """The bins are made on the workers from each partition's own sample rows, a run of
+    features at a time (one feature a run at 8 bytes: every run boundary), with NaN, and
+    are the thresholds in memory, so the fit is too."""
+    from oracleboost.oracles import cluster_stumps
+
+    monkeypatch.setattr(cluster_stumps, "_SAMPLE_GROUP_BYTES", group_bytes)
+    X, y = _data(5, d=6)
+    X[np.random.RandomState(5).rand(*X.shape) < 0.1] = np.nan
+    oracle = StumpOracle(block_size=BLOCK, bin_sample=bin_sample)
+    make = lambda: CoordinateBoostingClassifier(oracle, block_size=BLOCK,  # noqa: E731
+                                                n_estimators=6)
+    Xd = da.from_array(X, chunks=(3000, 4))
+    thresholds = client.compute(cluster_stumps.sampled_thresholds(
+        Xd.rechunk((PARTITION, -1)), (PARTITION,) * 3 + (1234,), oracle)).result()
+    for got, want in zip(thresholds, oracle.bind(X).thresholds, strict=True):
+        np.testing.assert_array_equal(got, want)
+    _same_fit(make().fit(X, y), make().fit(Xd, y))
+
+
 def test_regressor_equal_weights_cancel_in_memory_and_on_a_cluster(client):
     """Equal weights (any value) fit as no weights, bit for bit, in both places."""
     X, y = _regression_data(2, n=PARTITION + 100)

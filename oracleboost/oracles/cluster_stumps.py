@@ -18,6 +18,7 @@ memory.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -61,14 +62,73 @@ class ClusterRows:
         """``bind(partition's rows of X, *args)`` on each partition's worker, kept there
         (futures as a :class:`Partitioned`), and the later stages placed by them: a task
         a worker thread, where that partition's oracle is."""
-        import dask
-
-        chunks = self.fresh().to_delayed().ravel().tolist()
-        local = self.blocks.client.compute([dask.delayed(bind)(chunk, *args)
-                                            for chunk in chunks])
+        # bound in the very task that makes the partition's float64 rows (Dask's
+        # optimisation fuses the blockwise chain, as long as no axis is dropped): a
+        # worker thread holds one partition of X at a time, then only its codes; a task
+        # of its own for the binding let a worker hold the next partition's rows too
+        bound = self.fresh().map_blocks(_bound, bind, *args, dtype=object,
+                                        meta=np.empty((0, 0), dtype=object))
+        local = self.blocks.client.compute(
+            bound.to_delayed(optimize_graph=True).ravel().tolist())
         out = Partitioned(tuple((f, None) for f in local), self.blocks.sizes)
         self.blocks.place(out)
         return out
+
+
+def _bound(rows: np.ndarray, bind: Callable, *args: Any) -> Any:
+    return bind(rows, *args)
+
+
+#: Bytes of float64 sample values one task of :func:`sampled_thresholds` bins: a run
+#: of features of the sample, the one copy of them a worker makes at a time.
+_SAMPLE_GROUP_BYTES = 16 * 2**20
+
+
+def _sample_rows_of(part: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    return part[rows]
+
+
+def _group_thresholds(columns: np.ndarray, max_bins: int, exact: bool
+                      ) -> list[np.ndarray]:
+    return bin_thresholds(columns, max_bins, exact)
+
+
+def _joined(groups: list) -> list[np.ndarray]:
+    return [t for group in groups for t in group]
+
+
+def sampled_thresholds(X: Any, sizes: tuple, oracle: StumpOracle) -> Any:
+    """The thresholds of the oracle in memory, ``bin_thresholds(X[sample_rows])``, as a
+    ``dask.delayed`` made on the workers without holding the sample in one place: each
+    partition keeps its own sample rows (``X`` is read in its partitions, ``sizes``
+    rows each: what is binned next), and a run of features at a time is joined and
+    binned (:data:`_SAMPLE_GROUP_BYTES`).  A feature's thresholds are made from its
+    own column of the sample (:func:`~.stumps.bin_thresholds`), so the runs give the
+    thresholds of the whole sample.  What the workers hold meanwhile is the sample,
+    ``bin_sample × d × 8`` bytes over all of them, and one run's copy a task: never
+    X (``dask.array``'s ``X[rows]`` made chunks as tall as X's and joined them all
+    on one worker)."""
+    import dask
+
+    n, d = sum(sizes), X.shape[1]
+    sample = oracle._sample(n)
+    starts = np.cumsum((0,) + tuple(sizes))
+    parts = X.to_delayed().ravel().tolist()
+    if sample is not None:
+        cuts = np.searchsorted(sample, starts)
+        parts = [dask.delayed(_sample_rows_of)(part, sample[a:b] - start)
+                 for part, a, b, start in zip(parts, cuts[:-1], cuts[1:], starts[:-1],
+                                              strict=True)]
+        n = sample.size
+    width = max(1, _SAMPLE_GROUP_BYTES // (8 * n))
+    groups = []
+    for j in range(0, d, width):
+        columns = [dask.delayed(operator.getitem)(
+            part, (slice(None), slice(j, j + width))) for part in parts]
+        groups.append(dask.delayed(_group_thresholds)(
+            dask.delayed(np.concatenate)(columns), oracle.max_bins,
+            oracle.exact))
+    return dask.delayed(_joined)(groups)
 
 
 def _local_oracle(X: np.ndarray, oracle: StumpOracle,
@@ -147,7 +207,6 @@ class ClusterStumpOracle(BoundStumpOracle):
     ``correlate(r)`` with ``r`` held by the workers, the same answer as in memory."""
 
     def __init__(self, oracle: StumpOracle, rows: ClusterRows) -> None:
-        import dask
 
         blocks = rows.blocks_for(oracle)
         BoundOracle.__init__(self, oracle, blocks.n)
@@ -155,16 +214,13 @@ class ClusterStumpOracle(BoundStumpOracle):
         self.n_jobs = oracle.n_jobs
         self.blocks = blocks
         client = blocks.client
-        sample = oracle._sample(blocks.n)
         # X is read twice (the sample, then every row to bin it; holding it between the
         # two would take 8 bytes a feature a row), each time from a copy of its own: the
         # second graph must not resubmit the first one's keys (see FreshNames)
-        X = rows.fresh() if sample is None else rows.fresh()[sample]
-        # the thresholds from the sample, made on a worker: only they come back
-        binned = client.compute(dask.delayed(bin_thresholds)(X, oracle.max_bins,
-                                                             oracle.exact))
-        self._set_thresholds(binned.result())
-        self._local = rows.bind_partitions(_local_oracle, oracle, binned)  # the codes
+        thresholds = client.compute(sampled_thresholds(rows.fresh(), blocks.sizes,
+                                                       oracle))
+        self._set_thresholds(thresholds.result())
+        self._local = rows.bind_partitions(_local_oracle, oracle, thresholds)  # the codes
         # a missing-value bin where any partition's column holds NaN
         nan_bins = np.zeros(self.n_features, dtype=bool)
         for (part,) in blocks.map(_partition_missing, self._local)[1]:
