@@ -290,7 +290,7 @@ def _stop_reason(v: Any) -> bool:
 def _check_fields(cls: type, state: dict, checks: dict[str, Check], where: str) -> None:
     for field, (what, test) in checks.items():
         if field not in state:
-            if hasattr(cls, field) or field in _CACHES or field == "default_left":
+            if hasattr(cls, field) or field in _CACHES:
                 continue  # a class-level default: an older file's object
             raise SchemaError(f"{where}.{field}", f"missing ({cls.__name__} needs it)")
         if not test(state[field]):

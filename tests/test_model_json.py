@@ -166,3 +166,15 @@ def test_the_allowed_scikit_learn_estimators_round_trip(est, kind):
         model = CoordinateBoostingClassifier(SklearnOracle(est), n_estimators=3)
         model.fit(X, np.where(X[:, 1] > 0, 1, -1))
     np.testing.assert_array_equal(from_json(to_json(model)).predict(X), model.predict(X))
+
+
+def test_an_older_version_1_file_without_newer_fields_loads(tmp_path):
+    """A field a class gives a default for (a stump's ``default_left``, added after
+    version 1 was first written) may be absent: such a file loads and predicts as a
+    stump without it always did (a NaN goes where 0.0 goes)."""
+    est, _, _, _, X_test = _fit("adaboost-stump", tmp_path)
+    doc = json.loads(to_json(est))
+    for h in doc["estimator"]["state"]["ensemble_"]["state"]["hypotheses"]:
+        assert h["state"].pop("default_left") is None
+    np.testing.assert_array_equal(from_json(json.dumps(doc)).predict(X_test),
+                                  est.predict(X_test))
