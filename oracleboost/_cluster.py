@@ -60,7 +60,7 @@ import numpy as np
 from ._blocks import BLOCKS_PER_PARTITION, LANE_ROWS, RowBlocks, outputs_only
 
 __all__ = ["ClusterBlocks", "FreshNames", "LostRowsError", "NotDistributedError",
-           "Derived", "Partitioned", "is_dask_collection", "map_rows", "part_value",
+           "Derived", "Partitioned", "gather", "is_dask_collection", "map_rows", "part_value",
            "persisted_parts", "rows_per_partition"]
 
 
@@ -250,23 +250,59 @@ class LostRowsError(RuntimeError):
     """A fit's rows were lost on the cluster and cannot be computed again."""
 
 
-def _gather(client, futures: list) -> list:
-    """``client.gather(futures)``, saying what a cancelled future means to a fit."""
+#: What a fit on a dask array says when its futures are cancelled, by the reason Dask
+#: gives (``FutureCancelledError.reason``): the cluster's events, and what to do.
+_CANCELLED = {
+    "scheduler-restart": (
+        "the cluster was restarted during the fit (Client.restart), which drops every "
+        "result its workers held, the fit's rows among them; fit again on the restarted "
+        "cluster"),
+    "scheduler-connection-lost": (
+        "the client lost its connection to the Dask scheduler during the fit (the "
+        "scheduler stopped, or the network between them failed), and with it every "
+        "result the workers held for the fit; fit again once the client is connected "
+        "to a scheduler"),
+}
+
+
+def lost_rows_message(exc: BaseException, client: Any = None,
+                      generation: int | None = None) -> str:
+    """What a fit whose futures were cancelled (``exc``: Dask's ``CancelledError``, of
+    one future or of several) lost, and what to do: a cluster event (a restart, a lost
+    scheduler) or the data no task can make again.  The reason Dask gives names the
+    event only for the futures it cancels itself; the fit's next futures, whose inputs
+    went with it, are cancelled for 'lost dependencies' (or no reason): so the client
+    says too, by its ``generation`` (counted up by a restart; ``generation`` is the
+    one the fit started in) and its status (no longer running without a scheduler)."""
+    groups = getattr(exc, "error_groups", None)  # (``wait``'s error: reasons by group)
+    reason = groups[0].reason if groups else getattr(exc, "reason", None)
+    if generation is not None and getattr(client, "generation", generation) != generation:
+        reason = "scheduler-restart"
+    elif reason != "scheduler-restart" and getattr(client, "status", "running") != "running":
+        reason = "scheduler-connection-lost"
+    if reason in _CANCELLED:
+        return f"a fit on a dask array lost its rows: {_CANCELLED[reason]}"
+    return (
+        "a fit on a dask array lost rows that cannot be computed again: a lost worker "
+        "held data that no task makes (a dask array made from client.scatter's "
+        "futures), or the fit's futures were cancelled (Client.cancel); make X from "
+        "tasks (dask.array.from_array, from_zarr, map_blocks, ...) so that Dask can "
+        "make a lost worker's rows again"
+    )
+
+
+def gather(client, futures: list, generation: int | None = None) -> list:
+    """``client.gather(futures)``, saying what a cancelled future means to a fit that
+    started in the client's ``generation`` (see :func:`lost_rows_message`)."""
     from concurrent.futures import CancelledError
 
     try:
         return client.gather(futures)
     except CancelledError as exc:
         # Dask makes a lost worker's results again from their tasks; a cancelled future
-        # means it could not: data that only that worker held (arrays made from
-        # client.scatter), or the fit's futures cancelled (Client.restart, cancel)
-        raise LostRowsError(
-            "a fit on a dask array lost rows that cannot be computed again: a lost worker "
-            "held data that no task makes (a dask array made from client.scatter's "
-            "futures), or the fit's futures were cancelled (Client.restart, "
-            "Client.cancel); make X from tasks (dask.array.from_array, from_zarr, "
-            "map_blocks, ...) so that Dask can make a lost worker's rows again"
-        ) from exc
+        # means it could not: the whole cluster's results dropped (a restart, a lost
+        # scheduler), or data that only a lost worker held, or a cancel
+        raise LostRowsError(lost_rows_message(exc, client, generation)) from exc
 
 
 class _PendingStats:
@@ -310,6 +346,7 @@ class ClusterBlocks(RowBlocks):
         self.sizes = tuple(int(k) for k in sizes)
         super().__init__(sum(self.sizes), block_size)
         self.client = client
+        self.generation = getattr(client, "generation", None)  # (a restart counts it up)
         # a task a partition until ``place`` groups them by worker
         self.groups: list[list[int]] = [[i] for i in range(len(self.sizes))]
         self._pending: list[_PendingStats] = []  # stats submitted and not yet fetched
@@ -317,7 +354,8 @@ class ClusterBlocks(RowBlocks):
     def _fetch_pending(self) -> None:
         """Every pending stage's stats, in one ``gather`` (one round trip)."""
         pending, self._pending = self._pending, []
-        gathered = _gather(self.client, [f for p in pending for f in p.futures])
+        gathered = gather(self.client, [f for p in pending for f in p.futures],
+                          self.generation)
         start = 0
         for p in pending:
             stop = start + len(p.futures)
@@ -368,10 +406,15 @@ class ClusterBlocks(RowBlocks):
         partitions as it has threads.  The grouping changes where and in how many tasks
         the partitions run, never a partition's numbers nor the order the client
         combines them in, so it does not change a bit of the fit."""
+        from concurrent.futures import CancelledError
+
         from distributed import wait
 
         futures = [f for f, _ in anchor.parts]
-        wait(futures)
+        try:
+            wait(futures)
+        except CancelledError as exc:
+            raise LostRowsError(lost_rows_message(exc, self.client, self.generation)) from exc
         holders = self.client.who_has(futures)
         threads = self.client.nthreads()
         by_worker: dict[str, list[int]] = {}
@@ -429,7 +472,7 @@ class ClusterBlocks(RowBlocks):
         future = self.client.submit(_run_group, stage, [self.sizes[part]], self.block_size,
                                     [[_ref(r, part) for r in rows]], consts, key=name)
         try:
-            return _gather(self.client, [future])[0][0][1]
+            return gather(self.client, [future], self.generation)[0][0][1]
         finally:
             future.release()
 

@@ -161,11 +161,71 @@ def test_a_lost_worker_does_not_change_other_fits(client, make, classes):
 
 def test_futures_cancelled_mid_fit_say_so(client):
     """What the scheduler cannot make again (here: everything, Client.restart) is an
-    error that says why, not a bare FutureCancelledError."""
+    error that names the restart and what to do, not a bare FutureCancelledError nor
+    advice on how X was made."""
     X, y, _ = _data(4, n=2 * PARTITION)
     model = _booster(callback=AfterRound(2, client.restart))
-    with pytest.raises(LostRowsError, match="cannot be computed again"):
+    with pytest.raises(LostRowsError, match=r"restarted during the fit \(Client.restart\)"
+                       r".*fit again") as raised:
         model.fit(da.from_array(X, chunks=3000), y)
+    assert "scatter" not in str(raised.value)
+
+
+def test_a_scheduler_lost_mid_fit_says_so():
+    """A scheduler that stops in the middle of a fit: the error names the lost scheduler
+    and what to do, not the user's data (its own cluster: the scheduler goes)."""
+    X, y, _ = _data(6, n=2 * PARTITION)
+    # the client waits this long for the scheduler to come back before it gives up
+    with dask.config.set({"distributed.comm.timeouts.connect": "5s"}), \
+            distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                     dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        stop = AfterRound(2, lambda: cluster.sync(cluster.scheduler.close))
+        with pytest.raises(LostRowsError, match="lost its connection to the Dask "
+                           "scheduler during the fit.*fit again") as raised:
+            _booster(callback=stop).fit(da.from_array(X, chunks=3000), y)
+    assert stop.done and "scatter" not in str(raised.value)
+
+
+@pytest.mark.parametrize("reason, words", [
+    ("scheduler-restart", "Client.restart"),
+    ("scheduler-connection-lost", "Dask scheduler"),
+    (None, "client.scatter"),
+    ("lost dependencies", "client.scatter"),
+])
+def test_the_lost_rows_message_follows_the_reason(reason, words):
+    """Only a cancel for another reason than a restart or a lost scheduler (a cancel, or
+    data no task makes) speaks of how X was made."""
+    from distributed.client import (
+        CancelledFuturesGroup,
+        FutureCancelledError,
+        FuturesCancelledError,
+    )
+
+    from oracleboost._cluster import lost_rows_message
+
+    one = FutureCancelledError("key", reason)
+    assert words in lost_rows_message(one)
+    several = FuturesCancelledError([CancelledFuturesGroup([one], one.reason)])
+    assert lost_rows_message(several) == lost_rows_message(one)
+
+
+def test_the_lost_rows_message_asks_the_client_after_lost_dependencies():
+    """The fit's next futures after a restart or a lost scheduler are cancelled for
+    'lost dependencies': the client's restart count and status name the event."""
+    from types import SimpleNamespace
+
+    from distributed.client import FutureCancelledError
+
+    from oracleboost._cluster import lost_rows_message
+
+    lost = FutureCancelledError("key", "lost dependencies")
+    restarted = SimpleNamespace(generation=2, status="running")
+    assert "Client.restart" in lost_rows_message(lost, restarted, generation=1)
+    closed = SimpleNamespace(generation=1, status="closed")
+    assert "Dask scheduler" in lost_rows_message(lost, closed, generation=1)
+    running = SimpleNamespace(generation=1, status="running")
+    assert "client.scatter" in lost_rows_message(lost, running, generation=1)
 
 
 def _pooled_buffers(client) -> dict:

@@ -29,6 +29,7 @@ from .._cluster import (
     FreshNames,
     Partitioned,
     client_for,
+    gather,
     persisted_parts,
     refuse_sparse_chunks,
     rows_per_partition,
@@ -110,7 +111,7 @@ def _count_unknown_rows(client: Any, fresh: FreshNames, arrays: dict) -> tuple[d
     counted = {}
     for (name, a), c in zip(todo.items(), done[len(copies):], strict=True):
         futures = {f.key: f for f in futures_of(c)}  # the blocks' counts, in block order
-        rows = np.concatenate(client.gather([futures[k] for k in flatten(c.__dask_keys__())]))
+        rows = np.concatenate(gather(client, [futures[k] for k in flatten(c.__dask_keys__())]))
         counted[name] = tuple(int(v) for v in rows.reshape(len(a.chunks[0]), -1)[:, 0])
     return counted, persisted
 
@@ -222,7 +223,7 @@ def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size
                    w.map_blocks(_positive, chunks=((1,) * len(row_chunks),), dtype=np.int64)]
     if g is not None:
         checks += [da.isin(column(g), [0, 1]).all()]
-    checks = client.gather(client.compute(checks))
+    checks = gather(client, client.compute(checks))
     if g is not None and not checks.pop():
         raise ValueError("sample_group must hold 0 (primary) or 1 (secondary) per row")
     kept = None  # the rows each of X's row chunks keeps, when some have weight 0
@@ -290,8 +291,8 @@ def _cluster_rows(estimator: Any, X: Any, y: Any, sample_weight: Any, block_size
             groups = scalars.pop()
         if kept is not None:
             keep = scalars.pop()
-        scaled, low, high = (float(v) for v in client.gather(
-            [futures_of(a)[0] for a in scalars]))
+        scaled, low, high = (float(v) for v in gather(
+            client, [futures_of(a)[0] for a in scalars]))
         if not scale_free:  # kept as given
             weights = persisted_parts(w, sizes)
         elif low != high:  # equal weights cancel, as in memory

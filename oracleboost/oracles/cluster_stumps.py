@@ -26,7 +26,14 @@ from typing import Any, NoReturn
 import numpy as np
 
 from .._blocks import RowBlocks, deferred_stat, outputs_only
-from .._cluster import ClusterBlocks, Derived, NotDistributedError, Partitioned, shaped_like
+from .._cluster import (
+    ClusterBlocks,
+    Derived,
+    NotDistributedError,
+    Partitioned,
+    gather,
+    shaped_like,
+)
 from . import _stump_kernels as kernels
 from .base import BoundOracle, Hypothesis
 from .stumps import BoundStumpOracle, StumpOracle, bin_thresholds, row_centred
@@ -219,7 +226,7 @@ class ClusterStumpOracle(BoundStumpOracle):
         # second graph must not resubmit the first one's keys (see FreshNames)
         thresholds = client.compute(sampled_thresholds(rows.fresh(), blocks.sizes,
                                                        oracle))
-        self._set_thresholds(thresholds.result())
+        self._set_thresholds(gather(client, [thresholds], blocks.generation)[0])
         self._local = rows.bind_partitions(_local_oracle, oracle, thresholds)  # the codes
         # a missing-value bin where any partition's column holds NaN
         nan_bins = np.zeros(self.n_features, dtype=bool)
