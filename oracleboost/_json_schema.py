@@ -362,11 +362,32 @@ def _check_fitted_fields(cls: type, state: dict, where: str) -> None:
     if type(model).__name__ not in ("Ensemble", "LinearModel", "KernelModel"):
         raise SchemaError(f"{where}.ensemble_", f"must be a model, not {_describe(model)}")
     n = state["n_features_in_"]
+    if n > _MAX_FEATURES:
+        raise SchemaError(f"{where}.n_features_in_", f"{n} features: more than "
+                                                     f"{_MAX_FEATURES:,} are not read")
     _check_widths(model, n, f"{where}.ensemble_")
+    classes = state.get("classes_")
+    if classes is not None:
+        _check_class_counts(model, len(classes), f"{where}.ensemble_")
     for j in state["categories_"]:
         if not 0 <= j < n:
             raise SchemaError(f"{where}.categories_",
                               f"names column {j} of a model of {n} features")
+
+
+#: The most features a loaded model may read (a row of zeros of that width is what
+#: :func:`check_fitted` predicts; a file claiming 10^9 features would claim 8 GB a row).
+_MAX_FEATURES = 2**24
+
+
+def _check_class_counts(model: Any, n_classes: int, where: str) -> None:
+    """Hypotheses that vote for classes vote among the booster's ``classes_`` (their
+    predict makes a row of ``n_classes`` a sample: a file's count would size it)."""
+    for i, h in enumerate(getattr(model, "hypotheses", [])):
+        own = getattr(h, "n_classes", None)
+        if own is not None and own != n_classes:
+            raise SchemaError(f"{where}.hypotheses[{i}].n_classes",
+                              f"is {own}; the model has {n_classes} classes")
 
 
 def _check_widths(model: Any, n_features: int, where: str) -> None:

@@ -393,7 +393,7 @@ def _read_records(v: dict, where: str) -> np.ndarray:
                                  "given")
     try:
         dtype = np.dtype(layout)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise SchemaError(where, f"not a record layout ({exc})") from None
     packed = sum(np.dtype(f).itemsize for f in layout["formats"])
     if dtype.itemsize > 2 * packed + 16:  # padding beyond any alignment: memory for nothing

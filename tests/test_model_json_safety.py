@@ -463,3 +463,27 @@ def test_what_a_value_claims_is_checked_first(value, where):
     doc = {"format": "oracleboost-model", "format_version": 1, "estimator": value}
     with pytest.raises(ValueError, match=where):
         from_json(json.dumps(doc))
+
+
+def test_no_count_in_a_file_sizes_an_allocation(documents):
+    """Counts that size what predict allocates are checked against the model: a
+    label-coded stump's n_classes against classes_ (its codes are an n_classes square),
+    n_features_in_ against a bound (the row of zeros a load predicts), a record
+    layout's offsets against C's (found by the fuzzer: an OverflowError)."""
+    doc = copy.deepcopy(documents["classifier-label-coded"][0])
+    for h in _state(doc, "ensemble_", "hypotheses"):
+        h["state"].update(n_classes=100_000)
+    with pytest.raises(ValueError, match=r"hypotheses\[0\]\.n_classes: is 100000; the model "
+                                         r"has 3 classes"):
+        from_json(json.dumps(doc))
+    doc = copy.deepcopy(documents["adaboost-stump"][0])
+    doc["estimator"]["state"]["n_features_in_"] = 2**30
+    for h in _state(doc, "ensemble_", "hypotheses"):
+        h["state"].update(n_features=2**30)
+    with pytest.raises(ValueError, match=r"estimator\.n_features_in_: 1073741824 features"):
+        from_json(json.dumps(doc))
+    doc = copy.deepcopy(documents["coordinate-sklearn"][0])
+    tree = _state(doc, "ensemble_", "hypotheses")[0]["state"]["estimator"]["state"]["tree_"]
+    tree["state"]["nodes"]["__records__"]["offsets"][0] = 10**30
+    with pytest.raises(ValueError, match=r"tree_\.nodes: not a record layout"):
+        from_json(json.dumps(doc))
