@@ -511,8 +511,9 @@ def check_tree_args(args: Any, where: str) -> tuple[int, np.ndarray, int]:
     if not (isinstance(args, list) and len(args) == 3):
         raise SchemaError(where, "must be [n_features, n_classes, n_outputs]")
     n_features, n_classes, n_outputs = args
-    if not (COUNT[1](n_features) and COUNT[1](n_outputs)):
-        raise SchemaError(where, "n_features and n_outputs must be integers >= 1")
+    if not (COUNT[1](n_features) and COUNT[1](n_outputs) and n_features <= _MAX_FEATURES):
+        raise SchemaError(where, f"n_features and n_outputs must be integers >= 1 (n_features "
+                                 f"at most {_MAX_FEATURES:,})")
     if not (isinstance(n_classes, np.ndarray) and n_classes.dtype.kind == "i"
             and n_classes.shape == (n_outputs,) and bool((n_classes >= 1).all())):
         raise SchemaError(where, f"n_classes must be {n_outputs} integers >= 1")
@@ -547,8 +548,9 @@ def check_tree_state(args: tuple[int, np.ndarray, int], state: Any, where: str) 
             and (feature[inner] >= 0).all() and (feature[inner] < n_features).all()):
         raise SchemaError(f"{where}.nodes", "a child or feature index is out of range")
     depth = _depth(left, right)
-    if not (INDEX[1](state["max_depth"]) and state["max_depth"] >= depth):
-        raise SchemaError(f"{where}.max_depth", f"must be an integer >= the depth {depth}")
+    if not (INDEX[1](state["max_depth"]) and depth <= state["max_depth"] <= count):
+        raise SchemaError(f"{where}.max_depth", f"must be an integer from the depth {depth} "
+                                                f"to node_count")
 
 
 def _depth(left: np.ndarray, right: np.ndarray) -> int:

@@ -470,8 +470,11 @@ def _read_tree(cls: type, v: dict, where: str) -> Any:
     args = check_tree_args(_decode(v["args"], f"{where}(args)"), f"{where}(args)")
     state = _decode(v["state"], where)
     check_tree_state(args, state, where)
-    tree = cls(*args)
-    tree.__setstate__(state)
+    try:
+        tree = cls(*args)
+        tree.__setstate__(state)
+    except (ValueError, TypeError, OverflowError) as exc:  # scikit-learn's own checks
+        raise SchemaError(where, f"not a scikit-learn tree ({exc})") from None
     return tree
 
 

@@ -487,3 +487,22 @@ def test_no_count_in_a_file_sizes_an_allocation(documents):
     tree["state"]["nodes"]["__records__"]["offsets"][0] = 10**30
     with pytest.raises(ValueError, match=r"tree_\.nodes: not a record layout"):
         from_json(json.dumps(doc))
+
+
+@pytest.mark.parametrize("field,value,where", [
+    ("max_depth", 10**30, r"tree_\.max_depth: must be an integer from the depth 1 to "
+                          r"node_count"),
+    ("args", [10**30, {"__ndarray__": "<i8", "shape": [1], "data": [2]}, 1],
+     r"tree_\(args\): n_features and n_outputs must be integers"),
+])
+def test_a_tree_of_impossible_sizes_is_refused_by_its_place(field, value, where, documents):
+    """Found by the fuzzer: scikit-learn's Tree raised OverflowError for a depth or a
+    feature count beyond C's integers."""
+    doc = copy.deepcopy(documents["coordinate-sklearn"][0])
+    tree = _state(doc, "ensemble_", "hypotheses")[0]["state"]["estimator"]["state"]["tree_"]
+    if field == "args":
+        tree["args"] = value
+    else:
+        tree["state"][field] = value
+    with pytest.raises(ValueError, match=where):
+        from_json(json.dumps(doc))
