@@ -367,6 +367,10 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         ``n_jobs``.
     verbose : int, default=0
     warm_start : bool, default=False
+        Continue the fitted steps up to ``n_estimators`` on the same data.  A pickle or
+        skops file of the fitted booster keeps the running state a warm start continues
+        from only when it was fitted with ``warm_start=True`` (otherwise a warm start
+        after loading fits anew, with a ``BoostingWarning``).
     <early stopping parameters>
 
     Attributes

@@ -151,7 +151,10 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
     warm_start : bool, default=False
         Keep the fitted rounds and add rounds up to ``n_estimators`` on the same data
         (the running scores and the seed generator continue, so a deterministic oracle
-        gives exactly one longer fit).
+        gives exactly one longer fit).  A pickle or skops file of the fitted booster
+        keeps the running state a warm start continues from only when it was fitted with
+        ``warm_start=True`` (otherwise a warm start after loading fits anew, with a
+        ``BoostingWarning``).
     <early stopping parameters>
     <importance parameters>
 

@@ -561,7 +561,10 @@ _FUNCTIONAL_PARAMETERS = """\
     warm_start : bool, default=False
         Keep the fitted weak learners and add more up to ``n_estimators`` on the same
         data (f, Δ, the outer count t and the seed generator continue: a deterministic
-        oracle gives exactly one longer fit).
+        oracle gives exactly one longer fit).  A pickle or skops file of the fitted
+        booster keeps the running state a warm start continues from only when it was
+        fitted with ``warm_start=True`` (otherwise a warm start after loading fits anew,
+        with a ``BoostingWarning``).
     <early stopping parameters>
     <importance parameters>
 """

@@ -234,7 +234,10 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
     block_size : int, default=65536
         Rows of a block: the unit of the passes' sums, which decides their rounding.
     warm_start : bool, default=False
-        Continue the fitted rounds up to ``n_estimators`` on the same data.
+        Continue the fitted rounds up to ``n_estimators`` on the same data.  A pickle or
+        skops file of the fitted booster keeps the running state a warm start continues
+        from only when it was fitted with ``warm_start=True`` (otherwise a warm start
+        after loading fits anew, with a ``BoostingWarning``).
     <early stopping parameters>
     <importance parameters>
 

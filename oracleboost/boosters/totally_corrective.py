@@ -386,13 +386,11 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         Continue column generation from the fitted state: the LP goes on from HiGHS's
         model and basis as the fit left them, and the entropy methods from their
         columns, multipliers and bounds, so that fitting n rounds and then continuing to
-        m equals one fit of m rounds bit for bit.  A pickle keeps the columns but not
-        HiGHS's model, which is built again: a loaded fit continues correctly (the same
-        certificate and stopping rules), but where the restricted LP has several optimal
-        vertices it may take another one than the fit would have in its own process
-        (measured: LPBoost's path may part; ERLPBoost's scores differ in the last bits,
-        which flips rows whose vote is 0, common while the LP's value is 0; SoftBoost
-        and TotalBoost continued identically).
+        m equals one fit of m rounds bit for bit.  A pickle or skops file keeps the
+        columns and HiGHS's basis, so a loaded fit continues as the stored one would,
+        bit for bit, when it was fitted with ``warm_start=True``; fitted without, the
+        file holds the model alone, and a warm start after loading fits anew, with a
+        ``BoostingWarning``.
     <early stopping parameters>
     <importance parameters>
 
