@@ -24,11 +24,12 @@ temporary file beside the target and renames it into place, so a failed write le
 the previous file whole.
 
 What is not written: the running state ``warm_start`` continues from (a loaded model
-predicts; ``warm_start=True`` then fits anew, as after a fit on a cluster;
-``skops.io`` keeps that state), and callbacks.  What cannot be written is refused,
-naming where it sits: an object of a class outside the allow-list (a ``joblib.Memory``
-as ``CachedOracle``'s ``memory``: give a path; a weak learner of another library, or a
-scikit-learn estimator outside the list, through ``SklearnOracle``: use ``skops.io``).
+predicts; ``warm_start=True`` then fits anew, with a warning; pickle and ``skops.io``
+keep that state for a booster fitted with ``warm_start=True``), and callbacks.  What
+cannot be written is refused, naming where it sits: an object of a class outside the
+allow-list (a ``joblib.Memory`` as ``CachedOracle``'s ``memory``: give a path; a weak
+learner of another library, or a scikit-learn estimator outside the list, through
+``SklearnOracle``: use ``skops.io``).
 
 The format, version 1::
 

@@ -554,9 +554,11 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         Raises
         ------
         TypeError
-            Naming what cannot be written: an object of a class outside oracleboost and
-            scikit-learn (a ``joblib.Memory`` as ``CachedOracle``'s memory: give a path;
-            a weak learner of another library: use ``skops.io``).
+            Naming what cannot be written: an object of a class outside the allow-list
+            (a ``joblib.Memory`` as ``CachedOracle``'s memory: give a path; a weak
+            learner of another library, or a scikit-learn estimator that is not a tree,
+            linear model, MLP, dummy or label encoder: use ``skops.io``).  The write is
+            atomic: a failed save leaves a previous file whole.
         """
         from ..model_json import save_model
 
@@ -564,9 +566,13 @@ class BaseBooster(CallbackSupport, BaseEstimator):
 
     @classmethod
     def load_model(cls: type[_Self], path: str | os.PathLike) -> _Self:
-        """The booster :meth:`save_model` wrote to ``path``; a ``ValueError`` if the file
-        holds another class, or comes from a newer format version than this library
-        reads."""
+        """The booster :meth:`save_model` wrote to ``path``.
+
+        Loading runs nothing the file names: it makes only an allow-list of classes and
+        plain arrays, and checks every field.  A ``ValueError`` if the file holds
+        another class, comes from a newer format version than this library reads, names
+        a class outside the allow-list, or has a field missing, of the wrong type or out
+        of range (named by its place in the document)."""
         from ..model_json import load_model
 
         model = load_model(path)
