@@ -99,6 +99,8 @@ def main(argv=None) -> dict:
         address = cluster.scheduler_address
     try:
         with distributed.Client(address) as client:
+            if cluster is not None:  # (its workers start after its scheduler)
+                client.wait_for_workers(2)
             workers = len(client.scheduler_info()["workers"])
             chunk = 16 * BLOCK
             row_chunks = (chunk,) * (rows // chunk) + ((rows % chunk,) if rows % chunk else ())
