@@ -18,6 +18,12 @@ What a worker holds, as measured so far (``ClusterStumpOracle``):
   the workers, while the thresholds are made;
 * its rows' codes, one byte a feature a row, and a few float64 arrays a row (AdaBoost's
   margins, weights, query and the stage buffers: six at most, measured).
+
+It runs only with ``ORACLEBOOST_MEMORY_TEST=1``: it takes about 3 minutes on two cores,
+it passes on the code before the binning sample was split by partition too (peaks of
+787 and 774 MiB), and beside other clusters on the same two cores its workers have
+paused and restarted; until a worker's budget is stated and the example holds at its
+own defaults, it is a measurement to run, not a gate.
 """
 
 from __future__ import annotations
@@ -35,6 +41,10 @@ psutil = pytest.importorskip("psutil")
 
 from oracleboost.boosters import CoordinateBoostingClassifier  # noqa: E402
 from oracleboost.oracles import StumpOracle  # noqa: E402
+
+pytestmark = pytest.mark.skipif(os.environ.get("ORACLEBOOST_MEMORY_TEST") != "1",
+                                reason="a 3-minute memory measurement: set "
+                                       "ORACLEBOOST_MEMORY_TEST=1 to run it")
 
 LIMIT = 1536 * 2**20
 FEATURES, BLOCK = 128, 2048
