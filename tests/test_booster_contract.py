@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+import registered
 from sklearn.base import clone
 from sklearn.datasets import load_iris, make_classification, make_regression
 
@@ -162,9 +163,9 @@ _DATA = {"binary": _binary, "classification": _multiclass, "regression": _regres
 def _registered(spec) -> Case:
     finite = spec.query == "correlation_vector"
     if finite:  # the certificate's gap would stop dual acceleration early: no tol
-        return Case(lambda o, **kw: spec.make(_linear(o), tol=0.0, **kw), _DATA[spec.task],
-                    spec.task in ("binary", "classification"), finite)
-    return Case(lambda o, **kw: spec.make(o, **kw), _DATA[spec.task],
+        return Case(lambda o, **kw: registered.make(spec, _linear(o), tol=0.0, **kw),
+                    _DATA[spec.task], spec.task in ("binary", "classification"), finite)
+    return Case(lambda o, **kw: registered.make(spec, o, **kw), _DATA[spec.task],
                 spec.task in ("binary", "classification"), finite)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import early
 import numpy as np
 import pytest
+import registered
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 from sklearn.metrics import accuracy_score, log_loss, mean_squared_error
@@ -60,7 +61,7 @@ def _fit(name: str, callbacks=(), **params):
     """Fit ``BOOSTERS[name]`` (ROUNDS rounds) with ``callbacks`` set on it."""
     spec = BOOSTERS[name]
     X, y, extra = _data(spec.task)
-    est = spec.make(None, **{"n_estimators": ROUNDS, "random_state": 0, **params})
+    est = registered.make(spec, None, **{"n_estimators": ROUNDS, "random_state": 0, **params})
     if callbacks:
         est.set_callbacks(*callbacks)
     return est.fit(X, y, **extra), X, y, extra
@@ -439,6 +440,7 @@ _HIDDEN = textwrap.dedent('''
     import warnings
 
     import numpy as np
+    import registered
 
     # 1. Load oracleboost once, so that every scikit-learn module it uses is loaded
     #    (some of them import sklearn.callback themselves), then forget oracleboost.
@@ -485,7 +487,7 @@ _HIDDEN = textwrap.dedent('''
     data = {"binary": (X, y), "classification": (X3, y3), "regression": (Xr, yr),
             "ranking": (Xq, yq, qid)}
     for name, spec in BOOSTERS.items():
-        est = spec.make(None, n_estimators=3, random_state=0)
+        est = registered.make(spec, None, n_estimators=3, random_state=0)
         assert not hasattr(est, "set_callbacks"), name
         est.fit(*data[spec.task])
         assert len(est.history_["loss"]) == 3, name
@@ -521,7 +523,7 @@ def _start_hidden(folder: Path) -> subprocess.Popen:
     """The fresh interpreter of the test below, started when collection ends and run on
     the second core beside the suite (tests/early.py): some 9 s of the suite's time."""
     root = Path(oracleboost.__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(root / "tests")])}
     return early.python_child(_HIDDEN, folder, env=env)
 
 
