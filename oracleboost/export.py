@@ -1,4 +1,4 @@
-"""A fitted ensemble of trees as a LightGBM model (issue 22).
+"""A fitted ensemble of trees as a LightGBM model.
 
 :func:`to_lightgbm` writes the model of a fitted booster whose weak learners are trees
 (decision stumps, scikit-learn trees, LightGBM trees, MABoost's votes over them) as a

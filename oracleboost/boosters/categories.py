@@ -1,4 +1,4 @@
-"""A pandas DataFrame's categorical columns, for oracles that split on categories (issue 22).
+"""A pandas DataFrame's categorical columns, for oracles that split on categories.
 
 An oracle that declares ``Capabilities.categorical`` (LightGBM's trees) takes category
 codes: ``bind(X, categorical_features=indices)``.  Every booster gets them the same way,

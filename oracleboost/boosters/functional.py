@@ -11,7 +11,7 @@ along the scaled projection ``a · h`` with ``a = <h, v>/||h||²``.
 The oracle is asked for directions of *descent* (``v = −∇``, Friedman's
 pseudo-residuals) and steps are added; the paper projects ∇ and subtracts.  The two
 agree for classes closed under negation; for label-coded multiclass stumps they do
-not (note P8), and ``project`` (vector-leaf stumps) is the default there.
+not, and ``project`` (vector-leaf stumps) is the default there.
 
 Algorithm 1, naive (``projection="naive"``)::
 
@@ -19,7 +19,7 @@ Algorithm 1, naive (``projection="naive"``)::
 
 Algorithm 2, repeated (``"repeated"``): outer iteration t fits t weak learners in
 succession to what the previous ones left of v, then takes one step.  The paper prints
-the inner update unscaled; it is ``v' ← v' − a_k h_k`` (note P2), which keeps
+the inner update unscaled; it is ``v' ← v' − a_k h_k``, which keeps
 ``v' = v − h*``::
 
     v' = v;  h* = 0;  for k = 1..t: h_k = PROJ(v'); a_k = <h_k, v'>/||h_k||²;
@@ -27,7 +27,7 @@ the inner update unscaled; it is ``v' ← v' − a_k h_k`` (note P2), which keep
     f_t = f_{t−1} + η_t h*
 
 Algorithm 3, residual (``"residual"``): the unprojected part of every past gradient is
-carried in Δ, so systematic projection error cannot persist (note P4)::
+carried in Δ, so systematic projection error cannot persist::
 
     Δ += v;  h = PROJ(Δ);  a = <h, Δ>/||h||²;  f_t = f_{t−1} + η_t a h;  Δ −= a h
 

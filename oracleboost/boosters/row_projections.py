@@ -1,4 +1,4 @@
-"""MABoost's Bregman projections as stages of row blocks (issue 21).
+"""MABoost's Bregman projections as stages of row blocks.
 
 The projection of Algorithm 1, step (d) (Naghibi & Pfister 2014, Def. 1, eq. (2))::
 

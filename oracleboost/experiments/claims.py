@@ -148,7 +148,7 @@ CLAIMS: dict[str, str] = {
         "training loss, test error, ℓ1 margin and time per round for every pair."
     ),
     "lpboost-margins": (
-        "Our experiment, in no paper (issue 24): totally corrective boosting, LPBoost of "
+        "Our experiment, in no paper: totally corrective boosting, LPBoost of "
         "Demiriz, Bennett & Shawe-Taylor (2002) and its entropy-regularised successors, "
         "reaches the best soft margin with fewer hypotheses than corrective boosting.  "
         "The claims tested, on the Rudin matrix (ν = 1) and on stumps over breast cancer "

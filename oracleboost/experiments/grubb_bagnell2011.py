@@ -91,7 +91,7 @@ def counterexample(quick: bool = False, n_outer: int | None = None, c: float = 0
         notes=(
             "Naive projection keeps f(x2) = 3 exactly (R ≥ 3); repeated and residual "
             "projection drive R towards 0 (below 0.02 after 2,000 outer iterations; the "
-            "last iterate of a non-smooth loss oscillates, note P11)."
+            "last iterate of a non-smooth loss oscillates)."
         ),
         xscale="log",
         yscale="log",

@@ -297,7 +297,7 @@ def _notes(noise, series, aux, name, n_train, n_test, T, seeds, k, runtime) -> s
     seed_text = (f"{seeds[0]}–{seeds[-1]}" if seeds == tuple(range(seeds[0], seeds[-1] + 1))
                  else ", ".join(map(str, seeds)))
     lines = [
-        f"OUR experiment, not in the paper (its note §3: the paper has no experiments). "
+        f"OUR experiment, not in the paper (the paper has no experiments). "
         f"{name}: {n_train} train / {n_test} test rows (stratified split, random_state=0); "
         f"the training labels flipped at rate p (nested noise sets, seeds {seed_text}), test "
         f"labels clean; ±1 stumps, {T} rounds, ν = 1; smooth = entropy map on S_k with "

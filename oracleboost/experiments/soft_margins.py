@@ -1,6 +1,6 @@
 """The soft margin against the hypotheses used: totally corrective boosting (LPBoost,
 ERLPBoost, SoftBoost, TotalBoost) next to AdaBoost, MABoost's max-margin variant and
-dual acceleration — **our experiment, not a paper's figure** (issue 24).
+dual acceleration — **our experiment, not a paper's figure**.
 
 Three finite problems, each with its class of hypotheses and one capping ν:
 
@@ -421,7 +421,7 @@ def _reach_table(raw, problem: str, optimum: float) -> dict:
 
 def _notes(results: dict) -> str:
     eps = next(iter(results.values()))["epsilon"]
-    lines = ["OUR experiment (issue 24), in no paper.  Soft margin: the mean of the ν "
+    lines = ["OUR experiment, in no paper.  Soft margin: the mean of the ν "
              "smallest normalised margins (diagnostics.soft_margin), one function for "
              f"every method.  ε = {eps:g} for ERLPBoost, SoftBoost and TotalBoost.", ""]
     for problem, info in results.items():

@@ -132,7 +132,7 @@ class MulticlassHinge(MulticlassLoss):
     wrong class at f = 0) follow ``tie``: ``"first"`` takes the lowest tied index;
     ``"average"`` takes the average of the tied ``e_k``, a convex combination and hence
     also a subgradient.  The rule matters to boosting from f_0 = 0, where every wrong
-    class ties (note P7): with ``"first"`` every example pushes class 0 (or 1) first.
+    class ties: with ``"first"`` every example pushes class 0 (or 1) first.
 
     Convex, neither smooth nor strongly convex; ``‖g(x)‖ ≤ √2``.  ``init_raw`` is zeros
     (the paper's f_0 = 0, risk 1), not the best constant.
