@@ -515,12 +515,8 @@ class SoftMarginLP:
         return bool(inside[is_basic].all())
 
     def margins(self, w: np.ndarray) -> np.ndarray:
-        """The vote's margins ``Σ_j w_j u_j`` on the LP's rows, summed in column order."""
-        margins = np.zeros(self.n_rows)
-        for wj, u in zip(w.tolist(), self.columns, strict=True):
-            if wj != 0.0:
-                margins += wj * u
-        return margins
+        """The vote's margins on the LP's rows (:func:`vote_margins`)."""
+        return vote_margins(w, self.columns, self.n_rows)
 
     def _check(self, w: np.ndarray, d: np.ndarray, gamma: float, rho: float) -> None:
         """Feasibility of ``w`` and ``d``, and the two objectives' agreement (weak
@@ -554,6 +550,15 @@ def soft_objective(rho: float, margins: np.ndarray, cost: np.ndarray, nu: float)
     (its maximum over ρ), equal to it at an optimal ρ.  Rows summed in a fixed order."""
     xi = np.maximum(rho - margins, 0.0)
     return rho - float(np.add.reduce(cost * xi)) / nu
+
+
+def vote_margins(w: np.ndarray, columns: list[np.ndarray], n_rows: int) -> np.ndarray:
+    """A vote's margins ``Σ_j w_j u_j`` on the LP's rows, summed in column order."""
+    margins = np.zeros(n_rows)
+    for wj, u in zip(w.tolist(), columns, strict=True):
+        if wj != 0.0:
+            margins += wj * u
+    return margins
 
 
 def is_zero_vote(margins: np.ndarray) -> bool:
@@ -595,7 +600,9 @@ def largest_mean_margin(columns: list[np.ndarray], cost: np.ndarray, nu: float,
     A_ub = sparse.vstack([margin_rows, optimal_row]).tocsr()
     b_ub = np.concatenate([np.zeros(N), [-(value - 1e-9)]])
     A_eq = sparse.csr_matrix(np.concatenate([np.ones(t), np.zeros(N + 1)])[None, :])
-    objective = np.concatenate([-(cost @ U) / math.fsum(cost.tolist()), np.zeros(N + 1)])
+    # each column's Σ_i c_i u_i row by row in a fixed order (BLAS's dot rounds by CPU)
+    mean = np.add.reduce(cost[:, None] * U, axis=0) / math.fsum(cost.tolist())
+    objective = np.concatenate([-mean, np.zeros(N + 1)])
     bounds = [(0.0, None)] * t + [(None, None)] + [(0.0, None)] * N
     result = linprog(objective, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[1.0], bounds=bounds,
                      method="highs-ds")
@@ -603,10 +610,7 @@ def largest_mean_margin(columns: list[np.ndarray], cost: np.ndarray, nu: float,
         return None
     w = np.clip(np.asarray(result.x[:t], dtype=np.float64), 0.0, None)
     w /= math.fsum(w.tolist())
-    margins = np.zeros(N)
-    for wj, u in zip(w.tolist(), columns, strict=True):
-        if wj != 0.0:
-            margins += wj * u
+    margins = vote_margins(w, columns, N)
     if is_zero_vote(margins):
         return None
     top = float(np.abs(margins).max())
