@@ -1,3 +1,119 @@
-"""oracleboost: boosting where every booster talks to weak learners through an Oracle protocol."""
+"""oracleboost: boosting where every booster talks to weak learners through an Oracle protocol.
+
+The estimators, oracles, losses and the model files' functions are importable from here,
+as in LightGBM and XGBoost::
+
+    from oracleboost import CoordinateBoostingClassifier, StumpOracle
+
+They are imported on first use (PEP 562's module ``__getattr__``), not by ``import
+oracleboost``: the command line imports this package, and must start without loading
+NumPy-heavy modules, scikit-learn, numba or LightGBM.  The submodules
+(:mod:`oracleboost.boosters`, :mod:`oracleboost.oracles`, :mod:`oracleboost.losses`, ...)
+hold everything else.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+#: Public name -> the module that defines it (imported when the name is first read).
+_LAZY: dict[str, str] = {
+    # the boosters
+    "CoordinateBoostingClassifier": "oracleboost.boosters",
+    "MirrorBoostingClassifier": "oracleboost.boosters",
+    "AcceleratedMarginClassifier": "oracleboost.boosters",
+    "TotallyCorrectiveClassifier": "oracleboost.boosters",
+    "FunctionalGradientRegressor": "oracleboost.boosters",
+    "FunctionalGradientClassifier": "oracleboost.boosters",
+    "FunctionalGradientRanker": "oracleboost.boosters",
+    # the oracles: the protocol, the hypothesis classes and the wrappers
+    "Oracle": "oracleboost.oracles",
+    "StumpOracle": "oracleboost.oracles",
+    "TreeOracle": "oracleboost.oracles",
+    "LightGBMOracle": "oracleboost.oracles",
+    "SklearnOracle": "oracleboost.oracles",
+    "MLPOracle": "oracleboost.oracles",
+    "MatrixOracle": "oracleboost.oracles",
+    "LinearOracle": "oracleboost.oracles",
+    "CachedOracle": "oracleboost.oracles",
+    "ApproximateOracle": "oracleboost.oracles",
+    # the losses
+    "Loss": "oracleboost.losses",
+    "MarginLoss": "oracleboost.losses",
+    "RegressionLoss": "oracleboost.losses",
+    "MulticlassLoss": "oracleboost.losses",
+    "RankingLoss": "oracleboost.losses",
+    "Exponential": "oracleboost.losses",
+    "Logistic": "oracleboost.losses",
+    "Squared": "oracleboost.losses",
+    "Absolute": "oracleboost.losses",
+    "Huber": "oracleboost.losses",
+    "Quantile": "oracleboost.losses",
+    "SoftmaxCrossEntropy": "oracleboost.losses",
+    "MulticlassHinge": "oracleboost.losses",
+    "PairwiseHinge": "oracleboost.losses",
+    # a fitted model in a file, and outside the library
+    "save_model": "oracleboost.model_json",
+    "load_model": "oracleboost.model_json",
+    "to_lightgbm": "oracleboost.export",
+}
+
+__all__ = ["__version__", *_LAZY]
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ imports
+    from .boosters import (
+        AcceleratedMarginClassifier,
+        CoordinateBoostingClassifier,
+        FunctionalGradientClassifier,
+        FunctionalGradientRanker,
+        FunctionalGradientRegressor,
+        MirrorBoostingClassifier,
+        TotallyCorrectiveClassifier,
+    )
+    from .export import to_lightgbm
+    from .losses import (
+        Absolute,
+        Exponential,
+        Huber,
+        Logistic,
+        Loss,
+        MarginLoss,
+        MulticlassHinge,
+        MulticlassLoss,
+        PairwiseHinge,
+        Quantile,
+        RankingLoss,
+        RegressionLoss,
+        SoftmaxCrossEntropy,
+        Squared,
+    )
+    from .model_json import load_model, save_model
+    from .oracles import (
+        ApproximateOracle,
+        CachedOracle,
+        LightGBMOracle,
+        LinearOracle,
+        MatrixOracle,
+        MLPOracle,
+        Oracle,
+        SklearnOracle,
+        StumpOracle,
+        TreeOracle,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first use, and keep the name here."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'oracleboost' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later reads skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -15,6 +15,8 @@ import ast
 import importlib
 import inspect
 import pkgutil
+import subprocess
+import sys
 import typing
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +25,7 @@ from types import ModuleType
 import pytest
 
 import oracleboost
+import oracleboost.oracles as oracles_module
 
 # The boosters are being restructured and are typed in a separate change; the lead removes
 # this exclusion when that lands.
@@ -139,3 +142,76 @@ def test_the_package_ships_py_typed():
     (``[tool.setuptools.package-data]`` puts it in the wheel)."""
     marker = Path(oracleboost.__file__).parent / "py.typed"
     assert marker.is_file()
+
+
+# -- the top-level names: ``from oracleboost import CoordinateBoostingClassifier`` ---------
+
+#: The modules whose public names the top level re-exports.
+_SOURCES = ("oracleboost.boosters", "oracleboost.oracles", "oracleboost.losses",
+            "oracleboost.model_json", "oracleboost.export")
+
+
+def _home(name: str) -> ModuleType:
+    """The one public module (of :data:`_SOURCES`) whose ``__all__`` has ``name``."""
+    homes = [m for m in map(importlib.import_module, _SOURCES) if name in m.__all__]
+    assert len(homes) == 1, f"{name}: public in {[m.__name__ for m in homes]}"
+    return homes[0]
+
+
+@pytest.mark.parametrize("name", [n for n in oracleboost.__all__ if n != "__version__"])
+def test_every_top_level_name_is_its_submodules_object(name):
+    assert getattr(oracleboost, name) is getattr(_home(name), name)
+
+
+def test_the_top_level_has_every_booster_oracle_and_loss():
+    from oracleboost.boosters import BOOSTERS, BaseBooster
+    from oracleboost.losses import LOSSES, STRUCTURED_LOSSES
+    from oracleboost.oracles import Oracle
+
+    exported = {getattr(oracleboost, n) for n in oracleboost.__all__ if n != "__version__"}
+    boosters = {spec.estimator for spec in BOOSTERS.values()}
+    assert len(boosters) >= 7 and all(issubclass(b, BaseBooster) for b in boosters)
+    assert boosters <= exported, boosters - exported
+    oracles = {getattr(oracles_module, n) for n in oracles_module.__all__}
+    oracle_classes = {o for o in oracles if isinstance(o, type) and issubclass(o, Oracle)}
+    assert len(oracle_classes) >= 10
+    assert oracle_classes <= exported, oracle_classes - exported
+    losses = {*LOSSES.values(), *STRUCTURED_LOSSES.values()}
+    assert losses <= exported, losses - exported
+    assert {"save_model", "load_model", "__version__"} <= set(oracleboost.__all__)
+
+
+def test_star_import_and_dir_list_the_public_names():
+    namespace: dict[str, object] = {}
+    exec("from oracleboost import *", namespace)
+    assert set(oracleboost.__all__) <= set(namespace)
+    assert namespace["StumpOracle"] is oracles_module.StumpOracle
+    assert set(oracleboost.__all__) <= set(dir(oracleboost))
+
+
+def test_an_unknown_name_raises_attribute_error_naming_it():
+    with pytest.raises(AttributeError, match="no attribute 'CoordinateBoostingClassifer'"):
+        oracleboost.CoordinateBoostingClassifer  # noqa: B018 (a typo, on purpose)
+    with pytest.raises(ImportError, match="NoSuchOracle"):
+        exec("from oracleboost import NoSuchOracle", {})
+    assert not hasattr(oracleboost, "_no_such_private_name")
+
+
+def test_import_oracleboost_loads_no_heavy_module():
+    """The command line imports this package: its start must not pay for scikit-learn,
+    numba, LightGBM or NumPy (a subprocess, since this one has them all loaded)."""
+    heavy = ("numpy", "scipy", "sklearn", "numba", "lightgbm", "pandas")
+    code = ("import sys, oracleboost; "
+            f"print(','.join(m for m in {heavy!r} if m in sys.modules)); "
+            "print(oracleboost.__version__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)
+    loaded, version = done.stdout.splitlines()
+    assert loaded == "", f"import oracleboost loaded {loaded}"
+    assert version == oracleboost.__version__
+    # and the first read of a name imports what it needs
+    code = ("import sys, oracleboost; oracleboost.StumpOracle; "
+            "print('oracleboost.oracles' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert done.stdout.strip() == "True"
