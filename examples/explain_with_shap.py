@@ -38,7 +38,10 @@ def main(argv=None) -> dict:
     parser.add_argument("--show", action="store_true",
                         help="show the chart (plt.show(); in the docs' gallery, its picture)")
     args = parser.parse_args(argv)
-    import shap  # an optional dependency: pip install shap
+    try:
+        import shap  # an optional dependency, in no extra of oracleboost's
+    except ImportError:
+        raise SystemExit("this example needs shap: pip install shap") from None
 
     data = load_breast_cancer()
     X_train, X_explain, y_train, _ = train_test_split(

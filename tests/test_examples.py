@@ -147,30 +147,108 @@ def test_watch_margins_plot(empty_cwd):
     (empty_cwd / "gap.png").unlink()
 
 
-def _start_fastest_example(folder: Path) -> subprocess.Popen:
-    """The script run of the test below, started when collection ends and run on the
-    second core beside the suite (tests/early.py)."""
-    with early.output_files(folder) as (out, err):
-        return subprocess.Popen(
-            [sys.executable, "examples/watch_margins_and_gap.py", "--rounds", "100",
-             "--accelerated-rounds", "100"],
-            cwd=ROOT, stdout=out, stderr=err, text=True,
-        )
+# -- every example at its defaults, as a user runs it: ``python examples/NAME.py`` ----------
+
+#: The examples run at their defaults by one child (below), in this order, with what
+#: each must print; the Dask ones start a LocalCluster and are run by the cluster tests.
+DEFAULT_RUNS: dict[str, str] = {
+    "watch_margins_and_gap.py": "1. Telgarsky 2012",
+    "swap_weak_learner.py": "stumps (StumpOracle)",
+    "boost_any_regressor.py": "weighted fit with KNeighborsRegressor: TypeError",
+    "early_stopping.py": "stop_reason_='early_stopping'",
+    "cache_oracle_calls.py": "identical predictions: True",
+    "explain_with_shap.py": "bit for bit: yes",
+}
+#: The optional package an example needs (the example says so in one line without it).
+NEEDS = {"explain_with_shap.py": "shap", "experiment_grid_dask.py": "distributed",
+         "fit_on_dask_array.py": "distributed"}
+#: Run by the cluster tests (they start a Dask LocalCluster).
+CLUSTER_EXAMPLES = ("experiment_grid_dask.py", "fit_on_dask_array.py")
+
+_RUN_DEFAULTS = early.DUMP + """
+import importlib.util, subprocess, sys, time
+from pathlib import Path
+
+folder, examples, needs = Path(sys.argv[1]), Path(sys.argv[2]), dict(
+    zip(sys.argv[4::2], sys.argv[5::2]))
+for name in sys.argv[3].split(","):
+    if name in needs and importlib.util.find_spec(needs[name]) is None:
+        dump(folder, name, None)
+        continue
+    cwd = folder / name.removesuffix(".py")  # empty: a default run writes no file
+    cwd.mkdir()
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, str(examples / name)], cwd=cwd,
+                          capture_output=True, text=True, timeout=900)
+    dump(folder, name, {"returncode": done.returncode, "stdout": done.stdout,
+                        "stderr": done.stderr, "seconds": time.perf_counter() - start,
+                        "written": sorted(p.name for p in cwd.iterdir())})
+"""
+
+
+def _start_default_runs(folder: Path) -> subprocess.Popen:
+    """Every example of :data:`DEFAULT_RUNS` at its defaults, one after the other (about
+    60 s on an idle 2-core machine), in a child started when collection ends and run on
+    the second core beside the suite (tests/early.py)."""
+    needs = [x for name, package in NEEDS.items() for x in (name, package)]
+    return early.python_child(_RUN_DEFAULTS, folder, str(folder), str(EXAMPLES),
+                              ",".join(DEFAULT_RUNS), *needs, cwd=ROOT)
+
+
+def test_every_example_is_run_at_its_defaults():
+    scripts = {p.name for p in EXAMPLES.glob("*.py")}
+    assert scripts == set(DEFAULT_RUNS) | set(CLUSTER_EXAMPLES)
+    assert not set(DEFAULT_RUNS) & set(CLUSTER_EXAMPLES)
 
 
 # (with_args: a lone callable given to a mark is the function it marks)
-@pytest.mark.early_subprocess.with_args(_start_fastest_example)
-def test_fastest_example_runs_as_a_script_from_the_root():
-    # short runs: the default run's numbers are checked in-process above; this checks
-    # that the file runs as a script (its imports, argv, output) and writes nothing
-    child, folder = early.child(_start_fastest_example)
-    child.wait(timeout=120)
-    stdout, stderr = early.outputs(folder)
-    assert child.returncode == 0, stderr
-    lines = stdout.splitlines()
-    assert lines[0].startswith("1. Telgarsky 2012")
-    assert sum(line.strip().startswith("stop:") for line in lines) == 2
-    assert not list(ROOT.glob("*.png")) and not list(EXAMPLES.glob("*.png"))
+@pytest.mark.early_subprocess.with_args(_start_default_runs)
+@pytest.mark.parametrize("name", list(DEFAULT_RUNS))
+def test_the_example_runs_at_its_defaults(name):
+    run = early.result(_start_default_runs, name)
+    if run is None:
+        pytest.skip(f"{name} needs {NEEDS[name]}, which is not installed")
+    assert run["returncode"] == 0, run["stderr"][-3000:]
+    assert "Traceback" not in run["stderr"], run["stderr"][-3000:]
+    lines = run["stdout"].splitlines()
+    assert len(lines) >= 5, run["stdout"]
+    assert DEFAULT_RUNS[name] in run["stdout"], run["stdout"]
+    assert run["written"] == []  # no file unless asked (--plot, --cache)
+    if name == "watch_margins_and_gap.py":
+        assert lines[0].startswith("1. Telgarsky 2012")
+        assert sum(line.strip() == "stop: max_rounds" for line in lines) == 2
+
+
+@pytest.mark.cluster
+def test_experiment_grid_dask_runs_at_its_defaults(empty_cwd):
+    pytest.importorskip("distributed")
+    done = subprocess.run([sys.executable, str(EXAMPLES / "experiment_grid_dask.py")],
+                          capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert len(done.stdout.splitlines()) >= 5, done.stdout
+
+
+#: Runs an example with an optional package made unimportable, as where it is missing.
+_WITHOUT = """
+import runpy, sys
+sys.modules[sys.argv[1]] = None  # import raises ImportError, as for a missing package
+sys.argv = sys.argv[2:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize(("name", "package", "message"), [
+    ("explain_with_shap.py", "shap", "this example needs shap: pip install shap"),
+    ("experiment_grid_dask.py", "distributed",
+     'this example needs dask: pip install "oracleboost[dask]"'),
+])
+def test_an_example_without_its_extra_says_what_to_install(empty_cwd, name, package,
+                                                           message):
+    done = subprocess.run([sys.executable, "-c", _WITHOUT, package, str(EXAMPLES / name)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 1
+    assert done.stderr.strip() == message  # one line, no traceback
+    assert done.stdout == ""
 
 
 def test_early_stopping_stops_early_and_keeps_a_better_model(empty_cwd, capsys):
