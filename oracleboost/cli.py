@@ -2,7 +2,8 @@
 
 ``oracleboost demo``                         AdaBoost on stumps, round by round (seconds)
 ``oracleboost list``                         the registered paper reproductions
-``oracleboost reproduce [NAME ... | all]``   run reproductions (all by default):
+``oracleboost reproduce NAME ... | all``     run reproductions (a bare ``reproduce``
+                                             prints its usage):
                                              :func:`oracleboost.experiments.runner.reproduce`
 ``oracleboost grid``                         boosters × data sets × seeds through joblib
                                              (or a Dask cluster): :mod:`oracleboost.grid`
@@ -11,8 +12,15 @@
 Conventions of command-line tools: results (tables, the paths written) go to stdout,
 progress and log lines to stderr; ``-q`` prints only the paths, ``-v`` adds detail.  Exit
 status: 0 when everything was done, 1 when some work failed (each failure named in one
-line on stderr, its traceback in the output folder's log), 2 for a usage error (a bad
-option, an ``--out`` that is a file or cannot be written), 130 after Ctrl-C.
+line on stderr, its traceback in the output folder's log; or an optional package is
+missing, named in one line with the extra that installs it), 2 for a usage error (a bad
+option, an unknown name, an ``--out`` that is a file or cannot be written), 130 after
+Ctrl-C, 143 after SIGTERM (taken as Ctrl-C: the same clean-up runs), 141 when the reader
+of the output went away (``oracleboost list | head -1``).
+
+Imports are lazy: ``oracleboost --help`` loads argparse and this module, and each
+command imports what it needs (numpy, scikit-learn, the boosters, the experiments)
+when it runs.  ``benchmarks/cli_help.py`` measures the time of ``--help``.
 """
 
 from __future__ import annotations
@@ -20,42 +28,56 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from typing import TextIO
-
-import numpy as np
+from typing import TYPE_CHECKING, TextIO
 
 from . import __version__
-from ._files import OutputFolderError
-from .experiments.runner import (
-    ReproductionFailed,
-    ReproductionInterrupted,
-    UnknownExperimentError,
-    check_formats,
-    reproduce,
-    resolve_names,
+from ._cli_support import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    did_you_mean,
+    extra_line,
+    guarded_output,
+    missing_modules,
+    sigterm_as_interrupt,
+    unknown_names_message,
 )
 
+if TYPE_CHECKING:
+    import numpy as np
+
 __all__ = ["main", "demo", "reproduce", "resolve_names", "UnknownExperimentError",
-           "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED"]
+           "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "EXIT_TERMINATED"]
 
-#: Exit statuses: some work failed; a usage error (argparse's own); stopped by Ctrl-C
-#: (128 + SIGINT, as shells report it).
-EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
+#: Re-exported from the experiments' runner on first use (PEP 562), so that importing
+#: this module for ``--help`` does not import the experiments.
+_LAZY = {"reproduce", "resolve_names", "UnknownExperimentError"}
 
 
-def demo(n_rounds: int = 30, every: int = 3, out: TextIO = sys.stdout) -> dict[str, np.ndarray]:
+def __getattr__(name: str):
+    if name in _LAZY:
+        from .experiments import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def demo(n_rounds: int = 30, every: int = 3, out: TextIO | None = None) -> dict[str, np.ndarray]:
     """Boost ±1 decision stumps with AdaBoost on scikit-learn's breast-cancer data.
 
     Prints the round-by-round empirical risk, edge γ_t, step α_t, ℓ1 margin and
     training/test error, then the same booster with shrinkage ν = 0.5 for contrast;
-    returns the first run's history.
+    returns the first run's history.  ``out`` defaults to ``sys.stdout``.
     """
+    import numpy as np
     from sklearn.datasets import load_breast_cancer
     from sklearn.model_selection import train_test_split
 
     from .boosters import CoordinateBoostingClassifier
     from .oracles import StumpOracle
 
+    out = sys.stdout if out is None else out
     X, y = load_breast_cancer(return_X_y=True)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=0)
     print(
@@ -87,7 +109,7 @@ def demo(n_rounds: int = 30, every: int = 3, out: TextIO = sys.stdout) -> dict[s
 
 
 _REPRODUCE_EPILOG = """\
-NAME is one of the names `oracleboost list` prints, or `all` (the default: every one).
+NAME is one of the names `oracleboost list` prints, or `all` for every one.
 Each experiment writes DIR/NAME/figure.png (and .pdf, .svg with --format), DIR/NAME/
 curves.csv (x and one column per curve), DIR/NAME/aux.csv (further arrays, when it has
 any) and DIR/NAME/summary.md (the figure and its caption, the paper's claim, the
@@ -96,7 +118,9 @@ several experiments also writes DIR/index.md linking the completed ones.
 
 An experiment that fails does not stop the others: at the end one line per failure
 names it (the traceback is in DIR/reproduce.log) and the exit status is 1.  Ctrl-C
-stops the run (status 130) and says which experiments finished."""
+stops the run (status 130) and says which experiments finished; SIGTERM does the same
+(status 143).  One run at a time writes into a DIR: a second one is refused.  The
+experiments need the extra: pip install "oracleboost[experiments]"."""
 
 
 def _grid_epilog() -> str:
@@ -155,6 +179,8 @@ def _positive_seconds(text: str) -> float:
 
 
 def _formats(text: str) -> tuple[str, ...]:
+    from .experiments.runner import check_formats
+
     try:
         return check_formats(text)
     except ValueError as exc:
@@ -167,12 +193,18 @@ def _check_parallel_options(args, parser: argparse.ArgumentParser) -> None:
     if args.scheduler is not None and args.backend != "dask":
         parser.error("--scheduler is a Dask scheduler's address: use it with --backend dask")
     if args.backend == "dask":
-        from .grid import DaskNotInstalledError, _import_distributed
+        _require(parser, ("dask", "distributed"), "dask", "--backend dask runs on a Dask cluster")
 
-        try:
-            _import_distributed()
-        except DaskNotInstalledError as exc:
-            parser.error(str(exc))
+
+def _require(parser: argparse.ArgumentParser, modules, extra: str, purpose: str) -> None:
+    """Exit before any work, in one line naming the extra, when a module is missing.
+
+    Status 1, not 2: the command line was right (its help has nothing to add), the
+    installation lacks a package; the status of work that could not be done."""
+    missing = missing_modules(modules)
+    if missing:
+        parser.exit(EXIT_FAILED, f"{parser.prog}: error: "
+                                 f"{extra_line(missing, extra, purpose)}\n")
 
 
 def _verbosity(args) -> int:
@@ -189,8 +221,28 @@ class _Parser(argparse.ArgumentParser):
     the whole usage text above it."""
 
     def error(self, message: str):
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n"
-                              f"Try '{self.prog} --help' for more.\n")
+        # a message may carry its own second line (where to find the valid names)
+        first, _, hint = message.partition("\n")
+        hint = hint or f"Try '{self.prog} --help' for more."
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {first}\n{hint}\n")
+
+
+class _SubParser(_Parser):
+    """A subcommand's parser: it reports the arguments it does not know itself, so that
+    ``oracleboost reproduce --quik`` is blamed on ``oracleboost reproduce`` (argparse
+    hands a subparser's leftovers to the top-level parser, which names only itself),
+    with the options it has that come closest."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            options = [o for o in self._option_string_actions if o.startswith("--")]
+            close = {o: did_you_mean(o.split("=", 1)[0], options, n=2)
+                     for o in extras if o.startswith("--")}
+            hint = "; ".join(f"did you mean {' or '.join(c)}?" for c in close.values() if c)
+            self.error(f"unrecognized arguments: {' '.join(extras)}"
+                       + (f" ({hint})" if hint else ""))
+        return namespace, extras
 
     def format_help(self) -> str:
         epilog = getattr(self, "epilog_from", None)
@@ -205,7 +257,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         description="Boosting through an Oracle protocol: demos and paper reproductions.",
     )
     parser.add_argument("--version", action="version", version=f"oracleboost {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_SubParser)
     p_demo = sub.add_parser("demo", help="AdaBoost on stumps, round by round (built-in data)")
     p_demo.add_argument("--rounds", type=int, default=30, help="boosting rounds (default 30)")
     p_demo.add_argument("--every", type=int, default=3, help="print every k-th round")
@@ -217,7 +269,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         epilog=_REPRODUCE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p_rep.add_argument("names", nargs="*", metavar="NAME",
-                       help="experiments to run, or 'all' (default: all)")
+                       help="experiments to run, or 'all' for every one")
     p_rep.add_argument("--quick", action="store_true", help="CI-sized round budgets")
     p_rep.add_argument("--out", default="results", metavar="DIR",
                        help="folder for the results (default: results)")
@@ -258,17 +310,40 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
 
 
 def _reproduce(args, argv: list[str], parser: argparse.ArgumentParser) -> int:
+    if not args.names:
+        # a bare `reproduce` would start every experiment at full size (many minutes):
+        # running them all is asked for by name, `reproduce all`
+        parser.exit(EXIT_USAGE, parser.format_usage()
+                    + f"{parser.prog}: error: name the experiments to run, or 'all' for "
+                      "every one\n`oracleboost list` prints the names; "
+                      "`oracleboost reproduce all --quick` runs them all at a CI size\n")
     if args.seed is not None and not 0 <= args.seed < 2**32:
         parser.error("--seed must be an integer in [0, 2**32)")
+    from ._files import OutputFolderError
+    from .experiments.runner import (
+        EXTRA_MODULES,
+        OutputFolderBusy,
+        ReproductionFailed,
+        ReproductionInterrupted,
+        UnknownExperimentError,
+        reproduce,
+        resolve_names,
+    )
+
     try:
         names = resolve_names(args.names)
     except UnknownExperimentError as exc:
         parser.error(str(exc))
+    _require(parser, EXTRA_MODULES, "experiments",
+             "the reproductions draw figures and solve LPs")
     try:
         reproduce(names, quick=args.quick, out_dir=args.out, seed=args.seed,
                   command=shlex.join(["oracleboost", *argv]), cache=args.cache,
                   n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler,
                   timeout=args.timeout, formats=args.formats, verbosity=_verbosity(args))
+    except OutputFolderBusy as exc:  # not a usage error: the same command works later
+        _error("reproduce", str(exc))
+        return EXIT_FAILED
     except OutputFolderError as exc:
         parser.error(str(exc))
     except ConnectionError as exc:  # the Dask scheduler cannot be reached
@@ -281,21 +356,47 @@ def _reproduce(args, argv: list[str], parser: argparse.ArgumentParser) -> int:
                             f"the others were written; tracebacks in {exc.log}")
         return EXIT_FAILED
     except ReproductionInterrupted as exc:
+        import signal
+        import textwrap
+
+        how = "interrupted" if exc.signum == signal.SIGINT else (
+            f"stopped by {signal.Signals(exc.signum).name}")
         during = f" during {exc.during}" if exc.during else ""
-        print(f"oracleboost reproduce: interrupted{during}; finished: "
-              f"{', '.join(exc.finished) or 'none'}"
-              + (f"; not run: {', '.join(exc.not_run)}" if exc.not_run else ""),
-              file=sys.stderr, flush=True)
-        return EXIT_INTERRUPTED
+        lines = [f"oracleboost reproduce: {how}{during}",
+                 f"  finished: {', '.join(exc.finished) or 'none'}"]
+        if exc.not_run:
+            lines.append(f"  not run: {', '.join(exc.not_run)}")
+        # long lists of names wrap within the terminal's 100 columns
+        text = "\n".join(textwrap.fill(line, 100, subsequent_indent="    ",
+                                       break_on_hyphens=False) for line in lines)
+        print(text, file=sys.stderr, flush=True)
+        return 128 + exc.signum
     return 0
 
 
 def _grid(args, parser: argparse.ArgumentParser) -> int:
-    from .grid import DaskNotInstalledError, GridArgumentError, grid_command
+    from ._files import OutputFolderError
+    from .boosters import BOOSTERS
+    from .grid import DATASETS, DaskNotInstalledError, GridArgumentError, default_boosters
+    from .grid import grid_command
 
     def split(text):
         return [n.strip() for n in text.split(",") if n.strip()] if text else None
 
+    # names checked here, with suggestions, before the grid starts
+    boosters = list(default_boosters())
+    for given, valid, what in ((split(args.boosters), boosters, "booster"),
+                               (split(args.datasets), list(DATASETS), "data set")):
+        unknown = [n for n in dict.fromkeys(given or []) if n not in valid]
+        if unknown:
+            parser.error(unknown_names_message(
+                what, unknown, valid, "Try 'oracleboost grid --help' for every name."))
+    chosen = split(args.boosters) or boosters
+    if any(BOOSTERS[n].estimator.__module__.endswith(".totally_corrective") for n in chosen
+           if n in BOOSTERS):
+        _require(parser, ("highspy", "clarabel"), "lp",
+                 "the totally corrective boosters solve LPs: lpboost, erlpboost, ...; "
+                 "or choose others with --boosters")
     try:
         grid_command(split(args.boosters), split(args.datasets), args.seeds,
                      quick=args.quick, rounds=args.rounds, out_dir=args.out,
@@ -312,36 +413,53 @@ def _grid(args, parser: argparse.ArgumentParser) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; ``argv`` defaults to ``sys.argv[1:]``; return the exit status.
 
-    Usage errors exit through argparse (``SystemExit`` with status 2); Ctrl-C anywhere
-    returns 130 after one line on stderr.
+    Usage errors exit through argparse (``SystemExit`` with status 2), and so does a
+    missing optional package (status 1, one line naming the extra).  Ctrl-C anywhere
+    returns 130 after one line on stderr; SIGTERM is taken as Ctrl-C and returns 143.
+    Output to a closed pipe ends quietly with 141, to a full device with one line and 1.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
+    parser, parsers = _parser()
+    args = parser.parse_args(argv)
     try:
-        parser, parsers = _parser()
-        args = parser.parse_args(argv)
-        if args.command in ("reproduce", "grid"):
-            _check_parallel_options(args, parsers[args.command])
-        if args.command == "demo":
-            if args.rounds < 1 or args.every < 1:
-                parsers["demo"].error("--rounds and --every must be positive")
-            from .boosters import reraise_interrupts
+        with sigterm_as_interrupt():
+            return guarded_output(args.command, lambda: _run(args, argv, parsers))
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated), outside reproduce
+        terminated = getattr(exc, "signum", None) is not None
+        print(f"oracleboost: {'terminated' if terminated else 'interrupted'}",
+              file=sys.stderr, flush=True)
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
 
-            with reraise_interrupts():
-                demo(args.rounds, args.every)
-        elif args.command == "list":
-            from .experiments import EXPERIMENTS
 
-            for name, fn in EXPERIMENTS.items():
-                doc = (fn.__doc__ or "").strip().splitlines()
-                print(f"{name:32s} {doc[0] if doc else ''}")
-        elif args.command == "reproduce":
-            return _reproduce(args, argv, parsers["reproduce"])
-        elif args.command == "grid":
-            return _grid(args, parsers["grid"])
-        return 0
-    except KeyboardInterrupt:
-        print("oracleboost: interrupted", file=sys.stderr, flush=True)
-        return EXIT_INTERRUPTED
+def _run(args, argv: list[str], parsers: dict[str, argparse.ArgumentParser]) -> int:
+    """The command ``args.command``, its arguments parsed; its exit status."""
+    if args.command in ("reproduce", "grid"):
+        _check_parallel_options(args, parsers[args.command])
+    if args.command == "demo":
+        if args.rounds < 1 or args.every < 1:
+            parsers["demo"].error("--rounds and --every must be positive")
+        from .boosters import reraise_interrupts
+
+        with reraise_interrupts():
+            demo(args.rounds, args.every)
+    elif args.command == "list":
+        from .experiments import EXPERIMENTS
+
+        import textwrap
+
+        col = max(len(n) for n in EXPERIMENTS) + 2
+        for name, fn in EXPERIMENTS.items():
+            doc = (fn.__doc__ or "").strip().splitlines()
+            # the description wrapped under its column, within 100 columns
+            text = textwrap.wrap(doc[0].strip() if doc else "", 100 - col) or [""]
+            print(f"{name:{col}s}{text[0]}".rstrip())
+            for more in text[1:]:
+                print(" " * col + more)
+    elif args.command == "reproduce":
+        return _reproduce(args, argv, parsers["reproduce"])
+    elif args.command == "grid":
+        return _grid(args, parsers["grid"])
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -17,6 +17,18 @@ Three promises, each tested:
   policy for a user's own ``fit``) and the experiment does not carry on with a partly
   fitted model: the interrupt reaches :func:`reproduce`, which writes the index of what
   finished and raises :class:`ReproductionInterrupted` (a ``KeyboardInterrupt``).
+  The command line takes SIGTERM as Ctrl-C (:func:`oracleboost._cli_support.
+  sigterm_as_interrupt`), so the same clean-up runs when ``timeout``, Docker, systemd or
+  Slurm stop a run.
+
+One run at a time writes into a folder: :func:`reproduce` holds a lock on
+``DIR/.reproduce.lock`` while it runs, and a second run into the same folder is refused
+at once (:class:`OutputFolderBusy`) rather than interleaving its log, its folders and
+its index with the first one's.
+
+Before any work, :func:`reproduce` checks that the experiments extra is installed
+(:data:`EXTRA_MODULES`; :class:`MissingExtraError` names it), rather than failing at the
+first figure after minutes of computing.
 
 Output follows the conventions of command-line tools: results (each experiment's table,
 the paths written) go to ``out``, progress and log lines to ``err``.
@@ -24,14 +36,18 @@ the paths written) go to ``out``, progress and log lines to ``err``.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import inspect
 import os
 import shlex
+import signal
 import sys
+import textwrap
 import time
 import traceback
 import warnings
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -40,6 +56,7 @@ from typing import TextIO
 import joblib
 
 from .. import __version__
+from .._cli_support import TERMINAL_WIDTH, extra_line, missing_modules, unknown_names_message
 from .._files import (
     OutputFolderError,
     atomic_folder,
@@ -60,12 +77,62 @@ __all__ = [
     "OutputFolderError",
     "ReproductionFailed",
     "ReproductionInterrupted",
+    "OutputFolderBusy",
+    "MissingExtraError",
+    "check_extra",
+    "terminal_text",
     "LOG_NAME",
+    "LOCK_NAME",
+    "EXTRA_MODULES",
 ]
 
 #: The run's log in the output folder: one line per experiment, and the traceback of
 #: every failure.
 LOG_NAME = "reproduce.log"
+
+#: The lock a run holds on its output folder (hidden; left in place: removing a lock file
+#: that another process may have just opened would let two runs hold "the" lock).
+LOCK_NAME = ".reproduce.lock"
+
+#: What the experiments import beyond the core dependencies: the ``experiments`` extra
+#: (matplotlib draws every figure, tqdm the progress bar, highspy and clarabel solve
+#: the totally corrective boosters' problems in lpboost-margins and swap-weak-learner).
+EXTRA_MODULES = ("matplotlib", "tqdm", "highspy", "clarabel")
+
+
+class MissingExtraError(ImportError):
+    """The experiments extra is not (wholly) installed; the message names the missing
+    modules and the line that installs them.  ``missing``: the module names."""
+
+    def __init__(self, missing: list[str]):
+        self.missing = list(missing)
+        super().__init__(extra_line(self.missing, "experiments",
+                                    "the reproductions draw figures and solve LPs"))
+
+
+def check_extra() -> None:
+    """Raise :class:`MissingExtraError` unless every module of :data:`EXTRA_MODULES` can
+    be imported (found without importing them: this takes milliseconds)."""
+    missing = missing_modules(EXTRA_MODULES)
+    if missing:
+        raise MissingExtraError(missing)
+
+
+class OutputFolderBusy(OutputFolderError):
+    """Another ``reproduce`` run is writing into the same output folder.
+
+    Attributes
+    ----------
+    folder : pathlib.Path
+    pid : int or None
+        The other run's process id, when it could be read.
+    """
+
+    def __init__(self, folder: Path, pid: int | None):
+        self.folder, self.pid = folder, pid
+        who = f" (process {pid})" if pid else ""
+        super().__init__(f"--out {folder}: another oracleboost reproduce{who} is writing "
+                         "there; wait for it to end, or choose another --out")
 
 
 class UnknownExperimentError(ValueError):
@@ -82,10 +149,10 @@ class UnknownExperimentError(ValueError):
     def __init__(self, unknown: list[str], valid: list[str]):
         self.unknown = list(unknown)
         self.valid = list(valid)
-        super().__init__(
-            f"unknown experiment(s): {', '.join(self.unknown)}\n"
-            "valid names ('all' runs every one):\n" + "\n".join(f"  {n}" for n in self.valid)
-        )
+        # one line, with the close names: the whole list is what `oracleboost list` is for
+        super().__init__(unknown_names_message(
+            "experiment", self.unknown, [*self.valid, "all"],
+            "Try 'oracleboost list' for every name; 'all' runs every one."))
 
 
 class ReproductionFailed(RuntimeError):
@@ -109,7 +176,7 @@ class ReproductionFailed(RuntimeError):
 
 
 class ReproductionInterrupted(KeyboardInterrupt):
-    """Ctrl-C stopped the run.
+    """Ctrl-C (or SIGTERM, on the command line) stopped the run.
 
     Attributes
     ----------
@@ -119,10 +186,14 @@ class ReproductionInterrupted(KeyboardInterrupt):
         The experiments whose folders this run completed.
     not_run : list of str
         The experiments that never started.
+    signum : int
+        The signal that stopped it: ``signal.SIGINT`` (Ctrl-C) or ``signal.SIGTERM``.
     """
 
-    def __init__(self, during: str | None, finished: list[str], not_run: list[str]):
+    def __init__(self, during: str | None, finished: list[str], not_run: list[str],
+                 signum: int = 2):
         self.during, self.finished, self.not_run = during, finished, not_run
+        self.signum = signum
         super().__init__(f"interrupted{f' during {during}' if during else ''}")
 
 
@@ -387,6 +458,99 @@ def _write_index(path: Path, rows: list[tuple[str, float]], failed: list[Outcome
     return path
 
 
+def terminal_text(result: Curves, width: int = TERMINAL_WIDTH) -> str:
+    """:meth:`Curves.to_text` fitted to ``width`` columns, for the terminal.
+
+    The table keeps, in order, the series that fit in ``width`` columns and are not NaN
+    at every row shown; a line names the ones left out (every one is in ``curves.csv``
+    and the summary).  Other lines longer than ``width`` are wrapped at spaces, keeping
+    their indentation (a single word longer than ``width``, such as a path, stays whole).
+    """
+    import numpy as np
+
+    rows = result.rows()
+    names = list(result.series)
+    xw = max(8, len(result.xlabel))
+    digits = 5  # to_text's default, which sets its column width below
+
+    def table_width(chosen: list[str]) -> int:
+        col = max([12, digits + 7] + [len(n) for n in chosen])
+        return xw + len(chosen) * (col + 1)
+
+    nan = [n for n in names
+           if np.all(np.isnan(np.asarray(result.series[n], dtype=float)[rows]))]
+    chosen: list[str] = []
+    for name in names:
+        if name not in nan and table_width([*chosen, name]) <= width:
+            chosen.append(name)
+    if not chosen and names:  # one column, however wide, rather than an empty table
+        chosen = [next((n for n in names if n not in nan), names[0])]
+    left_out = [n for n in names if n not in chosen]
+    # mathtext is dropped with the columns: it may name series this copy no longer has
+    shown = dataclasses.replace(result, series={n: result.series[n] for n in chosen},
+                                mathtext={})
+    lines = shown.to_text(rows=rows, digits=digits).splitlines()
+    if left_out:
+        why = ("NaN at every row shown" if set(left_out) <= set(nan)
+               else f"wider than {width} columns" if not set(left_out) & set(nan)
+               else f"NaN at every row shown, or wider than {width} columns")
+        lines.insert(2 + len(rows), f"not shown ({why}; in curves.csv): "
+                                    + ", ".join(left_out))
+    wrapped: list[str] = []
+    for line in lines:
+        if len(line) <= width:
+            wrapped.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        wrapped += textwrap.wrap(line, width, initial_indent="", subsequent_indent=indent
+                                 + "  ", break_long_words=False, break_on_hyphens=False)
+    return "\n".join(wrapped)
+
+
+try:  # POSIX
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder/.reproduce.lock`` for the block, or raise
+    :class:`OutputFolderBusy` at once when another process holds it.
+
+    A lock rather than one log per run: two runs into one folder would still race on
+    its experiment folders and its index, so the second run is refused and says why.
+    The lock is the operating system's (``flock``; ``msvcrt.locking`` on Windows), not a
+    file's existence: it is freed when its process ends, however it ends (SIGKILL, a
+    crash), so no stale lock is ever left to remove by hand.  The file holds the
+    holder's process id, for the second run's message.
+    """
+    path = folder / LOCK_NAME
+    fh = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - closed below
+    try:
+        try:
+            if fcntl is not None:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            else:  # pragma: no cover - Windows
+                import msvcrt
+
+                fh.seek(0)
+                msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
+        except OSError:
+            pid = None
+            with contextlib.suppress(OSError, ValueError):
+                fh.seek(0)
+                pid = int(fh.read().strip() or 0) or None
+            raise OutputFolderBusy(folder, pid) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        yield
+    finally:
+        fh.close()  # closing the file frees the lock
+
+
 # -- the run -------------------------------------------------------------------------------
 
 
@@ -477,6 +641,12 @@ def reproduce(
         On Ctrl-C (a ``KeyboardInterrupt``), after the index of what finished is written.
     ConnectionError
         ``backend="dask"`` when the scheduler cannot be reached.
+    MissingExtraError
+        Before anything runs, when the experiments extra is not installed (an
+        ``ImportError`` naming the missing modules and the extra).
+    OutputFolderBusy
+        Before anything runs, when another run is writing into ``out_dir`` (an
+        :class:`OutputFolderError`).
     """
     from . import EXPERIMENTS
 
@@ -484,9 +654,21 @@ def reproduce(
     err = sys.stderr if err is None else err
     names = resolve_names(names, EXPERIMENTS)
     formats = check_formats(formats)
+    check_extra()
     out_dir = writable_folder(out_dir, "--out")
     if cache is not None:
         writable_folder(cache, "--cache")
+    with _folder_lock(out_dir):
+        return _reproduce_locked(names, quick, out_dir, out, err, seed, command, progress,
+                                 cache, n_jobs, backend, scheduler, timeout, formats,
+                                 verbosity)
+
+
+def _reproduce_locked(names, quick, out_dir, out, err, seed, command, progress, cache,
+                      n_jobs, backend, scheduler, timeout, formats, verbosity):
+    """:func:`reproduce`'s run, its arguments checked and its folder locked."""
+    from . import EXPERIMENTS
+
     remove_stale_staging(out_dir)
     if command is None:
         command = _equivalent_command(names, quick, out_dir, seed, cache, formats)
@@ -507,6 +689,7 @@ def reproduce(
     failures: list[Outcome] = []
     current: str | None = None
     interrupted = False
+    signum = signal.SIGINT
     log = _Log(out_dir / LOG_NAME, command)
     console = _Console(out, err, verbosity, len(names), progress)
     total_start = time.perf_counter()
@@ -547,20 +730,24 @@ def reproduce(
             results[name] = outcome.result
             rows.append((name, outcome.seconds))
             current = None
-            console.result(outcome.result.to_text())
-            console.result(f"   files: {folder}/ ({', '.join(files + ['summary.md'])})   "
-                           f"({outcome.seconds:.1f}s)\n")
+            console.result(terminal_text(outcome.result))
+            where = f"   files: {folder}/"
+            what = f"({', '.join(files + ['summary.md'])})   ({outcome.seconds:.1f}s)"
+            # one line when it fits the terminal's 100 columns, else the folder first
+            console.result(f"{where} {what}\n" if len(where) + 1 + len(what) <= TERMINAL_WIDTH
+                           else f"{where}\n   {what}\n")
             if verbosity == 0:
                 console.result(f"{folder}/", level=0)
             console.done()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM on the command line
         interrupted = True
+        signum = getattr(exc, "signum", signal.SIGINT)
     finally:
         console.close()
         if runs is not None:
             runs.close()  # stops the workers' pending experiments
         if interrupted:
-            log.line(f"interrupted{f' during {current}' if current else ''}; finished: "
+            log.line(f"{_stopped(signum)}{f' during {current}' if current else ''}; finished: "
                      f"{', '.join(n for n, _ in rows) or 'none'}")
         log.close()
     done = {n for n, _ in rows} | {f.name for f in failures}
@@ -568,7 +755,7 @@ def reproduce(
     if len(names) > 1:
         total = time.perf_counter() - total_start
         seed_part = f"seed {seed}" if seed is not None else "no --seed (experiments' defaults)"
-        state = " · interrupted" if interrupted else ""
+        state = f" · {_stopped(signum)}" if interrupted else ""
         run_line = (f"{mode} · {seed_part} · oracleboost {__version__} · {_now()} · "
                     f"{total:.1f} s in all{state} · `{command}`")
         index = _write_index(out_dir / "index.md", rows, failures,
@@ -579,7 +766,13 @@ def reproduce(
         else:
             print(f"index: {index}", file=out, flush=True)
     if interrupted:
-        raise ReproductionInterrupted(current, [n for n, _ in rows], not_run)
+        raise ReproductionInterrupted(current, [n for n, _ in rows], not_run, signum)
     if failures:
         raise ReproductionFailed(failures, results, out_dir / LOG_NAME)
     return results
+
+
+def _stopped(signum: int) -> str:
+    """How a stop by ``signum`` is said in the log and the index."""
+    return "interrupted" if signum == signal.SIGINT else (
+        f"stopped by {signal.Signals(signum).name}")
