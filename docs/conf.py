@@ -10,8 +10,11 @@ fetched.  It also runs the gallery's scripts (``examples/``, in quick mode:
 reproduce`` output (``_ext/docs_reproductions.py``: ``results/``, or a quick run of every
 experiment when there is none).  ``-D plot_gallery=0`` builds the gallery's pages without
 running the scripts; ``-D reproductions_results=DIR`` takes the results from DIR.
-Formulas are drawn by MathJax from a local copy when one is installed
-(``_ext/docs_mathjax.py``), else from its CDN when a page is viewed.
+Formulas are drawn by MathJax from a local copy when one is installed, else from its CDN
+when a page is viewed (an offline reader then sees raw TeX).  For a site that draws them
+offline, install MathJax 2 before building: ``apt-get install libjs-mathjax`` (Debian,
+Ubuntu), or set ``ORACLEBOOST_MATHJAX`` to a MathJax 2 folder (``_ext/docs_mathjax.py``
+copies the 1.5 MB it needs into the site).  The build says which it used.
 """
 
 from __future__ import annotations
@@ -29,8 +32,11 @@ sys.path.insert(0, str(DOCS / "_ext"))
 import docs_gallery  # noqa: E402
 import docs_markdown  # noqa: E402
 import docs_mathjax  # noqa: E402
+from sphinx.util import logging as sphinx_logging  # noqa: E402
 
 import oracleboost  # noqa: E402
+
+_logger = sphinx_logging.getLogger(__name__)
 
 project = "oracleboost"
 author = "the oracleboost developers"
@@ -65,9 +71,17 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True
 numpydoc_xref_param_type = False
+# "On this page" of a class lists its members as fit(), predict(), ...: with their
+# parents (CoordinateBoostingClassifier.fit()) the long shared prefix made every entry
+# look the same in the narrow column
+toc_object_entries_show_parents = "hide"
 
 # -- Formulas: MathJax from a local copy when there is one (see _ext/docs_mathjax.py) --
-if docs_mathjax.local_mathjax() is not None:
+# Not sphinx.ext.imgmath: it needs LaTeX and dvipng at build time, a far larger install
+# than the OS's MathJax package, and draws formulas as images; nor a copy of MathJax in
+# the repository (megabytes of a third party's JavaScript to keep up to date).
+_LOCAL_MATHJAX = docs_mathjax.local_mathjax()
+if _LOCAL_MATHJAX is not None:
     mathjax_path = docs_mathjax.LOCAL_PATH
     mathjax2_config = docs_mathjax.CONFIG
 
@@ -139,5 +153,20 @@ def _skip_foreign_member(app, what, name, obj, skip, options):
     return None
 
 
+def _say_where_mathjax_comes_from(app) -> None:
+    """Say at the start of the build whether formulas will be drawn offline."""
+    if _LOCAL_MATHJAX is not None:
+        _logger.info("formulas: MathJax from %s, copied into the site (drawn offline)",
+                     _LOCAL_MATHJAX)
+    else:
+        # print, not a Sphinx warning: a build with -W must not fail for it, and -q
+        # hides Sphinx's info messages
+        print("docs: no local MathJax; formulas load MathJax from its CDN when a page is "
+              "viewed (offline: raw TeX). For offline formulas: apt-get install "
+              "libjs-mathjax, or set ORACLEBOOST_MATHJAX to a MathJax 2 folder",
+              file=sys.stderr)
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_foreign_member)
+    app.connect("builder-inited", _say_where_mathjax_comes_from)
