@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-#: Public name -> the module that defines it (imported when the name is first read).
+#: Public name -> the module that defines it (imported when the name is first read);
+#: its keys are ``__all__`` (a literal below, for tools that read the source).
 _LAZY: dict[str, str] = {
     # the boosters
     "CoordinateBoostingClassifier": "oracleboost.boosters",
@@ -61,7 +62,47 @@ _LAZY: dict[str, str] = {
     "to_lightgbm": "oracleboost.export",
 }
 
-__all__ = ["__version__", *_LAZY]
+__all__ = [
+    "__version__",
+    # the boosters
+    "CoordinateBoostingClassifier",
+    "MirrorBoostingClassifier",
+    "AcceleratedMarginClassifier",
+    "TotallyCorrectiveClassifier",
+    "FunctionalGradientRegressor",
+    "FunctionalGradientClassifier",
+    "FunctionalGradientRanker",
+    # the oracles: the protocol, the hypothesis classes and the wrappers
+    "Oracle",
+    "StumpOracle",
+    "TreeOracle",
+    "LightGBMOracle",
+    "SklearnOracle",
+    "MLPOracle",
+    "MatrixOracle",
+    "LinearOracle",
+    "CachedOracle",
+    "ApproximateOracle",
+    # the losses
+    "Loss",
+    "MarginLoss",
+    "RegressionLoss",
+    "MulticlassLoss",
+    "RankingLoss",
+    "Exponential",
+    "Logistic",
+    "Squared",
+    "Absolute",
+    "Huber",
+    "Quantile",
+    "SoftmaxCrossEntropy",
+    "MulticlassHinge",
+    "PairwiseHinge",
+    # a fitted model in a file, and outside the library
+    "save_model",
+    "load_model",
+    "to_lightgbm",
+]
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ imports
     from .boosters import (

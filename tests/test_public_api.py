@@ -181,6 +181,13 @@ def test_the_top_level_has_every_booster_oracle_and_loss():
     assert {"save_model", "load_model", "__version__"} <= set(oracleboost.__all__)
 
 
+def test_all_is_what_the_lazy_table_imports():
+    """``__all__`` is a literal (for tools that read the source): each of its names is
+    one the package imports on demand, and each name it imports is in ``__all__``."""
+    assert len(oracleboost.__all__) == len(set(oracleboost.__all__))
+    assert set(oracleboost.__all__) == {"__version__", *oracleboost._LAZY}
+
+
 def test_star_import_and_dir_list_the_public_names():
     namespace: dict[str, object] = {}
     exec("from oracleboost import *", namespace)
