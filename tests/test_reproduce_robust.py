@@ -316,6 +316,34 @@ def test_sigint_while_a_booster_fits_stops_the_command_with_130(tmp_path, name, 
     assert _index_rows(out) == [FAST]
 
 
+def test_sigterm_while_a_booster_fits_is_taken_as_ctrl_c_with_143(tmp_path):
+    """What ``timeout``, Docker, systemd and Slurm send: the same clean-up as Ctrl-C (the
+    index lists exactly the folders this run completed, nothing half-written), exit 143."""
+    marker, out = tmp_path / "marker", tmp_path / "results"
+    name = "swap-weak-learner"
+    out.mkdir()
+    (out / "index.md").write_text("an earlier run's index\n")
+    child = _child(MID_FIT, str(marker), "40", "reproduce", FAST, name, "--quick",
+                   "--out", str(out))
+    deadline = time.monotonic() + 300
+    while not marker.exists():
+        assert child.poll() is None, child.communicate()
+        assert time.monotonic() < deadline, "the booster never reached its round"
+        time.sleep(0.05)
+    child.send_signal(signal.SIGTERM)
+    stdout, stderr = child.communicate(timeout=120)
+    assert child.returncode == 143, stderr[-3000:]
+    assert stderr.splitlines()[-2:] == [
+        f"oracleboost reproduce: stopped by SIGTERM during {name}", f"  finished: {FAST}"]
+    assert "Traceback" not in stderr
+    assert (out / FAST / "summary.md").is_file() and not (out / name).exists()
+    assert _leftovers(out) == []
+    assert _index_rows(out) == [FAST]  # this run's index, listing the complete folder only
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert "stopped by SIGTERM" in index and f"- {name}" in index
+    assert f"stopped by SIGTERM during {name}" in (out / LOG_NAME).read_text()
+
+
 # --------------------------------------------------------------------------------------
 # Arguments a user gets wrong, and output conventions
 # --------------------------------------------------------------------------------------
