@@ -34,9 +34,13 @@ from sklearn.neighbors import KNeighborsRegressor
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from oracleboost.boosters import FunctionalGradientRegressor
-from oracleboost.losses import Absolute, Huber, Quantile
-from oracleboost.oracles import SklearnOracle
+from oracleboost import (
+    Absolute,
+    FunctionalGradientRegressor,
+    Huber,
+    Quantile,
+    SklearnOracle,
+)
 
 
 def make_loss(name: str, alpha: float):

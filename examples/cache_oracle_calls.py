@@ -32,8 +32,7 @@ from sklearn.datasets import make_regression
 from sklearn.linear_model import Ridge
 from threadpoolctl import threadpool_limits
 
-from oracleboost.boosters import FunctionalGradientRegressor
-from oracleboost.oracles import CachedOracle, SklearnOracle
+from oracleboost import CachedOracle, FunctionalGradientRegressor, SklearnOracle
 
 
 class CountingRidge(Ridge):

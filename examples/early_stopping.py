@@ -38,7 +38,7 @@ import numpy as np
 from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split
 
-from oracleboost.boosters import CoordinateBoostingClassifier
+from oracleboost import CoordinateBoostingClassifier
 
 
 def noisy_problem(seed: int):

@@ -26,7 +26,7 @@ import numpy as np
 from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import train_test_split
 
-from oracleboost.boosters import MirrorBoostingClassifier
+from oracleboost import MirrorBoostingClassifier
 
 
 def main(argv=None) -> dict:

@@ -34,8 +34,8 @@ from sklearn.neighbors import KNeighborsRegressor
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from oracleboost.boosters import FunctionalGradientClassifier
-from oracleboost.oracles import (
+from oracleboost import (
+    FunctionalGradientClassifier,
     LightGBMOracle,
     MLPOracle,
     SklearnOracle,

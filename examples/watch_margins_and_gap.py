@@ -35,10 +35,13 @@ import argparse
 
 import numpy as np
 
-from oracleboost.boosters import AcceleratedMarginClassifier, CoordinateBoostingClassifier
+from oracleboost import (
+    AcceleratedMarginClassifier,
+    CoordinateBoostingClassifier,
+    MatrixOracle,
+)
 from oracleboost.boosters.steps import WolfeStep
 from oracleboost.datasets import matrix_problem, mixed_matrix, separable_matrix
-from oracleboost.oracles import MatrixOracle
 
 
 def checkpoints(n_rounds: int) -> list[int]:
