@@ -87,10 +87,9 @@ def unknown_names_message(what: str, unknown: Sequence[str], valid: Sequence[str
     parts = []
     for name in unknown:
         close = did_you_mean(name, valid, n=2)
-        parts.append(f"{name!r}" + (f" (did you mean {' or '.join(map(repr, close))}?)"
-                                     if close else ""))
-    plural = "s" if len(unknown) > 1 else ""
-    return f"unknown {what}{plural}: {', '.join(parts)}\n{where}"
+        parts.append(name + (f" (did you mean {' or '.join(close)}?)" if close else ""))
+    # "(s)", as the grid's and the experiments' own checks word it
+    return f"unknown {what}(s): {', '.join(parts)}\n{where}"
 
 
 # -- optional packages ---------------------------------------------------------------------

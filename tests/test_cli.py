@@ -162,7 +162,7 @@ def test_unknown_name_exits_2_in_two_lines_pointing_to_the_list(tmp_path, capsys
     assert exc.value.code == 2
     err = capsys.readouterr().err.splitlines()
     # the subcommand's error, no close name to offer, and where the names are
-    assert err == ["oracleboost reproduce: error: unknown experiment: 'nosuchname'",
+    assert err == ["oracleboost reproduce: error: unknown experiment(s): nosuchname",
                    "Try 'oracleboost list' for every name; 'all' runs every one."]
     assert not (tmp_path / "r").exists()  # nothing ran
 
@@ -177,8 +177,8 @@ def test_a_mistyped_experiment_name_gets_a_did_you_mean(tmp_path, capsys, typo, 
         main(["reproduce", FAST, typo, "--quick", "--out", str(tmp_path / "r")])
     assert exc.value.code == 2
     first = capsys.readouterr().err.splitlines()[0]
-    assert first.startswith(f"oracleboost reproduce: error: unknown experiment: {typo!r} "
-                            f"(did you mean {meant!r}")
+    assert first.startswith(f"oracleboost reproduce: error: unknown experiment(s): {typo} "
+                            f"(did you mean {meant}")
     assert len(first) <= 140 and not (tmp_path / "r").exists()
 
 

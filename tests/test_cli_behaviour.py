@@ -144,8 +144,8 @@ def test_the_top_level_still_reports_its_own_errors(capsys):
 def test_grid_suggests_close_booster_and_data_set_names(tmp_path, capsys, option, typo,
                                                         meant, what):
     err = _usage(["grid", option, typo, "--out", str(tmp_path / "g")], capsys)
-    assert err[0].startswith(f"oracleboost grid: error: unknown {what}: {typo!r} "
-                             f"(did you mean {meant!r}")
+    assert err[0].startswith(f"oracleboost grid: error: unknown {what}(s): {typo} "
+                             f"(did you mean {meant}")
     assert err[1] == "Try 'oracleboost grid --help' for every name."
     assert not (tmp_path / "g").exists()
 
