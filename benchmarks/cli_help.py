@@ -74,7 +74,8 @@ def main() -> None:
             seconds[name].append(_wall(cmd))
     helps = seconds["python -m oracleboost --help"]
     package = seconds["python -c 'import oracleboost'"]
-    seconds["--help minus import oracleboost"] = [h - p for h, p in zip(helps, package)]
+    seconds["--help minus import oracleboost"] = [
+        h - p for h, p in zip(helps, package, strict=True)]
 
     print(f"oracleboost --help, {args.repeats} fresh processes a row, {os.cpu_count()} CPUs, "
           f"Python {sys.version.split()[0]}")

@@ -47,6 +47,8 @@ from ._cli_support import (
 if TYPE_CHECKING:
     import numpy as np
 
+    from .experiments.runner import UnknownExperimentError, reproduce, resolve_names
+
 __all__ = ["main", "demo", "reproduce", "resolve_names", "UnknownExperimentError",
            "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "EXIT_TERMINATED"]
 
@@ -377,8 +379,13 @@ def _reproduce(args, argv: list[str], parser: argparse.ArgumentParser) -> int:
 def _grid(args, parser: argparse.ArgumentParser) -> int:
     from ._files import OutputFolderError
     from .boosters import BOOSTERS
-    from .grid import DATASETS, DaskNotInstalledError, GridArgumentError, default_boosters
-    from .grid import grid_command
+    from .grid import (
+        DATASETS,
+        DaskNotInstalledError,
+        GridArgumentError,
+        default_boosters,
+        grid_command,
+    )
 
     def split(text):
         return [n.strip() for n in text.split(",") if n.strip()] if text else None
@@ -443,9 +450,9 @@ def _run(args, argv: list[str], parsers: dict[str, argparse.ArgumentParser]) -> 
         with reraise_interrupts():
             demo(args.rounds, args.every)
     elif args.command == "list":
-        from .experiments import EXPERIMENTS
-
         import textwrap
+
+        from .experiments import EXPERIMENTS
 
         col = max(len(n) for n in EXPERIMENTS) + 2
         for name, fn in EXPERIMENTS.items():

@@ -13,15 +13,13 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from oracleboost._cli_support import did_you_mean, missing_modules
 from oracleboost.cli import main
-from oracleboost.experiments import EXPERIMENTS, Curves
-from oracleboost.experiments import runner
+from oracleboost.experiments import EXPERIMENTS, Curves, runner
 from oracleboost.experiments.runner import MissingExtraError, reproduce, terminal_text
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*the loss rose to:UserWarning")
