@@ -10,6 +10,7 @@ registered experiment, or a child process that stops at once.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -248,6 +249,17 @@ def test_a_full_device_is_one_line_and_status_1(command):
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
         f"oracleboost {command[0]}: error: cannot write the output: No space left on device"]
+
+
+def test_sigterm_outside_reproduce_is_taken_as_ctrl_c_with_143():
+    """``demo`` (any command) stopped by SIGTERM: one line, status 143, no traceback."""
+    child = subprocess.Popen([sys.executable, "-u", "-m", "oracleboost", "demo",
+                              "--rounds", "1000000"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stdout.readline().startswith("AdaBoost on")  # the fit has begun
+    child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 143 and err == "oracleboost: terminated\n"
 
 
 # --------------------------------------------------------------------------------------
