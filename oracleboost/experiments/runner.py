@@ -592,7 +592,9 @@ def reproduce(
         the paper's claim from :data:`~oracleboost.experiments.claims.CLAIMS`, the
         measured result, the settings).  When more than one experiment was asked for,
         ``out_dir/index.md`` links the completed ones.  ``out_dir/reproduce.log`` logs
-        the run, with the traceback of every failure.
+        the run, with the traceback of every failure.  The run holds a lock on
+        ``out_dir/.reproduce.lock`` (freed when it ends, however it ends): a second run
+        into the same folder meanwhile raises :class:`OutputFolderBusy`.
     out : text stream, default ``sys.stdout``
         Where the results go: the tables and the paths written.
     seed : int, optional
