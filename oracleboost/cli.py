@@ -348,6 +348,8 @@ def _reproduce(args, argv: list[str], parser: argparse.ArgumentParser) -> int:
         return EXIT_FAILED
     except OutputFolderError as exc:
         parser.error(str(exc))
+    except BrokenPipeError:  # a ConnectionError too, but the output's: guarded_output's
+        raise
     except ConnectionError as exc:  # the Dask scheduler cannot be reached
         _error("reproduce", str(exc))
         return EXIT_FAILED
@@ -358,11 +360,11 @@ def _reproduce(args, argv: list[str], parser: argparse.ArgumentParser) -> int:
                             f"the others were written; tracebacks in {exc.log}")
         return EXIT_FAILED
     except ReproductionInterrupted as exc:
-        import signal
         import textwrap
 
-        how = "interrupted" if exc.signum == signal.SIGINT else (
-            f"stopped by {signal.Signals(exc.signum).name}")
+        from .experiments.runner import _stopped
+
+        how = _stopped(exc.signum)  # worded as in the log and the index
         during = f" during {exc.during}" if exc.during else ""
         lines = [f"oracleboost reproduce: {how}{during}",
                  f"  finished: {', '.join(exc.finished) or 'none'}"]
@@ -411,6 +413,8 @@ def _grid(args, parser: argparse.ArgumentParser) -> int:
                      timeout=args.timeout, verbosity=_verbosity(args))
     except (GridArgumentError, DaskNotInstalledError, OutputFolderError) as exc:
         parser.error(str(exc))
+    except BrokenPipeError:  # a ConnectionError too, but the output's: guarded_output's
+        raise
     except ConnectionError as exc:  # the Dask scheduler cannot be reached
         _error("grid", str(exc))
         return EXIT_FAILED

@@ -241,6 +241,26 @@ def test_a_closed_pipe_ends_quietly_with_141(command):
     assert err == ""  # no traceback, nothing for a reader that left
 
 
+def test_reproduce_into_a_closed_pipe_stops_with_the_index_written(tmp_path):
+    """``oracleboost reproduce A B | head -1`` once the reader has gone: the first
+    experiment's folder is complete, the second never runs, the index says so, 141."""
+    out = tmp_path / "r"
+    child = subprocess.Popen([sys.executable, "-m", "oracleboost", "reproduce", FAST,
+                              "telgarsky2013-figure2", "--quick", "--out", str(out)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    child.stdout.close()
+    err = child.stderr.read()
+    child.stderr.close()
+    assert child.wait(timeout=300) == 141, err
+    assert "Traceback" not in err
+    assert (out / FAST / "summary.md").is_file() and not (out / "telgarsky2013-figure2").exists()
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert f"[{FAST}]({FAST}/summary.md)" in index and "- telgarsky2013-figure2" in index
+    assert "stopped: the output was closed" in index
+    assert [p.name for p in out.iterdir() if ".partial-" in p.name] == []
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
 @pytest.mark.parametrize("command", [["list"], ["demo", "--rounds", "3"]])
 def test_a_full_device_is_one_line_and_status_1(command):

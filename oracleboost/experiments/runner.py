@@ -744,6 +744,12 @@ def _reproduce_locked(names, quick, out_dir, out, err, seed, command, progress, 
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM on the command line
         interrupted = True
         signum = getattr(exc, "signum", signal.SIGINT)
+    except BrokenPipeError:
+        # the reader of the output went away (`| head`): stop as a tool killed by SIGPIPE
+        # would, but with the index of what finished written (then the BrokenPipeError
+        # of printing its path, or ReproductionInterrupted, ends the command)
+        interrupted = True
+        signum = _SIGPIPE
     finally:
         console.close()
         if runs is not None:
@@ -774,7 +780,14 @@ def _reproduce_locked(names, quick, out_dir, out, err, seed, command, progress, 
     return results
 
 
+#: SIGPIPE's number (13 on every POSIX system; Windows has none, and no such stop)
+_SIGPIPE = 13
+
+
 def _stopped(signum: int) -> str:
     """How a stop by ``signum`` is said in the log and the index."""
-    return "interrupted" if signum == signal.SIGINT else (
-        f"stopped by {signal.Signals(signum).name}")
+    if signum == signal.SIGINT:
+        return "interrupted"
+    if signum == _SIGPIPE:
+        return "stopped: the output was closed"
+    return f"stopped by {signal.Signals(signum).name}"
