@@ -400,12 +400,12 @@ def _grid(args, parser: argparse.ArgumentParser) -> int:
         if unknown:
             parser.error(unknown_names_message(
                 what, unknown, valid, "Try 'oracleboost grid --help' for every name."))
-    chosen = split(args.boosters) or boosters
-    if any(BOOSTERS[n].estimator.__module__.endswith(".totally_corrective") for n in chosen
-           if n in BOOSTERS):
+    lp = [n for n in split(args.boosters) or boosters
+          if n in BOOSTERS and BOOSTERS[n].estimator.__module__.endswith(".totally_corrective")]
+    if lp:  # the totally corrective boosters solve LPs (HiGHS) and entropy problems
         _require(parser, ("highspy", "clarabel"), "lp",
-                 "the totally corrective boosters solve LPs: lpboost, erlpboost, ...; "
-                 "or choose others with --boosters")
+                 f"{', '.join(lp)} solve{'s' if len(lp) == 1 else ''} LPs; "
+                 "or leave them out with --boosters")
     try:
         grid_command(split(args.boosters), split(args.datasets), args.seeds,
                      quick=args.quick, rounds=args.rounds, out_dir=args.out,
