@@ -734,10 +734,13 @@ def _reproduce_locked(names, quick, out_dir, out, err, seed, command, progress, 
             current = None
             console.result(terminal_text(outcome.result))
             where = f"   files: {folder}/"
-            what = f"({', '.join(files + ['summary.md'])})   ({outcome.seconds:.1f}s)"
-            # one line when it fits the terminal's 100 columns, else the folder first
-            console.result(f"{where} {what}\n" if len(where) + 1 + len(what) <= TERMINAL_WIDTH
-                           else f"{where}\n   {what}\n")
+            what = f"({', '.join(files + ['summary.md'])})"
+            took = f"   ({outcome.seconds:.1f}s)"
+            # one line when it fits the terminal's 100 columns, else the folder and the
+            # time first (the line of names is then the same in every run)
+            console.result(f"{where} {what}{took}\n"
+                           if len(where) + 1 + len(what) + len(took) <= TERMINAL_WIDTH
+                           else f"{where}{took}\n          {what}\n")
             if verbosity == 0:
                 console.result(f"{folder}/", level=0)
             console.done()
