@@ -712,7 +712,9 @@ def _reproduce_locked(names, quick, out_dir, out, err, seed, command, progress, 
                 failures.append(outcome)
                 log.line(f"{name}: FAILED after {outcome.seconds:.1f} s: {outcome.error}")
                 log.line(outcome.traceback.rstrip())
-                console.progress(f"   failed: {outcome.error}")
+                console.progress(textwrap.fill(f"   failed: {outcome.error}", TERMINAL_WIDTH,
+                                               subsequent_indent="     ",
+                                               break_long_words=False))
                 console.progress(outcome.traceback.rstrip(), level=2)
                 console.done()
                 continue
