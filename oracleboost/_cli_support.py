@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "missing_modules",
     "extra_line",
     "sigterm_as_interrupt",
+    "leave_after_termination",
     "guarded_output",
     "TERMINAL_WIDTH",
 ]
@@ -147,6 +149,32 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def leave_after_termination(grace: float = 5.0) -> None:
+    """After SIGTERM's clean-up: make sure the process ends even if a thread never will.
+
+    An exception raised at an arbitrary point (Ctrl-C's, and so SIGTERM's) can land
+    between a thread pool starting a worker thread and registering it for shutdown
+    (``concurrent.futures``' ``_adjust_thread_count``): the worker then waits forever
+    and Python's exit, which joins every non-daemon thread, hangs (seen: 1 run in about
+    30 of ``demo`` stopped by SIGTERM).  A second Ctrl-C breaks such a join; a process
+    manager sends one SIGTERM.  So when non-daemon threads are still alive, a daemon
+    watchdog ends the process with status 143 after ``grace`` seconds, the output
+    flushed; an exit that goes through earlier is not delayed."""
+    others = [t for t in threading.enumerate()
+              if t is not threading.current_thread() and not t.daemon and t.is_alive()]
+    if not others:
+        return
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+
+    def leave() -> None:
+        time.sleep(grace)
+        os._exit(EXIT_TERMINATED)
+
+    threading.Thread(target=leave, name="oracleboost-exit-after-sigterm", daemon=True).start()
 
 
 # errors of writing to a stream that the program cannot mend: the disk or the device is

@@ -39,6 +39,7 @@ from ._cli_support import (
     did_you_mean,
     extra_line,
     guarded_output,
+    leave_after_termination,
     missing_modules,
     sigterm_as_interrupt,
     unknown_names_message,
@@ -434,12 +435,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         with sigterm_as_interrupt():
-            return guarded_output(args.command, lambda: _run(args, argv, parsers))
+            status = guarded_output(args.command, lambda: _run(args, argv, parsers))
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated), outside reproduce
         terminated = getattr(exc, "signum", None) is not None
         print(f"oracleboost: {'terminated' if terminated else 'interrupted'}",
               file=sys.stderr, flush=True)
-        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+        status = EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+    if status == EXIT_TERMINATED:
+        leave_after_termination()
+    return status
 
 
 def _run(args, argv: list[str], parsers: dict[str, argparse.ArgumentParser]) -> int:

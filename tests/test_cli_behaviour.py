@@ -281,6 +281,24 @@ def test_sigterm_outside_reproduce_is_taken_as_ctrl_c_with_143():
     assert child.returncode == 143 and err == "oracleboost: terminated\n"
 
 
+def test_sigterm_ends_the_process_even_with_a_thread_that_never_ends():
+    """A worker thread that an interrupt orphaned (it waits forever, and Python's exit
+    joins it) does not keep a terminated command alive: it ends, 143, after a grace."""
+    code = textwrap.dedent("""
+        import sys, threading
+        threading.Thread(target=threading.Event().wait, daemon=False).start()
+        from oracleboost.cli import main
+        sys.exit(main(sys.argv[1:]))
+    """)
+    child = subprocess.Popen([sys.executable, "-u", "-c", code, "demo", "--rounds",
+                              "1000000"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stdout.readline().startswith("AdaBoost on")
+    child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=60)  # without the watchdog: never
+    assert child.returncode == 143 and err == "oracleboost: terminated\n"
+
+
 # --------------------------------------------------------------------------------------
 # One run at a time in an output folder
 # --------------------------------------------------------------------------------------
