@@ -1016,6 +1016,10 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         named = self._named_sets(evals, resume)  # (a clash refused before any round)
         run = Run(self, problem, model, history, state,
                   monitors=self._monitors(problem, evals, resume), fit_data=fit_data or {})
+        # the run holds the state from here on, and lets each round's go: a name kept
+        # here would hold the state before round 1 for the whole fit (on a cluster, a
+        # few float64 arrays a row on every worker)
+        del state
         blocks = getattr(problem, "blocks", None)
         try:
             run_rounds(run, self.n_estimators, stop)

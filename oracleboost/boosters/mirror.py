@@ -150,7 +150,6 @@ class _Problem(Problem):
     s_total: float  # Σ s, summed by lanes
     K: int  # 2 for binary
     cap: object  # per-cell caps (smooth / dataset-combining: a number or rows), or None
-    w1: np.ndarray  # the starting distribution over cells
     mirror: MirrorMap
     L: float  # the bound on ‖d‖_*², eq. 8–9: 1 (entropy), number of cells (Euclidean)
     rule: StepRule  # η_t of the variant
@@ -511,9 +510,9 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         n, width = blocks.n, K - 1
         cells = mirror_cells.cell_blocks(blocks, width)
         s_total = float(n) if s is None else row_passes.total(blocks, s)
-        w1 = mirror_cells.start(blocks, s, s_total, width)
         cap = None
         if self.smoothness is not None and (self.variant == "smooth" or secondary is not None):
+            w1 = self._start(blocks, s, s_total, K)
             cell_cap = float(self.smoothness) / n / width
             if secondary is None:
                 cap = cell_cap
@@ -522,7 +521,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
                 cap = mirror_cells.cell_caps(blocks, secondary, cell_cap, width)
                 self._check_cap(mirror_passes.any_above(cells, w1, cap))
         return _Problem(
-            a=a, s=s, s_total=s_total, K=K, cap=cap, w1=w1, mirror=mirror,
+            a=a, s=s, s_total=s_total, K=K, cap=cap, mirror=mirror,
             L=mirror.constant(n * width), rule=self._eta_rule(),
             lazy=self._resolved_update(mirror) == "lazy", bound=bound,
             bounded=bound.capabilities.bounded, secondary=secondary,
@@ -541,16 +540,13 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
         """The binary problem from rows in memory or on a cluster (``blocks``): ``s``
         None means equal weights, and then w_1 is exactly 1/N."""
         n = blocks.n
-        if s is None:
-            s_total, w1 = float(n), blocks.full(1.0 / n)
-        else:
-            s_total = row_passes.total(blocks, s)
-            w1 = mirror_passes.divided(blocks, s, s_total)
+        s_total = float(n) if s is None else row_passes.total(blocks, s)
         if cap is not None:
+            w1 = self._start(blocks, s, s_total)
             self._check_cap(row_passes.peak(blocks, w1) > cap if isinstance(cap, float)
                             else mirror_passes.any_above(blocks, w1, cap))
         return _Problem(
-            a=a, s=s, s_total=s_total, K=2, cap=cap, w1=w1, mirror=mirror,
+            a=a, s=s, s_total=s_total, K=2, cap=cap, mirror=mirror,
             L=mirror.constant(n), rule=self._eta_rule(),
             lazy=self._resolved_update(mirror) == "lazy", bound=bound,
             bounded=bound.capabilities.bounded, secondary=secondary, signature=signature,
@@ -606,15 +602,27 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             "n_zero_weights", "bound", "time",
         )
 
+    @staticmethod
+    def _start(blocks: RowBlocks, s: Rows | None, s_total: float, K: int = 2) -> Rows:
+        """w_1, the starting distribution over the cells: ``s / Σ s`` (exactly 1/N for
+        equal weights), over the K − 1 cells of each row for K > 2.  Made where it is
+        read, never kept in the problem: on a cluster it is a float64 array a row."""
+        if K > 2:
+            return mirror_cells.start(blocks, s, s_total, K - 1)
+        if s is None:
+            return blocks.full(1.0 / blocks.n)
+        return mirror_passes.divided(blocks, s, s_total)
+
     def _initial_state(self, problem: _Problem):
         p = problem
         rng = seed_generator(self.random_state)
+        w1 = self._start(p.blocks, p.s, p.s_total, p.K)
         if p.K > 2:
-            z = mirror_passes.gradient(p.cells, p.mirror, p.w1) if p.lazy else None
-            state = _State(w=p.w1, z=z, f=p.blocks.full(np.zeros(p.K)), t=0,
+            z = mirror_passes.gradient(p.cells, p.mirror, w1) if p.lazy else None
+            state = _State(w=w1, z=z, f=p.blocks.full(np.zeros(p.K)), t=0,
                            potential=0.0, rng=rng)
             return state, np.zeros(p.K)
-        blocks, w1, mass = p.blocks, p.w1, 1.0
+        blocks, mass = p.blocks, 1.0
         if self.variant == "sparse":
             z, mass = w1, row_passes.total(blocks, w1)  # y_1 = w_1: the unnormalised state
         elif self.variant == "madaboost":
