@@ -233,11 +233,13 @@ def _value(ref: tuple) -> Any:
 
 
 def _run_group(stage: Callable, sizes: list, block_size: int, refs: list,
-               consts: dict) -> list:
+               consts: dict, anchors: list | None = None) -> list:
     """``stage`` on each partition of a group (one worker's), in order: one task for
     them all, so that a round costs a task a worker and stage, not a task a partition
     (each task costs the scheduler and the worker about a millisecond).  Each partition
-    has blocks of its own, exactly as when it runs alone: the same bits."""
+    has blocks of its own, exactly as when it runs alone: the same bits.  ``anchors``
+    (the group's partitions of the placed data, unread) only make the task depend on
+    them: see :meth:`ClusterBlocks.map`."""
     return [stage(WorkerBlocks(n, block_size), *map(_value, r), **consts)
             for n, r in zip(sizes, refs, strict=True)]
 
@@ -349,6 +351,7 @@ class ClusterBlocks(RowBlocks):
         self.generation = getattr(client, "generation", None)  # (a restart counts it up)
         # a task a partition until ``place`` groups them by worker
         self.groups: list[list[int]] = [[i] for i in range(len(self.sizes))]
+        self._anchor: Partitioned | None = None  # what ``place`` grouped by
         self._pending: list[_PendingStats] = []  # stats submitted and not yet fetched
 
     def _fetch_pending(self) -> None:
@@ -416,6 +419,7 @@ class ClusterBlocks(RowBlocks):
         except CancelledError as exc:
             raise LostRowsError(lost_rows_message(exc, self.client, self.generation)) from exc
         holders = self.client.who_has(futures)
+        self._anchor = anchor
         threads = self.client.nthreads()
         by_worker: dict[str, list[int]] = {}
         for i, f in enumerate(futures):
@@ -440,10 +444,18 @@ class ClusterBlocks(RowBlocks):
         groups = self.groups
         refs = [[[_ref(r, i) for r in rows] for i in g] for g in groups]
         n_groups = len(groups)
+        # A task reading no per-row data of the workers (a stage making new rows from
+        # numbers alone) would run on whichever worker the scheduler picks, which then
+        # holds another worker's rows (measured: a worker holding twice its share of
+        # starting weights); it is made to depend on its group's placed data instead,
+        # so the scheduler runs it where that data is, as every other stage
+        anchors = [None] * n_groups
+        if self._anchor is not None and not any(isinstance(r, Partitioned) for r in rows):
+            anchors = [[self._anchor.parts[i][0] for i in g] for g in groups]
         results = self.client.map(_run_group, [stage] * n_groups,
                                   [[self.sizes[i] for i in g] for g in groups],
                                   [self.block_size] * n_groups, refs, [consts] * n_groups,
-                                  key=[f"{name}-{j}" for j in range(n_groups)])
+                                  anchors, key=[f"{name}-{j}" for j in range(n_groups)])
         n_out = getattr(stage, "n_outputs", None)
         stats: Any = [None] * len(self.sizes)
         if n_out is None or getattr(stage, "stat_later", False):
