@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import textwrap
 from typing import TYPE_CHECKING, TextIO
 
 from . import __version__
@@ -131,8 +132,13 @@ def _grid_epilog() -> str:
     registries (built when the help is shown: it imports the boosters)."""
     from .grid import DATASETS, default_boosters
 
-    return (f"boosters: {', '.join(default_boosters())} (on stumps);\n"
-            f"data sets: {', '.join(DATASETS)} (built in, no download).\n"
+    def listed(label: str, names, after: str) -> str:
+        # wrapped within 100 columns, continued lines indented by two spaces
+        return textwrap.fill(f"{label}: {', '.join(names)} {after}", 100,
+                             subsequent_indent="  ", break_on_hyphens=False)
+
+    return (listed("boosters", default_boosters(), "(on stumps);") + "\n"
+            + listed("data sets", DATASETS, "(built in, no download).") + "\n"
             + _GRID_EPILOG_REST)
 
 

@@ -216,6 +216,10 @@ def test_example_runs_on_the_cluster(dask_cluster, capsys, monkeypatch, tmp_path
 def test_grid_help_names_every_default_booster_and_data_set():
     from oracleboost.cli import _grid_epilog
 
-    listed = re.findall(r"^(?:boosters|data sets): (.*?) ?(?:\(.*)?;?$", _grid_epilog(), re.M)
+    epilog = _grid_epilog()
+    assert max(map(len, epilog.splitlines())) <= 100
+    # each list's lines: the labelled one and its indented continuations, joined
+    joined = re.sub(r"\n  ", " ", epilog)
+    listed = re.findall(r"^(?:boosters|data sets): (.*?) ?(?:\(.*)?;?$", joined, re.M)
     names = [[n.strip(" ;.") for n in line.split(",")] for line in listed]
     assert names == [list(default_boosters()), list(DATASETS)]

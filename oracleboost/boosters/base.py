@@ -202,7 +202,7 @@ def validate_input(
             "CoordinateBoostingClassifier, MirrorBoostingClassifier, the "
             "functional-gradient regressor and classifier (with StumpOracle, "
             "LinearOracle or MatrixOracle) and AcceleratedMarginClassifier do "
-            "(see the README); or pass X.compute() to fit in memory"
+            "(see the Dask page of the user guide); or pass X.compute() to fit in memory"
         )
     check_frame_columns(X, type(estimator).__name__)  # one name a column; no dates
     if not reset:  # the fit's categorical columns as its codes (a no-op without them)
