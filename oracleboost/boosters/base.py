@@ -647,6 +647,12 @@ class BaseBooster(CallbackSupport, BaseEstimator):
     def _initial_state(self, problem: Problem) -> tuple[Any, float | np.ndarray]:
         raise NotImplementedError
 
+    def _resumed(self, problem: Problem, state: Any) -> Any:
+        """The state a warm start continues from, for this fit's ``problem``: the stored
+        one, unless part of it was made from a parameter the warm start changed (a
+        booster whose state depends on such a parameter remakes that part here)."""
+        return state
+
     def _round(
         self, problem: Problem, state: Any, ensemble: Ensemble, t: int, budget: int
     ) -> RoundResult:
@@ -993,7 +999,7 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                     f"rounds already fitted ({len(history)}) when warm_start=True"
                 )
             # Copies: a failed continuation must leave the fitted model as it was.
-            state = copy.deepcopy(self._state_)
+            state = self._resumed(problem, copy.deepcopy(self._state_))
             model = self.ensemble_.copy()
             stop = None if self.stop_reason_.resumable else self.stop_reason_
             if stop is not None and self.n_estimators > len(history):

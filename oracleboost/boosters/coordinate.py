@@ -83,6 +83,7 @@ class _State:
     margins: np.ndarray
     dual: row_passes.DualWeights
     rng: np.random.RandomState
+    loss: MarginLoss | None = None  # the loss whose weights ``dual`` holds
 
 @documented()
 class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooster):
@@ -306,11 +307,12 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         loss = get_loss(self.loss, MarginLoss)
         bound = self._bind(X, "correlate")
         signature = data_signature(X, ypm, s)
-        if self.warm_start and getattr(self, "_signature_", None) == signature:
-            optimal = self.optimal_loss_  # the same data: the same optimum
+        if self.warm_start and getattr(self, "_signature_", None) == signature \
+                and getattr(self, "_optimal_for_", None) == loss:
+            optimal = self.optimal_loss_  # the same data and loss: the same optimum
         else:
             optimal = self._optimal_loss(bound, ypm, loss, s)
-        self.optimal_loss_ = optimal
+        self.optimal_loss_, self._optimal_for_ = optimal, loss
         uniform = bool((s == s[0]).all())
         blocks = RowBlocks(ypm.shape[0], self.block_size, self.n_jobs)
         return self._problem(ypm, s, uniform, loss, get_step(self.step), bound, optimal,
@@ -368,7 +370,16 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
     def _initial_state(self, problem: _Problem):
         margins = problem.blocks.full(0.0)
         rng = seed_generator(self.random_state)
-        return _State(margins=margins, dual=self._weights(problem, margins), rng=rng), 0.0
+        return _State(margins=margins, dual=self._weights(problem, margins), rng=rng,
+                      loss=problem.loss), 0.0
+
+    def _resumed(self, problem: _Problem, state: _State) -> _State:
+        # a warm start with another loss continues from the margins, with the weights
+        # of the new loss (the stored ones are the old loss's: -φ' of another φ)
+        if state.loss == problem.loss:
+            return state
+        return _State(margins=state.margins, dual=self._weights(problem, state.margins),
+                      rng=state.rng, loss=problem.loss)
 
     def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
         p, query = problem, state.dual.query
@@ -452,7 +463,7 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             record["line_evaluations"] = float(view.line.evaluations[0])
         if p.optimal_loss is not None:
             record["gap"] = record["loss"] - p.optimal_loss
-        new_state = _State(margins=margins, dual=dual, rng=state.rng)
+        new_state = _State(margins=margins, dual=dual, rng=state.rng, loss=p.loss)
         return RoundResult(new_state, (term,), (record,), stop)
 
     @staticmethod
