@@ -53,3 +53,53 @@ def test_the_same_loss_continues_bit_for_bit():
     two.set_params(n_estimators=8).fit(X, y)
     for key in ("loss", "entropy", "edge", "step"):
         np.testing.assert_array_equal(one.history_[key], two.history_[key])
+
+
+def test_functional_boosting_after_a_change_of_loss_makes_the_new_losss_gradient():
+    """The squared loss's last pass makes the next round's −∇R[f] (a fused pass kept in
+    the state); a warm start with another loss must make its own.  The reference is the
+    same state without the fused parts: the round then makes the gradient itself."""
+    import dataclasses
+    import pickle
+
+    from sklearn.datasets import make_regression
+
+    from oracleboost.boosters import FunctionalGradientRegressor
+
+    X, y = make_regression(400, 6, noise=5.0, random_state=0)
+    # (a fixed init: the starting score is then the same for both losses)
+    model = FunctionalGradientRegressor(StumpOracle(), loss="squared", init=0.0,
+                                        n_estimators=4, warm_start=True,
+                                        random_state=0).fit(X, y)
+    assert model._state_.descent is not None  # the fused pass made it
+    reference = pickle.loads(pickle.dumps(model))
+    reference._state_ = dataclasses.replace(reference._state_, descent=None,
+                                            descent_norms=None, shift=None)
+    for m in (model, reference):
+        m.set_params(loss="absolute", n_estimators=8).fit(X, y)
+    for key in ("loss", "edge", "step", "grad_norm"):
+        np.testing.assert_array_equal(model.history_[key], reference.history_[key], key)
+
+
+def test_dual_acceleration_after_a_change_of_loss_steps_on_the_new_losss_dual():
+    """The state's dual point q = ∇ψ(Zw) is the loss's; a warm start with another loss
+    continues from the same Zw with the new loss's q (the reference: that q, made by
+    the new fit's own problem)."""
+    import dataclasses
+    import pickle
+
+    from oracleboost.boosters import AcceleratedMarginClassifier
+    from oracleboost.oracles import LinearOracle
+
+    X, y = make_classification(300, 6, random_state=0)
+    model = AcceleratedMarginClassifier(LinearOracle(), loss="exponential", n_estimators=3,
+                                        warm_start=True, random_state=0).fit(X, y)
+    reference = pickle.loads(pickle.dumps(model))
+    reference.set_params(loss="logistic", n_estimators=6)
+    problem = reference._setup(X, y, None)
+    reference._state_ = dataclasses.replace(reference._state_,
+                                            dual=problem.dual(reference._state_.Zw))
+    for m in (model, reference):
+        m.set_params(loss="logistic", n_estimators=6).fit(X, y)
+    for key in ("loss", "edge", "step", "margin"):
+        np.testing.assert_array_equal(model.history_[key], reference.history_[key], key)

@@ -46,6 +46,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
+import dataclasses
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -301,6 +302,7 @@ class _State:
     upper: float
     rng: np.random.RandomState
     gmass: float = 0.0  # the mass of the dual point behind g (Zᵀμ_t = g_t/gmass)
+    loss: object = None  # the loss whose dual point ``dual`` is
 
 
 @documented(
@@ -729,9 +731,16 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         Zw = p.Z(zero)
         state = _State(
             w=zero, g=zero, Zg=None, Zw=Zw, dual=p.dual(Zw), upper=math.inf,
-            rng=check_random_state(self.random_state),
+            rng=check_random_state(self.random_state), loss=p.loss,
         )
         return state, 0.0
+
+    def _resumed(self, problem: _Problem, state: _State) -> _State:
+        # q = ∇ψ(Zw) is the loss's: a warm start with another loss continues from the
+        # same iterate with its own dual point
+        if state.loss == problem.loss:
+            return state
+        return dataclasses.replace(state, dual=problem.dual(state.Zw), loss=problem.loss)
 
     # -- one step ---------------------------------------------------------------------------
     def _round(self, problem: _Problem, state: _State, model, t: int, budget: int):
@@ -800,7 +809,7 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         elif upper <= self.tol and margin <= 0:
             stop = StopReason.NOT_SEPARABLE
         new = _State(w=w, g=g, Zg=Zg, Zw=Zw, dual=dual, upper=upper, rng=state.rng,
-                     gmass=gmass)
+                     gmass=gmass, loss=p.loss)
         return RoundResult(new, ((w,),), (record,), stop)
 
     # -- the fitted model -----------------------------------------------------------------

@@ -44,6 +44,7 @@ import functools
 import math
 import time
 from collections.abc import Callable, Sequence
+import dataclasses
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import TypeVar
@@ -166,6 +167,8 @@ class _State:
     #: answer, whose ``query_memo`` is ``memo`` (the naive projection without weights):
     #: the oracle may make its query from it (``_project_shifted``), else None
     shift: tuple | None = None
+    #: the loss and the projection the fused parts above were made for
+    made_for: tuple | None = None
 
 
 class _FunctionalGradientBooster(BaseBooster):
@@ -334,6 +337,14 @@ class _FunctionalGradientBooster(BaseBooster):
         state = _State(f=f, residual=residual, outer=0, rng=seed_generator(self.random_state))
         return state, problem.f0
 
+    def _resumed(self, problem: _Problem, state: _State) -> _State:
+        # the last pass's −∇R[f] (and its norms and shift) are the loss's and the
+        # projection's it was made for: a warm start that changed either makes its own
+        if state.descent is None or state.made_for == (problem.loss, self.projection):
+            return state
+        return dataclasses.replace(state, descent=None, descent_norms=None, shift=None,
+                                   made_for=None)
+
     def _growth_allowed(self, problem: _Problem) -> bool:
         # Subgradient steps (non-smooth losses) and the decreasing schedules of Theorems
         # 4–7 bound the average gap over iterates, not each step: the loss may rise.
@@ -496,7 +507,7 @@ class _FunctionalGradientBooster(BaseBooster):
             for _h, a, edge, rnorm, dt, _top in pending
         )
         new = _State(f=f, residual=residual, outer=outer, rng=state.rng, descent=descent,
-                     descent_norms=norms, shift=shift)
+                     descent_norms=norms, shift=shift, made_for=(p.loss, self.projection))
         return RoundResult(new, tuple(terms), records, stop)
 
     # -- the round's elementwise passes, by row blocks (the same values on any threads,

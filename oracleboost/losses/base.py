@@ -21,6 +21,7 @@ arguments named in ``context_keys`` (``groups`` for ranking) in both ``__call__`
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import Any
 
 import numpy as np
 
@@ -93,10 +94,28 @@ class Loss(ABC):
         return f"{type(self).__name__}({args})"
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and vars(self) == vars(other)
+        # (a loss may hold arrays, PlanningLoss's maps: compared whole, not elementwise)
+        if type(self) is not type(other):
+            return False
+        mine, theirs = vars(self), vars(other)
+        return mine.keys() == theirs.keys() and all(
+            _same(v, theirs[k]) for k, v in mine.items())
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, tuple(sorted(vars(self).items()))))
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two parameter values are equal: arrays whole; values that cannot say
+    (objects holding arrays, compared elementwise) are equal only when identical."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return bool(np.array_equal(a, b))
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 class RegressionLoss(Loss):
