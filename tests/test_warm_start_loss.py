@@ -103,3 +103,17 @@ def test_dual_acceleration_after_a_change_of_loss_steps_on_the_new_losss_dual():
         m.set_params(loss="logistic", n_estimators=6).fit(X, y)
     for key in ("loss", "edge", "step", "margin"):
         np.testing.assert_array_equal(model.history_[key], reference.history_[key], key)
+
+
+def test_a_change_of_loss_that_moves_the_starting_score_is_refused_by_name():
+    from sklearn.datasets import make_regression
+
+    from oracleboost.boosters import FunctionalGradientRegressor
+
+    X, y = make_regression(200, 4, noise=5.0, random_state=0)
+    model = FunctionalGradientRegressor(StumpOracle(), n_estimators=2, warm_start=True,
+                                        random_state=0).fit(X, y)
+    before = model.history_["loss"].copy()
+    with pytest.raises(ValueError, match="starting score that loss and init make"):
+        model.set_params(loss="absolute", n_estimators=4).fit(X, y)
+    np.testing.assert_array_equal(model.history_["loss"], before)  # left as it was

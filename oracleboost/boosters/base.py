@@ -989,7 +989,8 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             if self._signature_ != problem.signature:
                 raise ValueError(
                     "warm_start=True continues a fit on the same data, but X, y or "
-                    "sample_weight differ from those of the fitted model; set "
+                    "sample_weight differ from those of the fitted model, or (functional "
+                    "gradient boosting) the starting score that loss and init make; set "
                     "warm_start=False to fit anew"
                 )
             history = History.from_dict(self.history_)
