@@ -23,9 +23,10 @@ booster predicts as the saved one did, bit for bit.  :func:`save_model` writes t
 temporary file beside the target and renames it into place, so a failed write leaves
 the previous file whole.
 
-What is not written: the running state ``warm_start`` continues from (a loaded model
-predicts; ``warm_start=True`` then fits anew, with a warning; pickle and ``skops.io``
-keep that state for a booster fitted with ``warm_start=True``), and callbacks.  What
+What is not written: the running state ``warm_start`` continues from, early stopping's
+split of the rows among it (a loaded model predicts; ``warm_start=True`` then fits anew,
+with a warning; pickle and ``skops.io`` keep that state for a booster fitted with
+``warm_start=True``), and callbacks.  What
 cannot be written is refused, naming where it sits: an object of a class outside the
 allow-list (a ``joblib.Memory`` as ``CachedOracle``'s ``memory``: give a path; a weak
 learner of another library, or a scikit-learn estimator outside the list, through
@@ -76,7 +77,7 @@ __all__ = ["FORMAT_VERSION", "to_json", "from_json", "save_model", "load_model"]
 FORMAT_VERSION = 1
 _FORMAT = "oracleboost-model"
 #: Attributes of a booster that are not written (see the module docstring).
-_NOT_WRITTEN = ("_state_", "_callback_fit_ctx", "_skl_callbacks_to_teardown",
+_NOT_WRITTEN = ("_state_", "_held_out_", "_callback_fit_ctx", "_skl_callbacks_to_teardown",
                 "_skl_callbacks")
 
 
