@@ -84,3 +84,14 @@ def test_an_entropy_solve_short_of_its_tolerance_does_not_end_the_fit(monkeypatc
     gaps = model.history_["solver_gap"]
     assert np.nanmax(gaps) <= 1e-2 * model.tol_
     assert np.nanmax(gaps) > 1e-8  # the loose acceptance was exercised
+
+
+def test_the_zero_vote_warning_points_at_the_callers_fit():
+    X_tr, _, y_tr, _ = _hastie(0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", BoostingWarning)
+        TotallyCorrectiveClassifier(StumpOracle(n_jobs=1), nu=5, n_estimators=30,
+                                    random_state=0).fit(X_tr, y_tr)  # this line
+    (warning,) = [w for w in caught if issubclass(w.category, BoostingWarning)]
+    assert "zero vote" in str(warning.message)
+    assert warning.filename == __file__  # not scikit-learn's fit wrapper

@@ -43,10 +43,10 @@ acceleration. ICML.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Sequence
-import dataclasses
 from dataclasses import dataclass
 from numbers import Integral, Real
 

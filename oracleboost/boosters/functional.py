@@ -40,11 +40,11 @@ iterations; its last one is truncated to the budget and still takes its step (P3
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
 from collections.abc import Callable, Sequence
-import dataclasses
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import TypeVar

@@ -141,7 +141,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from numbers import Integral, Real
@@ -175,7 +174,6 @@ from .mirror import ArgmaxVote, MirrorBoostingClassifier
 from .model import Refit
 from .monitors import Divergence
 from .rounds import (
-    BoostingWarning,
     Problem,
     RoundResult,
     StopReason,
@@ -556,12 +554,12 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
             why = (f"the soft-margin LP over its {n_held} hypotheses has value "
                    f"{self.lp_value_ + 0.0:.3g}, and no other vote attains it") if n_held \
                 else f"it holds no hypothesis (stop_reason_={str(self.stop_reason_)!r})"
-            warnings.warn(
-                f"{type(self).__name__}({self.method!r}, nu={self.nu_:g}) ends with the zero "
+            self._warn(
+                f"method={self.method!r}, nu={self.nu_:g}: the fit ends with the zero "
                 f"vote: {why}, so the model predicts no class (decision 0, probability "
                 "1/2).  A larger "
                 "nu (None: half the rows) or more rounds (n_estimators) give the LP a "
-                "positive value", BoostingWarning, stacklevel=2)
+                "positive value")
         return self
 
     def _is_zero_function(self) -> bool:
@@ -768,10 +766,9 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
                 "margin": low / l1 if l1 > 0 else math.nan, "train_error": error}
 
     def _solver_failed(self, t: int, what: str, exc: Exception) -> StopReason:
-        warnings.warn(
-            f"{type(self).__name__}({self.method!r}): {what} failed at round {t + 1} "
-            f"({exc}); the model keeps the last good round (stop_reason_='solver_failed')",
-            BoostingWarning, stacklevel=4)
+        self._warn(
+            f"method={self.method!r}: {what} failed at round {t + 1} ({exc}); the model "
+            "keeps the last good round (stop_reason_='solver_failed')")
         return StopReason.SOLVER_FAILED
 
     def _entropy_solve(self, solve: Callable, p: _Problem, t: int, what: str):
