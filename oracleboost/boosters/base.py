@@ -218,10 +218,13 @@ def validate_input(
     kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=finite,
               accept_sparse=["csr", "csc"] if sparse else False)
     try:
-        if isinstance(y, str) and y == "no_validation":
-            X = validate_data(estimator, X, **kw)
-            return canonical_sparse(X, allow_nan=allow_nan) if sparse else X
-        X, y = validate_data(estimator, X, y, y_numeric=y_numeric, **kw)
+        # scikit-learn's finiteness check first sums X, which overflows (inf − inf: a
+        # RuntimeWarning) on rows holding both ±max; its exact check then decides
+        with np.errstate(over="ignore", invalid="ignore"):
+            if isinstance(y, str) and y == "no_validation":
+                X = validate_data(estimator, X, **kw)
+                return canonical_sparse(X, allow_nan=allow_nan) if sparse else X
+            X, y = validate_data(estimator, X, y, y_numeric=y_numeric, **kw)
         # scikit-learn converts only an object y; strings stay strings
         return (canonical_sparse(X, allow_nan=allow_nan) if sparse else X,
                 y.astype(np.float64) if y_numeric else y)
