@@ -28,7 +28,7 @@ binned, one partition of X in float64 at a time (16 × ``block_size`` rows: 131,
 128 × 8 bytes = 128 MiB here).  At the defaults, 1,572,864 rows a worker: 350 + 192 +
 96 MiB, and the workers peak at 60-65 % of their 1,024 MiB, below distributed's 70 %,
 where it starts moving data to disk.  With ``--features 64`` the same 3 GiB of X are
-twice the rows: 350 + 192 + 192 MiB, 70-75 % (a worker may hold a few more partitions
+twice the rows: 350 + 192 + 192 MiB, 66-72 % (a worker may hold a few more partitions
 than the other); give such data more memory or more workers.
 
 Run ``python examples/fit_on_dask_array.py [--rows N] [--features D] [--rounds T]

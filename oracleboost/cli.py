@@ -387,7 +387,7 @@ def _reproduce(args, argv: list[str], parser: argparse.ArgumentParser) -> int:
 
 def _grid(args, parser: argparse.ArgumentParser) -> int:
     from ._files import OutputFolderError
-    from .boosters import BOOSTERS
+    from .boosters import BOOSTERS, TotallyCorrectiveClassifier
     from .grid import (
         DATASETS,
         DaskNotInstalledError,
@@ -408,7 +408,7 @@ def _grid(args, parser: argparse.ArgumentParser) -> int:
             parser.error(unknown_names_message(
                 what, unknown, valid, "Try 'oracleboost grid --help' for every name."))
     lp = [n for n in split(args.boosters) or boosters
-          if n in BOOSTERS and BOOSTERS[n].estimator.__module__.endswith(".totally_corrective")]
+          if n in BOOSTERS and issubclass(BOOSTERS[n].estimator, TotallyCorrectiveClassifier)]
     if lp:  # the totally corrective boosters solve LPs (HiGHS) and entropy problems
         _require(parser, ("highspy", "clarabel"), "lp",
                  f"{', '.join(lp)} solve{'s' if len(lp) == 1 else ''} LPs; "

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -62,26 +63,37 @@ def test_the_example_at_its_defaults_stays_within_each_workers_memory(tmp_path):
 @pytest.fixture(scope="module")
 def client():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  memory_limit="512MiB", dashboard_address=None) as cluster, \
+                                  memory_limit="1GiB", dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         client.wait_for_workers(2)
         yield client
 
 
-def test_watch_reports_each_workers_peak_against_its_limit(client):
+def _hold(n: int, seconds: float) -> float:
     import numpy as np
 
+    a = np.ones(n)  # written: its pages are resident
+    time.sleep(seconds)
+    return float(a.sum())
+
+
+def test_watch_reports_each_workers_peak_against_its_limit(client):
+    import psutil
+
+    worker = sorted(client.scheduler_info()["workers"])[0]
+    before = client.run(lambda: psutil.Process().memory_info().rss)[worker]
     with watch_worker_memory(client) as memory:
         assert memory.peaks == {}  # filled when the block ends
-        # 64 MiB on one worker, held for a moment: within the peak it reports
-        future = client.submit(lambda: np.ones(2**23).sum(), pure=False)
-        assert future.result() == 2**23
+        # 256 MiB on one worker, held for a moment (half a second: many samples), then
+        # let go: within the peak it reports
+        future = client.submit(_hold, 2**25, 0.5, workers=[worker], pure=False)
+        assert future.result() == 2**25
     assert set(memory.peaks) == set(client.scheduler_info()["workers"])
     assert memory.restarted == []
-    assert max(memory.peaks.values()) > 64 * 2**20
-    assert set(memory.limits.values()) == {512 * 2**20}
+    assert memory.peaks[worker] >= before + 200 * 2**20, (before, memory.peaks[worker])
+    assert set(memory.limits.values()) == {1024 * 2**20}
     report = memory.report()
-    assert len(report.splitlines()) == 2 and report.count("of 512 MiB") == 2
+    assert len(report.splitlines()) == 2 and report.count("of 1,024 MiB") == 2
     assert all(0 < memory.fraction(w) < 1 for w in memory.peaks)
 
 
