@@ -122,7 +122,7 @@ def main(argv=None) -> dict:
         def busy(rounds: int) -> tuple[float, float, int, int]:
             """(wall, the busier worker's compute seconds, tasks, the client's waits for
             stats) of one fit."""
-            from oracleboost._cluster import ClusterBlocks
+            from oracleboost.distributed.cluster import ClusterBlocks
 
             fetch, waits = ClusterBlocks._fetch_pending, [0]
 

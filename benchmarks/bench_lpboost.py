@@ -2,9 +2,9 @@
 
 ``TotallyCorrectiveClassifier`` (LPBoost, ν = ``--nu`` × N) on decision stumps over
 ``--rows`` × 20 rows of a noisy problem, ``--rounds`` rounds (``tol=0``: no early stop).
-:class:`~oracleboost.boosters.soft_margin_lp.SoftMarginLP` holds the LP's dual form
-(one row per hypothesis) and re-solves it each round by the dual simplex method from the
-last basis.  At rounds ``k`` in ``--at``:
+:class:`~oracleboost.boosters.totally_corrective.soft_margin_lp.SoftMarginLP` holds the
+LP's dual form (one row per hypothesis) and re-solves it each round by the dual simplex
+method from the last basis.  At rounds ``k`` in ``--at``:
 
 * ours: what the fit's rounds paid for the LP, the median of ``solver_time`` over rounds
   k − 4 … k (each a warm-started solve after one new row, timed whole: the row into
@@ -133,7 +133,7 @@ def main(argv=None) -> dict:
         parser.error(f"--forms takes primal and/or dual; got {args.forms!r}")
 
     from oracleboost.boosters import TotallyCorrectiveClassifier
-    from oracleboost.boosters.soft_margin_lp import SoftMarginLP
+    from oracleboost.boosters.totally_corrective.soft_margin_lp import SoftMarginLP
     from oracleboost.oracles import StumpOracle
 
     X, y = _data(args.rows)

@@ -947,7 +947,7 @@ def row_export_predict(cfg: Config, size: str) -> dict:
     with as many trees (issue 22); our ``model.predict`` on the same rows in the notes."""
     import warnings
 
-    from oracleboost.export import ExportWarning
+    from oracleboost.export.lightgbm import ExportWarning
     from oracleboost.oracles.stumps import _threads
 
     model, booster, rows = predict_problem(cfg)

@@ -40,8 +40,8 @@ from oracleboost import (
     CoordinateBoostingClassifier,
     MatrixOracle,
 )
-from oracleboost.boosters.steps import WolfeStep
 from oracleboost.datasets import matrix_problem, mixed_matrix, separable_matrix
+from oracleboost.optim.steps import WolfeStep
 
 
 def checkpoints(n_rounds: int) -> list[int]:

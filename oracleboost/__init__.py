@@ -59,7 +59,7 @@ _LAZY: dict[str, str] = {
     # a fitted model in a file, and outside the library
     "save_model": "oracleboost.model_json",
     "load_model": "oracleboost.model_json",
-    "to_lightgbm": "oracleboost.export",
+    "to_lightgbm": "oracleboost.export.lightgbm",
 }
 
 __all__ = [
@@ -105,7 +105,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ imports
-    from .boosters import (
+    from oracleboost.boosters import (
         AcceleratedMarginClassifier,
         CoordinateBoostingClassifier,
         FunctionalGradientClassifier,
@@ -114,8 +114,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         MirrorBoostingClassifier,
         TotallyCorrectiveClassifier,
     )
-    from .export import to_lightgbm
-    from .losses import (
+    from oracleboost.export.lightgbm import to_lightgbm
+    from oracleboost.losses import (
         Absolute,
         Exponential,
         Huber,
@@ -131,8 +131,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         SoftmaxCrossEntropy,
         Squared,
     )
-    from .model_json import load_model, save_model
-    from .oracles import (
+    from oracleboost.model_json import load_model, save_model
+    from oracleboost.oracles import (
         ApproximateOracle,
         CachedOracle,
         LightGBMOracle,

@@ -35,7 +35,7 @@ def class_probabilities(f: np.ndarray) -> np.ndarray:
     """The softmax of each row of class scores ``f`` (n, K), as LightGBM's multiclass
     objective converts raw scores (``Common::Softmax``): the row's maximum, ``exp(f_k −
     max)`` by the C library's ``exp``, their sum in class order, then each divided by
-    it.  An exported model's ``predict`` (:mod:`oracleboost.export`) is then
+    it.  An exported model's ``predict`` (:mod:`oracleboost.export.lightgbm`) is then
     ``predict_proba`` bit for bit on every CPU: NumPy's ``exp`` is its own vectorised
     kernel on AVX-512 CPUs and rounds otherwise than the C library in about one row in
     twenty (4.6% of 10^6 scores in [−30, 5] on an AMD EPYC with AVX-512)."""

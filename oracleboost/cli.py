@@ -31,8 +31,8 @@ import sys
 import textwrap
 from typing import TYPE_CHECKING, TextIO
 
-from . import __version__
-from ._cli_support import (
+from oracleboost import __version__
+from oracleboost._cli_support import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
@@ -49,7 +49,7 @@ from ._cli_support import (
 if TYPE_CHECKING:
     import numpy as np
 
-    from .experiments.runner import UnknownExperimentError, reproduce, resolve_names
+    from oracleboost.experiments.runner import UnknownExperimentError, reproduce, resolve_names
 
 __all__ = ["main", "demo", "reproduce", "resolve_names", "UnknownExperimentError",
            "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "EXIT_TERMINATED"]
@@ -61,7 +61,7 @@ _LAZY = {"reproduce", "resolve_names", "UnknownExperimentError"}
 
 def __getattr__(name: str):
     if name in _LAZY:
-        from .experiments import runner
+        from oracleboost.experiments import runner
 
         return getattr(runner, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -78,8 +78,8 @@ def demo(n_rounds: int = 30, every: int = 3, out: TextIO | None = None) -> dict[
     from sklearn.datasets import load_breast_cancer
     from sklearn.model_selection import train_test_split
 
-    from .boosters import CoordinateBoostingClassifier
-    from .oracles import StumpOracle
+    from oracleboost.boosters import CoordinateBoostingClassifier
+    from oracleboost.oracles import StumpOracle
 
     out = sys.stdout if out is None else out
     X, y = load_breast_cancer(return_X_y=True)
@@ -130,7 +130,7 @@ experiments need the extra: pip install "oracleboost[experiments]"."""
 def _grid_epilog() -> str:
     """``oracleboost grid --help``'s epilog, naming the boosters and data sets from their
     registries (built when the help is shown: it imports the boosters)."""
-    from .grid import DATASETS, default_boosters
+    from oracleboost.grid import DATASETS, default_boosters
 
     def listed(label: str, names, after: str) -> str:
         # wrapped within 100 columns, continued lines indented by two spaces
@@ -188,7 +188,7 @@ def _positive_seconds(text: str) -> float:
 
 
 def _formats(text: str) -> tuple[str, ...]:
-    from .experiments.runner import check_formats
+    from oracleboost.experiments.runner import check_formats
 
     try:
         return check_formats(text)
@@ -328,8 +328,8 @@ def _reproduce(args, argv: list[str], parser: argparse.ArgumentParser) -> int:
                       "`oracleboost reproduce all --quick` runs them all at a CI size\n")
     if args.seed is not None and not 0 <= args.seed < 2**32:
         parser.error("--seed must be an integer in [0, 2**32)")
-    from ._files import OutputFolderError
-    from .experiments.runner import (
+    from oracleboost._files import OutputFolderError
+    from oracleboost.experiments.runner import (
         EXTRA_MODULES,
         OutputFolderBusy,
         ReproductionFailed,
@@ -369,7 +369,7 @@ def _reproduce(args, argv: list[str], parser: argparse.ArgumentParser) -> int:
     except ReproductionInterrupted as exc:
         import textwrap
 
-        from .experiments.runner import _stopped
+        from oracleboost.experiments.runner import _stopped
 
         how = _stopped(exc.signum)  # worded as in the log and the index
         during = f" during {exc.during}" if exc.during else ""
@@ -386,9 +386,9 @@ def _reproduce(args, argv: list[str], parser: argparse.ArgumentParser) -> int:
 
 
 def _grid(args, parser: argparse.ArgumentParser) -> int:
-    from ._files import OutputFolderError
-    from .boosters import BOOSTERS, TotallyCorrectiveClassifier
-    from .grid import (
+    from oracleboost._files import OutputFolderError
+    from oracleboost.boosters import BOOSTERS, TotallyCorrectiveClassifier
+    from oracleboost.grid import (
         DATASETS,
         DaskNotInstalledError,
         GridArgumentError,
@@ -459,14 +459,14 @@ def _run(args, argv: list[str], parsers: dict[str, argparse.ArgumentParser]) -> 
     if args.command == "demo":
         if args.rounds < 1 or args.every < 1:
             parsers["demo"].error("--rounds and --every must be positive")
-        from .boosters import reraise_interrupts
+        from oracleboost.boosters import reraise_interrupts
 
         with reraise_interrupts():
             demo(args.rounds, args.every)
     elif args.command == "list":
         import textwrap
 
-        from .experiments import EXPERIMENTS
+        from oracleboost.experiments import EXPERIMENTS
 
         col = max(len(n) for n in EXPERIMENTS) + 2
         for name, fn in EXPERIMENTS.items():

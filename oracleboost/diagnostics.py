@@ -76,9 +76,9 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from ._typing import ArrayLike
-from ._validation import check_finite_array, check_sample_weight
-from .losses import MarginLoss, get_loss
+from oracleboost._typing import ArrayLike
+from oracleboost._validation import check_finite_array, check_sample_weight
+from oracleboost.losses import MarginLoss, get_loss
 
 __all__ = [
     "DiagnosticsError",

@@ -78,9 +78,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
-from ._files import atomic_path, writable_folder
-from ._markdown import table as md_table
-from ._typing import ArrayLike
+from oracleboost._files import atomic_path, writable_folder
+from oracleboost._markdown import table as md_table
+from oracleboost._typing import ArrayLike
 
 if TYPE_CHECKING:  # scikit-learn is imported where it is used, not with this module
     from sklearn.base import BaseEstimator
@@ -176,8 +176,8 @@ def default_boosters(n_estimators: int = 200) -> dict:
     ``softboost``, ``totalboost``, and any booster registered later), on
     ``StumpOracle(n_jobs=1)`` with ``n_estimators`` weak learners.
     """
-    from .boosters import BOOSTERS
-    from .oracles import StumpOracle
+    from oracleboost.boosters import BOOSTERS
+    from oracleboost.oracles import StumpOracle
 
     stumps = StumpOracle(n_jobs=1)
     can = stumps.capabilities
@@ -254,7 +254,7 @@ def run_cell(
     from sklearn.model_selection import train_test_split
     from threadpoolctl import threadpool_limits
 
-    from .boosters import reraise_interrupts
+    from oracleboost.boosters import reraise_interrupts
 
     X, y = loader()
     X, y = np.asarray(X), np.asarray(y)

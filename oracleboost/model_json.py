@@ -9,7 +9,7 @@ coefficients and the rounds' log), with the format's version and the library's.
 A model file is data, whoever wrote it.  Loading creates objects only of an explicit
 allow-list of classes (the library's boosters, oracles, losses, hypotheses and models,
 and a few scikit-learn estimators that ``SklearnOracle`` may hold: see
-``oracleboost._json_schema``), looked up by name: it imports nothing a file names and
+``oracleboost.export.schema``), looked up by name: it imports nothing a file names and
 calls no constructor with arguments from the file but scikit-learn's ``Tree``, whose
 arguments are checked to be sizes first.  Arrays are of plain dtypes only (bool,
 integers, floats, strings; labels in object arrays), no larger than the numbers the file
@@ -58,9 +58,9 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__
-from ._files import write_text_atomic
-from ._json_schema import (
+from oracleboost import __version__
+from oracleboost._files import write_text_atomic
+from oracleboost.export.schema import (
     SchemaError,
     allowed_classes,
     check_fitted,
@@ -68,6 +68,7 @@ from ._json_schema import (
     check_state,
     check_tree_args,
     check_tree_state,
+    current_name,
     name_of,
 )
 
@@ -258,7 +259,7 @@ def _encode_array(a: np.ndarray, where: str) -> dict:
 # -- reading ------------------------------------------------------------------------------
 # A document is data: every tagged form has exactly its keys, every class is looked up in
 # the allow-list (never imported by a name from the file), and every object's fields are
-# checked (oracleboost._json_schema) before the object is made.
+# checked (oracleboost.export.schema) before the object is made.
 _PLAIN_DTYPE = re.compile(r"[<>|=]?(?:b1|[iu][1248]|f[248])")
 _LABEL_DTYPE = re.compile(r"[<>|=]?U(\d{1,6})")
 _MAX_NDIM = 32
@@ -429,7 +430,7 @@ def _read_random_state(v: dict, where: str) -> np.random.RandomState:
 
 
 def _allowed(name: Any, where: str) -> type:
-    cls = allowed_classes().get(name) if isinstance(name, str) else None
+    cls = allowed_classes().get(current_name(name)) if isinstance(name, str) else None
     if cls is None:
         raise SchemaError(where, f"the class {name!r} is not one a model file may name "
                                  "(oracleboost's boosters, oracles, losses and hypotheses, "

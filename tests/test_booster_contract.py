@@ -1,5 +1,5 @@
 """The contract every public booster keeps, through the shared round loop
-(``oracleboost.boosters.base``): the history's shared keys, interrupts that keep their
+(``oracleboost.engine.base``): the history's shared keys, interrupts that keep their
 rounds, refits that fail without damage, ``warm_start`` equal to one longer fit, and
 fits that never re-predict the training set.
 

@@ -27,8 +27,8 @@ from sklearn.preprocessing import StandardScaler
 
 import oracleboost
 from oracleboost.boosters import BOOSTERS, BoostingWarning, StopReason
-from oracleboost.boosters import callbacks as booster_callbacks
 from oracleboost.datasets import make_ranking
+from oracleboost.engine import callbacks as booster_callbacks
 from oracleboost.losses.ranking import pairwise_disagreement
 from oracleboost.oracles import StumpOracle
 

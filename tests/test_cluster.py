@@ -1,5 +1,5 @@
 """Fits on a dask array equal the fits in memory, bit for bit (the reproducibility
-promise of :mod:`oracleboost._cluster`), on a LocalCluster of 2 worker processes that
+promise of :mod:`oracleboost.distributed.cluster`), on a LocalCluster of 2 worker processes that
 the tests start and close; and what does not run on a cluster says so."""
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ distributed = pytest.importorskip("distributed")
 
 from test_row_blocks import MIRROR_PARAMS  # noqa: E402
 
-from oracleboost._cluster import NotDistributedError  # noqa: E402
 from oracleboost.boosters import (  # noqa: E402
     AcceleratedMarginClassifier,
     CoordinateBoostingClassifier,
@@ -20,7 +19,8 @@ from oracleboost.boosters import (  # noqa: E402
     FunctionalGradientRegressor,
     MirrorBoostingClassifier,
 )
-from oracleboost.boosters.mirror_maps import EntropyMap, MirrorMap  # noqa: E402
+from oracleboost.boosters.mirror.maps import EntropyMap, MirrorMap  # noqa: E402
+from oracleboost.distributed.cluster import NotDistributedError  # noqa: E402
 from oracleboost.oracles import (  # noqa: E402
     LightGBMOracle,
     LinearOracle,
@@ -48,7 +48,7 @@ def monitor_waits(monkeypatch):
     one gather each) are counted, into the list it gives."""
     import contextlib
 
-    from oracleboost._cluster import ClusterBlocks
+    from oracleboost.distributed.cluster import ClusterBlocks
 
     fetch = ClusterBlocks._fetch_pending
 
@@ -197,7 +197,7 @@ def test_a_prefetch_for_a_query_not_asked_is_dropped(client, monitor_waits, monk
     weights are rescaled, the next query is another array, and the histograms the
     oracle started on the step's query are not used: the fit is still the fit in memory,
     waiting once more a round (3) for the histograms of the query asked."""
-    from oracleboost.boosters import row_passes
+    from oracleboost.optim import row_passes
 
     monkeypatch.setattr(row_passes, "NORMALISED_SLACK", -1.0)
     make, X, y, same = _waiting("adaboost")
@@ -602,8 +602,8 @@ def test_grouped_tasks_keep_each_partitions_outputs_and_stats(client):
     """``ClusterBlocks.place``: a task a worker runs several partitions (grouped by where
     the anchor's parts are, not in order), yet each partition's outputs and stats stay its
     own; a deferred stat, fetched with the next stats waited for, is its stage's."""
-    from oracleboost._blocks import deferred_stat
-    from oracleboost._cluster import ClusterBlocks, Partitioned, part_value
+    from oracleboost.distributed.cluster import ClusterBlocks, Partitioned, part_value
+    from oracleboost.rows.blocks import deferred_stat
 
     sizes = [PARTITION] * 5 + [77]
     a = np.random.RandomState(0).randn(sum(sizes))
@@ -715,7 +715,7 @@ def test_sampled_thresholds_are_those_in_memory(client, monkeypatch, bin_sample,
     """The bins are made on the workers from each partition's own sample rows, a run of
     features at a time (one feature a run at 8 bytes: every run boundary), with NaN, and
     are the thresholds in memory, so the fit is too."""
-    from oracleboost.oracles import cluster_stumps
+    from oracleboost.distributed import stumps as cluster_stumps
 
     monkeypatch.setattr(cluster_stumps, "_SAMPLE_GROUP_BYTES", group_bytes)
     X, y = _data(5, d=6)
@@ -830,7 +830,7 @@ def test_the_squared_losss_next_histograms_are_shifted_on_a_cluster(client, monk
     workers count the answer's smaller side by bins, the client shifts the histograms
     (``StumpOracle(histogram_refresh)``), every 4th query summed from its rows, as in
     memory: the same fit."""
-    from oracleboost.oracles.cluster_stumps import ClusterStumpOracle
+    from oracleboost.distributed.stumps import ClusterStumpOracle
 
     kernels_asked = []
     real = ClusterStumpOracle._histograms

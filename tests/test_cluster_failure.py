@@ -2,7 +2,7 @@
 
 * a worker lost in the middle of the fit (its process killed, as the OOM killer or a
   dead machine would): the scheduler runs the tasks that made its partitions again,
-  from the graph the fit's futures keep (``oracleboost._cluster``), and gets the same
+  from the graph the fit's futures keep (``oracleboost.distributed.cluster``), and gets the same
   numbers;
 * what cannot be made again (futures cancelled by ``Client.restart``) is an error that
   says so;
@@ -36,13 +36,13 @@ import dask  # noqa: E402
 from test_cluster import BLOCK, PARTITION, _same_model  # noqa: E402
 from test_cluster import _data as cluster_data  # noqa: E402
 
-from oracleboost._cluster import LostRowsError  # noqa: E402
 from oracleboost.boosters import (  # noqa: E402
     AcceleratedMarginClassifier,
     BoostingWarning,
     CoordinateBoostingClassifier,
     MirrorBoostingClassifier,
 )
+from oracleboost.distributed.cluster import LostRowsError  # noqa: E402
 from oracleboost.oracles import LinearOracle, StumpOracle  # noqa: E402
 
 ROUNDS = 15
@@ -202,7 +202,7 @@ def test_the_lost_rows_message_follows_the_reason(reason, words):
         FuturesCancelledError,
     )
 
-    from oracleboost._cluster import lost_rows_message
+    from oracleboost.distributed.cluster import lost_rows_message
 
     one = FutureCancelledError("key", reason)
     assert words in lost_rows_message(one)
@@ -217,7 +217,7 @@ def test_the_lost_rows_message_asks_the_client_after_lost_dependencies():
 
     from distributed.client import FutureCancelledError
 
-    from oracleboost._cluster import lost_rows_message
+    from oracleboost.distributed.cluster import lost_rows_message
 
     lost = FutureCancelledError("key", "lost dependencies")
     restarted = SimpleNamespace(generation=2, status="running")
@@ -230,7 +230,7 @@ def test_the_lost_rows_message_asks_the_client_after_lost_dependencies():
 
 def _pooled_buffers(client) -> dict:
     """How many pooled output buffers each worker holds."""
-    from oracleboost import _cluster
+    from oracleboost.distributed import cluster as _cluster
 
     return client.run(lambda: sum(len(b) for b in _cluster._POOL.values()))
 

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracleboost.boosters import _column_kernels as ck
+from oracleboost.rows import column_kernels as ck
 
 
 def _exps(x: np.ndarray, top: float = 0.0) -> tuple[np.ndarray, float]:

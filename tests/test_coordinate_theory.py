@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from oracleboost.boosters import CoordinateBoostingClassifier, StopReason
-from oracleboost.boosters.steps import WolfeStep
 from oracleboost.datasets import rudin_matrix
 from oracleboost.losses import Exponential, Logistic
+from oracleboost.optim.steps import WolfeStep
 from oracleboost.oracles import ApproximateOracle, MatrixOracle
 
 RUDIN = rudin_matrix()  # Rudin, Daubechies & Schapire (2004), margin convention
@@ -262,9 +262,9 @@ def test_grouped_line_of_a_two_valued_column_is_the_line_over_rows(seed):
     # give the per-row line's values, slopes and steps, and not be used for columns
     # with more values or for other losses.
     from oracleboost.boosters import SignedColumn
-    from oracleboost.boosters.linesearch import RowLine, exact, wolfe
-    from oracleboost.boosters.steps import StepState
     from oracleboost.losses import get_loss
+    from oracleboost.optim.linesearch import RowLine, exact, wolfe
+    from oracleboost.optim.steps import StepState
     from oracleboost.oracles.base import Hypothesis
 
     class Column(Hypothesis):

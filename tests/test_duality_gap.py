@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from oracleboost.boosters import CoordinateBoostingClassifier
-from oracleboost.boosters.steps import WolfeStep
 from oracleboost.datasets import (
     attainable_matrix,
     matrix_problem,
@@ -19,6 +18,7 @@ from oracleboost.datasets import (
     separable_matrix,
 )
 from oracleboost.diagnostics import bregman_gap, optimal_risk
+from oracleboost.optim.steps import WolfeStep
 from oracleboost.oracles import MatrixOracle
 
 WOLFE_2012 = WolfeStep(c1=1 / 3, c2=1 / 2)

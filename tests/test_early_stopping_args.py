@@ -28,7 +28,7 @@ from oracleboost.boosters import (
     MirrorBoostingClassifier,
     StopReason,
 )
-from oracleboost.boosters.rounds import BoostingWarning
+from oracleboost.engine.rounds import BoostingWarning
 
 REGISTERED = sorted(BOOSTERS)
 NO_WATCH = r"n_iter_no_change=3.*validation_fraction=None.*eval_set"

@@ -12,15 +12,15 @@ from scipy.optimize import minimize
 from sklearn.datasets import make_classification
 
 from oracleboost.boosters import StopReason, TotallyCorrectiveClassifier
-from oracleboost.boosters import entropy_duals as ed
-from oracleboost.boosters.projections import kl_capped_simplex
-from oracleboost.boosters.soft_margin_lp import SoftMarginLP
-from oracleboost.boosters.totally_corrective import (
+from oracleboost.boosters.totally_corrective import entropy_duals as ed
+from oracleboost.boosters.totally_corrective.estimator import (
     INFEASIBLE_SLACK,
     erlpboost_round_bound,
     softboost_round_bound,
 )
+from oracleboost.boosters.totally_corrective.soft_margin_lp import SoftMarginLP
 from oracleboost.datasets import matrix_problem
+from oracleboost.optim.projections import kl_capped_simplex
 from oracleboost.oracles import MatrixOracle, StumpOracle
 
 pytest.importorskip("highspy")
@@ -218,7 +218,7 @@ def test_stumps_smoke(method):
 
 
 def test_a_solver_failure_keeps_the_last_good_model(monkeypatch):
-    from oracleboost.boosters import totally_corrective as tc
+    from oracleboost.boosters.totally_corrective import estimator as tc
 
     X, y, H = matrix_problem(_matrix(6))
     good = TotallyCorrectiveClassifier(MatrixOracle(H), method="erlpboost", nu=5, tol=0.05,

@@ -23,8 +23,8 @@ from oracleboost.boosters import (
     MirrorBoostingClassifier,
     TotallyCorrectiveClassifier,
 )
-from oracleboost.boosters.model import Refit
-from oracleboost.export import ExportWarning, lightgbm_model_string
+from oracleboost.engine.model import Refit
+from oracleboost.export.lightgbm import ExportWarning, lightgbm_model_string
 from oracleboost.oracles import (
     LightGBMOracle,
     LinearOracle,

@@ -29,7 +29,7 @@ from oracleboost.boosters import (
     MirrorBoostingClassifier,
     TotallyCorrectiveClassifier,
 )
-from oracleboost.export import _tree_block
+from oracleboost.export.lightgbm import _tree_block
 from oracleboost.oracles import LightGBMOracle
 from oracleboost.oracles.trees import TreeStructure
 

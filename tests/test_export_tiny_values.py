@@ -16,9 +16,9 @@ import warnings
 import numpy as np
 import pytest
 
-from oracleboost import export
 from oracleboost.boosters import CoordinateBoostingClassifier, FunctionalGradientRegressor
-from oracleboost.export import ExportWarning, lightgbm_model_string
+from oracleboost.export import lightgbm as export
+from oracleboost.export.lightgbm import ExportWarning, lightgbm_model_string
 from oracleboost.oracles import LightGBMOracle, StumpOracle, TreeOracle
 from oracleboost.oracles.trees import ZERO_THRESHOLD as KZ
 
@@ -174,7 +174,7 @@ def test_extreme_thresholds_and_leaves_are_read_back_as_written(oracle, scale_x,
 def test_a_split_at_zero_whose_coefficient_is_zero_exports():
     """A term of coefficient 0 sends nothing anywhere: its stump at 0.0 is no reason to
     refuse the model, and the export still predicts as the model."""
-    from oracleboost.boosters.model import Ensemble
+    from oracleboost.engine.model import Ensemble
     from oracleboost.oracles.stumps import SignStump
 
     rng = np.random.default_rng(5)

@@ -22,7 +22,7 @@ from oracleboost.boosters import (
     draw_seed,
     seed_generator,
 )
-from oracleboost.boosters.base import ScoreRegressorMixin, data_signature, validate_input
+from oracleboost.engine.base import ScoreRegressorMixin, data_signature, validate_input
 from oracleboost.oracles import StumpOracle
 
 # -- the toy: 30 lines of booster ----------------------------------------------------------

@@ -3,7 +3,7 @@
 import numpy as np
 
 from oracleboost._fingerprint import fingerprint
-from oracleboost.boosters.base import data_signature
+from oracleboost.engine.base import data_signature
 from oracleboost.oracles import cache
 
 

@@ -33,7 +33,7 @@ from oracleboost.boosters import (
     MirrorBoostingClassifier,
     StopReason,
 )
-from oracleboost.boosters.projections import bregman_euclidean, bregman_kl
+from oracleboost.optim.projections import bregman_euclidean, bregman_kl
 from oracleboost.oracles import MatrixOracle, StumpOracle
 
 # ---------------------------------------------------------------------------------------
@@ -864,7 +864,7 @@ def test_matrix_oracle_run_matches_the_replay():
 def _entropy_steps(monkeypatch) -> list:
     """A list into which every ``mirror_passes.entropy_step`` appends whether its exps
     were the weights (the predicted normaliser held)."""
-    from oracleboost.boosters import mirror_passes
+    from oracleboost.boosters.mirror import passes as mirror_passes
 
     taken = []
     step = mirror_passes.entropy_step
@@ -882,7 +882,7 @@ def _entropy_fits(monkeypatch, X, y, s, **kw):
     """The entropy map's lazy round (one pass, the normaliser predicted) and the same fit
     made by the step, the three-pass softmax and the query pass (no prediction), with how
     many rounds each took the one pass."""
-    from oracleboost.boosters.classifier import SignedColumn
+    from oracleboost.engine.classifier import SignedColumn
 
     taken = _entropy_steps(monkeypatch)
     one = MirrorBoostingClassifier(StumpOracle(), **kw).fit(X, y, sample_weight=s)
@@ -921,7 +921,7 @@ def test_entropy_round_projects_when_the_prediction_misses(monkeypatch):
     """A predicted normaliser off by 10^-6 (the exps then sum to e^-10^-6, not 1): the
     round projects by the softmax instead, and the fit is the fit without a prediction
     (the same bits: the same step, softmax and query)."""
-    from oracleboost.boosters.classifier import SignedColumn
+    from oracleboost.engine.classifier import SignedColumn
 
     X, y = make_classification(n_samples=2000, n_features=6, random_state=3)
     true_mass = SignedColumn.log_exp_mass
@@ -962,7 +962,7 @@ def test_euclidean_rounds_start_their_projection_near_the_last_threshold(monkeyp
     selection does not gather them all at once; multiclass: the N (K − 1) cells): the
     fit is the fit without them to rounding, with the same hypotheses, and a warm start
     continues it bit for bit (the threshold is part of the state)."""
-    from oracleboost.boosters import mirror
+    from oracleboost.boosters.mirror import estimator as mirror
 
     classes = params.pop("n_classes", 2)
     X, y = make_classification(n_samples=40_000 // (classes - 1), n_features=8, flip_y=0.1,

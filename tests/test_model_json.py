@@ -115,7 +115,7 @@ def test_every_allowed_hypothesis_and_model_has_its_fields_checked():
     """The allow-list and the field checks stay together: a hypothesis or model class
     a file may name has the fields its predict reads listed (_json_schema._SPECS), and
     every class a saved case names is allowed (the round trips above)."""
-    from oracleboost import _json_schema
+    from oracleboost.export import schema as _json_schema
     from oracleboost.oracles import Hypothesis
 
     allowed = _json_schema.allowed_classes().values()

@@ -307,11 +307,11 @@ def _nested(value):
 
 
 _LIBRARY_NAMES = ["oracleboost.oracles.stumps:SignStump", "oracleboost.oracles.stumps:VectorStump",
-                  "oracleboost.boosters.model:Ensemble", "oracleboost.boosters.model:LinearModel",
+                  "oracleboost.engine.model:Ensemble", "oracleboost.engine.model:LinearModel",
                   "sklearn.tree._classes:DecisionTreeRegressor", "sklearn.tree._tree:Tree",
                   "oracleboost.oracles.lightgbm:LightGBMTree",
-                  "oracleboost.boosters.coordinate:CoordinateBoostingClassifier",
-                  "oracleboost.boosters.rounds:StopReason", "oracleboost.losses.margin:Logistic"]
+                  "oracleboost.boosters.coordinate.estimator:CoordinateBoostingClassifier",
+                  "oracleboost.engine.rounds:StopReason", "oracleboost.losses.margin:Logistic"]
 
 
 def _apply(doc, path, new):
@@ -443,7 +443,7 @@ _NODES = {"names": ["a", "b"], "formats": ["<i8", "<f8"], "offsets": [0, 8]}
 
 @pytest.mark.parametrize("value,where", [
     ({"__float__": ["nan"]}, r"estimator: __float__ must be"),
-    ({"__enum__": "oracleboost.boosters.rounds:StopReason", "value": []},
+    ({"__enum__": "oracleboost.engine.rounds:StopReason", "value": []},
      r"estimator: \[\] is not a StopReason"),
     ({"__records__": {**_NODES, "itemsize": 2**30}, "shape": [1],
       "fields": {"a": {"__ndarray__": "<i8", "shape": [1], "data": [1]},

@@ -34,7 +34,7 @@ from oracleboost.boosters import (
     StopReason,
     TotallyCorrectiveClassifier,
 )
-from oracleboost.boosters.model import Ensemble
+from oracleboost.engine.model import Ensemble
 from oracleboost.oracles import (
     CachedOracle,
     LightGBMOracle,

@@ -23,7 +23,7 @@ from oracleboost.boosters import (
     CoordinateBoostingClassifier,
     FunctionalGradientRegressor,
 )
-from oracleboost.boosters.rounds import BoostingWarning
+from oracleboost.engine.rounds import BoostingWarning
 from oracleboost.oracles import StumpOracle
 
 RUNNING = ("_state_", "_held_out_")

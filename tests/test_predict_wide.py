@@ -21,7 +21,7 @@ from oracleboost.boosters import (
     FunctionalGradientRegressor,
     MirrorBoostingClassifier,
 )
-from oracleboost.boosters.model import fixed_order_product
+from oracleboost.engine.model import fixed_order_product
 from oracleboost.oracles import MatrixOracle, StumpOracle
 from oracleboost.oracles.base import predict_validated
 from oracleboost.oracles.matrix import LinearCoordinate, MatrixColumn

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
-from oracleboost.boosters.projections import (
+from oracleboost.optim.projections import (
     bregman_euclidean,
     bregman_kl,
     euclidean_capped_simplex,

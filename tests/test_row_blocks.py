@@ -1,7 +1,7 @@
 """Row blocks (issue 21): a fit is bit for bit the same for every ``n_jobs``.
 
 The rows are cut into blocks of ``block_size`` whatever the threads; each block sums its
-rows in row order and the blocks are combined in block order (oracleboost._blocks).
+rows in row order and the blocks are combined in block order (oracleboost.rows.blocks).
 Small blocks make many of them on a few hundred rows, and ``_MIN_CELLS = 1`` lets the
 stump oracle thread even such small queries, so the threads really interleave here.
 """
@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification, make_regression
 
-import oracleboost._blocks as blocks_module
-from oracleboost._blocks import RowBlocks, ordered_sum
+import oracleboost.rows.blocks as blocks_module
 from oracleboost.boosters import (
     AcceleratedMarginClassifier,
     CoordinateBoostingClassifier,
@@ -24,6 +23,7 @@ from oracleboost.boosters import (
     MirrorBoostingClassifier,
 )
 from oracleboost.oracles import LinearOracle, MatrixOracle, StumpOracle, stumps
+from oracleboost.rows.blocks import RowBlocks, ordered_sum
 
 
 @pytest.fixture
@@ -266,8 +266,8 @@ def test_weights_shifted_by_a_bound_are_the_weights_from_the_maximum(loss_name, 
     (the old maximum plus the step's reach) instead of waiting for the maximum: the same
     weights, query, entropy and risk to rounding; and when the bound lies too far above,
     it makes them from the maximum, exactly as dual_weights does."""
-    from oracleboost.boosters import row_passes
     from oracleboost.losses import get_loss
+    from oracleboost.optim import row_passes
 
     rng = np.random.default_rng(seed)
     n = 3000
@@ -320,10 +320,10 @@ def test_a_predicted_normaliser_gives_the_weights_without_a_normalising_pass(
     query, entropy and risk are those of dual_weights at the new margins to rounding,
     and no normalising pass runs.  A wrong prediction (a column of four values, or a
     guess off by 5, 50 or 5,000) changes only how they are made: the same to rounding."""
-    from oracleboost.boosters import row_passes
-    from oracleboost.boosters._column_kernels import NO_WEIGHTS
-    from oracleboost.boosters.classifier import SignedColumn
+    from oracleboost.engine.classifier import SignedColumn
     from oracleboost.losses import get_loss
+    from oracleboost.optim import row_passes
+    from oracleboost.rows.column_kernels import NO_WEIGHTS
 
     rng = np.random.default_rng(seed)
     n = 4000
@@ -391,7 +391,7 @@ def test_the_passes_read_the_query_alone_with_the_same_numbers():
     """signed_sums and two_value_masses from the query ``w · y`` alone (its magnitudes
     the weights, its signs the labels, a zero weight's label the sign of its zero) give
     the numbers they give from ``y`` and ``w``, bit for bit."""
-    from oracleboost.boosters import row_passes
+    from oracleboost.optim import row_passes
 
     rng = np.random.default_rng(3)
     n = 3000
@@ -417,7 +417,7 @@ def test_weighted_quantile_by_passes_is_the_sorted_one():
     """The quantile found by passes over bins of values (no sort) is the lower weighted
     quantile of the sorted values, on any threads and block sizes: ties, zero weights,
     ±0, subnormals and values near ±1e308 included (600 random problems)."""
-    from oracleboost._row_quantile import weighted_quantile
+    from oracleboost.rows.quantile import weighted_quantile
 
     rng = np.random.default_rng(0)
     for t in range(600):
@@ -471,7 +471,7 @@ def test_the_exponential_weights_take_the_logits_peak_from_the_margins_minimum()
     a NaN included, with the exps, their sums and the query as from the logits."""
     import numba
 
-    from oracleboost.boosters import _column_kernels as ck
+    from oracleboost.rows import column_kernels as ck
 
     numba_max = numba.njit(lambda x: x.max())  # what the kernels took (NumPy's max may
     # keep the other zero)
@@ -508,9 +508,9 @@ def test_the_exponential_step_in_one_compiled_pass_is_the_numpy_steps(weighted, 
     (``log_neg_dphi``, ``+ log s``, ``np.exp``), exactly where no ``exp`` is involved,
     and to rounding for the exps (NumPy may use its own vectorised ``exp`` on AVX-512
     CPUs; the C library's elsewhere, as the compiled pass does)."""
-    from oracleboost.boosters import row_passes
-    from oracleboost.boosters._column_kernels import NO_WEIGHTS
     from oracleboost.losses import get_loss
+    from oracleboost.optim import row_passes
+    from oracleboost.rows.column_kernels import NO_WEIGHTS
 
     rng = np.random.default_rng(seed)
     n = 5000
@@ -565,7 +565,7 @@ def test_the_regressors_passes_sum_their_numpy_terms_in_the_lane_order(K, weight
     """The functional-gradient round's compiled passes (``_column_kernels``) are the
     NumPy terms summed in the library's order, bit for bit: the inner products, the
     residual's norm, the peak, and the squared loss's fused step."""
-    from oracleboost.boosters import row_passes
+    from oracleboost.optim import row_passes
 
     rng = np.random.default_rng(seed)
     n = 5003
@@ -621,7 +621,7 @@ def test_the_regressors_passes_sum_their_numpy_terms_in_the_lane_order(K, weight
 def test_kernel_threads_sets_numbas_count_inside_and_restores_it():
     import numba
 
-    from oracleboost._parallel import kernel_threads, max_threads
+    from oracleboost.rows.parallel import kernel_threads, max_threads
 
     before = numba.get_num_threads()
     top = max_threads()
@@ -646,7 +646,7 @@ def test_the_workers_pool_hands_out_again_only_what_nothing_else_holds():
     """A worker's pooled output arrays (``_cluster.pooled_empty``; a fresh array of
     megabytes faults on every page there) are handed out again once dropped, and never
     while something still reads them: the array itself or a view of it."""
-    from oracleboost._cluster import pooled_empty, release_pool
+    from oracleboost.distributed.cluster import pooled_empty, release_pool
 
     try:
         a = pooled_empty(1000)

@@ -1,4 +1,4 @@
-"""MABoost's projections as row stages (:mod:`oracleboost.boosters.row_projections`).
+"""MABoost's projections as row stages (:mod:`oracleboost.optim.row_projections`).
 
 * **The same bits** for ``n_jobs`` 1 and 2, for any cut of the rows into partitions (an
   in-process stand-in for a cluster, :class:`SplitBlocks`), and on a ``LocalCluster``
@@ -31,11 +31,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_projections import discrepancy_recorder
 
-from oracleboost._blocks import RowBlocks
-from oracleboost._cluster import Partitioned, WorkerBlocks
-from oracleboost.boosters import row_projections as rp
-from oracleboost.boosters.projections import euclidean_capped_simplex, kl_capped_simplex
-from oracleboost.boosters.row_projections import euclidean_simplex_rows, kl_simplex_rows
+from oracleboost.distributed.cluster import Partitioned, WorkerBlocks
+from oracleboost.optim import row_projections as rp
+from oracleboost.optim.projections import euclidean_capped_simplex, kl_capped_simplex
+from oracleboost.optim.row_projections import euclidean_simplex_rows, kl_simplex_rows
+from oracleboost.rows.blocks import RowBlocks
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -211,7 +211,7 @@ def reference(kind, x, cap):
 class SplitBlocks(RowBlocks):
     """Rows cut into partitions of the given sizes (multiples of the lane, but the
     last), each stage run once per partition on a worker's blocks, in process: what
-    :class:`~oracleboost._cluster.ClusterBlocks` does, without a cluster."""
+    :class:`~oracleboost.distributed.cluster.ClusterBlocks` does, without a cluster."""
 
     in_place = False
 
@@ -591,7 +591,7 @@ def _scatter(client, a, sizes):
 
 
 def _fetch(client, p):
-    from oracleboost._cluster import part_value
+    from oracleboost.distributed.cluster import part_value
 
     results = client.gather([f for f, _ in p.parts])
     return np.concatenate([part_value(r, k) for r, (_, k) in zip(results, p.parts,
@@ -602,7 +602,7 @@ def _fetch(client, p):
 def test_cluster_same_bits(client, kind, many_rounds):
     """On a LocalCluster (4 partitions, several rounds of refinement): the same bits as
     in memory with the same blocks, for each kind of cap; rows stay on the workers."""
-    from oracleboost._cluster import ClusterBlocks, rows_per_partition
+    from oracleboost.distributed.cluster import ClusterBlocks, rows_per_partition
 
     n = 3 * rows_per_partition(BLOCK) + 1234
     sizes = [rows_per_partition(BLOCK)] * 3 + [1234]

@@ -7,7 +7,7 @@ from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from oracleboost.boosters.functional import FunctionalGradientRegressor
+from oracleboost.boosters.functional.estimator import FunctionalGradientRegressor
 from oracleboost.oracles import CachedOracle, SklearnOracle
 
 N = 120

@@ -29,7 +29,7 @@ from oracleboost.boosters import (
     MirrorBoostingClassifier,
     TotallyCorrectiveClassifier,
 )
-from oracleboost.export import lightgbm_model_string
+from oracleboost.export.lightgbm import lightgbm_model_string
 from oracleboost.oracles import LightGBMOracle, SklearnOracle, TreeOracle
 
 ORACLES = {

@@ -64,8 +64,8 @@ from oracleboost.boosters import (
     StepRule,
     WolfeStep,
 )
-from oracleboost.boosters import steps as steps_module
-from oracleboost.boosters.steps import MadaBoostStep, MirrorAscentStep, SparseBoostStep
+from oracleboost.optim import steps as steps_module
+from oracleboost.optim.steps import MadaBoostStep, MirrorAscentStep, SparseBoostStep
 from oracleboost.oracles import StumpOracle
 
 # ---------------------------------------------------------------------------------------

@@ -607,7 +607,7 @@ def test_row_blocks_sum_in_block_order_whatever_the_threads(monkeypatch, block_s
         hist = np.empty((d, bound._B))
         bound._histograms(kernels.hist_1d, (r,), (hist,))
         got.append((hist, bound.correlate(r), bound.project(r)))
-    from oracleboost._blocks import BLOCKS_PER_PARTITION as G
+    from oracleboost.rows.blocks import BLOCKS_PER_PARTITION as G
 
     parts = []
     for a in range(0, n, block_size):

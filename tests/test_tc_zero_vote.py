@@ -9,10 +9,10 @@ import pytest
 from sklearn.datasets import make_hastie_10_2
 from sklearn.model_selection import train_test_split
 
-import oracleboost.boosters.entropy_duals as entropy_duals
+import oracleboost.boosters.totally_corrective.entropy_duals as entropy_duals
 from oracleboost.boosters import TotallyCorrectiveClassifier
-from oracleboost.boosters.rounds import BoostingWarning
-from oracleboost.boosters.soft_margin_lp import SoftMarginLP
+from oracleboost.boosters.totally_corrective.soft_margin_lp import SoftMarginLP
+from oracleboost.engine.rounds import BoostingWarning
 from oracleboost.oracles import StumpOracle
 
 pytest.importorskip("highspy")

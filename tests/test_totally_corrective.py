@@ -12,7 +12,12 @@ from scipy.optimize import linprog
 from sklearn.datasets import load_breast_cancer
 
 from oracleboost.boosters import BoostingWarning, StopReason, TotallyCorrectiveClassifier
-from oracleboost.boosters.soft_margin_lp import LPSolveError, SoftMarginLP, row_code, row_offset
+from oracleboost.boosters.totally_corrective.soft_margin_lp import (
+    LPSolveError,
+    SoftMarginLP,
+    row_code,
+    row_offset,
+)
 from oracleboost.datasets import matrix_problem, rudin_matrix
 from oracleboost.oracles import MatrixOracle, StumpOracle
 from oracleboost.oracles.base import OracleCapabilityError
@@ -212,7 +217,7 @@ def test_a_solve_past_the_iteration_guard_goes_on_with_highs_defaults(monkeypatc
     """A warm solve that reaches the cycling guard's iteration count goes on from where
     it stopped with HiGHS's defaults (cost perturbation on) and ends at the same
     optimum."""
-    from oracleboost.boosters import soft_margin_lp
+    from oracleboost.boosters.totally_corrective import soft_margin_lp
 
     M = _random_matrix(3)
     monkeypatch.setattr(soft_margin_lp, "_iteration_guard", lambda n_rows: 1)
@@ -319,7 +324,7 @@ def test_a_discarded_round_leaves_the_lp_as_it_was(monkeypatch):
     """The loop may discard a round after the booster added its column (a monitor's
     veto): the LP then holds the committed rounds' columns only, with the basis it had,
     and a continuation goes on as a fit that never had that round."""
-    from oracleboost.boosters.monitors import NonFiniteLoss
+    from oracleboost.engine.monitors import NonFiniteLoss
 
     M = np.random.default_rng(5).uniform(-1.0, 1.0, size=(150, 40))
     X, y, H = matrix_problem(M)

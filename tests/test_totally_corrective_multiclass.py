@@ -14,7 +14,7 @@ from scipy.optimize import linprog
 from sklearn.datasets import load_digits, load_iris, make_classification
 
 from oracleboost.boosters import StopReason, TotallyCorrectiveClassifier
-from oracleboost.boosters.totally_corrective import (
+from oracleboost.boosters.totally_corrective.estimator import (
     erlpboost_round_bound,
     softboost_round_bound,
 )

@@ -12,24 +12,36 @@ its monitors (:mod:`.monitors`) and the model (:mod:`.model`: :class:`Ensemble`,
 :class:`Refit` for totally corrective rounds) do the rest.
 """
 
-from .accelerated import METHODS, AcceleratedMarginClassifier, MomentumMethod
-from .base import BaseBooster
-from .classifier import ScoreClassifierMixin, SignedColumn
-from .coordinate import CoordinateBoostingClassifier
-from .functional import (
+from oracleboost.boosters.accelerated.estimator import (
+    METHODS,
+    AcceleratedMarginClassifier,
+    MomentumMethod,
+)
+from oracleboost.boosters.coordinate.estimator import CoordinateBoostingClassifier
+from oracleboost.boosters.functional.estimator import (
     FunctionalGradientClassifier,
     FunctionalGradientRanker,
     FunctionalGradientRegressor,
 )
-from .history import History
-from .loop import reraise_interrupts
-from .mirror import MirrorBoostingClassifier
-from .mirror_maps import MIRROR_MAPS, EntropyMap, EuclideanMap, MirrorMap
-from .model import Ensemble, LinearModel, NonFinitePrediction, Refit
-from .monitors import DIVERGENCE_FACTOR, Monitor
-from .registry import BOOSTERS, BoosterSpec, register_booster
-from .rounds import BoostingWarning, Problem, RoundResult, StopReason, draw_seed, seed_generator
-from .steps import (
+from oracleboost.boosters.mirror.estimator import MirrorBoostingClassifier
+from oracleboost.boosters.mirror.maps import MIRROR_MAPS, EntropyMap, EuclideanMap, MirrorMap
+from oracleboost.boosters.registry import BOOSTERS, BoosterSpec, register_booster
+from oracleboost.boosters.totally_corrective.estimator import TotallyCorrectiveClassifier
+from oracleboost.engine.base import BaseBooster
+from oracleboost.engine.classifier import ScoreClassifierMixin, SignedColumn
+from oracleboost.engine.history import History
+from oracleboost.engine.loop import reraise_interrupts
+from oracleboost.engine.model import Ensemble, LinearModel, NonFinitePrediction, Refit
+from oracleboost.engine.monitors import DIVERGENCE_FACTOR, Monitor
+from oracleboost.engine.rounds import (
+    BoostingWarning,
+    Problem,
+    RoundResult,
+    StopReason,
+    draw_seed,
+    seed_generator,
+)
+from oracleboost.optim.steps import (
     SCHEDULES,
     STEP_RULES,
     AdaBoostStep,
@@ -52,7 +64,6 @@ from .steps import (
     get_schedule,
     get_step,
 )
-from .totally_corrective import TotallyCorrectiveClassifier
 
 __all__ = [
     # the boosters

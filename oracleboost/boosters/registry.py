@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..oracles.base import Oracle
+from oracleboost.oracles.base import Oracle
 
 __all__ = ["BoosterSpec", "BOOSTERS", "register_booster"]
 
@@ -73,15 +73,15 @@ def register_booster(spec: BoosterSpec) -> BoosterSpec:
 
 
 def _register_the_library_s() -> None:
-    from .accelerated import AcceleratedMarginClassifier
-    from .coordinate import CoordinateBoostingClassifier
-    from .functional import (
+    from oracleboost.boosters.accelerated.estimator import AcceleratedMarginClassifier
+    from oracleboost.boosters.coordinate.estimator import CoordinateBoostingClassifier
+    from oracleboost.boosters.functional.estimator import (
         FunctionalGradientClassifier,
         FunctionalGradientRanker,
         FunctionalGradientRegressor,
     )
-    from .mirror import MirrorBoostingClassifier
-    from .totally_corrective import TotallyCorrectiveClassifier
+    from oracleboost.boosters.mirror.estimator import MirrorBoostingClassifier
+    from oracleboost.boosters.totally_corrective.estimator import TotallyCorrectiveClassifier
 
     telgarsky = "Telgarsky, JMLR 2012; ICML 2013"
     for spec in (

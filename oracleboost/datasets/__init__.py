@@ -21,7 +21,7 @@ for all of them.
 
 from __future__ import annotations
 
-from .matrices import (
+from oracleboost.datasets.matrices import (
     attainable_matrix,
     matrix_problem,
     mixed_matrix,
@@ -29,9 +29,19 @@ from .matrices import (
     schapire_matrix,
     separable_matrix,
 )
-from .planning import GridWorlds, grid_world_cost, make_grid_worlds, make_terrain_worlds
-from .ranking import make_ranking
-from .uci import CONNECT4_STAND_IN, UCI_DATASETS, load_uci, uci_stand_in_for_connect4
+from oracleboost.datasets.planning import (
+    GridWorlds,
+    grid_world_cost,
+    make_grid_worlds,
+    make_terrain_worlds,
+)
+from oracleboost.datasets.ranking import make_ranking
+from oracleboost.datasets.uci import (
+    CONNECT4_STAND_IN,
+    UCI_DATASETS,
+    load_uci,
+    uci_stand_in_for_connect4,
+)
 
 __all__ = [
     "rudin_matrix",

@@ -22,9 +22,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._typing import ArrayLike, RandomStateLike
-from .._validation import check_finite_array
-from ._common import _check_size
+from oracleboost._typing import ArrayLike, RandomStateLike
+from oracleboost._validation import check_finite_array
+from oracleboost.datasets._common import _check_size
 
 __all__ = [
     "rudin_matrix",

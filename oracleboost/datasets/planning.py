@@ -22,10 +22,10 @@ import numpy as np
 from scipy.ndimage import gaussian_filter
 from sklearn.utils import check_random_state
 
-from .._typing import ArrayLike, RandomStateLike
-from .._validation import check_finite_array
-from ..losses.planning import dag_shortest_paths  # the planner the loss plans with
-from ._common import _check_size
+from oracleboost._typing import ArrayLike, RandomStateLike
+from oracleboost._validation import check_finite_array
+from oracleboost.datasets._common import _check_size
+from oracleboost.losses.planning import dag_shortest_paths  # the planner the loss plans with
 
 __all__ = [
     "GridWorlds",

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._typing import RandomStateLike
-from ._common import _check_size
+from oracleboost._typing import RandomStateLike
+from oracleboost.datasets._common import _check_size
 
 __all__ = ["make_ranking"]
 

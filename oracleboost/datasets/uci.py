@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._typing import ArrayLike, RandomStateLike
-from ._common import _check_size
+from oracleboost._typing import ArrayLike, RandomStateLike
+from oracleboost.datasets._common import _check_size
 
 __all__ = ["UCI_DATASETS", "CONNECT4_STAND_IN", "load_uci", "uci_stand_in_for_connect4"]
 

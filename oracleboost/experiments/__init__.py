@@ -32,23 +32,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .base import Curves, ThresholdCurves
-from .grubb_bagnell2011 import (
+from oracleboost.experiments.base import Curves, ThresholdCurves
+from oracleboost.experiments.grubb_bagnell2011 import (
     counterexample,
     figure3_letter,
     figure3_pendigits,
     figure3_satimage,
     figure3_splice,
 )
-from .grubb_bagnell2011 import figure1 as grubb2011_figure1
-from .grubb_bagnell2011 import figure2 as grubb2011_figure2
-from .ji2021 import figure1 as ji2021_figure1
-from .ji2021 import figure2 as ji2021_figure2
-from .naghibi2014 import label_noise
-from .soft_margins import lpboost_margins
-from .swap import swap_weak_learner
-from .telgarsky2012 import lower_bound
-from .telgarsky2013 import figure2, figure3, shrinkage_threshold
+from oracleboost.experiments.grubb_bagnell2011 import figure1 as grubb2011_figure1
+from oracleboost.experiments.grubb_bagnell2011 import figure2 as grubb2011_figure2
+from oracleboost.experiments.ji2021 import figure1 as ji2021_figure1
+from oracleboost.experiments.ji2021 import figure2 as ji2021_figure2
+from oracleboost.experiments.naghibi2014 import label_noise
+from oracleboost.experiments.soft_margins import lpboost_margins
+from oracleboost.experiments.swap import swap_weak_learner
+from oracleboost.experiments.telgarsky2012 import lower_bound
+from oracleboost.experiments.telgarsky2013 import figure2, figure3, shrinkage_threshold
 
 __all__ = ["EXPERIMENTS", "Curves", "ThresholdCurves"]
 

@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, overload
 import joblib
 import numpy as np
 
-from .._files import atomic_path
-from .._markdown import cell
-from .._markdown import table as md_table
-from ..oracles.base import Oracle
+from oracleboost._files import atomic_path
+from oracleboost._markdown import cell
+from oracleboost._markdown import table as md_table
+from oracleboost.oracles.base import Oracle
 
 if TYPE_CHECKING:  # matplotlib is imported only when drawing (an optional dependency)
     from matplotlib.axes import Axes
@@ -104,7 +104,7 @@ def cached(oracle: Oracle) -> Oracle:
     memory = _ORACLE_CACHE.get()
     if memory is None:
         return oracle
-    from ..oracles.cache import CachedOracle
+    from oracleboost.oracles.cache import CachedOracle
 
     if isinstance(oracle, CachedOracle):
         return oracle

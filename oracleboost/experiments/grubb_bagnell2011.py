@@ -18,17 +18,17 @@ import time
 
 import numpy as np
 
-from .._typing import ArrayLike
-from ..boosters import (
+from oracleboost._typing import ArrayLike
+from oracleboost.boosters import (
     FunctionalGradientClassifier,
     FunctionalGradientRanker,
     FunctionalGradientRegressor,
 )
-from ..datasets import load_uci, make_ranking, make_terrain_worlds
-from ..losses import pairwise_disagreement
-from ..losses.planning import PlanningLoss, planning_test_loss
-from ..oracles import MatrixOracle, MLPOracle, StumpOracle
-from .base import Curves, cached
+from oracleboost.datasets import load_uci, make_ranking, make_terrain_worlds
+from oracleboost.experiments.base import Curves, cached
+from oracleboost.losses import pairwise_disagreement
+from oracleboost.losses.planning import PlanningLoss, planning_test_loss
+from oracleboost.oracles import MatrixOracle, MLPOracle, StumpOracle
 
 __all__ = [
     "counterexample",

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..boosters.accelerated import AcceleratedMarginClassifier
-from ..diagnostics import max_margin_l2
-from ..oracles.matrix import LinearOracle
-from .base import Curves, cached
+from oracleboost.boosters.accelerated.estimator import AcceleratedMarginClassifier
+from oracleboost.diagnostics import max_margin_l2
+from oracleboost.experiments.base import Curves, cached
+from oracleboost.oracles.matrix import LinearOracle
 
 __all__ = [
     "METHODS",

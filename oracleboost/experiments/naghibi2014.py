@@ -35,9 +35,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..boosters import CoordinateBoostingClassifier, MirrorBoostingClassifier
-from ..oracles import StumpOracle
-from .base import Curves, cached
+from oracleboost.boosters import CoordinateBoostingClassifier, MirrorBoostingClassifier
+from oracleboost.experiments.base import Curves, cached
+from oracleboost.oracles import StumpOracle
 
 __all__ = ["METHODS", "load_binary", "label_noise", "flip_labels", "adaboost_max_weight"]
 

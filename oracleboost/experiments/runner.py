@@ -55,18 +55,29 @@ from typing import TextIO
 
 import joblib
 
-from .. import __version__
-from .._cli_support import TERMINAL_WIDTH, extra_line, missing_modules, unknown_names_message
-from .._files import (
+from oracleboost import __version__
+from oracleboost._cli_support import (
+    TERMINAL_WIDTH,
+    extra_line,
+    missing_modules,
+    unknown_names_message,
+)
+from oracleboost._files import (
     OutputFolderError,
     atomic_folder,
     atomic_path,
     remove_stale_staging,
     writable_folder,
 )
-from .._markdown import cell
-from .._markdown import table as md_table
-from .base import FIGURE_FORMATS, Curves, oracle_cache, save_figure, write_summary
+from oracleboost._markdown import cell
+from oracleboost._markdown import table as md_table
+from oracleboost.experiments.base import (
+    FIGURE_FORMATS,
+    Curves,
+    oracle_cache,
+    save_figure,
+    write_summary,
+)
 
 __all__ = [
     "reproduce",
@@ -231,7 +242,7 @@ def resolve_names(names: list[str] | None, registry: dict | None = None) -> list
     ``ValueError``) listing the valid names when any name is not registered.
     """
     if registry is None:
-        from . import EXPERIMENTS as registry
+        from oracleboost.experiments import EXPERIMENTS as registry
     names = list(names or [])
     unknown = [n for n in names if n != "all" and n not in registry]
     if unknown:
@@ -254,8 +265,8 @@ def run_experiment(
     log) rather than printed; ``catch_warnings`` is process-wide, so experiments that
     run on threads at once may see each other's warnings.
     """
-    from ..boosters import reraise_interrupts
-    from . import EXPERIMENTS
+    from oracleboost.boosters import reraise_interrupts
+    from oracleboost.experiments import EXPERIMENTS
 
     start = time.perf_counter()
     error = trace = None
@@ -417,7 +428,7 @@ def write_experiment(folder: Path, name: str, result: Curves, settings: dict,
                      formats: Sequence[str]) -> list[str]:
     """Write ``folder`` (``figure.<format>`` for each format, ``curves.csv``, ``aux.csv``
     when there are aux arrays, ``summary.md``) as one unit: complete or absent."""
-    from .claims import claim
+    from oracleboost.experiments.claims import claim
 
     files = [f"figure.{fmt}" for fmt in formats]
     with atomic_folder(folder) as staging:
@@ -439,7 +450,7 @@ def _write_index(path: Path, rows: list[tuple[str, float]], failed: list[Outcome
                  not_run: list[str], run_line: str, figure: str) -> Path:
     """``index.md``: one table row per experiment this run completed, linking its
     summary and figure; then, without links, the ones that failed or never ran."""
-    from .claims import claim, first_sentence
+    from oracleboost.experiments.claims import claim, first_sentence
 
     cells = [(f"[{name}]({name}/summary.md)",
               cell(first_sentence(claim(name)) or "(no claim recorded)"), f"{seconds:.1f} s",
@@ -650,7 +661,7 @@ def reproduce(
         Before anything runs, when another run is writing into ``out_dir`` (an
         :class:`OutputFolderError`).
     """
-    from . import EXPERIMENTS
+    from oracleboost.experiments import EXPERIMENTS
 
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
@@ -669,7 +680,7 @@ def reproduce(
 def _reproduce_locked(names, quick, out_dir, out, err, seed, command, progress, cache,
                       n_jobs, backend, scheduler, timeout, formats, verbosity):
     """:func:`reproduce`'s run, its arguments checked and its folder locked."""
-    from . import EXPERIMENTS
+    from oracleboost.experiments import EXPERIMENTS
 
     remove_stale_staging(out_dir)
     if command is None:
@@ -680,7 +691,7 @@ def _reproduce_locked(names, quick, out_dir, out, err, seed, command, progress, 
     # a parallel run's outcomes, in the order of names
     runs: Generator[Outcome, None, None] | None = None
     if (n_jobs is not None and n_jobs != 1) or backend is not None or scheduler is not None:
-        from ..grid import parallel_map
+        from oracleboost.grid import parallel_map
 
         runs = parallel_map(run_experiment, [(n, kwargs[n], cache) for n in names],
                             n_jobs=n_jobs, backend=backend, scheduler=scheduler,

@@ -91,22 +91,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..boosters import (
+from oracleboost.boosters import (
     BOOSTERS,
     AcceleratedMarginClassifier,
     MirrorBoostingClassifier,
     TotallyCorrectiveClassifier,
 )
-from ..datasets import matrix_problem, rudin_matrix
-from ..diagnostics import max_soft_margin, soft_margin
-from ..oracles import MatrixOracle, StumpOracle
-from .base import Curves, cached
+from oracleboost.datasets import matrix_problem, rudin_matrix
+from oracleboost.diagnostics import max_soft_margin, soft_margin
+from oracleboost.experiments.base import Curves, cached
+from oracleboost.oracles import MatrixOracle, StumpOracle
 
 if TYPE_CHECKING:  # matplotlib is imported only when drawing
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure, SubFigure
 
-    from ..boosters.base import BaseBooster
+    from oracleboost.engine.base import BaseBooster
 
 __all__ = ["PROBLEMS", "METHODS", "TOTALLY_CORRECTIVE", "EPSILON", "MarginCurves",
            "stump_class_matrix", "margin_path", "lpboost_margins"]

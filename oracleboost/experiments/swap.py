@@ -130,9 +130,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..boosters import BOOSTERS as REGISTRY
-from ..boosters import AcceleratedMarginClassifier
-from ..oracles import (
+from oracleboost.boosters import BOOSTERS as REGISTRY
+from oracleboost.boosters import AcceleratedMarginClassifier
+from oracleboost.experiments.base import Curves
+from oracleboost.experiments.naghibi2014 import load_binary
+from oracleboost.oracles import (
     LightGBMOracle,
     LinearOracle,
     MatrixOracle,
@@ -142,8 +144,6 @@ from ..oracles import (
     StumpOracle,
     TreeOracle,
 )
-from .base import Curves
-from .naghibi2014 import load_binary
 
 __all__ = [
     "BOOSTERS",

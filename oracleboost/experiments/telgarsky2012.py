@@ -12,10 +12,10 @@ import time
 
 import numpy as np
 
-from ..boosters.coordinate import CoordinateBoostingClassifier
-from ..datasets import matrix_problem, schapire_matrix
-from ..oracles.matrix import MatrixOracle
-from .base import Curves, cached
+from oracleboost.boosters.coordinate.estimator import CoordinateBoostingClassifier
+from oracleboost.datasets import matrix_problem, schapire_matrix
+from oracleboost.experiments.base import Curves, cached
+from oracleboost.oracles.matrix import MatrixOracle
 
 __all__ = ["lower_bound", "schapire_weights"]
 

@@ -31,12 +31,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..boosters.coordinate import CoordinateBoostingClassifier
-from ..boosters.steps import StepRule, get_step
-from ..datasets import matrix_problem, rudin_matrix
-from ..diagnostics import max_margin
-from ..oracles.matrix import MatrixOracle
-from .base import Curves, ThresholdCurves, cached
+from oracleboost.boosters.coordinate.estimator import CoordinateBoostingClassifier
+from oracleboost.datasets import matrix_problem, rudin_matrix
+from oracleboost.diagnostics import max_margin
+from oracleboost.experiments.base import Curves, ThresholdCurves, cached
+from oracleboost.optim.steps import StepRule, get_step
+from oracleboost.oracles.matrix import MatrixOracle
 
 __all__ = [
     "ADABOOST_LIMIT",

@@ -14,11 +14,18 @@ One class per loss; estimators also accept the lowercase names of the registry.
 
 from __future__ import annotations
 
-from .base import Loss, RankingLoss, RegressionLoss
-from .margin import Exponential, Logistic, MarginLoss
-from .multiclass import MulticlassHinge, MulticlassLoss, SoftmaxCrossEntropy
-from .ranking import PairwiseHinge, ndcg, pairwise_disagreement
-from .regression import Absolute, Huber, Quantile, Squared, weighted_median, weighted_quantile
+from oracleboost.losses.base import Loss, RankingLoss, RegressionLoss
+from oracleboost.losses.margin import Exponential, Logistic, MarginLoss
+from oracleboost.losses.multiclass import MulticlassHinge, MulticlassLoss, SoftmaxCrossEntropy
+from oracleboost.losses.ranking import PairwiseHinge, ndcg, pairwise_disagreement
+from oracleboost.losses.regression import (
+    Absolute,
+    Huber,
+    Quantile,
+    Squared,
+    weighted_median,
+    weighted_quantile,
+)
 
 __all__ = [
     "Loss",

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from .._typing import ArrayLike
-from .._validation import check_sample_weight
+from oracleboost._typing import ArrayLike
+from oracleboost._validation import check_sample_weight
 
 __all__ = ["Loss", "RegressionLoss", "RankingLoss"]
 
@@ -128,7 +128,7 @@ class RegressionLoss(Loss):
 
     #: ``q`` when ``init_raw`` is the lower weighted q-quantile of y (None otherwise): a
     #: booster then finds it by passes over its row blocks
-    #: (:func:`oracleboost._row_quantile.weighted_quantile`, on threads or a cluster).
+    #: (:func:`oracleboost.rows.quantile.weighted_quantile`, on threads or a cluster).
     init_quantile: float | None = None
 
 

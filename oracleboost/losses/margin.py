@@ -22,9 +22,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, xlogy
 
-from .._numerics import softplus
-from .._typing import ArrayLike
-from .base import Loss
+from oracleboost._numerics import softplus
+from oracleboost._typing import ArrayLike
+from oracleboost.losses.base import Loss
 
 __all__ = ["MarginLoss", "Exponential", "Logistic"]
 
@@ -62,7 +62,7 @@ class MarginLoss(Loss):
 
     #: Whether ``log(−φ'(m)) = log φ(m) = −m`` (the exponential loss): the booster's
     #: step then computes the weights' logits in its compiled pass
-    #: (:func:`oracleboost.boosters._column_kernels.exponential_step`), without calling
+    #: (:func:`oracleboost.rows.column_kernels.exponential_step`), without calling
     #: ``log_neg_dphi``.
     log_weight_is_neg_margin: bool = False
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
-from .._numerics import class_probabilities
-from .._validation import check_finite_array, check_sample_weight
-from .base import Loss
+from oracleboost._numerics import class_probabilities
+from oracleboost._validation import check_finite_array, check_sample_weight
+from oracleboost.losses.base import Loss
 
 __all__ = ["MulticlassLoss", "SoftmaxCrossEntropy", "MulticlassHinge", "ZERO_PRIOR_LOG"]
 

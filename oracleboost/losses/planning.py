@@ -34,9 +34,9 @@ from typing import Protocol
 
 import numpy as np
 
-from .._typing import ArrayLike
-from .._validation import check_finite_array, check_sample_weight
-from .base import Loss
+from oracleboost._typing import ArrayLike
+from oracleboost._validation import check_finite_array, check_sample_weight
+from oracleboost.losses.base import Loss
 
 __all__ = ["dag_shortest_paths", "PlanningLoss", "planning_test_loss"]
 

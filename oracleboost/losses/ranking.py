@@ -16,9 +16,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .._typing import ArrayLike
-from .._validation import check_finite_array, check_groups, check_sample_weight
-from .base import RankingLoss
+from oracleboost._typing import ArrayLike
+from oracleboost._validation import check_finite_array, check_groups, check_sample_weight
+from oracleboost.losses.base import RankingLoss
 
 __all__ = ["PairwiseHinge", "pairwise_disagreement", "ndcg"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import RegressionLoss
+from oracleboost.losses.base import RegressionLoss
 
 __all__ = ["Squared", "Absolute", "Huber", "Quantile", "weighted_median", "weighted_quantile"]
 
@@ -18,8 +18,8 @@ def weighted_quantile(
     ``W(y < v) < q W ≤ W(y ≤ v)``, the optimality condition), so it is
     :class:`Quantile`'s best constant; ``q = ½`` is :func:`weighted_median`.
     """
-    from .._blocks import RowBlocks
-    from .._row_quantile import weighted_quantile as by_passes
+    from oracleboost.rows.blocks import RowBlocks
+    from oracleboost.rows.quantile import weighted_quantile as by_passes
 
     y = np.asarray(y, dtype=np.float64)
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)

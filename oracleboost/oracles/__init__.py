@@ -1,7 +1,7 @@
 """Hypothesis classes behind the Oracle protocol (see :mod:`oracleboost.oracles.base`)."""
 
-from .approximate import ApproximateOracle
-from .base import (
+from oracleboost.oracles.approximate import ApproximateOracle
+from oracleboost.oracles.base import (
     BinaryOnlyOracleError,
     BoundOracle,
     Capabilities,
@@ -10,12 +10,12 @@ from .base import (
     Oracle,
     OracleCapabilityError,
 )
-from .cache import CachedOracle
-from .defaults import default_oracle
-from .lightgbm import LightGBMOracle
-from .matrix import LinearOracle, MatrixOracle
-from .sklearn import MLPOracle, SklearnOracle, TreeOracle
-from .stumps import StumpOracle
+from oracleboost.oracles.cache import CachedOracle
+from oracleboost.oracles.defaults import default_oracle
+from oracleboost.oracles.lightgbm import LightGBMOracle
+from oracleboost.oracles.matrix import LinearOracle, MatrixOracle
+from oracleboost.oracles.sklearn import MLPOracle, SklearnOracle, TreeOracle
+from oracleboost.oracles.stumps import StumpOracle
 
 __all__ = [
     "Oracle",

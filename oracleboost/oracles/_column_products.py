@@ -2,7 +2,7 @@
 vectors, in an order fixed by the code.
 
 ``Aᵀ r`` is a sum over the rows: each lane of ``lane`` consecutive rows (see
-:mod:`oracleboost._blocks`) sums its rows in row order into its own slot of partials,
+:mod:`oracleboost.rows.blocks`) sums its rows in row order into its own slot of partials,
 and the caller adds the lanes' partials in lane order, so the product is the same bits
 on any number of threads and on a cluster's partitions.  ``A w`` is a sum over the
 columns: each row's, in column order.  BLAS, which these replace, sums in an order that

@@ -51,7 +51,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .trees import ZERO_THRESHOLD
+from oracleboost.oracles.trees import ZERO_THRESHOLD
 
 #: LightGBM's ``kZeroThreshold`` (``1e-35f``, a float widened to double).
 K_ZERO_THRESHOLD = ZERO_THRESHOLD

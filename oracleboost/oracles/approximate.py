@@ -15,8 +15,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from .._typing import ArrayLike
-from .base import (
+from oracleboost._typing import ArrayLike
+from oracleboost.oracles.base import (
     BoundOracle,
     Capabilities,
     Oracle,

@@ -78,9 +78,14 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array
 
-from .._typing import ArrayLike
-from .._validation import check_finite_array, check_query, check_sample_weight, normalise_weights
-from .trees import TreeStructure
+from oracleboost._typing import ArrayLike
+from oracleboost._validation import (
+    check_finite_array,
+    check_query,
+    check_sample_weight,
+    normalise_weights,
+)
+from oracleboost.oracles.trees import TreeStructure
 
 __all__ = [
     "Capabilities",
@@ -319,7 +324,7 @@ class Hypothesis(ABC):
         one (the default: a column of a fixed matrix, a neural net, a linear model).
         Its leaves must be exactly the numbers :meth:`predict` returns, and its splits
         route every finite row as :meth:`predict` does: an ensemble of such trees is
-        exported as a LightGBM model (:mod:`oracleboost.export`)."""
+        exported as a LightGBM model (:mod:`oracleboost.export.lightgbm`)."""
         return None
 
     def detach(self) -> Hypothesis:
@@ -340,7 +345,7 @@ class Oracle(BaseEstimator, ABC):
     def _sk_visual_block_(self) -> Any:
         """scikit-learn's HTML repr: the oracles and estimators this one wraps, drawn
         nested with their own parameters."""
-        from .._html_repr import nested_block, nested_parameters
+        from oracleboost._html_repr import nested_block, nested_parameters
 
         return nested_block(self, nested_parameters(self))
 
@@ -364,11 +369,11 @@ class Oracle(BaseEstimator, ABC):
 
     def _bind_cluster(self, rows) -> BoundOracle:
         """The oracle over rows held by a Dask cluster's workers (``rows``: a
-        :class:`oracleboost.oracles.cluster_stumps.ClusterRows`), answering queries
+        :class:`oracleboost.distributed.stumps.ClusterRows`), answering queries
         by map-reduce over the partitions.  Only classes whose answer is a sum over
         rows can (``StumpOracle``, ``LinearOracle``, ``MatrixOracle``); the others need
         every row in one process."""
-        from .._cluster import NotDistributedError
+        from oracleboost.distributed.cluster import NotDistributedError
 
         raise NotDistributedError(
             f"{type(self).__name__} needs every training row in one process, so it cannot "

@@ -34,11 +34,11 @@ from joblib._store_backends import CacheWarning, FileSystemStoreBackend
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_memory
 
-from .. import __version__
-from .._fingerprint import code_fingerprint, fingerprint
-from .._typing import ArrayLike
-from .._warnings import silenced
-from .base import (
+from oracleboost import __version__
+from oracleboost._fingerprint import code_fingerprint, fingerprint
+from oracleboost._typing import ArrayLike
+from oracleboost._warnings import silenced
+from oracleboost.oracles.base import (
     BoundOracle,
     Capabilities,
     Hypothesis,
@@ -279,7 +279,7 @@ class CachedOracle(Oracle):
     oracle an int seed is keyed exactly, so a booster with a fixed ``random_state``
     reproduces its run and hits on every call of a second identical fit.  A seed of
     ``None`` asks for no particular draw (boosters pass ``None`` when their own
-    ``random_state`` is ``None``; see :func:`oracleboost.boosters.base.draw_seed`): it is
+    ``random_state`` is ``None``; see :func:`oracleboost.engine.base.draw_seed`): it is
     keyed as "any draw", so the first answer is stored and reused by later identical
     queries, as ``joblib.Memory`` does for any function.  A stored draw is as good as a
     fresh one; a second identical fit under ``random_state=None`` hits on every call.

@@ -7,25 +7,25 @@ the oracles' room, keyed by the capability the booster needs.
 
 from __future__ import annotations
 
-from .base import Oracle
+from oracleboost.oracles.base import Oracle
 
 __all__ = ["default_oracle", "DEFAULT_ORACLES"]
 
 
 def _stumps() -> Oracle:
-    from .stumps import StumpOracle
+    from oracleboost.oracles.stumps import StumpOracle
 
     return StumpOracle()
 
 
 def _trees() -> Oracle:
-    from .sklearn import TreeOracle
+    from oracleboost.oracles.sklearn import TreeOracle
 
     return TreeOracle()
 
 
 def _linear() -> Oracle:
-    from .matrix import LinearOracle
+    from oracleboost.oracles.matrix import LinearOracle
 
     return LinearOracle()
 

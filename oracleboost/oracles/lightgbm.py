@@ -127,10 +127,9 @@ import lightgbm as lgb  # the library (absolute import; this module is oracleboo
 import numpy as np
 import scipy.sparse as sp
 
-from .._parallel import max_threads, run_parallel
-from .._typing import ArrayLike
-from . import _tree_kernels as kernels
-from .base import (
+from oracleboost._typing import ArrayLike
+from oracleboost.oracles import _tree_kernels as kernels
+from oracleboost.oracles.base import (
     BoundOracle,
     Capabilities,
     Hypothesis,
@@ -138,7 +137,8 @@ from .base import (
     check_categorical_features,
     check_X,
 )
-from .trees import TreeStructure
+from oracleboost.oracles.trees import TreeStructure
+from oracleboost.rows.parallel import max_threads, run_parallel
 
 __all__ = ["LightGBMOracle", "LightGBMTree"]
 
@@ -613,7 +613,7 @@ def _leaf_values(
     after growing the tree: measured right after growing at 100,000 x 50, the
     partition took 0.64 ms on two of them against 1.37 ms on one thread, and 1.9 ms on
     two Python threads, which compete with LightGBM's while those spin
-    (:func:`oracleboost._parallel.run_parallel`).
+    (:func:`oracleboost.rows.parallel.run_parallel`).
     """
     n = XT.shape[1]
     bounds = np.zeros((n_parts, tree.n_leaves, 3), dtype=np.int64)

@@ -20,11 +20,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._blocks import DEFAULT_BLOCK_SIZE, RowBlocks, check_n_jobs, ordered_sum
-from .._typing import ArrayLike
-from .._validation import check_finite_array
-from . import _column_products as products
-from .base import (
+from oracleboost._typing import ArrayLike
+from oracleboost._validation import check_finite_array
+from oracleboost.oracles import _column_products as products
+from oracleboost.oracles.base import (
     BoundOracle,
     Capabilities,
     Hypothesis,
@@ -33,6 +32,7 @@ from .base import (
     _validated_form,
     check_X,
 )
+from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks, check_n_jobs, ordered_sum
 
 __all__ = ["MatrixOracle", "LinearOracle", "MatrixColumn", "LinearCoordinate"]
 
@@ -207,7 +207,7 @@ class _BoundColumns(BoundOracle):
     scale exactly, so on ordinary data the answers are those of the plain formulas.
 
     The sums over rows (``Aᵀ r``, ``project``'s) are made by lanes of ``blocks``
-    (:mod:`oracleboost._blocks`) on its threads and added in lane order, each row's sum
+    (:mod:`oracleboost.rows.blocks`) on its threads and added in lane order, each row's sum
     over the columns (``A w``) in column order: the same bits for every ``n_jobs``, on
     every CPU (:mod:`._column_products`), and on a cluster's partitions
     (:mod:`.cluster_columns`).
@@ -336,10 +336,10 @@ class MatrixOracle(Oracle):
     H : array-like of shape (n_rows, n_hypotheses)
     n_jobs : int or None, default=None
         Threads of the products' passes over the rows, counted as LightGBM counts
-        ``num_threads`` (:func:`oracleboost._blocks.n_threads`); the answers do not
+        ``num_threads`` (:func:`oracleboost.rows.blocks.n_threads`); the answers do not
         depend on it.
     block_size : int, default=65536
-        Rows of a block (:mod:`oracleboost._blocks`): sums over the rows are made by
+        Rows of a block (:mod:`oracleboost.rows.blocks`): sums over the rows are made by
         lanes of at most 4,096 rows within blocks, added in order.
 
     Examples
@@ -385,7 +385,7 @@ class MatrixOracle(Oracle):
         """The class over row indices held by a Dask cluster's workers (each worker
         takes its rows of H: :class:`~.cluster_columns.ClusterColumns`)."""
         _check_blocks(self)
-        from .cluster_columns import ClusterColumns
+        from oracleboost.distributed.columns import ClusterColumns
 
         return ClusterColumns(self, rows, functools.partial(_matrix_column, _checked_H(self.H)))
 
@@ -472,6 +472,6 @@ class LinearOracle(Oracle):
         """The coordinates of rows held by a Dask cluster's workers
         (:class:`~.cluster_columns.ClusterColumns`)."""
         _check_blocks(self)
-        from .cluster_columns import ClusterColumns
+        from oracleboost.distributed.columns import ClusterColumns
 
         return ClusterColumns(self, rows, LinearCoordinate)

@@ -35,11 +35,11 @@ from sklearn.tree import BaseDecisionTree, DecisionTreeClassifier, DecisionTreeR
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import has_fit_parameter
 
-from .._typing import ArrayLike
-from .._warnings import silenced
-from ._split_weights import split_search_weights
-from .base import BoundOracle, Capabilities, Hypothesis, Oracle, _peak, check_X
-from .trees import MISSING_NONE, TreeStructure, float32_split
+from oracleboost._typing import ArrayLike
+from oracleboost._warnings import silenced
+from oracleboost.oracles._split_weights import split_search_weights
+from oracleboost.oracles.base import BoundOracle, Capabilities, Hypothesis, Oracle, _peak, check_X
+from oracleboost.oracles.trees import MISSING_NONE, TreeStructure, float32_split
 
 __all__ = ["SklearnOracle", "TreeOracle", "MLPOracle", "FittedEstimator"]
 

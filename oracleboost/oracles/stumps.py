@@ -41,15 +41,20 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from .._blocks import BLOCKS_PER_PARTITION, DEFAULT_BLOCK_SIZE, RowBlocks, check_n_jobs
-from .._blocks import n_threads as _threads
-from .._blocks import thread_map as _map
-from .._fingerprint import fingerprint
-from .._parallel import run_parallel
-from .._validation import check_query
-from . import _stump_kernels as kernels
-from .base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
-from .trees import ZERO_THRESHOLD, TreeStructure
+from oracleboost._fingerprint import fingerprint
+from oracleboost._validation import check_query
+from oracleboost.oracles import _stump_kernels as kernels
+from oracleboost.oracles.base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
+from oracleboost.oracles.trees import ZERO_THRESHOLD, TreeStructure
+from oracleboost.rows.blocks import (
+    BLOCKS_PER_PARTITION,
+    DEFAULT_BLOCK_SIZE,
+    RowBlocks,
+    check_n_jobs,
+)
+from oracleboost.rows.blocks import n_threads as _threads
+from oracleboost.rows.blocks import thread_map as _map
+from oracleboost.rows.parallel import run_parallel
 
 __all__ = [
     "StumpOracle",
@@ -768,7 +773,7 @@ class StumpOracle(Oracle):
         than 65,536 row-feature cells a thread) run on one.  The answer does not depend
         on the number of threads.
     block_size : int, default=65536
-        Rows of a block (:mod:`oracleboost._blocks`).  A histogram is made block by
+        Rows of a block (:mod:`oracleboost.rows.blocks`).  A histogram is made block by
         block, each block's in row order, and the blocks' histograms are added in
         block order; threads take blocks (and, when blocks are fewer than threads,
         groups of features within them).  The sums, and so ties between nearly equal
@@ -926,9 +931,9 @@ class StumpOracle(Oracle):
 
     def _bind_cluster(self, rows) -> BoundStumpOracle:
         """The oracle over rows held by a Dask cluster's workers
-        (:class:`oracleboost.oracles.cluster_stumps.ClusterStumpOracle`)."""
+        (:class:`oracleboost.distributed.stumps.ClusterStumpOracle`)."""
         self._check_params()
-        from .cluster_stumps import ClusterStumpOracle
+        from oracleboost.distributed.stumps import ClusterStumpOracle
 
         return ClusterStumpOracle(self, rows)
 

@@ -1,5 +1,5 @@
 """Hypotheses as trees of threshold splits: the form in which a fitted ensemble leaves
-the library (:mod:`oracleboost.export`: a ``lightgbm.Booster``, hence SHAP's TreeSHAP
+the library (:mod:`oracleboost.export.lightgbm`: a ``lightgbm.Booster``, hence SHAP's TreeSHAP
 and every tool that reads LightGBM models).
 
 A hypothesis that is such a tree says so through :meth:`Hypothesis.tree_structure

@@ -1,0 +1,869 @@
+"""Fast margin maximization by dual acceleration (Ji, Srebro & Telgarsky 2021).
+
+Data ``z_i = −y_i x_i / s`` (rows of Z; ``s = max_i ‖x_i‖₂`` so that ‖z_i‖ ≤ 1, the
+paper's assumption, undone in ``coef_``), no intercept unless asked.  Here ``x_i`` is the
+vector of a finite class's columns at example i (``LinearOracle``: the features;
+``MatrixOracle``: h_1(x_i), …, h_J(x_i)), read only through the oracle's products
+``Z w`` and ``Zᵀ q``.  Algorithm 1 (momentum form, eq. 1.1; L94–103)::
+
+    w_0 = g_{−1} = 0,  q_0 = uniform
+    for t = 0, 1, …:
+        g_t     = β_t (g_{t−1} + Zᵀ q_t)
+        w_{t+1} = w_t − θ_t (g_t + Zᵀ q_t)
+        q_{t+1} = ∇ψ(Z w_{t+1})          (exponential loss: softmax(Z w_{t+1}))
+
+with θ_t = 1 and β_t = t/(t+1) (Theorem 3.1: margin gap Õ(1/t²)).  It is Nesterov's
+method on the dual φ(q) = ‖Zᵀq‖²/2 over the simplex (Sec. 3.2).  The baselines:
+normalized gradient descent (β ≡ 0; θ = 1 or 1/√(t+1)), gradient descent on the risk
+(η = 1), the batch perceptron (w ← w − z_i for the worst example i, no projection: the
+paper gives no step, and this variant did best in the note's runs), and Algorithm 2
+(``method="stochastic"``: z_{i_t} with i_t ~ q_t in place of Zᵀq_t; heuristic β_t =
+t/(t+1), θ = 1, or the proven β = 0, θ = √(ln n / T); L277–297).  Every method is a
+:class:`MomentumMethod`: the direction that stands for Zᵀq_t, and θ_t and β_t as rules
+of :mod:`.steps`; the names above are presets (:data:`METHODS`).
+
+ψ(ξ) = ℓ⁻¹(Σ_i ℓ(ξ_i)) (eq. 2.1) and q = ∇ψ(Zw) are computed in log space through the
+loss' ``log_phi``/``log_neg_dphi``: norms ‖w‖ of 1e6 and more (‖w_t‖ grows like γ̄t²/4)
+never overflow.  The logistic loss has ρ = n (L317): its proven step is θ = 1/n;
+``learning_rate`` defaults to 1 for both losses, and the paper calls the 1/n "probably
+due to the aggressive initial step size".
+
+Certificates (weak duality, Lemma A: γ̄ = min_{q∈Δ} ‖Zᵀq‖): every round records the ℓ2
+margin ``γ(w) = −max_i (Zw)_i / ‖w‖`` and the upper bound min(‖Zᵀq_t‖, 2‖g_t‖/t) on γ̄
+(``2g_t/t = Zᵀμ_t``, Lemma 3.2; both divided by the dual point's mass where it is not 1:
+the logistic loss, whose ∇ψ with weights below 1 has ‖∇ψ‖₁ < 1, and Algorithm 2, whose
+g averages sampled rows), kept as a running minimum (every value bounds γ̄); the
+fit stops when their gap falls below ``tol`` (``"gap_closed"``), and reports
+``"not_separable"`` when the upper bound itself falls below ``tol`` with a margin ≤ 0.
+The paper's sign slips (L152, L432: Zᵀq̄ = −γ̄ū) are fixed here as in the note.
+
+Reference: Ji, Z., Srebro, N. & Telgarsky, M. (2021). Fast margin maximization via dual
+acceleration. ICML.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from oracleboost._numerics import class_probabilities, largest_row_norm
+from oracleboost._typing import ArrayLike, RandomStateLike, Rows
+from oracleboost.distributed import data as cluster_data
+from oracleboost.distributed.cluster import NotDistributedError, is_dask_collection
+from oracleboost.engine.base import BaseBooster, data_signature, fit_context, loss_constraint
+from oracleboost.engine.classifier import (
+    ScoreClassifierMixin,
+    classification_data,
+    margin_metrics,
+    weighted_error,
+    weighted_mean_of_logs,
+)
+from oracleboost.engine.eval_sets import documented, eval_parameters_doc
+from oracleboost.engine.model import KernelModel, LinearModel
+from oracleboost.engine.rounds import Problem, RoundResult, StopReason
+from oracleboost.losses import MarginLoss, get_loss
+from oracleboost.optim import margin_passes, row_passes
+from oracleboost.optim.steps import (
+    ConstantMomentum,
+    ConstantStep,
+    HorizonStep,
+    InverseSqrtStep,
+    Momentum,
+    NesterovMomentum,
+    RoundView,
+    Schedule,
+    _check_instance,
+)
+from oracleboost.oracles.base import Hypothesis, Oracle, OracleCapabilityError
+from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
+
+__all__ = ["AcceleratedMarginClassifier", "MomentumMethod", "METHODS", "PROVEN_STOCHASTIC"]
+
+#: What stands for Zᵀq_t in the momentum form (see :class:`MomentumMethod`).
+DIRECTIONS = ("batch", "gradient", "worst_row", "sampled_row")
+
+#: log of the largest float64: a larger log-loss is a loss beyond float64 (inf).
+_LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
+
+
+@dataclass(frozen=True)
+class MomentumMethod:
+    """One method of the momentum form (Ji, Srebro & Telgarsky 2021, eq. 1.1; L94–103)::
+
+        g_t     = β_t (g_{t−1} + d_t)
+        w_{t+1} = w_t − θ_t (g_t + d_t)
+
+    A frozen dataclass (picklable, equal by value, shown by ``repr``) that
+    ``AcceleratedMarginClassifier(method=...)`` takes as it takes the names of
+    :data:`METHODS`.
+
+    Parameters
+    ----------
+    direction : {"batch", "gradient", "worst_row", "sampled_row"}, default="batch"
+        d_t: ``Zᵀq_t`` (Algorithm 1, normalized gradient descent); the risk's gradient
+        ``(ℓ'(ψ)/n) Zᵀq_t`` (gradient descent, without momentum); the row z_i of the
+        worst example (the batch perceptron); a row i_t ~ q_t (Algorithm 2).
+    theta : Schedule, default=ConstantStep()
+        θ_t, from the estimator's ``learning_rate``: ``ConstantStep()`` (Theorem 3.1's
+        θ = 1), ``InverseSqrtStep()`` (θ_t = 1/√(t + 1)), ``HorizonStep()`` (Theorem
+        4.1's √(ln n / T)).
+    beta : Momentum, default=NesterovMomentum()
+        β_t: ``NesterovMomentum()`` (t/(t + 1), Theorem 3.1) or ``ConstantMomentum(β)``
+        (0: no momentum).
+    """
+
+    direction: str = "batch"
+    theta: Schedule = ConstantStep()
+    beta: Momentum = NesterovMomentum()
+
+    def __post_init__(self):
+        if self.direction not in DIRECTIONS:
+            raise ValueError(
+                f"MomentumMethod: direction must be one of {DIRECTIONS}; got "
+                f"{self.direction!r}"
+            )
+        _check_instance(self, "theta", self.theta, Schedule)
+        _check_instance(self, "beta", self.beta, Momentum)
+        if self.direction == "gradient" and self.beta != ConstantMomentum(0.0):
+            raise ValueError(
+                "MomentumMethod: beta must be ConstantMomentum(0.0) for "
+                f"direction='gradient' (gradient descent on the risk); got {self.beta!r}"
+            )
+
+
+_NONE = ConstantMomentum()
+
+#: The methods by name: Algorithm 1 and its baselines, and Algorithm 2 with the
+#: heuristic parameters of Figs. 3–4 (θ = 1, β_t = t/(t + 1)).
+METHODS: dict[str, MomentumMethod] = {
+    "accelerated": MomentumMethod(),
+    "normalized": MomentumMethod(beta=_NONE),
+    "normalized_sqrt": MomentumMethod(theta=InverseSqrtStep(), beta=_NONE),
+    "gradient_descent": MomentumMethod("gradient", beta=_NONE),
+    "perceptron": MomentumMethod("worst_row", beta=_NONE),
+    "stochastic": MomentumMethod("sampled_row"),
+}
+
+#: Algorithm 2 with Theorem 4.1's parameters (``stochastic_schedule="proven"``).
+PROVEN_STOCHASTIC = MomentumMethod("sampled_row", HorizonStep(), _NONE)
+
+
+class _Kernel:
+    """A picklable kernel ``k(A, B)``: a callable, or a name of
+    :func:`sklearn.metrics.pairwise.pairwise_kernels` with its parameters."""
+
+    def __init__(self, kernel, params: dict | None):
+        self.kernel, self.params = kernel, dict(params or {})
+
+    def __call__(self, A, B) -> np.ndarray:
+        if callable(self.kernel):
+            G = self.kernel(A, B, **self.params)
+        else:
+            from sklearn.metrics.pairwise import pairwise_kernels
+
+            G = pairwise_kernels(A, B, metric=self.kernel, **self.params)
+        return np.asarray(G, dtype=np.float64)
+
+
+@dataclass
+class _Problem(Problem):
+    """The data inside, seen only through Z's products.
+
+    Binary: ``z_i = −y_i x_i / scale``, ``w`` of shape (J,).  Multiclass (Sec. 5.2, App.
+    E): one implicit row ``z_{i,j} = x_i (e_j − e_{c_i})ᵀ / (√2 scale)`` for each example
+    i and wrong class j ≠ c_i (the note's sign, consistent with the binary z_i; the
+    paper's App. E has the opposite one), never materialised: ``w`` is a (J, K) matrix,
+    ``Z w`` the (n, K) matrix of logits ``(S_ij − S_{i c_i})/(√2 scale)`` with S = X w
+    and −∞ in the own-class cells, and ``Zᵀ q = Xᵀ(Q − e_c ∘ rowsum Q)/(√2 scale)``.
+    """
+
+    y: Rows  # ±1 (binary) or class indices (multiclass)
+    K: int  # 2 for binary
+    s: Rows  # sample weights (positive)
+    log_s: Rows
+    s_total: float  # Σ s, by lanes
+    n: int
+    blocks: RowBlocks  # the rows' passes (margin_passes), in lanes on threads
+    bound: object
+    scale: float
+    fit_intercept: bool
+    loss: MarginLoss
+    method: MomentumMethod
+    view: RoundView  # what θ_t and β_t see: the learning rate, n and the horizon T
+    J: int = 0  # columns of the finite class
+    #: row i of the class's columns and its label (in memory, of the columns read once;
+    #: on a cluster, from the worker that holds it)
+    row_of: Callable[[int], tuple] | None = None
+    gram: np.ndarray | None = None  # kernel form: Z Zᵀ, and w = Zᵀa is held as a
+    kernel_model: KernelModel | None = None  # kernel form: the (empty) model
+
+    @property
+    def multiclass(self) -> bool:
+        return self.K > 2
+
+    @property
+    def form(self) -> str:
+        """How the rows read Z (:func:`.margin_passes.dual_point`)."""
+        return "kernel" if self.gram is not None else (
+            "multiclass" if self.multiclass else "binary")
+
+    @property
+    def width(self) -> int:
+        """Entries of Z w a row: K (multiclass), else 1."""
+        return self.K if self.multiclass else 1
+
+    def norm(self, v: np.ndarray) -> float:
+        """‖v‖₂ (Frobenius for a (J, K) matrix), its squares summed exactly (the same
+        bits on every CPU, unlike BLAS's ``dot``); kernel form: ‖Zᵀv‖ = √(vᵀ Z Zᵀ v)."""
+        if self.gram is None:
+            return math.sqrt(math.fsum(np.square(v).ravel()))
+        return math.sqrt(max(float(v @ (self.gram @ v)), 0.0))
+
+    def Z(self, w: np.ndarray) -> Rows:
+        """``Z w``; multiclass: the (n, K) logits with 0 in the own-class cells (the
+        dual point reads them as −∞: no row of Z, it would force margin 0, L864);
+        kernel form: ``Z Zᵀ a``."""
+        if self.gram is not None:
+            return self.gram @ w
+        J = w.shape[0] - int(self.fit_intercept)
+        S = self.bound.combine(w[:J])
+        return margin_passes.scores(self.blocks, S, self.y, self.scale, self.multiclass,
+                                    w[J] if self.fit_intercept else None)
+
+    def dual(self, Zw: Rows) -> margin_passes.DualPoint:
+        """The dual point ``q = ∇ψ(Z w)`` (eq. C.1) and what the round reads from it."""
+        return margin_passes.dual_point(self.blocks, self.loss, Zw, self.y, self.log_s,
+                                        self.s, self.form)
+
+    def query(self, q: Rows) -> tuple[Rows, np.ndarray]:
+        """The query ``r`` of a dual point ``q`` and its sums over the rows (what
+        :meth:`dual` gives with its ``q``): :meth:`ZT`'s arguments."""
+        return margin_passes.query(self.blocks, q, self.y, self.form)
+
+    def ZT(self, r: Rows, r_sums: np.ndarray) -> np.ndarray:
+        """``Zᵀ q`` from the dual point's query ``r`` (binary ``−y q``: ``Xᵀ r / scale``;
+        multiclass ``Q − e_c ∘ rowsum Q``: ``Xᵀ r / (√2 scale)``) and its sums over the
+        rows (the intercept's entries)."""
+        if self.gram is not None:
+            return np.array(r, copy=True)  # Zᵀq has dual coefficients q (r is q)
+        out = self.bound.correlation_vector(r)
+        if not self.multiclass:
+            if self.fit_intercept:
+                out = np.append(out, r_sums[0])
+            return out / self.scale
+        if self.fit_intercept:
+            out = np.vstack([out, r_sums])
+        return out / (math.sqrt(2.0) * self.scale)
+
+    def row(self, index: int) -> np.ndarray:
+        """The row z of Z with flat index ``index`` (binary: example i; multiclass: the
+        cell (i, j) of the (n, K) logits)."""
+        if self.gram is not None:
+            e = np.zeros(self.n)
+            e[index] = 1.0  # z_i = Zᵀ e_i
+            return e
+        i, j = divmod(index, self.K) if self.multiclass else (index, None)
+        x, label = self.row_of(i)
+        x = np.asarray(x, dtype=np.float64)
+        if self.fit_intercept:
+            x = np.append(x, 1.0)
+        if not self.multiclass:
+            return -label * x / self.scale
+        z = np.zeros((x.shape[0], self.K))
+        z[:, j] = x
+        z[:, label] = -x
+        return z / (math.sqrt(2.0) * self.scale)
+
+    def margin_unit(self) -> float:
+        """γ_m = √2 × the reduced binary margin (Theorem 5.1: γ̄ = γ̄_m/√2)."""
+        return math.sqrt(2.0) if self.multiclass else 1.0
+
+
+@dataclass(frozen=True)
+class _State:
+    """w_t, the momentum g_{t−1} (and its scores Z g for Algorithm 2), the scores Z w_t,
+    the dual point q_t (and what the round reads of it), the best upper bound on γ̄ so
+    far, and the sampling generator."""
+
+    w: np.ndarray
+    g: np.ndarray
+    Zg: Rows | None  # None: zero
+    Zw: Rows
+    dual: margin_passes.DualPoint
+    upper: float
+    rng: np.random.RandomState
+    gmass: float = 0.0  # the mass of the dual point behind g (Zᵀμ_t = g_t/gmass)
+    loss: object = None  # the loss whose dual point ``dual`` is
+
+
+@documented(
+    "validation_tol", " (scikit-learn's ``tol``; here ``tol`` is the certificate's gap)"
+)
+class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooster):
+    """ℓ2 margin maximization by dual acceleration (Ji, Srebro & Telgarsky 2021).
+
+    ``predict_proba`` maps the scores through the loss' link: σ(2f) for the exponential
+    loss, σ(f) for the logistic; the softmax of the class scores for more classes.  As
+    the margin is maximised ‖w‖ grows without bound, so the probabilities tend to 0 and
+    1: they describe the current iterate, not a calibrated model.
+
+    Parameters
+    ----------
+    oracle : Oracle, default=None
+        A finite class that answers ``Z w`` and ``Zᵀ q`` (capability
+        ``correlation_vector``): ``LinearOracle()`` (the default: x's coordinates) or
+        ``MatrixOracle(H)`` (the columns of H, a boosting dictionary).  Other oracles are
+        refused: the method needs the whole correlation vector every step.
+    method : {"accelerated", "normalized", "normalized_sqrt", "gradient_descent", \
+            "perceptron", "stochastic"} or MomentumMethod, default="accelerated"
+        Algorithm 1 (θ_t = 1, β_t = t/(t+1)); normalized GD with θ = 1 or θ = 1/√(t+1);
+        gradient descent on the risk (η = 1); the batch perceptron; Algorithm 2.  Each
+        name stands for a :class:`MomentumMethod` (:data:`METHODS`); give one for other
+        θ_t and β_t, e.g. ``MomentumMethod(theta=InverseSqrtStep())``.
+    loss : {"exponential", "logistic"}, default="exponential"
+    n_estimators : int, default=1000
+        Steps.
+    learning_rate : float, default=1.0
+        θ (η for gradient descent, the perceptron's step).  For the logistic loss the
+        proven step is 1/n (ρ = n, L317); 1 works in practice (note §4.10).
+    tol : float, default=1e-6
+        Stop when the certificate's gap, upper bound − margin, is below ``tol``.
+    stochastic_schedule : {"heuristic", "proven"}, default="heuristic"
+        Algorithm 2's parameters when ``method="stochastic"``: β_t = t/(t+1), θ =
+        ``learning_rate`` (Figs. 3–4), or β = 0, θ = √(ln n / n_estimators) (Theorem
+        4.1; :data:`PROVEN_STOCHASTIC`).
+    fit_intercept : bool, default=False
+        Append a constant column (the paper has no bias).
+    kernel : {"linear", "rbf", "poly", "sigmoid", "laplacian", "cosine"}, callable or \
+            None, default=None
+        The kernel form (L275, note §1.7): ``w = Zᵀa`` is held by its dual coefficients
+        a, and every product with Z goes through the Gram matrix ``K_ij = y_i y_j
+        k(x_i, x_j) / scale²`` (computed once: n² memory; scale² = max_i k(x_i, x_i)).
+        Algorithm 2 then reads one column of K per step.  Binary only, no intercept,
+        and ``oracle`` must be None.
+    kernel_params : dict or None, default=None
+        Parameters of a named kernel (``gamma``, ``degree``, …) or of the callable.
+    random_state : int, RandomState or None, default=None
+        Algorithm 2's sampling: one uniform draw u a step, and the row where the
+        running mass of q_t (each lane of rows in row order, the lanes' masses added in
+        order) passes u Σq.
+    n_jobs : int or None, default=None
+        Threads of the booster's own passes over the rows (the scores, the dual point),
+        counted as LightGBM counts ``num_threads``: ``None`` is ``OMP_NUM_THREADS`` if
+        set, else every CPU the process may use; ``-1`` all CPUs.  The products with the
+        columns run on the oracle's own ``n_jobs`` (``LinearOracle(n_jobs=...)``).  The
+        fit does not depend on it, bit for bit.
+    block_size : int, default=65536
+        Rows of a block (:mod:`oracleboost.rows.blocks`): sums over the rows are made by
+        lanes of at most 4,096 rows, each in row order, the lanes added in order.  The
+        bits of a fit depend on it (the order of the sums); they do not depend on
+        ``n_jobs``.
+    verbose : int, default=0
+    warm_start : bool, default=False
+        Continue the fitted steps up to ``n_estimators`` on the same data.  A pickle or
+        skops file of the fitted booster keeps the running state a warm start continues
+        from only when it was fitted with ``warm_start=True`` (otherwise a warm start
+        after loading fits anew, with a ``BoostingWarning``).
+    <early stopping parameters>
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_columns,)
+        The linear predictor in the caller's scale (features, or the columns of H).
+    intercept_ : float or ndarray of shape (n_classes,)
+        The bias, in the caller's scale (0 without ``fit_intercept``).
+    scale_ : float
+        ``max_i ‖x_i‖₂``: the algorithm runs on x / ``scale_``.
+    history_ : dict of ndarray
+        Per step: ``loss`` (the risk R(w), and ``log_loss``), ``edge`` ‖Zᵀq_t‖, ``step``
+        θ_t, ``margin`` γ(w_{t+1}) (ℓ2, in the scaled space: multiply by ``scale_`` for
+        the caller's units), ``margin_upper_bound`` (the running minimum of ‖Zᵀq_t‖ and
+        2‖g_t‖/t), ``momentum_bound`` (2‖g_t‖/t = ‖Zᵀμ_t‖; NaN without momentum), ``gap``
+        (upper bound − margin), ``train_error``, ``time``.
+    stop_reason_ : StopReason
+    <validation attributes>
+
+    References
+    ----------
+    Ji, Z., Srebro, N. & Telgarsky, M. (2021). Fast margin maximization via dual
+    acceleration. ICML.
+
+    Examples
+    --------
+    The ℓ2 maximum margin of two digits, with its certificate closing on it:
+
+    >>> from sklearn.datasets import load_digits
+    >>> from oracleboost.boosters import AcceleratedMarginClassifier
+    >>> X, y = load_digits(n_class=2, return_X_y=True)
+    >>> acc = AcceleratedMarginClassifier(n_estimators=1000).fit(X, y)
+    >>> h = acc.history_
+    >>> round(float(h["margin"][-1]), 3), round(float(h["margin_upper_bound"][-1]), 3)
+    (0.122, 0.122)
+    >>> bool(h["gap"][-1] < 1e-4), acc.score(X, y)
+    (True, 1.0)
+    """
+
+    _parameter_constraints: dict = {
+        **BaseBooster._parameter_constraints,
+        "method": [StrOptions(set(METHODS)), MomentumMethod],
+        "loss": loss_constraint(MarginLoss),
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "stochastic_schedule": [StrOptions({"heuristic", "proven"})],
+        "fit_intercept": ["boolean"],
+        "kernel": [StrOptions({"linear", "rbf", "poly", "sigmoid", "laplacian", "cosine"}),
+                   callable, None],
+        "kernel_params": [dict, None],
+        "validation_tol": [Interval(Real, 0, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "block_size": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    # The margin, not the risk, is what this booster drives; the risk of the
+    # accelerated method is not monotone (momentum).
+    _watch_divergence = False
+    _default_query = "correlation_vector"  # LinearOracle: the coordinates of x
+    # its products run over the whole column matrix (bound.columns(), dense) or a Gram
+    # matrix: sparse X is refused, naming X.toarray()
+    _sparse_capable = False
+
+    def __init__(
+        self,
+        oracle: Oracle | None = None,
+        *,
+        method: str | MomentumMethod = "accelerated",
+        loss: str | MarginLoss = "exponential",
+        n_estimators: int = 1000,
+        learning_rate: float = 1.0,
+        tol: float = 1e-6,
+        stochastic_schedule: str = "heuristic",
+        fit_intercept: bool = False,
+        kernel: str | Callable[..., ArrayLike] | None = None,
+        kernel_params: dict | None = None,
+        random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
+        block_size: int = DEFAULT_BLOCK_SIZE,
+        verbose: int = 0,
+        warm_start: bool = False,
+        n_iter_no_change: int | None = None,
+        validation_fraction: float | None = 0.1,
+        validation_tol: float = 1e-4,
+    ) -> None:
+        self.oracle = oracle
+        self.method = method
+        self.loss = loss
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.tol = tol
+        self.stochastic_schedule = stochastic_schedule
+        self.fit_intercept = fit_intercept
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.block_size = block_size
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.validation_tol = validation_tol
+
+    # -- fit ------------------------------------------------------------------------------
+    @fit_context
+    @eval_parameters_doc
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        *,
+        eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
+        eval_sample_weight: Sequence[ArrayLike | None] | None = None,
+        eval_metric: str | Callable | Sequence | dict | None = None,
+        eval_names: Sequence[str] | None = None,
+    ) -> AcceleratedMarginClassifier:
+        """Run up to ``n_estimators`` steps.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            (For ``MatrixOracle``, row indices into its matrix.)
+        y : array-like of shape (n_samples,)
+            Two classes.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the risk ``Σ s_i ℓ(⟨w, z_i⟩) / Σ s_i`` and of the dual
+            (q_0 ∝ s): an integer weight equals repeating the row.  They change the
+            path, not the max margin (a minimum over the rows of positive weight).
+        eval_set : list of (X, y) pairs, default=None
+            Sets whose risk and error are recorded after every step, as
+            ``history_["val_loss_0"]``, ``history_["val_error_0"]``, …
+            In a ``Pipeline`` (with metadata routing) the sets reach the booster as
+            given, not through the steps before it, as LightGBM's do: their curves are
+            then those of untransformed rows.  Transform them first, or hold out rows
+            with ``validation_fraction`` (split after the steps).
+        eval_sample_weight : list of array-like or None, default=None
+            The weights of each eval set's risk and error.
+        <eval parameters>
+        """
+        return self._fit_rounds(
+            X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight,
+            eval_metric=eval_metric, eval_names=eval_names
+        )
+
+    def _early_stopping_tol(self) -> float:
+        return float(self.validation_tol)  # ``tol`` is the certificate's gap here
+
+    def _eval_target(self, problem: _Problem, y, extra, where: str):
+        index = self._class_index(y, where)
+        target = np.where(index == 1, 1.0, -1.0) if problem.K == 2 else index
+        return target, self._eval_weight(extra, y.shape[0], where)
+
+    def _eval_metrics(self, problem: _Problem, target, weight, scores):
+        """The risk of the scores (binary: Σ s ℓ(−y f); multiclass: the cells
+        ℓ((f_j − f_c)/√2) of Sec. 5.2, summed per row) and ``predict``'s error."""
+        if problem.K == 2:
+            return margin_metrics(problem.loss, target, scores, weight)
+        rows = np.arange(scores.shape[0])
+        cells = (scores[rows, target][:, None] - scores) / math.sqrt(2.0)
+        cells[rows, target] = np.inf  # no row of Z: φ(∞) = 0
+        log_cells = problem.loss.log_phi(cells)
+        top = log_cells.max(axis=1)
+        safe = np.where(np.isfinite(top), top, 0.0)
+        per_row = safe + np.log(np.exp(log_cells - safe[:, None]).sum(axis=1))
+        return {
+            "loss": weighted_mean_of_logs(per_row, weight),
+            "error": weighted_error(np.argmax(scores, axis=1) != target, weight),
+        }
+
+    #: The logistic ψ = φ⁻¹(Σ s ℓ) sums the rows' losses: an integer weight is a repeated
+    #: row, so the weights' scale is part of the problem (kept as given; the risk is
+    #: computed in log space, which takes any scale).
+    _scale_free_weights = False
+
+    def _method(self) -> MomentumMethod:
+        if isinstance(self.method, MomentumMethod):
+            return self.method
+        if self.method == "stochastic" and self.stochastic_schedule == "proven":
+            return PROVEN_STOCHASTIC
+        return METHODS[self.method]
+
+    def _view(self, n: int) -> RoundView:
+        return RoundView(nu=float(self.learning_rate), n_samples=n, horizon=self.n_estimators)
+
+    def _setup(self, X, y, sample_weight) -> _Problem:
+        name = type(self).__name__
+        theta = self._method().theta
+        if theta.uses_horizon and self.warm_start and hasattr(self, "_state_"):
+            if self._horizon_ != self.n_estimators:
+                raise ValueError(
+                    f"{name}: the step {theta!r} (stochastic_schedule='proven') is "
+                    f"√(ln n / T) with the horizon T = n_estimators fixed at "
+                    f"{self._horizon_} (Theorem 4.1); a warm start cannot change it. Fit "
+                    "anew with the longer horizon."
+                )
+        self._horizon_ = self.n_estimators
+        if is_dask_collection(X):
+            return self._setup_cluster(X, y, sample_weight)
+        if self.kernel is not None:
+            return self._setup_kernel(X, y, sample_weight)
+        oracle = self._oracle()
+        if not oracle.capabilities.correlation_vector:
+            raise OracleCapabilityError(
+                f"{name} needs the whole correlation vector Zᵀq every step: an oracle of a "
+                "finite class with the correlation_vector capability, such as "
+                f"LinearOracle() or MatrixOracle(H); {type(oracle).__name__} is not one"
+            )
+        data = classification_data(self, X, y, sample_weight)
+        X, s, K = data.X, data.s, data.n_classes
+        ypm = data.signs() if K == 2 else data.y_index
+        bound = oracle.bind(X, **self._bind_keywords())
+        blocks = RowBlocks(X.shape[0], self.block_size, self.n_jobs)
+        H = bound.columns()
+        extra = float(self.fit_intercept)
+        scale = self._scale(functools.partial(largest_row_norm, H, extra),
+                            lambda: float(np.abs(H).max()))
+        return self._columns_problem(ypm, K, s, blocks, bound, scale, H.shape[1],
+                                     lambda i: (H[i], ypm[i]),
+                                     data_signature(X, ypm, s, self.fit_intercept))
+
+    def _columns_problem(self, ypm: Rows, K: int, s: Rows, blocks: RowBlocks, bound,
+                         scale: float, J: int, row_of: Callable[[int], tuple],
+                         signature: str | None) -> _Problem:
+        """The problem over a finite class's columns (in memory or on a cluster)."""
+        return _Problem(
+            y=ypm,
+            K=K,
+            s=s,
+            log_s=row_passes.log(blocks, s),
+            s_total=row_passes.total(blocks, s),
+            n=blocks.n,
+            blocks=blocks,
+            bound=bound,
+            scale=scale,
+            fit_intercept=bool(self.fit_intercept),
+            loss=get_loss(self.loss, MarginLoss),
+            method=self._method(),
+            view=self._view(blocks.n),
+            J=J,
+            row_of=row_of,
+            signature=signature,
+        )
+
+    def _scale(self, norm_of: Callable[[float | None], float],
+               peak_of: Callable[[], float]) -> float:
+        """``scale_ = max_i ‖x_i‖₂`` (with the intercept's 1) from ``norm_of(peak)``
+        (:func:`~oracleboost._numerics.largest_row_norm` of the columns) and
+        ``peak_of()`` (max |x|), for rows whose squares overflow."""
+        name = type(self).__name__
+        scale = norm_of(None)
+        if not math.isfinite(scale):
+            # entries beyond ~1e154 overflow their squares: the norms of H / max|H|
+            peak = peak_of()
+            scale = norm_of(peak)
+            if not math.isfinite(scale):
+                raise OverflowError(
+                    f"{name}: the rows of {type(self._oracle()).__name__}'s columns have "
+                    f"norms beyond float64 (max |x| = {peak:.3g}); rescale X"
+                )
+        if not scale > 0.0:
+            raise ValueError(f"{name}: every example is the zero vector; no margin exists")
+        self.scale_ = scale
+        return scale
+
+    def _setup_cluster(self, X, y, sample_weight) -> _Problem:
+        """``_setup`` for X a dask array (a finite class of columns): the rows on the
+        workers, the same problem."""
+        name = type(self).__name__
+        if self.kernel is not None:
+            raise NotDistributedError(
+                f"{name}'s kernel form holds the n × n Gram matrix in one process; on a "
+                "dask array use the linear form (kernel=None, LinearOracle or MatrixOracle)"
+            )
+        if self.warm_start and hasattr(self, "ensemble_"):
+            raise NotDistributedError(
+                "warm_start does not continue a fit on a dask array (the running scores "
+                "are not kept on the cluster after fit); set warm_start=False"
+            )
+        oracle = self._oracle()
+        if not oracle.capabilities.correlation_vector:
+            raise OracleCapabilityError(
+                f"{name} needs the whole correlation vector Zᵀq every step: LinearOracle() "
+                f"or MatrixOracle(H); {type(oracle).__name__} is not one"
+            )
+        data = cluster_data.cluster_classification_data(
+            self, X, y, sample_weight, self.block_size, scale_free=False, labels="auto")
+        blocks = data.rows.blocks
+        bound = self._bind_cluster(data.rows, "correlation_vector")
+        extra = float(self.fit_intercept)
+        scale = self._scale(functools.partial(bound.largest_row_norm, extra),
+                            lambda: bound.peak)
+        s = blocks.full(1.0) if data.s is None else data.s
+        return self._columns_problem(data.ypm, len(self.classes_), s, blocks, bound, scale,
+                                     bound.n_columns, lambda i: bound.row(i, data.ypm), None)
+
+    def _setup_kernel(self, X, y, sample_weight) -> _Problem:
+        name = type(self).__name__
+        if self.oracle is not None or self.fit_intercept:
+            raise ValueError(
+                f"{name}: kernel={self.kernel!r} replaces the oracle's columns by a kernel; "
+                "oracle must be None and fit_intercept False"
+            )
+        data = classification_data(self, X, y, sample_weight, binary=True)
+        X, s = data.X, data.s
+        ypm = data.signs()
+        kernel = _Kernel(self.kernel, self.kernel_params)
+        G = kernel(X, X)
+        if G.shape != (X.shape[0],) * 2 or not np.all(np.isfinite(G)):
+            raise ValueError(
+                f"{name}: kernel must return a finite ({X.shape[0]}, {X.shape[0]}) Gram "
+                f"matrix on X; got shape {G.shape}"
+            )
+        scale = math.sqrt(float(np.max(np.diag(G))))
+        if not scale > 0.0:
+            raise ValueError(f"{name}: k(x, x) = 0 for every example; no margin exists")
+        self.scale_ = scale
+        blocks = RowBlocks(X.shape[0], self.block_size, self.n_jobs)
+        return _Problem(
+            y=ypm,
+            K=2,
+            s=s,
+            log_s=row_passes.log(blocks, s),
+            s_total=row_passes.total(blocks, s),
+            n=X.shape[0],
+            blocks=blocks,
+            bound=None,
+            scale=scale,
+            fit_intercept=False,
+            loss=get_loss(self.loss, MarginLoss),
+            method=self._method(),
+            view=self._view(X.shape[0]),
+            gram=np.outer(ypm, ypm) * G / scale**2,
+            kernel_model=KernelModel(X, ypm, kernel, scale),
+            signature=data_signature(X, ypm, s, repr(self.kernel), self.kernel_params),
+        )
+
+    def _new_model(self, problem: _Problem, intercept):
+        if problem.kernel_model is not None:
+            return problem.kernel_model
+        J = problem.J
+        columns = [problem.bound.column_hypothesis(j, 1.0).detach() for j in range(J)]
+        K = problem.K if problem.multiclass else 1
+        return LinearModel(columns, problem.scale, problem.fit_intercept, K)
+
+    def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
+        return (
+            "loss", "log_loss", "edge", "step", "margin", "margin_upper_bound",
+            "momentum_bound", "gap", "train_error", "time",
+        )
+
+    def _initial_state(self, problem: _Problem):
+        p = problem
+        width = p.n if p.gram is not None else p.J + int(p.fit_intercept)
+        zero = np.zeros(width) if not p.multiclass else np.zeros((width, p.K))
+        Zw = p.Z(zero)
+        state = _State(
+            w=zero, g=zero, Zg=None, Zw=Zw, dual=p.dual(Zw), upper=math.inf,
+            rng=check_random_state(self.random_state), loss=p.loss,
+        )
+        return state, 0.0
+
+    def _resumed(self, problem: _Problem, state: _State) -> _State:
+        # q = ∇ψ(Zw) is the loss's: a warm start with another loss continues from the
+        # same iterate with its own dual point
+        if state.loss == problem.loss:
+            return state
+        return dataclasses.replace(state, dual=problem.dual(state.Zw), loss=problem.loss)
+
+    # -- one step ---------------------------------------------------------------------------
+    def _round(self, problem: _Problem, state: _State, model, t: int, budget: int):
+        p, method = problem, problem.method
+        # Zᵀ q_t: the certificate, and the step of the batch methods
+        ZTq = p.ZT(state.dual.r, state.dual.r_sums)
+        # ‖q_t‖₁ is 1 for the exponential loss; the logistic ∇ψ has ‖∇ψ‖₁ ≥ 1 only with
+        # unit weights, so the certificates use q/‖q‖₁, a point of the simplex.
+        qmass = state.dual.qmass
+        beta, theta = method.beta(p.view, t), method.theta(p.view, t)  # t steps taken
+        g, Zg = state.g, state.Zg
+        if method.direction == "batch":
+            gmass = beta * (state.gmass + qmass)
+            g = beta * (g + ZTq)
+            w = state.w - theta * (g + ZTq)
+            Zw = p.Z(w)
+        elif method.direction == "gradient":
+            # ∇R(w) = (ℓ'(ψ)/n) Zᵀq: only the scalar factor may underflow
+            # (finite: a log-loss beyond float64's, the exponential loss's ℓ' = ℓ, stopped
+            # the fit the round before, NonFiniteLoss; the logistic's ℓ' ≤ 1)
+            log_scale = state.dual.log_dpsi - math.log(p.s_total)
+            w = state.w - theta * math.exp(log_scale) * ZTq
+            Zw = p.Z(w)
+            gmass = 0.0
+        else:
+            if method.direction == "worst_row":  # the worst row (lowest index)
+                i = margin_passes.worst_row(p.blocks, state.dual, p.width)
+            else:  # Algorithm 2: a row i_t ~ q_t (multiclass: a pair (example, class))
+                i = margin_passes.draw_row(p.blocks, state.dual, state.rng.random_sample(),
+                                           p.width)
+            z = p.row(i)
+            Zz = p.Z(z)  # one column of the Gram matrix: n kernel evaluations
+            gmass = beta * (state.gmass + 1.0)
+            g = beta * (g + z)
+            w = state.w - theta * (g + z)
+            # the scores updated incrementally: Zg = β(Zg + Zz), Zw − θ(Zg + Zz)
+            Zg, Zw = margin_passes.momentum_scores(p.blocks, state.Zw, Zg, Zz, beta, theta)
+        dual = p.dual(Zw)
+        unit = p.margin_unit()  # report γ_m (multiclass) = √2 × the reduced margin
+        norm = p.norm(w)
+        margin = -unit * dual.top / norm if norm > 0 else 0.0
+        # g_t/gmass = Zᵀμ_t for a point μ_t of the simplex (Lemma 3.2: 2g_t/t for the
+        # exponential loss; for Algorithm 2 a weighted average of sampled rows)
+        mu_bound = unit * p.norm(g) / gmass if beta > 0 and gmass > 0 else math.nan
+        edge = unit * p.norm(ZTq) / qmass
+        upper = min(state.upper, edge)
+        if not math.isnan(mu_bound):
+            upper = min(upper, mu_bound)
+        log_loss = dual.log_sum - math.log(p.s_total)
+        record = {
+            # (a loss beyond float64, the step having thrown the margins far off: inf,
+            # with log_loss exact: NonFiniteLoss discards the round and stops the fit)
+            "loss": math.exp(log_loss) if log_loss < _LOG_FLOAT_MAX else math.inf,
+            "log_loss": log_loss,
+            "edge": edge,
+            "step": theta,
+            "margin": margin,
+            "margin_upper_bound": upper,
+            "momentum_bound": mu_bound,
+            "gap": upper - margin,
+            "train_error": dual.wrong / p.s_total,
+        }
+        stop = None
+        if upper - margin <= self.tol:
+            stop = StopReason.GAP_CLOSED
+        elif upper <= self.tol and margin <= 0:
+            stop = StopReason.NOT_SEPARABLE
+        new = _State(w=w, g=g, Zg=Zg, Zw=Zw, dual=dual, upper=upper, rng=state.rng,
+                     gmass=gmass, loss=p.loss)
+        return RoundResult(new, ((w,),), (record,), stop)
+
+    # -- the fitted model -----------------------------------------------------------------
+    @property
+    def coef_(self) -> np.ndarray:
+        check_is_fitted(self, "ensemble_")
+        if isinstance(self.ensemble_, KernelModel):
+            raise AttributeError(
+                "coef_ is not defined for a kernel: w = Zᵀa lives in the kernel's feature "
+                "space; use dual_coef_ (f(x) = Σ_i dual_coef_[i] k(x_i, x))"
+            )
+        return self.ensemble_.coef()
+
+    @property
+    def dual_coef_(self) -> np.ndarray:
+        """Kernel form: ``f(x) = Σ_i dual_coef_[i] k(x_i, x)``."""
+        check_is_fitted(self, "ensemble_")
+        if not isinstance(self.ensemble_, KernelModel):
+            raise AttributeError("dual_coef_ exists for the kernel form (kernel=...) only")
+        return self.ensemble_.dual_coef()
+
+    @property
+    def intercept_(self) -> float | np.ndarray:
+        """The bias b of ``f(x) = coef_ · x + b``, in the caller's scale (the last entry
+        of w, divided by ``scale_``).
+
+        Returns
+        -------
+        float or ndarray of shape (n_classes,)
+            0 without ``fit_intercept`` (the paper has no bias) and for the kernel form
+            (which takes none); one entry per class for multiclass scores.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        """
+        check_is_fitted(self, "ensemble_")
+        if isinstance(self.ensemble_, KernelModel):
+            return 0.0
+        return self.ensemble_.intercept()
+
+    @property
+    def estimators_(self) -> list[Hypothesis]:
+        check_is_fitted(self, "ensemble_")
+        if isinstance(self.ensemble_, KernelModel):
+            raise AttributeError("a kernel model has no column hypotheses; see dual_coef_")
+        return self.ensemble_.columns
+
+    def _proba(self, f: np.ndarray) -> np.ndarray:
+        """The loss' link: σ(2f) (exponential) or σ(f) (logistic); the softmax of the
+        class scores for more classes."""
+        if f.ndim == 2:
+            return class_probabilities(f)
+        p = get_loss(self.loss, MarginLoss).inverse_link(f)
+        return np.column_stack([1.0 - p, p])

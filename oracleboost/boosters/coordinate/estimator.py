@@ -1,0 +1,533 @@
+"""Coordinate-descent boosting (Telgarsky 2012, 2013; Freund & Schapire's AdaBoost).
+
+Telgarsky (2013), Algorithm 1, in this library's sign convention (margins ``y f``
+positive when right; the paper's ``A = −y h`` and ``z = Aλ = −margin``):
+
+1. weights ``w_i ∝ s_i · (−φ'(y_i f(x_i)))``, normalised, computed in log space;
+2. ask the oracle ``h = correlate(w · y)``; its training column is used as it is when the
+   class declares itself ``bounded`` (values in [−1, 1], Telgarsky's matrix A) and is
+   rescaled to ``max |h| = 1`` otherwise (scale-free classes such as regressors);
+3. edge ``γ_t = |Σ_i w_i y_i h(x_i)|`` (``= ||A^T ∇L||_∞ / ||∇L||_1``), and the sign
+   that makes it positive (the class is taken closed under negation);
+4. step ``α_t`` by the step rule times the shrinkage ν (``learning_rate``);
+5. ``f ← f + α_t · sign · h``, and one record appended to ``history_``.
+
+Discrete AdaBoost is ``loss="exponential", step="adaboost", learning_rate=1``: the step
+``α = ν · ½ ln((1 + γ_t)/(1 − γ_t))`` (Telgarsky 2013, eq. for α^A).  With ±1 stumps
+this is scikit-learn's ``AdaBoostClassifier`` (SAMME, two classes), whose estimator
+weight is ``2α``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from oracleboost._typing import ArrayLike, RandomStateLike
+from oracleboost.distributed import data as cluster_data
+from oracleboost.distributed.cluster import NotDistributedError, is_dask_collection
+from oracleboost.engine.base import BaseBooster, data_signature, fit_context, loss_constraint
+from oracleboost.engine.classifier import (
+    ScoreClassifierMixin,
+    SignedColumn,
+    classification_data,
+    lightgbm_objective,
+    margin_metrics,
+)
+from oracleboost.engine.eval_sets import documented, eval_parameters_doc
+from oracleboost.engine.rounds import (
+    BoostingWarning,
+    Problem,
+    RoundResult,
+    StopReason,
+    draw_seed,
+    seed_generator,
+)
+from oracleboost.losses import MarginLoss, get_loss
+from oracleboost.optim import row_passes
+from oracleboost.optim.steps import STEP_RULES, StepRule, StepState, get_step
+from oracleboost.oracles.base import Oracle
+from oracleboost.rows import column_kernels
+from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
+
+__all__ = ["CoordinateBoostingClassifier"]
+
+
+@dataclass
+class _Problem(Problem):
+    """The fit's data inside: labels ±1, weights, the bound oracle and the options.
+
+    Every row has positive weight (``fit`` drops the others).  ``log_s`` is None when
+    the weights are all equal: they then cancel from the normalised dual weights, and
+    ``s_total`` (the risk's normaliser) is ``n``.  On a cluster ``s`` is None then.
+    """
+
+    ypm: np.ndarray
+    s: np.ndarray | None
+    s_total: float
+    log_s: np.ndarray | None
+    loss: MarginLoss
+    bound: object
+    rule: StepRule
+    nu: float
+    bounded: bool
+    optimal_loss: float | None
+    blocks: RowBlocks
+
+
+@dataclass(frozen=True)
+class _State:
+    """Between rounds: the margins ``y_i f(x_i)``, the next round's dual weights with
+    their query, entropy (a function: read when the round is recorded) and logits'
+    maxima (:class:`.row_passes.DualWeights`), and the generator of oracle seeds."""
+
+    margins: np.ndarray
+    dual: row_passes.DualWeights
+    rng: np.random.RandomState
+    loss: MarginLoss | None = None  # the loss whose weights ``dual`` holds
+
+@documented()
+class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooster):
+    """Binary coordinate-descent boosting on any oracle (Telgarsky 2013, Algorithm 1).
+
+    Round t on the margin loss φ, with margins y_i f(x_i) and sample weights s_i (the
+    weights normalised in log space):
+
+    .. math::
+
+        w_i &\\propto s_i \\bigl(-\\phi'(y_i f_{t-1}(x_i))\\bigr), \\qquad
+        h_t = \\mathrm{correlate}(w \\circ y), \\\\
+        \\gamma_t &= \\Bigl|\\sum_i w_i y_i h_t(x_i)\\Bigr|, \\qquad
+        f_t = f_{t-1} + \\alpha_t \\sigma_t h_t,
+
+    σ_t being the sign that makes the edge positive; the default AdaBoost step is
+    :math:`\\alpha_t = \\frac{\\nu}{2} \\ln \\frac{1 + \\gamma_t}{1 - \\gamma_t}`.  The user
+    guide's page on the boosters gives every step rule.
+
+    Parameters
+    ----------
+    oracle : Oracle, default=None
+        The weak-learner class, asked through ``correlate`` only.  ``None`` means
+        ``StumpOracle()`` (±1 decision stumps).
+    loss : {"exponential", "logistic"} or MarginLoss, default="exponential"
+    step : {"quadratic", "wolfe", "adaboost", "optimal", "closed_form", "constant"} \
+            or StepRule, default="adaboost"
+        The step rule α_t (see :mod:`oracleboost.optim.steps`): the quadratic-bound
+        step ``ν γ_t / C_t^4``, a Wolfe search with ``c1 = 1 − ν/2, c2 = 1 − ν/4``, the
+        AdaBoost step ``ν ½ ln((1+γ_t)/(1−γ_t))``, ν times the exact line search, the
+        closed-form ``ν ||A^T∇L||_∞/(ηL)``, or the constant ν.  Give an instance such as
+        ``WolfeStep(c1=1/3, c2=1/2)`` for other constants, or a schedule such as
+        ``InverseSqrtStep()`` (α_t = ν/√t) for a step that shrinks with the rounds.
+    n_estimators : int, default=50
+        The round budget.
+    learning_rate : float, default=1.0
+        The shrinkage ν ∈ (0, 1] (Telgarsky 2013): it multiplies the quadratic, AdaBoost,
+        optimal and closed-form steps, sets the Wolfe constants, and is the constant step.
+    random_state : int, RandomState or None, default=None
+        Seeds the oracle's calls (one seed drawn per round).
+    verbose : int, default=0
+        Print loss, edge and margin every ~10% of the rounds (every round if > 1).
+    duality_gap : {"auto", True, False}, default="auto"
+        Record ``gap`` = risk − optimal risk each round, for finite classes (oracles with
+        the ``correlation_vector`` capability).  The optimal risk f̄ comes from
+        :func:`oracleboost.diagnostics.optimal_risk` (hard core by LP, Newton on the core);
+        by Telgarsky 2012 (Key identity) the gap equals the Bregman divergence between
+        the dual optimum and the dual iterate.  "auto": when the class is finite and the
+        computation's estimated peak memory (linear in the matrix, see
+        :func:`oracleboost.diagnostics.optimal_risk_cost`) is at most 256 MiB, and X is
+        in memory (on a dask array "auto" records no ``gap``, and True is refused: the
+        optimal risk is solved over every row in one process).  If the diagnostic fails,
+        the fit goes on with a warning and ``gap`` is NaN.
+    n_jobs : int or None, default=None
+        Threads of the booster's own passes over the rows (the weights, the column's
+        sums, the margins), counted as LightGBM counts ``num_threads``: ``None`` is
+        ``OMP_NUM_THREADS`` if set, else every CPU the process may use; ``-1`` all CPUs.
+        The oracle's queries run on the oracle's own ``n_jobs``.  The fit does not
+        depend on it, bit for bit.
+    block_size : int, default=65536
+        Rows of a block (:mod:`oracleboost.rows.blocks`): sums over the rows are made by
+        fixed pieces (blocks, and lanes of at most 4,096 rows within them), each in row
+        order, the pieces added in order.  The bits of a fit depend on it (the order of
+        the sums); they do not depend on ``n_jobs``.
+
+    warm_start : bool, default=False
+        Keep the fitted rounds and add rounds up to ``n_estimators`` on the same data
+        (the running scores and the seed generator continue, so a deterministic oracle
+        gives exactly one longer fit).  A pickle or skops file of the fitted booster
+        keeps the running state a warm start continues from only when it was fitted with
+        ``warm_start=True`` (otherwise a warm start after loading fits anew, with a
+        ``BoostingWarning``).
+    <early stopping parameters>
+    <importance parameters>
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        ``classes_[1]`` is the positive class (y = +1 inside).
+    ensemble_ : Ensemble
+    intercept_ : float
+        0: the rounds start at λ = 0 (f = Σ_j coef_[j] · estimators_[j]).
+    history_ : dict of ndarray
+        Per round: ``loss`` (weighted empirical risk), ``log_loss`` (its log, finite when
+        the risk underflows), ``edge`` γ_t, ``step`` α_t (with ν), ``margin`` (ℓ1 margin
+        ``min_i y_i f(x_i)/||λ||_1``), ``train_error``, ``entropy`` (Shannon entropy of
+        the dual iterate, the normalised weights ``w ∝ −φ'(margins)``; Telgarsky 2012,
+        Remark 5), ``time`` (seconds); with a rule that reads the line (``"wolfe"``,
+        ``"optimal"``, ``"closed_form"``), ``line_evaluations``: how many times it
+        evaluated R or R' (a round's cost grows with it, not with the rounds before).
+    optimal_loss_ : float or None
+        The optimal risk f̄ over the span of a finite class (when ``duality_gap`` is on).
+    stop_reason_ : StopReason
+        Why fitting ended: the budget, a stop of the algorithm (zero edge, perfect
+        hypothesis, infinite or zero step), ``"interrupted"``, ``"non_finite"`` or
+        ``"diverged"`` (see :mod:`oracleboost.engine.base`).
+    <validation attributes>
+
+    References
+    ----------
+    Telgarsky, M. (2013). Margins, shrinkage, and boosting. ICML.
+    Telgarsky, M. (2012). A primal-dual convergence analysis of boosting. JMLR 13.
+    Freund, Y. & Schapire, R. (1997). A decision-theoretic generalization of on-line
+    learning and an application to boosting. JCSS 55.
+
+    Examples
+    --------
+    AdaBoost on ±1 decision stumps, then the logistic loss with Wolfe steps:
+
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from oracleboost.boosters import CoordinateBoostingClassifier
+    >>> from oracleboost.oracles import StumpOracle
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> ada = CoordinateBoostingClassifier(StumpOracle(), n_estimators=50).fit(X, y)
+    >>> ada.score(X, y), str(ada.stop_reason_)
+    (1.0, 'max_rounds')
+    >>> bool(ada.history_["margin"][-1] > 0)  # every training point on its side
+    True
+    >>> wolfe = CoordinateBoostingClassifier(StumpOracle(), loss="logistic", step="wolfe",
+    ...                                      n_estimators=50).fit(X, y)
+    >>> wolfe.predict_proba(X[:2]).shape
+    (2, 2)
+    """
+
+    _parameter_constraints: dict = {
+        **BaseBooster._parameter_constraints,
+        "loss": loss_constraint(MarginLoss),
+        "step": [StrOptions(set(STEP_RULES)), StepRule],
+        "learning_rate": [Interval(Real, 0, 1, closed="right")],
+        "duality_gap": [StrOptions({"auto"}), "boolean"],
+        "n_jobs": [Integral, None],
+        "block_size": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        oracle: Oracle | None = None,
+        loss: str | MarginLoss = "exponential",
+        step: str | StepRule = "adaboost",
+        n_estimators: int = 50,
+        learning_rate: float = 1.0,
+        random_state: RandomStateLike = None,
+        verbose: int = 0,
+        duality_gap: str | bool = "auto",
+        n_jobs: int | None = None,
+        block_size: int = DEFAULT_BLOCK_SIZE,
+        warm_start: bool = False,
+        n_iter_no_change: int | None = None,
+        validation_fraction: float | None = 0.1,
+        tol: float = 1e-4,
+        importance_type: str = "weight",
+    ) -> None:
+        self.oracle = oracle
+        self.loss = loss
+        self.step = step
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.random_state = random_state
+        self.verbose = verbose
+        self.duality_gap = duality_gap
+        self.n_jobs = n_jobs
+        self.block_size = block_size
+        self.warm_start = warm_start
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.tol = tol
+        self.importance_type = importance_type
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # Telgarsky's analysis is binary
+        return tags
+
+    @fit_context
+    @eval_parameters_doc
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        *,
+        eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
+        eval_sample_weight: Sequence[ArrayLike | None] | None = None,
+        eval_metric: str | Callable | Sequence | dict | None = None,
+        eval_names: Sequence[str] | None = None,
+    ) -> CoordinateBoostingClassifier:
+        """Boost for up to ``n_estimators`` rounds.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            (For ``MatrixOracle``, row indices into its matrix.)
+        y : array-like of shape (n_samples,)
+            Two classes, any labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative; the risk is ``Σ_i s_i φ(y_i f(x_i)) / Σ_i s_i``.
+        eval_set : list of (X, y) pairs, default=None
+            Sets whose risk and error are recorded after every round, as
+            ``history_["val_loss_0"]``, ``history_["val_error_0"]``, …
+            In a ``Pipeline`` (with metadata routing) the sets reach the booster as
+            given, not through the steps before it, as LightGBM's do: their curves are
+            then those of untransformed rows.  Transform them first, or hold out rows
+            with ``validation_fraction`` (split after the steps).
+        eval_sample_weight : list of array-like or None, default=None
+            The weights of each eval set's risk and error.
+        <eval parameters>
+        """
+        return self._fit_rounds(
+            X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight,
+            eval_metric=eval_metric, eval_names=eval_names
+        )
+
+    def _setup(self, X, y, sample_weight) -> _Problem:
+        if is_dask_collection(X):
+            return self._setup_cluster(X, y, sample_weight)
+        data = classification_data(self, X, y, sample_weight, binary=True)
+        X, s = data.X, data.s
+        # ±1 as int8: the round's compiled passes read the labels every round, and at
+        # large n they are bound by memory traffic (1 byte a row, not 8)
+        ypm = data.signs(np.int8)
+        loss = get_loss(self.loss, MarginLoss)
+        bound = self._bind(X, "correlate")
+        signature = data_signature(X, ypm, s)
+        if self.warm_start and getattr(self, "_signature_", None) == signature \
+                and getattr(self, "_optimal_for_", None) == loss:
+            optimal = self.optimal_loss_  # the same data and loss: the same optimum
+        else:
+            optimal = self._optimal_loss(bound, ypm, loss, s)
+        self.optimal_loss_, self._optimal_for_ = optimal, loss
+        uniform = bool((s == s[0]).all())
+        blocks = RowBlocks(ypm.shape[0], self.block_size, self.n_jobs)
+        return self._problem(ypm, s, uniform, loss, get_step(self.step), bound, optimal,
+                             signature, blocks)
+
+    def _problem(self, ypm, s, uniform: bool, loss: MarginLoss, rule: StepRule, bound,
+                 optimal: float | None, signature: str | None, blocks) -> _Problem:
+        """The problem from the data (in memory or on a cluster: ``blocks``); equal
+        weights cancel (``uniform``): no ``log s``, and the risk's mass is ``n``."""
+        s_total = float(blocks.n) if uniform else row_passes.total(blocks, s)
+        return _Problem(
+            ypm=ypm,
+            s=s,
+            s_total=s_total,
+            log_s=None if uniform else row_passes.log(blocks, s),
+            loss=loss,
+            bound=bound,
+            rule=rule,
+            nu=float(self.learning_rate),
+            bounded=bound.capabilities.bounded,
+            optimal_loss=optimal,
+            signature=signature,
+            blocks=blocks,
+        )
+
+    def _setup_cluster(self, X, y, sample_weight) -> _Problem:
+        """``_setup`` for X a dask array: the rows on the workers, the same problem."""
+        if self.warm_start and hasattr(self, "ensemble_"):
+            raise NotDistributedError(
+                "warm_start does not continue a fit on a dask array (the running margins "
+                "are not kept on the cluster after fit); set warm_start=False"
+            )
+        if self.duality_gap is True:
+            raise NotDistributedError(
+                "duality_gap=True does not run on a dask array: the optimal risk is "
+                "solved (LPs, Newton's method) over every row in one process; set "
+                "duality_gap='auto' or False (on a dask array neither records 'gap'), or "
+                "fit X.compute() in memory"
+            )
+        loss = get_loss(self.loss, MarginLoss)
+        rule = get_step(self.step)
+        data = cluster_data.cluster_classification_data(self, X, y, sample_weight,
+                                                        self.block_size)
+        self.optimal_loss_ = None  # "auto": not on a cluster (see duality_gap)
+        # s is None when the weights are equal (they cancel, as in memory)
+        return self._problem(data.ypm, data.s, data.s is None, loss, rule,
+                             self._bind_cluster(data.rows, "correlate"), None, None,
+                             data.rows.blocks)
+
+    def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
+        keys = ("loss", "log_loss", "margin", "train_error", "edge", "step", "entropy", "time")
+        keys += ("line_evaluations",) if problem.rule.uses_line else ()
+        return keys + (("gap",) if problem.optimal_loss is not None else ())
+
+    def _initial_state(self, problem: _Problem):
+        margins = problem.blocks.full(0.0)
+        rng = seed_generator(self.random_state)
+        return _State(margins=margins, dual=self._weights(problem, margins), rng=rng,
+                      loss=problem.loss), 0.0
+
+    def _resumed(self, problem: _Problem, state: _State) -> _State:
+        # a warm start with another loss continues from the margins, with the weights
+        # of the new loss (the stored ones are the old loss's: -φ' of another φ)
+        if state.loss == problem.loss:
+            return state
+        return _State(margins=state.margins, dual=self._weights(problem, state.margins),
+                      rng=state.rng, loss=problem.loss)
+
+    def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
+        p, query = problem, state.dual.query
+        # 1. the weights w ∝ s · (−φ'(margin)) and the query w·y came with the state
+        #    (made in the last round)
+        # 2. the oracle's answer as a column in [−1, 1]: bounded classes as they are
+        #    (Telgarsky's A), scale-free ones rescaled to max |h| = 1
+        h = p.bound.correlate(query, random_state=draw_seed(state.rng))
+        # 3. edge and the sign that makes it positive
+        # (the passes read the query alone: the weights are its magnitudes)
+        col = SignedColumn.of(h, p.ypm, None, p.bounded, p.blocks, query=query)
+        if isinstance(col, StopReason):
+            return RoundResult(state, stop=col)
+        # 4. step
+        stop = None
+        if col.u_min >= 1.0:
+            # γ_t = 1: the step is unbounded (Telgarsky 2013 ignores this case).  Take
+            # the limit's direction: a coefficient larger than ||λ||_1, so that h
+            # decides every training point, then stop.
+            alpha = ensemble.l1_norm() + 1.0
+            stop = StopReason.PERFECT_HYPOTHESIS
+        else:
+            view = StepState(
+                loss=p.loss,
+                margins=state.margins,
+                column=col,
+                query=query,
+                log_s=p.log_s,
+                sample_weight=None if p.log_s is None else p.s,  # equal weights cancel
+                nu=p.nu,
+            )
+            if p.rule.uses_line and not view.slope > 0.0:
+                # The risk does not decrease along h to working precision: the edge
+                # is zero up to rounding (an attainable optimum reached, note §6.3–4).
+                return RoundResult(state, stop=StopReason.ZERO_EDGE)
+            alpha = p.rule(view, t)  # t rounds before this one (a schedule's count)
+            if alpha == np.inf:
+                return RoundResult(state, stop=StopReason.INFINITE_STEP)
+            if not alpha > 0.0:
+                if "log_c" in vars(view) and view.log_c > 0.0:  # the rule divided by C_t^k
+                    warnings.warn(
+                        f"{type(self).__name__}: the {p.rule.name!r} step is 0 at round "
+                        f"{t + 1}: it divides by a power of Telgarsky's (2013) curvature "
+                        f"constant C_t = exp({view.log_c:.4g}), which grows with the risk "
+                        "summed over the rows (not averaged), so it underflows on "
+                        "this data; step='wolfe' or 'optimal' take steps here",
+                        BoostingWarning,
+                        stacklevel=2,
+                    )
+                return RoundResult(state, stop=StopReason.ZERO_STEP)
+        # 5. the new margins (f += α·sign·h/norm), the ensemble's new term, and the next
+        #    round's weights, whose normaliser is the new risk for the exponential loss
+        coef = alpha * col.sign / col.norm
+        s = p.s if p.log_s is not None else column_kernels.NO_WEIGHTS  # equal ones cancel
+        # every margin moves by at most |coef| max |a| <= |coef| norm; for the
+        # exponential loss the new weights' normaliser is the risk's times Z_t = Σ w e^(−α u)
+        # (Schapire & Singer 1999), known from the column's sums when it has two values
+        normaliser = None
+        if p.loss.log_weight_is_neg_margin:
+            log_z = col.log_exp_mass(alpha)
+            if log_z is not None:
+                normaliser = state.dual.log_loss + math.log(p.s_total) + log_z
+        # another round to come: the oracle may start on the next query (on a cluster,
+        # its histograms then come back with this step's stats: a wait fewer a round)
+        ahead = getattr(p.bound, "_prefetch", None) if stop is None and budget > 1 else None
+        margins, low, wrong, dual = row_passes.step_and_weights(
+            p.blocks, p.loss, state.margins, col.a, p.ypm, coef, abs(coef) * col.norm, s,
+            p.log_s, math.log(p.s_total), state.dual.tops, normaliser, prefetch=ahead)
+        log_loss = dual.log_loss
+        term = (h.detach(), coef, col.norm)
+        record = {
+            "loss": math.exp(log_loss),
+            "log_loss": log_loss,
+            "margin": low / ensemble.l1_norm(pending=(term,)),
+            "train_error": wrong / p.s_total,
+            "edge": col.edge,
+            "step": alpha,
+            "entropy": state.dual.entropy(),  # of the weights this round used
+        }
+        if p.rule.uses_line and stop is None:  # a search's cost: R and R' evaluated
+            record["line_evaluations"] = float(view.line.evaluations[0])
+        if p.optimal_loss is not None:
+            record["gap"] = record["loss"] - p.optimal_loss
+        new_state = _State(margins=margins, dual=dual, rng=state.rng, loss=p.loss)
+        return RoundResult(new_state, (term,), (record,), stop)
+
+    @staticmethod
+    def _weights(p: _Problem, margins: np.ndarray) -> row_passes.DualWeights:
+        """The normalised dual weights ``w ∝ s · (−φ'(margins))`` in log space, the
+        oracle's query ``w · y``, the weights' Shannon entropy (Telgarsky 2012, Remark 5)
+        and the log-risk at ``margins`` (:func:`.row_passes.dual_weights`)."""
+        return row_passes.dual_weights(p.blocks, p.loss, margins, p.log_s, p.ypm,
+                                       math.log(p.s_total))
+
+    def _eval_target(self, problem: _Problem, y, extra, where: str):
+        ypm = np.where(self._class_index(y, where) == 1, 1, -1).astype(np.int8)
+        return ypm, self._eval_weight(extra, y.shape[0], where)
+
+    def _eval_metrics(self, problem: _Problem, target, weight, scores):
+        return margin_metrics(problem.loss, target, scores, weight)
+
+    #: duality_gap="auto" tracks the gap when the diagnostics' estimated peak memory
+    #: (:func:`oracleboost.diagnostics.optimal_risk_cost`, linear in the matrix) fits this.
+    GAP_MEMORY_BUDGET = 256 * 2**20
+
+    def _optimal_loss(self, bound, ypm, loss, s) -> float | None:
+        """The optimal risk f̄ for the ``gap`` record, or None when not tracked.
+
+        A diagnostic never breaks a fit: if its LPs or Newton's method fail (or memory
+        runs out) the fit goes on with a warning and ``gap`` is NaN.
+        """
+        caps = bound.capabilities
+        if self.duality_gap is False or not caps.correlation_vector:
+            return None
+        # Imported here: diagnostics needs scipy's LP solver only when a gap is tracked.
+        from oracleboost.diagnostics import DiagnosticsError, optimal_risk, optimal_risk_cost
+
+        columns = bound.columns()
+        cost = optimal_risk_cost(columns.shape)
+        if self.duality_gap == "auto" and cost > self.GAP_MEMORY_BUDGET:
+            return None
+        try:
+            return float(optimal_risk(ypm[:, None] * columns, loss, sample_weight=s).risk)
+        except (DiagnosticsError, MemoryError, np.linalg.LinAlgError, ValueError) as exc:
+            warnings.warn(
+                f"{type(self).__name__}: the optimal risk for the duality gap could not be "
+                f"computed ({type(exc).__name__}: {exc}); history_['gap'] is NaN and the "
+                "fit goes on",
+                BoostingWarning,
+                stacklevel=2,
+            )
+            return math.nan
+
+    # -- prediction (decision_function, predict, predict_proba: the mixin) ---------------
+    def _lightgbm_objective(self, n_scores: int) -> str | None:
+        return lightgbm_objective(get_loss(self.loss, MarginLoss), n_scores)
+
+    def _proba(self, f: np.ndarray) -> np.ndarray:
+        """The loss' link: σ(2f) for the exponential loss (Friedman, Hastie & Tibshirani
+        2000), σ(f) for the logistic."""
+        p = get_loss(self.loss, MarginLoss).inverse_link(f)
+        return np.column_stack([1.0 - p, p])
+

@@ -1,0 +1,1161 @@
+"""Functional gradient boosting (Grubb & Bagnell 2011; Friedman 2001; Mason et al. 1999).
+
+Gradient descent in the function space L2(P̂) with the inner product
+``<f, g> = Σ_i s_i <f(x_i), g(x_i)> / Σ_i s_i`` (sample weights ``s``; uniform weights
+give the paper's (1/N) Σ).  Functions are represented by their values on the training
+points, arrays of shape (n,) or (n, K).  ``PROJ(v)`` asks the oracle for the hypothesis
+nearest the direction ``v``: ``project(v, s)`` (least squares, eq. 4) or
+``correlate(s · v)`` (eq. 3) for classes that cannot project; every step then moves
+along the scaled projection ``a · h`` with ``a = <h, v>/||h||²``.
+
+The oracle is asked for directions of *descent* (``v = −∇``, Friedman's
+pseudo-residuals) and steps are added; the paper projects ∇ and subtracts.  The two
+agree for classes closed under negation; for label-coded multiclass stumps they do
+not, and ``project`` (vector-leaf stumps) is the default there.
+
+Algorithm 1, naive (``projection="naive"``)::
+
+    v = −∇R[f_{t−1}];  h = PROJ(v);  f_t = f_{t−1} + η_t a h
+
+Algorithm 2, repeated (``"repeated"``): outer iteration t fits t weak learners in
+succession to what the previous ones left of v, then takes one step.  The paper prints
+the inner update unscaled; it is ``v' ← v' − a_k h_k``, which keeps
+``v' = v − h*``::
+
+    v' = v;  h* = 0;  for k = 1..t: h_k = PROJ(v'); a_k = <h_k, v'>/||h_k||²;
+                                     h* += a_k h_k;  v' −= a_k h_k
+    f_t = f_{t−1} + η_t h*
+
+Algorithm 3, residual (``"residual"``): the unprojected part of every past gradient is
+carried in Δ, so systematic projection error cannot persist::
+
+    Δ += v;  h = PROJ(Δ);  a = <h, Δ>/||h||²;  f_t = f_{t−1} + η_t a h;  Δ −= a h
+
+Step schedules η_t (t = outer iteration, c = ``learning_rate``; the objects of
+:mod:`.steps`): ``constant`` c, ``inv_sqrt`` c/√t (Thms 5, 7), ``inv_t`` c/(λt) (Thms 4,
+6 with c = 2 and 1), ``smoothness`` c/Λ (Thm 3 with c = 1).
+``n_estimators`` counts weak learners, so repeated projection runs about √(2T) outer
+iterations; its last one is truncated to the budget and still takes its step (P3).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import TypeVar
+
+import numpy as np
+from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from oracleboost._typing import ArrayLike, RandomStateLike, Rows
+from oracleboost._validation import check_groups, check_sample_weight
+from oracleboost.distributed import data as cluster_data
+from oracleboost.distributed.cluster import ClusterBlocks, NotDistributedError, is_dask_collection
+from oracleboost.engine.base import (
+    BaseBooster,
+    ScoreRegressorMixin,
+    data_signature,
+    fit_context,
+    loss_constraint,
+    num_iteration_doc,
+    validate_input,
+)
+from oracleboost.engine.classifier import (
+    ScoreClassifierMixin,
+    classification_data,
+    lightgbm_objective,
+    predicted_index,
+    weighted_error,
+)
+from oracleboost.engine.eval_sets import documented, eval_parameters_doc
+from oracleboost.engine.rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
+from oracleboost.losses import (
+    Loss,
+    MarginLoss,
+    MulticlassLoss,
+    RankingLoss,
+    RegressionLoss,
+    Squared,
+    get_loss,
+    ndcg,
+)
+from oracleboost.optim import row_passes
+from oracleboost.optim.steps import SCHEDULES, RoundView, Schedule, get_schedule
+from oracleboost.oracles.base import BinaryOnlyOracleError, Oracle
+from oracleboost.rows import column_kernels
+from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
+from oracleboost.rows.quantile import weighted_quantile
+
+__all__ = [
+    "FunctionalGradientRegressor",
+    "FunctionalGradientClassifier",
+    "FunctionalGradientRanker",
+    "PROJECTIONS",
+    "SCHEDULES",
+]
+
+PROJECTIONS = ("naive", "repeated", "residual")
+
+#: The estimator whose ``fit`` runs: ``fit`` returns it (the regressor or the classifier).
+_Booster = TypeVar("_Booster", bound="_FunctionalGradientBooster")
+
+
+#: Largest entries within 2**±_SAFE_EXPONENT need no rescaling: the weighted inner
+#: products of two such arrays neither overflow nor lose their leading terms to underflow
+#: (the sample weights' mean is in [1, 2)), so ``a`` is used as it is.
+_SAFE_EXPONENT = 300
+
+
+def _unit(a: Rows, blocks: RowBlocks, top: float) -> tuple[Rows | None, int]:
+    """``(a · 2**-e, e)`` with the largest ``|entry|`` of the copy in [0.5, 1) when ``a``'s
+    largest entry ``top`` lies outside 2**±300, else ``(a, 0)``; ``(None, 0)`` when ``a``
+    is all zeros.  Scaling by a power of two is exact, so inner products of the copies are
+    those of ``a`` times a power of two, without overflow or underflow on the way; in the
+    safe band (every ordinary fit) the copy is skipped, which gives the same products."""
+    if top == 0.0:
+        return None, 0
+    e = math.frexp(top)[1]
+    if -_SAFE_EXPONENT <= e <= _SAFE_EXPONENT:
+        return a, 0
+    return row_passes.ldexp(blocks, a, -e), e
+
+
+@dataclass
+class _Problem(Problem):
+    """The fit's data inside, the function-space inner product's weights, the bound oracle."""
+
+    y: np.ndarray
+    s: np.ndarray
+    sw: np.ndarray | None  # s broadcast against f (None: equal weights, which cancel)
+    total: float
+    query_weight: np.ndarray | None
+    weighted: bool  # s is not constant (else the inner product skips it)
+    loss: Loss
+    f0: np.ndarray
+    shape: tuple[int, ...]
+    ctx: dict
+    bound: object
+    need: str
+    schedule: Schedule
+    view: RoundView  # what the schedule sees: c, λ and Λ
+    blocks: RowBlocks
+    #: the mean loss by blocks (a pointwise loss whose mean is ``np.average``'s)
+    blockwise_loss: bool
+
+
+@dataclass(frozen=True)
+class _State:
+    """Between outer iterations: f on the training points, Δ (residual projection),
+    the outer iteration count t and the generator of oracle seeds."""
+
+    f: np.ndarray
+    residual: np.ndarray
+    outer: int
+    rng: np.random.RandomState
+    #: −∇R[f] when the last step already made it (the squared loss's fused pass), else
+    #: None: made at the start of the round
+    descent: Rows | None = None
+    #: that descent's ``max |v|`` and ``Σ s v²`` (inner-product weights), from the same
+    #: pass, else None
+    descent_norms: tuple[float, float] | None = None
+    #: ``(memo, c)`` when that descent is the last target less ``c`` times the last
+    #: answer, whose ``query_memo`` is ``memo`` (the naive projection without weights):
+    #: the oracle may make its query from it (``_project_shifted``), else None
+    shift: tuple | None = None
+    #: the loss and the projection the fused parts above were made for
+    made_for: tuple | None = None
+
+
+class _FunctionalGradientBooster(BaseBooster):
+    """The loop shared by the functional-gradient regressor, classifier and ranker."""
+
+    _default_query = "project"  # TreeOracle(max_depth=3), gradient boosting's usual
+
+    _parameter_constraints: dict = {
+        **BaseBooster._parameter_constraints,
+        "projection": [StrOptions(set(PROJECTIONS))],
+        "schedule": [StrOptions(set(SCHEDULES)), Schedule],
+        "strong_convexity": [Interval(Real, 0, None, closed="neither"), None],
+        "query": [StrOptions({"auto", "project", "correlate"})],
+        # a finite number: NaN or ±inf would be every prediction (Interval refuses them)
+        "init": [StrOptions({"auto"}), Interval(Real, None, None, closed="neither")],
+        "n_jobs": [Integral, None],
+        "block_size": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    @fit_context
+    @eval_parameters_doc
+    def fit(
+        self: _Booster,
+        X: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        *,
+        eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
+        eval_sample_weight: Sequence[ArrayLike | None] | None = None,
+        eval_metric: str | Callable | Sequence | dict | None = None,
+        eval_names: Sequence[str] | None = None,
+    ) -> _Booster:
+        """Boost with up to ``n_estimators`` weak learners.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+        eval_set : list of (X, y) pairs, default=None
+            Sets whose loss (and a classifier's error) is recorded after every weak
+            learner, as ``history_["val_loss_0"]`` (``history_["val_error_0"]``), …
+            In a ``Pipeline`` (with metadata routing) the sets reach the booster as
+            given, not through the steps before it, as LightGBM's do: their curves are
+            then those of untransformed rows.  Transform them first, or hold out rows
+            with ``validation_fraction`` (split after the steps).
+        eval_sample_weight : list of array-like or None, default=None
+            The weights of each eval set's loss (and error).
+        <eval parameters>
+        """
+        return self._fit_rounds(
+            X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight,
+            eval_metric=eval_metric, eval_names=eval_names
+        )
+
+    def _init_raw(self, loss: Loss, y, s):
+        """f_0: the loss' best constant ("auto"), or the given number."""
+        return loss.init_raw(y, s) if self.init == "auto" else float(self.init)
+
+    def _fit_record(self, p: _Problem, f: Rows, l1_norm: float) -> dict[str, float]:
+        """The round's ``margin`` and estimator-specific entries (the classifier adds its
+        training error); the margin is not defined for regression and ranking (NaN)."""
+        return {"margin": math.nan}
+
+    def _eval_target(self, problem: _Problem, y, extra, where: str):
+        return (self._numeric_target(y, where), {}), self._eval_weight(extra, y.shape[0], where)
+
+    def _eval_metrics(self, problem: _Problem, target, weight, scores):
+        y, ctx = target
+        out = {"loss": problem.loss(y, scores, weight, **ctx)}
+        if "train_error" in self._extra_keys():
+            truth = y if scores.ndim == 2 else (y > 0)
+            out["error"] = weighted_error(predicted_index(scores) != truth, weight)
+        return out
+
+    # -- the loop's hooks ------------------------------------------------------------------
+    def _problem(self, X, y, s, query_weight, loss: Loss, f0, ctx: dict,
+                 blocks: RowBlocks | None = None) -> _Problem:
+        """Bind the oracle; what every round reads (``fit`` of each estimator calls it;
+        ``blocks``: the row blocks its f_0 was found on, if any)."""
+        need = self._need()
+        bound = self._bind(X, need)
+        if blocks is None:
+            blocks = RowBlocks(X.shape[0], self.block_size, self.n_jobs)
+        total = row_passes.total(blocks, s)  # by lanes, as on a cluster
+        f0 = np.asarray(f0, dtype=np.float64)
+        shape = self._raw_shape(X.shape[0], y)
+        weighted = not bool((s == s[0]).all())
+        return _Problem(
+            y=y,
+            s=s,
+            # (equal weights cancel, as on a cluster: the correlate query is v itself)
+            sw=(s if len(shape) == 1 else s[:, None]) if weighted else None,
+            total=total,
+            query_weight=query_weight,
+            weighted=weighted,
+            loss=loss,
+            f0=f0,
+            shape=shape,
+            ctx=ctx,
+            bound=bound,
+            need=need,
+            schedule=get_schedule(self.schedule),
+            view=self._view(loss),
+            signature=data_signature(X, y, s, query_weight, f0, *ctx.values()),
+            blocks=blocks,
+            blockwise_loss=loss.pointwise and not ctx and type(loss).__call__ is Loss.__call__,
+        )
+
+    def _need(self) -> str:
+        """The query the rounds ask: ``query``, or with "auto" ``project`` when the oracle
+        answers it, else ``correlate``."""
+        if self.query == "auto":
+            return "project" if self._oracle().capabilities.project else "correlate"
+        return self.query
+
+    def _refuse_on_cluster(self) -> None:
+        """What a fit on a dask array does not do yet, refused before any data moves."""
+        if self.warm_start and hasattr(self, "ensemble_"):
+            raise NotDistributedError(
+                "warm_start does not continue a fit on a dask array (f is not kept on the "
+                "cluster after fit); set warm_start=False"
+            )
+
+    def _cluster_need(self) -> str:
+        """The query a fit on a cluster asks (the stump oracle answers both)."""
+        return "correlate" if self.query == "correlate" else "project"
+
+    def _cluster_problem(self, y, s, blocks, bound, loss: Loss, f0,
+                         shape: tuple[int, ...] | None = None) -> _Problem:
+        """The problem of a fit on a cluster: rows held by the workers, ``s`` None when
+        the weights are equal (they cancel, as in memory); ``shape`` of the scores, (n,)
+        unless told."""
+        weighted = s is not None
+        return _Problem(
+            y=y, s=s, sw=s, total=row_passes.total(blocks, s) if weighted else float(blocks.n),
+            query_weight=s, weighted=weighted, loss=loss,
+            f0=np.asarray(f0, dtype=np.float64), shape=shape or (blocks.n,), ctx={},
+            bound=bound,
+            need=self._cluster_need(), schedule=get_schedule(self.schedule),
+            view=self._view(loss),
+            signature=None, blocks=blocks, blockwise_loss=True,
+        )
+
+    def _view(self, loss: Loss) -> RoundView:
+        """What the schedule sees: the learning rate c, λ and Λ."""
+        lam = self.strong_convexity
+        return RoundView(nu=float(self.learning_rate),
+                         strong_convexity=loss.strong_convexity if lam is None else lam,
+                         smoothness=loss.smoothness)
+
+    def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
+        keys = ("loss", "edge", "step", "margin", "grad_norm", "residual_norm", "outer", "time")
+        return keys + self._extra_keys()
+
+    def _extra_keys(self) -> tuple[str, ...]:
+        return ()
+
+    def _initial_state(self, problem: _Problem):
+        if isinstance(problem.blocks, ClusterBlocks):  # f and Δ on the workers
+            f = problem.blocks.full(problem.f0)
+            residual = problem.blocks.full(np.zeros_like(problem.f0))
+        else:
+            f = np.broadcast_to(problem.f0, problem.shape).copy()
+            residual = np.zeros_like(f)
+        state = _State(f=f, residual=residual, outer=0, rng=seed_generator(self.random_state))
+        return state, problem.f0
+
+    def _resumed(self, problem: _Problem, state: _State) -> _State:
+        # the last pass's −∇R[f] (and its norms and shift) are the loss's and the
+        # projection's it was made for: a warm start that changed either makes its own
+        if state.descent is None or state.made_for == (problem.loss, self.projection):
+            return state
+        return dataclasses.replace(state, descent=None, descent_norms=None, shift=None,
+                                   made_for=None)
+
+    def _growth_allowed(self, problem: _Problem) -> bool:
+        # Subgradient steps (non-smooth losses) and the decreasing schedules of Theorems
+        # 4–7 bound the average gap over iterates, not each step: the loss may rise.
+        return problem.loss.smoothness is None or problem.schedule.decreasing
+
+    def _divergence_hint(self, problem: _Problem) -> str:
+        if self.projection != "naive" and not problem.schedule.decreasing:
+            return (
+                f"Grubb & Bagnell's guarantees for projection={self.projection!r} need a "
+                "decreasing step (schedule='inv_sqrt', Thms 5 and 7, or 'inv_t', Thms 4 "
+                "and 6); a constant step is not covered."
+            )
+        return "A smaller learning_rate may help."
+
+    def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
+        """One outer iteration of Algorithm 1, 2 or 3."""
+        p = problem
+        f, residual = state.f, state.residual
+        eta = p.schedule(p.view, state.outer)  # η_t, t = state.outer + 1 (counted from 1)
+        outer = state.outer + 1
+
+        # ⟨a, b⟩ = Σ_i s_i a_i·b_i / Σ s, one compiled pass (equal weights cancel)
+        s_or_none, mass = (
+            (p.s, p.total) if p.weighted else (column_kernels.NO_WEIGHTS, p.blocks.n)
+        )
+
+        def ip(a, b) -> float:
+            return row_passes.weighted_inner(p.blocks, a, b, s_or_none) / mass
+
+        def unit(a, others=(), known=None):
+            """``_unit(a)``, ``max |a|`` and the inner products of the unit copy with itself
+            and ``others``: one pass (peak_and_inners) when no copy is needed, the same
+            numbers as separate passes; none when ``known`` gives ``a``'s ``(max |a|,
+            Σ s a²)`` (the last step's pass made them) and there are no ``others``."""
+            if known is not None and not others:
+                top, sums = known[0], [known[1]]
+            else:
+                top, sums = row_passes.peak_and_inners(p.blocks, a, [a, *others], s_or_none)
+            a_unit, e = _unit(a, p.blocks, top)
+            if a_unit is None:
+                return None, 0, top, [0.0] * (1 + len(others))
+            if a_unit is not a:  # scaled: the products of the copy
+                return a_unit, e, top, [ip(a_unit, b) for b in (a_unit, *others)]
+            return a, 0, top, [x / mass for x in sums]
+
+        def proj(v):
+            seed = draw_seed(state.rng)
+            if p.need == "project" and state.shift is not None and v is state.descent:
+                return p.bound._project_shifted(v, *state.shift, random_state=seed)
+            if p.need == "project":
+                return p.bound.project(v, p.query_weight, random_state=seed)
+            r = v if p.sw is None else row_passes.scaled(p.blocks, v, p.sw)
+            return p.bound.correlate(r, random_state=seed)
+
+        # 1. the descent direction −∇R[f_{t−1}]
+        v = state.descent if state.descent is not None else self._descent(p, f)
+        # Δ + v (1·v is v exactly: the same bits as the sum)
+        target = row_passes.combined(p.blocks, residual, [(1.0, v)]) \
+            if self.projection == "residual" else v
+        # The step's inner products are taken on copies scaled by powers of two to a
+        # largest entry in [0.5, 1) (exact): <h, h> and <target, target> neither
+        # underflow to 0 (one dominant weight leaves the other rows 1e-200 of the mass)
+        # nor overflow, and the step and edge are scaled back exactly.
+        t_unit, t_exp, _, (tt,) = unit(
+            target, known=state.descent_norms if target is state.descent else None)
+        vv = tt if t_unit is v else ip(v, v)  # (naive, unscaled: the same product)
+        if tt == 0.0:
+            return RoundResult(state, stop=StopReason.ZERO_GRADIENT)
+        inner = min(outer, budget) if self.projection == "repeated" else 1
+        # The squared loss's step, its loss, the next round's descent and that descent's
+        # norms in one pass (the same bits); the naive projection's residual norm too
+        fused = p.blockwise_loss and type(p.loss) is Squared
+        stop = None
+        pending = []  # (h, a, edge, residual norm, seconds, max |h|) of this iteration
+        for _ in range(inner):
+            t0 = time.perf_counter()
+            h = proj(target)  # 2. PROJ
+            out = h.train_output
+            h_unit, h_exp, h_top, (hh, ht) = unit(out, (t_unit,))
+            if hh == 0.0:  # h = 0 wherever the weights are representable
+                stop = StopReason.ZERO_HYPOTHESIS
+                break
+            a = math.ldexp(ht / hh, t_exp - h_exp)
+            if not math.isfinite(a):
+                raise OverflowError(
+                    f"{type(self).__name__}: the step <h, v>/<h, h> along "
+                    f"{type(p.bound.oracle).__name__}'s hypothesis passes float64's range "
+                    f"(max |h| = {math.ldexp(1.0, h_exp):.3g}, max |v| = "
+                    f"{math.ldexp(1.0, t_exp):.3g}); rescale y or X"
+                )
+            edge = ht / (math.sqrt(hh) * math.sqrt(tt))
+            if self.projection == "naive" and fused:  # norm from the step's pass, below
+                left = math.nan
+            elif self.projection == "naive":  # only its norm is recorded
+                left = math.sqrt(row_passes.weighted_residual(
+                    p.blocks, target, out, a, s_or_none) / mass)
+            else:  # Alg. 2 line 8 (scaled, P2); Alg. 3 line 8
+                target = self._minus(p, target, a, out)  # what h leaves unrepresented
+                t_unit, t_exp, _, (tt,) = unit(target)
+                left = math.ldexp(math.sqrt(tt), t_exp)
+            pending.append((h, a, edge, left, time.perf_counter() - t0, h_top))
+            if self.projection == "repeated" and tt == 0.0:
+                break  # the gradient is represented exactly: nothing left to fit
+        if self.projection == "residual":
+            residual = target
+        # 3. the step: f_t = f_{t−1} + η_t Σ_k a_k h_k  (one term unless repeated)
+        outputs = [(eta * a, h.train_output) for h, a, *_ in pending]
+        terms = [(h.detach(), eta * a, top) for h, a, *_, top in pending]
+        if not terms:
+            return RoundResult(state, stop=stop)
+        descent = norms = shift = None
+        if fused and len(outputs) == 1:
+            (c, out), = outputs
+            naive = self.projection == "naive"
+            # the next round's query is the next descent itself (naive, unweighted): the
+            # oracle may start on it (on a cluster, its histograms then come back with
+            # this step's stats: a wait fewer a round)
+            asks_descent = p.query_weight is None if p.need == "project" else p.sw is None
+            nxt = naive and asks_descent and stop is None
+            ahead = nxt and budget > 1
+            # ... and it is this target less c times this answer: the oracle may make it
+            # from what it kept of this query (the answer's memo; kept after the last
+            # round too, for a warm start)
+            memo = pending[0][0].query_memo if nxt and p.need == "project" else None
+            shift = None if memo is None else (memo, c)
+            step = row_passes.squared_step(
+                p.blocks, p.y, f, out, c, p.s, p.total,
+                inner_s=None if s_or_none is column_kernels.NO_WEIGHTS else s_or_none,
+                residual_of=(target, pending[0][1]) if naive else None,
+                prefetch=functools.partial(p.bound._prefetch, shifted=shift,
+                                           project=p.need == "project")
+                if ahead and hasattr(p.bound, "_prefetch") else None)
+            f, descent, value = step.f, step.descent, step.loss
+            if not math.isfinite(value):  # v's sum of squares passes float64's range:
+                shift = None  # the next query is summed from its rows (which check it)
+            norms = (step.descent_peak, step.descent_square)
+            if naive:
+                h, a, edge, _, dt, top = pending[0]
+                pending[0] = (h, a, edge, math.sqrt(step.residual_square / mass), dt, top)
+        else:
+            f = self._stepped(p, f, outputs)
+            if p.blockwise_loss:
+                value = row_passes.weighted_mean_loss(p.blocks, p.loss, p.y, f, p.s, p.total)
+            else:
+                value = p.loss(p.y, f, p.s, **p.ctx)
+        shared = {
+            "loss": value,
+            **self._fit_record(p, f, ensemble.l1_norm(pending=terms)),
+        }
+        records = tuple(
+            {
+                **shared,
+                "edge": edge,
+                "step": eta * a,
+                "grad_norm": math.sqrt(vv),
+                "residual_norm": rnorm,
+                "outer": outer,
+                "time": dt,
+            }
+            for _h, a, edge, rnorm, dt, _top in pending
+        )
+        new = _State(f=f, residual=residual, outer=outer, rng=state.rng, descent=descent,
+                     descent_norms=norms, shift=shift, made_for=(p.loss, self.projection))
+        return RoundResult(new, tuple(terms), records, stop)
+
+    # -- the round's elementwise passes, by row blocks (the same values on any threads,
+    #    and on a cluster's workers) ---------------------------------------------------
+    @staticmethod
+    def _descent(p: _Problem, f: Rows) -> Rows:
+        """``−∇R[f]`` on the training points: a pointwise loss block by block; a loss
+        that couples the rows (ranking) at once."""
+        if not (p.loss.pointwise and not p.ctx):
+            return -p.loss.gradient(p.y, f, **p.ctx)
+        return row_passes.descent(p.blocks, p.loss, p.y, f)
+
+    @staticmethod
+    def _minus(p: _Problem, target: Rows, a: float, out: Rows) -> Rows:
+        """``target − a · out``, block by block."""
+        return row_passes.combined(p.blocks, target, [(-a, out)])
+
+    @staticmethod
+    def _stepped(p: _Problem, f: Rows, outputs: list) -> Rows:
+        """``f + Σ_k c_k out_k`` (each ``c_k · out_k`` added in turn), block by block."""
+        return row_passes.combined(p.blocks, f, outputs)
+
+    def _raw_shape(self, n: int, y) -> tuple[int, ...]:
+        return (n,)
+
+
+#: The parameters the three functional-gradient estimators share (``documented`` fills
+#: ``<functional parameters>`` with it).
+_FUNCTIONAL_PARAMETERS = """\
+    projection : {"naive", "repeated", "residual"}, default="naive"
+        Algorithm 1, 2 or 3 of Grubb & Bagnell (2011) (see the module docstring).
+    schedule : {"constant", "inv_sqrt", "inv_t", "smoothness"} or Schedule, \
+            default="constant"
+        η_t = c, c/√t, c/(λt) or c/Λ with c = ``learning_rate`` (t = outer iteration),
+        or a Schedule of :mod:`oracleboost.optim.steps` (``InverseSqrtStep()``, …).
+    n_estimators : int, default=100
+        The budget in weak learners.
+    learning_rate : float, default=0.1
+        The constant c of the schedule (the shrinkage for ``constant``).  With squared
+        loss, ``schedule="smoothness"`` and c = 1 is Theorem 3's η = 1/Λ.
+    strong_convexity : float or None, default=None
+        λ for ``schedule="inv_t"``; defaults to the loss' own (1 for squared; the margin,
+        multiclass and ranking losses have none).  An ``InverseTimeStep`` with its own λ
+        takes that one.
+    query : {"auto", "project", "correlate"}, default="auto"
+        How PROJ asks the oracle: least squares (eq. 4) or the inner product (eq. 3);
+        "auto" projects when the oracle can.
+    init : "auto" or float, default="auto"
+        f_0: the loss' best constant, or the given constant (the paper starts at 0).
+    random_state : int, RandomState or None, default=None
+        Seeds the oracle's calls (one seed per weak learner).
+    n_jobs : int or None, default=None
+        Threads of the booster's own passes over the rows (the gradient, the inner
+        products, f's step, the loss), as LightGBM counts ``num_threads``: ``None`` is
+        ``OMP_NUM_THREADS`` if set, else every CPU; ``-1`` all CPUs.  The oracle's
+        queries run on the oracle's own ``n_jobs``.  The fit does not depend on it.
+    block_size : int, default=65536
+        Rows of a block (:mod:`oracleboost.rows.blocks`): sums over the rows are made by
+        fixed pieces (blocks, and lanes of at most 4,096 rows within them), each in row
+        order, the pieces added in order; the bits depend on it, not on ``n_jobs``.
+    verbose : int, default=0
+    warm_start : bool, default=False
+        Keep the fitted weak learners and add more up to ``n_estimators`` on the same
+        data (f, Δ, the outer count t and the seed generator continue: a deterministic
+        oracle gives exactly one longer fit).  A pickle or skops file of the fitted
+        booster keeps the running state a warm start continues from only when it was
+        fitted with ``warm_start=True`` (otherwise a warm start after loading fits anew,
+        with a ``BoostingWarning``).
+    <early stopping parameters>
+    <importance parameters>
+"""
+
+
+@documented(functional_parameters=_FUNCTIONAL_PARAMETERS)
+class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
+                                  _FunctionalGradientBooster):
+    """Gradient boosting of any oracle on a convex regression loss (Grubb & Bagnell 2011).
+
+    Parameters
+    ----------
+    oracle : Oracle, default=None
+        The weak-learner class; ``None`` means ``TreeOracle(max_depth=3)``.
+    loss : {"squared", "absolute", "huber", "quantile"} or Loss, default="squared"
+        ``Quantile(alpha)`` for other quantiles than the median; any scalar-output
+        ``Loss`` instance, e.g. ``PlanningLoss(worlds)`` (maximum margin planning, with
+        ``X = worlds.X`` and any ``y`` of the same length).
+    <functional parameters>
+
+    Attributes
+    ----------
+    ensemble_ : Ensemble
+        ``intercept`` is f_0.
+    intercept_ : float
+        f_0: the loss' best constant (``init="auto"``; the weighted mean of y for the
+        squared loss) or ``init``.
+    history_ : dict of ndarray
+        One entry per weak learner: ``loss`` (weighted risk of the current f; constant
+        within an outer iteration of repeated projection, where f moves only at its
+        end), ``edge`` (cosine of h with the vector it projected, Definition 1),
+        ``step`` (its coefficient η_t a), ``grad_norm`` ||∇_t||, ``residual_norm`` (what
+        is left to project after it: ||v − Σ a_k h_k|| for repeated, ||Δ|| for residual,
+        ||v − a h|| for naive), ``outer`` (outer iteration), ``time`` (seconds),
+        ``margin`` (NaN: no margin is defined for regression).
+    stop_reason_ : StopReason
+        The budget, ``"zero_gradient"``, ``"zero_hypothesis"``, ``"interrupted"``,
+        ``"non_finite"``, or ``"diverged"``: with a smooth loss and a constant step (the
+        setting of Theorem 3, which guarantees descent for naive projection) a loss above
+        twice its best value stops the fit; with subgradients or the decreasing
+        schedules of Theorems 4–7 (which bound the average gap, not each step) it warns
+        once and goes on.
+    <validation attributes>
+
+    Notes
+    -----
+    Which schedules the theory covers (Grubb & Bagnell 2011, §4): naive projection,
+    λ-strongly convex and Λ-smooth losses, η = 1/Λ (``schedule="smoothness"``,
+    ``learning_rate=1``): linear rate (Thm 3).  Repeated projection: η_t = 2/(λt)
+    (``"inv_t"``, c = 2; Thm 4) or 1/√t (``"inv_sqrt"``, Thm 5).  Residual projection:
+    η_t = 1/(λt) (``"inv_t"``, Thm 6) or 1/√t (Thm 7).  A constant step with repeated or
+    residual projection, or with naive projection on a non-smooth loss, is outside the
+    theorems (residual projection with a constant step can drift away from its best loss).
+
+    References
+    ----------
+    Grubb, A. & Bagnell, J. A. (2011). Generalized boosting algorithms for convex
+    optimization. ICML.  Friedman, J. (2001). Greedy function approximation: a
+    gradient boosting machine. Annals of Statistics 29(5).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from oracleboost.boosters import FunctionalGradientRegressor
+    >>> from oracleboost.oracles import StumpOracle
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> reg = FunctionalGradientRegressor(StumpOracle(), n_estimators=100).fit(X, y)
+    >>> round(reg.score(X, y), 2)
+    0.57
+    >>> last = list(reg.staged_predict(X[:3]))[-1]  # equal to predict, bit for bit
+    >>> bool((last == reg.predict(X[:3])).all())
+    True
+    """
+
+    _parameter_constraints: dict = {
+        **_FunctionalGradientBooster._parameter_constraints,
+        "loss": [*loss_constraint(RegressionLoss), Loss],
+    }
+
+    def __init__(
+        self,
+        oracle: Oracle | None = None,
+        loss: str | Loss = "squared",
+        projection: str = "naive",
+        schedule: str | Schedule = "constant",
+        n_estimators: int = 100,
+        learning_rate: float = 0.1,
+        strong_convexity: float | None = None,
+        query: str = "auto",
+        init: str | float = "auto",
+        random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
+        block_size: int = DEFAULT_BLOCK_SIZE,
+        verbose: int = 0,
+        warm_start: bool = False,
+        n_iter_no_change: int | None = None,
+        validation_fraction: float | None = 0.1,
+        tol: float = 1e-4,
+        importance_type: str = "weight",
+    ) -> None:
+        self.oracle = oracle
+        self.loss = loss
+        self.projection = projection
+        self.schedule = schedule
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.strong_convexity = strong_convexity
+        self.query = query
+        self.init = init
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.block_size = block_size
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.tol = tol
+        self.importance_type = importance_type
+
+    def _setup(self, X, y, sample_weight) -> _Problem:
+        if is_dask_collection(X):
+            return self._setup_cluster(X, y, sample_weight)
+        X, y = validate_input(self, X, y, y_numeric=True)
+        s = check_sample_weight(sample_weight, X.shape[0])
+        X, y, s = self._positive_weight_rows(X, y, s)
+        loss = self._regression_loss()
+        # equal weights cancel (as on a cluster): the query and the mean unweighted
+        equal = bool((s == s[0]).all())
+        query_weight = None if equal else s
+        blocks = RowBlocks(y.shape[0], self.block_size, self.n_jobs)
+        f0 = self._regression_init(loss, blocks, y, None if equal else s)
+        if f0 is None:
+            f0 = self._init_raw(loss, y, s)
+        return self._problem(X, y, s, query_weight, loss, f0, {}, blocks)
+
+    def _regression_loss(self) -> Loss:
+        # Named losses are the regression ones; any other scalar-output Loss instance is
+        # taken as given (e.g. PlanningLoss, whose structure lives in the instance).
+        loss = get_loss(self.loss, RegressionLoss if isinstance(self.loss, str) else Loss)
+        if isinstance(loss, MarginLoss) or loss.raw_ndim != 1:
+            raise ValueError(
+                f"loss={loss!r} is not a regression loss: use FunctionalGradientClassifier "
+                "for margin and multiclass losses, FunctionalGradientRanker for ranking"
+            )
+        if getattr(loss, "context_keys", ()):
+            raise ValueError(f"loss={loss!r} needs {loss.context_keys}: use the ranker")
+        return loss
+
+    def _setup_cluster(self, X, y, sample_weight) -> _Problem:
+        """``_setup`` for X a dask array: the rows on the workers, the same problem."""
+        name = type(self).__name__
+        loss = self._regression_loss()
+        if not isinstance(loss, RegressionLoss):
+            raise NotDistributedError(
+                f"{name} on a dask array takes the pointwise regression losses "
+                f"(squared, absolute, huber, quantile); got {loss!r}: fit a NumPy array"
+            )
+        self._refuse_on_cluster()
+        data = cluster_data.cluster_regression_data(self, X, y, sample_weight,
+                                                    self.block_size)
+        blocks = data.rows.blocks
+        bound = self._bind_cluster(data.rows, self._cluster_need())
+        f0 = self._regression_init(loss, blocks, data.y, data.s)
+        return self._cluster_problem(data.y, data.s, blocks, bound, loss, f0)
+
+    def _regression_init(self, loss: Loss, blocks: RowBlocks, y, s) -> float | None:
+        """f_0 by passes over the row blocks (the same bits on threads and on a
+        cluster): ``init`` itself, the weighted mean (``init_is_mean``) or the weighted
+        quantile (``init_quantile``) of y (``s`` None: equal weights); None for a loss
+        that is neither."""
+        if self.init != "auto":
+            return float(self.init)
+        if getattr(loss, "init_is_mean", False):
+            return row_passes.weighted_mean(blocks, y, s)
+        q = getattr(loss, "init_quantile", None)
+        return None if q is None else weighted_quantile(blocks, y, s, q)
+
+
+@documented(functional_parameters=_FUNCTIONAL_PARAMETERS)
+class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
+                                   _FunctionalGradientBooster):
+    """Functional gradient boosting for classification (Grubb & Bagnell 2011).
+
+    Binary problems with ``loss="logistic"`` boost a scalar score (y = ±1 inside);
+    ``"softmax"`` (cross-entropy) and ``"multiclass_hinge"`` (Crammer & Singer 2002)
+    boost a vector score f(x) ∈ R^K through vector-valued hypotheses: with
+    ``StumpOracle`` ``project`` gives vector-leaf stumps (least squares, the (R)
+    reading of the paper's "multiclass decision stumps") and ``correlate`` label-coded
+    stumps (1 / −1/(K−1), Theorem 2's embedding, the (C) reading).
+
+    Parameters
+    ----------
+    oracle : Oracle, default=None
+        ``None`` means ``TreeOracle(max_depth=3)``.
+    loss : "auto", a margin loss ("logistic", "exponential") or a multiclass loss
+        ("softmax", "multiclass_hinge"), or a Loss instance, default="auto"
+        "auto" is "logistic" for two classes and "softmax" for more, as scikit-learn's
+        gradient boosting does; a margin loss (a scalar score) needs two classes.
+        ``predict_proba`` exists for losses with a link: σ(f) for the logistic loss,
+        σ(2f) for the exponential, the softmax of the scores for cross-entropy; the
+        multiclass hinge has none.
+    <functional parameters>
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    ensemble_, intercept_, history_, stop_reason_, validation_loss_, best_iteration_
+        As for :class:`FunctionalGradientRegressor`; the history also has
+        ``train_error`` (weighted training error of the current f), and ``margin`` is the
+        ℓ1 margin ``min_i y_i f(x_i)`` (vector scores: ``f_{y_i} − max_{k≠y_i} f_k``)
+        over ``||λ||_1 + max|f_0|`` (the intercept counted as a constant hypothesis).
+        ``intercept_`` has one entry per class for vector scores (softmax, multiclass
+        hinge).
+
+    Examples
+    --------
+    Three classes, softmax cross-entropy (``loss="auto"``), vector-leaf stumps:
+
+    >>> from sklearn.datasets import load_iris
+    >>> from oracleboost.boosters import FunctionalGradientClassifier
+    >>> from oracleboost.oracles import StumpOracle
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = FunctionalGradientClassifier(StumpOracle(), n_estimators=50).fit(X, y)
+    >>> round(clf.score(X, y), 2)
+    0.95
+    >>> clf.predict_proba(X[:1]).round(2)
+    array([[0.75, 0.16, 0.09]])
+    """
+
+    _parameter_constraints: dict = {
+        **_FunctionalGradientBooster._parameter_constraints,
+        "loss": loss_constraint((MarginLoss, MulticlassLoss), "auto"),
+    }
+
+    def __init__(
+        self,
+        oracle: Oracle | None = None,
+        loss: str | MarginLoss | MulticlassLoss = "auto",
+        projection: str = "naive",
+        schedule: str | Schedule = "constant",
+        n_estimators: int = 100,
+        learning_rate: float = 0.1,
+        strong_convexity: float | None = None,
+        query: str = "auto",
+        init: str | float = "auto",
+        random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
+        block_size: int = DEFAULT_BLOCK_SIZE,
+        verbose: int = 0,
+        warm_start: bool = False,
+        n_iter_no_change: int | None = None,
+        validation_fraction: float | None = 0.1,
+        tol: float = 1e-4,
+        importance_type: str = "weight",
+    ) -> None:
+        self.oracle = oracle
+        self.loss = loss
+        self.projection = projection
+        self.schedule = schedule
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.strong_convexity = strong_convexity
+        self.query = query
+        self.init = init
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.block_size = block_size
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.tol = tol
+        self.importance_type = importance_type
+
+    def _vector(self) -> bool:
+        """Whether the loss scores each class (f(x) ∈ R^K) rather than one margin."""
+        return self._loss_.raw_ndim == 2
+
+    def _raw_shape(self, n, y):
+        return (n, len(self.classes_)) if self._vector() else (n,)
+
+    def _labels_inside(self, y_idx):
+        return y_idx if self._vector() else np.where(y_idx == 1, 1.0, -1.0)
+
+    def _extra_keys(self):
+        return ("train_error",)
+
+    def _fit_record(self, p: _Problem, f: Rows, l1_norm: float) -> dict[str, float]:
+        """The weighted training error and the ℓ1 margin of the scores, the intercept f_0
+        counted as a constant hypothesis: ``min_i y_i f(x_i)`` (binary) or
+        ``min_i f_{y_i}(x_i) − max_{k≠y_i} f_k(x_i)`` (vector scores), over
+        ``||λ||_1 + max_k |f_0,k|``.  Binary: one pass by lanes (as on a cluster)."""
+        norm = l1_norm + float(np.max(np.abs(p.f0)))
+        s = p.s if p.weighted else None
+        passes = row_passes.vote_error_and_margin if self._vector() else \
+            row_passes.error_and_margin
+        error, low = passes(p.blocks, p.y, f, s, p.total if p.weighted else float(p.blocks.n))
+        return {"margin": low / norm if norm > 0.0 else math.nan, "train_error": error}
+
+    def _eval_target(self, problem: _Problem, y, extra, where: str):
+        yi = self._labels_inside(self._class_index(y, where))
+        return (yi, {}), self._eval_weight(extra, y.shape[0], where)
+
+    def _setup(self, X, y, sample_weight) -> _Problem:
+        if is_dask_collection(X):
+            return self._setup_cluster(X, y, sample_weight)
+        data = classification_data(self, X, y, sample_weight)
+        X, s = data.X, data.s
+        self._loss_ = self._classification_loss(data.n_classes)
+        if not self._vector() and data.n_classes != 2:
+            raise ValueError(
+                f"loss={self._loss_.name or self._loss_!r} scores one margin (binary) but "
+                f"y has {data.n_classes} classes; use loss='softmax' or 'multiclass_hinge'"
+            )
+        if data.n_classes > 2 and not self._multiclass_answered():
+            oracle = type(self._oracle()).__name__
+            raise BinaryOnlyOracleError(
+                f"Only binary classification is supported by {type(self).__name__} with "
+                f"{oracle}: y has {data.n_classes} classes, and "
+                f"loss={self._loss_.name or self._loss_!r} asks the oracle's "
+                f"{self._need()} for an answer of (n, K) scores "
+                f"(multiclass_{self._need()}), which {oracle} does not give; use an "
+                "oracle that does (StumpOracle, for one)"
+            )
+        yi = self._labels_inside(data.y_index)
+        # equal weights cancel (as on a cluster): the query and f_0 unweighted
+        equal = bool((s == s[0]).all())
+        blocks = RowBlocks(yi.shape[0], self.block_size, self.n_jobs)
+        if self.init == "auto" and getattr(self._loss_, "init_from_class_masses", False):
+            f0 = self._init_from_masses(self._class_masses(blocks, yi, None if equal else s))
+        else:
+            f0 = self._init_raw(self._loss_, yi, s)
+        return self._problem(X, yi, s, None if equal else s, self._loss_, f0, {}, blocks)
+
+    def _multiclass_answered(self) -> bool:
+        """Whether the oracle answers the (n, K) form of the rounds' query."""
+        return bool(getattr(self._oracle().capabilities, f"multiclass_{self._need()}"))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # K > 2 scores every class: only with an oracle whose answers do
+        tags.classifier_tags.multi_class = self._multiclass_answered()
+        return tags
+
+    def _classification_loss(self, n_classes: int) -> Loss:
+        name = self.loss
+        if name == "auto":
+            name = "logistic" if n_classes == 2 else "softmax"
+        return get_loss(name, (MarginLoss, MulticlassLoss))
+
+    def _class_masses(self, blocks: RowBlocks, y: Rows, s: Rows | None):
+        """The classes' weight masses by lanes: ``(Σ s [y > 0], Σ s [y < 0])`` for ±1
+        labels, ``Σ s [y = k]`` per class index for vector scores."""
+        if self._vector():
+            return row_passes.index_masses(blocks, y, s, len(self.classes_))
+        return row_passes.class_masses(blocks, y, s)
+
+    def _init_from_masses(self, masses) -> float | np.ndarray:
+        """f_0 of a loss whose ``init_raw`` reads only the class masses: ``init_raw`` of
+        one row of each class, weighted by the masses (exactly its answer)."""
+        if self._vector():
+            K = len(masses)
+            return self._loss_.init_raw(np.arange(K), np.asarray(masses), n_classes=K)
+        return self._loss_.init_raw(np.array([1.0, -1.0]), np.array(masses))
+
+    def _check_cluster_loss(self, loss: Loss) -> None:
+        """What a fit on a dask array does not do with ``loss``."""
+        if self.init == "auto" and not getattr(loss, "init_from_class_masses", False):
+            raise NotDistributedError(
+                f"init='auto' with {loss!r} is not distributed; on a dask array pass "
+                "init=<a number>"
+            )
+
+    def _setup_cluster(self, X, y, sample_weight) -> _Problem:
+        """``_setup`` for X a dask array (margin losses, binary; the multiclass losses on
+        vector scores): the rows on the workers, the same problem."""
+        if self.loss != "auto":  # refused before any data moves
+            self._check_cluster_loss(self._classification_loss(2))
+        self._refuse_on_cluster()
+        vector = self.loss != "auto" and self._classification_loss(2).raw_ndim == 2
+        # 'auto' is the logistic loss (±1 labels) for two classes, softmax (indices) else
+        data = cluster_data.cluster_classification_data(
+            self, X, y, sample_weight, self.block_size,
+            labels="auto" if self.loss == "auto" else ("index" if vector else "signs"))
+        loss = self._classification_loss(len(self.classes_))
+        self._check_cluster_loss(loss)
+        vector = loss.raw_ndim == 2
+        self._loss_ = loss
+        blocks = data.rows.blocks
+        bound = self._bind_cluster(data.rows, self._cluster_need())
+        K = len(self.classes_)
+        if self.init == "auto":
+            f0 = self._init_from_masses(self._class_masses(blocks, data.ypm, data.s))
+        else:
+            f0 = np.full(K, float(self.init)) if vector else float(self.init)
+        return self._cluster_problem(data.ypm, data.s, blocks, bound, loss, f0,
+                                     (blocks.n, K) if vector else (blocks.n,))
+
+    @staticmethod
+    def _decision(f):
+        """scikit-learn's binary convention: one column, positive meaning ``classes_[1]``
+        (for vector scores, f_1 − f_0); else the (n, K) class scores."""
+        return f[:, 1] - f[:, 0] if f.ndim == 2 and f.shape[1] == 2 else f
+
+    def _lightgbm_objective(self, n_scores: int) -> str | None:
+        return lightgbm_objective(self._loss_, n_scores)
+
+    def _has_proba(self) -> bool:
+        loss = self.loss if self.loss != "auto" else "softmax"
+        return hasattr(get_loss(loss, (MarginLoss, MulticlassLoss)), "inverse_link")
+
+    def _proba(self, f):
+        p = self._loss_.inverse_link(f)
+        return np.column_stack([1.0 - p, p]) if f.ndim == 1 else p
+
+
+@documented(functional_parameters=_FUNCTIONAL_PARAMETERS)
+class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
+    """Functional gradient boosting for ranking by query (Grubb & Bagnell 2011, §5).
+
+    The pairwise ranking hinge over the pairs of documents of each query with different
+    relevance; its function-space gradient is N·∂R/∂f(x_n) (note §1.2).  ``predict``
+    returns scores: sort each query's documents by decreasing score.
+
+    Parameters
+    ----------
+    oracle : Oracle, default=None
+        ``None`` means ``TreeOracle(max_depth=3)``.
+    loss : {"pairwise_hinge"} or Loss, default="pairwise_hinge"
+    <functional parameters>
+
+    Attributes
+    ----------
+    ensemble_, intercept_, history_, stop_reason_, validation_loss_, best_iteration_
+        As for :class:`FunctionalGradientRegressor` (``loss`` is the ranking loss).
+
+    Examples
+    --------
+    >>> from oracleboost.boosters import FunctionalGradientRanker
+    >>> from oracleboost.datasets import make_ranking
+    >>> from oracleboost.oracles import StumpOracle
+    >>> X, relevance, qid = make_ranking(n_queries=50, random_state=0)
+    >>> ranker = FunctionalGradientRanker(StumpOracle(), n_estimators=50)
+    >>> h = ranker.fit(X, relevance, qid).history_
+    >>> round(float(h["loss"][0]), 2), round(float(h["loss"][-1]), 2)  # the hinge falls
+    (0.97, 0.52)
+    """
+
+    _parameter_constraints: dict = {
+        **_FunctionalGradientBooster._parameter_constraints,
+        "loss": [*loss_constraint(RankingLoss), Loss],
+    }
+
+    def __init__(
+        self,
+        oracle: Oracle | None = None,
+        loss: str | Loss = "pairwise_hinge",
+        projection: str = "naive",
+        schedule: str | Schedule = "constant",
+        n_estimators: int = 100,
+        learning_rate: float = 0.1,
+        strong_convexity: float | None = None,
+        query: str = "auto",
+        init: str | float = "auto",
+        random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
+        block_size: int = DEFAULT_BLOCK_SIZE,
+        verbose: int = 0,
+        warm_start: bool = False,
+        n_iter_no_change: int | None = None,
+        validation_fraction: float | None = 0.1,
+        tol: float = 1e-4,
+        importance_type: str = "weight",
+    ) -> None:
+        self.oracle = oracle
+        self.loss = loss
+        self.projection = projection
+        self.schedule = schedule
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.strong_convexity = strong_convexity
+        self.query = query
+        self.init = init
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.block_size = block_size
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.tol = tol
+        self.importance_type = importance_type
+
+    @fit_context
+    @eval_parameters_doc
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        qid: ArrayLike,
+        *,
+        eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
+        eval_qid: Sequence[ArrayLike] | None = None,
+        eval_metric: str | Callable | Sequence | dict | None = None,
+        eval_names: Sequence[str] | None = None,
+    ) -> FunctionalGradientRanker:
+        """Boost with up to ``n_estimators`` weak learners.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Graded relevance (larger is better).
+        qid : array-like of shape (n_samples,)
+            The query of each row; pairs are formed within a query only.
+        eval_set : list of (X, y) pairs, default=None
+            Sets whose ranking loss is recorded after every weak learner, as
+            ``history_["val_loss_0"]``, …; each needs its ``eval_qid``.
+            In a ``Pipeline`` (with metadata routing) the sets reach the booster as
+            given, not through the steps before it, as LightGBM's do: their curves are
+            then those of untransformed rows.  Transform them first, or hold out rows
+            with ``validation_fraction`` (split after the steps).
+        eval_qid : list of array-like, default=None
+            The query of each row of each eval set (XGBoost's name).
+        <eval parameters>
+        """
+        return self._fit_rounds(X, y, qid, eval_set=eval_set, eval_rows=eval_qid,
+                                eval_metric=eval_metric, eval_names=eval_names)
+
+    @num_iteration_doc
+    def score(self, X: ArrayLike, y: ArrayLike, qid: ArrayLike, *,
+              num_iteration: int | None = None) -> float:
+        """NDCG of :meth:`predict`'s ranking within each query, averaged over the queries,
+        as LightGBM's ``ndcg`` metric computes it (:func:`oracleboost.losses.ndcg`: gain
+        ``2**y − 1``, discount ``1/log2(1 + rank)``, the whole list of each query, a
+        query with no relevant document counting 1).  Larger is better, 1 at best.
+        Any finite grade is scored: the gains of a query are computed divided by one
+        power of two, which leaves its NDCG as it is and keeps ``2**y`` within float64.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Graded relevance, non-negative.
+        qid : array-like of shape (n_samples,)
+            The query of each row, as in :meth:`fit`.  (``cross_validate`` and
+            ``GridSearchCV`` pass it to this default score only through scikit-learn's
+            metadata routing: ``set_score_request(qid=True)``.)
+        num_iteration : int or None, default=None
+            <num_iteration>
+
+        Returns
+        -------
+        float
+        """
+        pred = self.predict(X, num_iteration=num_iteration)
+        y = self._numeric_target(np.asarray(y), "score")
+        if y.shape != pred.shape:
+            raise ValueError(f"y must have shape {pred.shape}, one grade for each row of X; "
+                             f"got shape {y.shape}")
+        return ndcg(y, pred, check_groups(qid, y.shape[0], "qid"))
+
+    _row_args = ("qid",)
+    _eval_row_arg = "qid"
+    _split_groups_arg = "qid"  # a held-out split keeps each query whole
+
+    def _eval_target(self, problem: _Problem, y, extra, where: str):
+        y = self._numeric_target(y, where)
+        if extra is None:
+            raise ValueError(f"{where} needs its query ids: pass eval_qid=[qid, ...]")
+        qid = check_groups(extra, y.shape[0], f"eval_qid ({where})")
+        return (y, {"groups": qid}), np.ones(y.shape[0])
+
+    def _row_array(self, name: str, a, n: int) -> np.ndarray:
+        return check_groups(a, n, name)  # the only per-row argument: qid
+
+    def _setup(self, X, y, qid) -> _Problem:
+        X, y = validate_input(self, X, y, y_numeric=True)
+        qid = check_groups(qid, X.shape[0], "qid")
+        loss = get_loss(self.loss, RankingLoss if isinstance(self.loss, str) else Loss)
+        s = np.ones(X.shape[0])
+        return self._problem(X, y, s, None, loss, self._init_raw(loss, y, s), {"groups": qid})

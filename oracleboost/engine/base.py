@@ -1,0 +1,1355 @@
+"""The estimator every booster is: scikit-learn's plumbing around the round loop.
+
+A booster file holds what its paper's algorithm box says and nothing else: how to set up
+a fit (``_setup``: validate, bind the oracle; the vocabulary is in :mod:`.rounds`), the
+initial state (``_initial_state``) and one round (``_round``), which asks the oracle
+(``correlate`` or ``project``), chooses a step, computes the new running training scores
+(never re-predicting old hypotheses) and returns a
+:class:`~oracleboost.engine.rounds.RoundResult`.
+
+:class:`BaseBooster` turns that into a scikit-learn estimator:
+
+* **fit as a transaction**: any exception (from an oracle, a loss, bad input) leaves the
+  estimator exactly as it was before ``fit`` (unfitted, or the previous model whole) and
+  re-raises; a second ``fit`` of the same estimator while one runs (another thread) is
+  refused;
+* **the loop** (:mod:`.loop`) with its **monitors** (:mod:`.monitors`): history and
+  timing, interrupts that keep the completed rounds, non-finite and diverging losses,
+  validation curves and early stopping (:mod:`.validation`), ``verbose`` progress, and
+  scikit-learn's callbacks (:mod:`.callbacks`);
+* **warm_start**: as in scikit-learn's gradient boosting, raising ``n_estimators`` and
+  refitting on the same data continues from the fitted rounds, with the saved state
+  (running scores, the seed generator), so a deterministic oracle gives exactly one
+  longer fit; a pickle keeps that state only when ``warm_start`` is True (it grows with
+  the training rows: :meth:`BaseBooster.__getstate__`);
+* **the model** (:mod:`.model`): ``ensemble_``, the decision on new rows and its staged
+  form, ``feature_importances_``.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import os
+import re
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, _fit_context, is_classifier
+from sklearn.metrics import r2_score
+from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from oracleboost._fingerprint import fingerprint
+from oracleboost._typing import ArrayLike
+from oracleboost._validation import (
+    check_frame_columns,
+    check_sample_weight,
+    converts,
+    is_sparse_frame,
+    non_numeric_columns,
+    normalise_weights,
+)
+from oracleboost.distributed.cluster import (
+    ClusterBlocks,
+    NotDistributedError,
+    is_dask_collection,
+    map_rows,
+    refuse_sparse_chunks,
+)
+from oracleboost.engine.callbacks import CALLBACK_ATTRIBUTES, CallbackSupport, callback_monitors
+from oracleboost.engine.categories import (
+    apply_categories,
+    encode_categories,
+    same_categories,
+    takes_categorical,
+)
+from oracleboost.engine.eval_sets import (
+    EVAL_PREFIX,
+    EvalSet,
+    eval_names,
+    eval_scorers,
+    fill_placeholder,
+    held_out_split,
+)
+from oracleboost.engine.history import History
+from oracleboost.engine.loop import Run, run_rounds
+from oracleboost.engine.model import Ensemble, NonFinitePrediction
+from oracleboost.engine.monitors import (
+    Divergence,
+    EarlyStopping,
+    EvalCurves,
+    NonFiniteLoss,
+    Progress,
+)
+from oracleboost.engine.rounds import BoostingWarning, Problem, RoundResult, StopReason
+from oracleboost.losses import Loss, loss_names
+from oracleboost.oracles.base import Hypothesis, Oracle, OracleCapabilityError, canonical_sparse
+from oracleboost.oracles.defaults import default_oracle
+
+if TYPE_CHECKING:  # pragma: no cover - the export imports lightgbm when it runs
+    import lightgbm
+
+__all__ = ["BaseBooster", "ScoreRegressorMixin", "fit_context", "validate_input",
+           "data_signature", "loss_constraint", "check_num_iteration", "num_iteration_doc"]
+
+
+#: The estimators whose ``fit`` is running: id → the thread running it; and its lock.
+_FITTING: dict[int, int] = {}
+_FITTING_LOCK = threading.Lock()
+
+
+@contextmanager
+def _one_fit_at_a_time(estimator):
+    """Refuse a second concurrent ``fit`` of one estimator with a ``RuntimeError``.
+
+    Two fits of one estimator on two threads each commit their own attributes, so the
+    estimator could end with the ensemble of one fit and the ``classes_`` of the other
+    (measured: 6 runs of 10, predicting "yes"/"no" for the first fit's 0/1 data without
+    an error).  scikit-learn promises nothing here; a fit that is already a transaction
+    can at least refuse.  The running fits are kept in a registry keyed by the
+    estimator's id, not on the estimator: a lock is not picklable, and ``clone``,
+    ``get_params`` and pickling see the estimator as it is.  Non-blocking: the second
+    fit fails at once, before it changes anything.  Re-entrant within the thread that
+    holds it (:func:`fit_context` takes it around scikit-learn's ``_fit_context``, and
+    ``_fit_rounds`` again, for boosters whose ``fit`` is not decorated).
+    """
+    key, me = id(estimator), threading.get_ident()
+    with _FITTING_LOCK:
+        holder = _FITTING.get(key)
+        if holder is not None and holder != me:
+            raise RuntimeError(
+                f"{type(estimator).__name__} (id {key:#x}) is already being fitted in another "
+                "thread; one estimator runs one fit at a time. Fit a clone in each thread "
+                "(sklearn.base.clone(estimator))"
+            )
+        _FITTING[key] = me
+    try:
+        yield
+    finally:
+        if holder is None:  # the outermost holder releases
+            with _FITTING_LOCK:
+                _FITTING.pop(key, None)
+
+
+#: A function that :func:`fit_context` decorates (its signature is kept).
+_Fit = TypeVar("_Fit", bound=Callable[..., Any])
+_Self = TypeVar("_Self", bound="BaseBooster")
+
+
+def fit_context(fit: _Fit) -> _Fit:
+    """The decorator of every booster's ``fit``: one fit at a time per estimator, then
+    scikit-learn's ``_fit_context`` (parameter validation; callbacks set up before and
+    torn down after).  The refusal of a concurrent fit comes first, so it touches
+    nothing of the running fit, its callbacks included."""
+    inner = _fit_context(prefer_skip_nested_validation=False)(fit)
+
+    @functools.wraps(fit)
+    def wrapper(estimator, *args, **kwargs):
+        with _one_fit_at_a_time(estimator):
+            return inner(estimator, *args, **kwargs)
+
+    return cast(_Fit, wrapper)  # functools.wraps: the same signature
+
+
+#: The code of :func:`fit_context`'s wrapper (one for every decorated ``fit``): the frame
+#: a warning about a fit points above (:meth:`BaseBooster._warn`).
+_FIT_CALL = fit_context(lambda estimator: estimator).__code__
+
+
+@overload
+def validate_input(  # type: ignore[overload-overlap]  # "no_validation" is also ArrayLike
+    estimator: BaseEstimator, X: ArrayLike, y: Literal["no_validation"] = ..., *,
+    y_numeric: bool = ..., reset: bool = ...,
+) -> np.ndarray: ...
+
+
+@overload
+def validate_input(
+    estimator: BaseEstimator, X: ArrayLike, y: ArrayLike, *, y_numeric: bool = ...,
+    reset: bool = ...,
+) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+def validate_input(
+    estimator: BaseEstimator, X: ArrayLike, y: ArrayLike = "no_validation", *,
+    y_numeric: bool = False, reset: bool = True,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's ``validate_data(estimator, X, y)`` (which sets, or with
+    ``reset=False`` checks, ``n_features_in_`` and ``feature_names_in_``), X as float64
+    (and y with ``y_numeric``), with errors that name the argument at fault; without y
+    (scikit-learn's ``"no_validation"``), X alone.
+
+    scikit-learn reports a value that is not a number, in X or in y, as NumPy's bare
+    "could not convert string to float: 'abc'".  Here the error says which argument
+    (and for a DataFrame, which columns) holds it.  X must be finite, or finite and NaN
+    where the estimator's scikit-learn tags allow NaN (a booster's do exactly when its
+    oracle takes missing values, ``Capabilities.allow_nan``).  A categorical column is read as
+    scikit-learn reads it: numeric categories as their values, as the same column of
+    floats would be; other categories are refused, naming X and the column (their codes
+    would impose an order and distances the categories do not have: encode them first).
+    Except where the fit made it categorical (an oracle that takes categories,
+    ``Capabilities.categorical``; the fitted ``categories_``): with ``reset=False`` such a
+    column of a DataFrame is mapped to the fit's codes first
+    (:func:`~oracleboost.engine.categories.apply_categories`; ``fit`` encodes them
+    before it validates).
+    X is asked for as float64 (what every oracle computes in): with scikit-learn's
+    default, "numeric", a DataFrame with such a column came back as an object array and
+    failed later, in the oracle, without a name.
+    """
+    if is_dask_collection(X):
+        # scikit-learn would gather every row into this process without a word
+        raise NotDistributedError(
+            f"{type(estimator).__name__} does not fit a dask array: on a cluster, "
+            "CoordinateBoostingClassifier, MirrorBoostingClassifier, the "
+            "functional-gradient regressor and classifier (with StumpOracle, "
+            "LinearOracle or MatrixOracle) and AcceleratedMarginClassifier do "
+            "(see the Dask page of the user guide); or pass X.compute() to fit in memory"
+        )
+    check_frame_columns(X, type(estimator).__name__)  # one name a column; no dates
+    if not reset:  # the fit's categorical columns as its codes (a no-op without them)
+        X = apply_categories(X, getattr(estimator, "categories_", None) or {},
+                             getattr(estimator, "n_features_in_", -1))
+    # a DataFrame of sparse columns is read as scipy sparse X (its names kept)
+    sparse = sp.issparse(X) or is_sparse_frame(X)
+    if sparse and not _accepts_sparse(estimator):
+        raise TypeError(_sparse_refusal(estimator, frame=not sp.issparse(X)))
+    # NaN (a missing value) exactly where the booster's oracle takes it (its tags say so)
+    allow_nan = get_tags(estimator).input_tags.allow_nan
+    finite = "allow-nan" if allow_nan else True
+    kw = dict(reset=reset, dtype=np.float64, ensure_all_finite=finite,
+              accept_sparse=["csr", "csc"] if sparse else False)
+    try:
+        # scikit-learn's finiteness check first sums X, which overflows (inf − inf: a
+        # RuntimeWarning) on rows holding both ±max; its exact check then decides
+        with np.errstate(over="ignore", invalid="ignore"):
+            if isinstance(y, str) and y == "no_validation":
+                X = validate_data(estimator, X, **kw)
+                return canonical_sparse(X, allow_nan=allow_nan) if sparse else X
+            X, y = validate_data(estimator, X, y, y_numeric=y_numeric, **kw)
+        # scikit-learn converts only an object y; strings stay strings
+        return (canonical_sparse(X, allow_nan=allow_nan) if sparse else X,
+                y.astype(np.float64) if y_numeric else y)
+    except (TypeError, ValueError) as exc:
+        # the same type (scikit-learn's checks expect NumPy's TypeError for an object
+        # that is no number), with a message that names the argument
+        columns = non_numeric_columns(X)
+        if columns is not None:  # (the first line: scikit-learn's may go on with X itself)
+            raise type(exc)(
+                f"X must be numeric for {type(estimator).__name__}; {columns}: "
+                f"{str(exc).splitlines()[0]}"
+            ) from exc
+        if y_numeric and not converts(y):
+            raise type(exc)(
+                f"y must be numeric for {type(estimator).__name__} (a regression or "
+                f"ranking target); it holds values that are not numbers ({exc}). For "
+                "class labels use a classifier"
+            ) from exc
+        raise
+
+
+def _accepts_sparse(estimator: BaseEstimator) -> bool:
+    """Whether ``estimator`` fits and predicts scipy sparse X (``_accepts_sparse`` of a
+    booster: its oracle's ``sparse_input``)."""
+    accepts = getattr(estimator, "_accepts_sparse", None)
+    return bool(accepts()) if callable(accepts) else False
+
+
+def _sparse_refusal(estimator: BaseEstimator, frame: bool = False) -> str:
+    """The error for scipy sparse X (``frame``: a DataFrame of sparse columns) given to a
+    booster that cannot take it: names X, the booster and its oracle, and what to do."""
+    name = type(estimator).__name__
+    why = getattr(estimator, "_sparse_refusal_reason", lambda: "")()
+    what, dense = (("a DataFrame of sparse columns", "X.sparse.to_dense()") if frame
+                   else ("a scipy sparse matrix", "X.toarray()"))
+    return (
+        f"X is {what}, which {name}{why} does not take; pass {dense} "
+        "(dense), or use StumpOracle, TreeOracle, LightGBMOracle or LinearOracle, whose "
+        "fits on sparse X equal their fits on X.toarray()"
+    )
+
+
+def data_signature(*arrays) -> str:
+    """A fingerprint of the fit's data: ``warm_start`` continues only on the same data,
+    and early stopping holds out the same rows again (:func:`oracleboost._fingerprint.
+    fingerprint`, layout-independent)."""
+    return fingerprint(*arrays)
+
+
+class _RegisteredLosses(StrOptions):
+    """The names of the registered losses of a kind, read when ``fit`` validates the
+    parameters: a loss registered later (:func:`~oracleboost.losses.register_loss`) is
+    accepted by name too."""
+
+    def __init__(self, kind, extra: tuple[str, ...] = ()):
+        self._kind, self._extra = kind, frozenset(extra)
+        super().__init__(set())
+
+    @property
+    def options(self) -> set[str]:
+        return set(loss_names(self._kind)) | self._extra
+
+    @options.setter
+    def options(self, value) -> None:  # StrOptions.__init__ assigns it; computed here
+        pass
+
+
+def loss_constraint(kind: type[Loss] | tuple[type[Loss], ...], *extra: str) -> list:
+    """The ``loss`` parameter's constraint: the name of a registered loss of ``kind`` (a
+    class or a tuple of classes), one of ``extra`` (e.g. "auto"), or a ``kind``
+    instance.  The accepted names come from the registry, not from a list kept here."""
+    return [_RegisteredLosses(kind, extra), kind if not isinstance(kind, tuple) else Loss]
+
+
+#: How errors name early stopping's held-out rows.
+_HELD_OUT = "its held-out rows"
+
+#: The fitted attributes only ``warm_start`` reads, each growing with the training rows:
+#: the booster's running state and early stopping's split of the rows.  A pickle leaves
+#: them out unless ``warm_start=True`` (:meth:`BaseBooster.__getstate__`).
+_RUNNING_STATE = ("_state_", "_held_out_")
+
+
+class BaseBooster(CallbackSupport, BaseEstimator):
+    """Estimator plumbing and the round loop shared by every booster.
+
+    Subclasses implement ``_setup`` (validate the data, set ``classes_`` and the like,
+    bind the oracle; return a :class:`~oracleboost.engine.rounds.Problem`),
+    ``_initial_state`` (the state before round 1 and the model's intercept), ``_round``
+    (one round of the algorithm box) and ``_history_keys``, and call
+    :meth:`_fit_rounds` from ``fit``; optionally ``_new_model`` (another model than an
+    :class:`~oracleboost.engine.model.Ensemble`), ``_growth_allowed``,
+    ``_eval_target``/``_eval_metrics`` (validation curves) and ``_monitors``.  After
+    ``fit``: ``ensemble_``, ``history_``, ``stop_reason_``.
+    """
+
+    _parameter_constraints: dict = {
+        "oracle": [HasMethods(["bind"]), None],
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "warm_start": ["boolean"],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "importance_type": [StrOptions({"weight", "split"})],
+    }
+
+    #: The per-row arguments of ``fit`` after X and y, in order (split with the rows when
+    #: early stopping holds some out), and which of them an ``eval_set`` entry takes from
+    #: its parallel list (``eval_sample_weight``; the ranker's ``eval_qid``).
+    _row_args: tuple[str, ...] = ("sample_weight",)
+    _eval_row_arg = "sample_weight"
+    #: The per-row argument whose groups a held-out split keeps whole (the ranker's qid).
+    _split_groups_arg: str | None = None
+    #: The per-row arguments of ``fit`` that scikit-learn's callbacks get as ``metadata``
+    #: (as ``LogisticRegression`` gives ``sample_weight``).  ``ScoringMonitor`` passes
+    #: them on to its scorer: scikit-learn's scorers take ``sample_weight``, a ranking
+    #: score needs the ranker's ``qid``.  The others (``MirrorBoostingClassifier``'s
+    #: ``sample_group``) only shape the training and would fail every scorer.
+    _callback_metadata: tuple[str, ...] = ("sample_weight", "qid")
+
+    #: Whether the booster's own arithmetic takes sparse X (False where it needs the
+    #: dense matrix, as dual acceleration's products of its whole columns).
+    _sparse_capable = True
+
+    def _accepts_sparse(self) -> bool:
+        """Whether ``fit`` and the prediction methods take scipy sparse X: when the
+        oracle (the default one for ``oracle=None``) declares ``sparse_input``, and the
+        booster's own arithmetic can (``_sparse_capable``)."""
+        if not self._sparse_capable:
+            return False
+        try:
+            return bool(self._oracle().capabilities.sparse_input)
+        except Exception:  # an oracle that cannot say: fit's own checks report it
+            return False
+
+    def _sparse_refusal_reason(self) -> str:
+        """Who refuses sparse X, for :func:`validate_input`'s error."""
+        if not self._sparse_capable:
+            return ""
+        oracle = self.oracle if self.oracle is not None else "the default oracle"
+        if not isinstance(oracle, str):
+            oracle = type(oracle).__name__
+        return f" with {oracle}"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # honest for the oracle it has (the default one when oracle=None): sparse X, and
+        # NaN (missing values; validate_input reads this tag, as check_estimator does)
+        tags.input_tags.sparse = self._accepts_sparse()
+        tags.input_tags.allow_nan = _takes_nan(self._oracle())
+        return tags
+
+    # -- persistence -------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """What a pickle or a ``skops.io`` file of the booster holds: everything, but
+        with ``warm_start=False`` not the running state a warm start would continue
+        from (the training rows' scores and weights, and early stopping's split of the
+        rows: 16 bytes or more per training row, nearly all of a model of a few
+        rounds).  Such a stored model predicts bit for bit as the fitted one; loaded
+        and fitted with ``warm_start=True``, it fits anew (with a warning).  Fit with
+        ``warm_start=True`` to store a model that continues.  ``copy.copy`` and
+        ``copy.deepcopy`` copy everything (:meth:`__copy__`, :meth:`__deepcopy__`)."""
+        state = super().__getstate__()
+        if not self.warm_start:
+            state = {k: v for k, v in state.items() if k not in _RUNNING_STATE}
+        return state
+
+    def __copy__(self: _Self) -> _Self:
+        """A shallow copy with every attribute, the running state included (an
+        in-process copy is not stored, so nothing is left out of it)."""
+        new = type(self).__new__(type(self))
+        vars(new).update(vars(self))
+        return new
+
+    def __deepcopy__(self: _Self, memo: dict[int, Any]) -> _Self:
+        """A deep copy with every attribute, the running state included: a copy of a
+        fitted booster continues with ``warm_start=True`` as the booster would."""
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        vars(new).update(copy.deepcopy(vars(self), memo))
+        return new
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore a pickled or ``skops.io``-stored booster.  skops stores a ``str``
+        enum as its string, so ``stop_reason_`` comes back as ``"max_rounds"``; it is
+        made a :class:`StopReason` again (``warm_start`` asks it ``resumable``)."""
+        reason = state.get("stop_reason_")
+        if isinstance(reason, str) and not isinstance(reason, StopReason):
+            state = {**state, "stop_reason_": StopReason(reason)}
+        super().__setstate__(state)
+
+    # -- fitted model ------------------------------------------------------------------
+    @property
+    def estimators_(self) -> list[Hypothesis]:
+        """The distinct hypotheses of the ensemble."""
+        check_is_fitted(self, "ensemble_")
+        return self.ensemble_.hypotheses
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """Coefficient of each hypothesis in ``estimators_``."""
+        check_is_fitted(self, "ensemble_")
+        return np.asarray(self.ensemble_.coef)
+
+    @property
+    def intercept_(self) -> float | np.ndarray:
+        """The model's constant term f_0, before any weak learner.
+
+        ``decision_function(X)`` (the model's raw scores) is ``intercept_ + Σ_j
+        coef_[j] · estimators_[j].predict(X)``, up to the rounding of the sums.  f_0 is
+        the booster's starting point: 0 for the margin boosters (AdaBoost, Telgarsky's
+        coordinate descent, MABoost: their papers start at λ = 0), the loss' best
+        constant for functional gradient boosting with ``init="auto"`` (the weighted
+        mean of y for the squared loss, the log-odds of the weighted classes for the
+        logistic loss, the log weighted class priors for the softmax), or ``init``.
+
+        Returns
+        -------
+        float or ndarray of shape (n_classes,)
+            A float for a single score (regression, ranking, two classes with one
+            score); one entry per class for vector scores (multiclass, and the softmax
+            or multiclass hinge on two classes, whose ``decision_function`` is then
+            ``f_1 − f_0``).  A copy: changing it does not change the model.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        """
+        check_is_fitted(self, "ensemble_")
+        intercept = np.asarray(self.ensemble_.intercept, dtype=np.float64)
+        return float(intercept) if intercept.ndim == 0 else intercept.copy()
+
+    @property
+    def n_estimators_(self) -> int:
+        """Rounds actually run (fewer than ``n_estimators`` after an early stop)."""
+        check_is_fitted(self, "ensemble_")
+        return self.ensemble_.n_rounds
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Importances of the input features, by ``importance_type``.
+
+        ``"weight"`` (the default), summing to 1: ``Σ_t |δ_t| · ||h_t||_∞ · imp(h_t)``,
+        normalised (a totally corrective round
+        counts every coefficient it moved): each round's term weighted by its
+        size on the training rows (its coefficient times the hypothesis' largest output)
+        times the hypothesis' own importances (a stump: its split feature; a scikit-learn
+        tree: its ``feature_importances_``; a LightGBM tree: its split gains; a linear
+        coordinate: its feature).  Ensembles of hypotheses that do not know their
+        features (columns of a fixed matrix, neural nets) have none: the attribute
+        raises ``AttributeError`` saying why, so ``hasattr`` is False.
+
+        ``"split"``: LightGBM's counts of the splits on each feature over the model's
+        rounds (a stump one, a tree its internal nodes but those both of whose sides
+        give the same output), equal to
+        ``to_lightgbm().feature_importance("split")`` for ensembles of trees.
+        """
+        check_is_fitted(self, "ensemble_")
+        ensemble = self.ensemble_
+        if not isinstance(ensemble, Ensemble):
+            raise AttributeError(
+                f"{type(self).__name__} fits a {type(ensemble).__name__}, not an ensemble of "
+                "weak learners: it has no feature_importances_ (see coef_)"
+            )
+        if getattr(self, "importance_type", "weight") == "split":
+            return self._split_counts(ensemble)
+        d = int(self.n_features_in_)
+        own = [h.feature_importances(d) for h in ensemble.hypotheses]
+        unknown = sorted({type(h).__name__ for h, imp in zip(ensemble.hypotheses, own,
+                                                              strict=True) if imp is None})
+        if unknown:
+            raise AttributeError(
+                f"{type(self).__name__} has no feature_importances_: its weak learners "
+                f"({', '.join(unknown)}) do not say which input features they use"
+            )
+        total = np.zeros(d)
+        for changes in ensemble.round_changes():
+            for j, delta in changes.items():
+                total += abs(delta) * ensemble.norms[j] * np.asarray(own[j], dtype=np.float64)
+        mass = total.sum()
+        return total / mass if mass > 0 else total
+
+    def _split_counts(self, ensemble: Ensemble) -> np.ndarray:
+        """``importance_type="split"``: the splits on each feature over the model's
+        terms (from its last totally corrective round on, each hypothesis once; then
+        each round), as LightGBM counts them in the exported trees."""
+        d = int(self.n_features_in_)
+        own: dict[int, np.ndarray] = {}
+        for j, h in enumerate(ensemble.hypotheses):
+            tree = h.tree_structure()
+            if tree is not None:  # the splits that change the function (as exported)
+                own[j] = np.bincount(tree.pruned().feature, minlength=d).astype(np.float64)
+                continue
+            imp = h.feature_importances(d)
+            if imp is None:
+                raise AttributeError(
+                    f"{type(self).__name__} has no split importances: its weak learner "
+                    f"{type(h).__name__} does not say which input features it uses"
+                )
+            own[j] = (np.asarray(imp) != 0).astype(np.float64)  # a coordinate: one use
+        last = max(ensemble.refits, default=None)
+        rounds = list(range(len(ensemble.refits[last]))) if last is not None else []
+        first = 0 if last is None else last + 1
+        rounds += ensemble.round_index[first:]
+        total = np.zeros(d)
+        for j in rounds:
+            total += own[j]
+        return total
+
+    def _sk_visual_block_(self) -> Any:
+        """scikit-learn's HTML repr: the oracle drawn nested, with its own parameters
+        (the default oracle when ``oracle=None``, marked so)."""
+        from oracleboost._html_repr import nested_block
+
+        note = " (default)" if self.oracle is None else ""
+        return nested_block(self, [("oracle", self._oracle(), note)])
+
+    def save_model(self, path: str | os.PathLike) -> None:
+        """Write the booster (parameters, fitted attributes, model) to ``path`` as plain
+        JSON text, which :meth:`load_model` reads without pickle
+        (:mod:`oracleboost.model_json`): the loaded booster predicts bit for bit as this
+        one.  The running state ``warm_start`` continues from is not written: a warm
+        start of the loaded booster fits anew, with a warning (a pickle or ``skops.io``
+        file of a booster fitted with ``warm_start=True`` keeps it).
+
+        Raises
+        ------
+        TypeError
+            Naming what cannot be written: an object of a class outside the allow-list
+            (a ``joblib.Memory`` as ``CachedOracle``'s memory: give a path; a weak
+            learner of another library, or a scikit-learn estimator that is not a tree,
+            linear model, MLP, dummy or label encoder: use ``skops.io``).  The write is
+            atomic: a failed save leaves a previous file whole.
+        """
+        from oracleboost.model_json import save_model
+
+        save_model(self, path)
+
+    @classmethod
+    def load_model(cls: type[_Self], path: str | os.PathLike) -> _Self:
+        """The booster :meth:`save_model` wrote to ``path``.
+
+        Loading runs nothing the file names: it makes only an allow-list of classes and
+        plain arrays, and checks every field.  A ``ValueError`` if the file holds
+        another class, comes from a newer format version than this library reads, names
+        a class outside the allow-list, or has a field missing, of the wrong type or out
+        of range (named by its place in the document)."""
+        from oracleboost.model_json import load_model
+
+        model = load_model(path)
+        if not isinstance(model, cls):
+            raise ValueError(f"{os.fspath(path)!r} holds a {type(model).__name__}, not a "
+                             f"{cls.__name__}")
+        return model
+
+    def to_lightgbm(self, X: ArrayLike | None = None) -> lightgbm.Booster:
+        """The fitted model as a ``lightgbm.Booster``, where its weak learners are trees
+        (stumps, scikit-learn trees, LightGBM trees; :mod:`oracleboost.export.lightgbm`).
+
+        ``to_lightgbm().predict(X, raw_score=True)`` is :meth:`decision_function` (a
+        regressor's :meth:`predict`), so SHAP's ``TreeExplainer``, LightGBM's compiled
+        prediction and LightGBM's converters read the model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), default=None
+            Rows whose counts become the trees' covers (what SHAP's path-dependent
+            TreeSHAP integrates over), usually the training rows; None keeps the trees'
+            own (stumps have none: 1 a leaf, with a warning).
+
+        Returns
+        -------
+        lightgbm.Booster
+        """
+        from oracleboost.export.lightgbm import to_lightgbm
+
+        return to_lightgbm(self, X)
+
+    def _model_at(self, num_iteration: int | None = None):
+        """The fitted model after its first ``num_iteration`` rounds (None: all of them).
+
+        The cheapest exact way: a copy cut back by the model's own ``truncate`` (which
+        replays the coefficient log, no prediction), whose decision then predicts only the
+        kept rounds, summed as ``staged_decision_function`` sums them, so it equals the
+        ``num_iteration``-th staged value bit for bit.  All rounds: the model itself.
+        """
+        check_is_fitted(self, "ensemble_")
+        model = self.ensemble_
+        k = check_num_iteration(num_iteration, model.n_rounds)
+        if k == model.n_rounds:
+            return model
+        cut = model.copy()
+        cut.truncate(k)
+        return cut
+
+    def _raw(self, X, num_iteration: int | None = None) -> np.ndarray:
+        return self._raw_of(self._model_at(num_iteration), X)
+
+    def _raw_of(self, model, X) -> np.ndarray:
+        """``model``'s decision on X (validated against the fitted data)."""
+        X = validate_input(self, X, reset=False)
+        try:
+            return model.decision_function(X)
+        except NonFinitePrediction as exc:
+            raise exc.naming(self) from None
+
+    def _staged_raw(self, X) -> Iterator[np.ndarray]:
+        check_is_fitted(self, "ensemble_")
+        X = validate_input(self, X, reset=False)
+        try:
+            yield from self.ensemble_.staged_decision_function(X)
+        except NonFinitePrediction as exc:
+            raise exc.naming(self) from None
+
+    # -- hooks ---------------------------------------------------------------------------
+    def _setup(self, *args, **kwargs) -> Problem:
+        raise NotImplementedError
+
+    def _initial_state(self, problem: Problem) -> tuple[Any, float | np.ndarray]:
+        raise NotImplementedError
+
+    def _resumed(self, problem: Problem, state: Any) -> Any:
+        """The state a warm start continues from, for this fit's ``problem``: the stored
+        one, unless part of it was made from a parameter the warm start changed (a
+        booster whose state depends on such a parameter remakes that part here)."""
+        return state
+
+    def _round(
+        self, problem: Problem, state: Any, ensemble: Ensemble, t: int, budget: int
+    ) -> RoundResult:
+        """Round ``t + 1`` (``t`` weak learners used so far, ``budget`` left)."""
+        raise NotImplementedError
+
+    def _history_keys(self, problem: Problem) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def _new_model(self, problem: Problem, intercept):
+        """The model the rounds add to: an :class:`Ensemble` of hypotheses (a linear
+        model for the margin classifier).  It needs ``add(*term)``, ``copy``,
+        ``n_rounds``, ``l1_norm`` where margins use it, and the decision functions."""
+        return Ensemble(intercept=intercept)
+
+    #: Whether the loop watches ``loss`` for divergence (False for boosters whose recorded
+    #: loss is bounded, e.g. a training error).
+    _watch_divergence = True
+
+    def _growth_allowed(self, problem: Problem) -> bool:
+        """Whether the loss may legitimately rise above its best (then growth past
+        :data:`DIVERGENCE_FACTOR` warns instead of stopping)."""
+        return False
+
+    def _eval_target(self, problem: Problem, y: np.ndarray, extra, where: str):
+        """An eval set's ``(target, weight)`` in the booster's own encoding; ``extra`` is
+        its entry of ``eval_sample_weight`` (the ranker: ``eval_qid``)."""
+        raise NotImplementedError
+
+    def _eval_metrics(self, problem: Problem, target, weight: np.ndarray,
+                      scores: np.ndarray) -> dict[str, float]:
+        """``{"loss": …}`` (and ``"error"`` for classifiers) of the running ``scores``
+        (what ``decision_function`` would return before any class mapping)."""
+        raise NotImplementedError
+
+    def _early_stopping_tol(self) -> float:
+        return float(self.tol)
+
+    # -- the loop ------------------------------------------------------------------------
+    def _fit_rounds(self, X, y, *rows, eval_set=None, eval_rows=None, eval_metric=None,
+                    eval_names=None):
+        """``fit``: validate → initial state → repeated round → finish, as one transaction.
+
+        ``rows`` are the per-row arguments named by ``_row_args``; ``eval_set`` is a list
+        of ``(X, y)`` pairs and ``eval_rows`` the parallel list of their
+        ``_eval_row_arg`` (or None); ``eval_metric`` and ``eval_names`` are ``fit``'s
+        (:func:`~oracleboost.engine.eval_sets.eval_scorers`,
+        :func:`~oracleboost.engine.eval_sets.eval_names`).  Any exception but a
+        ``KeyboardInterrupt`` after a completed round restores the estimator as it was
+        before the call and re-raises.
+        A second ``fit`` of the same estimator while one runs (another thread) raises a
+        ``RuntimeError`` before touching anything (see :func:`_one_fit_at_a_time`).
+        """
+        with _one_fit_at_a_time(self):
+            before = dict(vars(self))
+            try:
+                if isinstance(eval_set, Iterator):  # (read once: counted here, used below)
+                    eval_set = list(eval_set)
+                self._check_watched(eval_set)
+                given = (X, y)
+                X = self._encode_categories(X)
+                X, y, rows, held = self._hold_out(X, y, rows)
+                problem = self._setup(X, y, *rows)
+                evals = self._eval_sets(problem, eval_set, eval_rows, held,
+                                        metric=eval_metric, names=eval_names, given=given)
+                metadata = {k: v for k, v in zip(self._row_args, rows, strict=True)
+                            if v is not None and k in self._callback_metadata}
+                # callbacks score the data as fit was given it (a DataFrame's categories,
+                # not their codes, which predict would refuse), or the training rows
+                # (codes in an array, as predict reads them) after a hold-out
+                fit_X = given[0] if held is None else X
+                self._boost(problem, evals, {"X": fit_X, "y": y,
+                                             "metadata": metadata or None})
+            except BaseException:
+                # scikit-learn's callback bookkeeping stays: _fit_context tears the
+                # callbacks down after fit, failed or not
+                kept = {k: v for k, v in vars(self).items() if k in CALLBACK_ATTRIBUTES}
+                vars(self).clear()
+                vars(self).update(before)
+                vars(self).update(kept)
+                raise
+        return self
+
+    def _early_stopping_on(self) -> bool:
+        return self.n_iter_no_change is not None
+
+    def _check_watched(self, eval_set) -> None:
+        """Refuse early stopping with nothing to watch: ``validation_fraction=None``
+        holds out no rows, so it needs an ``eval_set`` (without one the loop would watch
+        the training loss, which many boosters lower every round: the fit ran to
+        ``n_estimators`` and never stopped, or stopped after one round on a training
+        error that does not move, without a word)."""
+        if not self._early_stopping_on() or self.validation_fraction is not None:
+            return
+        if eval_set is not None and not (isinstance(eval_set, Sequence) and len(eval_set) == 0):
+            return
+        raise ValueError(
+            f"n_iter_no_change={self.n_iter_no_change} needs a loss to watch, but "
+            "validation_fraction=None holds out no rows and no eval_set is given: set "
+            "validation_fraction (e.g. 0.1) to hold out training rows, or pass "
+            "eval_set=[(X_val, y_val)] (its first set is watched; eval_set=[(X, y)] "
+            "watches the training loss)"
+        )
+
+    def _resuming(self) -> bool:
+        """Whether this fit continues the fitted model (``warm_start`` with the running
+        state of the fit it continues)."""
+        return self.warm_start and getattr(self, "_state_", None) is not None
+
+    def _encode_categories(self, X):
+        """``fit``'s X with a DataFrame's categorical columns as codes, where the oracle
+        takes them (:mod:`.categories`); sets ``categories_`` (empty otherwise: the
+        columns are then read as scikit-learn reads them).  A warm start continues only
+        with the categories of the fit it continues (the same codes must mean the same
+        values)."""
+        categories: dict[int, np.ndarray] = {}
+        if takes_categorical(self._oracle()) and not is_dask_collection(X):
+            X, categories = encode_categories(X)
+        resume = self._resuming()
+        if resume and not same_categories(categories, getattr(self, "categories_", {})):
+            raise ValueError(
+                "warm_start=True continues a fit on the same data, but X's categorical "
+                "columns or their categories differ from those of the fitted model "
+                "(categories_); set warm_start=False to fit anew"
+            )
+        self.categories_ = categories
+        return X
+
+    def _hold_out(self, X, y, rows):
+        """Early stopping's held-out split: ``(X, y, rows)`` to train on and the
+        held-out ``(X, y, extra)``, or the arguments unchanged and None."""
+        if not self._early_stopping_on() or self.validation_fraction is None:
+            saved = self._saved_split()
+            if self._resuming() and saved is not None:
+                raise ValueError(
+                    "warm_start=True continues the fitted model on the rows it was trained "
+                    "on, but that fit held out validation_fraction="
+                    f"{saved[1]} of them for early stopping and this one would "
+                    "train on all: keep n_iter_no_change and validation_fraction as they "
+                    "were, or set warm_start=False to fit anew"
+                )
+            vars(self).pop("_held_out_", None)  # this fit holds out no rows
+            return X, y, rows, None
+        if is_dask_collection(X):
+            raise NotDistributedError(
+                "early stopping on a fit on a dask array needs an eval_set (NumPy arrays) "
+                "instead of validation_fraction; set validation_fraction=None and pass "
+                "eval_set=[(X_val, y_val)]"
+            )
+        given = X
+        X, y = validate_input(self, X, y)
+        n = X.shape[0]
+        arrays = [
+            None if a is None else self._row_array(name, a, n)
+            for name, a in zip(self._row_args, rows, strict=True)
+        ]
+        named = dict(zip(self._row_args, arrays, strict=True))
+        groups = named.get(self._split_groups_arg) if self._split_groups_arg else None
+        stratify = None
+        if groups is None and is_classifier(self):
+            check_classification_targets(y)  # "continuous" labels get sklearn's message
+            try:
+                if len(np.unique(y)) >= 2:  # one class: fit's own check says so
+                    stratify = y
+            except TypeError:  # unorderable labels: fit's own check says so
+                pass
+        signature = data_signature(X, y, *arrays)
+        fraction = float(self.validation_fraction)
+        kept = self._kept_split(signature, fraction)
+        train, held = kept if kept is not None else held_out_split(
+            n, fraction, self.random_state, stratify=stratify, groups=groups)
+        # (the data's signature and the fraction, then the split)
+        self._held_out_ = ((signature, fraction), train, held)
+        rows = tuple(None if a is None else a[train] for a in arrays)
+        extra = named.get(self._eval_row_arg)
+        if hasattr(given, "columns"):
+            # a DataFrame's rows as a DataFrame: the fit's own validation then keeps its
+            # feature_names_in_ (from the bare array it would drop them, and predict on a
+            # DataFrame would warn)
+            X = given
+        return (_safe_indexing(X, train), y[train], rows,
+                (_safe_indexing(X, held), y[held], None if extra is None else extra[held]))
+
+    def _kept_split(self, signature: str, fraction: float
+                    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The held-out split of the fit a warm start continues, on data of this
+        ``signature`` (its model was trained on those rows: the same rows again, also
+        when ``random_state`` is None); None for a new fit (which draws its split with
+        this ``validation_fraction`` and ``random_state``) or other data (which
+        :meth:`_boost` refuses).  A continuation that would hold out other rows than
+        its fit did is refused, naming the parameter."""
+        saved = self._saved_split()
+        if not self._resuming():
+            return None
+        if saved is None:
+            raise ValueError(
+                "warm_start=True continues the fitted model on the rows it was trained "
+                "on, but that fit held out no rows for early stopping and this one would "
+                f"hold out validation_fraction={fraction} of them: keep n_iter_no_change "
+                "and validation_fraction as they were (validation_fraction=None watches "
+                "eval_set[0]), or set warm_start=False to fit anew"
+            )
+        data, kept, train, held = saved
+        if data != signature:
+            return None
+        if kept != fraction:
+            raise ValueError(
+                f"validation_fraction={fraction} differs from the {kept} of the fit this "
+                "warm start continues, whose model was trained on the other rows: set it "
+                "back, or set warm_start=False to fit anew"
+            )
+        return train, held
+
+    def _saved_split(self) -> tuple[str, float, np.ndarray, np.ndarray] | None:
+        """The fitted model's held-out split as ``(signature, validation_fraction,
+        train, held)``; None without one (or in the layout of an older version, which did
+        not keep the fraction)."""
+        saved = getattr(self, "_held_out_", None)
+        if saved is None or not isinstance(saved[0], tuple):
+            return None
+        (signature, fraction), train, held = saved
+        return signature, fraction, train, held
+
+    def _row_array(self, name: str, a, n: int) -> np.ndarray:
+        """A per-row argument of ``fit`` (``_row_args``) as an array of ``n`` rows; the
+        ranker checks its ``qid`` here."""
+        a = np.asarray(a)
+        if a.shape[:1] != (n,):
+            raise ValueError(f"{name} has shape {a.shape}; X has {n} rows")
+        return a
+
+    def _eval_sets(self, problem: Problem, eval_set, eval_rows, held, *, metric=None,
+                   names=None, given=(None, None)) -> list[EvalSet]:
+        """Check the watched sets against the fitted data (features, classes) and put
+        them in the booster's encoding; errors name ``eval_set[i]``.  ``metric`` and
+        ``names`` are ``fit``'s ``eval_metric`` and ``eval_names``; ``given`` is the
+        ``(X, y)`` given to ``fit`` (an eval set that is it is named ``training``)."""
+        evals = []
+        if held is not None:
+            Xh, yh, extra = held
+            target, weight = self._eval_target(problem, yh, extra, _HELD_OUT)
+            evals.append(EvalSet("heldout", "", Xh, target, weight))
+        if eval_set is None:
+            for arg, value in ((f"eval_{self._eval_row_arg}", eval_rows),
+                               ("eval_metric", metric), ("eval_names", names)):
+                if value is not None:
+                    raise ValueError(f"{arg} is given but eval_set is not")
+            return evals
+        if isinstance(eval_set, tuple) or not isinstance(eval_set, Sequence | Iterator):
+            raise TypeError(
+                "eval_set must be a list of (X, y) pairs, e.g. eval_set=[(X_val, y_val)]; "
+                f"got {type(eval_set).__name__}"
+            )
+        eval_set = list(eval_set)
+        scorers = eval_scorers(metric)
+        set_names = eval_names(names, eval_set, *given)
+        extras = [None] * len(eval_set) if eval_rows is None else list(eval_rows)
+        if len(extras) != len(eval_set):
+            raise ValueError(
+                f"eval_{self._eval_row_arg} has {len(extras)} entries but eval_set has "
+                f"{len(eval_set)}; give one per set (None for none)"
+            )
+        for i, (pair, extra) in enumerate(zip(eval_set, extras, strict=True)):
+            where = f"eval_set[{i}]"
+            if not isinstance(pair, Sequence) or len(pair) != 2:
+                raise TypeError(f"{where} must be an (X, y) pair; got {type(pair).__name__}")
+            if any(is_dask_collection(a) for a in pair):
+                raise NotDistributedError(
+                    f"{where}: an eval set is scored in this process, round by round: "
+                    "pass NumPy arrays (a sample of the rows, say; X.compute()); the fit's "
+                    "own X may be a dask array")
+            try:
+                Xv = validate_input(self, pair[0], reset=False)
+            except (TypeError, ValueError) as exc:  # named as the set's X, either type
+                kind = ValueError if isinstance(exc, ValueError) else TypeError
+                raise kind(f"{where}: X: {exc}") from exc
+            yv = np.asarray(pair[1])
+            if yv.shape != (Xv.shape[0],):
+                raise ValueError(
+                    f"{where}: y has shape {yv.shape}; its X has {Xv.shape[0]} rows"
+                )
+            target, weight = self._eval_target(problem, yv, extra, where)
+            # a scorer gets the set as given, with the metadata scikit-learn's scorers
+            # (or the ranker's) take, as ScoringMonitor passes them on
+            metadata = ({self._eval_row_arg: extra} if extra is not None
+                        and self._eval_row_arg in self._callback_metadata else {})
+            evals.append(EvalSet(EVAL_PREFIX, f"_{i}", Xv, target, weight, scorers=scorers,
+                                 given=(pair[0], pair[1]), metadata=metadata,
+                                 name=set_names[i]))
+        return evals
+
+    def _eval_weight(self, extra, n: int, where: str) -> np.ndarray:
+        """An eval set's weights, named in errors by the argument they came from, and
+        normalised as the training weights are."""
+        name = f"sample_weight ({where})" if where == _HELD_OUT else (
+            f"eval_sample_weight ({where})"
+        )
+        w = check_sample_weight(extra, n, name=name)
+        return normalise_weights(w) if self._scale_free_weights else w
+
+    def _class_index(self, y: np.ndarray, where: str) -> np.ndarray:
+        """Indices of ``y``'s labels in ``classes_``; labels unseen in training raise."""
+        try:
+            index = np.searchsorted(self.classes_, y)
+            known = (index < len(self.classes_)) & (
+                self.classes_.take(np.minimum(index, len(self.classes_) - 1)) == y
+            )
+        except TypeError as exc:
+            raise ValueError(f"{where}: y's labels cannot be compared with classes_") from exc
+        if not known.all():
+            raise ValueError(
+                f"{where}: y has labels not seen in training: {np.unique(y[~known])[:5]} "
+                f"(classes_ = {self.classes_})"
+            )
+        return index
+
+    @staticmethod
+    def _numeric_target(y: np.ndarray, where: str) -> np.ndarray:
+        try:
+            yv = np.asarray(y, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: y must be numeric; got {y.dtype}") from exc
+        if not np.isfinite(yv).all():
+            raise ValueError(f"{where}: y contains NaN or inf")
+        return yv
+
+    def _boost(self, problem: Problem, evals: Sequence[EvalSet] = (),
+               fit_data: dict | None = None) -> None:
+        """Run the rounds (:func:`~oracleboost.engine.loop.run_rounds`) from the start,
+        or from the fitted model with ``warm_start``; then set the fitted attributes."""
+        resume = self._resuming()
+        stop = None
+        if resume:
+            if self._signature_ != problem.signature:
+                raise ValueError(
+                    "warm_start=True continues a fit on the same data, but X, y or "
+                    "sample_weight differ from those of the fitted model, or (functional "
+                    "gradient boosting) the starting score that loss and init make; set "
+                    "warm_start=False to fit anew"
+                )
+            history = History.from_dict(self.history_)
+            if self.n_estimators < len(history):
+                raise ValueError(
+                    f"n_estimators={self.n_estimators} must be at least the number of "
+                    f"rounds already fitted ({len(history)}) when warm_start=True"
+                )
+            # Copies: a failed continuation must leave the fitted model as it was.
+            state = self._resumed(problem, copy.deepcopy(self._state_))
+            model = self.ensemble_.copy()
+            stop = None if self.stop_reason_.resumable else self.stop_reason_
+            if stop is not None and self.n_estimators > len(history):
+                self._warn(
+                    f"warm_start=True: the fitted model stopped with stop_reason_="
+                    f"'{stop}', which more rounds do not continue, so n_estimators="
+                    f"{self.n_estimators} added no rounds to its {len(history)}; set "
+                    "warm_start=False to fit anew")
+        else:
+            if self.warm_start and hasattr(self, "ensemble_"):
+                self._warn(
+                    "warm_start=True, but this fitted model holds no running state to "
+                    "continue from (it was stored with warm_start=False, or saved as "
+                    "JSON, or fitted on a dask array), so this fit starts again from "
+                    "round 0; to store a model that continues, fit it with "
+                    "warm_start=True before pickling it or storing it with skops")
+            state, intercept = self._initial_state(problem)
+            model = self._new_model(problem, intercept)
+            history = History(self._history_keys(problem) + ("cumulative_time",))
+        named = self._named_sets(evals, resume)  # (a clash refused before any round)
+        run = Run(self, problem, model, history, state,
+                  monitors=self._monitors(problem, evals, resume), fit_data=fit_data or {})
+        # the run holds the state from here on, and lets each round's go: a name kept
+        # here would hold the state before round 1 for the whole fit (on a cluster, a
+        # few float64 arrays a row on every worker)
+        del state
+        blocks = getattr(problem, "blocks", None)
+        try:
+            run_rounds(run, self.n_estimators, stop)
+        except BaseException:
+            # the workers' pooled buffers are the fit's: a fit that raises lets them go
+            # as one that ends does (settle, below)
+            if isinstance(blocks, ClusterBlocks):
+                blocks.abandon()
+            raise
+        stopping = next((m for m in run.monitors if isinstance(m, EarlyStopping)), None)
+        self.validation_loss_ = np.asarray(stopping.curve if stopping else [], dtype=float)
+        self.best_iteration_ = len(run.history) if stopping else None
+        self.ensemble_ = run.model
+        self.history_ = run.history.as_dict()
+        self._eval_names_ = named
+        self.stop_reason_ = run.stop
+        # a fit on a cluster keeps no running state: it lives on the workers (futures
+        # that a pickle could not carry, and that would hold the workers' memory)
+        if isinstance(blocks, ClusterBlocks):
+            blocks.settle()
+        self._state_ = None if isinstance(blocks, ClusterBlocks) else run.state
+        self._signature_ = problem.signature
+
+    def _warn(self, message: str) -> None:
+        """A :class:`BoostingWarning` about this fit, pointing at the code that called
+        ``fit`` (however many of the booster's own frames lie between: the frame above
+        :func:`fit_context`'s wrapper; without one, the caller of this method's caller)."""
+        frame, level = sys._getframe(), 1
+        while frame is not None and frame.f_code is not _FIT_CALL:
+            frame, level = frame.f_back, level + 1
+        warnings.warn(f"{type(self).__name__}: {message}", BoostingWarning,
+                      stacklevel=level + 1 if frame is not None else 3)
+
+    def _named_sets(self, evals: Sequence[EvalSet], resume: bool) -> dict[int, str]:
+        """The names of the eval sets by index (``evals_result_``'s keys): this fit's,
+        and for the indices it does not watch, those of the fit it continues."""
+        names = {i: ev.name for i, ev in enumerate(e for e in evals if e.prefix == EVAL_PREFIX)}
+        kept = getattr(self, "_eval_names_", {}) if resume else {}
+        clash = {name for i, name in kept.items() if i not in names} & set(names.values())
+        if clash:
+            raise ValueError(
+                f"eval_names: {sorted(clash)} already names another eval set of the fit "
+                "this warm start continues; choose other names"
+            )
+        return {**{i: n for i, n in kept.items() if i not in names}, **names}
+
+    @property
+    def evals_result_(self) -> dict[str, dict[str, list[float]]]:
+        """The eval sets' curves in LightGBM's shape: ``{name: {metric: [value after
+        each round, ...]}}``, keyed by ``eval_names`` (default ``valid_0``, ``valid_1``,
+        …, or ``training`` for the training data itself), with ``"loss"`` (the booster's
+        own), ``"error"`` (classifiers) and each ``eval_metric``: the columns
+        ``history_["val_<metric>_<i>"]`` as lists of floats.  Empty without an
+        ``eval_set`` (as LightGBM's).  As long as ``history_``: a warm start continues
+        it, and after early stopping it ends at the kept round (LightGBM keeps the
+        rounds after its best; here they are cut from the model; the watched curve
+        past the best round is ``validation_loss_``).  Early stopping's held-out rows
+        are not an eval set: their curve is ``history_["heldout_loss"]``."""
+        check_is_fitted(self, "history_")
+        names = getattr(self, "_eval_names_", {})
+        found: dict[int, dict[str, list[float]]] = {}
+        for key, values in self.history_.items():
+            match = re.fullmatch(rf"{EVAL_PREFIX}_(.+)_(\d+)", key)
+            if match:
+                found.setdefault(int(match[2]), {})[match[1]] = [float(v) for v in values]
+        return {names.get(i, f"valid_{i}"): found[i] for i in sorted(found)}
+
+    def _fitted_attributes(self, run: Run) -> dict:
+        """The fitted attributes of the model as it stands in ``run`` (copies): what a
+        shallow copy of this booster needs to predict as if the fit had stopped there
+        (scikit-learn's callbacks ask for such a ``fitted_estimator``)."""
+        return {"ensemble_": run.model.copy(), "history_": run.history.as_dict(),
+                "stop_reason_": run.stop or StopReason.MAX_ROUNDS}
+
+    def _monitors(self, problem: Problem, evals: Sequence[EvalSet], resume: bool) -> list:
+        """The monitors of this fit, in the order they see each round
+        (:mod:`~oracleboost.engine.monitors`); a booster may add its own."""
+        metrics = ("loss", "error") if is_classifier(self) else ("loss",)
+        monitors = [NonFiniteLoss(), EvalCurves(evals, metrics)]
+        if self.verbose:
+            monitors.append(Progress(self.verbose, self.n_estimators))
+        if self._watch_divergence:
+            monitors.append(Divergence(self._growth_allowed(problem),
+                                       self._divergence_hint(problem)))
+        if self._early_stopping_on():
+            earlier = getattr(self, "validation_loss_", ()) if resume else ()
+            monitors.append(EarlyStopping(
+                evals[0].key("loss") if evals else "loss", self.n_iter_no_change,
+                self._early_stopping_tol(), earlier))
+        monitors.extend(callback_monitors(self))
+        return monitors
+
+    def _divergence_hint(self, problem: Problem) -> str:
+        return "A smaller learning_rate may help."
+
+    # -- helpers for fit ------------------------------------------------------------------
+    #: Whether the booster's risk is a weighted mean of its rows' losses, so that the
+    #: weights' scale is normalised away at ``fit`` (see ``_positive_weight_rows``).
+    #: False where the weights' scale is part of the problem (a risk that sums them).
+    _scale_free_weights = True
+
+    def _positive_weight_rows(self, X, y, s, *rows):
+        """Keep the rows with positive weight, and normalise their weights.
+
+        Rows of weight 0 add nothing to any risk, and binding them would still move
+        data-dependent choices such as stump thresholds (fitting with weight 0 must
+        equal fitting without the row).  Every risk is a weighted mean, so the fit does
+        not depend on the weights' scale; with the weights scaled here, once, by a power
+        of two to a mean in [1, 2), neither does its arithmetic (see
+        :func:`~oracleboost._validation.normalise_weights`: weights 1e300 or 1e-300
+        times the given ones fit as they do, and a power of two times them bit for
+        bit), unless ``_scale_free_weights`` is False.  ``rows`` are further per-row
+        arrays (or None) cut with them.
+        """
+        keep = s > 0
+        if not keep.all():
+            X, y, s = X[keep], y[keep], s[keep]
+            rows = tuple(None if a is None else a[keep] for a in rows)
+        return (X, y, normalise_weights(s) if self._scale_free_weights else s, *rows)
+
+    #: The query whose default oracle (:func:`~oracleboost.oracles.default_oracle`) the
+    #: booster uses when ``oracle`` is None.
+    _default_query = "correlate"
+
+    def _oracle(self) -> Oracle:
+        """``oracle``, or the default oracle for :attr:`_default_query`."""
+        return default_oracle(self._default_query) if self.oracle is None else self.oracle
+
+    def _bind_cluster(self, rows, need: str):
+        """:meth:`_bind` for rows on a Dask cluster (``Oracle._bind_cluster``)."""
+        oracle = self._oracle()
+        bound = oracle._bind_cluster(rows)
+        if not getattr(bound.capabilities, need):  # pragma: no cover - stumps answer all
+            raise OracleCapabilityError(
+                f"{type(self).__name__} needs an oracle that answers {need}; "
+                f"{type(oracle).__name__} does not (capabilities: {bound.capabilities})"
+            )
+        return bound
+
+    def _bind_keywords(self) -> dict[str, Any]:
+        """``bind``'s keywords beyond X: the fit's categorical columns, only where there
+        are some (then the oracle declared that it takes them; every other oracle is
+        bound as ``bind(X)``)."""
+        categories = getattr(self, "categories_", None)
+        return {"categorical_features": tuple(sorted(categories))} if categories else {}
+
+    def _bind(self, X, need: str):
+        """Bind the oracle to X; refuse it, naming ``need``, when it cannot answer that."""
+        oracle = self._oracle()
+        bound = oracle.bind(X, **self._bind_keywords())
+        if not getattr(bound.capabilities, need):
+            raise OracleCapabilityError(
+                f"{type(self).__name__} needs an oracle that answers {need}; "
+                f"{type(oracle).__name__} does not (capabilities: {bound.capabilities})"
+            )
+        return bound
+
+
+def _takes_nan(oracle: Any) -> bool:
+    """Whether ``oracle`` declares that X may hold NaN (``Capabilities.allow_nan``).
+
+    False when its capabilities cannot be read: a wrapper around something that is no
+    oracle raises ``TypeError`` there, and an object that only has ``bind`` declares
+    none; ``fit`` then refuses it with its own message (and NaN with today's)."""
+    try:
+        capabilities = oracle.capabilities
+    except (AttributeError, TypeError):
+        return False
+    return bool(getattr(capabilities, "allow_nan", False))
+
+
+#: The text of every prediction method's ``num_iteration`` parameter (:func:`num_iteration_doc`).
+_NUM_ITERATION = """\
+The model after its first ``num_iteration`` rounds (LightGBM's name), an int in
+[1, ``n_estimators_``]: exactly what the ``staged_`` form of this method yields at
+that round, bit for bit, at the cost of predicting only those rounds.  None
+(default): every round the model has.  After early stopping the model is already
+cut back to its best round, so None is ``num_iteration=best_iteration_`` (LightGBM
+predicts with ``best_iteration_`` by default too, but keeps the later rounds)."""
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def num_iteration_doc(method: _Method) -> _Method:
+    """Fill the line ``<num_iteration>`` of ``method``'s docstring with the one text of
+    the ``num_iteration`` parameter, at that line's indentation."""
+    return fill_placeholder(method, "num_iteration", _NUM_ITERATION)
+
+
+def check_num_iteration(num_iteration: int | None, n_rounds: int) -> int:
+    """``num_iteration`` of a prediction method as a round count in ``[1, n_rounds]``
+    (None: ``n_rounds``); anything else raises naming ``num_iteration``.
+
+    Unlike LightGBM, where ``num_iteration <= 0`` silently means every round, a count
+    outside the model is an error: after early stopping the model already ends at its
+    best round, and asking for more rounds than it has is a mistake worth hearing of.
+    """
+    if num_iteration is None:
+        return n_rounds
+    if isinstance(num_iteration, bool) or not isinstance(num_iteration, Integral):
+        raise TypeError(
+            f"num_iteration must be an int (a number of rounds) or None; got "
+            f"{type(num_iteration).__name__} {num_iteration!r}"
+        )
+    if not 1 <= num_iteration <= n_rounds:
+        raise ValueError(
+            f"num_iteration={num_iteration} must be in [1, n_estimators_] = [1, {n_rounds}]"
+            " (the rounds of the fitted model; None for all of them)"
+            if n_rounds else
+            f"num_iteration={num_iteration}: the fitted model has no rounds (see "
+            "stop_reason_); only num_iteration=None predicts with it"
+        )
+    return int(num_iteration)
+
+
+def on_dask(estimator, method: Callable, X, *, staged: bool = False):
+    """``method`` (a prediction method of a fitted ``estimator``) on a dask array X, row
+    chunk by row chunk, as a dask array (``staged``: a generator of dask arrays, one a
+    round).  The shapes and dtypes are the method's own on one row."""
+    check_is_fitted(estimator, "ensemble_")
+    refuse_sparse_chunks(X, type(estimator).__name__)
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2-D dask array X; got shape {X.shape}")
+    probe = np.zeros((1, X.shape[1]))
+    if not staged:
+        one = method(probe)
+        return map_rows(functools.partial(_on_rows, method, one), X, dtype=one.dtype,
+                        columns=None if one.ndim == 1 else one.shape[1])
+    return (map_rows(functools.partial(_on_rows, functools.partial(_nth, method, k), one),
+                     X, dtype=one.dtype, columns=None if one.ndim == 1 else one.shape[1])
+            for k, one in enumerate(method(probe)))
+
+
+def _on_rows(method: Callable, one: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """``method(X)``, and for a chunk of no row (a boolean selection can leave one) an
+    empty array shaped as ``one``'s rows (the method itself refuses 0 rows, as
+    scikit-learn's estimators do)."""
+    if X.shape[0] == 0:
+        return np.empty((0,) + one.shape[1:], dtype=one.dtype)
+    return method(X)
+
+
+def _nth(method: Callable, k: int, X: np.ndarray) -> np.ndarray:
+    """The ``k``-th array a staged ``method`` yields on X."""
+    for i, out in enumerate(method(X)):
+        if i == k:
+            return out
+    raise IndexError(k)  # pragma: no cover - the probe counted the stages
+
+
+class ScoreRegressorMixin:
+    """Prediction for boosters whose model's sum is the prediction itself (regression,
+    ranking scores): ``predict`` and ``staged_predict``."""
+
+    @staticmethod
+    def _lightgbm_objective(n_scores: int) -> str:
+        """An exported model's objective: LightGBM's ``predict`` is the raw sum."""
+        return "regression"
+
+    @num_iteration_doc
+    def predict(self, X: ArrayLike, *, num_iteration: int | None = None) -> np.ndarray:
+        """The model's sum ``f(x)`` (the ensemble's intercept plus its weighted terms).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        num_iteration : int or None, default=None
+            <num_iteration>
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            (A dask array when X is one.)
+        """
+        if is_dask_collection(X):
+            return on_dask(self, functools.partial(self.predict, num_iteration=num_iteration),
+                           X)
+        return self._raw(X, num_iteration)
+
+    @num_iteration_doc
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
+              num_iteration: int | None = None) -> float:
+        """The coefficient of determination R² of :meth:`predict` (scikit-learn's
+        ``RegressorMixin.score``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+        num_iteration : int or None, default=None
+            <num_iteration>
+
+        Returns
+        -------
+        float
+        """
+        return float(r2_score(y, self.predict(X, num_iteration=num_iteration),
+                              sample_weight=sample_weight))
+
+    def staged_predict(self, X: ArrayLike) -> Iterator[np.ndarray]:
+        """:meth:`predict` after each weak learner (one term added to a running array per
+        weak learner; the last equals :meth:`predict` bit for bit).
+
+        Yields
+        ------
+        ndarray of shape (n_samples,)
+        """
+        if is_dask_collection(X):
+            yield from on_dask(self, self.staged_predict, X, staged=True)
+            return
+        yield from self._staged_raw(X)

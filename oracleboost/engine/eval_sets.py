@@ -1,0 +1,333 @@
+"""Validation curves and early stopping, shared by every booster.
+
+``fit(..., eval_set=[(X_val, y_val), ...])`` records, after every weak learner, the
+booster's own loss (and a classifier's error) on each set as ``history_["val_loss_0"]``,
+``history_["val_error_0"]``, …  The scores on a set are kept up to date by the model's
+running sums (:class:`~oracleboost.engine.model.RunningScores`): each round predicts
+only its new hypothesis on the set, never the whole ensemble again.
+
+Early stopping follows scikit-learn's gradient boosting (``n_iter_no_change``,
+``validation_fraction``, ``tol``): when ``n_iter_no_change`` is set, a fraction of the
+training rows is held out (stratified by class for classifiers, by query for rankers,
+drawn with ``random_state``), its curve is ``history_["heldout_loss"]``, and the fit
+stops once ``n_iter_no_change`` rounds in a row have not lowered the held-out loss by
+more than ``tol`` below its best.  Unlike scikit-learn (and like LightGBM's
+``best_iteration``), the model is then cut back to the round of the smallest held-out
+loss, so that what is kept is the best model the fit saw.  The watching is done by the
+:class:`~oracleboost.engine.monitors.EarlyStopping` monitor.
+
+LightGBM's habits (its ``LGBMModel.fit``): ``eval_metric`` adds scikit-learn scorers to
+the curves (``history_["val_<metric>_<i>"]``, :func:`eval_scorers`), ``eval_names``
+names the sets (:func:`eval_names`: ``valid_0``, ``valid_1``, …, and ``training`` for
+the training data itself), and ``evals_result_`` shows the curves by name.  A scorer is
+given the booster as it stood after each round: a shallow copy whose model answers on
+the set from the running scores (:class:`~oracleboost.engine.model.ModelAt`), so a
+round costs one scorer call per set and metric, never a prediction of the whole model.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import numpy as np
+from sklearn.metrics import get_scorer
+from sklearn.model_selection import GroupShuffleSplit, train_test_split
+from sklearn.utils import check_random_state
+
+from oracleboost._typing import ArrayLike, RandomStateLike
+
+__all__ = ["EvalSet", "held_out_split", "documented", "eval_scorers", "eval_names",
+           "EVAL_PREFIX", "eval_parameters_doc", "fill_placeholder"]
+
+#: The prefix of the history keys of ``eval_set``'s curves (``val_loss_0``).
+EVAL_PREFIX = "val"
+
+
+@dataclass
+class EvalSet:
+    """One data set watched during a fit.
+
+    ``target`` and ``weight`` are in the booster's own encoding (``_eval_target``);
+    ``scores`` is the model's running decision on ``X``, attached when the loop starts.
+    History keys are ``f"{prefix}_{metric}{suffix}"``: ``val_loss_0`` for
+    ``eval_set[0]``, ``heldout_loss`` for early stopping's held-out split.
+    """
+
+    prefix: str
+    suffix: str
+    X: Any
+    target: Any
+    weight: np.ndarray
+    scores: Any = field(default=None, repr=False)
+    #: ``eval_metric``'s scorers by name, and what they are called with: the set as the
+    #: user gave it (X, y) and its metadata (``sample_weight``; the ranker's ``qid``).
+    scorers: dict[str, Callable] = field(default_factory=dict, repr=False)
+    given: tuple = field(default=(), repr=False)
+    metadata: dict = field(default_factory=dict, repr=False)
+    name: str = ""
+
+    def key(self, metric: str) -> str:
+        return f"{self.prefix}_{metric}{self.suffix}"
+
+
+#: Metric names taken by the booster's own curves.
+_OWN_METRICS = ("loss", "error")
+
+
+def _scorer_name(metric: Callable) -> str:
+    """The name of a callable scorer in history keys: a function's name, or the name of
+    the metric a ``make_scorer`` object wraps."""
+    name = getattr(metric, "__name__", None) or getattr(
+        getattr(metric, "_score_func", None), "__name__", None)
+    if not name or name == "<lambda>":
+        raise ValueError(
+            f"eval_metric: cannot name the scorer {metric!r}; pass a dict "
+            "{name: scorer} instead"
+        )
+    return name
+
+
+def _check_scorer_signature(name: str, metric: Callable) -> None:
+    """Refuse a metric-style callable ``(y_true, y_pred)``, which would otherwise fail
+    later inside the fit with a message about its arguments."""
+    try:
+        params = list(inspect.signature(metric).parameters)
+    except (TypeError, ValueError):  # no signature to read (a builtin): let it run
+        return
+    if params[:1] in (["y_true"], ["y"]):
+        raise TypeError(
+            f"eval_metric {name!r} takes (y_true, y_pred) like a metric; eval_metric takes "
+            "scikit-learn scorers, called as scorer(estimator, X, y, sample_weight=None). "
+            f"Wrap it: sklearn.metrics.make_scorer({name}, response_method=...)"
+        )
+
+
+def eval_scorers(eval_metric: Any) -> dict[str, Callable]:
+    """``fit``'s ``eval_metric`` as scorers by name.
+
+    A scikit-learn scorer name (``"accuracy"``, ``"neg_log_loss"``, ``"roc_auc"``,
+    ``"r2"``, …: :func:`sklearn.metrics.get_scorer_names`), a callable with a scorer's
+    signature ``scorer(estimator, X, y, sample_weight=None)`` (named by its
+    ``__name__``), a list or tuple of these, or a dict ``{name: scorer}``.  Errors name
+    ``eval_metric``.  Scorers, not metrics ``(y_true, y_pred)``: a scorer knows which
+    prediction it needs (labels, probabilities or decision values), as ``cross_validate``,
+    ``GridSearchCV`` and ``ScoringMonitor`` use them; ``make_scorer`` wraps a metric.
+    """
+    if eval_metric is None:
+        return {}
+    if isinstance(eval_metric, Mapping):
+        items = list(eval_metric.items())
+    elif isinstance(eval_metric, str) or callable(eval_metric):
+        items = [(None, eval_metric)]
+    elif isinstance(eval_metric, Sequence):
+        items = [(None, m) for m in eval_metric]
+    else:
+        raise TypeError(
+            "eval_metric must be a scorer name, a scorer, a list of them or a dict "
+            f"{{name: scorer}}; got {type(eval_metric).__name__}"
+        )
+    scorers: dict[str, Callable] = {}
+    for name, metric in items:
+        if isinstance(metric, str):
+            try:
+                scorer = get_scorer(metric)
+            except ValueError as exc:
+                raise ValueError(f"eval_metric: {exc}") from exc
+            name = metric if name is None else name
+        elif callable(metric):
+            name = _scorer_name(metric) if name is None else name
+            _check_scorer_signature(name, metric)
+            scorer = metric
+        else:
+            raise TypeError(
+                f"eval_metric entries must be scorer names or callables; got "
+                f"{type(metric).__name__} {metric!r}"
+            )
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"eval_metric: a metric's name must be a non-empty str; got {name!r}")
+        if name in _OWN_METRICS:
+            raise ValueError(
+                f"eval_metric: {name!r} is the booster's own curve (history_['val_{name}_0'] "
+                "is recorded anyway); give the scorer another name"
+            )
+        if name in scorers:
+            raise ValueError(f"eval_metric names {name!r} twice")
+        scorers[name] = scorer
+    return scorers
+
+
+def eval_names(names: Any, eval_set: Sequence, X: Any, y: Any) -> list[str]:
+    """The names of the eval sets (``fit``'s ``eval_names``), as LightGBM gives them:
+    by default ``valid_<i>``, or ``training`` for an entry that is the training data
+    itself (``eval_set[i][0] is X and eval_set[i][1] is y``).  Errors name
+    ``eval_names``."""
+    if names is None:
+        return ["training" if pair[0] is X and pair[1] is y else f"valid_{i}"
+                for i, pair in enumerate(eval_set)]
+    if isinstance(names, str) or not isinstance(names, Sequence):
+        raise TypeError(
+            f"eval_names must be a list of str, one per eval_set entry; got "
+            f"{type(names).__name__}"
+        )
+    names = list(names)
+    if len(names) != len(eval_set):
+        raise ValueError(
+            f"eval_names has {len(names)} names but eval_set has {len(eval_set)} entries"
+        )
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"eval_names must hold non-empty str; got {name!r}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"eval_names must be unique; got {names}")
+    return names
+
+
+def held_out_split(
+    n: int, fraction: float, random_state: RandomStateLike, *,
+    stratify: ArrayLike | None = None, groups: ArrayLike | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Row indices ``(train, held_out)``: a ``fraction`` of the rows, stratified by
+    ``stratify`` (class labels) or whole groups of ``groups`` (query ids) held out.
+
+    Raises ``ValueError`` naming ``validation_fraction`` when no such split exists (a
+    class with a single row, fewer held-out rows than classes, a single query).
+    """
+    rs = check_random_state(random_state)
+    index = np.arange(n)
+    try:
+        if groups is not None:
+            splitter = GroupShuffleSplit(n_splits=1, test_size=fraction, random_state=rs)
+            train, held = next(splitter.split(index, groups=groups))
+        else:
+            train, held = train_test_split(
+                index, test_size=fraction, stratify=stratify, random_state=rs
+            )
+    except ValueError as exc:
+        raise ValueError(
+            f"validation_fraction={fraction}: early stopping cannot hold out this fraction "
+            f"of the {n} training rows ({exc}); change validation_fraction, or set it to "
+            "None to watch eval_set[0]"
+        ) from exc
+    if len(train) == 0 or len(held) == 0:
+        raise ValueError(
+            f"validation_fraction={fraction} leaves {len(train)} training and {len(held)} "
+            f"held-out rows of {n}; both must be non-empty"
+        )
+    return np.sort(train), np.sort(held)
+
+
+#: The class :func:`documented` decorates (returned as it is, its docstring filled).
+_Class = TypeVar("_Class")
+_Func = TypeVar("_Func", bound=Callable[..., Any])
+
+_PARAMETERS = """\
+    n_iter_no_change : int or None, default=None
+        Early stopping, as in scikit-learn's gradient boosting: hold out
+        ``validation_fraction`` of the training rows (stratified by class; whole queries
+        for the ranker; drawn with ``random_state``), stop once this many rounds in a row
+        have not lowered the held-out loss by more than ``{tol}`` below its best, and keep
+        the best round's model (``stop_reason_ = "early_stopping"``; see
+        :mod:`oracleboost.engine.eval_sets`).  None (default): off.
+    validation_fraction : float in (0, 1) or None, default=0.1
+        The held-out fraction.  None: early stopping watches ``eval_set[0]`` (without
+        one, ``fit`` refuses ``n_iter_no_change``: pass ``eval_set=[(X, y)]`` to watch
+        the training loss).
+    {tol} : float, default=1e-4
+        The least decrease of the watched loss that counts as progress{tol_note}."""
+
+_IMPORTANCE = """\
+    importance_type : {"weight", "split"}, default="weight"
+        What ``feature_importances_`` measures (LightGBM's parameter): ``"weight"``, the
+        share of the ensemble's weight on each feature (each round's coefficient times
+        its hypothesis' largest training output times the hypothesis' own importances,
+        normalised to sum to 1); ``"split"``, LightGBM's count of the splits on each
+        feature over the model's rounds (a stump: one; a tree: its internal nodes,
+        but those both of whose sides give the same output; a linear coordinate: one),
+        as ``to_lightgbm().feature_importance("split")`` counts them.  (No ``"gain"``:
+        the Oracle protocol returns hypotheses, not the loss decrease of their
+        splits.)"""
+
+_ATTRIBUTES = """\
+    validation_loss_ : ndarray
+        Early stopping's watched loss after each round, the rounds after the best one
+        (which were cut) included; empty when early stopping is off.
+    best_iteration_ : int or None
+        The weak learners kept by early stopping (the length of ``history_``); None
+        when it is off."""
+
+
+_EVAL_PARAMETERS = """\
+eval_metric : str, callable, list or dict, default=None
+    scikit-learn scorers recorded on each eval set after every weak learner, as
+    ``history_["val_<metric>_<i>"]`` and ``evals_result_[name][metric]``: a scorer name
+    (``"accuracy"``, ``"neg_log_loss"``, ``"roc_auc"``, ``"r2"``,
+    ``"neg_mean_squared_error"``, …), a callable ``scorer(estimator, X, y,
+    sample_weight=None)`` (named by its ``__name__``), a list of these, or a dict
+    ``{name: scorer}``.  Scorers, not LightGBM's metric functions ``(y_true,
+    y_pred)``: a scorer knows which prediction it needs (labels, probabilities or
+    decision values) and is what ``cross_validate`` and ``GridSearchCV`` take; wrap a
+    metric with :func:`~sklearn.metrics.make_scorer`.  A scorer gets the set as given,
+    its ``eval_sample_weight`` as ``sample_weight`` (the ranker: its ``eval_qid`` as
+    ``qid``) and the booster as it stood after that round: the value equals the
+    scorer applied to the fitted booster with ``num_iteration`` at that round.  Cost:
+    one scorer call per round, eval set and metric; the scorer's predictions come from
+    the running scores on the set, not from the whole model again.  Early stopping's
+    held-out rows are not scored.
+eval_names : list of str, default=None
+    The eval sets' names in ``evals_result_`` (LightGBM's parameter); default
+    ``valid_0``, ``valid_1``, …, and ``training`` for an entry that is the training
+    ``(X, y)`` itself, as LightGBM names them."""
+
+
+def fill_placeholder(func: _Func, placeholder: str, text: str) -> _Func:
+    """Replace the line ``<placeholder>`` of ``func``'s docstring by ``text``, indented as
+    that line is (the one way methods share docstring text; :func:`documented` does it
+    for classes)."""
+    lines = []
+    for line in (func.__doc__ or "").splitlines():
+        if line.strip() == f"<{placeholder}>":
+            indent = line[: len(line) - len(line.lstrip())]
+            lines.extend(indent + t if t else t for t in text.splitlines())
+        else:
+            lines.append(line)
+    func.__doc__ = "\n".join(lines)
+    return func
+
+
+def eval_parameters_doc(fit: _Func) -> _Func:
+    """Fill the line ``<eval parameters>`` of a ``fit`` docstring: the text of
+    ``eval_metric`` and ``eval_names``, one for every booster."""
+    return fill_placeholder(fit, "eval parameters", _EVAL_PARAMETERS)
+
+
+def documented(
+    tol: str = "tol", tol_note: str = "", **snippets: str
+) -> Callable[[type[_Class]], type[_Class]]:
+    """Class decorator: the one way a booster's docstring shares text with others.
+
+    Each line ``    <name>`` of the docstring is replaced by the snippet of that name:
+    ``<early stopping parameters>`` and ``<validation attributes>`` (one text for every
+    booster; ``tol`` names the early-stopping tolerance), and any snippet given as a
+    keyword (``functional_parameters=...`` fills ``<functional parameters>``; a snippet
+    may itself hold the built-in placeholders).  A placeholder left unfilled is an error.
+    """
+    fills = {name.replace("_", " "): text for name, text in snippets.items()}
+    fills["early stopping parameters"] = _PARAMETERS.format(tol=tol, tol_note=tol_note)
+    fills["validation attributes"] = _ATTRIBUTES
+    fills["importance parameters"] = _IMPORTANCE
+
+    def fill(cls):
+        doc = cls.__doc__
+        for name, text in fills.items():  # the given snippets first: they may hold more
+            doc = doc.replace(f"    <{name}>", text.rstrip("\n"))
+        left = re.findall(r"^    <([a-z ]+)>$", doc, flags=re.M)
+        if left:
+            raise ValueError(f"{cls.__name__}'s docstring has no snippet for {left}")
+        cls.__doc__ = doc
+        return cls
+
+    return fill
