@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from oracleboost._version import __version__
 
 #: Public name -> the module that defines it (imported when the name is first read);
 #: its keys are ``__all__`` (a literal below, for tools that read the source).

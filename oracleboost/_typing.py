@@ -2,8 +2,6 @@
 
 * :data:`ArrayLike` — anything :func:`numpy.asarray` accepts (NumPy's own alias,
   re-exported so that modules annotate inputs from one place).
-* :data:`Rows` — a per-row array of a fit's row blocks: a NumPy array in memory, or a
-  :class:`oracleboost.distributed.cluster.Partitioned` held by a Dask cluster's workers.
 * :data:`RandomStateLike` — what :func:`sklearn.utils.check_random_state` accepts: a
   ``numpy.random.RandomState``, an int seed, or ``None`` (NumPy's global generator).
 
@@ -18,12 +16,7 @@ from typing import TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike
 
-from oracleboost.distributed.cluster import Partitioned
-
-__all__ = ["ArrayLike", "RandomStateLike", "Rows"]
+__all__ = ["ArrayLike", "RandomStateLike"]
 
 #: A random state as scikit-learn takes it: a generator, an int seed or ``None``.
 RandomStateLike: TypeAlias = np.random.RandomState | int | None
-
-#: Per-row values where the rows are: in memory, or on a cluster's workers.
-Rows: TypeAlias = np.ndarray | Partitioned

@@ -31,7 +31,6 @@ import sys
 import textwrap
 from typing import TYPE_CHECKING, TextIO
 
-from oracleboost import __version__
 from oracleboost._cli_support import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -45,6 +44,7 @@ from oracleboost._cli_support import (
     sigterm_as_interrupt,
     unknown_names_message,
 )
+from oracleboost._version import __version__
 
 if TYPE_CHECKING:
     import numpy as np

@@ -58,8 +58,8 @@ from typing import Any
 
 import numpy as np
 
-from oracleboost import __version__
 from oracleboost._files import write_text_atomic
+from oracleboost._version import __version__
 from oracleboost.export.schema import (
     SchemaError,
     allowed_classes,

@@ -46,31 +46,20 @@ imported unless ``fit`` is given a dask array.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import itertools
 import sys
 import threading
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from oracleboost.rows.blocks import BLOCKS_PER_PARTITION, LANE_ROWS, RowBlocks, outputs_only
+from oracleboost.rows.partitioned import Derived, NotDistributedError, Partitioned, with_ndim
 
-__all__ = ["ClusterBlocks", "FreshNames", "LostRowsError", "NotDistributedError",
-           "Derived", "Partitioned", "gather", "is_dask_collection", "map_rows", "part_value",
+__all__ = ["ClusterBlocks", "FreshNames", "LostRowsError", "gather", "map_rows", "part_value",
            "persisted_parts", "rows_per_partition"]
-
-
-class NotDistributedError(TypeError):
-    """A fit on a dask array asked for something that needs every row in one process."""
-
-
-def is_dask_collection(x: object) -> bool:
-    """Whether ``x`` is a Dask collection (without importing Dask)."""
-    return type(x).__module__.split(".")[0] == "dask" and hasattr(x, "__dask_graph__")
 
 
 def refuse_sparse_chunks(X: Any, who: str) -> None:
@@ -165,51 +154,6 @@ def release_pool() -> None:
     """Let go of this process's pooled buffers (run on every worker after a fit)."""
     with _POOL_LOCK:
         _POOL.clear()
-
-
-@dataclass(frozen=True)
-class Partitioned:
-    """A per-row array (or any per-row object) held by the workers, partition by
-    partition: ``parts[i] = (future, index)``, the value being ``future``'s result, or
-    its ``index``-th output when ``index`` is not None."""
-
-    parts: tuple
-    sizes: tuple
-    ndim: int = 1
-    columns: int | None = None  # K of an (n, K) array, when the client knows it
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        n = sum(self.sizes)
-        return (n,) if self.ndim == 1 else (n, self.columns)
-
-
-def with_ndim(rows: Any, ndim: int, columns: int | None = None) -> Any:
-    """Per-row ``rows`` marked as of ``ndim`` dimensions (and ``columns`` for two): a
-    :class:`Partitioned` (whose stage cannot tell the client its outputs' shape without
-    a round trip) as such, an array in memory as it is."""
-    if isinstance(rows, Partitioned):
-        return dataclasses.replace(rows, ndim=ndim, columns=columns if ndim == 2 else None)
-    return rows
-
-
-def shaped_like(rows: Any, like: Any) -> Any:
-    """``rows`` marked with the shape of ``like`` (see :func:`with_ndim`)."""
-    if isinstance(rows, Partitioned):
-        return with_ndim(rows, like.ndim, like.shape[1] if like.ndim == 2 else None)
-    return rows
-
-
-@dataclass(frozen=True)
-class Derived(Partitioned):
-    """A per-row array that no task holds: partition ``i``'s value is
-    ``fn(value of parts[i], *args)``, made on its worker by each stage that reads it.
-    For arrays cheap to make from what the workers hold and read by few stages (a
-    stump's outputs, from the partition's codes): no task of its own a round (each
-    costs the scheduler a millisecond), and no memory between stages."""
-
-    fn: Callable | None = None
-    args: tuple = ()
 
 
 def part_value(result: Any, index: tuple[int, int] | None) -> Any:

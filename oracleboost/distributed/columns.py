@@ -20,13 +20,7 @@ import numpy as np
 
 from oracleboost._numerics import largest_row_norm
 from oracleboost._validation import check_finite_array
-from oracleboost.distributed.cluster import (
-    Derived,
-    NotDistributedError,
-    Partitioned,
-    WorkerBlocks,
-    with_ndim,
-)
+from oracleboost.distributed.cluster import WorkerBlocks
 from oracleboost.distributed.stumps import ClusterRows
 from oracleboost.oracles.base import BoundOracle, Hypothesis, _peak
 from oracleboost.oracles.matrix import (
@@ -39,6 +33,7 @@ from oracleboost.oracles.matrix import (
     transposed_parts,
 )
 from oracleboost.rows.blocks import RowBlocks, deferred_stat, outputs_only
+from oracleboost.rows.partitioned import Derived, NotDistributedError, Partitioned, with_ndim
 
 __all__ = ["ClusterColumns"]
 

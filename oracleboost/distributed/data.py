@@ -27,7 +27,6 @@ from oracleboost._validation import normalising_power
 from oracleboost.distributed.cluster import (
     ClusterBlocks,
     FreshNames,
-    Partitioned,
     client_for,
     gather,
     persisted_parts,
@@ -37,6 +36,7 @@ from oracleboost.distributed.cluster import (
 from oracleboost.distributed.stumps import ClusterRows
 from oracleboost.engine.classifier import check_classes
 from oracleboost.rows.blocks import RowBlocks, outputs_only
+from oracleboost.rows.partitioned import Partitioned
 
 __all__ = ["ClusterClassificationData", "cluster_classification_data",
            "cluster_regression_data"]

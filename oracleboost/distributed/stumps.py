@@ -25,18 +25,12 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from oracleboost.distributed.cluster import (
-    ClusterBlocks,
-    Derived,
-    NotDistributedError,
-    Partitioned,
-    gather,
-    shaped_like,
-)
+from oracleboost.distributed.cluster import ClusterBlocks, gather
 from oracleboost.oracles import _stump_kernels as kernels
 from oracleboost.oracles.base import BoundOracle, Hypothesis
 from oracleboost.oracles.stumps import BoundStumpOracle, StumpOracle, bin_thresholds, row_centred
 from oracleboost.rows.blocks import RowBlocks, deferred_stat, outputs_only
+from oracleboost.rows.partitioned import Derived, NotDistributedError, Partitioned, shaped_like
 
 __all__ = ["ClusterRows", "ClusterStumpOracle"]
 

@@ -59,13 +59,7 @@ from oracleboost._validation import (
     non_numeric_columns,
     normalise_weights,
 )
-from oracleboost.distributed.cluster import (
-    ClusterBlocks,
-    NotDistributedError,
-    is_dask_collection,
-    map_rows,
-    refuse_sparse_chunks,
-)
+from oracleboost.distributed.cluster import ClusterBlocks, map_rows, refuse_sparse_chunks
 from oracleboost.engine.callbacks import CALLBACK_ATTRIBUTES, CallbackSupport, callback_monitors
 from oracleboost.engine.categories import (
     apply_categories,
@@ -95,6 +89,7 @@ from oracleboost.engine.rounds import BoostingWarning, Problem, RoundResult, Sto
 from oracleboost.losses import Loss, loss_names
 from oracleboost.oracles.base import Hypothesis, Oracle, OracleCapabilityError, canonical_sparse
 from oracleboost.oracles.defaults import default_oracle
+from oracleboost.rows.partitioned import NotDistributedError, is_dask_collection
 
 if TYPE_CHECKING:  # pragma: no cover - the export imports lightgbm when it runs
     import lightgbm

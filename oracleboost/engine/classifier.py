@@ -29,12 +29,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from oracleboost._numerics import logsumexp
 from oracleboost._typing import ArrayLike
 from oracleboost._validation import check_sample_weight
-from oracleboost.distributed.cluster import is_dask_collection
 from oracleboost.engine.rounds import StopReason
 from oracleboost.losses import MarginLoss
 from oracleboost.optim import row_passes
+from oracleboost.optim.votes import predicted_index
 from oracleboost.oracles.base import Hypothesis
 from oracleboost.rows.blocks import RowBlocks
+from oracleboost.rows.partitioned import is_dask_collection
 
 if TYPE_CHECKING:  # pragma: no cover - at run time base is imported lazily (below)
     from oracleboost.engine.base import BaseBooster
@@ -43,8 +44,6 @@ __all__ = [
     "ClassificationData",
     "classification_data",
     "check_classes",
-    "predicted_index",
-    "vote_margins",
     "ScoreClassifierMixin",
     "SignedColumn",
     "margin_record",
@@ -117,23 +116,6 @@ def lightgbm_objective(loss, n_scores: int) -> str | None:
     if getattr(loss, "name", None) == "softmax":  # softmax(f_0, f_1)_1 = σ(f_1 − f_0)
         return "binary sigmoid:1" if n_scores == 1 else f"multiclass num_class:{n_scores}"
     return None
-
-
-def predicted_index(f: np.ndarray) -> np.ndarray:
-    """The class each row's scores predict: ``f > 0`` (shape (n,): 1 means
-    ``classes_[1]``) or ``argmax f`` (shape (n, K); ties to the lowest class)."""
-    return (f > 0).astype(np.intp) if f.ndim == 1 else np.argmax(f, axis=1)
-
-
-def vote_margins(y: np.ndarray, f: np.ndarray) -> np.ndarray:
-    """Each row's margin: ``y f`` for ±1 labels and scores of shape (n,), or
-    ``f_{y} − max_{k≠y} f_k`` for class indices and scores of shape (n, K)."""
-    if f.ndim == 1:
-        return y * f
-    rows = np.arange(f.shape[0])
-    others = f.copy()
-    others[rows, y] = -np.inf
-    return f[rows, y] - others.max(axis=1)
 
 
 def margin_record(margins: np.ndarray, l1_norm: float) -> float:

@@ -55,7 +55,6 @@ from typing import TextIO
 
 import joblib
 
-from oracleboost import __version__
 from oracleboost._cli_support import (
     TERMINAL_WIDTH,
     extra_line,
@@ -71,6 +70,7 @@ from oracleboost._files import (
 )
 from oracleboost._markdown import cell
 from oracleboost._markdown import table as md_table
+from oracleboost._version import __version__
 from oracleboost.experiments.base import (
     FIGURE_FORMATS,
     Curves,

@@ -51,10 +51,10 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from oracleboost._typing import ArrayLike
-from oracleboost.distributed.cluster import NotDistributedError, is_dask_collection
 from oracleboost.engine.base import validate_input
 from oracleboost.engine.model import Ensemble
 from oracleboost.oracles.trees import ZERO_THRESHOLD, TreeStructure
+from oracleboost.rows.partitioned import NotDistributedError, is_dask_collection
 
 if TYPE_CHECKING:  # pragma: no cover
     import lightgbm

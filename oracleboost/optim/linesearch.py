@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import brentq
 
-from oracleboost._typing import Rows
 from oracleboost.losses import MarginLoss
 from oracleboost.optim import row_passes
 from oracleboost.rows.blocks import RowBlocks
+from oracleboost.rows.partitioned import Rows
 
 __all__ = ["Line", "RowLine", "wolfe", "exact"]
 
@@ -97,7 +97,7 @@ class RowLine(Line):
 
     ``log_rho`` and ``weights`` are the risk's shares unnormalised (the largest is 1),
     ``total`` their sum: ``R(α)/R(0) − 1 = Σ_i ρ_i expm1(…) / total``.  The arrays are
-    :data:`~oracleboost._typing.Rows` (in memory, or on a cluster's workers).
+    :data:`~oracleboost.rows.partitioned.Rows` (in memory, or on a cluster's workers).
     """
 
     blocks: RowBlocks

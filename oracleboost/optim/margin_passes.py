@@ -17,12 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from oracleboost._typing import Rows
-from oracleboost.distributed.cluster import shaped_like
 from oracleboost.losses import MarginLoss
 from oracleboost.optim.row_passes import _lane_parts
 from oracleboost.rows import column_kernels
 from oracleboost.rows.blocks import RowBlocks, ordered_sum, outputs_only
+from oracleboost.rows.partitioned import Rows, shaped_like
 
 __all__ = ["DualPoint", "scores", "momentum_scores", "dual_point", "query", "worst_row",
            "draw_row"]

@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from oracleboost._typing import Rows
-from oracleboost.distributed.cluster import shaped_like as _shaped_as
 from oracleboost.losses import Loss, MarginLoss
 from oracleboost.rows import column_kernels
 from oracleboost.rows.blocks import ReadyStats, RowBlocks, deferred_stat, ordered_sum, outputs_only
+from oracleboost.rows.partitioned import Rows
+from oracleboost.rows.partitioned import shaped_like as _shaped_as
 
 __all__ = ["peak", "total", "log", "signed_sums", "two_value_masses", "dual_weights",
            "step_and_weights", "DualWeights", "SHIFT_SLACK", "weighted_inner",
@@ -347,10 +347,7 @@ def index_masses(blocks: RowBlocks, y: Rows, s: Rows | None, K: int) -> np.ndarr
 def _vote_error_and_margin(blocks: RowBlocks, y, f, s) -> tuple[tuple, np.ndarray]:
     """Each lane's ``Σ s [argmax f ≠ y]`` and ``min (f_y − max_{k≠y} f_k)`` (``s`` None:
     unit weights)."""
-    from oracleboost.engine.classifier import (  # (classifier imports this module)
-        predicted_index,
-        vote_margins,
-    )
+    from oracleboost.optim.votes import predicted_index, vote_margins
 
     lane = blocks.lane
 

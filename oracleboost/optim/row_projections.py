@@ -81,10 +81,9 @@ from typing import Any, NamedTuple
 import numba as nb
 import numpy as np
 
-from oracleboost._typing import Rows
-from oracleboost.distributed.cluster import Partitioned
 from oracleboost.rows import column_kernels
 from oracleboost.rows.blocks import RowBlocks, ordered_sum, outputs_only
+from oracleboost.rows.partitioned import Partitioned, Rows
 
 __all__ = ["euclidean_simplex_rows", "euclidean_simplex_rows_near", "kl_simplex_rows",
            "kl_softmax_rows", "Near"]

@@ -75,10 +75,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from oracleboost._typing import Rows
 from oracleboost.losses import MarginLoss
 from oracleboost.optim import row_passes
 from oracleboost.optim.linesearch import Line, RowLine, exact, wolfe
+from oracleboost.rows.partitioned import Rows
 
 if TYPE_CHECKING:  # pragma: no cover - the rules need no classifier at run time
     from oracleboost.engine.classifier import SignedColumn

@@ -373,7 +373,7 @@ class Oracle(BaseEstimator, ABC):
         by map-reduce over the partitions.  Only classes whose answer is a sum over
         rows can (``StumpOracle``, ``LinearOracle``, ``MatrixOracle``); the others need
         every row in one process."""
-        from oracleboost.distributed.cluster import NotDistributedError
+        from oracleboost.rows.partitioned import NotDistributedError
 
         raise NotDistributedError(
             f"{type(self).__name__} needs every training row in one process, so it cannot "

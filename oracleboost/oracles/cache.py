@@ -34,9 +34,9 @@ from joblib._store_backends import CacheWarning, FileSystemStoreBackend
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_memory
 
-from oracleboost import __version__
 from oracleboost._fingerprint import code_fingerprint, fingerprint
 from oracleboost._typing import ArrayLike
+from oracleboost._version import __version__
 from oracleboost._warnings import silenced
 from oracleboost.oracles.base import (
     BoundOracle,

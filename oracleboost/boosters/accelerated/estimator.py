@@ -57,9 +57,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from oracleboost._numerics import class_probabilities, largest_row_norm
-from oracleboost._typing import ArrayLike, RandomStateLike, Rows
+from oracleboost._typing import ArrayLike, RandomStateLike
 from oracleboost.distributed import data as cluster_data
-from oracleboost.distributed.cluster import NotDistributedError, is_dask_collection
 from oracleboost.engine.base import BaseBooster, data_signature, fit_context, loss_constraint
 from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
@@ -86,6 +85,7 @@ from oracleboost.optim.steps import (
 )
 from oracleboost.oracles.base import Hypothesis, Oracle, OracleCapabilityError
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
+from oracleboost.rows.partitioned import NotDistributedError, Rows, is_dask_collection
 
 __all__ = ["AcceleratedMarginClassifier", "MomentumMethod", "METHODS", "PROVEN_STOCHASTIC"]
 

@@ -32,7 +32,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from oracleboost._typing import ArrayLike, RandomStateLike
 from oracleboost.distributed import data as cluster_data
-from oracleboost.distributed.cluster import NotDistributedError, is_dask_collection
 from oracleboost.engine.base import BaseBooster, data_signature, fit_context, loss_constraint
 from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
@@ -56,6 +55,7 @@ from oracleboost.optim.steps import STEP_RULES, StepRule, StepState, get_step
 from oracleboost.oracles.base import Oracle
 from oracleboost.rows import column_kernels
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
+from oracleboost.rows.partitioned import NotDistributedError, is_dask_collection
 
 __all__ = ["CoordinateBoostingClassifier"]
 

@@ -53,10 +53,10 @@ import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from oracleboost._typing import ArrayLike, RandomStateLike, Rows
+from oracleboost._typing import ArrayLike, RandomStateLike
 from oracleboost._validation import check_groups, check_sample_weight
 from oracleboost.distributed import data as cluster_data
-from oracleboost.distributed.cluster import ClusterBlocks, NotDistributedError, is_dask_collection
+from oracleboost.distributed.cluster import ClusterBlocks
 from oracleboost.engine.base import (
     BaseBooster,
     ScoreRegressorMixin,
@@ -70,7 +70,6 @@ from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
     classification_data,
     lightgbm_objective,
-    predicted_index,
     weighted_error,
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
@@ -87,9 +86,11 @@ from oracleboost.losses import (
 )
 from oracleboost.optim import row_passes
 from oracleboost.optim.steps import SCHEDULES, RoundView, Schedule, get_schedule
+from oracleboost.optim.votes import predicted_index
 from oracleboost.oracles.base import BinaryOnlyOracleError, Oracle
 from oracleboost.rows import column_kernels
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
+from oracleboost.rows.partitioned import NotDistributedError, Rows, is_dask_collection
 from oracleboost.rows.quantile import weighted_quantile
 
 __all__ = [

@@ -18,12 +18,11 @@ import math
 
 import numpy as np
 
-from oracleboost._typing import Rows
 from oracleboost.boosters.mirror.maps import MirrorMap
-from oracleboost.distributed.cluster import ClusterBlocks, Partitioned, shaped_like, with_ndim
-from oracleboost.engine.classifier import predicted_index, vote_margins
+from oracleboost.distributed.cluster import ClusterBlocks
 from oracleboost.optim.margin_passes import _lane_sums
 from oracleboost.optim.row_passes import _lane_parts
+from oracleboost.optim.votes import predicted_index, vote_margins
 from oracleboost.rows.blocks import (
     BLOCKS_PER_PARTITION,
     LANE_ROWS,
@@ -31,6 +30,7 @@ from oracleboost.rows.blocks import (
     ordered_sum,
     outputs_only,
 )
+from oracleboost.rows.partitioned import Partitioned, Rows, shaped_like, with_ndim
 
 __all__ = ["cell_blocks", "cell_caps", "one_hot", "start", "row_masses", "query", "directions",
            "step_target", "vote", "extremes"]

@@ -78,7 +78,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from oracleboost._typing import ArrayLike, RandomStateLike, Rows
+from oracleboost._typing import ArrayLike, RandomStateLike
 from oracleboost.boosters.mirror import cells as mirror_cells
 from oracleboost.boosters.mirror import passes as mirror_passes
 from oracleboost.boosters.mirror.maps import (
@@ -89,7 +89,6 @@ from oracleboost.boosters.mirror.maps import (
     get_mirror_map,
 )
 from oracleboost.distributed import data as cluster_data
-from oracleboost.distributed.cluster import NotDistributedError, is_dask_collection
 from oracleboost.engine.base import (
     BaseBooster,
     data_signature,
@@ -101,8 +100,6 @@ from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
     SignedColumn,
     classification_data,
-    predicted_index,
-    vote_margins,
     weighted_error,
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
@@ -117,9 +114,11 @@ from oracleboost.optim.steps import (
     SparseBoostStep,
     StepRule,
 )
+from oracleboost.optim.votes import predicted_index, vote_margins
 from oracleboost.oracles.base import BinaryOnlyOracleError, Hypothesis, Oracle, predict_validated
 from oracleboost.oracles.trees import TreeStructure
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
+from oracleboost.rows.partitioned import NotDistributedError, Rows, is_dask_collection
 
 __all__ = ["MirrorBoostingClassifier", "ArgmaxVote"]
 

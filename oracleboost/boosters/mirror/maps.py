@@ -27,8 +27,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from oracleboost._typing import Rows
-from oracleboost.distributed.cluster import NotDistributedError
 from oracleboost.optim.projections import (
     euclidean_capped_simplex,
     euclidean_simplex,
@@ -39,6 +37,7 @@ from oracleboost.optim.projections import (
 )
 from oracleboost.optim.steps import resolve_by_name
 from oracleboost.rows.blocks import RowBlocks
+from oracleboost.rows.partitioned import NotDistributedError, Rows
 
 __all__ = ["MirrorMap", "EntropyMap", "EuclideanMap", "MIRROR_MAPS", "get_mirror_map"]
 

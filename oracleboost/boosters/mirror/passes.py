@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from oracleboost._typing import Rows
 from oracleboost.boosters.mirror import kernels as mirror_kernels
 from oracleboost.optim import row_passes
 from oracleboost.optim.row_passes import _lane_parts
 from oracleboost.rows import column_kernels
 from oracleboost.rows.blocks import RowBlocks, deferred_stat, ordered_sum, outputs_only
+from oracleboost.rows.partitioned import Rows
 
 if TYPE_CHECKING:
     from oracleboost.boosters.mirror.maps import MirrorMap

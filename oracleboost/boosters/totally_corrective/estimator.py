@@ -164,14 +164,11 @@ from oracleboost.boosters.totally_corrective.soft_margin_lp import (
     LPSolveError,
     SoftMarginLP,
 )
-from oracleboost.distributed.cluster import NotDistributedError, is_dask_collection
 from oracleboost.engine.base import BaseBooster, data_signature, fit_context
 from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
     SignedColumn,
     classification_data,
-    predicted_index,
-    vote_margins,
     weighted_error,
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
@@ -179,8 +176,10 @@ from oracleboost.engine.model import Refit
 from oracleboost.engine.monitors import Divergence
 from oracleboost.engine.rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
 from oracleboost.optim import row_passes
+from oracleboost.optim.votes import predicted_index, vote_margins
 from oracleboost.oracles.base import Oracle
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
+from oracleboost.rows.partitioned import NotDistributedError, is_dask_collection
 
 __all__ = ["TotallyCorrectiveClassifier", "METHODS", "erlpboost_round_bound",
            "softboost_round_bound"]

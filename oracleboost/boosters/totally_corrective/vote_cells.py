@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from oracleboost.engine.classifier import predicted_index, vote_margins
+from oracleboost.optim.votes import predicted_index, vote_margins
 from oracleboost.oracles.base import Hypothesis
 
 __all__ = ["cell_costs", "wrong_classes", "pricing_query", "VoteColumn", "vote_scores",
