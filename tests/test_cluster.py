@@ -20,7 +20,6 @@ from oracleboost.boosters import (  # noqa: E402
     MirrorBoostingClassifier,
 )
 from oracleboost.boosters.mirror.maps import EntropyMap, MirrorMap  # noqa: E402
-from oracleboost.distributed.cluster import NotDistributedError  # noqa: E402
 from oracleboost.oracles import (  # noqa: E402
     LightGBMOracle,
     LinearOracle,
@@ -28,6 +27,7 @@ from oracleboost.oracles import (  # noqa: E402
     OracleCapabilityError,
     StumpOracle,
 )
+from oracleboost.rows.partitioned import NotDistributedError  # noqa: E402
 
 # small blocks, so that a few thousand rows make several partitions of 16 blocks
 BLOCK = 256
@@ -602,8 +602,9 @@ def test_grouped_tasks_keep_each_partitions_outputs_and_stats(client):
     """``ClusterBlocks.place``: a task a worker runs several partitions (grouped by where
     the anchor's parts are, not in order), yet each partition's outputs and stats stay its
     own; a deferred stat, fetched with the next stats waited for, is its stage's."""
-    from oracleboost.distributed.cluster import ClusterBlocks, Partitioned, part_value
+    from oracleboost.distributed.cluster import ClusterBlocks, part_value
     from oracleboost.rows.blocks import deferred_stat
+    from oracleboost.rows.partitioned import Partitioned
 
     sizes = [PARTITION] * 5 + [77]
     a = np.random.RandomState(0).randn(sum(sizes))

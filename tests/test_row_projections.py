@@ -31,11 +31,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_projections import discrepancy_recorder
 
-from oracleboost.distributed.cluster import Partitioned, WorkerBlocks
+from oracleboost.distributed.cluster import WorkerBlocks
 from oracleboost.optim import row_projections as rp
 from oracleboost.optim.projections import euclidean_capped_simplex, kl_capped_simplex
 from oracleboost.optim.row_projections import euclidean_simplex_rows, kl_simplex_rows
 from oracleboost.rows.blocks import RowBlocks
+from oracleboost.rows.partitioned import Partitioned
 
 EPS = float(np.finfo(np.float64).eps)
 

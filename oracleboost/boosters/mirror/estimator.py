@@ -114,7 +114,7 @@ from oracleboost.optim.steps import (
     SparseBoostStep,
     StepRule,
 )
-from oracleboost.optim.votes import predicted_index, vote_margins
+from oracleboost.optim.votes import predicted_index, vote_margins, vote_share
 from oracleboost.oracles.base import BinaryOnlyOracleError, Hypothesis, Oracle, predict_validated
 from oracleboost.oracles.trees import TreeStructure
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
@@ -859,7 +859,7 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             return on_dask(self, functools.partial(self.predict_proba,
                                                    num_iteration=num_iteration), X)
         model = self._model_at(num_iteration)
-        return self._vote_share(self._raw_of(model, X), model.l1_norm())
+        return vote_share(self._raw_of(model, X), model.l1_norm())
 
     def staged_predict_proba(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """:meth:`predict_proba` after each round.
@@ -873,15 +873,4 @@ class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooste
             return
         check_is_fitted(self, "ensemble_")  # (before the norms: NotFittedError, as elsewhere)
         for f, l1 in zip(self._staged_raw(X), self.ensemble_.l1_norms(), strict=True):
-            yield self._vote_share(f, l1)
-
-    @staticmethod
-    def _vote_share(f: np.ndarray, l1: float) -> np.ndarray:
-        if f.ndim == 1:
-            p = np.clip(0.5 + 0.5 * f / l1, 0.0, 1.0) if l1 > 0 else np.full(f.shape, 0.5)
-            return np.column_stack([1.0 - p, p])
-        total = f.sum(axis=1, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            share = np.where(total > 0, f / np.where(total > 0, total, 1.0),
-                             1.0 / f.shape[1])
-        return share
+            yield vote_share(f, l1)

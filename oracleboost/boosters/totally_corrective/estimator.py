@@ -150,7 +150,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from oracleboost._typing import ArrayLike, RandomStateLike
-from oracleboost.boosters.mirror.estimator import ArgmaxVote, MirrorBoostingClassifier
+from oracleboost.boosters.mirror.estimator import ArgmaxVote
 from oracleboost.boosters.totally_corrective import vote_cells
 from oracleboost.boosters.totally_corrective.entropy_duals import (
     ACCEPT_TOL,
@@ -176,7 +176,7 @@ from oracleboost.engine.model import Refit
 from oracleboost.engine.monitors import Divergence
 from oracleboost.engine.rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
 from oracleboost.optim import row_passes
-from oracleboost.optim.votes import predicted_index, vote_margins
+from oracleboost.optim.votes import predicted_index, vote_margins, vote_share
 from oracleboost.oracles.base import Oracle
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from oracleboost.rows.partitioned import NotDistributedError, is_dask_collection
@@ -1006,6 +1006,6 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         share of the vote for ``classes_[1]``.  K > 2: f holds each class's share of the
         vote (rows summing to 1; uniform before any round), as MABoost's."""
         if f.ndim == 2:
-            return MirrorBoostingClassifier._vote_share(f, 1.0)
+            return vote_share(f, 1.0)
         p = np.clip((1.0 + f) / 2.0, 0.0, 1.0)
         return np.column_stack([1.0 - p, p])
