@@ -1,51 +1,16 @@
-"""Functional gradient boosting (Grubb & Bagnell 2011; Friedman 2001; Mason et al. 1999).
+"""Functional gradient boosting (Grubb & Bagnell 2011; Friedman 2001; Mason et al. 1999):
+the public estimators.
 
-Gradient descent in the function space L2(P̂) with the inner product
-``<f, g> = Σ_i s_i <f(x_i), g(x_i)> / Σ_i s_i`` (sample weights ``s``; uniform weights
-give the paper's (1/N) Σ).  Functions are represented by their values on the training
-points, arrays of shape (n,) or (n, K).  ``PROJ(v)`` asks the oracle for the hypothesis
-nearest the direction ``v``: ``project(v, s)`` (least squares, eq. 4) or
-``correlate(s · v)`` (eq. 3) for classes that cannot project; every step then moves
-along the scaled projection ``a · h`` with ``a = <h, v>/||h||²``.
-
-The oracle is asked for directions of *descent* (``v = −∇``, Friedman's
-pseudo-residuals) and steps are added; the paper projects ∇ and subtracts.  The two
-agree for classes closed under negation; for label-coded multiclass stumps they do
-not, and ``project`` (vector-leaf stumps) is the default there.
-
-Algorithm 1, naive (``projection="naive"``)::
-
-    v = −∇R[f_{t−1}];  h = PROJ(v);  f_t = f_{t−1} + η_t a h
-
-Algorithm 2, repeated (``"repeated"``): outer iteration t fits t weak learners in
-succession to what the previous ones left of v, then takes one step.  The paper prints
-the inner update unscaled; it is ``v' ← v' − a_k h_k``, which keeps
-``v' = v − h*``::
-
-    v' = v;  h* = 0;  for k = 1..t: h_k = PROJ(v'); a_k = <h_k, v'>/||h_k||²;
-                                     h* += a_k h_k;  v' −= a_k h_k
-    f_t = f_{t−1} + η_t h*
-
-Algorithm 3, residual (``"residual"``): the unprojected part of every past gradient is
-carried in Δ, so systematic projection error cannot persist::
-
-    Δ += v;  h = PROJ(Δ);  a = <h, Δ>/||h||²;  f_t = f_{t−1} + η_t a h;  Δ −= a h
-
-Step schedules η_t (t = outer iteration, c = ``learning_rate``; the objects of
-:mod:`.steps`): ``constant`` c, ``inv_sqrt`` c/√t (Thms 5, 7), ``inv_t`` c/(λt) (Thms 4,
-6 with c = 2 and 1), ``smoothness`` c/Λ (Thm 3 with c = 1).
-``n_estimators`` counts weak learners, so repeated projection runs about √(2T) outer
-iterations; its last one is truncated to the budget and still takes its step (P3).
+:class:`FunctionalGradientRegressor`, :class:`FunctionalGradientClassifier` and
+:class:`FunctionalGradientRanker` hold the parameters, check the data and set up the
+problem; the rounds are Algorithms 1–3 of the paper (naive, repeated and residual
+projection), in :mod:`oracleboost.boosters.functional.algorithm`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import math
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import TypeVar
 
@@ -55,8 +20,16 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from oracleboost._typing import ArrayLike, RandomStateLike
 from oracleboost._validation import check_groups, check_sample_weight
+from oracleboost.boosters.functional.algorithm import (
+    PROJECTION_RULES,
+    PROJECTIONS,
+    _Problem,
+    _State,
+    functional_round,
+    initial_state,
+    resumed,
+)
 from oracleboost.distributed import data as cluster_data
-from oracleboost.distributed.cluster import ClusterBlocks
 from oracleboost.engine.base import (
     BaseBooster,
     ScoreRegressorMixin,
@@ -73,14 +46,13 @@ from oracleboost.engine.classifier import (
     weighted_error,
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
-from oracleboost.engine.rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
+from oracleboost.engine.rounds import seed_generator
 from oracleboost.losses import (
     Loss,
     MarginLoss,
     MulticlassLoss,
     RankingLoss,
     RegressionLoss,
-    Squared,
     get_loss,
     ndcg,
 )
@@ -88,7 +60,6 @@ from oracleboost.optim import row_passes
 from oracleboost.optim.steps import SCHEDULES, RoundView, Schedule, get_schedule
 from oracleboost.optim.votes import predicted_index
 from oracleboost.oracles.base import BinaryOnlyOracleError, Oracle
-from oracleboost.rows import column_kernels
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from oracleboost.rows.partitioned import NotDistributedError, Rows, is_dask_collection
 from oracleboost.rows.quantile import weighted_quantile
@@ -101,76 +72,8 @@ __all__ = [
     "SCHEDULES",
 ]
 
-PROJECTIONS = ("naive", "repeated", "residual")
-
 #: The estimator whose ``fit`` runs: ``fit`` returns it (the regressor or the classifier).
 _Booster = TypeVar("_Booster", bound="_FunctionalGradientBooster")
-
-
-#: Largest entries within 2**±_SAFE_EXPONENT need no rescaling: the weighted inner
-#: products of two such arrays neither overflow nor lose their leading terms to underflow
-#: (the sample weights' mean is in [1, 2)), so ``a`` is used as it is.
-_SAFE_EXPONENT = 300
-
-
-def _unit(a: Rows, blocks: RowBlocks, top: float) -> tuple[Rows | None, int]:
-    """``(a · 2**-e, e)`` with the largest ``|entry|`` of the copy in [0.5, 1) when ``a``'s
-    largest entry ``top`` lies outside 2**±300, else ``(a, 0)``; ``(None, 0)`` when ``a``
-    is all zeros.  Scaling by a power of two is exact, so inner products of the copies are
-    those of ``a`` times a power of two, without overflow or underflow on the way; in the
-    safe band (every ordinary fit) the copy is skipped, which gives the same products."""
-    if top == 0.0:
-        return None, 0
-    e = math.frexp(top)[1]
-    if -_SAFE_EXPONENT <= e <= _SAFE_EXPONENT:
-        return a, 0
-    return row_passes.ldexp(blocks, a, -e), e
-
-
-@dataclass
-class _Problem(Problem):
-    """The fit's data inside, the function-space inner product's weights, the bound oracle."""
-
-    y: np.ndarray
-    s: np.ndarray
-    sw: np.ndarray | None  # s broadcast against f (None: equal weights, which cancel)
-    total: float
-    query_weight: np.ndarray | None
-    weighted: bool  # s is not constant (else the inner product skips it)
-    loss: Loss
-    f0: np.ndarray
-    shape: tuple[int, ...]
-    ctx: dict
-    bound: object
-    need: str
-    schedule: Schedule
-    view: RoundView  # what the schedule sees: c, λ and Λ
-    blocks: RowBlocks
-    #: the mean loss by blocks (a pointwise loss whose mean is ``np.average``'s)
-    blockwise_loss: bool
-
-
-@dataclass(frozen=True)
-class _State:
-    """Between outer iterations: f on the training points, Δ (residual projection),
-    the outer iteration count t and the generator of oracle seeds."""
-
-    f: np.ndarray
-    residual: np.ndarray
-    outer: int
-    rng: np.random.RandomState
-    #: −∇R[f] when the last step already made it (the squared loss's fused pass), else
-    #: None: made at the start of the round
-    descent: Rows | None = None
-    #: that descent's ``max |v|`` and ``Σ s v²`` (inner-product weights), from the same
-    #: pass, else None
-    descent_norms: tuple[float, float] | None = None
-    #: ``(memo, c)`` when that descent is the last target less ``c`` times the last
-    #: answer, whose ``query_memo`` is ``memo`` (the naive projection without weights):
-    #: the oracle may make its query from it (``_project_shifted``), else None
-    shift: tuple | None = None
-    #: the loss and the projection the fused parts above were made for
-    made_for: tuple | None = None
 
 
 class _FunctionalGradientBooster(BaseBooster):
@@ -273,11 +176,14 @@ class _FunctionalGradientBooster(BaseBooster):
             ctx=ctx,
             bound=bound,
             need=need,
+            projection=PROJECTION_RULES[self.projection],
             schedule=get_schedule(self.schedule),
             view=self._view(loss),
             signature=data_signature(X, y, s, query_weight, f0, *ctx.values()),
             blocks=blocks,
             blockwise_loss=loss.pointwise and not ctx and type(loss).__call__ is Loss.__call__,
+            record=self._fit_record,
+            booster=type(self).__name__,
         )
 
     def _need(self) -> str:
@@ -310,9 +216,10 @@ class _FunctionalGradientBooster(BaseBooster):
             query_weight=s, weighted=weighted, loss=loss,
             f0=np.asarray(f0, dtype=np.float64), shape=shape or (blocks.n,), ctx={},
             bound=bound,
-            need=self._cluster_need(), schedule=get_schedule(self.schedule),
-            view=self._view(loss),
+            need=self._cluster_need(), projection=PROJECTION_RULES[self.projection],
+            schedule=get_schedule(self.schedule), view=self._view(loss),
             signature=None, blocks=blocks, blockwise_loss=True,
+            record=self._fit_record, booster=type(self).__name__,
         )
 
     def _view(self, loss: Loss) -> RoundView:
@@ -330,22 +237,10 @@ class _FunctionalGradientBooster(BaseBooster):
         return ()
 
     def _initial_state(self, problem: _Problem):
-        if isinstance(problem.blocks, ClusterBlocks):  # f and Δ on the workers
-            f = problem.blocks.full(problem.f0)
-            residual = problem.blocks.full(np.zeros_like(problem.f0))
-        else:
-            f = np.broadcast_to(problem.f0, problem.shape).copy()
-            residual = np.zeros_like(f)
-        state = _State(f=f, residual=residual, outer=0, rng=seed_generator(self.random_state))
-        return state, problem.f0
+        return initial_state(problem, seed_generator(self.random_state)), problem.f0
 
     def _resumed(self, problem: _Problem, state: _State) -> _State:
-        # the last pass's −∇R[f] (and its norms and shift) are the loss's and the
-        # projection's it was made for: a warm start that changed either makes its own
-        if state.descent is None or state.made_for == (problem.loss, self.projection):
-            return state
-        return dataclasses.replace(state, descent=None, descent_norms=None, shift=None,
-                                   made_for=None)
+        return resumed(problem, state)
 
     def _growth_allowed(self, problem: _Problem) -> bool:
         # Subgradient steps (non-smooth losses) and the decreasing schedules of Theorems
@@ -353,7 +248,7 @@ class _FunctionalGradientBooster(BaseBooster):
         return problem.loss.smoothness is None or problem.schedule.decreasing
 
     def _divergence_hint(self, problem: _Problem) -> str:
-        if self.projection != "naive" and not problem.schedule.decreasing:
+        if problem.projection.decreasing_step and not problem.schedule.decreasing:
             return (
                 f"Grubb & Bagnell's guarantees for projection={self.projection!r} need a "
                 "decreasing step (schedule='inv_sqrt', Thms 5 and 7, or 'inv_t', Thms 4 "
@@ -362,175 +257,8 @@ class _FunctionalGradientBooster(BaseBooster):
         return "A smaller learning_rate may help."
 
     def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
-        """One outer iteration of Algorithm 1, 2 or 3."""
-        p = problem
-        f, residual = state.f, state.residual
-        eta = p.schedule(p.view, state.outer)  # η_t, t = state.outer + 1 (counted from 1)
-        outer = state.outer + 1
-
-        # ⟨a, b⟩ = Σ_i s_i a_i·b_i / Σ s, one compiled pass (equal weights cancel)
-        s_or_none, mass = (
-            (p.s, p.total) if p.weighted else (column_kernels.NO_WEIGHTS, p.blocks.n)
-        )
-
-        def ip(a, b) -> float:
-            return row_passes.weighted_inner(p.blocks, a, b, s_or_none) / mass
-
-        def unit(a, others=(), known=None):
-            """``_unit(a)``, ``max |a|`` and the inner products of the unit copy with itself
-            and ``others``: one pass (peak_and_inners) when no copy is needed, the same
-            numbers as separate passes; none when ``known`` gives ``a``'s ``(max |a|,
-            Σ s a²)`` (the last step's pass made them) and there are no ``others``."""
-            if known is not None and not others:
-                top, sums = known[0], [known[1]]
-            else:
-                top, sums = row_passes.peak_and_inners(p.blocks, a, [a, *others], s_or_none)
-            a_unit, e = _unit(a, p.blocks, top)
-            if a_unit is None:
-                return None, 0, top, [0.0] * (1 + len(others))
-            if a_unit is not a:  # scaled: the products of the copy
-                return a_unit, e, top, [ip(a_unit, b) for b in (a_unit, *others)]
-            return a, 0, top, [x / mass for x in sums]
-
-        def proj(v):
-            seed = draw_seed(state.rng)
-            if p.need == "project" and state.shift is not None and v is state.descent:
-                return p.bound._project_shifted(v, *state.shift, random_state=seed)
-            if p.need == "project":
-                return p.bound.project(v, p.query_weight, random_state=seed)
-            r = v if p.sw is None else row_passes.scaled(p.blocks, v, p.sw)
-            return p.bound.correlate(r, random_state=seed)
-
-        # 1. the descent direction −∇R[f_{t−1}]
-        v = state.descent if state.descent is not None else self._descent(p, f)
-        # Δ + v (1·v is v exactly: the same bits as the sum)
-        target = row_passes.combined(p.blocks, residual, [(1.0, v)]) \
-            if self.projection == "residual" else v
-        # The step's inner products are taken on copies scaled by powers of two to a
-        # largest entry in [0.5, 1) (exact): <h, h> and <target, target> neither
-        # underflow to 0 (one dominant weight leaves the other rows 1e-200 of the mass)
-        # nor overflow, and the step and edge are scaled back exactly.
-        t_unit, t_exp, _, (tt,) = unit(
-            target, known=state.descent_norms if target is state.descent else None)
-        vv = tt if t_unit is v else ip(v, v)  # (naive, unscaled: the same product)
-        if tt == 0.0:
-            return RoundResult(state, stop=StopReason.ZERO_GRADIENT)
-        inner = min(outer, budget) if self.projection == "repeated" else 1
-        # The squared loss's step, its loss, the next round's descent and that descent's
-        # norms in one pass (the same bits); the naive projection's residual norm too
-        fused = p.blockwise_loss and type(p.loss) is Squared
-        stop = None
-        pending = []  # (h, a, edge, residual norm, seconds, max |h|) of this iteration
-        for _ in range(inner):
-            t0 = time.perf_counter()
-            h = proj(target)  # 2. PROJ
-            out = h.train_output
-            h_unit, h_exp, h_top, (hh, ht) = unit(out, (t_unit,))
-            if hh == 0.0:  # h = 0 wherever the weights are representable
-                stop = StopReason.ZERO_HYPOTHESIS
-                break
-            a = math.ldexp(ht / hh, t_exp - h_exp)
-            if not math.isfinite(a):
-                raise OverflowError(
-                    f"{type(self).__name__}: the step <h, v>/<h, h> along "
-                    f"{type(p.bound.oracle).__name__}'s hypothesis passes float64's range "
-                    f"(max |h| = {math.ldexp(1.0, h_exp):.3g}, max |v| = "
-                    f"{math.ldexp(1.0, t_exp):.3g}); rescale y or X"
-                )
-            edge = ht / (math.sqrt(hh) * math.sqrt(tt))
-            if self.projection == "naive" and fused:  # norm from the step's pass, below
-                left = math.nan
-            elif self.projection == "naive":  # only its norm is recorded
-                left = math.sqrt(row_passes.weighted_residual(
-                    p.blocks, target, out, a, s_or_none) / mass)
-            else:  # Alg. 2 line 8 (scaled, P2); Alg. 3 line 8
-                target = self._minus(p, target, a, out)  # what h leaves unrepresented
-                t_unit, t_exp, _, (tt,) = unit(target)
-                left = math.ldexp(math.sqrt(tt), t_exp)
-            pending.append((h, a, edge, left, time.perf_counter() - t0, h_top))
-            if self.projection == "repeated" and tt == 0.0:
-                break  # the gradient is represented exactly: nothing left to fit
-        if self.projection == "residual":
-            residual = target
-        # 3. the step: f_t = f_{t−1} + η_t Σ_k a_k h_k  (one term unless repeated)
-        outputs = [(eta * a, h.train_output) for h, a, *_ in pending]
-        terms = [(h.detach(), eta * a, top) for h, a, *_, top in pending]
-        if not terms:
-            return RoundResult(state, stop=stop)
-        descent = norms = shift = None
-        if fused and len(outputs) == 1:
-            (c, out), = outputs
-            naive = self.projection == "naive"
-            # the next round's query is the next descent itself (naive, unweighted): the
-            # oracle may start on it (on a cluster, its histograms then come back with
-            # this step's stats: a wait fewer a round)
-            asks_descent = p.query_weight is None if p.need == "project" else p.sw is None
-            nxt = naive and asks_descent and stop is None
-            ahead = nxt and budget > 1
-            # ... and it is this target less c times this answer: the oracle may make it
-            # from what it kept of this query (the answer's memo; kept after the last
-            # round too, for a warm start)
-            memo = pending[0][0].query_memo if nxt and p.need == "project" else None
-            shift = None if memo is None else (memo, c)
-            step = row_passes.squared_step(
-                p.blocks, p.y, f, out, c, p.s, p.total,
-                inner_s=None if s_or_none is column_kernels.NO_WEIGHTS else s_or_none,
-                residual_of=(target, pending[0][1]) if naive else None,
-                prefetch=functools.partial(p.bound._prefetch, shifted=shift,
-                                           project=p.need == "project")
-                if ahead and hasattr(p.bound, "_prefetch") else None)
-            f, descent, value = step.f, step.descent, step.loss
-            if not math.isfinite(value):  # v's sum of squares passes float64's range:
-                shift = None  # the next query is summed from its rows (which check it)
-            norms = (step.descent_peak, step.descent_square)
-            if naive:
-                h, a, edge, _, dt, top = pending[0]
-                pending[0] = (h, a, edge, math.sqrt(step.residual_square / mass), dt, top)
-        else:
-            f = self._stepped(p, f, outputs)
-            if p.blockwise_loss:
-                value = row_passes.weighted_mean_loss(p.blocks, p.loss, p.y, f, p.s, p.total)
-            else:
-                value = p.loss(p.y, f, p.s, **p.ctx)
-        shared = {
-            "loss": value,
-            **self._fit_record(p, f, ensemble.l1_norm(pending=terms)),
-        }
-        records = tuple(
-            {
-                **shared,
-                "edge": edge,
-                "step": eta * a,
-                "grad_norm": math.sqrt(vv),
-                "residual_norm": rnorm,
-                "outer": outer,
-                "time": dt,
-            }
-            for _h, a, edge, rnorm, dt, _top in pending
-        )
-        new = _State(f=f, residual=residual, outer=outer, rng=state.rng, descent=descent,
-                     descent_norms=norms, shift=shift, made_for=(p.loss, self.projection))
-        return RoundResult(new, tuple(terms), records, stop)
-
-    # -- the round's elementwise passes, by row blocks (the same values on any threads,
-    #    and on a cluster's workers) ---------------------------------------------------
-    @staticmethod
-    def _descent(p: _Problem, f: Rows) -> Rows:
-        """``−∇R[f]`` on the training points: a pointwise loss block by block; a loss
-        that couples the rows (ranking) at once."""
-        if not (p.loss.pointwise and not p.ctx):
-            return -p.loss.gradient(p.y, f, **p.ctx)
-        return row_passes.descent(p.blocks, p.loss, p.y, f)
-
-    @staticmethod
-    def _minus(p: _Problem, target: Rows, a: float, out: Rows) -> Rows:
-        """``target − a · out``, block by block."""
-        return row_passes.combined(p.blocks, target, [(-a, out)])
-
-    @staticmethod
-    def _stepped(p: _Problem, f: Rows, outputs: list) -> Rows:
-        """``f + Σ_k c_k out_k`` (each ``c_k · out_k`` added in turn), block by block."""
-        return row_passes.combined(p.blocks, f, outputs)
+        """One outer iteration of Algorithm 1, 2 or 3 (:func:`.algorithm.functional_round`)."""
+        return functional_round(problem, state, ensemble, budget)
 
     def _raw_shape(self, n: int, y) -> tuple[int, ...]:
         return (n,)
@@ -540,7 +268,8 @@ class _FunctionalGradientBooster(BaseBooster):
 #: ``<functional parameters>`` with it).
 _FUNCTIONAL_PARAMETERS = """\
     projection : {"naive", "repeated", "residual"}, default="naive"
-        Algorithm 1, 2 or 3 of Grubb & Bagnell (2011) (see the module docstring).
+        Algorithm 1, 2 or 3 of Grubb & Bagnell (2011) (see
+        :mod:`oracleboost.boosters.functional.algorithm`).
     schedule : {"constant", "inv_sqrt", "inv_t", "smoothness"} or Schedule, \
             default="constant"
         η_t = c, c/√t, c/(λt) or c/Λ with c = ``learning_rate`` (t = outer iteration),
