@@ -2,7 +2,7 @@
 
 Gradient descent in the function space L2(P̂) with the inner product
 ``<f, g> = Σ_i s_i <f(x_i), g(x_i)> / Σ_i s_i`` (sample weights ``s``; uniform weights
-give the paper's (1/N) Σ, §1).  Functions are represented by their values on the training
+give the paper's (1/N) Σ, §2).  Functions are represented by their values on the training
 points, arrays of shape (n,) or (n, K).  ``PROJ(v)`` asks the oracle for the hypothesis
 nearest the direction ``v``: ``project(v, s)`` (least squares, eq. 4) or
 ``correlate(s · v)`` (eq. 3) for classes that cannot project; every step then moves
@@ -183,7 +183,7 @@ class _Target(NamedTuple):
 
 class InnerProduct:
     """``<a, b> = Σ_i s_i a_i·b_i / Σ_i s_i`` on the training rows (L2(P̂), Grubb &
-    Bagnell 2011, §1), one compiled pass by row blocks; equal weights cancel.
+    Bagnell 2011, §2), one compiled pass by row blocks; equal weights cancel.
 
     The step's inner products are taken on copies scaled by powers of two to a largest
     entry in [0.5, 1) (exact): ``<h, h>`` and ``<v, v>`` neither underflow to 0 (one
@@ -235,11 +235,11 @@ class InnerProduct:
 
 @dataclass(frozen=True)
 class Projection:
-    """How an outer iteration fits its weak learners (Grubb & Bagnell 2011, §4): what PROJ
-    is asked first (:meth:`start`), how many weak learners it fits (:meth:`learners`),
-    what each answer leaves to the next (:meth:`after`) and what is carried to the next
-    iteration (:meth:`carried`).  Algorithm 2's repeated projection is the default of
-    each method that Algorithm 1 or 3 changes."""
+    """How an outer iteration fits its weak learners (Grubb & Bagnell 2011, §§3–4): what
+    PROJ is asked first (:meth:`start`), how many weak learners it fits
+    (:meth:`learners`), what each answer leaves to the next (:meth:`after`) and what is
+    carried to the next iteration (:meth:`carried`).  Each method's default is what two
+    of the three algorithms share; a subclass changes the third's."""
 
     name: ClassVar[str]
     #: PROJ is asked v = −∇R[f] itself and nothing is carried (Algorithm 1): the squared
@@ -259,8 +259,9 @@ class Projection:
 
     def after(self, ip: InnerProduct, target: _Target, a: float, out: Rows, fused: bool
               ) -> tuple[_Target, float]:
-        """What ``a · h`` leaves unprojected and its norm (Algorithms 2 and 3, line 8,
-        scaled as the note's P2 says: it keeps v' = v − h*)."""
+        """What ``a · h`` leaves unprojected and its norm (Algorithms 2 and 3, line 8).
+        Algorithm 2 prints its update unscaled, ``v' ← v' − h_k``; the scaled one keeps
+        ``v' = v − h*``, which its analysis (Theorems 4, 5) uses."""
         left = ip.target(row_passes.combined(ip.blocks, target.rows, [(-a, out)]))
         return left, math.ldexp(math.sqrt(left.square), left.exp)
 
@@ -465,7 +466,7 @@ def _step(p: _Problem, f: Rows, outputs: list[tuple[float, Rows]]) -> _Stepped:
 
 def descent(p: _Problem, f: Rows) -> Rows:
     """``−∇R[f]`` on the training points: a pointwise loss block by block; a loss that
-    couples the rows (ranking) at once (its gradient is N·∂R/∂f(x_n), §1.2)."""
+    couples the rows (ranking) at once (its gradient in L2(P̂) is N·∂R/∂f(x_n), §2)."""
     if not (p.loss.pointwise and not p.ctx):
         return -p.loss.gradient(p.y, f, **p.ctx)
     return row_passes.descent(p.blocks, p.loss, p.y, f)

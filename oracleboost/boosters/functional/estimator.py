@@ -728,7 +728,7 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
     """Functional gradient boosting for ranking by query (Grubb & Bagnell 2011, §5).
 
     The pairwise ranking hinge over the pairs of documents of each query with different
-    relevance; its function-space gradient is N·∂R/∂f(x_n) (note §1.2).  ``predict``
+    relevance; its function-space gradient is N·∂R/∂f(x_n) (§2).  ``predict``
     returns scores: sort each query's documents by decreasing score.
 
     Parameters
