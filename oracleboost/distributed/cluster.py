@@ -287,6 +287,9 @@ class ClusterBlocks(RowBlocks):
     """
 
     in_place = False
+    #: A fit on a cluster keeps no running state: it lives on the workers (futures that
+    #: a pickle could not carry, and that would hold the workers' memory).
+    keeps_state = False
 
     def __init__(self, client: Any, sizes: Sequence[int], block_size: int) -> None:
         self.sizes = tuple(int(k) for k in sizes)

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import os
 import re
 import sys
 import threading
@@ -59,7 +58,7 @@ from oracleboost._validation import (
     non_numeric_columns,
     normalise_weights,
 )
-from oracleboost.distributed.cluster import ClusterBlocks, map_rows, refuse_sparse_chunks
+from oracleboost.engine.backends import backend_for
 from oracleboost.engine.callbacks import CALLBACK_ATTRIBUTES, CallbackSupport, callback_monitors
 from oracleboost.engine.categories import (
     apply_categories,
@@ -89,10 +88,10 @@ from oracleboost.engine.rounds import BoostingWarning, Problem, RoundResult, Sto
 from oracleboost.losses import Loss, loss_names
 from oracleboost.oracles.base import Hypothesis, Oracle, OracleCapabilityError, canonical_sparse
 from oracleboost.oracles.defaults import default_oracle
-from oracleboost.rows.partitioned import NotDistributedError, is_dask_collection
+from oracleboost.rows.partitioned import NotDistributedError
 
 if TYPE_CHECKING:  # pragma: no cover - the export imports lightgbm when it runs
-    import lightgbm
+    pass
 
 __all__ = ["BaseBooster", "ScoreRegressorMixin", "fit_context", "validate_input",
            "data_signature", "loss_constraint", "check_num_iteration", "num_iteration_doc"]
@@ -201,10 +200,10 @@ def validate_input(
     default, "numeric", a DataFrame with such a column came back as an object array and
     failed later, in the oracle, without a name.
     """
-    if is_dask_collection(X):
+    if (backend := backend_for(X)) is not None:
         # scikit-learn would gather every row into this process without a word
         raise NotDistributedError(
-            f"{type(estimator).__name__} does not fit a dask array: on a cluster, "
+            f"{type(estimator).__name__} does not fit {backend.collection}: on a cluster, "
             "CoordinateBoostingClassifier, MirrorBoostingClassifier, the "
             "functional-gradient regressor and classifier (with StumpOracle, "
             "LinearOracle or MatrixOracle) and AcceleratedMarginClassifier do "
@@ -552,67 +551,6 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         note = " (default)" if self.oracle is None else ""
         return nested_block(self, [("oracle", self._oracle(), note)])
 
-    def save_model(self, path: str | os.PathLike) -> None:
-        """Write the booster (parameters, fitted attributes, model) to ``path`` as plain
-        JSON text, which :meth:`load_model` reads without pickle
-        (:mod:`oracleboost.model_json`): the loaded booster predicts bit for bit as this
-        one.  The running state ``warm_start`` continues from is not written: a warm
-        start of the loaded booster fits anew, with a warning (a pickle or ``skops.io``
-        file of a booster fitted with ``warm_start=True`` keeps it).
-
-        Raises
-        ------
-        TypeError
-            Naming what cannot be written: an object of a class outside the allow-list
-            (a ``joblib.Memory`` as ``CachedOracle``'s memory: give a path; a weak
-            learner of another library, or a scikit-learn estimator that is not a tree,
-            linear model, MLP, dummy or label encoder: use ``skops.io``).  The write is
-            atomic: a failed save leaves a previous file whole.
-        """
-        from oracleboost.model_json import save_model
-
-        save_model(self, path)
-
-    @classmethod
-    def load_model(cls: type[_Self], path: str | os.PathLike) -> _Self:
-        """The booster :meth:`save_model` wrote to ``path``.
-
-        Loading runs nothing the file names: it makes only an allow-list of classes and
-        plain arrays, and checks every field.  A ``ValueError`` if the file holds
-        another class, comes from a newer format version than this library reads, names
-        a class outside the allow-list, or has a field missing, of the wrong type or out
-        of range (named by its place in the document)."""
-        from oracleboost.model_json import load_model
-
-        model = load_model(path)
-        if not isinstance(model, cls):
-            raise ValueError(f"{os.fspath(path)!r} holds a {type(model).__name__}, not a "
-                             f"{cls.__name__}")
-        return model
-
-    def to_lightgbm(self, X: ArrayLike | None = None) -> lightgbm.Booster:
-        """The fitted model as a ``lightgbm.Booster``, where its weak learners are trees
-        (stumps, scikit-learn trees, LightGBM trees; :mod:`oracleboost.export.lightgbm`).
-
-        ``to_lightgbm().predict(X, raw_score=True)`` is :meth:`decision_function` (a
-        regressor's :meth:`predict`), so SHAP's ``TreeExplainer``, LightGBM's compiled
-        prediction and LightGBM's converters read the model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features), default=None
-            Rows whose counts become the trees' covers (what SHAP's path-dependent
-            TreeSHAP integrates over), usually the training rows; None keeps the trees'
-            own (stumps have none: 1 a leaf, with a warning).
-
-        Returns
-        -------
-        lightgbm.Booster
-        """
-        from oracleboost.export.lightgbm import to_lightgbm
-
-        return to_lightgbm(self, X)
-
     def _model_at(self, num_iteration: int | None = None):
         """The fitted model after its first ``num_iteration`` rounds (None: all of them).
 
@@ -778,7 +716,7 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         with the categories of the fit it continues (the same codes must mean the same
         values)."""
         categories: dict[int, np.ndarray] = {}
-        if takes_categorical(self._oracle()) and not is_dask_collection(X):
+        if takes_categorical(self._oracle()) and backend_for(X) is None:
             X, categories = encode_categories(X)
         resume = self._resuming()
         if resume and not same_categories(categories, getattr(self, "categories_", {})):
@@ -805,12 +743,8 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                 )
             vars(self).pop("_held_out_", None)  # this fit holds out no rows
             return X, y, rows, None
-        if is_dask_collection(X):
-            raise NotDistributedError(
-                "early stopping on a fit on a dask array needs an eval_set (NumPy arrays) "
-                "instead of validation_fraction; set validation_fraction=None and pass "
-                "eval_set=[(X_val, y_val)]"
-            )
+        if (backend := backend_for(X)) is not None:
+            backend.refuse("held_out_rows", "early stopping with validation_fraction")
         given = X
         X, y = validate_input(self, X, y)
         n = X.shape[0]
@@ -928,11 +862,9 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             where = f"eval_set[{i}]"
             if not isinstance(pair, Sequence) or len(pair) != 2:
                 raise TypeError(f"{where} must be an (X, y) pair; got {type(pair).__name__}")
-            if any(is_dask_collection(a) for a in pair):
-                raise NotDistributedError(
-                    f"{where}: an eval set is scored in this process, round by round: "
-                    "pass NumPy arrays (a sample of the rows, say; X.compute()); the fit's "
-                    "own X may be a dask array")
+            for a in pair:
+                if (backend := backend_for(a)) is not None:
+                    backend.refuse("eval_rows", where)
             try:
                 Xv = validate_input(self, pair[0], reset=False)
             except (TypeError, ValueError) as exc:  # named as the set's X, either type
@@ -1042,7 +974,7 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         except BaseException:
             # the workers' pooled buffers are the fit's: a fit that raises lets them go
             # as one that ends does (settle, below)
-            if isinstance(blocks, ClusterBlocks):
+            if blocks is not None:
                 blocks.abandon()
             raise
         stopping = next((m for m in run.monitors if isinstance(m, EarlyStopping)), None)
@@ -1054,9 +986,9 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         self.stop_reason_ = run.stop
         # a fit on a cluster keeps no running state: it lives on the workers (futures
         # that a pickle could not carry, and that would hold the workers' memory)
-        if isinstance(blocks, ClusterBlocks):
+        if blocks is not None:
             blocks.settle()
-        self._state_ = None if isinstance(blocks, ClusterBlocks) else run.state
+        self._state_ = run.state if blocks is None or blocks.keeps_state else None
         self._signature_ = problem.signature
 
     def _warn(self, message: str) -> None:
@@ -1165,9 +1097,10 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         return default_oracle(self._default_query) if self.oracle is None else self.oracle
 
     def _bind_cluster(self, rows, need: str):
-        """:meth:`_bind` for rows on a Dask cluster (``Oracle._bind_cluster``)."""
+        """:meth:`_bind` for rows held in a backend's partitions (``rows.backend``:
+        ``Oracle._bind_partitioned``)."""
         oracle = self._oracle()
-        bound = oracle._bind_cluster(rows)
+        bound = oracle._bind_partitioned(rows, rows.backend)
         if not getattr(bound.capabilities, need):  # pragma: no cover - stumps answer all
             raise OracleCapabilityError(
                 f"{type(self).__name__} needs an oracle that answers {need}; "
@@ -1251,39 +1184,11 @@ def check_num_iteration(num_iteration: int | None, n_rounds: int) -> int:
     return int(num_iteration)
 
 
-def on_dask(estimator, method: Callable, X, *, staged: bool = False):
-    """``method`` (a prediction method of a fitted ``estimator``) on a dask array X, row
-    chunk by row chunk, as a dask array (``staged``: a generator of dask arrays, one a
-    round).  The shapes and dtypes are the method's own on one row."""
-    check_is_fitted(estimator, "ensemble_")
-    refuse_sparse_chunks(X, type(estimator).__name__)
-    if X.ndim != 2:
-        raise ValueError(f"Expected a 2-D dask array X; got shape {X.shape}")
-    probe = np.zeros((1, X.shape[1]))
-    if not staged:
-        one = method(probe)
-        return map_rows(functools.partial(_on_rows, method, one), X, dtype=one.dtype,
-                        columns=None if one.ndim == 1 else one.shape[1])
-    return (map_rows(functools.partial(_on_rows, functools.partial(_nth, method, k), one),
-                     X, dtype=one.dtype, columns=None if one.ndim == 1 else one.shape[1])
-            for k, one in enumerate(method(probe)))
-
-
-def _on_rows(method: Callable, one: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """``method(X)``, and for a chunk of no row (a boolean selection can leave one) an
-    empty array shaped as ``one``'s rows (the method itself refuses 0 rows, as
-    scikit-learn's estimators do)."""
-    if X.shape[0] == 0:
-        return np.empty((0,) + one.shape[1:], dtype=one.dtype)
-    return method(X)
-
-
-def _nth(method: Callable, k: int, X: np.ndarray) -> np.ndarray:
-    """The ``k``-th array a staged ``method`` yields on X."""
-    for i, out in enumerate(method(X)):
-        if i == k:
-            return out
-    raise IndexError(k)  # pragma: no cover - the probe counted the stages
+def on_dask(estimator: Any, method: Callable, X: Any, *, staged: bool = False) -> Any:
+    """``method`` (a prediction method of a fitted ``estimator``) on ``X``, a collection
+    of a backend (a dask array), as that backend predicts
+    (:meth:`oracleboost.engine.backends.Backend.predict`)."""
+    return backend_for(X).predict(estimator, method, X, staged=staged)
 
 
 class ScoreRegressorMixin:
@@ -1310,9 +1215,9 @@ class ScoreRegressorMixin:
         ndarray of shape (n_samples,)
             (A dask array when X is one.)
         """
-        if is_dask_collection(X):
-            return on_dask(self, functools.partial(self.predict, num_iteration=num_iteration),
-                           X)
+        if (backend := backend_for(X)) is not None:
+            return backend.predict(
+                self, functools.partial(self.predict, num_iteration=num_iteration), X)
         return self._raw(X, num_iteration)
 
     @num_iteration_doc
@@ -1344,7 +1249,7 @@ class ScoreRegressorMixin:
         ------
         ndarray of shape (n_samples,)
         """
-        if is_dask_collection(X):
-            yield from on_dask(self, self.staged_predict, X, staged=True)
+        if (backend := backend_for(X)) is not None:
+            yield from backend.predict(self, self.staged_predict, X, staged=True)
             return
         yield from self._staged_raw(X)

@@ -51,10 +51,11 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from oracleboost._typing import ArrayLike
+from oracleboost.engine.backends import backend_for
 from oracleboost.engine.base import validate_input
 from oracleboost.engine.model import Ensemble
 from oracleboost.oracles.trees import ZERO_THRESHOLD, TreeStructure
-from oracleboost.rows.partitioned import NotDistributedError, is_dask_collection
+from oracleboost.rows.partitioned import NotDistributedError
 
 if TYPE_CHECKING:  # pragma: no cover
     import lightgbm
@@ -166,7 +167,7 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
         # DataFrame's column names and order against the fit's, its categories as the
         # fit's codes (covers counted on columns in another order would be another
         # model's)
-        if is_dask_collection(X):
+        if backend_for(X) is not None:
             raise NotDistributedError(
                 "to_lightgbm counts the covers of X in this process: pass a NumPy array "
                 "(a sample of the rows, say; X.compute())")

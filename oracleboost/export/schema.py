@@ -60,18 +60,11 @@ _SKLEARN = {
 
 
 def _library_classes() -> list[type]:
-    """The library's own classes a model file may name: boosters, oracles, losses,
-    hypotheses, models, and the enum of stop reasons.  An explicit list: a class joins
-    it here, with its fields in :data:`_SPECS` where it has fitted state."""
-    from oracleboost.boosters.accelerated.estimator import AcceleratedMarginClassifier, _Kernel
-    from oracleboost.boosters.coordinate.estimator import CoordinateBoostingClassifier
-    from oracleboost.boosters.functional.estimator import (
-        FunctionalGradientClassifier,
-        FunctionalGradientRanker,
-        FunctionalGradientRegressor,
-    )
-    from oracleboost.boosters.mirror.estimator import ArgmaxVote, MirrorBoostingClassifier
-    from oracleboost.boosters.totally_corrective.estimator import TotallyCorrectiveClassifier
+    """The library's own classes of the layers below this one that a model file may
+    name: oracles, losses, hypotheses, models, and the enum of stop reasons.  An
+    explicit list: a class joins it here (those of the layers above, the boosters, join
+    through :func:`persisted`), with its fields in :data:`_SPECS` where it has fitted
+    state."""
     from oracleboost.engine.model import Ensemble, KernelModel, LinearModel
     from oracleboost.engine.rounds import StopReason
     from oracleboost.losses import (
@@ -98,7 +91,7 @@ def _library_classes() -> list[type]:
     )
     from oracleboost.oracles.lightgbm import LightGBMTree
     from oracleboost.oracles.matrix import LinearCoordinate, MatrixColumn
-    from oracleboost.oracles.sklearn import FittedEstimator, _QuietMLP
+    from oracleboost.oracles.sklearn import MADE_ESTIMATORS, FittedEstimator
     from oracleboost.oracles.stumps import (
         ConstantHypothesis,
         LabelCodeStump,
@@ -108,18 +101,15 @@ def _library_classes() -> list[type]:
     )
 
     return [
-        # boosters
-        CoordinateBoostingClassifier, MirrorBoostingClassifier, AcceleratedMarginClassifier,
-        FunctionalGradientClassifier, FunctionalGradientRegressor, FunctionalGradientRanker,
-        TotallyCorrectiveClassifier, StopReason,
-        # models and their parts
-        Ensemble, LinearModel, KernelModel, _Kernel,
+        StopReason,
+        # models
+        Ensemble, LinearModel, KernelModel,
         # oracles
         StumpOracle, TreeOracle, LightGBMOracle, SklearnOracle, MLPOracle, MatrixOracle,
-        LinearOracle, CachedOracle, ApproximateOracle, _QuietMLP,
+        LinearOracle, CachedOracle, ApproximateOracle, *MADE_ESTIMATORS,
         # hypotheses
         ConstantHypothesis, SignStump, RegressionStump, LabelCodeStump, VectorStump,
-        MatrixColumn, LinearCoordinate, LightGBMTree, FittedEstimator, ArgmaxVote,
+        MatrixColumn, LinearCoordinate, LightGBMTree, FittedEstimator,
         # losses
         Exponential, Logistic, Squared, Absolute, Huber, Quantile, SoftmaxCrossEntropy,
         MulticlassHinge, PairwiseHinge,
@@ -165,10 +155,31 @@ def current_name(name: str) -> str:
     return f"{_FORMER_MODULES.get(module, module)}:{qualname}"
 
 
+#: The classes of the layers above this one that a model file may name (the boosters and
+#: the parts of their models), by the name a document gives them: each joins when it is
+#: made (:func:`persisted`).
+_PERSISTED: dict[str, type] = {}
+
+
+def persisted(cls: type) -> type:
+    """Let model files hold ``cls`` (a class decorator, for the library's own classes of
+    the layers above: its boosters, and the parts of their models).  Its fields are
+    checked as :data:`_SPECS` says where it has fitted state."""
+    if not cls.__module__.startswith("oracleboost."):
+        raise ValueError(f"only the library's own classes join the allow-list; got "
+                         f"{name_of(cls)}")
+    _PERSISTED[name_of(cls)] = cls
+    return cls
+
+
 @functools.cache
+def _listed_classes() -> dict[str, type]:
+    return {name_of(cls): cls for cls in _library_classes() + _sklearn_classes()}
+
+
 def allowed_classes() -> dict[str, type]:
     """The classes a model file may name, by the name a document gives them."""
-    return {name_of(cls): cls for cls in _library_classes() + _sklearn_classes()}
+    return {**_listed_classes(), **_PERSISTED}
 
 
 def is_estimator_class(cls: type) -> bool:

@@ -367,19 +367,20 @@ class Oracle(BaseEstimator, ABC):
         this signature.
         """
 
-    def _bind_cluster(self, rows) -> BoundOracle:
-        """The oracle over rows held by a Dask cluster's workers (``rows``: a
-        :class:`oracleboost.distributed.stumps.ClusterRows`), answering queries
-        by map-reduce over the partitions.  Only classes whose answer is a sum over
-        rows can (``StumpOracle``, ``LinearOracle``, ``MatrixOracle``); the others need
-        every row in one process."""
+    def _bind_partitioned(self, rows: Any, backend: Any) -> BoundOracle:
+        """The oracle over rows held in a backend's partitions (``rows``; ``backend``:
+        an :class:`oracleboost.engine.backends.Backend`), answering queries by sums over
+        the partitions.  Only classes whose answer is a sum over rows can, and each says
+        which sum: stumps (:meth:`~oracleboost.engine.backends.Backend.bind_stumps`) or
+        column products (:meth:`~oracleboost.engine.backends.Backend.bind_columns`);
+        the others need every training row in one process."""
         from oracleboost.rows.partitioned import NotDistributedError
 
         raise NotDistributedError(
             f"{type(self).__name__} needs every training row in one process, so it cannot "
-            "fit on a dask array; use StumpOracle (histograms summed over the workers), "
-            "LinearOracle or MatrixOracle (products summed over the workers), or fit on a "
-            "NumPy array"
+            f"fit on {backend.collection}; use StumpOracle (histograms summed over the "
+            "workers), LinearOracle or MatrixOracle (products summed over the workers), or "
+            "fit on a NumPy array"
         )
 
 

@@ -381,13 +381,12 @@ class MatrixOracle(Oracle):
             raise ValueError("X holds no row indices")
         return H[rows], functools.partial(_matrix_column, H)
 
-    def _bind_cluster(self, rows) -> BoundOracle:
-        """The class over row indices held by a Dask cluster's workers (each worker
-        takes its rows of H: :class:`~.cluster_columns.ClusterColumns`)."""
+    def _bind_partitioned(self, rows: Any, backend: Any) -> BoundOracle:
+        """The class over row indices held in a backend's partitions (each partition
+        takes its rows of H), by products summed over them (``backend.bind_columns``)."""
         _check_blocks(self)
-        from oracleboost.distributed.columns import ClusterColumns
-
-        return ClusterColumns(self, rows, functools.partial(_matrix_column, _checked_H(self.H)))
+        return backend.bind_columns(self, rows,
+                                    functools.partial(_matrix_column, _checked_H(self.H)))
 
 
 def _checked_H(H: ArrayLike, finite: bool = True) -> np.ndarray:
@@ -468,10 +467,8 @@ class LinearOracle(Oracle):
             return X, LinearCoordinate
         return np.ascontiguousarray(X), LinearCoordinate
 
-    def _bind_cluster(self, rows) -> BoundOracle:
-        """The coordinates of rows held by a Dask cluster's workers
-        (:class:`~.cluster_columns.ClusterColumns`)."""
+    def _bind_partitioned(self, rows: Any, backend: Any) -> BoundOracle:
+        """The coordinates of rows held in a backend's partitions, by products summed
+        over them (``backend.bind_columns``)."""
         _check_blocks(self)
-        from oracleboost.distributed.columns import ClusterColumns
-
-        return ClusterColumns(self, rows, LinearCoordinate)
+        return backend.bind_columns(self, rows, LinearCoordinate)

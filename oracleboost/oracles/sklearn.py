@@ -753,8 +753,13 @@ class MLPOracle(Oracle):
 class _QuietMLP(MLPRegressor):
     """``MLPRegressor`` whose fit does not warn when it stops before convergence."""
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+            ) -> _QuietMLP:
         # (not catch_warnings: fits on threads that overlap would leave its filter set)
         with silenced(ConvergenceWarning):
             return super().fit(X, y, sample_weight=sample_weight)
 
+
+#: The scikit-learn estimators of this module's own making that a fitted oracle holds
+#: (model files hold them: :mod:`oracleboost.export.schema`).
+MADE_ESTIMATORS: tuple[type, ...] = (_QuietMLP,)

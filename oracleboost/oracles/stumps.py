@@ -36,6 +36,7 @@ import math
 import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -929,13 +930,12 @@ class StumpOracle(Oracle):
             X = _canonical_csc(X)
         return BoundStumpOracle(self, X)
 
-    def _bind_cluster(self, rows) -> BoundStumpOracle:
-        """The oracle over rows held by a Dask cluster's workers
-        (:class:`oracleboost.distributed.stumps.ClusterStumpOracle`)."""
+    def _bind_partitioned(self, rows: Any, backend: Any) -> BoundStumpOracle:
+        """The oracle over rows held in a backend's partitions: histograms summed over
+        them (``backend.bind_stumps``; on Dask,
+        :class:`oracleboost.distributed.stumps.ClusterStumpOracle`)."""
         self._check_params()
-        from oracleboost.distributed.stumps import ClusterStumpOracle
-
-        return ClusterStumpOracle(self, rows)
+        return backend.bind_stumps(self, rows)
 
 
 def _holds_nan(X) -> bool:

@@ -161,6 +161,9 @@ class RowBlocks:
     #: made (in memory, yes: it saves a copy; on a cluster's worker, no: a task must leave
     #: its inputs as they were, so that Dask may run it again after a lost worker).
     in_place = True
+    #: Whether the booster may keep the fit's running state after ``fit`` (for
+    #: ``warm_start``): in memory, yes; a backend whose state lives elsewhere says no.
+    keeps_state = True
 
     def __init__(self, n: int, block_size: int = DEFAULT_BLOCK_SIZE,
                  n_jobs: int | None = None) -> None:
@@ -237,6 +240,13 @@ class RowBlocks:
         cuts = [lanes * t // threads for t in range(threads + 1)]
         return [(q0, q1, q0 * lane, min(self.n, q1 * lane))
                 for q0, q1 in zip(cuts[:-1], cuts[1:], strict=True)]
+
+    def settle(self) -> None:
+        """A fit that ended: let go of what its passes still hold (in memory, nothing;
+        a backend waits for its pending work and frees its buffers)."""
+
+    def abandon(self) -> None:
+        """A fit that raised: as :meth:`settle`, never raising over the fit's error."""
 
     def map(self, stage: Callable[..., tuple[tuple, Any]], *rows: Any,
             **consts: Any) -> tuple[tuple, Any]:

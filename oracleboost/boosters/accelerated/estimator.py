@@ -58,7 +58,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from oracleboost._numerics import class_probabilities, largest_row_norm
 from oracleboost._typing import ArrayLike, RandomStateLike
-from oracleboost.distributed import data as cluster_data
+from oracleboost.engine.backends import Backend, backend_for
 from oracleboost.engine.base import BaseBooster, data_signature, fit_context, loss_constraint
 from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
@@ -70,6 +70,8 @@ from oracleboost.engine.classifier import (
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
 from oracleboost.engine.model import KernelModel, LinearModel
 from oracleboost.engine.rounds import Problem, RoundResult, StopReason
+from oracleboost.export.methods import ExportMixin
+from oracleboost.export.schema import persisted
 from oracleboost.losses import MarginLoss, get_loss
 from oracleboost.optim import margin_passes, row_passes
 from oracleboost.optim.steps import (
@@ -85,7 +87,7 @@ from oracleboost.optim.steps import (
 )
 from oracleboost.oracles.base import Hypothesis, Oracle, OracleCapabilityError
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
-from oracleboost.rows.partitioned import NotDistributedError, Rows, is_dask_collection
+from oracleboost.rows.partitioned import Rows
 
 __all__ = ["AcceleratedMarginClassifier", "MomentumMethod", "METHODS", "PROVEN_STOCHASTIC"]
 
@@ -158,6 +160,7 @@ METHODS: dict[str, MomentumMethod] = {
 PROVEN_STOCHASTIC = MomentumMethod("sampled_row", HorizonStep(), _NONE)
 
 
+@persisted
 class _Kernel:
     """A picklable kernel ``k(A, B)``: a callable, or a name of
     :func:`sklearn.metrics.pairwise.pairwise_kernels` with its parameters."""
@@ -309,7 +312,8 @@ class _State:
 @documented(
     "validation_tol", " (scikit-learn's ``tol``; here ``tol`` is the certificate's gap)"
 )
-class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooster):
+class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixin,
+                                  BaseBooster):
     """ℓ2 margin maximization by dual acceleration (Ji, Srebro & Telgarsky 2021).
 
     ``predict_proba`` maps the scores through the loss' link: σ(2f) for the exponential
@@ -571,8 +575,8 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
                     "anew with the longer horizon."
                 )
         self._horizon_ = self.n_estimators
-        if is_dask_collection(X):
-            return self._setup_cluster(X, y, sample_weight)
+        if (backend := backend_for(X)) is not None:
+            return self._setup_on(backend, X, y, sample_weight)
         if self.kernel is not None:
             return self._setup_kernel(X, y, sample_weight)
         oracle = self._oracle()
@@ -639,28 +643,24 @@ class AcceleratedMarginClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
         self.scale_ = scale
         return scale
 
-    def _setup_cluster(self, X, y, sample_weight) -> _Problem:
-        """``_setup`` for X a dask array (a finite class of columns): the rows on the
-        workers, the same problem."""
+    def _setup_on(self, backend: Backend, X, y, sample_weight) -> _Problem:
+        """``_setup`` for X a collection of ``backend`` (a dask array; a finite class of
+        columns): the rows where the backend keeps them, the same problem."""
         name = type(self).__name__
         if self.kernel is not None:
-            raise NotDistributedError(
-                f"{name}'s kernel form holds the n × n Gram matrix in one process; on a "
-                "dask array use the linear form (kernel=None, LinearOracle or MatrixOracle)"
-            )
+            backend.refuse("all_rows", f"{name}'s kernel form (the n × n Gram matrix)",
+                           "use the linear form (kernel=None, LinearOracle or "
+                           "MatrixOracle)")
         if self.warm_start and hasattr(self, "ensemble_"):
-            raise NotDistributedError(
-                "warm_start does not continue a fit on a dask array (the running scores "
-                "are not kept on the cluster after fit); set warm_start=False"
-            )
+            backend.refuse("warm_start", "warm_start")
         oracle = self._oracle()
         if not oracle.capabilities.correlation_vector:
             raise OracleCapabilityError(
                 f"{name} needs the whole correlation vector Zᵀq every step: LinearOracle() "
                 f"or MatrixOracle(H); {type(oracle).__name__} is not one"
             )
-        data = cluster_data.cluster_classification_data(
-            self, X, y, sample_weight, self.block_size, scale_free=False, labels="auto")
+        data = backend.classification_data(self, X, y, sample_weight, self.block_size,
+                                           scale_free=False, labels="auto")
         blocks = data.rows.blocks
         bound = self._bind_cluster(data.rows, "correlation_vector")
         extra = float(self.fit_intercept)

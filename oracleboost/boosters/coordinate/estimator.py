@@ -31,7 +31,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from oracleboost._typing import ArrayLike, RandomStateLike
-from oracleboost.distributed import data as cluster_data
+from oracleboost.engine.backends import Backend, backend_for
 from oracleboost.engine.base import BaseBooster, data_signature, fit_context, loss_constraint
 from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
@@ -49,13 +49,13 @@ from oracleboost.engine.rounds import (
     draw_seed,
     seed_generator,
 )
+from oracleboost.export.methods import ExportMixin
 from oracleboost.losses import MarginLoss, get_loss
 from oracleboost.optim import row_passes
 from oracleboost.optim.steps import STEP_RULES, StepRule, StepState, get_step
 from oracleboost.oracles.base import Oracle
 from oracleboost.rows import column_kernels
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
-from oracleboost.rows.partitioned import NotDistributedError, is_dask_collection
 
 __all__ = ["CoordinateBoostingClassifier"]
 
@@ -94,7 +94,8 @@ class _State:
     loss: MarginLoss | None = None  # the loss whose weights ``dual`` holds
 
 @documented()
-class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooster):
+class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixin,
+                                   BaseBooster):
     """Binary coordinate-descent boosting on any oracle (Telgarsky 2013, Algorithm 1).
 
     Round t on the margin loss φ, with margins y_i f(x_i) and sample weights s_i (the
@@ -305,8 +306,8 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
         )
 
     def _setup(self, X, y, sample_weight) -> _Problem:
-        if is_dask_collection(X):
-            return self._setup_cluster(X, y, sample_weight)
+        if (backend := backend_for(X)) is not None:
+            return self._setup_on(backend, X, y, sample_weight)
         data = classification_data(self, X, y, sample_weight, binary=True)
         X, s = data.X, data.s
         # ±1 as int8: the round's compiled passes read the labels every round, and at
@@ -346,25 +347,20 @@ class CoordinateBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBo
             blocks=blocks,
         )
 
-    def _setup_cluster(self, X, y, sample_weight) -> _Problem:
-        """``_setup`` for X a dask array: the rows on the workers, the same problem."""
+    def _setup_on(self, backend: Backend, X, y, sample_weight) -> _Problem:
+        """``_setup`` for X a collection of ``backend`` (a dask array): the rows where
+        the backend keeps them, the same problem."""
         if self.warm_start and hasattr(self, "ensemble_"):
-            raise NotDistributedError(
-                "warm_start does not continue a fit on a dask array (the running margins "
-                "are not kept on the cluster after fit); set warm_start=False"
-            )
+            backend.refuse("warm_start", "warm_start")
         if self.duality_gap is True:
-            raise NotDistributedError(
-                "duality_gap=True does not run on a dask array: the optimal risk is "
-                "solved (LPs, Newton's method) over every row in one process; set "
-                "duality_gap='auto' or False (on a dask array neither records 'gap'), or "
-                "fit X.compute() in memory"
-            )
+            # the optimal risk is solved (LPs, Newton's method) over every row at once
+            backend.refuse("all_rows", "duality_gap=True",
+                           "set duality_gap='auto' or False (then no 'gap' is recorded), "
+                           "or fit the rows in memory")
         loss = get_loss(self.loss, MarginLoss)
         rule = get_step(self.step)
-        data = cluster_data.cluster_classification_data(self, X, y, sample_weight,
-                                                        self.block_size)
-        self.optimal_loss_ = None  # "auto": not on a cluster (see duality_gap)
+        data = backend.classification_data(self, X, y, sample_weight, self.block_size)
+        self.optimal_loss_ = None  # "auto": not where every row is not at hand
         # s is None when the weights are equal (they cancel, as in memory)
         return self._problem(data.ypm, data.s, data.s is None, loss, rule,
                              self._bind_cluster(data.rows, "correlate"), None, None,

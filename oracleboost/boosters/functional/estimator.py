@@ -47,6 +47,7 @@ from oracleboost.engine.classifier import (
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
 from oracleboost.engine.rounds import seed_generator
+from oracleboost.export.methods import ExportMixin
 from oracleboost.losses import (
     Loss,
     MarginLoss,
@@ -76,7 +77,7 @@ __all__ = [
 _Booster = TypeVar("_Booster", bound="_FunctionalGradientBooster")
 
 
-class _FunctionalGradientBooster(BaseBooster):
+class _FunctionalGradientBooster(ExportMixin, BaseBooster):
     """The loop shared by the functional-gradient regressor, classifier and ranker."""
 
     _default_query = "project"  # TreeOracle(max_depth=3), gradient boosting's usual

@@ -104,6 +104,8 @@ from oracleboost.engine.classifier import (
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
 from oracleboost.engine.rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
+from oracleboost.export.methods import ExportMixin
+from oracleboost.export.schema import persisted
 from oracleboost.optim import row_passes
 from oracleboost.optim.row_projections import euclidean_simplex_rows_near, kl_softmax_rows
 from oracleboost.optim.steps import (
@@ -126,6 +128,7 @@ UPDATES = ("auto", "lazy", "active")
 VARIANTS = ("standard", "max_margin", "smooth", "sparse", "madaboost")
 
 
+@persisted
 class ArgmaxVote(Hypothesis):
     """One vote for the class a multiclass hypothesis ranks first: ``e_{argmax h(x)}``."""
 
@@ -203,7 +206,8 @@ class _State:
 
 
 @documented()
-class MirrorBoostingClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooster):
+class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixin,
+                               BaseBooster):
     """Mirror-ascent boosting on any oracle (MABoost; Naghibi & Pfister 2014, Algorithm 1).
 
     The booster asks the oracle only ``correlate``, so every hypothesis class runs under

@@ -164,6 +164,7 @@ from oracleboost.boosters.totally_corrective.soft_margin_lp import (
     LPSolveError,
     SoftMarginLP,
 )
+from oracleboost.engine.backends import backend_for
 from oracleboost.engine.base import BaseBooster, data_signature, fit_context
 from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
@@ -175,11 +176,11 @@ from oracleboost.engine.eval_sets import documented, eval_parameters_doc
 from oracleboost.engine.model import Refit
 from oracleboost.engine.monitors import Divergence
 from oracleboost.engine.rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
+from oracleboost.export.methods import ExportMixin
 from oracleboost.optim import row_passes
 from oracleboost.optim.votes import predicted_index, vote_margins, vote_share
 from oracleboost.oracles.base import Oracle
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
-from oracleboost.rows.partitioned import NotDistributedError, is_dask_collection
 
 __all__ = ["TotallyCorrectiveClassifier", "METHODS", "erlpboost_round_bound",
            "softboost_round_bound"]
@@ -321,7 +322,8 @@ class _State:
 @documented(
     "validation_tol", " (scikit-learn's ``tol``; here ``tol`` is the certificate's gap)"
 )
-class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBooster):
+class TotallyCorrectiveClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixin,
+                                  BaseBooster):
     """Totally corrective boosting by column generation (LPBoost, Demiriz, Bennett &
     Shawe-Taylor 2002; ERLPBoost, Warmuth, Glocer & Vishwanathan 2008; SoftBoost,
     Warmuth, Glocer & Rätsch 2007; TotalBoost, Warmuth, Liao & Rätsch 2006), over any
@@ -591,11 +593,8 @@ class TotallyCorrectiveClassifier(ScoreClassifierMixin, ClassifierMixin, BaseBoo
 
     # -- the problem ---------------------------------------------------------------------
     def _setup(self, X, y, sample_weight) -> _Problem:
-        if is_dask_collection(X):
-            raise NotDistributedError(
-                "TotallyCorrectiveClassifier solves its LP over every row in one process: "
-                "fit it on a NumPy array"
-            )
+        if (backend := backend_for(X)) is not None:  # its LP is over every row at once
+            backend.refuse("all_rows", "TotallyCorrectiveClassifier", "fit a NumPy array")
         data = classification_data(self, X, y, sample_weight)
         K = data.n_classes
         cells = self._uses_cells(K)

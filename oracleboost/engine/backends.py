@@ -1,0 +1,150 @@
+"""Where a fit's rows live: the backend seam.
+
+A fit's rows are in this process's memory (passed over by threads, :mod:`oracleboost.rows`)
+unless ``fit`` is given a collection that a backend accepts: a dask array puts them on a
+Dask cluster's workers.  The engine and the boosters never name a backend: they ask
+:func:`backend_for` ``X``'s backend and go through its methods.
+
+* :data:`BACKENDS` is the table of the library's backends: the collections each accepts,
+  and the module that serves it, imported the first time a fit is given such a
+  collection (so that nothing imports Dask unless a fit is given a dask array).
+* :class:`Backend` is what a backend provides: the fit's data made where the rows are
+  (its checks equal to those in memory), the oracle bound there, predictions on its
+  collections, and :attr:`Backend.cannot`, the one table of what it cannot do, refused
+  from there by name (:meth:`Backend.refuse`, a
+  :class:`~oracleboost.rows.partitioned.NotDistributedError`).
+* An oracle that can answer on a backend declares how (``Oracle._bind_partitioned``: its
+  answers are sums over rows, of histograms or of column products); the backend says how
+  such sums run there (:meth:`Backend.bind_stumps`, :meth:`Backend.bind_columns`).
+* :func:`register_backend` adds one at run time (the tests add an in-process backend that
+  splits the rows between two "workers").
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from oracleboost.rows.partitioned import NotDistributedError, is_dask_collection
+
+__all__ = ["Backend", "BackendEntry", "BACKENDS", "NEEDS", "backend_for", "register_backend"]
+
+#: What a booster may need of the place its rows are, by name: the keys of
+#: :attr:`Backend.cannot`.
+NEEDS: dict[str, str] = {
+    "warm_start": "continuing a fit from its running state, kept after fit",
+    "all_rows": "every row in one process (an LP over the rows, an n × n Gram matrix, "
+                "the exact optimum of the risk)",
+    "held_out_rows": "early stopping's rows held out of the training rows "
+                     "(validation_fraction)",
+    "eval_rows": "an eval set in the backend's collections (eval sets are scored in this "
+                 "process, round by round)",
+    "categories": "encoding a DataFrame's categorical columns",
+}
+
+
+class Backend:
+    """A place for a fit's rows other than this process's memory.
+
+    A subclass names itself (:attr:`name`), says what its collections are
+    (:attr:`collection`, for messages), what it cannot do (:attr:`cannot`: a need of
+    :data:`NEEDS` -> why not), and overrides the methods it provides; those it does not
+    provide refuse by name."""
+
+    #: The backend's name (``"dask"``).
+    name: str = ""
+    #: Its collections, as a message names them (``"a dask array"``).
+    collection: str = ""
+    #: What it cannot do: a need of :data:`NEEDS` -> why not (read by :meth:`refuse`).
+    cannot: Mapping[str, str] = {}
+
+    def refuse(self, need: str, who: str, instead: str = "") -> None:
+        """Raise :class:`NotDistributedError` if this backend cannot do ``need``: ``who``
+        (what asked: ``"warm_start"``, ``"TotallyCorrectiveClassifier"``) on
+        :attr:`collection`, the backend's reason, and ``instead`` (what to do)."""
+        if need not in NEEDS:
+            raise KeyError(f"unknown need {need!r}; the needs are {sorted(NEEDS)}")
+        if need in self.cannot:
+            tail = f"; {instead}" if instead else ""
+            raise NotDistributedError(
+                f"{who} does not run on {self.collection}: {self.cannot[need]}{tail}")
+
+    def _missing(self, what: str) -> NotDistributedError:
+        return NotDistributedError(f"{what} does not run on {self.collection} "
+                                   f"(the {self.name} backend does not provide it)")
+
+    # -- the fit's data -------------------------------------------------------------------
+    def classification_data(self, estimator: Any, X: Any, y: Any, sample_weight: Any,
+                            block_size: int, **options: Any) -> Any:
+        """A classifier's data where the rows are (the checks of
+        :func:`oracleboost.engine.classifier.classification_data`); sets ``classes_``
+        and ``n_features_in_``."""
+        raise self._missing(type(estimator).__name__)
+
+    def regression_data(self, estimator: Any, X: Any, y: Any, sample_weight: Any,
+                        block_size: int) -> Any:
+        """A regressor's data where the rows are; sets ``n_features_in_``."""
+        raise self._missing(type(estimator).__name__)
+
+    # -- oracles --------------------------------------------------------------------------
+    def bind_stumps(self, oracle: Any, rows: Any) -> Any:
+        """A stump oracle over ``rows``: histograms summed over the partitions."""
+        raise self._missing(type(oracle).__name__)
+
+    def bind_columns(self, oracle: Any, rows: Any, make: Callable) -> Any:
+        """A finite class of columns over ``rows`` (``make(j, scale)``: column j's
+        hypothesis): products summed over the partitions."""
+        raise self._missing(type(oracle).__name__)
+
+    # -- predictions ----------------------------------------------------------------------
+    def predict(self, estimator: Any, method: Callable, X: Any, *,
+                staged: bool = False) -> Any:
+        """``method`` (a prediction method of a fitted ``estimator``) on the collection
+        ``X``, as a collection of the backend (``staged``: a generator of them)."""
+        raise self._missing(f"{type(estimator).__name__}'s prediction")
+
+
+@dataclass(frozen=True)
+class BackendEntry:
+    """A row of :data:`BACKENDS`: the backend ``name``, ``accepts(X)`` (whether ``X`` is
+    one of its collections) and the ``module`` whose ``BACKEND`` serves it."""
+
+    name: str
+    accepts: Callable[[Any], bool]
+    module: str
+
+
+#: The library's backends (in memory is the default: no row here).
+BACKENDS: tuple[BackendEntry, ...] = (
+    BackendEntry("dask", is_dask_collection, "oracleboost.distributed.backend"),
+)
+
+#: Backends added by :func:`register_backend`, tried before :data:`BACKENDS`.
+_REGISTERED: list[tuple[Callable[[Any], bool], Backend]] = []
+
+
+def backend_for(X: Any) -> Backend | None:
+    """The backend whose collection ``X`` is, or None for rows in memory."""
+    for accepts, backend in _REGISTERED:
+        if accepts(X):
+            return backend
+    for entry in BACKENDS:
+        if entry.accepts(X):
+            return importlib.import_module(entry.module).BACKEND
+    return None
+
+
+@contextmanager
+def register_backend(accepts: Callable[[Any], bool], backend: Backend) -> Iterator[Backend]:
+    """Within the block, ``backend`` serves the collections that ``accepts``."""
+    if not isinstance(backend, Backend):
+        raise TypeError(f"backend must be a Backend; got {type(backend).__name__}")
+    entry = (accepts, backend)
+    _REGISTERED.insert(0, entry)
+    try:
+        yield backend
+    finally:
+        _REGISTERED.remove(entry)
