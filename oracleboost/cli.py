@@ -369,9 +369,9 @@ def _reproduce(args, argv: list[str], parser: argparse.ArgumentParser) -> int:
     except ReproductionInterrupted as exc:
         import textwrap
 
-        from oracleboost.experiments.runner import _stopped
+        from oracleboost.experiments.runner import stopped_by_signal
 
-        how = _stopped(exc.signum)  # worded as in the log and the index
+        how = stopped_by_signal(exc.signum)  # worded as in the log and the index
         during = f" during {exc.during}" if exc.during else ""
         lines = [f"oracleboost reproduce: {how}{during}",
                  f"  finished: {', '.join(exc.finished) or 'none'}"]

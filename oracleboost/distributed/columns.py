@@ -22,15 +22,15 @@ from oracleboost._numerics import largest_row_norm
 from oracleboost._validation import check_finite_array
 from oracleboost.distributed.cluster import WorkerBlocks
 from oracleboost.distributed.stumps import ClusterRows
-from oracleboost.oracles.base import BoundOracle, Hypothesis, _peak
+from oracleboost.oracles.base import BoundOracle, Hypothesis, max_abs
 from oracleboost.oracles.matrix import (
-    _BoundColumns,
-    _unscaled,
+    BoundColumns,
     column_exponents,
     column_outputs,
     projection_parts,
     rows_times,
     transposed_parts,
+    unscaled,
 )
 from oracleboost.rows.blocks import RowBlocks, deferred_stat, outputs_only
 from oracleboost.rows.partitioned import Derived, NotDistributedError, Partitioned, with_ndim
@@ -38,23 +38,23 @@ from oracleboost.rows.partitioned import Derived, NotDistributedError, Partition
 __all__ = ["ClusterColumns"]
 
 
-def _local_columns(X: np.ndarray, oracle: Any, block_size: int) -> _BoundColumns:
+def _local_columns(X: np.ndarray, oracle: Any, block_size: int) -> BoundColumns:
     """A partition's rows of the class (on its worker, one thread)."""
     A, make = oracle._matrix_of(X)
-    return _BoundColumns(oracle, A, make, blocks=WorkerBlocks(A.shape[0], block_size))
+    return BoundColumns(oracle, A, make, blocks=WorkerBlocks(A.shape[0], block_size))
 
 
-def _column_peaks(blocks: RowBlocks, local: _BoundColumns) -> tuple[tuple, np.ndarray]:
+def _column_peaks(blocks: RowBlocks, local: BoundColumns) -> tuple[tuple, np.ndarray]:
     return (), np.maximum(local.A.max(axis=0), -local.A.min(axis=0))
 
 
-def _transposed(blocks: RowBlocks, local: _BoundColumns, r, *,
+def _transposed(blocks: RowBlocks, local: BoundColumns, r, *,
                 k: int) -> tuple[tuple, tuple[float, np.ndarray]]:
-    return (), (_peak(r), transposed_parts(blocks, local.A, r, k))
+    return (), (max_abs(r), transposed_parts(blocks, local.A, r, k))
 
 
 @deferred_stat(0)
-def _prefetched_transposed(blocks: RowBlocks, local: _BoundColumns, r, *,
+def _prefetched_transposed(blocks: RowBlocks, local: BoundColumns, r, *,
                            k: int) -> tuple[tuple, tuple[float, np.ndarray]]:
     """:func:`_transposed`, its stats fetched with the next ones the client waits for
     (``ClusterColumns._prefetch``)."""
@@ -62,34 +62,34 @@ def _prefetched_transposed(blocks: RowBlocks, local: _BoundColumns, r, *,
 
 
 @outputs_only(1)
-def _times(blocks: RowBlocks, local: _BoundColumns, *, w: np.ndarray,
+def _times(blocks: RowBlocks, local: BoundColumns, *, w: np.ndarray,
            k: int) -> tuple[tuple, None]:
-    return (_unscaled(rows_times(blocks, local.A, w, k), k),), None
+    return (unscaled(rows_times(blocks, local.A, w, k), k),), None
 
 
 def _projection_peaks(blocks: RowBlocks, w, target) -> tuple[tuple, tuple]:
-    return (), (None if w is None else float(w.max()), _peak(target))
+    return (), (None if w is None else float(w.max()), max_abs(target))
 
 
-def _projection(blocks: RowBlocks, local: _BoundColumns, w, target, *, e_w: int, e_t: int,
+def _projection(blocks: RowBlocks, local: BoundColumns, w, target, *, e_w: int, e_t: int,
                 col_exp: np.ndarray) -> tuple[tuple, np.ndarray]:
     return (), projection_parts(blocks, local.A, w, target, e_w, e_t, col_exp)
 
 
-def _largest_row_norm(blocks: RowBlocks, local: _BoundColumns, *, extra: float,
+def _largest_row_norm(blocks: RowBlocks, local: BoundColumns, *, extra: float,
                       peak: float | None) -> tuple[tuple, float]:
     return (), largest_row_norm(local.A, extra, peak)
 
 
-def _row(blocks: RowBlocks, local: _BoundColumns, *others, i: int) -> tuple[tuple, tuple]:
+def _row(blocks: RowBlocks, local: BoundColumns, *others, i: int) -> tuple[tuple, tuple]:
     return (), (np.array(local.A[i], dtype=np.float64), *(o[i] for o in others))
 
 
-def _local_outputs(local: _BoundColumns, j: int, scale: float) -> np.ndarray:
+def _local_outputs(local: BoundColumns, j: int, scale: float) -> np.ndarray:
     return column_outputs(local.A, j, scale)
 
 
-class ClusterColumns(_BoundColumns):
+class ClusterColumns(BoundColumns):
     """A ``LinearOracle`` or ``MatrixOracle`` bound to rows on a Dask cluster: the same
     answers as in memory, for queries held by the workers."""
 
@@ -145,7 +145,7 @@ class ClusterColumns(_BoundColumns):
         return self._finish_transposed(parts, k, unscale, r.ndim)
 
     def _combine(self, w: np.ndarray) -> Partitioned:
-        k = self._overflow_shift(_peak(w), w.shape[0])
+        k = self._overflow_shift(max_abs(w), w.shape[0])
         (out,), _ = self.blocks.map(_times, self._local, w=w, k=k)
         return out if w.ndim == 1 else with_ndim(out, 2, w.shape[1])
 

@@ -771,7 +771,8 @@ def _reproduce_locked(names, quick, out_dir, out, err, seed, command, progress, 
         if runs is not None:
             runs.close()  # stops the workers' pending experiments
         if interrupted:
-            log.line(f"{_stopped(signum)}{f' during {current}' if current else ''}; finished: "
+            during = f" during {current}" if current else ""
+            log.line(f"{stopped_by_signal(signum)}{during}; finished: "
                      f"{', '.join(n for n, _ in rows) or 'none'}")
         log.close()
     done = {n for n, _ in rows} | {f.name for f in failures}
@@ -779,7 +780,7 @@ def _reproduce_locked(names, quick, out_dir, out, err, seed, command, progress, 
     if len(names) > 1:
         total = time.perf_counter() - total_start
         seed_part = f"seed {seed}" if seed is not None else "no --seed (experiments' defaults)"
-        state = f" · {_stopped(signum)}" if interrupted else ""
+        state = f" · {stopped_by_signal(signum)}" if interrupted else ""
         run_line = (f"{mode} · {seed_part} · oracleboost {__version__} · {_now()} · "
                     f"{total:.1f} s in all{state} · `{command}`")
         index = _write_index(out_dir / "index.md", rows, failures,
@@ -800,7 +801,7 @@ def _reproduce_locked(names, quick, out_dir, out, err, seed, command, progress, 
 _SIGPIPE = 13
 
 
-def _stopped(signum: int) -> str:
+def stopped_by_signal(signum: int) -> str:
     """How a stop by ``signum`` is said in the log and the index."""
     if signum == signal.SIGINT:
         return "interrupted"

@@ -322,7 +322,7 @@ def _check_number(rule, field: str, value, *, low: float, high: float = math.inf
         )
 
 
-def _check_instance(rule, field: str, value, kind: type) -> None:
+def check_instance(rule, field: str, value, kind: type) -> None:
     """Refuse ``rule.field = value`` unless it is a ``kind``, naming the rule and field."""
     if not isinstance(value, kind):
         raise TypeError(
@@ -550,7 +550,7 @@ class MirrorAscentStep(StepRule):
     schedule: Schedule = ConstantStep()
 
     def __post_init__(self):
-        _check_instance(self, "schedule", self.schedule, Schedule)
+        check_instance(self, "schedule", self.schedule, Schedule)
 
     def __call__(self, view: RoundView, t: int) -> float:
         return self.schedule.scale(view.nu * view.edge / view.L, t, view)

@@ -476,7 +476,7 @@ class BoundOracle:
     def _answer_peak(self, h: Hypothesis) -> float:
         """``max |h.train_output|`` (a pass over the outputs; see
         ``_project_outputs_finite``)."""
-        return _peak(h.train_output)
+        return max_abs(h.train_output)
 
     def _refuse_query(self, r: np.ndarray, name: str = "r") -> NoReturn:
         """Raise :func:`check_query`'s error for a query (``r`` of ``correlate``, or
@@ -621,7 +621,7 @@ class BoundOracle:
         if not _squared_norm_overflows(out, w, peak):
             return
         name = type(self.oracle).__name__
-        t_peak = _peak(target)
+        t_peak = max_abs(target)
         if _squared_norm_overflows(target, w):
             why = (
                 f"the values it was asked to fit are as large (max |target| = {t_peak:.3g}): "
@@ -653,7 +653,7 @@ class BoundOracle:
 _FLOAT64_MAX = float(np.finfo(np.float64).max)
 
 
-def _peak(a: np.ndarray) -> float:
+def max_abs(a: np.ndarray) -> float:
     """``max |a|`` (0 for an empty array) without a temporary."""
     return float(max(a.max(), -a.min())) if a.size else 0.0
 
@@ -668,7 +668,7 @@ def _squared_norm_overflows(a: np.ndarray, w: np.ndarray | None,
     ``w < 2**170``: the sum is below ``n · 2**970``), else on ``a`` scaled by a power of
     two to below 1 (exact), so that nothing overflows on the way and nothing warns.
     """
-    peak = _peak(a) if peak is None else peak
+    peak = max_abs(a) if peak is None else peak
     if peak < 2.0**400 and (w is None or float(w.max()) < 2.0**170):
         return False
     e = int(np.frexp(peak)[1])  # peak < 2**e

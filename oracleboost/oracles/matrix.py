@@ -135,7 +135,7 @@ def _scaled(v: np.ndarray, k: int) -> np.ndarray:
     return np.ascontiguousarray(v if k == 0 else np.ldexp(v, -k)).reshape(v.shape[0], -1)
 
 
-def _unscaled(out: np.ndarray, k: int) -> np.ndarray:
+def unscaled(out: np.ndarray, k: int) -> np.ndarray:
     """``out · 2**k``; entries beyond float64 become ±inf (the public methods say so)."""
     if k == 0:
         return out
@@ -197,7 +197,7 @@ def column_exponents(peaks: np.ndarray) -> np.ndarray:
     return np.maximum(np.frexp(peaks)[1], -1000)
 
 
-class _BoundColumns(BoundOracle):
+class BoundColumns(BoundOracle):
     """A finite class held as its matrix ``A`` on the training points (n, J).
 
     Products with ``A`` are computed so that nothing overflows on the way (columns near
@@ -255,14 +255,14 @@ class _BoundColumns(BoundOracle):
                            ndim: int) -> np.ndarray:
         out = ordered_sum(parts).T
         out = out[:, 0] if ndim == 1 else out
-        return _unscaled(out, k) if unscale else out
+        return unscaled(out, k) if unscale else out
 
     def _correlation_vector(self, r):
         return self._transposed(r)
 
     def _combine(self, w):
         k = self._overflow_shift(_peak(w), w.shape[0])
-        return _unscaled(rows_times(self.blocks, self.A, w, k), k)
+        return unscaled(rows_times(self.blocks, self.A, w, k), k)
 
     def _columns(self):
         if sp.issparse(self.A):  # made dense when asked (a duality gap's LP needs it)
@@ -371,7 +371,7 @@ class MatrixOracle(Oracle):
 
     def bind(self, X: ArrayLike) -> BoundOracle:
         _check_blocks(self)
-        return _BoundColumns(self, *self._matrix_of(X))
+        return BoundColumns(self, *self._matrix_of(X))
 
     def _matrix_of(self, X: ArrayLike) -> tuple[np.ndarray, Callable]:
         """``A = H[X]`` (X: row indices) and the maker of its column hypotheses."""
@@ -456,7 +456,7 @@ class LinearOracle(Oracle):
         # the products' kernels read rows of A (and a fit must not depend on how X was
         # laid out in memory).
         _check_blocks(self)
-        return _BoundColumns(self, *self._matrix_of(X))
+        return BoundColumns(self, *self._matrix_of(X))
 
     def _matrix_of(self, X: ArrayLike) -> tuple[np.ndarray, Callable]:
         X = check_X(X, accept_sparse=True, who="LinearOracle")

@@ -38,7 +38,7 @@ from sklearn.utils.validation import has_fit_parameter
 from oracleboost._typing import ArrayLike
 from oracleboost._warnings import silenced
 from oracleboost.oracles._split_weights import split_search_weights
-from oracleboost.oracles.base import BoundOracle, Capabilities, Hypothesis, Oracle, _peak, check_X
+from oracleboost.oracles.base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X, max_abs
 from oracleboost.oracles.trees import MISSING_NONE, TreeStructure, float32_split
 
 __all__ = ["SklearnOracle", "TreeOracle", "MLPOracle", "FittedEstimator"]
@@ -61,7 +61,7 @@ def _check_float32_range(X: np.ndarray, who: str) -> None:
     or holds the trees ("TreeOracle grows", "this DecisionTreeRegressor hypothesis is
     one of").
     """
-    top = _peak(X)
+    top = max_abs(X)
     if top >= _FLOAT32_OVERFLOW:  # False for NaN: scikit-learn's own checks name it
         raise ValueError(
             f"X has a finite value of magnitude {top:.3g}, beyond float32's range "
@@ -401,7 +401,7 @@ def _weighted_rms(target: np.ndarray, sample_weight: np.ndarray | None) -> float
     """``sqrt(Σ w ||t_i||² / Σ w)`` (``None``: unit weights), taken on ``t`` scaled by a
     power of two to a largest entry below 1 (exact), so that no square overflows or
     underflows on the way."""
-    top = _peak(target)
+    top = max_abs(target)
     if top == 0.0:
         return 0.0
     e = math.frexp(top)[1]

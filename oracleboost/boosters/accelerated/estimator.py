@@ -83,7 +83,7 @@ from oracleboost.optim.steps import (
     NesterovMomentum,
     RoundView,
     Schedule,
-    _check_instance,
+    check_instance,
 )
 from oracleboost.oracles.base import Hypothesis, Oracle, OracleCapabilityError
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
@@ -134,8 +134,8 @@ class MomentumMethod:
                 f"MomentumMethod: direction must be one of {DIRECTIONS}; got "
                 f"{self.direction!r}"
             )
-        _check_instance(self, "theta", self.theta, Schedule)
-        _check_instance(self, "beta", self.beta, Momentum)
+        check_instance(self, "theta", self.theta, Schedule)
+        check_instance(self, "beta", self.beta, Momentum)
         if self.direction == "gradient" and self.beta != ConstantMomentum(0.0):
             raise ValueError(
                 "MomentumMethod: beta must be ConstantMomentum(0.0) for "

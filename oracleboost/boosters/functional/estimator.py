@@ -29,7 +29,7 @@ from oracleboost.boosters.functional.algorithm import (
     initial_state,
     resumed,
 )
-from oracleboost.distributed import data as cluster_data
+from oracleboost.engine.backends import Backend, backend_for
 from oracleboost.engine.base import (
     BaseBooster,
     ScoreRegressorMixin,
@@ -62,7 +62,7 @@ from oracleboost.optim.steps import SCHEDULES, RoundView, Schedule, get_schedule
 from oracleboost.optim.votes import predicted_index
 from oracleboost.oracles.base import BinaryOnlyOracleError, Oracle
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
-from oracleboost.rows.partitioned import NotDistributedError, Rows, is_dask_collection
+from oracleboost.rows.partitioned import NotDistributedError, Rows
 from oracleboost.rows.quantile import weighted_quantile
 
 __all__ = [
@@ -194,20 +194,18 @@ class _FunctionalGradientBooster(ExportMixin, BaseBooster):
             return "project" if self._oracle().capabilities.project else "correlate"
         return self.query
 
-    def _refuse_on_cluster(self) -> None:
-        """What a fit on a dask array does not do yet, refused before any data moves."""
+    def _refuse_on(self, backend: Backend) -> None:
+        """What a fit on ``backend``'s collection does not do, refused before any data
+        moves."""
         if self.warm_start and hasattr(self, "ensemble_"):
-            raise NotDistributedError(
-                "warm_start does not continue a fit on a dask array (f is not kept on the "
-                "cluster after fit); set warm_start=False"
-            )
+            backend.refuse("warm_start", "warm_start")
 
-    def _cluster_need(self) -> str:
+    def _partitioned_need(self) -> str:
         """The query a fit on a cluster asks (the stump oracle answers both)."""
         return "correlate" if self.query == "correlate" else "project"
 
-    def _cluster_problem(self, y, s, blocks, bound, loss: Loss, f0,
-                         shape: tuple[int, ...] | None = None) -> _Problem:
+    def _partitioned_problem(self, y, s, blocks, bound, loss: Loss, f0,
+                             shape: tuple[int, ...] | None = None) -> _Problem:
         """The problem of a fit on a cluster: rows held by the workers, ``s`` None when
         the weights are equal (they cancel, as in memory); ``shape`` of the scores, (n,)
         unless told."""
@@ -217,7 +215,7 @@ class _FunctionalGradientBooster(ExportMixin, BaseBooster):
             query_weight=s, weighted=weighted, loss=loss,
             f0=np.asarray(f0, dtype=np.float64), shape=shape or (blocks.n,), ctx={},
             bound=bound,
-            need=self._cluster_need(), projection=PROJECTION_RULES[self.projection],
+            need=self._partitioned_need(), projection=PROJECTION_RULES[self.projection],
             schedule=get_schedule(self.schedule), view=self._view(loss),
             signature=None, blocks=blocks, blockwise_loss=True,
             record=self._fit_record, booster=type(self).__name__,
@@ -428,8 +426,8 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
         self.importance_type = importance_type
 
     def _setup(self, X, y, sample_weight) -> _Problem:
-        if is_dask_collection(X):
-            return self._setup_cluster(X, y, sample_weight)
+        if (backend := backend_for(X)) is not None:
+            return self._setup_on(backend, X, y, sample_weight)
         X, y = validate_input(self, X, y, y_numeric=True)
         s = check_sample_weight(sample_weight, X.shape[0])
         X, y, s = self._positive_weight_rows(X, y, s)
@@ -456,22 +454,22 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
             raise ValueError(f"loss={loss!r} needs {loss.context_keys}: use the ranker")
         return loss
 
-    def _setup_cluster(self, X, y, sample_weight) -> _Problem:
-        """``_setup`` for X a dask array: the rows on the workers, the same problem."""
+    def _setup_on(self, backend: Backend, X, y, sample_weight) -> _Problem:
+        """``_setup`` for X a collection of ``backend`` (a dask array): the rows where
+        the backend keeps them, the same problem."""
         name = type(self).__name__
         loss = self._regression_loss()
         if not isinstance(loss, RegressionLoss):
             raise NotDistributedError(
-                f"{name} on a dask array takes the pointwise regression losses "
+                f"{name} on {backend.collection} takes the pointwise regression losses "
                 f"(squared, absolute, huber, quantile); got {loss!r}: fit a NumPy array"
             )
-        self._refuse_on_cluster()
-        data = cluster_data.cluster_regression_data(self, X, y, sample_weight,
-                                                    self.block_size)
+        self._refuse_on(backend)
+        data = backend.regression_data(self, X, y, sample_weight, self.block_size)
         blocks = data.rows.blocks
-        bound = self._bind_cluster(data.rows, self._cluster_need())
+        bound = self._bind_cluster(data.rows, self._partitioned_need())
         f0 = self._regression_init(loss, blocks, data.y, data.s)
-        return self._cluster_problem(data.y, data.s, blocks, bound, loss, f0)
+        return self._partitioned_problem(data.y, data.s, blocks, bound, loss, f0)
 
     def _regression_init(self, loss: Loss, blocks: RowBlocks, y, s) -> float | None:
         """f_0 by passes over the row blocks (the same bits on threads and on a
@@ -612,8 +610,8 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         return (yi, {}), self._eval_weight(extra, y.shape[0], where)
 
     def _setup(self, X, y, sample_weight) -> _Problem:
-        if is_dask_collection(X):
-            return self._setup_cluster(X, y, sample_weight)
+        if (backend := backend_for(X)) is not None:
+            return self._setup_on(backend, X, y, sample_weight)
         data = classification_data(self, X, y, sample_weight)
         X, s = data.X, data.s
         self._loss_ = self._classification_loss(data.n_classes)
@@ -673,37 +671,39 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
             return self._loss_.init_raw(np.arange(K), np.asarray(masses), n_classes=K)
         return self._loss_.init_raw(np.array([1.0, -1.0]), np.array(masses))
 
-    def _check_cluster_loss(self, loss: Loss) -> None:
-        """What a fit on a dask array does not do with ``loss``."""
+    def _check_partitioned_loss(self, backend: Backend, loss: Loss) -> None:
+        """What a fit on ``backend``'s collection does not do with ``loss``: the
+        optimal constant start of a loss that takes no class masses needs every row."""
         if self.init == "auto" and not getattr(loss, "init_from_class_masses", False):
             raise NotDistributedError(
-                f"init='auto' with {loss!r} is not distributed; on a dask array pass "
-                "init=<a number>"
+                f"init='auto' with {loss!r} is not distributed; on {backend.collection} "
+                "pass init=<a number>"
             )
 
-    def _setup_cluster(self, X, y, sample_weight) -> _Problem:
-        """``_setup`` for X a dask array (margin losses, binary; the multiclass losses on
-        vector scores): the rows on the workers, the same problem."""
+    def _setup_on(self, backend: Backend, X, y, sample_weight) -> _Problem:
+        """``_setup`` for X a collection of ``backend`` (a dask array; margin losses,
+        binary; the multiclass losses on vector scores): the rows where the backend
+        keeps them, the same problem."""
         if self.loss != "auto":  # refused before any data moves
-            self._check_cluster_loss(self._classification_loss(2))
-        self._refuse_on_cluster()
+            self._check_partitioned_loss(backend, self._classification_loss(2))
+        self._refuse_on(backend)
         vector = self.loss != "auto" and self._classification_loss(2).raw_ndim == 2
         # 'auto' is the logistic loss (±1 labels) for two classes, softmax (indices) else
-        data = cluster_data.cluster_classification_data(
+        data = backend.classification_data(
             self, X, y, sample_weight, self.block_size,
             labels="auto" if self.loss == "auto" else ("index" if vector else "signs"))
         loss = self._classification_loss(len(self.classes_))
-        self._check_cluster_loss(loss)
+        self._check_partitioned_loss(backend, loss)
         vector = loss.raw_ndim == 2
         self._loss_ = loss
         blocks = data.rows.blocks
-        bound = self._bind_cluster(data.rows, self._cluster_need())
+        bound = self._bind_cluster(data.rows, self._partitioned_need())
         K = len(self.classes_)
         if self.init == "auto":
             f0 = self._init_from_masses(self._class_masses(blocks, data.ypm, data.s))
         else:
             f0 = np.full(K, float(self.init)) if vector else float(self.init)
-        return self._cluster_problem(data.ypm, data.s, blocks, bound, loss, f0,
+        return self._partitioned_problem(data.ypm, data.s, blocks, bound, loss, f0,
                                      (blocks.n, K) if vector else (blocks.n,))
 
     @staticmethod
