@@ -28,9 +28,9 @@ from oracleboost.oracles.base import (
     Capabilities,
     Hypothesis,
     Oracle,
-    _peak,
     _validated_form,
     check_X,
+    max_abs,
 )
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks, check_n_jobs, ordered_sum
 
@@ -247,7 +247,7 @@ class BoundColumns(BoundOracle):
         overflow on the way: ``r`` is scaled by ``2**-k`` (exact) where needed and the
         product by ``2**k`` after (``unscale``), or left scaled for callers that only
         compare."""
-        k = self._overflow_shift(_peak(r), self.n_samples)
+        k = self._overflow_shift(max_abs(r), self.n_samples)
         parts = transposed_parts(self.blocks, self.A, r, k)
         return self._finish_transposed(parts, k, unscale, np.ndim(r))
 
@@ -261,7 +261,7 @@ class BoundColumns(BoundOracle):
         return self._transposed(r)
 
     def _combine(self, w):
-        k = self._overflow_shift(_peak(w), w.shape[0])
+        k = self._overflow_shift(max_abs(w), w.shape[0])
         return unscaled(rows_times(self.blocks, self.A, w, k), k)
 
     def _columns(self):
@@ -291,7 +291,7 @@ class BoundColumns(BoundOracle):
         # The gains all scale by one power of two (same argmax, same ties) and the
         # coefficient is scaled back exactly.
         w_top = 1.0 if sample_weight is None else float(sample_weight.max())
-        e_w, e_t = int(np.frexp(w_top)[1]), int(np.frexp(_peak(target))[1])
+        e_w, e_t = int(np.frexp(w_top)[1]), int(np.frexp(max_abs(target))[1])
         parts = projection_parts(self.blocks, self.A, sample_weight, target, e_w, e_t,
                                  self._column_exponents())
         return self._projection_answer(parts, e_t)
