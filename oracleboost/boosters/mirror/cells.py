@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,6 +32,9 @@ from oracleboost.rows.blocks import (
     outputs_only,
 )
 from oracleboost.rows.partitioned import Partitioned, Rows, shaped_like, with_ndim
+
+if TYPE_CHECKING:
+    from oracleboost.boosters.mirror.updates import DualUpdate
 
 __all__ = ["cell_blocks", "cell_caps", "one_hot", "start", "row_masses", "query", "directions",
            "step_target", "vote", "extremes"]
@@ -134,22 +138,22 @@ def directions(blocks: RowBlocks, out: Rows, a: Rows, w: Rows,
 
 
 @outputs_only(2)
-def _step_target(blocks: RowBlocks, w, z, D, *, eta: float, lazy: bool,
+def _step_target(blocks: RowBlocks, w, z, D, *, eta: float, update: DualUpdate,
                  mirror: MirrorMap) -> tuple[tuple, None]:
-    step = eta * D
-    if lazy:
-        z = z + step
-        return (z, z), None
-    return (mirror.gradient(w) + step, None), None
+    point = np.empty(blocks.n)
+    dual = update.dual_rows(point, blocks.n)
+    update.point(point, dual, eta * D, z, w, mirror, None, 0.0)
+    return (point, dual), None
 
 
 def step_target(blocks: RowBlocks, mirror: MirrorMap, w: Rows, z: Rows | None, D: Rows,
-                eta: float, lazy: bool) -> tuple[Rows, Rows | None]:
-    """Algorithm 1 (c) over the cells: ``∇R(z') = ∇R(z or w) + η D``, the point to
-    project, and the lazy update's new dual average (None for the active one)."""
-    (target, z_next), _ = blocks.map(_step_target, w, z, D, eta=eta, lazy=lazy,
+                eta: float, update: DualUpdate) -> tuple[Rows, Rows | None]:
+    """Algorithm 1 (c) over the cells, by ``update`` (:mod:`.updates`):
+    ``∇R(z') = ∇R(z or w) + η D``, the point to project, and the lazy update's new dual
+    average (None for the active one)."""
+    (target, z_next), _ = blocks.map(_step_target, w, z, D, eta=eta, update=update,
                                      mirror=mirror)
-    return target, (z_next if lazy else None)
+    return target, (z_next if update.keeps_dual else None)
 
 
 def _vote(blocks: RowBlocks, f, pred, a, s, *, eta: float) -> tuple[tuple, np.ndarray]:

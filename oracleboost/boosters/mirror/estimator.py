@@ -17,13 +17,16 @@ with ``R = Σ w log w`` (``mirror="entropy"`` or ``EntropyMap()``: the update is
 multiplicative and the projection a normalisation, AdaBoost with the step η_t = γ_t in
 place of artanh γ_t) or ``R = ½‖w‖²`` (``"euclidean"`` or ``EuclideanMap()``: an
 additive update and the sort-based simplex projection); a map is an object of
-:mod:`.mirror_maps` holding ∇R, its projections, L and Theorem 1's bound.  With the
+:mod:`.maps` holding ∇R, its projections, L and Theorem 1's bound.  With the
 entropy map, the lazy update and no cap, (c), (d) and the next query are one pass over
 the rows: (d)'s normaliser ``log Σ z_{t+1} = log Σ z_t + log Σ w_t e^(−η_t u)`` comes
-from the column's two masses, as AdaBoost's Z_t does (:func:`.mirror_passes.entropy_step`).
+from the column's two masses, as AdaBoost's Z_t does (:func:`.passes.entropy_step`).
 ``learning_rate`` ν multiplies η_t, as the authors' R package ``maboost`` does with
-``nu``.  Each variant's η_t is a rule of :mod:`.steps` (``MirrorAscentStep``,
-``SparseBoostStep``, ``MadaBoostStep``).  The variants:
+``nu``.  The round is :mod:`.algorithm`'s; each variant is an object of
+:mod:`.variants` (its η_t a rule of :mod:`oracleboost.optim.steps`:
+``MirrorAscentStep``, ``SparseBoostStep``, ``MadaBoostStep``), the updates (c) and the
+projections (d) are objects of :mod:`.updates`, all chosen once when a fit sets up.
+The variants:
 
 * ``"max_margin"`` (Theorem 2): η_t = ν γ_t / (L √t).
 * ``"smooth"`` (§3.1): S becomes the capped simplex S_k = {Σw = 1, 0 ≤ w_i ≤ k/N} with
@@ -68,10 +71,9 @@ learning. NIPS 27.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
 from sklearn.base import ClassifierMixin
@@ -81,13 +83,17 @@ from sklearn.utils.validation import check_is_fitted
 from oracleboost._typing import ArrayLike, RandomStateLike
 from oracleboost.boosters.mirror import cells as mirror_cells
 from oracleboost.boosters.mirror import passes as mirror_passes
-from oracleboost.boosters.mirror.maps import (
-    MIRROR_MAPS,
-    EntropyMap,
-    EuclideanMap,
-    MirrorMap,
-    get_mirror_map,
+from oracleboost.boosters.mirror.algorithm import (
+    MirrorProblem,
+    MirrorState,
+    binary_round,
+    initial_state,
+    multiclass_round,
+    start,
 )
+from oracleboost.boosters.mirror.maps import MIRROR_MAPS, MirrorMap, get_mirror_map
+from oracleboost.boosters.mirror.updates import default_projection
+from oracleboost.boosters.mirror.variants import VARIANTS, MABoost, Variant, make_variant
 from oracleboost.distributed import data as cluster_data
 from oracleboost.engine.base import (
     BaseBooster,
@@ -98,24 +104,14 @@ from oracleboost.engine.base import (
 )
 from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
-    SignedColumn,
     classification_data,
     weighted_error,
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
-from oracleboost.engine.rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
+from oracleboost.engine.rounds import seed_generator
 from oracleboost.export.methods import ExportMixin
 from oracleboost.export.schema import persisted
 from oracleboost.optim import row_passes
-from oracleboost.optim.row_projections import euclidean_simplex_rows_near, kl_softmax_rows
-from oracleboost.optim.steps import (
-    InverseSqrtStep,
-    MadaBoostStep,
-    MirrorAscentStep,
-    RoundView,
-    SparseBoostStep,
-    StepRule,
-)
 from oracleboost.optim.votes import predicted_index, vote_margins, vote_share
 from oracleboost.oracles.base import BinaryOnlyOracleError, Hypothesis, Oracle, predict_validated
 from oracleboost.oracles.trees import TreeStructure
@@ -125,7 +121,6 @@ from oracleboost.rows.partitioned import NotDistributedError, Rows, is_dask_coll
 __all__ = ["MirrorBoostingClassifier", "ArgmaxVote"]
 
 UPDATES = ("auto", "lazy", "active")
-VARIANTS = ("standard", "max_margin", "smooth", "sparse", "madaboost")
 
 
 @persisted
@@ -158,51 +153,6 @@ class ArgmaxVote(Hypothesis):
 
     def __repr__(self) -> str:
         return f"ArgmaxVote({self.inner!r})"
-
-
-@dataclass
-class _Problem(Problem):
-    a: np.ndarray  # labels ±1 as int8 (binary) or class indices 0..K−1
-    s: np.ndarray | None  # sample weights (binary: None when all are equal)
-    s_total: float  # Σ s, summed by lanes
-    K: int  # 2 for binary
-    cap: object  # per-cell caps (smooth / dataset-combining: a number or rows), or None
-    mirror: MirrorMap
-    L: float  # the bound on ‖d‖_*², eq. 8–9: 1 (entropy), number of cells (Euclidean)
-    rule: StepRule  # η_t of the variant
-    lazy: bool
-    bound: object
-    bounded: bool
-    secondary: np.ndarray | None
-    blocks: RowBlocks  # the rows' blocks, in memory or on a cluster
-    log_s: object = None  # log s, for the MadaBoost variant with unequal weights
-    cells: RowBlocks | None = None  # multiclass: the blocks of the N × (K − 1) cells
-
-
-@dataclass(frozen=True)
-class _State:
-    """Between rounds.  ``w`` is the distribution over cells for the next round;
-    ``z`` is the lazy update's dual accumulator (log z for entropy) or, for SparseBoost,
-    the unnormalised state y; ``f`` the running vote on the training points;
-    ``potential`` Σ_t (η_t γ_t − L η_t²/2)-type sums behind the ``bound`` record.
-    Binary fits also carry the oracle's next query ``w · a``, SparseBoost's ‖y‖₁
-    (``mass``), the vote's error ε_t (``error``, the MadaBoost variant's step) and, for
-    the entropy map's lazy update, ``log_norm = log Σ z`` (``w = z / Σ z``), from which
-    the next round predicts its own (:func:`.mirror_passes.entropy_step`); for the
-    Euclidean map, where the last projection's threshold was (``near``: the next one's
-    first pivots, :func:`.row_projections.euclidean_simplex_rows_near`)."""
-
-    w: np.ndarray
-    z: np.ndarray | None
-    f: np.ndarray
-    t: int
-    potential: float
-    rng: np.random.RandomState
-    query: np.ndarray | None = None
-    mass: float = 1.0
-    error: float = 1.0
-    log_norm: float = 0.0  # log Σ z of the lazy entropy average (Σ w_1 = 1: 0)
-    near: object = None  # where the Euclidean projection's threshold was (row_projections.Near)
 
 
 @documented()
@@ -368,7 +318,7 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         # SparseBoost and the MadaBoost-type variant are binary (Algorithms 2 and 3), and
         # so is MABoost over an oracle without label-coded answers (K > 2 asks for them)
         tags.classifier_tags.multi_class = (
-            self.variant not in ("sparse", "madaboost")
+            VARIANTS.get(self.variant, MABoost).algorithm_1
             and self._oracle().capabilities.multiclass_correlate)
         return tags
 
@@ -422,51 +372,46 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
 
     _row_args = ("sample_weight", "sample_group")
 
+    def _variant(self) -> Variant:
+        """The variant object of ``variant`` (:mod:`.variants`), made once a fit."""
+        return make_variant(self.variant, self.smoothness, self.sparsity)
+
     def _resolved_update(self, mirror: MirrorMap) -> str:
         if self.update != "auto":
             return self.update
-        if self.variant == "madaboost":
-            return "lazy"
-        if self.variant == "sparse":
-            return "active"
-        return mirror.default_update
+        return self._variant().default_update or mirror.default_update
 
     def _check_options(self, mirror: MirrorMap, K: int, grouped: bool) -> None:
         name = type(self).__name__
         update = self._resolved_update(mirror)
-        euclidean, entropy = isinstance(mirror, EuclideanMap), isinstance(mirror, EntropyMap)
-        if self.variant == "sparse" and (not euclidean or update != "active"):
+        variant = self._variant()
+        if not variant.accepts(mirror, update):  # SparseBoost, the MadaBoost variant
             raise ValueError(
-                f"{name}: variant='sparse' is SparseBoost (Algorithm 2), an active update "
-                "with the Euclidean map; use mirror='euclidean' (and update='auto' or "
-                f"'active'); got mirror={self.mirror!r}, update={self.update!r}"
+                f"{name}: variant={self.variant!r} is {variant.box}; use "
+                f"mirror={variant.mirror_type.name!r} (and update='auto' or "
+                f"{variant.default_update!r}); got mirror={self.mirror!r}, "
+                f"update={self.update!r}"
             )
-        if self.variant == "madaboost" and (not entropy or update != "lazy"):
-            raise ValueError(
-                f"{name}: variant='madaboost' is Algorithm 3, the lazy update with the "
-                "entropy map; use mirror='entropy' (and update='auto' or 'lazy'); got "
-                f"mirror={self.mirror!r}, update={self.update!r}"
-            )
-        if (self.variant == "smooth" or grouped) and self.smoothness is None:
-            what = "variant='smooth'" if self.variant == "smooth" else "sample_group"
+        if (variant.capped or grouped) and self.smoothness is None:
+            what = f"variant={self.variant!r}" if variant.capped else "sample_group"
             raise ValueError(f"{name}: {what} needs smoothness=k (weights capped at k/N)")
-        if self.smoothness is not None and not (self.variant == "smooth" or grouped):
+        if self.smoothness is not None and not (variant.capped or grouped):
             raise ValueError(
                 f"{name}: smoothness={self.smoothness} caps weights only with "
                 "variant='smooth' or with fit(..., sample_group=...); got "
                 f"variant={self.variant!r} and no sample_group"
             )
-        if self.sparsity is not None and self.variant != "sparse":
+        if self.sparsity is not None and "sparsity" not in variant.parameters:
             raise ValueError(
                 f"{name}: sparsity={self.sparsity} is SparseBoost's; it needs "
                 f"variant='sparse', got {self.variant!r}"
             )
-        if grouped and self.variant not in ("standard", "smooth", "max_margin"):
+        if grouped and not variant.algorithm_1:
             raise ValueError(
                 f"{name}: sample_group (the dataset-combining set S_c) works with the "
                 f"standard, smooth and max_margin variants; got variant={self.variant!r}"
             )
-        if K > 2 and self.variant in ("sparse", "madaboost"):
+        if K > 2 and not variant.algorithm_1:
             raise ValueError(
                 f"Only binary classification is supported by {name} with "
                 f"variant={self.variant!r} (Algorithms 2 and 3 of the paper); y has {K} "
@@ -483,7 +428,7 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
                 "an oracle that does (StumpOracle, for one)"
             )
 
-    def _setup(self, X, y, sample_weight, sample_group) -> _Problem:
+    def _setup(self, X, y, sample_weight, sample_group) -> MirrorProblem:
         if is_dask_collection(X):
             return self._setup_cluster(X, y, sample_weight, sample_group)
         secondary = None
@@ -522,15 +467,15 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
 
     def _multiclass_problem(self, a: Rows, s: Rows | None, K: int, secondary: Rows | None,
                             mirror: MirrorMap, bound, blocks: RowBlocks,
-                            signature: str | None) -> _Problem:
+                            signature: str | None) -> MirrorProblem:
         """The multiclass problem (in memory or on a cluster: ``blocks``): the cells'
         blocks, the starting distribution over the cells and their caps."""
         n, width = blocks.n, K - 1
         cells = mirror_cells.cell_blocks(blocks, width)
         s_total = float(n) if s is None else row_passes.total(blocks, s)
         cap = None
-        if self.smoothness is not None and (self.variant == "smooth" or secondary is not None):
-            w1 = self._start(blocks, s, s_total, K)
+        if self.smoothness is not None and (self._variant().capped or secondary is not None):
+            w1 = start(blocks, s, s_total, K)
             cell_cap = float(self.smoothness) / n / width
             if secondary is None:
                 cap = cell_cap
@@ -538,12 +483,12 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
             else:
                 cap = mirror_cells.cell_caps(blocks, secondary, cell_cap, width)
                 self._check_cap(mirror_passes.any_above(cells, w1, cap))
-        return _Problem(
+        return MirrorProblem(
             a=a, s=s, s_total=s_total, K=K, cap=cap, mirror=mirror,
-            L=mirror.constant(n * width), rule=self._eta_rule(),
-            lazy=self._resolved_update(mirror) == "lazy", bound=bound,
+            L=mirror.constant(n * width), **self._pieces(mirror, cap, True), bound=bound,
             bounded=bound.capabilities.bounded, secondary=secondary,
             signature=signature, blocks=blocks, cells=cells,
+            vote=functools.partial(ArgmaxVote, n_classes=K),
         )
 
     def _check_cap(self, exceeded: bool) -> None:
@@ -554,27 +499,37 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
             )
 
     def _binary_problem(self, a, s, cap, mirror: MirrorMap, bound, secondary, blocks,
-                        signature) -> _Problem:
+                        signature) -> MirrorProblem:
         """The binary problem from rows in memory or on a cluster (``blocks``): ``s``
         None means equal weights, and then w_1 is exactly 1/N."""
         n = blocks.n
         s_total = float(n) if s is None else row_passes.total(blocks, s)
         if cap is not None:
-            w1 = self._start(blocks, s, s_total)
+            w1 = start(blocks, s, s_total)
             self._check_cap(row_passes.peak(blocks, w1) > cap if isinstance(cap, float)
                             else mirror_passes.any_above(blocks, w1, cap))
-        return _Problem(
+        pieces = self._pieces(mirror, cap, False)
+        return MirrorProblem(
             a=a, s=s, s_total=s_total, K=2, cap=cap, mirror=mirror,
-            L=mirror.constant(n), rule=self._eta_rule(),
-            lazy=self._resolved_update(mirror) == "lazy", bound=bound,
+            L=mirror.constant(n), **pieces, bound=bound,
             bounded=bound.capabilities.bounded, secondary=secondary, signature=signature,
             blocks=blocks,
             # the MadaBoost variant projects log s + min(0, log z) (equal weights cancel)
-            log_s=(row_passes.log(blocks, s) if s is not None and self.variant == "madaboost"
+            log_s=(row_passes.log(blocks, s) if s is not None and pieces["update"].log_weights
                    else None),
         )
 
-    def _setup_cluster(self, X, y, sample_weight, sample_group) -> _Problem:
+    def _pieces(self, mirror: MirrorMap, cap: object, multiclass: bool) -> dict[str, Any]:
+        """The box's pieces, made once a fit: the variant (b), its update (c) and the
+        projection (d) (:mod:`.variants`, :mod:`.updates`), and ν."""
+        variant = self._variant()
+        update = variant.update(self._resolved_update(mirror) == "lazy")
+        # over the cells the round projects by the map (no predicted softmax)
+        projection = default_projection(mirror) if multiclass else update.projection(mirror, cap)
+        return {"variant": variant, "update": update, "projection": projection,
+                "nu": float(self.learning_rate)}
+
+    def _setup_cluster(self, X, y, sample_weight, sample_group) -> MirrorProblem:
         """``_setup`` for X a dask array: the rows on the workers, the same problem."""
         if self.warm_start and hasattr(self, "ensemble_"):
             raise NotDistributedError(
@@ -603,198 +558,20 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
                                     self._bind_cluster(data.rows, "correlate"), data.group,
                                     blocks, None)
 
-    def _eta_rule(self) -> StepRule:
-        """η_t of each variant: Algorithm 1's ν γ_t / L (over √t for Theorem 2's
-        max-margin variant), SparseBoost's eq. 36, MadaBoost's ν ε_t γ_t."""
-        if self.variant == "sparse":
-            return SparseBoostStep(0.0 if self.sparsity is None else float(self.sparsity))
-        if self.variant == "madaboost":
-            return MadaBoostStep()
-        if self.variant == "max_margin":
-            return MirrorAscentStep(InverseSqrtStep())
-        return MirrorAscentStep()
-
-    def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
+    def _history_keys(self, problem: MirrorProblem) -> tuple[str, ...]:
         return (
             "loss", "train_error", "edge", "step", "eta", "margin", "max_weight",
             "n_zero_weights", "bound", "time",
         )
 
-    @staticmethod
-    def _start(blocks: RowBlocks, s: Rows | None, s_total: float, K: int = 2) -> Rows:
-        """w_1, the starting distribution over the cells: ``s / Σ s`` (exactly 1/N for
-        equal weights), over the K − 1 cells of each row for K > 2.  Made where it is
-        read, never kept in the problem: on a cluster it is a float64 array a row."""
-        if K > 2:
-            return mirror_cells.start(blocks, s, s_total, K - 1)
-        if s is None:
-            return blocks.full(1.0 / blocks.n)
-        return mirror_passes.divided(blocks, s, s_total)
+    def _initial_state(self, problem: MirrorProblem):
+        return initial_state(problem, seed_generator(self.random_state))
 
-    def _initial_state(self, problem: _Problem):
-        p = problem
-        rng = seed_generator(self.random_state)
-        w1 = self._start(p.blocks, p.s, p.s_total, p.K)
-        if p.K > 2:
-            z = mirror_passes.gradient(p.cells, p.mirror, w1) if p.lazy else None
-            state = _State(w=w1, z=z, f=p.blocks.full(np.zeros(p.K)), t=0,
-                           potential=0.0, rng=rng)
-            return state, np.zeros(p.K)
-        blocks, mass = p.blocks, 1.0
-        if self.variant == "sparse":
-            z, mass = w1, row_passes.total(blocks, w1)  # y_1 = w_1: the unnormalised state
-        elif self.variant == "madaboost":
-            z = blocks.full(0.0)  # log z = −a H_0 = 0
-        elif p.lazy:
-            z = mirror_passes.gradient(blocks, p.mirror, w1)  # ∇R(z_1) = ∇R(w_1)
-        else:
-            z = None
-        query, _, _ = mirror_passes.query(blocks, w1, p.a)
-        state = _State(w=w1, z=z, f=blocks.full(0.0), t=0, potential=0.0, rng=rng,
-                       query=query, mass=mass, error=1.0)
-        return state, 0.0
-
-    # -- one round ------------------------------------------------------------------------
-    def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
-        p = problem
-        if p.K > 2:
-            return self._multiclass_round(p, state, ensemble)
-        n, blocks, nu = p.blocks.n, p.blocks, float(self.learning_rate)
-        if self.variant == "madaboost" and state.error == 0.0:
-            # ε_t, the training error of H_{t−1} (ties counted; ε_1 = 1), is 0: η_t = 0
-            return RoundResult(state, stop=StopReason.ZERO_TRAINING_ERROR)
-        # (a) the weak hypothesis on w_t (the query w_t · a came with the state), as a
-        #     column u = a h / norm in [−1, 1] with γ_t = Σ w u ≥ 0 (negated if need be)
-        h = p.bound.correlate(state.query, random_state=draw_seed(state.rng))
-        col = SignedColumn.of(h, p.a, state.w, p.bounded, blocks)
-        if isinstance(col, StopReason):
-            return RoundResult(state, stop=col)
-        gamma = col.edge
-        # (b) the step η_t of the variant
-        alpha = 0.0
-        if self.variant == "sparse":
-            view = RoundView(nu=nu, edge=gamma, mass=state.mass, n_samples=n)
-            eta, alpha = p.rule(view, state.t), p.rule.l1(view)  # eq. 36, the ℓ1 factor
-            potential = state.potential + eta * (gamma * state.mass - alpha) - n * (eta * eta) / 2
-        elif self.variant == "madaboost":
-            eta = p.rule(RoundView(nu=nu, edge=gamma, error=state.error), state.t)
-            potential = state.potential + gamma**2
-        else:
-            eta = self._step(p, gamma, state.t)
-            # η·η, not η**2: a float's ** raises OverflowError where · gives inf
-            potential = state.potential + eta * gamma - p.L * (eta * eta) / 2
-        # (c) the mirror step and the vote f += η_t h (signed, normalised)
-        coef = eta * col.sign / col.norm
-        mode = self.variant if self.variant in ("sparse", "madaboost") else (
-            "lazy" if p.lazy else "active")
-        # another round to come: the oracle may start on its query (on a cluster, the
-        # histograms then come back with this pass's stats: a wait fewer a round)
-        ahead = getattr(p.bound, "_prefetch", None) if budget > 1 else None
-        log_norm, near = state.log_norm, state.near
-        # the entropy map's lazy, uncapped round: (c), (d) and the next query in one pass,
-        # the softmax's normaliser predicted from the column's two masses,
-        # log Σ z_{t+1} = log Σ z_t + log Σ w_t e^(−η u)
-        softmax = mode == "lazy" and p.cap is None and type(p.mirror) is EntropyMap
-        log_mass = col.log_exp_mass(eta) if softmax else None
-        if log_mass is not None and math.isfinite(log_norm + log_mass):
-            step = mirror_passes.entropy_step(
-                blocks, state.z, state.f, p.a, h.train_output, p.s, coef=coef,
-                log_norm=log_norm + log_mass, prefetch=ahead)
-            z, f, sums, w_next = step.z, step.f, step.sums, step.w
-            query, top, zeros, log_norm = step.query, step.top, step.zeros, step.log_norm
-        else:
-            target, z, f, sums = mirror_passes.mirror_step(
-                blocks, state.w, state.z, state.f, p.a, h.train_output, p.s,
-                p.log_s, coef=coef, mode=mode, mirror=p.mirror,
-                alpha_eta=alpha * eta)
-            # (d) the projection back onto S (S_k): SparseBoost normalises its state y
-            if self.variant == "sparse":
-                w_next = (mirror_passes.divided(blocks, target, sums.mass) if sums.mass > 0.0
-                          else blocks.full(0.0))
-            elif softmax:  # (a column of more values: the normaliser for the next round)
-                w_next, log_norm = kl_softmax_rows(blocks, target)
-            elif type(p.mirror) is EuclideanMap:  # its first pivots near the last τ
-                w_next, near = euclidean_simplex_rows_near(blocks, target, p.cap, near)
-            else:
-                w_next = p.mirror.project_rows(blocks, target,
-                                               None if mode == "madaboost" else p.cap)
-            query, top, zeros = mirror_passes.query(blocks, w_next, p.a, prefetch=ahead)
-        term = (h.detach(), coef, col.norm)
-        loss = sums.loss_mass / p.s_total
-        l1 = ensemble.l1_norm(pending=(term,))
-        record = {
-            "loss": loss,
-            "train_error": sums.wrong_mass / p.s_total,
-            "edge": gamma,
-            "step": eta,
-            "eta": eta,
-            "margin": sums.low / l1 if l1 > 0.0 else math.nan,
-            "max_weight": top * n,
-            "n_zero_weights": float(zeros),
-            "bound": self._bound(p, potential),
-        }
-        stop = None
-        if self.variant == "sparse" and zeros == n:
-            stop = StopReason.ZERO_WEIGHTS
-        elif col.u_min >= 1.0:
-            # γ = 1: every example right with margin 1; the next distribution is the same
-            # and so would every later hypothesis be.
-            stop = StopReason.PERFECT_HYPOTHESIS
-        new = _State(w=w_next, z=z, f=f, t=state.t + 1, potential=potential, rng=state.rng,
-                     query=query, mass=sums.mass, error=loss, log_norm=log_norm,
-                     near=near)
-        return RoundResult(new, (term,), (record,), stop)
-
-    def _step(self, p: _Problem, gamma: float, t: int) -> float:
-        """Algorithm 1 (b): η_t = ν γ_t / L, over √(t + 1) for max-margin (Theorem 2),
-        by the variant's :class:`~oracleboost.optim.steps.MirrorAscentStep` after t
-        rounds.
-
-        The one place Algorithm 1's step is chosen (standard, max-margin and smooth;
-        binary and multiclass): η_t = artanh(γ_t) here turns the entropy map into
-        AdaBoost."""
-        return p.rule(RoundView(nu=float(self.learning_rate), edge=gamma, L=p.L), t)
-
-    def _multiclass_round(self, p: _Problem, state: _State, ensemble):
-        """The package's multiclass round over the cells (:mod:`.mirror_cells`)."""
-        blocks, K, width = p.blocks, p.K, p.K - 1
-        q, total = mirror_cells.row_masses(blocks, state.w, width)
-        # the learner sees the row sums as example weights: maximise Σ q_i [h(x_i) = c_i]
-        r = mirror_cells.query(blocks, q, p.a, total, K)
-        h = p.bound.correlate(r, random_state=draw_seed(state.rng))
-        D, pred, e, n_wrong = mirror_cells.directions(blocks, h.train_output, p.a, state.w,
-                                                      width)
-        if not e > 0.0:
-            # No negation is available for a class vote: the weights would not move and
-            # the same hypothesis would come back every round.
-            return RoundResult(state, stop=StopReason.ZERO_EDGE)
-        eta = self._step(p, e, state.t)
-        target, z = mirror_cells.step_target(p.cells, p.mirror, state.w, state.z, D, eta,
-                                             p.lazy)
-        near = None
-        if type(p.mirror) is EuclideanMap:  # its first pivots near the last τ
-            w_next, near = euclidean_simplex_rows_near(p.cells, target, p.cap, state.near)
-        else:
-            w_next = p.mirror.project_rows(p.cells, target, p.cap)
-        f, bad, wrong, low = mirror_cells.vote(blocks, state.f, pred, p.a, p.s, eta)
-        term = (ArgmaxVote(h.detach(), K), eta, 1.0)
-        l1 = ensemble.l1_norm(pending=(term,))
-        top, zeros = mirror_cells.extremes(p.cells, w_next)
-        record = {
-            "loss": bad / p.s_total,
-            "train_error": wrong / p.s_total,
-            "edge": e,
-            "step": eta,
-            "eta": eta,
-            "margin": low / l1 if l1 > 0.0 else math.nan,
-            "max_weight": top * p.cells.n,
-            "n_zero_weights": float(zeros),
-            "bound": math.nan,
-        }
-        new = _State(w=w_next, z=z, f=f, t=state.t + 1, potential=math.nan, rng=state.rng,
-                     near=near)
-        stop = StopReason.PERFECT_HYPOTHESIS if n_wrong == 0 and e >= 1.0 else None
-        return RoundResult(new, (term,), (record,), stop)
+    # -- one round: Algorithm 1 (algorithm.py) ----------------------------------------------
+    def _round(self, problem: MirrorProblem, state: MirrorState, ensemble, t: int, budget: int):
+        if problem.K > 2:
+            return multiclass_round(problem, state, ensemble)
+        return binary_round(problem, state, ensemble, budget)
 
     # -- records --------------------------------------------------------------------------
     @staticmethod
@@ -803,31 +580,15 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         truth = a if f.ndim == 2 else (a > 0)
         return vote_margins(a, f), predicted_index(f) != truth
 
-    def _eval_target(self, problem: _Problem, y, extra, where: str):
+    def _eval_target(self, problem: MirrorProblem, y, extra, where: str):
         index = self._class_index(y, where)
         a = np.where(index == 1, 1.0, -1.0) if problem.K == 2 else index
         return a, self._eval_weight(extra, y.shape[0], where)
 
-    def _eval_metrics(self, problem: _Problem, target, weight, scores):
+    def _eval_metrics(self, problem: MirrorProblem, target, weight, scores):
         margins, wrong = self._vote_margins(target, scores)
         return {"loss": weighted_error(margins <= 0, weight),
                 "error": weighted_error(wrong, weight)}
-
-    def _bound(self, p: _Problem, potential: float) -> float:
-        """Theorems 1, 3, 4 (and 5, corrected) from the run's own η_t, γ_t."""
-        if p.K > 2 or p.secondary is not None or not math.isfinite(potential):
-            return math.nan
-        if self.variant == "madaboost":
-            if self.learning_rate != 1.0:
-                return math.nan
-            return min(1.0, math.sqrt(2.0 / potential)) if potential > 0 else 1.0
-        # binary: s is None exactly when the weights are equal
-        value = p.mirror.error_bound(potential, p.blocks.n, p.s is None)  # Theorem 1 (eqs. 15/18)
-        if math.isnan(value):
-            return value
-        if self.variant == "smooth":
-            value = max(1.0 / float(self.smoothness), value)
-        return min(1.0, value)
 
     def _boost(self, problem, evals=(), fit_data=None):
         super()._boost(problem, evals, fit_data)

@@ -36,6 +36,7 @@ from oracleboost.rows.partitioned import Rows
 
 if TYPE_CHECKING:
     from oracleboost.boosters.mirror.maps import MirrorMap
+    from oracleboost.boosters.mirror.updates import DualUpdate
 
 __all__ = ["divided", "entropy_step", "EntropyStep", "gradient", "mirror_step", "query",
            "VoteSums"]
@@ -118,12 +119,11 @@ class VoteSums:
         self.low = float(parts[:, 2].min())
 
 
-def _mirror_step(blocks: RowBlocks, w, z, f, a, out, s, log_s, *, coef: float, mode: str,
-                 mirror, alpha_eta: float) -> tuple[tuple, np.ndarray]:
+def _mirror_step(blocks: RowBlocks, w, z, f, a, out, s, log_s, *, coef: float,
+                 update: DualUpdate, mirror, alpha_eta: float) -> tuple[tuple, np.ndarray]:
     lane = blocks.lane
-    target, z_new, f_new = np.empty(blocks.n), None, np.empty(blocks.n)
-    if mode != "active":
-        z_new = target if mode != "madaboost" else np.empty(blocks.n)
+    target, f_new = np.empty(blocks.n), np.empty(blocks.n)
+    z_new = update.dual_rows(target, blocks.n)
     parts = np.zeros((blocks.n_lanes, 4))
     parts[:, 2] = math.inf
 
@@ -133,20 +133,12 @@ def _mirror_step(blocks: RowBlocks, w, z, f, a, out, s, log_s, *, coef: float, m
         step *= -coef  # η d = −η sign a h / norm (the loss vector d = −u)
         fb = np.add(f[lo:hi], coef * hb, out=f_new[lo:hi])  # the vote, f += η sign h / norm
         tb = target[lo:hi]
-        if mode == "lazy":  # ∇R(z_{t+1}) = ∇R(z_t) + η d
-            np.add(z[lo:hi], step, out=tb)
-        elif mode == "active":  # ∇R(z_{t+1}) = ∇R(w_t) + η d
-            np.add(mirror.gradient(w[lo:hi]), step, out=tb)
-        elif mode == "sparse":  # eq. 29: y_{t+1} = max(0, y_t + η d − α η)
-            np.add(z[lo:hi], step, out=tb)
-            tb -= alpha_eta
-            np.maximum(tb, 0.0, out=tb)
+        # (c): the point ∇R(z_{t+1}) of the update (and its new dual state)
+        update.point(tb, None if z_new is None else z_new[lo:hi], step,
+                     None if z is None else z[lo:hi], w[lo:hi], mirror,
+                     None if log_s is None else log_s[lo:hi], alpha_eta)
+        if update.unnormalised:  # SparseBoost's ‖y_{t+1}‖₁
             column_kernels.lane_sums(tb, 0, hi - lo, lane, parts[q0:q1, 3])
-        else:  # madaboost: log z_{t+1} = log z_t + η d, then min(1, z) (Lemma 5)
-            zb = np.add(z[lo:hi], step, out=z_new[lo:hi])
-            np.minimum(zb, 0.0, out=tb)
-            if log_s is not None:
-                tb += log_s[lo:hi]
         margins = ab * fb
         wrong = margins <= 0.0  # the vote's error, ties counted as errors
         mistaken = (fb > 0.0) != (ab > 0)  # predict's error: f = 0 says classes_[0]
@@ -176,23 +168,23 @@ def _lane_counts(mask: np.ndarray, lane: int) -> np.ndarray:
 
 
 def mirror_step(blocks: RowBlocks, w: Rows, z: Rows | None, f: Rows, a: Rows, out: Rows,
-                s: Rows | None, log_s: Rows | None, *, coef: float, mode: str,
+                s: Rows | None, log_s: Rows | None, *, coef: float, update: DualUpdate,
                 mirror: MirrorMap, alpha_eta: float = 0.0
                 ) -> tuple[Rows, Rows | None, Rows, VoteSums]:
     """Algorithm 1 (c) and the vote, for the hypothesis with outputs ``out`` on the
     training rows and ``coef = η_t · sign / norm``:
 
-    * the point to project: ``∇R(z_t) + η d`` (``mode="lazy"``: ``z`` is the dual
-      average, ``log z`` for the entropy map) or ``∇R(w_t) + η d`` (``"active"``);
-      SparseBoost's unnormalised ``max(0, y + η d − α η)`` (``"sparse"``, eq. 29); the
-      MadaBoost variant's ``log s + min(0, log z + η d)`` (``"madaboost"``, Lemma 5);
-    * the new dual state (``None`` for ``"active"``);
+    * the point to project, by ``update`` (:mod:`.updates`): ``∇R(z_t) + η d`` (lazy:
+      ``z`` is the dual average, ``log z`` for the entropy map) or ``∇R(w_t) + η d``
+      (active); SparseBoost's unnormalised ``max(0, y + η d − α η)`` (eq. 29, ``alpha_eta``
+      = α η); the MadaBoost variant's ``log s + min(0, log z + η d)`` (Lemma 5);
+    * the new dual state (``None`` for the active update);
     * the vote ``f + coef · out``, and its :class:`VoteSums`.
 
     ``s`` None means equal weights (the record's sums are counts); ``log_s`` is read by
-    ``"madaboost"`` only (None: equal weights)."""
+    the MadaBoost variant's update only (None: equal weights)."""
     (target, z_new, f_new), parts = blocks.map(
-        _mirror_step, w, z, f, a, out, s, log_s, coef=coef, mode=mode, mirror=mirror,
+        _mirror_step, w, z, f, a, out, s, log_s, coef=coef, update=update, mirror=mirror,
         alpha_eta=alpha_eta)
     return target, z_new, f_new, VoteSums(_lane_parts(parts))
 
