@@ -1,6 +1,6 @@
 """MABoost's multiclass round over the N × (K − 1) cells (row, wrong class), by row blocks.
 
-The ``maboost`` package's multiclass construction (:mod:`.mirror`): one distribution W
+The ``maboost`` package's multiclass construction (:mod:`.estimator`): one distribution W
 over the cells, the weak learner shown the row sums of W, and the mirror step and the
 projection made over all the cells at once.  The cells are kept flat, row by row (row
 i's K − 1 cells in class order), where their rows are: in memory, or on a Dask cluster

@@ -1,6 +1,6 @@
 """The compiled pass of MABoost's entropy round (Naghibi & Pfister 2014, Algorithm 1,
 the entropy map with the lazy update, uncapped): steps (c) and (d) and the next query in
-one pass over the rows, lane by lane (:mod:`._column_kernels`' lanes and sums).
+one pass over the rows, lane by lane (:mod:`.column_kernels`' lanes and sums).
 
 With ``u = sign · a h / norm`` and the lazy dual average ``log z``, step (c) is
 ``log z_{t+1} = log z_t − η u`` and step (d), the KL projection onto the simplex, is
@@ -10,7 +10,7 @@ column of two values gives from its two sums (:meth:`.classifier.SignedColumn.lo
 AdaBoost's ``log Z_t``).  With that prediction the exps are the weights, and the same pass
 writes the oracle's next query ``w · a``: one pass instead of the step's, the softmax's
 three and the query's.  The caller checks that the exps sum to 1 and otherwise projects
-as without the prediction (:func:`.mirror_passes.entropy_step`).
+as without the prediction (:func:`.passes.entropy_step`).
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ N_STATS = 7
 def _entropy_lane(z, f, a, h, s, coef, log_norm, target, f_new, e, query, terms,
                   out):  # pragma: no cover - compiled
     """One lane: ``target = log z + (a h)(−coef)`` and ``f_new = f + coef h`` (the
-    products and sums of :func:`.mirror_passes.mirror_step`, the same bits), the vote's
-    record sums, ``e = exp(target − log_norm)`` (:func:`._column_kernels.exp`) and
+    products and sums of :func:`.passes.mirror_step`, the same bits), the vote's
+    record sums, ``e = exp(target − log_norm)`` (:func:`.column_kernels.exp`) and
     ``query = e · a``; ``out[0:7]`` as :data:`N_STATS` says.  ``s`` of length 0: unit
     weights (the errors are counts, exact in any order); else their sums by
-    :func:`._column_kernels._sum`, through the scratch ``terms`` (two rows)."""
+    :func:`.column_kernels._sum`, through the scratch ``terms`` (two rows)."""
     n = z.shape[0]
     weighted = s.shape[0] > 0
     wrong, mistaken, low = 0, 0, math.inf

@@ -1,7 +1,7 @@
 """MABoost's passes over the training rows (binary), as stages of row blocks.
 
 Each function runs a stage (:meth:`~oracleboost.rows.blocks.RowBlocks.map`) over the rows of
-a binary :class:`~.mirror.MirrorBoostingClassifier` fit: in memory, its lanes on
+a binary :class:`~.estimator.MirrorBoostingClassifier` fit: in memory, its lanes on
 threads, or on a Dask cluster, once per partition on the worker that holds it.  A stage
 returns per-row arrays (which stay where the rows are) and per-lane partials, which the
 caller combines in lane order (sums) or in any order (extremes, counts): the fit is the
@@ -10,13 +10,14 @@ same, bit for bit, for every ``n_jobs`` and every number of workers.
 A round (Naghibi & Pfister 2014, Algorithm 1) makes, besides the oracle's query and the
 column's sums (:mod:`.row_passes`):
 
-* :func:`mirror_step`: steps (c) of Algorithm 1 (the point ``∇R(z_{t+1})`` to project,
-  and the lazy dual average), the running vote ``f`` and the vote's record sums;
-* the projection (d), by the mirror map (:mod:`.row_projections`), or SparseBoost's
-  normalisation (:func:`scaled`);
+* :func:`mirror_step`: step (c) of Algorithm 1 (the point ``∇R(z_{t+1})`` to project,
+  and the new dual state, each lane's by the fit's update object, :mod:`.updates`), the
+  running vote ``f`` and the vote's record sums;
+* the projection (d), by the fit's projection object (:mod:`.updates`: the mirror map's,
+  :mod:`.row_projections`, or SparseBoost's normalisation, :func:`divided`);
 * :func:`query`: the next round's query ``w · a`` and the record's weight extremes;
 * :func:`entropy_step`: all three in one pass for the entropy map's lazy, uncapped round,
-  the projection's normaliser predicted (:mod:`._mirror_kernels`).
+  the projection's normaliser predicted (:mod:`.kernels`).
 """
 
 from __future__ import annotations
@@ -227,10 +228,10 @@ def entropy_step(blocks: RowBlocks, z: Rows, f: Rows, a: Rows, out: Rows, s: Row
                  *, coef: float, log_norm: float,
                  prefetch: Callable[[Rows], None] | None = None) -> EntropyStep:
     """Algorithm 1 (c) and (d) for the entropy map, the lazy update and no cap, and the
-    next query, in one pass (:func:`._mirror_kernels.entropy_step`): the dual average
+    next query, in one pass (:func:`.kernels.entropy_step`): the dual average
     ``log z + η d`` and the vote ``f + coef · out`` as :func:`mirror_step` makes them
     (the same bits), and the softmax ``w = exp(log z' − log_norm)`` with ``log_norm``
-    the predicted ``log Σ z'`` (the module's docstring of :mod:`._mirror_kernels`).
+    the predicted ``log Σ z'`` (the module's docstring of :mod:`.kernels`).
 
     When the exps sum to 1 within :data:`.row_passes.NORMALISED_SLACK` (AdaBoost's
     test), they are the weights and the pass's ``e · a`` is the query.  Otherwise (a
