@@ -373,7 +373,11 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
     _row_args = ("sample_weight", "sample_group")
 
     def _variant(self) -> Variant:
-        """The variant object of ``variant`` (:mod:`.variants`), made once a fit."""
+        """The variant object ``variant`` names (:mod:`.variants`), with its step rule.
+
+        The one place the box's step (b) is chosen: a subclass may return another
+        variant, e.g. ``MABoost(rule=...)`` with a rule giving η_t = ν artanh(γ_t),
+        which turns the entropy map into AdaBoost."""
         return make_variant(self.variant, self.smoothness, self.sparsity)
 
     def _resolved_update(self, mirror: MirrorMap) -> str:
