@@ -96,7 +96,10 @@ class Backend:
 
     def bind_columns(self, oracle: Any, rows: Any, make: Callable) -> Any:
         """A finite class of columns over ``rows`` (``make(j, scale)``: column j's
-        hypothesis): products summed over the partitions."""
+        hypothesis): products summed over the partitions.  Beside the bound oracle's
+        queries it answers ``peak`` (max |A|), ``largest_row_norm(extra, peak=None)``
+        and ``row(i, *others)`` (row i of the columns, and entry i of each of the
+        per-row ``others``), which accelerated boosting reads."""
         raise self._missing(type(oracle).__name__)
 
     # -- predictions ----------------------------------------------------------------------

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -29,13 +29,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from oracleboost._numerics import logsumexp
 from oracleboost._typing import ArrayLike
 from oracleboost._validation import check_sample_weight
+from oracleboost.engine.backends import Backend, backend_for
 from oracleboost.engine.rounds import StopReason
 from oracleboost.losses import MarginLoss
 from oracleboost.optim import row_passes
 from oracleboost.optim.votes import predicted_index
 from oracleboost.oracles.base import Hypothesis
 from oracleboost.rows.blocks import RowBlocks
-from oracleboost.rows.partitioned import is_dask_collection
 
 if TYPE_CHECKING:  # pragma: no cover - at run time base is imported lazily (below)
     from oracleboost.engine.base import BaseBooster
@@ -150,13 +150,12 @@ def margin_metrics(loss: MarginLoss, ypm: np.ndarray, f: np.ndarray,
     }
 
 
-def _on_dask(estimator, method, X, *, staged: bool = False, num_iteration=None):
-    """:func:`.base.on_dask`; a ``num_iteration`` is bound into ``method``."""
-    from oracleboost.engine.base import on_dask  # base imports this module's mixin
-
+def _on_backend(backend: Backend, estimator: Any, method: Callable, X: Any, *,
+                staged: bool = False, num_iteration: int | None = None) -> Any:
+    """``backend.predict``; a ``num_iteration`` is bound into ``method``."""
     if num_iteration is not None:
         method = functools.partial(method, num_iteration=num_iteration)
-    return on_dask(estimator, method, X, staged=staged)
+    return backend.predict(estimator, method, X, staged=staged)
 
 
 def num_iteration_doc(method):
@@ -192,8 +191,9 @@ class ScoreClassifierMixin:
             For two classes, one score per row, positive meaning ``classes_[1]``; else
             one score per class.  (A dask array when X is one.)
         """
-        if is_dask_collection(X):
-            return _on_dask(self, self.decision_function, X, num_iteration=num_iteration)
+        if (backend := backend_for(X)) is not None:
+            return _on_backend(backend, self, self.decision_function, X,
+                               num_iteration=num_iteration)
         return self._decision(self._raw(X, num_iteration))
 
     def staged_decision_function(self, X: ArrayLike) -> Iterator[np.ndarray]:
@@ -204,8 +204,8 @@ class ScoreClassifierMixin:
         ------
         ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
-        if is_dask_collection(X):
-            yield from _on_dask(self, self.staged_decision_function, X, staged=True)
+        if (backend := backend_for(X)) is not None:
+            yield from _on_backend(backend, self, self.staged_decision_function, X, staged=True)
             return
         for f in self._staged_raw(X):
             yield self._decision(f)
@@ -226,8 +226,8 @@ class ScoreClassifierMixin:
         ndarray of shape (n_samples,)
             (A dask array when X is one.)
         """
-        if is_dask_collection(X):
-            return _on_dask(self, self.predict, X, num_iteration=num_iteration)
+        if (backend := backend_for(X)) is not None:
+            return _on_backend(backend, self, self.predict, X, num_iteration=num_iteration)
         index = predicted_index(self._raw(X, num_iteration))  # raises NotFittedError first
         return self.classes_.take(index)
 
@@ -238,8 +238,8 @@ class ScoreClassifierMixin:
         ------
         ndarray of shape (n_samples,)
         """
-        if is_dask_collection(X):
-            yield from _on_dask(self, self.staged_predict, X, staged=True)
+        if (backend := backend_for(X)) is not None:
+            yield from _on_backend(backend, self, self.staged_predict, X, staged=True)
             return
         for f in self._staged_raw(X):
             yield self.classes_.take(predicted_index(f))
@@ -285,8 +285,8 @@ class ScoreClassifierMixin:
         ndarray of shape (n_samples, n_classes)
             Rows sum to 1; columns follow ``classes_``.  (A dask array when X is one.)
         """
-        if is_dask_collection(X):
-            return _on_dask(self, self.predict_proba, X, num_iteration=num_iteration)
+        if (backend := backend_for(X)) is not None:
+            return _on_backend(backend, self, self.predict_proba, X, num_iteration=num_iteration)
         return self._proba(self._raw(X, num_iteration))
 
     @available_if(lambda self: self._has_proba())
@@ -297,8 +297,8 @@ class ScoreClassifierMixin:
         ------
         ndarray of shape (n_samples, n_classes)
         """
-        if is_dask_collection(X):
-            yield from _on_dask(self, self.staged_predict_proba, X, staged=True)
+        if (backend := backend_for(X)) is not None:
+            yield from _on_backend(backend, self, self.staged_predict_proba, X, staged=True)
             return
         for f in self._staged_raw(X):
             yield self._proba(f)
