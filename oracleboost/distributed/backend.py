@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -35,14 +36,14 @@ class DaskBackend(Backend):
                             block_size: int, **options: Any) -> Any:
         from oracleboost.distributed.data import cluster_classification_data
 
-        return cluster_classification_data(estimator, X, y, sample_weight, block_size,
-                                           **options)
+        return _on(self, cluster_classification_data(estimator, X, y, sample_weight,
+                                                     block_size, **options))
 
     def regression_data(self, estimator: Any, X: Any, y: Any, sample_weight: Any,
                         block_size: int) -> Any:
         from oracleboost.distributed.data import cluster_regression_data
 
-        return cluster_regression_data(estimator, X, y, sample_weight, block_size)
+        return _on(self, cluster_regression_data(estimator, X, y, sample_weight, block_size))
 
     def bind_stumps(self, oracle: Any, rows: Any) -> Any:
         from oracleboost.distributed.stumps import ClusterStumpOracle
@@ -59,6 +60,11 @@ class DaskBackend(Backend):
         from oracleboost.distributed.predict import on_dask
 
         return on_dask(estimator, method, X, staged=staged)
+
+
+def _on(backend: DaskBackend, data: Any) -> Any:
+    """``data`` whose rows name ``backend`` (the oracles bind through it)."""
+    return dataclasses.replace(data, rows=dataclasses.replace(data.rows, backend=backend))
 
 
 #: The backend :data:`oracleboost.engine.backends.BACKENDS` names for dask collections.

@@ -44,17 +44,12 @@ class ClusterRows:
     X: object
     blocks: ClusterBlocks
     copy: Callable[[], Any] | None = None
+    #: The backend the rows are on (the oracles bind through it).
+    backend: Any = None
 
     def fresh(self) -> Any:
         """``X`` (a dask array) for one graph: a copy when there is a ``copy``."""
         return self.X if self.copy is None else self.copy()
-
-    @property
-    def backend(self) -> Any:
-        """The backend the rows are on (the oracles bind through it)."""
-        from oracleboost.distributed.backend import BACKEND
-
-        return BACKEND
 
     def blocks_for(self, oracle: Any) -> ClusterBlocks:
         """The blocks, refusing an oracle whose ``block_size`` is not theirs."""
