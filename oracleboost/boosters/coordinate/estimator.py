@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -31,11 +30,16 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from oracleboost._typing import ArrayLike, RandomStateLike
+from oracleboost.boosters.coordinate.algorithm import (
+    CoordinateProblem,
+    CoordinateState,
+    coordinate_round,
+    dual_weights,
+)
 from oracleboost.engine.backends import Backend, backend_for
 from oracleboost.engine.base import BaseBooster, data_signature, fit_context, loss_constraint
 from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
-    SignedColumn,
     classification_data,
     lightgbm_objective,
     margin_metrics,
@@ -43,55 +47,17 @@ from oracleboost.engine.classifier import (
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
 from oracleboost.engine.rounds import (
     BoostingWarning,
-    Problem,
-    RoundResult,
-    StopReason,
-    draw_seed,
     seed_generator,
 )
 from oracleboost.export.methods import ExportMixin
 from oracleboost.losses import MarginLoss, get_loss
 from oracleboost.optim import row_passes
-from oracleboost.optim.steps import STEP_RULES, StepRule, StepState, get_step
+from oracleboost.optim.steps import STEP_RULES, StepRule, get_step
 from oracleboost.oracles.base import Oracle
-from oracleboost.rows import column_kernels
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 
 __all__ = ["CoordinateBoostingClassifier"]
 
-
-@dataclass
-class _Problem(Problem):
-    """The fit's data inside: labels ±1, weights, the bound oracle and the options.
-
-    Every row has positive weight (``fit`` drops the others).  ``log_s`` is None when
-    the weights are all equal: they then cancel from the normalised dual weights, and
-    ``s_total`` (the risk's normaliser) is ``n``.  On a cluster ``s`` is None then.
-    """
-
-    ypm: np.ndarray
-    s: np.ndarray | None
-    s_total: float
-    log_s: np.ndarray | None
-    loss: MarginLoss
-    bound: object
-    rule: StepRule
-    nu: float
-    bounded: bool
-    optimal_loss: float | None
-    blocks: RowBlocks
-
-
-@dataclass(frozen=True)
-class _State:
-    """Between rounds: the margins ``y_i f(x_i)``, the next round's dual weights with
-    their query, entropy (a function: read when the round is recorded) and logits'
-    maxima (:class:`.row_passes.DualWeights`), and the generator of oracle seeds."""
-
-    margins: np.ndarray
-    dual: row_passes.DualWeights
-    rng: np.random.RandomState
-    loss: MarginLoss | None = None  # the loss whose weights ``dual`` holds
 
 @documented()
 class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixin,
@@ -305,7 +271,7 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
             eval_metric=eval_metric, eval_names=eval_names
         )
 
-    def _setup(self, X, y, sample_weight) -> _Problem:
+    def _setup(self, X, y, sample_weight) -> CoordinateProblem:
         if (backend := backend_for(X)) is not None:
             return self._setup_on(backend, X, y, sample_weight)
         data = classification_data(self, X, y, sample_weight, binary=True)
@@ -328,11 +294,11 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
                              signature, blocks)
 
     def _problem(self, ypm, s, uniform: bool, loss: MarginLoss, rule: StepRule, bound,
-                 optimal: float | None, signature: str | None, blocks) -> _Problem:
+                 optimal: float | None, signature: str | None, blocks) -> CoordinateProblem:
         """The problem from the data (in memory or on a cluster: ``blocks``); equal
         weights cancel (``uniform``): no ``log s``, and the risk's mass is ``n``."""
         s_total = float(blocks.n) if uniform else row_passes.total(blocks, s)
-        return _Problem(
+        return CoordinateProblem(
             ypm=ypm,
             s=s,
             s_total=s_total,
@@ -347,7 +313,7 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
             blocks=blocks,
         )
 
-    def _setup_on(self, backend: Backend, X, y, sample_weight) -> _Problem:
+    def _setup_on(self, backend: Backend, X, y, sample_weight) -> CoordinateProblem:
         """``_setup`` for X a collection of ``backend`` (a dask array): the rows where
         the backend keeps them, the same problem."""
         if self.warm_start and hasattr(self, "ensemble_"):
@@ -366,123 +332,37 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
                              self._bind_cluster(data.rows, "correlate"), None, None,
                              data.rows.blocks)
 
-    def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
+    def _history_keys(self, problem: CoordinateProblem) -> tuple[str, ...]:
         keys = ("loss", "log_loss", "margin", "train_error", "edge", "step", "entropy", "time")
         keys += ("line_evaluations",) if problem.rule.uses_line else ()
         return keys + (("gap",) if problem.optimal_loss is not None else ())
 
-    def _initial_state(self, problem: _Problem):
+    def _initial_state(self, problem: CoordinateProblem):
         margins = problem.blocks.full(0.0)
         rng = seed_generator(self.random_state)
-        return _State(margins=margins, dual=self._weights(problem, margins), rng=rng,
-                      loss=problem.loss), 0.0
+        return CoordinateState(margins=margins, dual=dual_weights(problem, margins),
+                               rng=rng, loss=problem.loss), 0.0
 
-    def _resumed(self, problem: _Problem, state: _State) -> _State:
+    def _resumed(self, problem: CoordinateProblem, state: CoordinateState
+                 ) -> CoordinateState:
         # a warm start with another loss continues from the margins, with the weights
         # of the new loss (the stored ones are the old loss's: -φ' of another φ)
         if state.loss == problem.loss:
             return state
-        return _State(margins=state.margins, dual=self._weights(problem, state.margins),
-                      rng=state.rng, loss=problem.loss)
+        return CoordinateState(margins=state.margins,
+                               dual=dual_weights(problem, state.margins), rng=state.rng,
+                               loss=problem.loss)
 
-    def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
-        p, query = problem, state.dual.query
-        # 1. the weights w ∝ s · (−φ'(margin)) and the query w·y came with the state
-        #    (made in the last round)
-        # 2. the oracle's answer as a column in [−1, 1]: bounded classes as they are
-        #    (Telgarsky's A), scale-free ones rescaled to max |h| = 1
-        h = p.bound.correlate(query, random_state=draw_seed(state.rng))
-        # 3. edge and the sign that makes it positive
-        # (the passes read the query alone: the weights are its magnitudes)
-        col = SignedColumn.of(h, p.ypm, None, p.bounded, p.blocks, query=query)
-        if isinstance(col, StopReason):
-            return RoundResult(state, stop=col)
-        # 4. step
-        stop = None
-        if col.u_min >= 1.0:
-            # γ_t = 1: the step is unbounded (Telgarsky 2013 ignores this case).  Take
-            # the limit's direction: a coefficient larger than ||λ||_1, so that h
-            # decides every training point, then stop.
-            alpha = ensemble.l1_norm() + 1.0
-            stop = StopReason.PERFECT_HYPOTHESIS
-        else:
-            view = StepState(
-                loss=p.loss,
-                margins=state.margins,
-                column=col,
-                query=query,
-                log_s=p.log_s,
-                sample_weight=None if p.log_s is None else p.s,  # equal weights cancel
-                nu=p.nu,
-            )
-            if p.rule.uses_line and not view.slope > 0.0:
-                # The risk does not decrease along h to working precision: the edge
-                # is zero up to rounding (an attainable optimum reached, note §6.3–4).
-                return RoundResult(state, stop=StopReason.ZERO_EDGE)
-            alpha = p.rule(view, t)  # t rounds before this one (a schedule's count)
-            if alpha == np.inf:
-                return RoundResult(state, stop=StopReason.INFINITE_STEP)
-            if not alpha > 0.0:
-                if "log_c" in vars(view) and view.log_c > 0.0:  # the rule divided by C_t^k
-                    warnings.warn(
-                        f"{type(self).__name__}: the {p.rule.name!r} step is 0 at round "
-                        f"{t + 1}: it divides by a power of Telgarsky's (2013) curvature "
-                        f"constant C_t = exp({view.log_c:.4g}), which grows with the risk "
-                        "summed over the rows (not averaged), so it underflows on "
-                        "this data; step='wolfe' or 'optimal' take steps here",
-                        BoostingWarning,
-                        stacklevel=2,
-                    )
-                return RoundResult(state, stop=StopReason.ZERO_STEP)
-        # 5. the new margins (f += α·sign·h/norm), the ensemble's new term, and the next
-        #    round's weights, whose normaliser is the new risk for the exponential loss
-        coef = alpha * col.sign / col.norm
-        s = p.s if p.log_s is not None else column_kernels.NO_WEIGHTS  # equal ones cancel
-        # every margin moves by at most |coef| max |a| <= |coef| norm; for the
-        # exponential loss the new weights' normaliser is the risk's times Z_t = Σ w e^(−α u)
-        # (Schapire & Singer 1999), known from the column's sums when it has two values
-        normaliser = None
-        if p.loss.log_weight_is_neg_margin:
-            log_z = col.log_exp_mass(alpha)
-            if log_z is not None:
-                normaliser = state.dual.log_loss + math.log(p.s_total) + log_z
-        # another round to come: the oracle may start on the next query (on a cluster,
-        # its histograms then come back with this step's stats: a wait fewer a round)
-        ahead = getattr(p.bound, "_prefetch", None) if stop is None and budget > 1 else None
-        margins, low, wrong, dual = row_passes.step_and_weights(
-            p.blocks, p.loss, state.margins, col.a, p.ypm, coef, abs(coef) * col.norm, s,
-            p.log_s, math.log(p.s_total), state.dual.tops, normaliser, prefetch=ahead)
-        log_loss = dual.log_loss
-        term = (h.detach(), coef, col.norm)
-        record = {
-            "loss": math.exp(log_loss),
-            "log_loss": log_loss,
-            "margin": low / ensemble.l1_norm(pending=(term,)),
-            "train_error": wrong / p.s_total,
-            "edge": col.edge,
-            "step": alpha,
-            "entropy": state.dual.entropy(),  # of the weights this round used
-        }
-        if p.rule.uses_line and stop is None:  # a search's cost: R and R' evaluated
-            record["line_evaluations"] = float(view.line.evaluations[0])
-        if p.optimal_loss is not None:
-            record["gap"] = record["loss"] - p.optimal_loss
-        new_state = _State(margins=margins, dual=dual, rng=state.rng, loss=p.loss)
-        return RoundResult(new_state, (term,), (record,), stop)
+    # -- one round: Algorithm 1 (algorithm.py) ---------------------------------------------
+    def _round(self, problem: CoordinateProblem, state: CoordinateState, ensemble, t: int,
+               budget: int):
+        return coordinate_round(problem, state, ensemble, t, budget, type(self).__name__)
 
-    @staticmethod
-    def _weights(p: _Problem, margins: np.ndarray) -> row_passes.DualWeights:
-        """The normalised dual weights ``w ∝ s · (−φ'(margins))`` in log space, the
-        oracle's query ``w · y``, the weights' Shannon entropy (Telgarsky 2012, Remark 5)
-        and the log-risk at ``margins`` (:func:`.row_passes.dual_weights`)."""
-        return row_passes.dual_weights(p.blocks, p.loss, margins, p.log_s, p.ypm,
-                                       math.log(p.s_total))
-
-    def _eval_target(self, problem: _Problem, y, extra, where: str):
+    def _eval_target(self, problem: CoordinateProblem, y, extra, where: str):
         ypm = np.where(self._class_index(y, where) == 1, 1, -1).astype(np.int8)
         return ypm, self._eval_weight(extra, y.shape[0], where)
 
-    def _eval_metrics(self, problem: _Problem, target, weight, scores):
+    def _eval_metrics(self, problem: CoordinateProblem, target, weight, scores):
         return margin_metrics(problem.loss, target, scores, weight)
 
     #: duality_gap="auto" tracks the gap when the diagnostics' estimated peak memory
