@@ -47,7 +47,7 @@ def test_shifted_exps_are_exp_of_the_difference(x, top):
         want = np.exp(np.array([x, x / 3.0, -abs(x)]) - top)
     finite = np.isfinite(want) & (want >= np.finfo(np.float64).tiny)
     assert (_ulps(got[finite], want[finite]) <= 2.0).all()
-    if np.isfinite(got).all():  # the lane's sum, in _sum's order
+    if np.isfinite(got).all():  # the lane's sum, in interleaved_sum's order
         assert total == (got[0] + got[1]) + got[2]
 
 

@@ -22,6 +22,7 @@ data, and every data-dependent claim is checked on several seeds or data sets.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -33,7 +34,9 @@ from oracleboost.boosters import (
     MirrorBoostingClassifier,
     StopReason,
 )
+from oracleboost.boosters.mirror.variants import MABoost
 from oracleboost.optim.projections import bregman_euclidean, bregman_kl
+from oracleboost.optim.steps import StepRule
 from oracleboost.oracles import MatrixOracle, StumpOracle
 
 # ---------------------------------------------------------------------------------------
@@ -309,13 +312,21 @@ def test_euclidean_lazy_and_active_differ():
 # ---------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _ArtanhStep(StepRule):
+    """η_t = ν artanh(γ_t): AdaBoost's step in place of MABoost's ν γ_t / L."""
+
+    def __call__(self, view, t):
+        return view.nu * math.atanh(view.edge)
+
+
 class _AdaMirrorViaHook(MirrorBoostingClassifier):
     """MABoost (entropy map) with the step artanh(γ_t) in place of γ_t, through the
-    booster's step hook ``_step(problem, gamma, t) -> η_t`` (default ``ν γ / L``, divided
-    by √(t + 1) for ``"max_margin"``)."""
+    booster's variant hook ``_variant() -> Variant``: Algorithm 1 with another step
+    rule."""
 
-    def _step(self, problem, gamma, t):
-        return float(self.learning_rate) * math.atanh(gamma)
+    def _variant(self):
+        return MABoost(rule=_ArtanhStep())
 
 
 def _check_is_adaboost(cls, seed):
@@ -962,7 +973,7 @@ def test_euclidean_rounds_start_their_projection_near_the_last_threshold(monkeyp
     selection does not gather them all at once; multiclass: the N (K − 1) cells): the
     fit is the fit without them to rounding, with the same hypotheses, and a warm start
     continues it bit for bit (the threshold is part of the state)."""
-    from oracleboost.boosters.mirror import estimator as mirror
+    from oracleboost.boosters.mirror import updates as mirror
 
     classes = params.pop("n_classes", 2)
     X, y = make_classification(n_samples=40_000 // (classes - 1), n_features=8, flip_y=0.1,

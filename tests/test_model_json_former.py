@@ -45,7 +45,7 @@ def test_a_file_of_the_former_layout_loads_and_scores_as_written(kind):
 
 def test_only_the_library_s_former_modules_are_translated():
     assert current_name("oracleboost.boosters.mirror:ArgmaxVote") == \
-        "oracleboost.boosters.mirror.estimator:ArgmaxVote"
+        "oracleboost.optim.votes:ArgmaxVote"
     assert current_name("oracleboost.engine.model:Ensemble") == \
         "oracleboost.engine.model:Ensemble"
     assert current_name("os:system") == "os:system"

@@ -312,6 +312,13 @@ class ClusterBlocks(RowBlocks):
             p.fill(gathered[start:stop])  # (which lets go of p's futures)
             start = stop
 
+    def cells(self, width: int, lane: int) -> ClusterBlocks:
+        """The blocks of ``width`` cells a row, each partition's cells with its rows (on
+        the same worker)."""
+        cells = ClusterBlocks(self.client, [m * width for m in self.sizes], lane)
+        cells.groups = self.groups
+        return cells
+
     def settle(self) -> None:
         """Wait for the stages whose stats are still pending, so that a fit that ends
         lets go of no running task (Dask would log the cancelled task as a warning), and

@@ -1184,13 +1184,6 @@ def check_num_iteration(num_iteration: int | None, n_rounds: int) -> int:
     return int(num_iteration)
 
 
-def on_dask(estimator: Any, method: Callable, X: Any, *, staged: bool = False) -> Any:
-    """``method`` (a prediction method of a fitted ``estimator``) on ``X``, a collection
-    of a backend (a dask array), as that backend predicts
-    (:meth:`oracleboost.engine.backends.Backend.predict`)."""
-    return backend_for(X).predict(estimator, method, X, staged=staged)
-
-
 class ScoreRegressorMixin:
     """Prediction for boosters whose model's sum is the prediction itself (regression,
     ranking scores): ``predict`` and ``staged_predict``."""

@@ -78,6 +78,7 @@ def _library_classes() -> list[type]:
         SoftmaxCrossEntropy,
         Squared,
     )
+    from oracleboost.optim.votes import ArgmaxVote
     from oracleboost.oracles import (
         ApproximateOracle,
         CachedOracle,
@@ -109,7 +110,7 @@ def _library_classes() -> list[type]:
         LinearOracle, CachedOracle, ApproximateOracle, *MADE_ESTIMATORS,
         # hypotheses
         ConstantHypothesis, SignStump, RegressionStump, LabelCodeStump, VectorStump,
-        MatrixColumn, LinearCoordinate, LightGBMTree, FittedEstimator,
+        MatrixColumn, LinearCoordinate, LightGBMTree, FittedEstimator, ArgmaxVote,
         # losses
         Exponential, Logistic, Squared, Absolute, Huber, Quantile, SoftmaxCrossEntropy,
         MulticlassHinge, PairwiseHinge,
@@ -146,13 +147,19 @@ _FORMER_MODULES = {
         "oracleboost.boosters.totally_corrective.estimator",
 }
 
+#: Classes that moved out of their module (read, never written).
+_FORMER_NAMES = {
+    "oracleboost.boosters.mirror.estimator:ArgmaxVote": "oracleboost.optim.votes:ArgmaxVote",
+}
+
 
 def current_name(name: str) -> str:
     """The name a document of today gives the class that ``name`` names: a name of an
     earlier layout of the package (:data:`_FORMER_MODULES`) becomes today's, any other
     name is returned as it is."""
     module, _, qualname = name.partition(":")
-    return f"{_FORMER_MODULES.get(module, module)}:{qualname}"
+    name = f"{_FORMER_MODULES.get(module, module)}:{qualname}"
+    return _FORMER_NAMES.get(name, name)
 
 
 #: The classes of the layers above this one that a model file may name (the boosters and

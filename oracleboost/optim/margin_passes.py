@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from oracleboost.losses import MarginLoss
-from oracleboost.optim.row_passes import _lane_parts
+from oracleboost.optim.row_passes import lane_parts
 from oracleboost.rows import column_kernels
 from oracleboost.rows.blocks import RowBlocks, ordered_sum, outputs_only
 from oracleboost.rows.partitioned import Rows, shaped_like
@@ -29,7 +29,7 @@ __all__ = ["DualPoint", "scores", "momentum_scores", "dual_point", "query", "wor
 _SQRT2 = math.sqrt(2.0)
 
 
-def _lane_sums(x: np.ndarray, lo: int, hi: int, lane: int, out: np.ndarray) -> None:
+def row_lane_sums(x: np.ndarray, lo: int, hi: int, lane: int, out: np.ndarray) -> None:
     """Each lane's sum of ``x[lo:hi]`` (shape (n,) or (n, K), C order) into ``out``."""
     K = 1 if x.ndim == 1 else x.shape[1]
     column_kernels.lane_sums(x.reshape(-1), lo * K, hi * K, lane * K, out)
@@ -131,7 +131,7 @@ def _dual_terms(blocks: RowBlocks, Zw, y, log_s, s, *, loss: MarginLoss,
         parts[q0, 0] = lp[lo:hi].max(initial=-math.inf)
         parts[q0, 1] = x.max(initial=-math.inf)
         bad = (x >= 0).any(axis=1) if multiclass else x >= 0
-        _lane_sums(np.where(bad, s[lo:hi], 0.0), 0, hi - lo, lane, parts[q0:q1, 2])
+        row_lane_sums(np.where(bad, s[lo:hi], 0.0), 0, hi - lo, lane, parts[q0:q1, 2])
 
     blocks.lane_map(run)
     return (xi, lp), parts
@@ -140,7 +140,7 @@ def _dual_terms(blocks: RowBlocks, Zw, y, log_s, s, *, loss: MarginLoss,
 def _dual_sums(blocks: RowBlocks, lp, *, top: float) -> tuple[tuple, np.ndarray]:
     """Each lane's ``Σ exp(lp − top)``."""
     lane, out = blocks.lane, np.zeros(blocks.n_lanes)
-    blocks.lane_map(lambda q0, q1, lo, hi: _lane_sums(np.exp(lp[lo:hi] - top), 0, hi - lo,
+    blocks.lane_map(lambda q0, q1, lo, hi: row_lane_sums(np.exp(lp[lo:hi] - top), 0, hi - lo,
                                                       lane, out[q0:q1]))
     return (), out
 
@@ -160,7 +160,7 @@ def _dual_q(blocks: RowBlocks, xi, y, log_s, *, loss: MarginLoss, log_dpsi: floa
         ls = log_s[lo:hi]
         np.exp(loss.log_neg_dphi(-xi[lo:hi]) + (ls[:, None] if multiclass else ls)
                - log_dpsi, out=q[lo:hi])
-        _lane_sums(q[lo:hi], 0, hi - lo, lane, parts[q0:q1, 0])
+        row_lane_sums(q[lo:hi], 0, hi - lo, lane, parts[q0:q1, 0])
         _query_into(q, y, form, lo, hi, lane, r, parts[q0:q1, 1:])
 
     blocks.lane_map(run)
@@ -178,7 +178,7 @@ def _query_into(q, y, form: str, lo: int, hi: int, lane: int, r, sums) -> None:
         rr[_own_class(y, lo, hi)] = -q[lo:hi].sum(axis=1)
     for k in range(sums.shape[1]):
         col = r[lo:hi] if r.ndim == 1 else np.ascontiguousarray(r[lo:hi, k])
-        _lane_sums(col, 0, hi - lo, lane, sums[:, k])
+        row_lane_sums(col, 0, hi - lo, lane, sums[:, k])
 
 
 def _query(blocks: RowBlocks, q, y, *, form: str) -> tuple[tuple, np.ndarray]:
@@ -194,7 +194,7 @@ def query(blocks: RowBlocks, q: Rows, y: Rows, form: str) -> tuple[Rows, np.ndar
     :class:`DualPoint`) and its sums over the rows, as :func:`dual_point` makes them."""
     (r,), parts = blocks.map(_query, q, y, form=form)
     r = shaped_like(r, q) if form == "multiclass" else r
-    return r, np.asarray(ordered_sum(_lane_parts(parts)))
+    return r, np.asarray(ordered_sum(lane_parts(parts)))
 
 
 def dual_point(blocks: RowBlocks, loss: MarginLoss, Zw: Rows, y: Rows, log_s: Rows,
@@ -208,12 +208,12 @@ def dual_point(blocks: RowBlocks, loss: MarginLoss, Zw: Rows, y: Rows, log_s: Ro
     multiclass = form == "multiclass"
     (xi, lp), parts = blocks.map(_dual_terms, Zw, y, log_s, s, loss=loss,
                                  multiclass=multiclass)
-    p = _lane_parts(parts)
+    p = lane_parts(parts)
     top_lp, top, wrong = float(p[:, 0].max()), float(p[:, 1].max()), float(
         ordered_sum(p[:, 2]))
     if math.isfinite(top_lp):
         _, sums = blocks.map(_dual_sums, lp, top=top_lp)
-        log_sum = top_lp + math.log(float(ordered_sum(_lane_parts(sums))))
+        log_sum = top_lp + math.log(float(ordered_sum(lane_parts(sums))))
     else:  # every term −∞ (an empty sum) or one +∞
         log_sum = top_lp
     log_dpsi = loss.log_neg_dphi_at_value(log_sum)  # log ℓ'(ψ) = log(−φ'(φ⁻¹(Σ sℓ)))
@@ -221,7 +221,7 @@ def dual_point(blocks: RowBlocks, loss: MarginLoss, Zw: Rows, y: Rows, log_s: Ro
                                form=form)
     if multiclass:  # (a cluster's outputs are told their shape)
         xi, q, r = (shaped_like(a, Zw) for a in (xi, q, r))
-    p = _lane_parts(parts)
+    p = lane_parts(parts)
     sums = ordered_sum(p)
     return DualPoint(xi, q, r, np.asarray(sums[1:]), p[:, 0].copy(), float(sums[0]),
                      log_sum, float(log_dpsi), top, wrong)

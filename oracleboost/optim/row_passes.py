@@ -38,7 +38,7 @@ def elementwise(blocks: RowBlocks, fn: Callable[[int, int], object]) -> None:
     blocks.lane_map(lambda q0, q1, lo, hi: fn(lo, hi))
 
 
-def _lane_parts(parts: list) -> np.ndarray:
+def lane_parts(parts: list) -> np.ndarray:
     """The lanes' partials of every partition, in order (one array in memory)."""
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
@@ -74,8 +74,9 @@ def _lane_totals(blocks: RowBlocks, a: np.ndarray) -> tuple[tuple, np.ndarray]:
 
 
 def total(blocks: RowBlocks, a: np.ndarray) -> float:
-    """``Σ a``: each lane in :func:`._column_kernels._sum`'s order, the lanes in order."""
-    return float(ordered_sum(_lane_parts(blocks.map(_lane_totals, a)[1])[:, 0]))
+    """``Σ a``: each lane in :func:`oracleboost.rows.column_kernels.interleaved_sum`'s
+    order, the lanes in order."""
+    return float(ordered_sum(lane_parts(blocks.map(_lane_totals, a)[1])[:, 0]))
 
 
 @outputs_only(1)
@@ -102,7 +103,7 @@ def signed_sums(blocks: RowBlocks, a: np.ndarray, y: np.ndarray | None, w: np.nd
     """:func:`._column_kernels.signed_sums`: the three sums in lane order, the extremes
     over lanes.  ``y`` None: ``w`` is the query ``w · y``, whose signs are the labels
     and magnitudes the weights (one array read instead of two; the same numbers)."""
-    p = _lane_parts(blocks.map(_signed_sums, a, y, w, norm=norm)[1])
+    p = lane_parts(blocks.map(_signed_sums, a, y, w, norm=norm)[1])
     corr, plus, minus = ordered_sum(p[:, :3])
     return (float(corr), float(plus), float(minus), float(p[:, 3].min()),
             float(p[:, 4].max()), float(p[:, 5].max()))
@@ -127,7 +128,7 @@ def two_value_masses(blocks: RowBlocks, a: np.ndarray, y: np.ndarray | None, w: 
                      norm: float, sign: float, lo: float, hi: float) -> tuple[float, float, int]:
     """:func:`._column_kernels.two_value_masses`, the lanes in order (``y`` None: ``w``
     is the query, as in :func:`signed_sums`)."""
-    p = _lane_parts(blocks.map(_two_value_masses, a, y, w, norm=norm, sign=sign, lo=lo,
+    p = lane_parts(blocks.map(_two_value_masses, a, y, w, norm=norm, sign=sign, lo=lo,
                                hi=hi)[1])
     m_lo, m_hi, other = ordered_sum(p)
     return float(m_lo), float(m_hi), int(other)
@@ -184,7 +185,7 @@ def peak_and_inners(blocks: RowBlocks, a: Rows, bs: list, s: Rows | None
     """``(max |a|, [Σ_i s_i Σ_k a[i, k] b[i, k] for b in bs])`` in one pass: the values
     of :func:`peak` and :func:`weighted_inner`, bit for bit (on a cluster, one round
     trip for all)."""
-    p = _lane_parts(blocks.map(_peak_inners, a, s, *bs)[1])
+    p = lane_parts(blocks.map(_peak_inners, a, s, *bs)[1])
     return float(p[:, 0].max()), [float(ordered_sum(p[:, k])) for k in range(1, p.shape[1])]
 
 
@@ -192,7 +193,7 @@ def weighted_inner(blocks: RowBlocks, a: np.ndarray, b: np.ndarray,
                    s: np.ndarray | None) -> float:
     """``Σ_i s_i Σ_k a[i, k] b[i, k]`` for (n,) or (n, K) arrays, the lanes in order;
     ``s`` None (or of length 0) means unit weights."""
-    parts = _lane_parts(blocks.map(_weighted_inner, a, b, s)[1])
+    parts = lane_parts(blocks.map(_weighted_inner, a, b, s)[1])
     return float(ordered_sum(parts[:, 0]))
 
 
@@ -206,7 +207,7 @@ def _weighted_residual(blocks: RowBlocks, t, a, s, *, coef: float) -> tuple[tupl
 def weighted_residual(blocks: RowBlocks, t: np.ndarray, a: np.ndarray, coef: float,
                       s: np.ndarray | None) -> float:
     """``Σ_i s_i Σ_k (t[i, k] − coef · a[i, k])²``, the lanes in order."""
-    parts = _lane_parts(blocks.map(_weighted_residual, t, a, s, coef=coef)[1])
+    parts = lane_parts(blocks.map(_weighted_residual, t, a, s, coef=coef)[1])
     return float(ordered_sum(parts[:, 0]))
 
 
@@ -226,7 +227,7 @@ def weighted_mean_loss(blocks: RowBlocks, loss: Loss, y: np.ndarray, raw: np.nda
                        s: np.ndarray | None, total: float) -> float:
     """``Σ_i s_i l(raw_i, y_i) / total`` of a pointwise loss, the lanes' sums in order
     (``s`` None: unit weights)."""
-    parts = _lane_parts(blocks.map(_weighted_loss, y, raw, s, loss=loss)[1])
+    parts = lane_parts(blocks.map(_weighted_loss, y, raw, s, loss=loss)[1])
     return float(ordered_sum(parts[:, 0])) / total
 
 
@@ -275,7 +276,7 @@ def squared_step(blocks: RowBlocks, y: Rows, f: Rows, h: Rows, c: float, s: Rows
     descent = _shaped_as(v, f)
     if prefetch is not None:
         prefetch(descent)
-    p = _lane_parts(later.get())
+    p = lane_parts(later.get())
     loss, square, residual = ordered_sum(p[:, [0, 2, 3]])
     return SquaredStep(_shaped_as(f_new, f), descent, float(loss) / total,
                        float(p[:, 1].max()), float(square),
@@ -321,7 +322,7 @@ def _error_and_margin(blocks: RowBlocks, y, f, s) -> tuple[tuple, np.ndarray]:
 
 def class_masses(blocks: RowBlocks, y: Rows, s: Rows | None) -> tuple[float, float]:
     """``(Σ s [y > 0], Σ s [y < 0])`` for ±1 labels, by lanes in order."""
-    p = _lane_parts(blocks.map(_class_masses, y, s)[1])
+    p = lane_parts(blocks.map(_class_masses, y, s)[1])
     pos, neg = ordered_sum(p)
     return float(pos), float(neg)
 
@@ -340,7 +341,7 @@ def _index_masses(blocks: RowBlocks, y, s, *, K: int) -> tuple[tuple, np.ndarray
 
 def index_masses(blocks: RowBlocks, y: Rows, s: Rows | None, K: int) -> np.ndarray:
     """``Σ s [y = k]`` for each class index k < K, by lanes in order."""
-    return np.asarray(ordered_sum(_lane_parts(blocks.map(_index_masses, y, s, K=K)[1])),
+    return np.asarray(ordered_sum(lane_parts(blocks.map(_index_masses, y, s, K=K)[1])),
                       dtype=np.float64)
 
 
@@ -367,7 +368,7 @@ def vote_error_and_margin(blocks: RowBlocks, y: Rows, f: Rows, s: Rows | None,
     """Vector scores' weighted training error ``Σ s [argmax f ≠ y] / total`` (ties to
     the lowest class, as ``predict``) and smallest vote margin ``min (f_y − max_{k≠y}
     f_k)``, in one pass by lanes."""
-    p = _lane_parts(blocks.map(_vote_error_and_margin, y, f, s)[1])
+    p = lane_parts(blocks.map(_vote_error_and_margin, y, f, s)[1])
     return float(ordered_sum(p[:, 0])) / total, float(p[:, 1].min())
 
 
@@ -376,7 +377,7 @@ def error_and_margin(blocks: RowBlocks, y: Rows, f: Rows, s: Rows | None,
     """A binary score's weighted training error ``Σ s [(f > 0) ≠ (y > 0)] / total``
     (``predict`` says ``classes_[1]`` when ``f > 0``) and its smallest margin
     ``min y f``, in one pass by lanes."""
-    p = _lane_parts(blocks.map(_error_and_margin, y, f, s)[1])
+    p = lane_parts(blocks.map(_error_and_margin, y, f, s)[1])
     return float(ordered_sum(p[:, 0])) / total, float(p[:, 1].min())
 
 
@@ -558,7 +559,7 @@ def dual_weights(blocks: RowBlocks, loss: MarginLoss, margins: np.ndarray,
     to rounding: :func:`step_and_weights` takes one from a bound.
     """
     (zs, log_phis), parts = blocks.map(_logits, margins, log_s, loss=loss)
-    return _weights_from_logits(blocks, loss, zs, log_phis, _lane_parts(parts), y, log_mass)
+    return _weights_from_logits(blocks, loss, zs, log_phis, lane_parts(parts), y, log_mass)
 
 
 def _logits_into(v: np.ndarray, log_s, lo: int, hi: int, out: np.ndarray) -> float:
@@ -696,13 +697,13 @@ def step_and_weights(blocks: RowBlocks, loss: MarginLoss, m: np.ndarray, a: np.n
     parts = later.get()
     if loss.log_weight_is_neg_margin and math.isfinite(shift[0]):
         zs = None  # the fused pass kept no logits (on a cluster: a Partitioned of Nones)
-    p = _lane_parts([step for step, _, _ in parts])
+    p = lane_parts([step for step, _, _ in parts])
     low, wrong = float(p[:, 0].min()), float(ordered_sum(p[:, 1]))
     # (without a bound the stage made no exps: e holds None)
-    shifted = None if lip is None else (shift, e, _lane_parts([sums for _, _, sums in parts]),
+    shifted = None if lip is None else (shift, e, lane_parts([sums for _, _, sums in parts]),
                                         query if predicted else None)
     return margins, low, wrong, _weights_from_logits(
-        blocks, loss, zs, log_phis, _lane_parts([t for _, t, _ in parts]), y, log_mass,
+        blocks, loss, zs, log_phis, lane_parts([t for _, t, _ in parts]), y, log_mass,
         shifted, margins, log_s)
 
 
@@ -716,7 +717,7 @@ class _Entropy:
     later: Any
 
     def __call__(self) -> float:
-        inner = float(ordered_sum(_lane_parts(self.later.get())[:, 0]))
+        inner = float(ordered_sum(lane_parts(self.later.get())[:, 0]))
         return math.log(self.total) - inner / self.total
 
 
@@ -748,7 +749,7 @@ def _weights_from_logits(blocks: RowBlocks, loss: MarginLoss, zs, log_phis,
             (zs, log_phis), _ = blocks.map(_logits, margins, log_s, loss=loss)
         top, top_phi = exact
         (e,), parts = blocks.map(_exps, zs, log_phis, top=top, top_phi=top_phi)
-        sums = _lane_parts(parts)
+        sums = lane_parts(parts)
     total = float(ordered_sum(sums[:, 0]))
     (query,), later = blocks.map(_normalise, e, zs, y, top=top, total=total)
     # (the exponential loss's fused step: the entropy's sums came with the exps)
@@ -819,9 +820,9 @@ def line_weights(blocks: RowBlocks, loss: MarginLoss, m: Rows, log_s: Rows | Non
     top`` (``top`` their maximum, so that the largest ``ρ_i`` is 1), ``ρ_i`` and
     ``Σ_i ρ_i`` (the lanes in order); ``ρ_i / Σ ρ`` is row i's share of the risk."""
     (lr,), parts = blocks.map(_risk_logits, m, log_s, loss=loss)
-    top = float(_lane_parts(parts)[:, 0].max())
+    top = float(lane_parts(parts)[:, 0].max())
     (log_rho, rho), parts = blocks.map(_line_rho, lr, top=top)
-    return log_rho, rho, float(ordered_sum(_lane_parts(parts)[:, 0]))
+    return log_rho, rho, float(ordered_sum(lane_parts(parts)[:, 0]))
 
 
 def _line_delta(blocks: RowBlocks, m, u, rho, *, loss: MarginLoss,
@@ -841,7 +842,7 @@ def _line_delta(blocks: RowBlocks, m, u, rho, *, loss: MarginLoss,
 def line_delta(blocks: RowBlocks, loss: MarginLoss, m: Rows, u: Rows, rho: Rows,
                alpha: float) -> float:
     """``Σ_i ρ_i expm1(log φ(m_i + α u_i) − log φ(m_i))``, the lanes in order."""
-    parts = _lane_parts(blocks.map(_line_delta, m, u, rho, loss=loss, alpha=alpha)[1])
+    parts = lane_parts(blocks.map(_line_delta, m, u, rho, loss=loss, alpha=alpha)[1])
     return float(ordered_sum(parts[:, 0]))
 
 
@@ -862,7 +863,7 @@ def line_slope(blocks: RowBlocks, loss: MarginLoss, m: Rows, u: Rows, log_rho: R
                alpha: float) -> float:
     """``Σ_i u_i exp(log ρ_i + log(−φ'(m_i + α u_i)) − log φ(m_i))``, the lanes in
     order."""
-    parts = _lane_parts(blocks.map(_line_slope, m, u, log_rho, loss=loss, alpha=alpha)[1])
+    parts = lane_parts(blocks.map(_line_slope, m, u, log_rho, loss=loss, alpha=alpha)[1])
     return float(ordered_sum(parts[:, 0]))
 
 
@@ -881,5 +882,5 @@ def _phi_and_low(blocks: RowBlocks, m, s, *, loss: MarginLoss) -> tuple[tuple, n
 def curvature_argument(blocks: RowBlocks, loss: MarginLoss, m: Rows, s: Rows | None) -> float:
     """``Σ_j s_j φ(m_j) / min_i s_i``, the argument of Telgarsky's (2013, L115) ``C_t``
     (``s`` None: unit weights)."""
-    p = _lane_parts(blocks.map(_phi_and_low, m, s, loss=loss)[1])
+    p = lane_parts(blocks.map(_phi_and_low, m, s, loss=loss)[1])
     return float(ordered_sum(p[:, 0])) / float(p[:, 1].min())

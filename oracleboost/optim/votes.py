@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["predicted_index", "vote_margins", "vote_share"]
+from oracleboost._typing import ArrayLike
+from oracleboost.oracles.base import Hypothesis, predict_validated
+from oracleboost.oracles.trees import TreeStructure
+
+__all__ = ["ArgmaxVote", "one_hot", "predicted_index", "vote_margins", "vote_share"]
 
 
 def predicted_index(f: np.ndarray) -> np.ndarray:
@@ -38,3 +42,39 @@ def vote_share(f: np.ndarray, l1: float) -> np.ndarray:
         share = np.where(total > 0, f / np.where(total > 0, total, 1.0),
                          1.0 / f.shape[1])
     return share
+
+
+def one_hot(index: np.ndarray, K: int) -> np.ndarray:
+    """Rows ``e_index`` of K columns."""
+    out = np.zeros((index.shape[0], K))
+    out[np.arange(index.shape[0]), index] = 1.0
+    return out
+
+
+class ArgmaxVote(Hypothesis):
+    """One vote for the class a multiclass hypothesis ranks first: ``e_{argmax h(x)}``."""
+
+    def __init__(self, inner: Hypothesis, n_classes: int) -> None:
+        self.inner = inner
+        self.n_classes = int(n_classes)
+        self.key = None if inner.key is None else ("argmax", inner.key)
+        self.scale = 1.0
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        return one_hot(np.argmax(self.inner.predict(X), axis=1), self.n_classes)
+
+    def _predict_validated(self, X) -> np.ndarray:
+        # the inner hypothesis skips its own check of X as well
+        return one_hot(np.argmax(predict_validated(self.inner, X), axis=1), self.n_classes)
+
+    def tree_structure(self) -> TreeStructure | None:
+        """The inner hypothesis' tree with each leaf's vector replaced by the vote for
+        its largest entry (the first, as ``argmax`` takes it); None when the inner
+        hypothesis is not a tree."""
+        tree = self.inner.tree_structure()
+        if tree is None:
+            return None
+        return tree.with_values(one_hot(np.argmax(tree.value, axis=1), self.n_classes))
+
+    def __repr__(self) -> str:
+        return f"ArgmaxVote({self.inner!r})"

@@ -10,7 +10,7 @@ the column's sums, the new margins) is cut into pieces fixed by ``n`` and
   partition (a partition is what a cluster's worker would hold);
 * **lanes** of ``min(block_size, LANE_ROWS)`` rows: a scalar sum (a normaliser, an
   edge, an inner product) is each lane's sum in an order fixed by the code (four
-  interleaved running sums: ``_column_kernels._sum``), the lanes added in order.
+  interleaved running sums: ``_column_kernels.interleaved_sum``), the lanes added in order.
 
 A piece's result depends only on its rows, and a thread takes whole pieces, so a fit is
 bit for bit the same for every ``n_jobs``: the library's reproducibility promise for
@@ -240,6 +240,12 @@ class RowBlocks:
         cuts = [lanes * t // threads for t in range(threads + 1)]
         return [(q0, q1, q0 * lane, min(self.n, q1 * lane))
                 for q0, q1 in zip(cuts[:-1], cuts[1:], strict=True)]
+
+    def cells(self, width: int, lane: int) -> RowBlocks:
+        """The blocks of ``width`` cells a row (a row's cells consecutive), in blocks of
+        ``lane`` cells: here one cut of ``n × width`` cells; a backend that splits the
+        rows keeps each partition's cells with its rows."""
+        return RowBlocks(self.n * width, lane, self.n_jobs)
 
     def settle(self) -> None:
         """A fit that ended: let go of what its passes still hold (in memory, nothing;

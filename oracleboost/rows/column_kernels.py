@@ -8,7 +8,7 @@ temporary (at 1,000,000 rows NumPy's passes cost more than the stump oracle's ro
 
 Every kernel covers the rows ``lo:hi`` and writes one partial result per *lane* of
 ``lane`` consecutive rows (``lo`` is a lane boundary; the last lane may be short).  A
-lane's sum is :func:`_sum`'s: four running sums, row ``i`` into sum ``i mod 4`` in row
+lane's sum is :func:`interleaved_sum`'s: four running sums, row ``i`` into sum ``i mod 4`` in row
 order (one running sum waits for each addition before the next: four run 3 to 4 times
 faster), except in :func:`_signed_sums`, which sums in row order.  :mod:`.row_passes`
 adds the lanes' partials in lane order.
@@ -103,10 +103,10 @@ def exp(x):  # pragma: no cover - compiled
 
 @nb.jit(**_JIT)
 def _shifted_exps(z, top, out):  # pragma: no cover - compiled
-    """``out = exp(z − top)`` (:func:`exp`), and ``Σ out`` (:func:`_sum`)."""
+    """``out = exp(z − top)`` (:func:`exp`), and ``Σ out`` (:func:`interleaved_sum`)."""
     for i in range(z.shape[0]):
         out[i] = exp(z[i] - top)
-    return _sum(out)
+    return interleaved_sum(out)
 
 
 @nb.jit(**_JIT)
@@ -176,7 +176,7 @@ def _step_margins(m, a, y, c, s, out):  # pragma: no cover - compiled
     class) differs from ``y``.  ``s`` of length 0 means unit weights.  Three loops, each
     on vectors: the margins; their minimum as four interleaved running values; the
     wrong rows, counted in an integer with unit weights (exact, so its order is free)
-    and otherwise summed as :func:`_sum` adds."""
+    and otherwise summed as :func:`interleaved_sum` adds."""
     n = m.shape[0]
     for i in range(n):
         out[i] = m[i] + y[i] * (c * a[i])
@@ -236,7 +236,7 @@ def _wrong(v, yi):  # pragma: no cover - compiled
 def _weighted_inner(a, b, s, terms):  # pragma: no cover - compiled
     """``Σ_i s_i Σ_k a[i, k] b[i, k]`` for arrays of shape (n, K); ``s`` of length 0
     means unit weights.  The rows' terms go to ``terms`` (a scratch of length n), then
-    :func:`_sum` adds them (``np.sum(s * a * b)`` makes two temporaries of n; a running
+    :func:`interleaved_sum` adds them (``np.sum(s * a * b)`` makes two temporaries of n; a running
     sum in the loop waits on each addition)."""
     n, K = a.shape
     weighted = s.shape[0] > 0
@@ -244,13 +244,13 @@ def _weighted_inner(a, b, s, terms):  # pragma: no cover - compiled
         for i in range(n):
             row = a[i, 0] * b[i, 0]
             terms[i] = s[i] * row if weighted else row
-        return _sum(terms[:n])
+        return interleaved_sum(terms[:n])
     for i in range(n):
         row = 0.0
         for k in range(K):
             row += a[i, k] * b[i, k]
         terms[i] = s[i] * row if weighted else row
-    return _sum(terms[:n])
+    return interleaved_sum(terms[:n])
 
 
 @nb.jit(**_JIT)
@@ -264,14 +264,14 @@ def _weighted_residual(t, a, coef, s, terms):  # pragma: no cover - compiled
         for i in range(n):
             r = t[i, 0] - coef * a[i, 0]
             terms[i] = s[i] * (r * r) if weighted else r * r
-        return _sum(terms[:n])
+        return interleaved_sum(terms[:n])
     for i in range(n):
         row = 0.0
         for k in range(K):
             r = t[i, k] - coef * a[i, k]
             row += r * r
         terms[i] = s[i] * row if weighted else row
-    return _sum(terms[:n])
+    return interleaved_sum(terms[:n])
 
 
 @nb.jit(**_JIT)
@@ -279,7 +279,7 @@ def _two_value_masses(a, y, w, norm, sign, lo, hi, terms):  # pragma: no cover -
     """For the column ``u = (y * a / norm) * sign`` with extreme values ``lo`` and
     ``hi``: ``(Σ w [u = lo], Σ w [u = hi], #{u ∉ {lo, hi}})``, branch-free (the value of
     a stump's row is random, and a mispredicted branch a row costs 10 ns); the masses'
-    terms go to ``terms`` (a scratch of shape (2, n)) and :func:`_sum` adds them
+    terms go to ``terms`` (a scratch of shape (2, n)) and :func:`interleaved_sum` adds them
     (``y`` empty: ``w`` holds the query, as in :func:`_signed_sums`)."""
     n = a.shape[0]
     other = 0
@@ -291,7 +291,7 @@ def _two_value_masses(a, y, w, norm, sign, lo, hi, terms):  # pragma: no cover -
         terms[0, i] = wi * at_lo
         terms[1, i] = wi * (at_hi & ~at_lo)
         other += ~(at_lo | at_hi)
-    return _sum(terms[0, :n]), _sum(terms[1, :n]), other
+    return interleaved_sum(terms[0, :n]), interleaved_sum(terms[1, :n]), other
 
 
 @nb.jit(**_JIT, inline="always")
@@ -309,7 +309,7 @@ def _normalise(e, z, top, y, total, query, terms):  # pragma: no cover - compile
     product by ``1 / total``, not a quotient: scalar divisions took twice as long as the
     rest of the pass) and, unless ``z`` is empty (the sum made already, with the exps:
     :func:`_neg_margin_exps`), the entropy's sum ``Σ e · (z − top)`` (``e = exp(z −
-    top)``; summed by :func:`_sum`), in one pass instead of three.  The products go to
+    top)``; summed by :func:`interleaved_sum`), in one pass instead of three.  The products go to
     ``terms`` (a lane's scratch) first: without a sum in it, the loop runs on vectors."""
     n = e.shape[0]
     scale = 1.0 / total
@@ -321,7 +321,7 @@ def _normalise(e, z, top, y, total, query, terms):  # pragma: no cover - compile
         ei = e[i]
         query[i] = (ei * scale) * y[i]
         terms[i] = _entropy_term(ei, z[i] - top)
-    return _sum(terms[:n])
+    return interleaved_sum(terms[:n])
 
 
 @nb.jit(**_JIT, inline="always")
@@ -341,7 +341,7 @@ def _neg_margin_exps(m, log_s, top, e, z, terms, low):  # pragma: no cover - com
     logits ``z = −m + log s`` (``log_s`` of length 0: ``−m``) into the scratch ``z``,
     ``e = exp(z − top)`` (:func:`exp`), and ``(max z, Σ e, Σ e · (z − top))`` (the
     last the entropy's sum, as :func:`_normalise` would make it from the logits; sums
-    by :func:`_sum`).  Three loops over a lane in cache: one loop doing all three
+    by :func:`interleaved_sum`).  Three loops over a lane in cache: one loop doing all three
     measured 15% slower.  ``low`` is ``min m`` (:func:`_step_margins`'s): without
     ``log s``, see :func:`_neg_margin_top`."""
     n = m.shape[0]
@@ -350,13 +350,13 @@ def _neg_margin_exps(m, log_s, top, e, z, terms, low):  # pragma: no cover - com
         total = _shifted_exps(z[:n], top, e)
         for i in range(n):
             terms[i] = _entropy_term(e[i], z[i] - top)
-        return z[:n].max(), total, _sum(terms[:n])
+        return z[:n].max(), total, interleaved_sum(terms[:n])
     for i in range(n):  # z = −m is exact: (−m) − top without writing z
         e[i] = exp(-m[i] - top)
-    total = _sum(e[:n])
+    total = interleaved_sum(e[:n])
     for i in range(n):
         terms[i] = _entropy_term(e[i], -m[i] - top)
-    return _neg_margin_top(m, low, total), total, _sum(terms[:n])
+    return _neg_margin_top(m, low, total), total, interleaved_sum(terms[:n])
 
 
 @nb.jit(**_JIT)
@@ -374,15 +374,15 @@ def _neg_margin_query(m, log_s, top, y, query, z, terms, low):  # pragma: no cov
             terms[i] = _entropy_term(ei, t)
             query[i] = ei * y[i]
             z[i] = ei
-        return peak, _sum(z[:n]), _sum(terms[:n])
+        return peak, interleaved_sum(z[:n]), interleaved_sum(terms[:n])
     for i in range(n):  # as above with z = −m (exact), not written
         t = -m[i] - top
         ei = exp(t)
         terms[i] = _entropy_term(ei, t)
         query[i] = ei * y[i]
         z[i] = ei
-    total = _sum(z[:n])
-    return _neg_margin_top(m, low, total), total, _sum(terms[:n])
+    total = interleaved_sum(z[:n])
+    return _neg_margin_top(m, low, total), total, interleaved_sum(terms[:n])
 
 
 @nb.jit(**_JIT)
@@ -397,7 +397,7 @@ def _neg_margin_top(m, low, total):  # pragma: no cover - compiled
 
 
 @nb.jit(**_JIT)
-def _sum(x):  # pragma: no cover - compiled
+def interleaved_sum(x):  # pragma: no cover - compiled
     """``Σ x`` as four interleaved running sums: ``s_k`` adds the rows ``i ≡ k (mod
     4)`` in row order, and the sum is ``(s_0 + s_1) + (s_2 + s_3)``.  The order is the
     code's, not the CPU's, so every machine gets the same bits; four chains of additions
@@ -429,23 +429,23 @@ _PARALLEL = {**_JIT, "parallel": True}
 
 
 @nb.jit(**_JIT)
-def _lane(lo, hi, lane, q):  # pragma: no cover - compiled
+def lane_rows(lo, hi, lane, q):  # pragma: no cover - compiled
     """Rows ``(start, stop)`` of lane ``q`` of ``lo:hi``."""
     start = lo + q * lane
     return start, min(start + lane, hi)
 
 
 @nb.jit(**_JIT)
-def _n_lanes(lo, hi, lane):  # pragma: no cover - compiled
+def count_lanes(lo, hi, lane):  # pragma: no cover - compiled
     return (hi - lo + lane - 1) // lane
 
 
 @nb.jit(**_PARALLEL)
 def lane_sums(x, lo, hi, lane, out):  # pragma: no cover - compiled
-    """``out[q] = Σ x`` over lane q of ``lo:hi`` (:func:`_sum`)."""
-    for q in nb.prange(_n_lanes(lo, hi, lane)):
-        start, stop = _lane(lo, hi, lane, q)
-        out[q] = _sum(x[start:stop])
+    """``out[q] = Σ x`` over lane q of ``lo:hi`` (:func:`interleaved_sum`)."""
+    for q in nb.prange(count_lanes(lo, hi, lane)):
+        start, stop = lane_rows(lo, hi, lane, q)
+        out[q] = interleaved_sum(x[start:stop])
 
 
 def _weighed(w, i, x):  # pragma: no cover - compiled only
@@ -511,7 +511,7 @@ def _squared_step(f, y, h, c, s, inner_s, t, coef, f_new, v,
 
     ``s`` weighs the loss and ``s'`` (``inner_s``) the inner products; None means unit
     weights (they differ when equal weights cancel from the products).  Each sum is
-    :func:`_sum`'s four running sums, kept in registers: the numbers of NumPy's
+    :func:`interleaved_sum`'s four running sums, kept in registers: the numbers of NumPy's
     ``f + c·h``, ``−(f − y)`` and ``½ (f − y)**2 · s`` and of the separate passes, bit
     for bit (``v·v`` is ``(f_new − y)²``: a sign is exact)."""
     n = f.shape[0]
@@ -520,7 +520,7 @@ def _squared_step(f, y, h, c, s, inner_s, t, coef, f_new, v,
     q0, q1, q2, q3 = 0.0, 0.0, 0.0, 0.0  # Σ s' v²
     r0, r1, r2, r3 = 0.0, 0.0, 0.0, 0.0  # the residual
     p0, p1, p2, p3 = 0.0, 0.0, 0.0, 0.0  # max |v|
-    for i in range(0, m, 4):  # _sum's order: row i into sum i mod 4
+    for i in range(0, m, 4):  # interleaved_sum's order: row i into sum i mod 4
         a, b, e, g = _squared_row(f, y, h, c, s, inner_s, t, coef, f_new, v, i)
         l0, q0, r0, p0 = l0 + a, q0 + b, r0 + e, max(p0, g)
         a, b, e, g = _squared_row(f, y, h, c, s, inner_s, t, coef, f_new, v, i + 1)
@@ -529,7 +529,7 @@ def _squared_step(f, y, h, c, s, inner_s, t, coef, f_new, v,
         l2, q2, r2, p2 = l2 + a, q2 + b, r2 + e, max(p2, g)
         a, b, e, g = _squared_row(f, y, h, c, s, inner_s, t, coef, f_new, v, i + 3)
         l3, q3, r3, p3 = l3 + a, q3 + b, r3 + e, max(p3, g)
-    for i in range(m, n):  # the short last run: rows into sums 0, 1, 2, as _sum does
+    for i in range(m, n):  # the short last run: rows into sums 0, 1, 2, as interleaved_sum does
         a, b, e, g = _squared_row(f, y, h, c, s, inner_s, t, coef, f_new, v, i)
         p0 = max(p0, g)
         if i - m == 0:
@@ -568,7 +568,7 @@ def _peak_products(a, b, s, out):  # pragma: no cover - compiled
     """``out[0] = max |a|``, ``out[1] = Σ s a a`` and ``out[2] = Σ s a b`` (0 when ``b``
     is None; ``s`` None: unit weights) in one pass: the numbers of :func:`peak` and of
     :func:`_weighted_inner` of ``a`` with itself and with ``b``, bit for bit (the same
-    terms, ``s · (a · b)``, in :func:`_sum`'s four running sums, kept in registers; a
+    terms, ``s · (a · b)``, in :func:`interleaved_sum`'s four running sums, kept in registers; a
     maximum is exact, so the order of :func:`peak`'s chains does not matter)."""
     n = a.shape[0]
     m = n - n % 4
@@ -584,7 +584,7 @@ def _peak_products(a, b, s, out):  # pragma: no cover - compiled
         q2, r2, p2 = q2 + x, r2 + y, max(p2, g)
         x, y, g = _peak_row(a, b, s, i + 3)
         q3, r3, p3 = q3 + x, r3 + y, max(p3, g)
-    for i in range(m, n):  # as _sum
+    for i in range(m, n):  # as interleaved_sum
         x, y, g = _peak_row(a, b, s, i)
         p0 = max(p0, g)
         if i - m == 0:
@@ -602,8 +602,8 @@ def _peak_products(a, b, s, out):  # pragma: no cover - compiled
 def peak_products(a, b, s, lo, hi, lane, parts):  # pragma: no cover - compiled
     """:func:`_peak_products` of every lane of ``lo:hi`` into ``parts[q, 0:3]`` (``b``,
     ``s``: arrays, or None)."""
-    for q in nb.prange(_n_lanes(lo, hi, lane)):
-        start, stop = _lane(lo, hi, lane, q)
+    for q in nb.prange(count_lanes(lo, hi, lane)):
+        start, stop = lane_rows(lo, hi, lane, q)
         _peak_products(a[start:stop], _rows_of(b, start, stop), _rows_of(s, start, stop),
                        parts[q])
 
@@ -613,8 +613,8 @@ def squared_step(f, y, h, c, s, inner_s, t, coef, lo, hi, lane, f_new, v,
                  parts):  # pragma: no cover - compiled
     """:func:`_squared_step` on every lane of ``lo:hi``, lane ``q``'s four numbers into
     ``parts[q]`` (``s``, ``inner_s``, ``t``: arrays, or None)."""
-    for q in nb.prange(_n_lanes(lo, hi, lane)):
-        start, stop = _lane(lo, hi, lane, q)
+    for q in nb.prange(count_lanes(lo, hi, lane)):
+        start, stop = lane_rows(lo, hi, lane, q)
         _squared_step(f[start:stop], y[start:stop], h[start:stop], c,
                       _rows_of(s, start, stop), _rows_of(inner_s, start, stop),
                       _rows_of(t, start, stop), coef, f_new[start:stop], v[start:stop],
@@ -624,8 +624,8 @@ def squared_step(f, y, h, c, s, inner_s, t, coef, lo, hi, lane, f_new, v,
 @nb.jit(**_PARALLEL)
 def signed_sums(a, y, w, norm, lo, hi, lane, out):  # pragma: no cover - compiled
     """:func:`_signed_sums` of every lane of ``lo:hi`` into ``out[q, 0:6]``."""
-    for q in nb.prange(_n_lanes(lo, hi, lane)):
-        start, stop = _lane(lo, hi, lane, q)
+    for q in nb.prange(count_lanes(lo, hi, lane)):
+        start, stop = lane_rows(lo, hi, lane, q)
         r = _signed_sums(a[start:stop], y[start:stop], w[start:stop], norm)
         for k in range(6):
             out[q, k] = r[k]
@@ -635,8 +635,8 @@ def signed_sums(a, y, w, norm, lo, hi, lane, out):  # pragma: no cover - compile
 def step_margins(m, a, y, c, s, out, lo, hi, lane, parts):  # pragma: no cover - compiled
     """:func:`_step_margins` on ``lo:hi`` (``out`` filled), each lane's ``(min, wrong)``
     into ``parts[q]``."""
-    for q in nb.prange(_n_lanes(lo, hi, lane)):
-        start, stop = _lane(lo, hi, lane, q)
+    for q in nb.prange(count_lanes(lo, hi, lane)):
+        start, stop = lane_rows(lo, hi, lane, q)
         parts[q, 0], parts[q, 1] = _step_lane(m, a, y, c, s, out, start, stop)
 
 
@@ -653,8 +653,8 @@ def _step_lane(m, a, y, c, s, out, start, stop):  # pragma: no cover - compiled
 def weighted_inner(a, b, s, lo, hi, lane, out):  # pragma: no cover - compiled
     """:func:`_weighted_inner` of every lane of ``lo:hi`` into ``out[q]``."""
     weighted = s.shape[0] > 0
-    for q in nb.prange(_n_lanes(lo, hi, lane)):
-        start, stop = _lane(lo, hi, lane, q)
+    for q in nb.prange(count_lanes(lo, hi, lane)):
+        start, stop = lane_rows(lo, hi, lane, q)
         out[q] = _weighted_inner(a[start:stop], b[start:stop],
                                  s[start:stop] if weighted else s, np.empty(stop - start))
 
@@ -663,8 +663,8 @@ def weighted_inner(a, b, s, lo, hi, lane, out):  # pragma: no cover - compiled
 def weighted_residual(t, a, coef, s, lo, hi, lane, out):  # pragma: no cover - compiled
     """:func:`_weighted_residual` of every lane of ``lo:hi`` into ``out[q]``."""
     weighted = s.shape[0] > 0
-    for q in nb.prange(_n_lanes(lo, hi, lane)):
-        start, stop = _lane(lo, hi, lane, q)
+    for q in nb.prange(count_lanes(lo, hi, lane)):
+        start, stop = lane_rows(lo, hi, lane, q)
         out[q] = _weighted_residual(t[start:stop], a[start:stop], coef,
                                     s[start:stop] if weighted else s, np.empty(stop - start))
 
@@ -673,8 +673,8 @@ def weighted_residual(t, a, coef, s, lo, hi, lane, out):  # pragma: no cover - c
 def two_value_masses(a, y, w, norm, sign, lo_u, hi_u, lo, hi, lane,
                      out):  # pragma: no cover - compiled
     """:func:`_two_value_masses` of every lane of ``lo:hi`` into ``out[q, 0:3]``."""
-    for q in nb.prange(_n_lanes(lo, hi, lane)):
-        start, stop = _lane(lo, hi, lane, q)
+    for q in nb.prange(count_lanes(lo, hi, lane)):
+        start, stop = lane_rows(lo, hi, lane, q)
         m_lo, m_hi, other = _two_value_masses(a[start:stop], y[start:stop], w[start:stop],
                                               norm, sign, lo_u, hi_u,
                                               np.empty((2, stop - start)))
@@ -685,8 +685,8 @@ def two_value_masses(a, y, w, norm, sign, lo_u, hi_u, lo, hi, lane,
 def normalise(e, z, top, y, total, query, lo, hi, lane, out):  # pragma: no cover
     """:func:`_normalise` on every lane of ``lo:hi``, each lane's ``Σ e · (z − top)``
     into ``out[q]`` (0 when ``z`` is empty)."""
-    for q in nb.prange(_n_lanes(lo, hi, lane)):
-        start, stop = _lane(lo, hi, lane, q)
+    for q in nb.prange(count_lanes(lo, hi, lane)):
+        start, stop = lane_rows(lo, hi, lane, q)
         out[q] = _normalise(e[start:stop], z[start:stop], top, y[start:stop], total,
                             query[start:stop], np.empty(stop - start))
 
@@ -708,8 +708,8 @@ def exponential_step(m, a, y, c, s, log_s, top, out, e, query, lo, hi, lane, par
     ``− top``), then :func:`exp`."""
     logged = log_s.shape[0] > 0
     asked = query.shape[0] > 0
-    for q in nb.prange(_n_lanes(lo, hi, lane)):
-        start, stop = _lane(lo, hi, lane, q)
+    for q in nb.prange(count_lanes(lo, hi, lane)):
+        start, stop = lane_rows(lo, hi, lane, q)
         parts[q, 0], parts[q, 1] = _step_lane(m, a, y, c, s, out, start, stop)
         ls = log_s[start:stop] if logged else log_s
         if asked:
@@ -728,7 +728,7 @@ def shifted_exps(z, top, out, lo, hi, lane, sums):  # pragma: no cover - compile
     lane's sum into ``sums[q]``.  ``out`` of length 0: the sums only (a lane's
     scratch holds the exps)."""
     keep = out.shape[0] > 0
-    for q in nb.prange(_n_lanes(lo, hi, lane)):
-        start, stop = _lane(lo, hi, lane, q)
+    for q in nb.prange(count_lanes(lo, hi, lane)):
+        start, stop = lane_rows(lo, hi, lane, q)
         dest = out[start:stop] if keep else np.empty(stop - start)
         sums[q] = _shifted_exps(z[start:stop], top, dest)

@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from oracleboost.boosters.mirror.maps import MirrorMap
-from oracleboost.distributed.cluster import ClusterBlocks
-from oracleboost.optim.margin_passes import _lane_sums
-from oracleboost.optim.row_passes import _lane_parts
-from oracleboost.optim.votes import predicted_index, vote_margins
+from oracleboost.optim.margin_passes import row_lane_sums
+from oracleboost.optim.row_passes import lane_parts
+from oracleboost.optim.votes import one_hot, predicted_index, vote_margins
 from oracleboost.rows.blocks import (
     BLOCKS_PER_PARTITION,
     LANE_ROWS,
@@ -36,7 +35,7 @@ from oracleboost.rows.partitioned import Partitioned, Rows, shaped_like, with_nd
 if TYPE_CHECKING:
     from oracleboost.boosters.mirror.updates import DualUpdate
 
-__all__ = ["cell_blocks", "cell_caps", "one_hot", "start", "row_masses", "query", "directions",
+__all__ = ["cell_blocks", "cell_caps", "start", "row_masses", "query", "directions",
            "step_target", "vote", "extremes"]
 
 
@@ -44,18 +43,7 @@ def cell_blocks(blocks: RowBlocks, width: int) -> RowBlocks:
     """The blocks of the ``width`` cells a row of ``blocks``: lanes of ``gcd(cells of a
     partition, LANE_ROWS)`` cells, which divide every partition's first cell."""
     lane = math.gcd(BLOCKS_PER_PARTITION * blocks.block_size * width, LANE_ROWS)
-    if isinstance(blocks, ClusterBlocks):
-        cells = ClusterBlocks(blocks.client, [m * width for m in blocks.sizes], lane)
-        cells.groups = blocks.groups  # each partition's cells stay with its rows
-        return cells
-    return RowBlocks(blocks.n * width, lane, blocks.n_jobs)
-
-
-def one_hot(index: np.ndarray, K: int) -> np.ndarray:
-    """Rows ``e_index`` of K columns."""
-    out = np.zeros((index.shape[0], K))
-    out[np.arange(index.shape[0]), index] = 1.0
-    return out
+    return blocks.cells(width, lane)
 
 
 @outputs_only(1)
@@ -91,14 +79,14 @@ def cell_caps(blocks: RowBlocks, group: Rows, cap: float, width: int) -> Rows:
 def _row_masses(blocks: RowBlocks, w, *, width: int) -> tuple[tuple, np.ndarray]:
     q = w.reshape(blocks.n, width).sum(axis=1)
     out = np.zeros(blocks.n_lanes)
-    blocks.lane_map(lambda q0, q1, lo, hi: _lane_sums(q, lo, hi, blocks.lane, out[q0:q1]))
+    blocks.lane_map(lambda q0, q1, lo, hi: row_lane_sums(q, lo, hi, blocks.lane, out[q0:q1]))
     return (q,), out
 
 
 def row_masses(blocks: RowBlocks, w: Rows, width: int) -> tuple[Rows, float]:
     """Each row's mass ``q_i = Σ_k W_ik`` and ``Σ q`` (by lanes)."""
     (q,), parts = blocks.map(_row_masses, w, width=width)
-    return q, float(ordered_sum(_lane_parts(parts)))
+    return q, float(ordered_sum(lane_parts(parts)))
 
 
 @outputs_only(1)
@@ -120,7 +108,7 @@ def _directions(blocks: RowBlocks, out, a, w, *, width: int) -> tuple[tuple, np.
     D[wrong, pred[wrong] - (pred[wrong] > a[wrong])] = 1.0  # the wrong class' column
     edge = -(w.reshape(blocks.n, width) * D).sum(axis=1)
     parts = np.zeros((blocks.n_lanes, 2))
-    blocks.lane_map(lambda q0, q1, lo, hi: _lane_sums(edge, lo, hi, blocks.lane,
+    blocks.lane_map(lambda q0, q1, lo, hi: row_lane_sums(edge, lo, hi, blocks.lane,
                                                       parts[q0:q1, 0]))
     parts[0, 1] = np.count_nonzero(~right)
     return (D.reshape(-1), pred), parts
@@ -133,7 +121,7 @@ def directions(blocks: RowBlocks, out: Rows, a: Rows, w: Rows,
     the edge ``e = −Σ W ∘ D`` (each row's cells in order, by lanes) and the rows voted
     wrong."""
     (D, pred), parts = blocks.map(_directions, out, a, w, width=width)
-    p = _lane_parts(parts)
+    p = lane_parts(parts)
     return _as_cells(D, width), pred, float(ordered_sum(p[:, 0])), int(p[:, 1].sum())
 
 
@@ -166,8 +154,8 @@ def _vote(blocks: RowBlocks, f, pred, a, s, *, eta: float) -> tuple[tuple, np.nd
     bad, wrong = np.where(margins <= 0, w, 0.0), np.where(predicted_index(f) != a, w, 0.0)
 
     def run(q0: int, q1: int, lo: int, hi: int) -> None:
-        _lane_sums(bad, lo, hi, lane, parts[q0:q1, 0])
-        _lane_sums(wrong, lo, hi, lane, parts[q0:q1, 1])
+        row_lane_sums(bad, lo, hi, lane, parts[q0:q1, 0])
+        row_lane_sums(wrong, lo, hi, lane, parts[q0:q1, 1])
         for q in range(q0, q1):
             parts[q, 2] = margins[q * lane:min((q + 1) * lane, blocks.n)].min()
 
@@ -181,7 +169,7 @@ def vote(blocks: RowBlocks, f: Rows, pred: Rows, a: Rows, s: Rows | None,
     margin ``f_a − max_{k≠a} f_k`` is ≤ 0, the mass ``predict`` gets wrong (ties to
     the lowest class) and the smallest margin."""
     (f_next,), parts = blocks.map(_vote, f, pred, a, s, eta=eta)
-    p = _lane_parts(parts)
+    p = lane_parts(parts)
     bad, wrong = ordered_sum(p[:, :2])
     return shaped_like(f_next, f), float(bad), float(wrong), float(p[:, 2].min())
 

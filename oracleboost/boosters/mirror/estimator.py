@@ -94,13 +94,12 @@ from oracleboost.boosters.mirror.algorithm import (
 from oracleboost.boosters.mirror.maps import MIRROR_MAPS, MirrorMap, get_mirror_map
 from oracleboost.boosters.mirror.updates import default_projection
 from oracleboost.boosters.mirror.variants import VARIANTS, MABoost, Variant, make_variant
-from oracleboost.distributed import data as cluster_data
+from oracleboost.engine.backends import Backend, backend_for
 from oracleboost.engine.base import (
     BaseBooster,
     data_signature,
     fit_context,
     num_iteration_doc,
-    on_dask,
 )
 from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
@@ -110,49 +109,15 @@ from oracleboost.engine.classifier import (
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
 from oracleboost.engine.rounds import seed_generator
 from oracleboost.export.methods import ExportMixin
-from oracleboost.export.schema import persisted
 from oracleboost.optim import row_passes
-from oracleboost.optim.votes import predicted_index, vote_margins, vote_share
-from oracleboost.oracles.base import BinaryOnlyOracleError, Hypothesis, Oracle, predict_validated
-from oracleboost.oracles.trees import TreeStructure
+from oracleboost.optim.votes import ArgmaxVote, predicted_index, vote_margins, vote_share
+from oracleboost.oracles.base import BinaryOnlyOracleError, Oracle
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
-from oracleboost.rows.partitioned import NotDistributedError, Rows, is_dask_collection
+from oracleboost.rows.partitioned import Rows
 
 __all__ = ["MirrorBoostingClassifier", "ArgmaxVote"]
 
 UPDATES = ("auto", "lazy", "active")
-
-
-@persisted
-class ArgmaxVote(Hypothesis):
-    """One vote for the class a multiclass hypothesis ranks first: ``e_{argmax h(x)}``."""
-
-    def __init__(self, inner: Hypothesis, n_classes: int) -> None:
-        self.inner = inner
-        self.n_classes = int(n_classes)
-        self.key = None if inner.key is None else ("argmax", inner.key)
-        self.scale = 1.0
-
-    def predict(self, X: ArrayLike) -> np.ndarray:
-        return mirror_cells.one_hot(np.argmax(self.inner.predict(X), axis=1), self.n_classes)
-
-    def _predict_validated(self, X) -> np.ndarray:
-        # the inner hypothesis skips its own check of X as well
-        return mirror_cells.one_hot(np.argmax(predict_validated(self.inner, X), axis=1),
-                                    self.n_classes)
-
-    def tree_structure(self) -> TreeStructure | None:
-        """The inner hypothesis' tree with each leaf's vector replaced by the vote for
-        its largest entry (the first, as ``argmax`` takes it); None when the inner
-        hypothesis is not a tree."""
-        tree = self.inner.tree_structure()
-        if tree is None:
-            return None
-        return tree.with_values(mirror_cells.one_hot(np.argmax(tree.value, axis=1),
-                                                     self.n_classes))
-
-    def __repr__(self) -> str:
-        return f"ArgmaxVote({self.inner!r})"
 
 
 @documented()
@@ -433,8 +398,8 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
             )
 
     def _setup(self, X, y, sample_weight, sample_group) -> MirrorProblem:
-        if is_dask_collection(X):
-            return self._setup_cluster(X, y, sample_weight, sample_group)
+        if (backend := backend_for(X)) is not None:
+            return self._setup_on(backend, X, y, sample_weight, sample_group)
         secondary = None
         if sample_group is not None:
             g = np.asarray(sample_group)
@@ -452,7 +417,7 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         need = "correlate" if K == 2 else "multiclass_correlate"
         bound = self._bind(X, need)
         n = X.shape[0]
-        capped = self.smoothness is not None and (self.variant == "smooth"
+        capped = self.smoothness is not None and (self._variant().capped
                                                   or secondary is not None)
         if K == 2:
             a = data.signs(np.int8)  # ±1: the passes read them every round (1 byte a row)
@@ -533,18 +498,16 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         return {"variant": variant, "update": update, "projection": projection,
                 "nu": float(self.learning_rate)}
 
-    def _setup_cluster(self, X, y, sample_weight, sample_group) -> MirrorProblem:
-        """``_setup`` for X a dask array: the rows on the workers, the same problem."""
+    def _setup_on(self, backend: Backend, X, y, sample_weight,
+                  sample_group) -> MirrorProblem:
+        """``_setup`` for X a collection of ``backend`` (a dask array): the rows where
+        the backend keeps them, the same problem."""
         if self.warm_start and hasattr(self, "ensemble_"):
-            raise NotDistributedError(
-                "warm_start does not continue a fit on a dask array (the running state is "
-                "not kept on the cluster after fit); set warm_start=False"
-            )
+            backend.refuse("warm_start", "warm_start")
         mirror = get_mirror_map(self.mirror)
         self._check_options(mirror, 2, sample_group is not None)
-        data = cluster_data.cluster_classification_data(self, X, y, sample_weight,
-                                                        self.block_size, labels="auto",
-                                                        sample_group=sample_group)
+        data = backend.classification_data(self, X, y, sample_weight, self.block_size,
+                                           labels="auto", sample_group=sample_group)
         blocks = data.rows.blocks
         K = len(self.classes_)
         if K > 2:
@@ -553,7 +516,7 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
                 data.ypm, data.s, K, data.group, mirror,
                 self._bind_cluster(data.rows, "multiclass_correlate"), blocks, None)
         cap = None
-        if self.smoothness is not None and (self.variant == "smooth"
+        if self.smoothness is not None and (self._variant().capped
                                             or data.group is not None):
             cap = float(self.smoothness) / blocks.n
             if data.group is not None:  # only the secondary set's weights (§3.2)
@@ -624,9 +587,9 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         ndarray of shape (n_samples, n_classes)
             (A dask array when X is one.)
         """
-        if is_dask_collection(X):
-            return on_dask(self, functools.partial(self.predict_proba,
-                                                   num_iteration=num_iteration), X)
+        if (backend := backend_for(X)) is not None:
+            return backend.predict(
+                self, functools.partial(self.predict_proba, num_iteration=num_iteration), X)
         model = self._model_at(num_iteration)
         return vote_share(self._raw_of(model, X), model.l1_norm())
 
@@ -637,8 +600,8 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         ------
         ndarray of shape (n_samples, n_classes)
         """
-        if is_dask_collection(X):
-            yield from on_dask(self, self.staged_predict_proba, X, staged=True)
+        if (backend := backend_for(X)) is not None:
+            yield from backend.predict(self, self.staged_predict_proba, X, staged=True)
             return
         check_is_fitted(self, "ensemble_")  # (before the norms: NotFittedError, as elsewhere)
         for f, l1 in zip(self._staged_raw(X), self.ensemble_.l1_norms(), strict=True):

@@ -20,7 +20,7 @@ import math
 import numba as nb
 import numpy as np
 
-from oracleboost.rows.column_kernels import _lane, _n_lanes, _sum, exp
+from oracleboost.rows.column_kernels import count_lanes, exp, interleaved_sum, lane_rows
 
 _JIT = {"nopython": True, "nogil": True, "cache": True, "boundscheck": False,
         "error_model": "numpy"}
@@ -40,7 +40,7 @@ def _entropy_lane(z, f, a, h, s, coef, log_norm, target, f_new, e, query, terms,
     record sums, ``e = exp(target − log_norm)`` (:func:`.column_kernels.exp`) and
     ``query = e · a``; ``out[0:7]`` as :data:`N_STATS` says.  ``s`` of length 0: unit
     weights (the errors are counts, exact in any order); else their sums by
-    :func:`.column_kernels._sum`, through the scratch ``terms`` (two rows)."""
+    :func:`.column_kernels.interleaved_sum`, through the scratch ``terms`` (two rows)."""
     n = z.shape[0]
     weighted = s.shape[0] > 0
     wrong, mistaken, low = 0, 0, math.inf
@@ -71,10 +71,10 @@ def _entropy_lane(z, f, a, h, s, coef, log_norm, target, f_new, e, query, terms,
         zeros += ei == 0.0
         top = ei if ei > top else top
     if weighted:
-        out[0], out[1] = _sum(terms[0, :n]), _sum(terms[1, :n])
+        out[0], out[1] = interleaved_sum(terms[0, :n]), interleaved_sum(terms[1, :n])
     else:
         out[0], out[1] = float(wrong), float(mistaken)
-    out[2], out[3], out[4], out[5], out[6] = low, 0.0, _sum(e), top, float(zeros)
+    out[2], out[3], out[4], out[5], out[6] = low, 0.0, interleaved_sum(e), top, float(zeros)
 
 
 @nb.jit(**_PARALLEL)
@@ -83,8 +83,8 @@ def entropy_step(z, f, a, h, s, coef, log_norm, target, f_new, e, query, lo, hi,
     """:func:`_entropy_lane` on every lane of ``lo:hi``, lane ``q``'s stats into
     ``parts[q]``."""
     weighted = s.shape[0] > 0
-    for q in nb.prange(_n_lanes(lo, hi, lane)):
-        start, stop = _lane(lo, hi, lane, q)
+    for q in nb.prange(count_lanes(lo, hi, lane)):
+        start, stop = lane_rows(lo, hi, lane, q)
         _entropy_lane(z[start:stop], f[start:stop], a[start:stop], h[start:stop],
                       s[start:stop] if weighted else s, coef, log_norm,
                       target[start:stop], f_new[start:stop], e[start:stop],

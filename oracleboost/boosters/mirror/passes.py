@@ -30,7 +30,7 @@ import numpy as np
 
 from oracleboost.boosters.mirror import kernels as mirror_kernels
 from oracleboost.optim import row_passes
-from oracleboost.optim.row_passes import _lane_parts
+from oracleboost.optim.row_passes import lane_parts
 from oracleboost.rows import column_kernels
 from oracleboost.rows.blocks import RowBlocks, deferred_stat, ordered_sum, outputs_only
 from oracleboost.rows.partitioned import Rows
@@ -106,7 +106,7 @@ def query(blocks: RowBlocks, w: Rows, a: Rows,
     (q,), later = blocks.map(_query, w, a)
     if prefetch is not None:
         prefetch(q)
-    p = _lane_parts(later.get())
+    p = lane_parts(later.get())
     return q, float(p[:, 0].max()), int(p[:, 1].sum())
 
 
@@ -187,7 +187,7 @@ def mirror_step(blocks: RowBlocks, w: Rows, z: Rows | None, f: Rows, a: Rows, ou
     (target, z_new, f_new), parts = blocks.map(
         _mirror_step, w, z, f, a, out, s, log_s, coef=coef, update=update, mirror=mirror,
         alpha_eta=alpha_eta)
-    return target, z_new, f_new, VoteSums(_lane_parts(parts))
+    return target, z_new, f_new, VoteSums(lane_parts(parts))
 
 
 @deferred_stat(4)
@@ -248,7 +248,7 @@ def entropy_step(blocks: RowBlocks, z: Rows, f: Rows, a: Rows, out: Rows, s: Row
     z_new, f_new, e, q = outputs
     if prefetch is not None:
         prefetch(q)  # before the wait: the query is the next one if Σ e is 1
-    p = _lane_parts(later.get())
+    p = lane_parts(later.get())
     sums = VoteSums(p[:, :4])
     total = float(ordered_sum(p[:, 4]))
     if abs(total - 1.0) <= row_passes.NORMALISED_SLACK:
