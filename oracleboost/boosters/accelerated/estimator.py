@@ -20,7 +20,8 @@ paper gives no step, and this variant did best in the note's runs), and Algorith
 (``method="stochastic"``: z_{i_t} with i_t ~ q_t in place of Zᵀq_t; heuristic β_t =
 t/(t+1), θ = 1, or the proven β = 0, θ = √(ln n / T); L277–297).  Every method is a
 :class:`MomentumMethod`: the direction that stands for Zᵀq_t, and θ_t and β_t as rules
-of :mod:`.steps`; the names above are presets (:data:`METHODS`).
+of :mod:`.steps`; the names above are presets (:data:`METHODS`).  The round is
+:func:`.algorithm.accelerated_round`.
 
 ψ(ξ) = ℓ⁻¹(Σ_i ℓ(ξ_i)) (eq. 2.1) and q = ∇ψ(Zw) are computed in log space through the
 loss' ``log_phi``/``log_neg_dphi``: norms ‖w‖ of 1e6 and more (‖w_t‖ grows like γ̄t²/4)
@@ -58,6 +59,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from oracleboost._numerics import class_probabilities, largest_row_norm
 from oracleboost._typing import ArrayLike, RandomStateLike
+from oracleboost.boosters.accelerated.algorithm import (
+    STEPS,
+    AcceleratedProblem,
+    AcceleratedState,
+    accelerated_round,
+)
 from oracleboost.engine.backends import Backend, backend_for
 from oracleboost.engine.base import BaseBooster, data_signature, fit_context, loss_constraint
 from oracleboost.engine.classifier import (
@@ -69,11 +76,10 @@ from oracleboost.engine.classifier import (
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
 from oracleboost.engine.model import KernelModel, LinearModel
-from oracleboost.engine.rounds import Problem, RoundResult, StopReason
 from oracleboost.export.methods import ExportMixin
 from oracleboost.export.schema import persisted
 from oracleboost.losses import MarginLoss, get_loss
-from oracleboost.optim import margin_passes, row_passes
+from oracleboost.optim import row_passes
 from oracleboost.optim.steps import (
     ConstantMomentum,
     ConstantStep,
@@ -92,11 +98,7 @@ from oracleboost.rows.partitioned import Rows
 __all__ = ["AcceleratedMarginClassifier", "MomentumMethod", "METHODS", "PROVEN_STOCHASTIC"]
 
 #: What stands for Zᵀq_t in the momentum form (see :class:`MomentumMethod`).
-DIRECTIONS = ("batch", "gradient", "worst_row", "sampled_row")
-
-#: log of the largest float64: a larger log-loss is a loss beyond float64 (inf).
-_LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
-
+DIRECTIONS = tuple(STEPS)  # ("batch", "gradient", "worst_row", "sampled_row")
 
 @dataclass(frozen=True)
 class MomentumMethod:
@@ -176,137 +178,6 @@ class _Kernel:
 
             G = pairwise_kernels(A, B, metric=self.kernel, **self.params)
         return np.asarray(G, dtype=np.float64)
-
-
-@dataclass
-class _Problem(Problem):
-    """The data inside, seen only through Z's products.
-
-    Binary: ``z_i = −y_i x_i / scale``, ``w`` of shape (J,).  Multiclass (Sec. 5.2, App.
-    E): one implicit row ``z_{i,j} = x_i (e_j − e_{c_i})ᵀ / (√2 scale)`` for each example
-    i and wrong class j ≠ c_i (the note's sign, consistent with the binary z_i; the
-    paper's App. E has the opposite one), never materialised: ``w`` is a (J, K) matrix,
-    ``Z w`` the (n, K) matrix of logits ``(S_ij − S_{i c_i})/(√2 scale)`` with S = X w
-    and −∞ in the own-class cells, and ``Zᵀ q = Xᵀ(Q − e_c ∘ rowsum Q)/(√2 scale)``.
-    """
-
-    y: Rows  # ±1 (binary) or class indices (multiclass)
-    K: int  # 2 for binary
-    s: Rows  # sample weights (positive)
-    log_s: Rows
-    s_total: float  # Σ s, by lanes
-    n: int
-    blocks: RowBlocks  # the rows' passes (margin_passes), in lanes on threads
-    bound: object
-    scale: float
-    fit_intercept: bool
-    loss: MarginLoss
-    method: MomentumMethod
-    view: RoundView  # what θ_t and β_t see: the learning rate, n and the horizon T
-    J: int = 0  # columns of the finite class
-    #: row i of the class's columns and its label (in memory, of the columns read once;
-    #: on a cluster, from the worker that holds it)
-    row_of: Callable[[int], tuple] | None = None
-    gram: np.ndarray | None = None  # kernel form: Z Zᵀ, and w = Zᵀa is held as a
-    kernel_model: KernelModel | None = None  # kernel form: the (empty) model
-
-    @property
-    def multiclass(self) -> bool:
-        return self.K > 2
-
-    @property
-    def form(self) -> str:
-        """How the rows read Z (:func:`.margin_passes.dual_point`)."""
-        return "kernel" if self.gram is not None else (
-            "multiclass" if self.multiclass else "binary")
-
-    @property
-    def width(self) -> int:
-        """Entries of Z w a row: K (multiclass), else 1."""
-        return self.K if self.multiclass else 1
-
-    def norm(self, v: np.ndarray) -> float:
-        """‖v‖₂ (Frobenius for a (J, K) matrix), its squares summed exactly (the same
-        bits on every CPU, unlike BLAS's ``dot``); kernel form: ‖Zᵀv‖ = √(vᵀ Z Zᵀ v)."""
-        if self.gram is None:
-            return math.sqrt(math.fsum(np.square(v).ravel()))
-        return math.sqrt(max(float(v @ (self.gram @ v)), 0.0))
-
-    def Z(self, w: np.ndarray) -> Rows:
-        """``Z w``; multiclass: the (n, K) logits with 0 in the own-class cells (the
-        dual point reads them as −∞: no row of Z, it would force margin 0, L864);
-        kernel form: ``Z Zᵀ a``."""
-        if self.gram is not None:
-            return self.gram @ w
-        J = w.shape[0] - int(self.fit_intercept)
-        S = self.bound.combine(w[:J])
-        return margin_passes.scores(self.blocks, S, self.y, self.scale, self.multiclass,
-                                    w[J] if self.fit_intercept else None)
-
-    def dual(self, Zw: Rows) -> margin_passes.DualPoint:
-        """The dual point ``q = ∇ψ(Z w)`` (eq. C.1) and what the round reads from it."""
-        return margin_passes.dual_point(self.blocks, self.loss, Zw, self.y, self.log_s,
-                                        self.s, self.form)
-
-    def query(self, q: Rows) -> tuple[Rows, np.ndarray]:
-        """The query ``r`` of a dual point ``q`` and its sums over the rows (what
-        :meth:`dual` gives with its ``q``): :meth:`ZT`'s arguments."""
-        return margin_passes.query(self.blocks, q, self.y, self.form)
-
-    def ZT(self, r: Rows, r_sums: np.ndarray) -> np.ndarray:
-        """``Zᵀ q`` from the dual point's query ``r`` (binary ``−y q``: ``Xᵀ r / scale``;
-        multiclass ``Q − e_c ∘ rowsum Q``: ``Xᵀ r / (√2 scale)``) and its sums over the
-        rows (the intercept's entries)."""
-        if self.gram is not None:
-            return np.array(r, copy=True)  # Zᵀq has dual coefficients q (r is q)
-        out = self.bound.correlation_vector(r)
-        if not self.multiclass:
-            if self.fit_intercept:
-                out = np.append(out, r_sums[0])
-            return out / self.scale
-        if self.fit_intercept:
-            out = np.vstack([out, r_sums])
-        return out / (math.sqrt(2.0) * self.scale)
-
-    def row(self, index: int) -> np.ndarray:
-        """The row z of Z with flat index ``index`` (binary: example i; multiclass: the
-        cell (i, j) of the (n, K) logits)."""
-        if self.gram is not None:
-            e = np.zeros(self.n)
-            e[index] = 1.0  # z_i = Zᵀ e_i
-            return e
-        i, j = divmod(index, self.K) if self.multiclass else (index, None)
-        x, label = self.row_of(i)
-        x = np.asarray(x, dtype=np.float64)
-        if self.fit_intercept:
-            x = np.append(x, 1.0)
-        if not self.multiclass:
-            return -label * x / self.scale
-        z = np.zeros((x.shape[0], self.K))
-        z[:, j] = x
-        z[:, label] = -x
-        return z / (math.sqrt(2.0) * self.scale)
-
-    def margin_unit(self) -> float:
-        """γ_m = √2 × the reduced binary margin (Theorem 5.1: γ̄ = γ̄_m/√2)."""
-        return math.sqrt(2.0) if self.multiclass else 1.0
-
-
-@dataclass(frozen=True)
-class _State:
-    """w_t, the momentum g_{t−1} (and its scores Z g for Algorithm 2), the scores Z w_t,
-    the dual point q_t (and what the round reads of it), the best upper bound on γ̄ so
-    far, and the sampling generator."""
-
-    w: np.ndarray
-    g: np.ndarray
-    Zg: Rows | None  # None: zero
-    Zw: Rows
-    dual: margin_passes.DualPoint
-    upper: float
-    rng: np.random.RandomState
-    gmass: float = 0.0  # the mass of the dual point behind g (Zᵀμ_t = g_t/gmass)
-    loss: object = None  # the loss whose dual point ``dual`` is
 
 
 @documented(
@@ -526,12 +397,12 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
     def _early_stopping_tol(self) -> float:
         return float(self.validation_tol)  # ``tol`` is the certificate's gap here
 
-    def _eval_target(self, problem: _Problem, y, extra, where: str):
+    def _eval_target(self, problem: AcceleratedProblem, y, extra, where: str):
         index = self._class_index(y, where)
         target = np.where(index == 1, 1.0, -1.0) if problem.K == 2 else index
         return target, self._eval_weight(extra, y.shape[0], where)
 
-    def _eval_metrics(self, problem: _Problem, target, weight, scores):
+    def _eval_metrics(self, problem: AcceleratedProblem, target, weight, scores):
         """The risk of the scores (binary: Σ s ℓ(−y f); multiclass: the cells
         ℓ((f_j − f_c)/√2) of Sec. 5.2, summed per row) and ``predict``'s error."""
         if problem.K == 2:
@@ -563,7 +434,7 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
     def _view(self, n: int) -> RoundView:
         return RoundView(nu=float(self.learning_rate), n_samples=n, horizon=self.n_estimators)
 
-    def _setup(self, X, y, sample_weight) -> _Problem:
+    def _setup(self, X, y, sample_weight) -> AcceleratedProblem:
         name = type(self).__name__
         theta = self._method().theta
         if theta.uses_horizon and self.warm_start and hasattr(self, "_state_"):
@@ -601,9 +472,9 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
 
     def _columns_problem(self, ypm: Rows, K: int, s: Rows, blocks: RowBlocks, bound,
                          scale: float, J: int, row_of: Callable[[int], tuple],
-                         signature: str | None) -> _Problem:
+                         signature: str | None) -> AcceleratedProblem:
         """The problem over a finite class's columns (in memory or on a cluster)."""
-        return _Problem(
+        return AcceleratedProblem(
             y=ypm,
             K=K,
             s=s,
@@ -643,7 +514,7 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
         self.scale_ = scale
         return scale
 
-    def _setup_on(self, backend: Backend, X, y, sample_weight) -> _Problem:
+    def _setup_on(self, backend: Backend, X, y, sample_weight) -> AcceleratedProblem:
         """``_setup`` for X a collection of ``backend`` (a dask array; a finite class of
         columns): the rows where the backend keeps them, the same problem."""
         name = type(self).__name__
@@ -670,7 +541,7 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
         return self._columns_problem(data.ypm, len(self.classes_), s, blocks, bound, scale,
                                      bound.n_columns, lambda i: bound.row(i, data.ypm), None)
 
-    def _setup_kernel(self, X, y, sample_weight) -> _Problem:
+    def _setup_kernel(self, X, y, sample_weight) -> AcceleratedProblem:
         name = type(self).__name__
         if self.oracle is not None or self.fit_intercept:
             raise ValueError(
@@ -692,7 +563,7 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
             raise ValueError(f"{name}: k(x, x) = 0 for every example; no margin exists")
         self.scale_ = scale
         blocks = RowBlocks(X.shape[0], self.block_size, self.n_jobs)
-        return _Problem(
+        return AcceleratedProblem(
             y=ypm,
             K=2,
             s=s,
@@ -711,7 +582,7 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
             signature=data_signature(X, ypm, s, repr(self.kernel), self.kernel_params),
         )
 
-    def _new_model(self, problem: _Problem, intercept):
+    def _new_model(self, problem: AcceleratedProblem, intercept):
         if problem.kernel_model is not None:
             return problem.kernel_model
         J = problem.J
@@ -719,99 +590,35 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
         K = problem.K if problem.multiclass else 1
         return LinearModel(columns, problem.scale, problem.fit_intercept, K)
 
-    def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
+    def _history_keys(self, problem: AcceleratedProblem) -> tuple[str, ...]:
         return (
             "loss", "log_loss", "edge", "step", "margin", "margin_upper_bound",
             "momentum_bound", "gap", "train_error", "time",
         )
 
-    def _initial_state(self, problem: _Problem):
+    def _initial_state(self, problem: AcceleratedProblem):
         p = problem
         width = p.n if p.gram is not None else p.J + int(p.fit_intercept)
         zero = np.zeros(width) if not p.multiclass else np.zeros((width, p.K))
         Zw = p.Z(zero)
-        state = _State(
+        state = AcceleratedState(
             w=zero, g=zero, Zg=None, Zw=Zw, dual=p.dual(Zw), upper=math.inf,
             rng=check_random_state(self.random_state), loss=p.loss,
         )
         return state, 0.0
 
-    def _resumed(self, problem: _Problem, state: _State) -> _State:
+    def _resumed(self, problem: AcceleratedProblem, state: AcceleratedState
+                 ) -> AcceleratedState:
         # q = ∇ψ(Zw) is the loss's: a warm start with another loss continues from the
         # same iterate with its own dual point
         if state.loss == problem.loss:
             return state
         return dataclasses.replace(state, dual=problem.dual(state.Zw), loss=problem.loss)
 
-    # -- one step ---------------------------------------------------------------------------
-    def _round(self, problem: _Problem, state: _State, model, t: int, budget: int):
-        p, method = problem, problem.method
-        # Zᵀ q_t: the certificate, and the step of the batch methods
-        ZTq = p.ZT(state.dual.r, state.dual.r_sums)
-        # ‖q_t‖₁ is 1 for the exponential loss; the logistic ∇ψ has ‖∇ψ‖₁ ≥ 1 only with
-        # unit weights, so the certificates use q/‖q‖₁, a point of the simplex.
-        qmass = state.dual.qmass
-        beta, theta = method.beta(p.view, t), method.theta(p.view, t)  # t steps taken
-        g, Zg = state.g, state.Zg
-        if method.direction == "batch":
-            gmass = beta * (state.gmass + qmass)
-            g = beta * (g + ZTq)
-            w = state.w - theta * (g + ZTq)
-            Zw = p.Z(w)
-        elif method.direction == "gradient":
-            # ∇R(w) = (ℓ'(ψ)/n) Zᵀq: only the scalar factor may underflow
-            # (finite: a log-loss beyond float64's, the exponential loss's ℓ' = ℓ, stopped
-            # the fit the round before, NonFiniteLoss; the logistic's ℓ' ≤ 1)
-            log_scale = state.dual.log_dpsi - math.log(p.s_total)
-            w = state.w - theta * math.exp(log_scale) * ZTq
-            Zw = p.Z(w)
-            gmass = 0.0
-        else:
-            if method.direction == "worst_row":  # the worst row (lowest index)
-                i = margin_passes.worst_row(p.blocks, state.dual, p.width)
-            else:  # Algorithm 2: a row i_t ~ q_t (multiclass: a pair (example, class))
-                i = margin_passes.draw_row(p.blocks, state.dual, state.rng.random_sample(),
-                                           p.width)
-            z = p.row(i)
-            Zz = p.Z(z)  # one column of the Gram matrix: n kernel evaluations
-            gmass = beta * (state.gmass + 1.0)
-            g = beta * (g + z)
-            w = state.w - theta * (g + z)
-            # the scores updated incrementally: Zg = β(Zg + Zz), Zw − θ(Zg + Zz)
-            Zg, Zw = margin_passes.momentum_scores(p.blocks, state.Zw, Zg, Zz, beta, theta)
-        dual = p.dual(Zw)
-        unit = p.margin_unit()  # report γ_m (multiclass) = √2 × the reduced margin
-        norm = p.norm(w)
-        margin = -unit * dual.top / norm if norm > 0 else 0.0
-        # g_t/gmass = Zᵀμ_t for a point μ_t of the simplex (Lemma 3.2: 2g_t/t for the
-        # exponential loss; for Algorithm 2 a weighted average of sampled rows)
-        mu_bound = unit * p.norm(g) / gmass if beta > 0 and gmass > 0 else math.nan
-        edge = unit * p.norm(ZTq) / qmass
-        upper = min(state.upper, edge)
-        if not math.isnan(mu_bound):
-            upper = min(upper, mu_bound)
-        log_loss = dual.log_sum - math.log(p.s_total)
-        record = {
-            # (a loss beyond float64, the step having thrown the margins far off: inf,
-            # with log_loss exact: NonFiniteLoss discards the round and stops the fit)
-            "loss": math.exp(log_loss) if log_loss < _LOG_FLOAT_MAX else math.inf,
-            "log_loss": log_loss,
-            "edge": edge,
-            "step": theta,
-            "margin": margin,
-            "margin_upper_bound": upper,
-            "momentum_bound": mu_bound,
-            "gap": upper - margin,
-            "train_error": dual.wrong / p.s_total,
-        }
-        stop = None
-        if upper - margin <= self.tol:
-            stop = StopReason.GAP_CLOSED
-        elif upper <= self.tol and margin <= 0:
-            stop = StopReason.NOT_SEPARABLE
-        new = _State(w=w, g=g, Zg=Zg, Zw=Zw, dual=dual, upper=upper, rng=state.rng,
-                     gmass=gmass, loss=p.loss)
-        return RoundResult(new, ((w,),), (record,), stop)
+    # -- one step: Algorithm 1 or 2 (algorithm.py) -------------------------------------------
+    def _round(self, problem: AcceleratedProblem, state: AcceleratedState, model, t: int,
+               budget: int):
+        return accelerated_round(problem, state, t, self.tol)
 
     # -- the fitted model -----------------------------------------------------------------
     @property

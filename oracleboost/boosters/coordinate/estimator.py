@@ -12,6 +12,8 @@ positive when right; the paper's ``A = −y h`` and ``z = Aλ = −margin``):
 4. step ``α_t`` by the step rule times the shrinkage ν (``learning_rate``);
 5. ``f ← f + α_t · sign · h``, and one record appended to ``history_``.
 
+The round is :func:`.algorithm.coordinate_round`.
+
 Discrete AdaBoost is ``loss="exponential", step="adaboost", learning_rate=1``: the step
 ``α = ν · ½ ln((1 + γ_t)/(1 − γ_t))`` (Telgarsky 2013, eq. for α^A).  With ±1 stumps
 this is scikit-learn's ``AdaBoostClassifier`` (SAMME, two classes), whose estimator
