@@ -78,6 +78,8 @@ any oracle; only the ε-guarantee needs an exact one.
 Each method ends with the soft-margin LP over the hypotheses it chose, as the papers
 do: here that LP is solved every round (HiGHS, warm-started: the certificate above and
 the model of every round), so the last round's LP gives the final coefficients.
+Each method is an object of :mod:`.algorithm` (:data:`.algorithm.BOXES`: its round, the
+history it records and its bound on the rounds), chosen once when the problem is made.
 
 **Multiclass** (K > 2 classes; derived here, the papers are binary) through MABoost's
 construction (:mod:`.mirror`, :mod:`.mirror_cells`): the LP's rows are the N(K − 1)
@@ -140,9 +142,7 @@ The model's scores are the votes' shares ``f_k ∈ [0, 1]`` (summing to 1):
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -150,35 +150,28 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from oracleboost._typing import ArrayLike, RandomStateLike
-from oracleboost.boosters.mirror.estimator import ArgmaxVote
 from oracleboost.boosters.totally_corrective import vote_cells
-from oracleboost.boosters.totally_corrective.entropy_duals import (
-    ACCEPT_TOL,
-    ColumnStore,
-    EntropySolveError,
-    solve_projection,
-    solve_regularized,
+from oracleboost.boosters.totally_corrective.algorithm import (
+    BOXES,
+    INFEASIBLE_SLACK,  # noqa: F401  (the module docstring's SoftBoost slack, by its name)
+    Entropic,
+    TCProblem,
+    TCState,
+    erlpboost_round_bound,
+    softboost_round_bound,
+    vote_metrics,
 )
-from oracleboost.boosters.totally_corrective.soft_margin_lp import (
-    FEASIBILITY_TOL,
-    LPSolveError,
-    SoftMarginLP,
-)
+from oracleboost.boosters.totally_corrective.entropy_duals import ColumnStore
+from oracleboost.boosters.totally_corrective.soft_margin_lp import FEASIBILITY_TOL, SoftMarginLP
 from oracleboost.engine.backends import backend_for
 from oracleboost.engine.base import BaseBooster, data_signature, fit_context
-from oracleboost.engine.classifier import (
-    ScoreClassifierMixin,
-    SignedColumn,
-    classification_data,
-    weighted_error,
-)
+from oracleboost.engine.classifier import ScoreClassifierMixin, classification_data
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
-from oracleboost.engine.model import Refit
 from oracleboost.engine.monitors import Divergence
-from oracleboost.engine.rounds import Problem, RoundResult, StopReason, draw_seed, seed_generator
+from oracleboost.engine.rounds import seed_generator
 from oracleboost.export.methods import ExportMixin
 from oracleboost.optim import row_passes
-from oracleboost.optim.votes import predicted_index, vote_margins, vote_share
+from oracleboost.optim.votes import vote_share
 from oracleboost.oracles.base import Oracle
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 
@@ -189,85 +182,6 @@ METHODS = ("lpboost", "erlpboost", "softboost", "totalboost")
 _ENTROPIC = ("erlpboost", "softboost", "totalboost")
 #: ``tol`` when it is None: LPBoost's certificate gap, and the others' ε.
 _DEFAULT_TOL = {"lpboost": 1e-6, "erlpboost": 0.01, "softboost": 0.01, "totalboost": 0.01}
-#: SoftBoost's problem counts as infeasible when the LP's value is within this of the
-#: bound ``γ̂ − ε`` (a set that thin has no projection worth computing in floating point;
-#: HiGHS's values are good to about this): its guarantee is then ``ε + INFEASIBLE_SLACK``.
-INFEASIBLE_SLACK = 1e-9
-
-
-def erlpboost_round_bound(n: float, nu: float, eps: float) -> int:
-    """The most hypotheses ERLPBoost's final LP can hold before its stopping rule fires,
-    ``≈ 32 ln(N/ν)/ε²`` (derived in the module docstring; ``n`` the rows, or ``Σ c``)."""
-    L = math.log(n / nu) if n > nu else 0.0
-    if L == 0.0:
-        return 1
-    eta = 2.0 * L / eps
-    delta, t = 2.0, 2  # δ_2 ≤ 2: round 2 is the first that can stop
-    while delta > eps / 2 and delta > 4 * eta:  # the linear regime: δ halves
-        delta, t = delta / 2, t + 1
-    if delta > eps / 2:  # the quadratic regime: 1/δ grows by 1/(8η) a round
-        t += max(0, math.ceil(8 * eta * (2 / eps - 1 / delta)))
-    return t - 1  # the stopping round's hypothesis does not join
-
-
-def softboost_round_bound(n: float, nu: float, eps: float) -> int:
-    """SoftBoost's (and TotalBoost's, ν = 1) most rounds, the infeasible one included:
-    ``⌊2 ln(N/ν)/ε²⌋ + 1`` (module docstring; the papers state ``⌈2 ln(N/ν)/ε²⌉``)."""
-    L = math.log(n / nu) if n > nu else 0.0
-    return math.floor(2.0 * L / eps ** 2 + 1e-9) + 1
-
-
-@dataclass
-class _Problem(Problem):
-    y: np.ndarray  # ±1 (binary) or the class indices 0 … K − 1
-    s: np.ndarray  # the rows' weights (normalised: mean in [1, 2))
-    s_total: float
-    cost: np.ndarray  # c_i = s_i / s̄
-    bound: object
-    bounded: bool
-    blocks: RowBlocks
-    method: str = "lpboost"
-    tol: float = 1e-6  # LPBoost's certificate gap; the others' ε
-    nu: float = 1.0  # the capping ν (resolved: nu, or N/2)
-    log_d0: np.ndarray | None = None  # log d⁰ = log(c/N)
-    caps: np.ndarray | None = None  # c/ν
-    eta: float = math.nan  # ERLPBoost's η
-    K: int = 2  # the classes
-    cells: bool = False  # K > 2: the LP's rows are the N × (K − 1) cells (vote_cells)
-
-
-@dataclass(frozen=True)
-class _Entropic:
-    """What ERLPBoost and SoftBoost carry between rounds beside the LP: their columns, the
-    last solve's multipliers and values (at d_{t−1}), and ERLPBoost's two bounds."""
-
-    store: ColumnStore
-    n: int  # columns in the store that are this state's
-    alpha: np.ndarray  # the last solve's multipliers
-    edges_max: float  # max_q d_{t−1}·u_q over the columns held (−inf before any)
-    entropy: float  # Δ(d_{t−1}, d⁰)
-    lower: float  # ERLPBoost: θ_{t−1} ≤ P^{t−1}(d^{t−1}) (−inf before any solve)
-    reg_upper: float  # ERLPBoost: min_{q ≤ t} P^q(d^{q−1}) (+inf before any pricing)
-    coef: np.ndarray  # the ensemble's coefficients from the last LP
-
-
-_ENTROPY_KEYS = ("objective", "relative_entropy", "solver_gap", "solver_time",
-                 "solver_iterations", "conic_start")
-
-
-def _accept(eps: float) -> float:
-    """The largest certified gap of an entropy solve a round accepts: far below the ε/2
-    its stopping rule compares (:data:`.entropy_duals.ACCEPT_TOL` at least)."""
-    return max(ACCEPT_TOL, 1e-6 * eps)
-
-
-def _fallback_accept(eps: float) -> float:
-    """The largest certified gap (and constraint violation) of an entropy solve a round
-    takes when no solve reaches :func:`_accept`: ε/100, still far below the ε/2 the
-    stopping rules compare.  The rules read only certified lower values and values at
-    points, so the ε-guarantee holds with such a solve; the round bounds assume exact
-    minimisers."""
-    return 1e-2 * eps
 
 
 def _require_clarabel() -> None:
@@ -279,44 +193,6 @@ def _require_clarabel() -> None:
         raise ImportError(
             "ERLPBoost, SoftBoost and TotalBoost start their harder entropy solves from "
             "Clarabel: pip install clarabel (or oracleboost[lp])") from exc
-
-
-
-@dataclass(frozen=True)
-class _State:
-    """Between rounds: the restricted LP (its columns, and HiGHS's model), the current
-    dual distribution and value, the columns' signs and norms, and the seeds."""
-
-    lp: SoftMarginLP
-    d: np.ndarray  # d_{t−1}
-    gamma: float  # γ_{t−1} (−inf before the first solve)
-    upper: float  # the least best edge seen: an upper bound on the full LP's optimum
-    held: tuple  # the ensemble's hypotheses' training outputs and max |h|, in its order
-    factors: tuple  # each column's coefficient per unit weight, on its ensemble hypothesis
-    slots: tuple  # each column's hypothesis' index in the ensemble
-    seen: frozenset  # (key, orientation) of the columns: a column is added once
-    rng: np.random.RandomState
-    entropic: _Entropic | None = None  # ERLPBoost, SoftBoost and TotalBoost
-
-    def __getstate__(self) -> dict:
-        # ``seen`` stored as a tuple (in a fixed order): skops trusts tuples but not
-        # frozensets, and loading a stored model asks its user to trust only
-        # oracleboost's own classes (tests/test_persistence.py)
-        state = dict(vars(self))
-        state["seen"] = tuple(sorted(self.seen, key=repr))
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        for key, value in state.items():
-            object.__setattr__(self, key, frozenset(value) if key == "seen" else value)
-
-    def lp_as_left(self) -> SoftMarginLP:
-        """The LP with this state's columns only.  The LP is shared by the states of
-        one fit, so a round that added a column and then did not become the state (the
-        loop discarded it, an interrupt, a solver failure, early stopping's return to
-        an earlier round) left a column too many: taken out here."""
-        self.lp.truncate(len(self.factors))
-        return self.lp
 
 
 @documented(
@@ -581,18 +457,14 @@ class TotallyCorrectiveClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
     def _round_bound(self) -> int | None:
         """The method's bound on the rounds it can use (None for LPBoost): ERLPBoost's
         hypotheses, SoftBoost's rounds, the infeasible one included."""
-        if self.method == "lpboost":
-            return None
-        n, tol = float(self._state_.lp.n_rows), self.tol_
-        if self.method == "erlpboost":
-            return erlpboost_round_bound(n, self.nu_, tol)
-        return softboost_round_bound(n, self.nu_, tol)
+        return BOXES[self.method].round_bound(float(self._state_.lp.n_rows), self.nu_,
+                                              self.tol_)
 
     def _early_stopping_tol(self) -> float:
         return float(self.validation_tol)
 
     # -- the problem ---------------------------------------------------------------------
-    def _setup(self, X, y, sample_weight) -> _Problem:
+    def _setup(self, X, y, sample_weight) -> TCProblem:
         if (backend := backend_for(X)) is not None:  # its LP is over every row at once
             backend.refuse("all_rows", "TotallyCorrectiveClassifier", "fit a NumPy array")
         data = classification_data(self, X, y, sample_weight)
@@ -633,7 +505,7 @@ class TotallyCorrectiveClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
                         # L = 0: the capped simplex is one point, and η does not matter
                         "eta": 2.0 * L / tol if L > 0 else 1.0}
         bound = self._bind(data.X, "multiclass_correlate" if cells else "correlate")
-        return _Problem(signature=data_signature(data.X, ypm, s), y=ypm, s=s,
+        return TCProblem(signature=data_signature(data.X, ypm, s), y=ypm, s=s,
                         s_total=s_total, cost=cost, bound=bound,
                         bounded=bound.capabilities.bounded, blocks=blocks, method=method,
                         tol=tol, nu=nu, K=K, cells=cells, **entropic)
@@ -653,351 +525,55 @@ class TotallyCorrectiveClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
         path, which is the cells' construction at K = 2 (module docstring)."""
         return K > 2
 
-    def _history_keys(self, problem: _Problem) -> tuple[str, ...]:
+    def _history_keys(self, problem: TCProblem) -> tuple[str, ...]:
         lp = ("loss", "lp_value", "edge", "upper_bound", "gap", "margin", "train_error",
               "step", "n_nonzero", "solver_time", "solver_iterations", "time")
-        if problem.method == "lpboost":
+        if not problem.box.entropic:
             return lp
-        extra = ("regularized_upper", "regularized_gap") if problem.method == "erlpboost" \
-            else ("bound",)
         return (*lp, "objective", "relative_entropy", "solver_gap", "lp_time",
-                "conic_start", *extra)
+                "conic_start", *problem.box.extra_keys)
 
-    def _initial_state(self, problem: _Problem):
+    def _initial_state(self, problem: TCProblem):
         p = problem
         d0 = p.cost / math.fsum(p.cost)
         lp = SoftMarginLP(p.cost, p.nu)
         entropic = None
-        if p.method in _ENTROPIC:
-            entropic = _Entropic(store=ColumnStore(d0.shape[0]), n=0, alpha=np.zeros(0),
+        if p.box.entropic:
+            entropic = Entropic(store=ColumnStore(d0.shape[0]), n=0, alpha=np.zeros(0),
                                  edges_max=-math.inf, entropy=0.0, lower=-math.inf,
                                  reg_upper=math.inf, coef=np.zeros(0))
-        return _State(lp=lp, d=d0, gamma=-math.inf, upper=math.inf, held=(), factors=(),
-                      slots=(),
-                      seen=frozenset(), rng=seed_generator(self.random_state),
-                      entropic=entropic), (np.zeros(p.K) if p.cells else 0.0)
+        return TCState(lp=lp, d=d0, gamma=-math.inf, upper=math.inf, held=(), factors=(),
+                       slots=(), seen=frozenset(), rng=seed_generator(self.random_state),
+                       entropic=entropic), (np.zeros(p.K) if p.cells else 0.0)
 
-    def _monitors(self, problem: _Problem, evals, resume: bool) -> list:
+    def _monitors(self, problem: TCProblem, evals, resume: bool) -> list:
         # ``loss`` is the vote's share of rows at margin ≤ 0, which these methods do not
         # minimise (they maximise the soft margin: ``lp_value`` never falls): its
         # rising is no divergence
         return [m for m in super()._monitors(problem, evals, resume)
                 if not isinstance(m, Divergence)]
 
-    # -- what every method's round shares ----------------------------------------------
-    def _price(self, p: _Problem, state: _State):
-        """The oracle's best hypothesis under d_{t−1}: ``(h, column, name)``, or the
-        stop reason of :meth:`SignedColumn.of` (``zero_hypothesis``, ``zero_edge``).  A
-        column is a hypothesis with its orientation (w ≥ 0: h and −h are two columns,
-        though the ensemble keeps one coefficient for both); ``name`` identifies it."""
-        if p.cells:  # the cells: the query R, the answer's vote as a column
-            query = vote_cells.pricing_query(state.d, p.y, p.K)
-            h = p.bound.correlate(query, random_state=draw_seed(state.rng))
-            column = vote_cells.VoteColumn.of(h, p.y, state.d, p.K)
-            return h, column, column.name
-        query = row_passes.scaled(p.blocks, p.y, state.d)
-        h = p.bound.correlate(query, random_state=draw_seed(state.rng))
-        column = SignedColumn.of(h, p.y, state.d, p.bounded, p.blocks)
-        if isinstance(column, StopReason):
-            return column
-        name = None if h.key is None else (h.key, column.sign * h.scale)
-        return h, column, name
-
-    @staticmethod
-    def _u(p: _Problem, column) -> np.ndarray:
-        """The column's entries over the LP's rows (the cells when K > 2)."""
-        if p.cells:
-            return column.u
-        return row_passes.oriented(p.blocks, column.a, column.y, column.norm, column.sign)
-
-    @staticmethod
-    def _joined(p: _Problem, state: _State, ensemble, h, column) -> tuple:
-        """The new column on the ensemble's hypothesis: ``w · sign · h / ‖h‖``, and h is
-        (h.scale / first.scale) times the first hypothesis of its key there.  Returns
-        (joining, held, factors, slots) after the column.  K > 2: h joins as its vote
-        (``ArgmaxVote``, norm 1, the column's weight its coefficient), and ``held`` keeps
-        each hypothesis' votes."""
-        if p.cells:
-            vote = ArgmaxVote(h.detach(), p.K)
-            slot = ensemble.index_of(vote)
-            joining, held = (), state.held
-            if slot is None:
-                slot = len(ensemble.hypotheses)
-                joining, held = ((vote, 1.0),), (*held, (column.votes, 1.0))
-            return joining, held, (*state.factors, 1.0), (*state.slots, slot)
-        slot = ensemble.index_of(h)
-        joining, held = (), state.held
-        if slot is None:
-            slot = len(ensemble.hypotheses)
-            top = float(row_passes.peak(p.blocks, h.train_output))
-            joining = ((h.detach(), top),)
-            held = (*held, (h.train_output, top))
-            held_scale = h.scale
-        else:
-            held_scale = ensemble.hypotheses[slot].scale
-        factor = column.sign * (h.scale / held_scale) / column.norm
-        return joining, held, (*state.factors, factor), (*state.slots, slot)
-
-    @staticmethod
-    def _coefficients(w: np.ndarray, factors: tuple, slots: tuple, n_held: int) -> np.ndarray:
-        """The ensemble's coefficients from the LP's column weights."""
-        coef = np.zeros(n_held)
-        for wj, c, j in zip(w.tolist(), factors, slots, strict=True):
-            coef[j] += wj * c
-        return coef
-
-    def _fit_record(self, p: _Problem, coef: np.ndarray, held: tuple) -> dict:
-        """The model on the training rows, Σ_j coef_j h_j summed in the ensemble's order
-        (as its decision_function sums a refit: the same bits): its loss, ℓ1 margin and
-        training error."""
-        if p.cells:
-            f = vote_cells.vote_scores([v for v, _ in held], coef, p.K)
-            record = vote_cells.vote_record(p.y, f, p.s, p.s_total,
-                                            math.fsum(abs(c) for c in coef.tolist()))
-            return {**record, "loss": self._eval_metrics(p, p.y, p.s, f)["loss"]}
-        f = row_passes.combined(p.blocks, p.blocks.full(0.0), [
-            (c, a) for c, (a, _) in zip(coef.tolist(), held, strict=True)])
-        error, low = row_passes.error_and_margin(p.blocks, p.y, f, p.s, p.s_total)
-        l1 = math.fsum(abs(c) * top for c, (_, top) in zip(coef.tolist(), held, strict=True))
-        return {"loss": self._eval_metrics(p, p.y, p.s, f)["loss"],
-                "margin": low / l1 if l1 > 0 else math.nan, "train_error": error}
-
-    def _solver_failed(self, t: int, what: str, exc: Exception) -> StopReason:
-        self._warn(
-            f"method={self.method!r}: {what} failed at round {t + 1} ({exc}); the model "
-            "keeps the last good round (stop_reason_='solver_failed')")
-        return StopReason.SOLVER_FAILED
-
-    def _entropy_solve(self, solve: Callable, p: _Problem, t: int, what: str):
-        """An entropy solve's answer; one certified only to :func:`_fallback_accept`
-        (Newton's iteration limit, Clarabel short of its tolerance) is taken too, its
-        gap recorded in ``history_["solver_gap"]``; else ``solver_failed`` (warned)."""
-        try:
-            return solve()
-        except EntropySolveError as exc:
-            sol, loose = exc.solution, _fallback_accept(p.tol)
-            if sol is not None and sol.gap <= loose and sol.violation <= loose:
-                return sol
-            return self._solver_failed(t, what, exc)
-
-    def _solve_with(self, state: _State, u: np.ndarray, t: int):
-        """The soft-margin LP over the state's columns and ``u``, from the last basis:
-        its solution, or ``solver_failed`` (warned, with the solver's status) with the
-        LP left as the state holds it (built again from the good columns if fitting
-        goes on)."""
-        lp = state.lp_as_left()
-        lp.add_column(u)
-        try:
-            return lp.solve()
-        except LPSolveError as exc:
-            state.lp_as_left()
-            return self._solver_failed(t, "the LP", exc)
-
-    # -- one round ------------------------------------------------------------------------
-    def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
-        if problem.method == "erlpboost":
-            return self._erlpboost_round(problem, state, ensemble, t)
-        if problem.method in ("softboost", "totalboost"):
-            return self._softboost_round(problem, state, ensemble, t)
-        return self._lpboost_round(problem, state, ensemble, t)
-
-    def _lpboost_round(self, problem: _Problem, state: _State, ensemble, t: int):
-        p = problem
-        start = time.perf_counter()
-        # 1. pricing: the oracle's best hypothesis under d_{t−1}
-        priced = self._price(p, state)
-        if isinstance(priced, StopReason):
-            stop = StopReason.GAP_CLOSED if priced is StopReason.ZERO_EDGE else priced
-            return RoundResult(state, stop=stop)
-        h, column, name = priced
-        edge, gap = column.edge, column.edge - state.gamma
-        upper = min(state.upper, edge)  # every pricing's best edge bounds P* above
-        # 2. no hypothesis improves on the restricted LP: the certificate closes (a
-        #    column it holds has an edge of at most γ: it can only be one by rounding)
-        if gap <= p.tol or name in state.seen:
-            return RoundResult(replace(state, upper=upper), stop=StopReason.GAP_CLOSED)
-        # 3. the new column, and the LP over every column, from the last basis
-        u = self._u(p, column)
-        solution = self._solve_with(state, u, t)
-        if isinstance(solution, StopReason):
-            return RoundResult(state, stop=solution)
-        lp = state.lp
-        joining, held, factors, slots = self._joined(p, state, ensemble, h, column)
-        coef = self._coefficients(solution.w, factors, slots, len(held))
-        # 4. the model on the training rows, and the round's record
-        record = {
-            **self._fit_record(p, coef, held),
-            "lp_value": solution.value,
-            "edge": edge,
-            "upper_bound": upper,
-            "gap": upper - solution.value,
-            "step": float(solution.w[-1]),
-            "n_nonzero": float(np.count_nonzero(solution.w)),
-            "solver_time": solution.seconds,
-            "solver_iterations": float(solution.iterations),
-            "time": time.perf_counter() - start,
-        }
-        refit = Refit(coef, joining)
-        new = _State(lp=lp, d=solution.d, gamma=solution.value, upper=upper, held=held,
-                     factors=factors, slots=slots, seen=state.seen | {name} - {None},
-                     rng=state.rng)
-        return RoundResult(new, records=(record,), refit=refit)
-
-    # -- one round of ERLPBoost -----------------------------------------------------------
-    def _erlpboost_round(self, problem: _Problem, state: _State, ensemble, t: int):
-        p, en = problem, state.entropic
-        start = time.perf_counter()
-        # 1. pricing under d_{t−1}
-        priced = self._price(p, state)
-        if isinstance(priced, StopReason):
-            return RoundResult(state, stop=priced)
-        h, column, name = priced
-        edge = column.edge
-        upper = min(state.upper, edge)
-        # 2. the stopping rule: δ_t = min_{q ≤ t} P^q(d^{q−1}) − P^{t−1}(d^{t−1}) ≤ ε/2,
-        #    with P^t(d^{t−1}) = max(edge_t, max_{q<t} d^{t−1}·u_q) + Δ(d^{t−1}, d⁰)/η
-        #    (its value at a point: exact) and P^{t−1}(d^{t−1}) taken as the last solve's
-        #    dual value θ_{t−1}, a lower bound (the rule errs toward going on)
-        reg_upper = min(en.reg_upper, max(edge, en.edges_max) + en.entropy / p.eta)
-        if reg_upper - en.lower <= p.tol / 2 or name in state.seen:
-            # (a column held already cannot close less: δ_t ≤ the last solve's gap)
-            return RoundResult(replace(state, upper=upper,
-                                       entropic=replace(en, reg_upper=reg_upper)),
-                               stop=StopReason.GAP_CLOSED)
-        # 3. d^t = argmin P^t over the capped simplex (the dual Newton method)
-        u = self._u(p, column)
-        store = en.store.appended(en.n, u)
-        sol = self._entropy_solve(
-            lambda: solve_regularized(store.data, en.n + 1, p.log_d0, p.caps, p.eta,
-                                      en.alpha, _accept(p.tol)), p, t, "ERLPBoost's solve")
-        if isinstance(sol, StopReason):
-            return RoundResult(state, stop=sol)
-        # 4. the soft-margin LP over the columns chosen: the round's coefficients
-        solution = self._solve_with(state, u, t)
-        if isinstance(solution, StopReason):
-            return RoundResult(state, stop=solution)
-        lp = state.lp
-        joining, held, factors, slots = self._joined(p, state, ensemble, h, column)
-        coef = self._coefficients(solution.w, factors, slots, len(held))
-        record = {
-            **self._fit_record(p, coef, held),
-            **self._lp_record(solution, edge, upper, float(solution.w[-1])),
-            **self._entropy_record(sol, solution),
-            "regularized_upper": reg_upper,
-            "regularized_gap": reg_upper - en.lower,
-            "time": time.perf_counter() - start,
-        }
-        entropic = _Entropic(store=store, n=en.n + 1, alpha=sol.alpha,
-                             edges_max=float(sol.edges.max()), entropy=sol.entropy,
-                             lower=sol.dual_value, reg_upper=reg_upper, coef=coef)
-        new = _State(lp=lp, d=sol.d, gamma=solution.value, upper=upper, held=held,
-                     factors=factors, slots=slots, seen=state.seen | {name} - {None},
-                     rng=state.rng, entropic=entropic)
-        return RoundResult(new, records=(record,), refit=Refit(coef, joining))
-
-    # -- one round of SoftBoost (TotalBoost: ν = 1) ---------------------------------------
-    def _softboost_round(self, problem: _Problem, state: _State, ensemble, t: int):
-        p, en = problem, state.entropic
-        start = time.perf_counter()
-        # 1. pricing under d_{t−1}; γ̂_t, the least edge seen, is also the certificate's
-        #    upper bound
-        priced = self._price(p, state)
-        if isinstance(priced, StopReason):
-            return RoundResult(state, stop=priced)
-        h, column, name = priced
-        edge = column.edge
-        upper = min(state.upper, edge)
-        bound = upper - p.tol  # the edge constraints' right-hand side γ̂_t − ε
-        # 2. the LP over the columns: its value min_{d ∈ S} max_q d·u_q decides whether
-        #    {d ∈ S : d·u_q ≤ γ̂_t − ε ∀ q} is empty, and gives the coefficients.  A
-        #    column held already adds no constraint (only γ̂ moved): nothing to solve.
-        lp, store, n = state.lp_as_left(), en.store, en.n
-        if name in state.seen:
-            joining, held = (), state.held
-            factors, slots, coef = state.factors, state.slots, en.coef
-            lp_record = {"lp_value": state.gamma, "edge": edge, "upper_bound": upper,
-                         "gap": upper - state.gamma, "step": 0.0,
-                         "n_nonzero": float(np.count_nonzero(coef)), "lp_time": 0.0}
-            lp_value, d_lp = state.gamma, None
-        else:
-            u = self._u(p, column)
-            solution = self._solve_with(state, u, t)
-            if isinstance(solution, StopReason):
-                return RoundResult(state, stop=solution)
-            store, n = en.store.appended(en.n, u), en.n + 1
-            joining, held, factors, slots = self._joined(p, state, ensemble, h, column)
-            coef = self._coefficients(solution.w, factors, slots, len(held))
-            lp_record = self._lp_record(solution, edge, upper, float(solution.w[-1]))
-            lp_value, d_lp = solution.value, solution
-        record = {**self._fit_record(p, coef, held), **lp_record, "bound": bound}
-        seen = state.seen | {name} - {None}
-        refit = Refit(coef, joining)
-        # 3. infeasible (within INFEASIBLE_SLACK): stop; the column joined the final LP
-        if lp_value >= bound - INFEASIBLE_SLACK:
-            record.update({key: math.nan for key in _ENTROPY_KEYS})
-            record["solver_time"] = record["lp_time"]
-            record["time"] = time.perf_counter() - start
-            new = replace(state, gamma=lp_value, upper=upper, held=held, factors=factors,
-                          slots=slots, seen=seen,
-                          entropic=replace(en, store=store, n=n, coef=coef))
-            return RoundResult(new, records=(record,), refit=refit,
-                               stop=StopReason.INFEASIBLE)
-        # 4. d^t: the relative-entropy projection of d⁰ onto the constraints
-        sol = self._entropy_solve(
-            lambda: solve_projection(store.data, n, p.log_d0, p.caps, bound, en.alpha,
-                                     _accept(p.tol)), p, t, "SoftBoost's projection")
-        if isinstance(sol, StopReason):
-            state.lp_as_left()
-            return RoundResult(state, stop=sol)
-        record.update(self._entropy_record(sol, d_lp))
-        if d_lp is None:
-            record["solver_time"] = sol.seconds
-        record["time"] = time.perf_counter() - start
-        entropic = _Entropic(store=store, n=n, alpha=sol.alpha,
-                             edges_max=float(sol.edges.max()), entropy=sol.entropy,
-                             lower=-math.inf, reg_upper=math.inf, coef=coef)
-        new = _State(lp=lp, d=sol.d, gamma=lp_value, upper=upper, held=held,
-                     factors=factors, slots=slots, seen=seen, rng=state.rng,
-                     entropic=entropic)
-        return RoundResult(new, records=(record,), refit=refit)
-
-    @staticmethod
-    def _lp_record(solution, edge: float, upper: float, step: float) -> dict:
-        return {"lp_value": solution.value, "edge": edge, "upper_bound": upper,
-                "gap": upper - solution.value, "step": step,
-                "n_nonzero": float(np.count_nonzero(solution.w)),
-                "lp_time": solution.seconds}
-
-    @staticmethod
-    def _entropy_record(sol, lp_solution) -> dict:
-        lp_time = 0.0 if lp_solution is None else lp_solution.seconds
-        return {"objective": sol.dual_value if sol.violation == 0.0 else sol.value,
-                "relative_entropy": sol.entropy, "solver_gap": sol.gap,
-                "solver_time": sol.seconds + lp_time,
-                "solver_iterations": float(sol.iterations),
-                "conic_start": float(sol.conic)}
+    # -- one round: the method's (algorithm.py) ---------------------------------------------
+    def _round(self, problem: TCProblem, state: TCState, ensemble, t: int, budget: int):
+        return problem.box.round(problem, state, ensemble, t, self._warn)
 
     # -- eval sets ------------------------------------------------------------------------
-    def _eval_target(self, problem: _Problem, y, extra, where: str):
+    def _eval_target(self, problem: TCProblem, y, extra, where: str):
         index = self._class_index(y, where)
         target = index if problem.cells else np.where(index == 1, 1.0, -1.0)
         return target, self._eval_weight(extra, y.shape[0], where)
 
-    def _eval_metrics(self, problem: _Problem, target, weight, scores):
+    def _eval_metrics(self, problem: TCProblem, target, weight, scores):
         """An eval set's ``loss``, the weighted share of rows whose vote margin is at
         most 0 (ties count against; MABoost's ``loss``), and ``error``, that of
         ``predict`` (ties to the lowest class).
 
-        Not the randomized vote's error ``(1 − y f)/2`` (session 13's ``loss``): that is
+        Not the randomized vote's error ``(1 − y f)/2`` (an earlier ``loss``): that is
         the w-weighted mean of the columns' own errors, never below the best column's,
         so on the training rows no round beat round 1 and early stopping kept the first
         round (measured: lowest at round 1 on 2,000 held-out rows while the vote's
         error fell until round 97)."""
-        margins = vote_margins(target if scores.ndim == 2 else
-                               np.where(target > 0, 1.0, -1.0), scores)
-        wrong = predicted_index(scores) != (target if scores.ndim == 2 else target > 0)
-        return {"loss": weighted_error(margins <= 0, weight),
-                "error": weighted_error(wrong, weight)}
+        return vote_metrics(target, weight, scores)
 
     def _proba(self, f: np.ndarray) -> np.ndarray:
         """No link to probabilities: the LP's combination is a vote with weights on the
