@@ -34,7 +34,8 @@ from oracleboost.rows.blocks import RowBlocks
 from oracleboost.rows.partitioned import Rows
 
 __all__ = ["AcceleratedProblem", "AcceleratedState", "STEPS", "accelerated_round",
-           "certificate", "batch_step", "gradient_step", "row_step"]
+           "certificate", "batch_step", "gradient_step", "worst_row_step",
+           "sampled_row_step", "row_step"]
 
 #: log of the largest float64: a larger log-loss is a loss beyond float64 (inf).
 _LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
@@ -232,16 +233,24 @@ def gradient_step(p: AcceleratedProblem, state: AcceleratedState, ZTq: np.ndarra
     return Moved(state.g, 0.0, w, state.Zg, p.Z(w))
 
 
-def row_step(p: AcceleratedProblem, state: AcceleratedState, ZTq: np.ndarray,
-             beta: float, theta: float) -> Moved:
-    """d_t = z_i, one row of Z: the worst row (the batch perceptron, lowest index) or,
-    Algorithm 2, a row i_t ~ q_t (multiclass: a pair (example, class)).  The scores
-    are updated incrementally: Z g_t = β(Z g_{t−1} + Z z), Z w_{t+1} = Z w_t − θ(Z g_t + Z z)."""
-    if p.method.direction == "worst_row":
-        i = margin_passes.worst_row(p.blocks, state.dual, p.width)
-    else:
-        i = margin_passes.draw_row(p.blocks, state.dual, state.rng.random_sample(), p.width)
-    z = p.row(i)
+def worst_row_step(p: AcceleratedProblem, state: AcceleratedState, ZTq: np.ndarray,
+                   beta: float, theta: float) -> Moved:
+    """d_t = z_i for the worst row i (lowest index): the batch perceptron."""
+    i = margin_passes.worst_row(p.blocks, state.dual, p.width)
+    return row_step(p, state, p.row(i), beta, theta)
+
+
+def sampled_row_step(p: AcceleratedProblem, state: AcceleratedState, ZTq: np.ndarray,
+                     beta: float, theta: float) -> Moved:
+    """Algorithm 2: d_t = z_i for a row i_t ~ q_t (multiclass: a pair (example, class))."""
+    i = margin_passes.draw_row(p.blocks, state.dual, state.rng.random_sample(), p.width)
+    return row_step(p, state, p.row(i), beta, theta)
+
+
+def row_step(p: AcceleratedProblem, state: AcceleratedState, z: np.ndarray, beta: float,
+             theta: float) -> Moved:
+    """The momentum step along one row z of Z, the scores updated incrementally:
+    Z g_t = β(Z g_{t−1} + Z z), Z w_{t+1} = Z w_t − θ(Z g_t + Z z)."""
     Zz = p.Z(z)  # one column of the Gram matrix: n kernel evaluations
     gmass = beta * (state.gmass + 1.0)
     g = beta * (state.g + z)
@@ -254,8 +263,8 @@ def row_step(p: AcceleratedProblem, state: AcceleratedState, ZTq: np.ndarray,
 STEPS: dict[str, Callable[..., Moved]] = {
     "batch": batch_step,
     "gradient": gradient_step,
-    "worst_row": row_step,
-    "sampled_row": row_step,
+    "worst_row": worst_row_step,
+    "sampled_row": sampled_row_step,
 }
 
 

@@ -119,8 +119,8 @@ def coordinate_round(p: CoordinateProblem, state: CoordinateState, ensemble, t: 
     ahead = getattr(p.bound, "_prefetch", None) if stop is None and budget > 1 else None
     margins, low, wrong, dual = step_margins(p, state, col, alpha, coef, ahead)
     term = (h.detach(), coef, col.norm)
-    rec = record(p, state, col, alpha, view, dual.log_loss, low / ensemble.l1_norm(
-        pending=(term,)), wrong)
+    margin = low / ensemble.l1_norm(pending=(term,))  # the ℓ1 margin with the new term
+    rec = record(p, state, col, alpha, view, dual.log_loss, margin, wrong)
     new = CoordinateState(margins=margins, dual=dual, rng=state.rng, loss=p.loss)
     return RoundResult(new, (term,), (rec,), stop)
 
