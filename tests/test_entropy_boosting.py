@@ -218,7 +218,7 @@ def test_stumps_smoke(method):
 
 
 def test_a_solver_failure_keeps_the_last_good_model(monkeypatch):
-    from oracleboost.boosters.totally_corrective import estimator as tc
+    from oracleboost.boosters.totally_corrective import algorithm as tc
 
     X, y, H = matrix_problem(_matrix(6))
     good = TotallyCorrectiveClassifier(MatrixOracle(H), method="erlpboost", nu=5, tol=0.05,

@@ -1096,7 +1096,7 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         """``oracle``, or the default oracle for :attr:`_default_query`."""
         return default_oracle(self._default_query) if self.oracle is None else self.oracle
 
-    def _bind_cluster(self, rows, need: str):
+    def _bind_partitioned(self, rows, need: str):
         """:meth:`_bind` for rows held in a backend's partitions (``rows.backend``:
         ``Oracle._bind_partitioned``)."""
         oracle = self._oracle()

@@ -331,7 +331,7 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
         self.optimal_loss_ = None  # "auto": not where every row is not at hand
         # s is None when the weights are equal (they cancel, as in memory)
         return self._problem(data.ypm, data.s, data.s is None, loss, rule,
-                             self._bind_cluster(data.rows, "correlate"), None, None,
+                             self._bind_partitioned(data.rows, "correlate"), None, None,
                              data.rows.blocks)
 
     def _history_keys(self, problem: CoordinateProblem) -> tuple[str, ...]:

@@ -514,7 +514,7 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
             self._check_options(mirror, K, sample_group is not None)
             return self._multiclass_problem(
                 data.ypm, data.s, K, data.group, mirror,
-                self._bind_cluster(data.rows, "multiclass_correlate"), blocks, None)
+                self._bind_partitioned(data.rows, "multiclass_correlate"), blocks, None)
         cap = None
         if self.smoothness is not None and (self._variant().capped
                                             or data.group is not None):
@@ -522,7 +522,7 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
             if data.group is not None:  # only the secondary set's weights (§3.2)
                 cap = mirror_passes.group_caps(blocks, data.group, cap)
         return self._binary_problem(data.ypm, data.s, cap, mirror,
-                                    self._bind_cluster(data.rows, "correlate"), data.group,
+                                    self._bind_partitioned(data.rows, "correlate"), data.group,
                                     blocks, None)
 
     def _history_keys(self, problem: MirrorProblem) -> tuple[str, ...]:

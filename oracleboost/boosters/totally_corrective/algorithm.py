@@ -26,7 +26,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from oracleboost.boosters.mirror.estimator import ArgmaxVote
 from oracleboost.boosters.totally_corrective import vote_cells
 from oracleboost.boosters.totally_corrective.entropy_duals import (
     ACCEPT_TOL,
@@ -40,7 +39,7 @@ from oracleboost.engine.classifier import SignedColumn, weighted_error
 from oracleboost.engine.model import Refit
 from oracleboost.engine.rounds import Problem, RoundResult, StopReason, draw_seed
 from oracleboost.optim import row_passes
-from oracleboost.optim.votes import predicted_index, vote_margins
+from oracleboost.optim.votes import ArgmaxVote, predicted_index, vote_margins
 from oracleboost.rows.blocks import RowBlocks
 
 __all__ = ["TCProblem", "TCState", "Entropic", "Method", "LPBoost", "ERLPBoost", "SoftBoost",
