@@ -16,38 +16,72 @@ the README's test command too; CI runs them in their own step,
 **Workers.**  pyproject's addopts run the suite on pytest-xdist's workers, one a core
 (``-n auto --dist loadgroup``).  A test that starts a child process simply starts it:
 the other workers keep the other cores busy.  Tests that share an expensive result made
-once in a process (a module's fixture, :mod:`quick_runs`) carry one
-``xdist_group`` mark, so that one worker makes it once.  The cluster step runs on one
-worker (:func:`pytest_xdist_auto_num_workers`): its tests start LocalClusters of two
-processes each, and ``test_cluster_memory`` asserts each Dask worker's peak memory,
-which must not share the machine with another cluster's fit.
+once in a process (a module's fixture, :mod:`quick_runs`) carry one ``xdist_group``
+mark, so that one worker makes it once; each file's cluster tests are one group here
+(their LocalCluster is a module fixture).  The files of :data:`_ALONE` fit on dask arrays
+three times larger than their workers' memory and assert what each worker held: each
+of their tests runs while no other cluster test runs on another worker (a file lock,
+shared by the other cluster tests: :func:`pytest_runtest_protocol`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
 import pytest
+
+try:
+    import fcntl
+except ImportError:  # (not on Windows: there the cluster tests do not wait for each other)
+    fcntl = None
 
 _CLUSTER_FIXTURES = {"client", "dask_cluster"}
 
-
-def _selects_cluster_tests(config: pytest.Config) -> bool:
-    """Whether the run's ``-m`` expression can select ``cluster`` tests (the last ``-m``
-    given wins: addopts' ``not cluster and not slow``, or the command line's)."""
-    markexpr = config.getoption("markexpr", "") or ""
-    return "cluster" in markexpr and "not cluster" not in markexpr
+#: The cluster tests' files that run alone among the cluster tests: their workers hold
+#: dask arrays near their memory limit (test_cluster_memory asserts each worker's peak
+#: memory; test_cluster_big's workers spill and pause near it).
+_ALONE = {"test_cluster_memory.py", "test_cluster_big.py"}
 
 
-@pytest.hookimpl(optionalhook=True)  # (xdist's hook: unknown under -p no:xdist)
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto``'s worker count: none for the cluster step (pytest then runs in one
-    process, as without xdist); otherwise xdist's own choice (one a core)."""
-    if _selects_cluster_tests(config):
-        return 0
-    return None
-
-
+# (tryfirst: xdist's own hook reads the xdist_group marks added here)
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.name.startswith("test_cluster") or \
                 _CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.cluster)
+        if item.get_closest_marker("cluster") is not None:
+            # one worker a file: the file's LocalCluster (a module fixture) starts once
+            item.add_marker(pytest.mark.xdist_group(f"cluster-{item.path.name}"))
+
+
+@contextlib.contextmanager
+def _cluster_lock(config: pytest.Config, exclusive: bool):
+    """Held by a cluster test on an xdist worker, shared or exclusive, for the whole of
+    its setup, call and teardown (its module's LocalCluster starts and stops in them)."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None or fcntl is None:  # (one process: nothing runs beside it)
+        yield
+        return
+    # one name for every run on the machine: two runs' memory tests would not share it
+    # either (the file stays, empty, for the next run)
+    path = Path(tempfile.gettempdir()) / "oracleboost-cluster-tests.lock"
+    # (read-only: flock needs no more, and another user's file opens so too)
+    lock = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(lock)  # (closing lets go of the lock)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    if item.get_closest_marker("cluster") is None:
+        yield
+        return
+    with _cluster_lock(item.config, exclusive=item.path.name in _ALONE):
+        yield
