@@ -33,13 +33,14 @@ So the forms are tested on these axes:
 * every registered booster and variant × one form (strided X, y, weights and query
   ids; strings in X; scipy sparse X): a booster's own reading of y, the weights and
   qid, and its own refusals, on stumps (dual acceleration: LinearOracle);
-* every oracle class × one booster for each query it answers (``correlate``: AdaBoost;
+* every oracle class × one booster for each query it answers (``correlate``: AdaBoost,
+  and MABoost, whose round takes the oracle's answers through its own weights;
   ``project``: least-squares functional gradient; ``correlation_vector``: dual
   acceleration, finite classes) × the forms that reach the oracle as they are: a
   read-only and a strided (Fortran-ordered) array, which the validation passes on
   without a copy, missing values (refused or fitted by the oracle's ``allow_nan``),
-  scipy sparse X (the oracle's ``sparse_input``), and category columns (the oracle's
-  ``categorical``).
+  scipy sparse X (the oracle's ``sparse_input``), and DataFrames with category
+  columns or without (the oracle's ``categorical``).
 
 The weights reach the oracle after the booster normalises them; every booster × the
 four scales on stumps, and every oracle × one booster for each query × one exact and
@@ -124,9 +125,13 @@ def _home(booster: str) -> str:
 
 #: Every registered booster and variant, each on its home oracle.
 BOOSTER_AXIS = [(b, _home(b)) for b in BOOSTERS]
-#: Every oracle class, with one booster for each query it answers.
-ORACLE_AXIS = [(BY_QUERY[q], o) for o in ONE_PER_CLASS for q in BY_QUERY
-               if ORACLE_INSTANCES[o].serves(BOOSTERS[BY_QUERY[q]])]
+#: The boosters of the oracle axis: one for each query, and for ``correlate`` MABoost
+#: too, whose round reads the oracle's answers through its own weights and its own use
+#: of ``Capabilities.bounded``.
+AXIS_BOOSTERS = [*BY_QUERY.values(), "maboost"]
+#: Every oracle class, with the boosters above that it serves.
+ORACLE_AXIS = [(b, o) for o in ONE_PER_CLASS for b in AXIS_BOOSTERS
+               if ORACLE_INSTANCES[o].serves(BOOSTERS[b])]
 #: The booster that meets every form.
 FORM_PAIR = ("adaboost", "stumps")
 
@@ -305,15 +310,15 @@ def test_every_booster_fits_strided_arrays_to_the_same_model(booster, oracle):
 
 
 #: The forms an oracle receives as they are: ``validate_input`` passes a read-only or a
-#: strided float64 array on without a copy, and a category column to an oracle that
-#: takes categories.
-ORACLE_FORMS = ("read_only", "strided", "numeric_categorical")
+#: strided float64 array on without a copy, and a DataFrame (its category columns
+#: among them) to an oracle that takes categories.
+ORACLE_FORMS = ("read_only", "strided", "dataframe", "numeric_categorical")
 
 
 @pytest.mark.parametrize("kind", ORACLE_FORMS)
 @pytest.mark.parametrize("booster,oracle", ORACLE_AXIS, ids=_ids(ORACLE_AXIS))
 def test_every_oracle_fits_arrays_as_they_come_to_the_same_model(booster, oracle, kind):
-    if kind == "numeric_categorical" and oracle not in CATEGORICAL_ORACLES:
+    if kind in ("dataframe", "numeric_categorical") and oracle not in CATEGORICAL_ORACLES:
         pytest.skip("read as its values by validate_input, for an oracle without "
                     "categories (test_validation_reads_X_in_another_form_...)")
     _same_X_case(booster, oracle, kind)
