@@ -4,6 +4,8 @@ import warnings
 
 import numpy as np
 import pytest
+from instances import BOOSTERS as INSTANCES
+from instances import REGISTERED_BOOSTERS
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.tree import DecisionTreeRegressor
@@ -32,10 +34,10 @@ X = rng.randn(40, 3)
 Y_CLS = (X[:, 0] > 0).astype(int)
 Y_REG = X[:, 0] + 0.1 * rng.randn(40)
 
-BOOSTERS = [
-    (CoordinateBoostingClassifier(n_estimators=3), Y_CLS),
-    (FunctionalGradientRegressor(n_estimators=3), Y_REG),
-]
+#: A classifier and a regressor of the registry of small instances (tests/instances.py),
+#: on their default oracles (stumps, which take missing values; trees, which do not).
+BOOSTERS = [pytest.param(INSTANCES[name].make(n_estimators=3), y, id=name)
+            for name, y in (("adaboost", Y_CLS), ("gradient-regression", Y_REG))]
 
 
 def _with(arr, i, value):
@@ -467,30 +469,19 @@ def _strings_in_X():
     return Xs
 
 
-def _all_boosters():
-    from oracleboost.boosters import (
-        AcceleratedMarginClassifier,
-        FunctionalGradientClassifier,
-        FunctionalGradientRanker,
-        MirrorBoostingClassifier,
-    )
-
-    qid = np.arange(len(X)) // 5
-    return [
-        (CoordinateBoostingClassifier(n_estimators=2), (Y_CLS,)),
-        (MirrorBoostingClassifier(n_estimators=2), (Y_CLS,)),
-        (AcceleratedMarginClassifier(n_estimators=2), (Y_CLS,)),
-        (FunctionalGradientRegressor(n_estimators=2), (Y_REG,)),
-        (FunctionalGradientClassifier(n_estimators=2), (Y_CLS,)),
-        (FunctionalGradientRanker(n_estimators=2), (Y_REG, qid)),
-    ]
+def _fit_arguments(task: str) -> tuple:
+    """What ``fit`` takes after X for a booster of ``task``."""
+    if task == "ranking":
+        return Y_REG, np.arange(len(X)) // 5
+    return (Y_REG,) if task == "regression" else (Y_CLS,)
 
 
-@pytest.mark.parametrize("k", range(6))
-def test_strings_in_X_name_X_not_y(k):
+@pytest.mark.parametrize("name", list(REGISTERED_BOOSTERS))
+def test_strings_in_X_name_X_not_y(name):
     """The regressor and the ranker said "y must be numeric ... could not convert string
     to float: 'abc'" for a string in X; the others gave NumPy's bare message."""
-    booster, rest = _all_boosters()[k]
+    booster = INSTANCES[name].make(n_estimators=2)
+    rest = _fit_arguments(INSTANCES[name].task)
     with pytest.raises(ValueError, match=r"^X must be numeric for \w+; it holds values that "
                        r"are not numbers: could not convert string to float: 'abc'"):
         booster.fit(_strings_in_X(), *rest)

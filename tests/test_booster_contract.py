@@ -18,18 +18,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-import registered
+from instances import BOOSTERS
 from sklearn.base import clone
 from sklearn.datasets import load_iris, make_classification, make_regression
 
 from oracleboost.boosters import (
-    BOOSTERS,
-    AcceleratedMarginClassifier,
     BoostingWarning,
-    CoordinateBoostingClassifier,
     FunctionalGradientClassifier,
     FunctionalGradientRegressor,
-    MirrorBoostingClassifier,
     StopReason,
     reraise_interrupts,
 )
@@ -160,41 +156,26 @@ _DATA = {"binary": _binary, "classification": _multiclass, "regression": _regres
          "ranking": _ranking}
 
 
-def _registered(spec) -> Case:
-    finite = spec.query == "correlation_vector"
-    if finite:  # the certificate's gap would stop dual acceleration early: no tol
-        return Case(lambda o, **kw: registered.make(spec, _linear(o), tol=0.0, **kw),
-                    _DATA[spec.task], spec.task in ("binary", "classification"), finite)
-    return Case(lambda o, **kw: registered.make(spec, o, **kw), _DATA[spec.task],
-                spec.task in ("binary", "classification"), finite)
+def _case(instance) -> Case:
+    """A booster of the registry of small instances (tests/instances.py) under the
+    contract, with the class' own number of rounds unless a check asks for one; a finite
+    case fits LinearOracle, inside the probe when one is given."""
+    def make(oracle, **params):
+        oracle = _linear(oracle) if instance.finite else oracle
+        return instance.build(oracle, **{**instance.params, **params})
+
+    return Case(make, _CASE_DATA.get(instance.name, _DATA[instance.task]),
+                instance.classifier, instance.finite,
+                repeated=instance.params.get("projection") == "repeated")
 
 
-#: Every registered booster (oracleboost.boosters.BOOSTERS), then configurations whose
-#: code paths the registered defaults do not reach.
-CASES = {name: _registered(spec) for name, spec in BOOSTERS.items()} | {
-    "coordinate_wolfe": Case(
-        lambda o, **kw: CoordinateBoostingClassifier(o, step="wolfe", learning_rate=0.5, **kw),
-        _binary, True),
-    "mirror_euclidean_smooth": Case(
-        lambda o, **kw: MirrorBoostingClassifier(
-            o, mirror="euclidean", variant="smooth", smoothness=3.0, **kw), _binary, True),
-    "mirror_sparse": Case(
-        lambda o, **kw: MirrorBoostingClassifier(o, mirror="euclidean", variant="sparse",
-                                                 **kw), _binary, True),
-    "mirror_multiclass": Case(lambda o, **kw: MirrorBoostingClassifier(o, **kw), _multiclass,
-                              True),
-    "accelerated_stochastic": Case(
-        lambda o, **kw: AcceleratedMarginClassifier(_linear(o), method="stochastic", tol=0.0,
-                                                    **kw),
-        _binary, True, finite=True),
-    "functional_residual": Case(
-        lambda o, **kw: FunctionalGradientRegressor(
-            o, projection="residual", schedule="inv_sqrt", learning_rate=0.5, **kw),
-        _regression, False),
-    "functional_repeated": Case(
-        lambda o, **kw: FunctionalGradientRegressor(o, projection="repeated", **kw),
-        _regression, False, repeated=True),
-}
+#: Data other than the task's, for a variant: sampled dual acceleration on two classes.
+_CASE_DATA = {"accelerated_stochastic": _binary}
+
+#: Every booster of the registry of small instances: every registered booster
+#: (oracleboost.boosters.BOOSTERS), then the variants whose code paths the registered
+#: parameters do not reach.
+CASES = {name: _case(instance) for name, instance in BOOSTERS.items()}
 
 
 def _fit(case: Case, probe=None, **params):

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import textwrap
 import warnings
 from pathlib import Path
 
-import early
 import numpy as np
 import pytest
 import registered
@@ -519,16 +519,6 @@ _HIDDEN = textwrap.dedent('''
 ''')
 
 
-def _start_hidden(folder: Path) -> subprocess.Popen:
-    """The fresh interpreter of the test below, started when collection ends and run on
-    the second core beside the suite (tests/early.py): some 9 s of the suite's time."""
-    root = Path(oracleboost.__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(root / "tests")])}
-    return early.python_child(_HIDDEN, folder, env=env)
-
-
-# (with_args: a lone callable given to a mark is the function it marks)
-@pytest.mark.early_subprocess.with_args(_start_hidden)
 def test_the_boosters_fit_where_sklearn_callback_is_hidden():
     """Every booster of BOOSTERS fits where oracleboost cannot import sklearn.callback.
 
@@ -550,11 +540,12 @@ def test_the_boosters_fit_where_sklearn_callback_is_hidden():
     finds no callback state to tear down), and a GridSearchCV's callbacks pass them by
     with scikit-learn's "does not support callbacks" warning.
     """
-    child, folder = early.child(_start_hidden)  # (started when collection ended)
-    child.wait(timeout=600)
-    stdout, stderr = early.outputs(folder)
-    assert child.returncode == 0, stderr
-    assert stdout.split() == ["fitted", str(len(BOOSTERS))]
+    root = Path(oracleboost.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(root / "tests")])}
+    done = subprocess.run([sys.executable, "-c", _HIDDEN], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["fitted", str(len(BOOSTERS))]
 
 
 def test_a_refused_concurrent_fit_leaves_the_running_fit_s_callbacks_alone():

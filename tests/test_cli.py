@@ -16,7 +16,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import early
 import numpy as np
 import pytest
 
@@ -247,21 +246,11 @@ def test_version(capsys):
     assert capsys.readouterr().out == f"oracleboost {oracleboost.__version__}\n"
 
 
-def _start_dash_m(folder: Path) -> subprocess.Popen:
-    """``python -m oracleboost --version``, started when collection ends (tests/early.py)."""
-    with early.output_files(folder) as (out, err):
-        return subprocess.Popen([sys.executable, "-m", "oracleboost", "--version"],
-                                stdout=out, stderr=err, text=True)
-
-
-# (with_args: a lone callable given to a mark is the function it marks)
-@pytest.mark.early_subprocess.with_args(_start_dash_m)
 def test_python_dash_m_is_the_same_command():
-    child, folder = early.child(_start_dash_m)
-    child.wait(timeout=120)
-    stdout, stderr = early.outputs(folder)
-    assert child.returncode == 0, stderr
-    assert stdout == f"oracleboost {oracleboost.__version__}\n"
+    done = subprocess.run([sys.executable, "-m", "oracleboost", "--version"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"oracleboost {oracleboost.__version__}\n"
 
 
 def test_list_still_lists_every_experiment(capsys):

@@ -15,7 +15,10 @@ cores, a minute on a loaded machine):
   reproduce all --quick`` (minutes): its page is checked against its ``summary.md``,
   and the other pages against the note they carry when a result is missing.
 
-It is skipped when the ``docs`` extra is not installed.
+The tests that read the build are marked ``slow``: CI runs them in a step of their own
+(``pytest -m slow``), and the README's test command leaves them out.  The file's tests
+share one xdist group, so that the build is made once, by one worker.  It is skipped when
+the ``docs`` extra is not installed.
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-import early
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +46,9 @@ sys.path.insert(0, str(DOCS / "_ext"))
 import docs_gallery  # noqa: E402
 import docs_markdown  # noqa: E402
 import docs_reproductions  # noqa: E402
+
+# one worker reads the module's build (pytest-xdist's loadgroup): it is made once
+pytestmark = pytest.mark.xdist_group("docs-build")
 
 #: The one experiment the test build's reproductions come from.
 RUN = "grubb2011-counterexample"
@@ -61,32 +66,22 @@ _BUILD = textwrap.dedent("""
 """)
 
 
-def _start_build(folder: Path) -> subprocess.Popen:
+@pytest.fixture(scope="module")
+def _build(tmp_path_factory) -> Path:
     """``oracleboost reproduce grubb2011-counterexample --quick --out folder/results``,
     then one ``-W`` build of the docs into ``folder/html`` with a fresh doctree cache
-    (nothing is reused), in a child started when collection ends (tests/early.py)."""
+    (nothing is reused), in a child process (Sphinx's extensions and the reproduction
+    import their modules into a clean interpreter, as the README's command does)."""
+    folder = tmp_path_factory.mktemp("docs-build")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
     cmd = [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html",
            "-D", "plot_gallery=0", "-D", f"reproductions_results={folder / 'results'}",
            "-d", str(folder / "doctrees"), str(DOCS), str(folder / "html")]
-    return early.python_child(_BUILD, folder, str(folder), RUN, *cmd, cwd=ROOT, env=env)
-
-
-# read early in the suite (some 2 minutes in): before the other children (tests/early.py)
-_start_build.nice = 5
-
-# every test here may use the build: it starts when collection ends (with_args: a lone
-# callable given to a mark is the function it marks)
-pytestmark = pytest.mark.early_subprocess.with_args(_start_build)
-
-
-@pytest.fixture(scope="module")
-def _build() -> Path:
-    child, folder = early.child(_start_build)
-    child.wait(timeout=600)
-    stdout, stderr = early.outputs(folder)
-    assert child.returncode == 0, f"reproduce or sphinx -W failed:\n{stdout}\n{stderr}"
+    done = subprocess.run([sys.executable, "-c", _BUILD, str(folder), RUN, *cmd], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, \
+        f"reproduce or sphinx -W failed:\n{done.stdout}\n{done.stderr}"
     return folder
 
 
@@ -131,6 +126,7 @@ def _internal(link: str) -> bool:
     return not (parts.scheme or parts.netloc or link.startswith(("//", "mailto:")))
 
 
+@pytest.mark.slow
 def test_the_build_succeeds_and_has_the_pages(built):
     for page in ("index.html", "getting_started.html", "benchmarks.html", "api/index.html",
                  "user_guide/index.html", "user_guide/oracles.html",
@@ -141,6 +137,7 @@ def test_the_build_succeeds_and_has_the_pages(built):
         assert (built / page).is_file(), page
 
 
+@pytest.mark.slow
 def test_every_internal_link_resolves(built):
     # _static holds the theme's Jinja macros as a .html file, not a page
     pages = sorted(p for p in built.rglob("*.html") if "_static" not in p.relative_to(built).parts)
@@ -170,6 +167,7 @@ def test_every_internal_link_resolves(built):
     assert not broken, "\n".join(broken[:50])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module_name", ["oracleboost.boosters", "oracleboost.oracles",
                                          "oracleboost.losses"])
 def test_every_public_name_has_an_api_page(built, module_name):
@@ -182,6 +180,7 @@ def test_every_public_name_has_an_api_page(built, module_name):
         assert (built / "api" / "generated" / f"{name}.html").is_file(), name
 
 
+@pytest.mark.slow
 def test_numpydoc_sections_render(built):
     page = (built / "api" / "generated"
             / "oracleboost.boosters.CoordinateBoostingClassifier.html").read_text("utf-8")
@@ -192,6 +191,7 @@ def test_numpydoc_sections_render(built):
         assert f'id="oracleboost.boosters.CoordinateBoostingClassifier.{method}"' in page
 
 
+@pytest.mark.slow
 def test_the_benchmarks_page_has_every_row_of_the_benchmarks_readme(built):
     readme = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8").splitlines()
     start = next(i for i, line in enumerate(readme) if line.startswith("|"))
@@ -207,6 +207,7 @@ def test_the_benchmarks_page_has_every_row_of_the_benchmarks_readme(built):
     assert not missing, missing
 
 
+@pytest.mark.slow
 def test_getting_started_quotes_the_readme_commands(built):
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     commands = re.findall(r"^\(?python3 -m pip install .*$", readme, flags=re.M)
@@ -246,6 +247,7 @@ def _markdown_text(line: str) -> str:
     return " ".join(line.lstrip("-#| ").split())
 
 
+@pytest.mark.slow
 def test_the_reproduction_page_is_its_summary(built, results):
     """Every line of text of summary.md (the claim, the measured result, the caption,
     the table's cells, the settings) is on the page; the figure is shown and the CSV
@@ -268,6 +270,7 @@ def test_the_reproduction_page_is_its_summary(built, results):
         assert (page.parent / href).read_bytes() == (results / RUN / name).read_bytes()
 
 
+@pytest.mark.slow
 def test_every_experiment_has_a_page(built):
     from oracleboost.experiments import EXPERIMENTS
     from oracleboost.experiments.claims import claim, first_sentence
@@ -286,6 +289,7 @@ def test_every_experiment_has_a_page(built):
     assert "this build found no result for telgarsky2013-figure2" in _text(built / "index.html")
 
 
+@pytest.mark.slow
 def test_the_gallery_has_every_example(built):
     index = _text(built / "auto_examples" / "index.html")
     for script in sorted((ROOT / "examples").glob("*.py")):

@@ -6,7 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import early
 import numpy as np
 import pytest
 
@@ -149,8 +148,8 @@ def test_watch_margins_plot(empty_cwd):
 
 # -- every example at its defaults, as a user runs it: ``python examples/NAME.py`` ----------
 
-#: The examples run at their defaults by one child (below), in this order, with what
-#: each must print; the Dask ones start a LocalCluster and are run by the cluster tests.
+#: The examples run at their defaults, each in a fresh interpreter, with what each must
+#: print; the Dask ones start a LocalCluster and are run by the cluster tests.
 DEFAULT_RUNS: dict[str, str] = {
     "watch_margins_and_gap.py": "1. Telgarsky 2012",
     "swap_weak_learner.py": "stumps (StumpOracle)",
@@ -165,55 +164,26 @@ NEEDS = {"explain_with_shap.py": "shap", "experiment_grid_dask.py": "distributed
 #: Run by the cluster tests (they start a Dask LocalCluster).
 CLUSTER_EXAMPLES = ("experiment_grid_dask.py", "fit_on_dask_array.py")
 
-_RUN_DEFAULTS = early.DUMP + """
-import importlib.util, subprocess, sys, time
-from pathlib import Path
-
-folder, examples, needs = Path(sys.argv[1]), Path(sys.argv[2]), dict(
-    zip(sys.argv[4::2], sys.argv[5::2]))
-for name in sys.argv[3].split(","):
-    if name in needs and importlib.util.find_spec(needs[name]) is None:
-        dump(folder, name, None)
-        continue
-    cwd = folder / name.removesuffix(".py")  # empty: a default run writes no file
-    cwd.mkdir()
-    start = time.perf_counter()
-    done = subprocess.run([sys.executable, str(examples / name)], cwd=cwd,
-                          capture_output=True, text=True, timeout=900)
-    dump(folder, name, {"returncode": done.returncode, "stdout": done.stdout,
-                        "stderr": done.stderr, "seconds": time.perf_counter() - start,
-                        "written": sorted(p.name for p in cwd.iterdir())})
-"""
-
-
-def _start_default_runs(folder: Path) -> subprocess.Popen:
-    """Every example of :data:`DEFAULT_RUNS` at its defaults, one after the other (about
-    60 s on an idle 2-core machine), in a child started when collection ends and run on
-    the second core beside the suite (tests/early.py)."""
-    needs = [x for name, package in NEEDS.items() for x in (name, package)]
-    return early.python_child(_RUN_DEFAULTS, folder, str(folder), str(EXAMPLES),
-                              ",".join(DEFAULT_RUNS), *needs, cwd=ROOT)
-
-
 def test_every_example_is_run_at_its_defaults():
     scripts = {p.name for p in EXAMPLES.glob("*.py")}
     assert scripts == set(DEFAULT_RUNS) | set(CLUSTER_EXAMPLES)
     assert not set(DEFAULT_RUNS) & set(CLUSTER_EXAMPLES)
 
 
-# (with_args: a lone callable given to a mark is the function it marks)
-@pytest.mark.early_subprocess.with_args(_start_default_runs)
+@pytest.mark.slow  # (the six together: about 60 s on an idle 2-core machine)
 @pytest.mark.parametrize("name", list(DEFAULT_RUNS))
-def test_the_example_runs_at_its_defaults(name):
-    run = early.result(_start_default_runs, name)
-    if run is None:
+def test_the_example_runs_at_its_defaults(name, tmp_path):
+    if name in NEEDS and importlib.util.find_spec(NEEDS[name]) is None:
         pytest.skip(f"{name} needs {NEEDS[name]}, which is not installed")
-    assert run["returncode"] == 0, run["stderr"][-3000:]
-    assert "Traceback" not in run["stderr"], run["stderr"][-3000:]
-    lines = run["stdout"].splitlines()
-    assert len(lines) >= 5, run["stdout"]
-    assert DEFAULT_RUNS[name] in run["stdout"], run["stdout"]
-    assert run["written"] == []  # no file unless asked (--plot, --cache)
+    # as a user runs it, from an empty folder: a default run writes no file there
+    done = subprocess.run([sys.executable, str(EXAMPLES / name)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) >= 5, done.stdout
+    assert DEFAULT_RUNS[name] in done.stdout, done.stdout
+    assert list(tmp_path.iterdir()) == []  # no file unless asked (--plot, --cache)
     if name == "watch_margins_and_gap.py":
         assert lines[0].startswith("1. Telgarsky 2012")
         assert sum(line.strip() == "stop: max_rounds" for line in lines) == 2

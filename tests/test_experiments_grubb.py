@@ -22,15 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import quick_runs
-from quick_runs import quick_run
+from quick_runs import quick_run, reads_quick_runs
 from threadpoolctl import threadpool_limits
 
 from oracleboost.experiments import EXPERIMENTS, Curves
 from oracleboost.experiments.grubb_bagnell2011 import _completed
-
-# the quick runs come from an early child (tests/quick_runs.py)
-pytestmark = quick_runs.MARK
 
 ALGORITHMS = ("naive", "repeated", "residual")
 
@@ -66,6 +62,7 @@ def test_completed_maps_learners_to_finished_outer_iterations():
     np.testing.assert_array_equal(_completed(np.array([1, 2, 3]), 5), [0, 1, 2, 2, 2])
 
 
+@reads_quick_runs
 @pytest.mark.parametrize(
     "name",
     ["grubb2011-figure1", "grubb2011-figure2"]
@@ -85,6 +82,7 @@ def test_experiment_draws_png(name, tmp_path):
     assert curves.to_text()
 
 
+@reads_quick_runs
 def test_figure3_letter_naive_stalls_residual_progresses():
     curves = _run("grubb2011-figure3-letter")
     assert list(curves.series) == list(ALGORITHMS)
@@ -97,6 +95,7 @@ def test_figure3_letter_naive_stalls_residual_progresses():
         assert len(curves.aux[f"{p} training error"]) == len(curves.x)
 
 
+@reads_quick_runs
 def test_figure2_test_disagreement_falls():
     curves = _run("grubb2011-figure2")
     assert list(curves.series) == list(ALGORITHMS)
@@ -105,6 +104,7 @@ def test_figure2_test_disagreement_falls():
     assert "MSLR-WEB10K" in curves.notes
 
 
+@reads_quick_runs
 def test_figure1_held_out_loss_falls_below_f0():
     """Figure 1 analogue on terrain maps (quick mode, booster seed 0).  Only claims that
     held in all 35 distinct runs measured (booster seeds 0–4 × OpenBLAS kernels

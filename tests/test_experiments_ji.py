@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import quick_runs
-from quick_runs import quick_run
+from quick_runs import quick_run, reads_quick_runs
 
 from oracleboost.experiments import EXPERIMENTS, Curves
 from oracleboost.experiments.ji2021 import (
@@ -29,9 +28,6 @@ from oracleboost.experiments.ji2021 import (
     METHODS,
     loglog_slope,
 )
-
-# the quick runs come from an early child (tests/quick_runs.py)
-pytestmark = quick_runs.MARK
 
 NAMES = ("ji2021-figure1", "ji2021-figure2")
 
@@ -44,6 +40,7 @@ def test_registry_names():
     assert set(NAMES) <= set(EXPERIMENTS)
 
 
+@reads_quick_runs
 @pytest.mark.parametrize("name", NAMES)
 def test_experiment_draws_png(name, tmp_path):
     curves = _run(name)
@@ -64,6 +61,7 @@ def _gaps(curves: Curves) -> dict[str, np.ndarray]:
     return {m: curves.aux[f"gap: {LABELS[m]}"] for m in METHODS}
 
 
+@reads_quick_runs
 def test_figure1_gaps_are_positive_and_start_above_gamma():
     curves = _run("ji2021-figure1")
     gamma = next(iter(curves.reference.values()))
@@ -78,6 +76,7 @@ def test_figure1_gaps_are_positive_and_start_above_gamma():
         assert _gaps(curves)[m][0] > gamma
 
 
+@reads_quick_runs
 def test_figure1_accelerated_is_fastest_and_the_slow_pair_is_slowest():
     curves = _run("ji2021-figure1")
     last = {m: gap[-1] for m, gap in _gaps(curves).items()}
@@ -91,6 +90,7 @@ def test_figure1_accelerated_is_fastest_and_the_slow_pair_is_slowest():
     assert min(last[m] for m in slow) > 5 * fast_max
 
 
+@reads_quick_runs
 def test_figure1_rates_and_certificate():
     curves = _run("ji2021-figure1")
     t = curves.x
@@ -106,6 +106,7 @@ def test_figure1_rates_and_certificate():
     assert np.all(gaps["accelerated"] <= curves.aux["Thm 3.1 bound"])
 
 
+@reads_quick_runs
 def test_figure2_nonseparable_and_exp_loss_methods_generalize():
     curves = _run("ji2021-figure2")
     alg1 = LABELS["accelerated"]

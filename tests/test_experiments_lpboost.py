@@ -22,8 +22,7 @@ import math
 
 import numpy as np
 import pytest
-import quick_runs
-from quick_runs import quick_run
+from quick_runs import quick_run, reads_quick_runs
 
 from oracleboost.datasets import rudin_matrix
 from oracleboost.diagnostics import max_margin, max_soft_margin, soft_margin
@@ -31,9 +30,6 @@ from oracleboost.experiments import EXPERIMENTS, Curves
 from oracleboost.experiments import soft_margins as lm
 from oracleboost.experiments.runner import write_experiment
 from oracleboost.oracles import StumpOracle
-
-# the quick runs come from an early child (tests/quick_runs.py)
-pytestmark = quick_runs.MARK
 
 pytest.importorskip("highspy")
 pytest.importorskip("clarabel")
@@ -102,6 +98,7 @@ def test_the_class_matrix_holds_every_answer_of_the_oracle():
 # -- the run ---------------------------------------------------------------------------
 
 
+@reads_quick_runs
 def test_registered_and_labelled_as_ours():
     curves = _run()
     assert EXPERIMENTS[NAME] is lm.lpboost_margins
@@ -112,6 +109,7 @@ def test_registered_and_labelled_as_ours():
     assert len(curves.reference) == len(lm.PROBLEMS)
 
 
+@reads_quick_runs
 @pytest.mark.parametrize("problem", lm.PROBLEMS)
 def test_lpboost_ends_at_the_full_lps_optimum(problem):
     info = _run().results[problem]
@@ -125,6 +123,7 @@ def test_lpboost_ends_at_the_full_lps_optimum(problem):
         assert info["optimum"] == pytest.approx(3 / 8, abs=1e-12)
 
 
+@reads_quick_runs
 @pytest.mark.parametrize("problem", lm.PROBLEMS)
 @pytest.mark.parametrize("method", ["ERLPBoost", "SoftBoost", "TotalBoost"])
 def test_entropy_methods_end_within_eps_within_their_bounds(problem, method):
@@ -153,6 +152,7 @@ def _fewer_than_adaboost(margins: dict) -> dict:
     return out
 
 
+@reads_quick_runs
 @pytest.mark.parametrize("problem", lm.PROBLEMS)
 def test_totally_corrective_methods_need_fewer_hypotheses_than_adaboost(problem):
     curves = _run()
@@ -172,11 +172,13 @@ def test_fewer_hypotheses_holds_on_other_subsamples(problem, offset):
         assert math.isnan(adaboost) or mine < adaboost, (method, mine, adaboost)
 
 
+@reads_quick_runs
 def test_adaboost_misses_the_rudin_optimum():
     e = _run().results["rudin"]["methods"]["AdaBoost"]
     assert e["final"] <= 1 / 3 + 1e-3 < 3 / 8
 
 
+@reads_quick_runs
 def test_every_curve_is_finite_where_it_ran():
     curves = _run()
     for problem, info in curves.results.items():
@@ -191,6 +193,7 @@ def test_every_curve_is_finite_where_it_ran():
             assert np.all((c[:r] >= 0) & (c[:r] <= np.arange(1, r + 1)))
 
 
+@reads_quick_runs
 def test_files_written(tmp_path):
     pytest.importorskip("matplotlib")
     files = write_experiment(tmp_path / NAME, NAME, _run(), {"mode": "quick"}, ["png"])

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import quick_runs
-from quick_runs import quick_run
+from quick_runs import quick_run, reads_quick_runs
 
 from oracleboost.boosters import CoordinateBoostingClassifier
 from oracleboost.experiments import EXPERIMENTS, Curves
@@ -32,9 +31,6 @@ from oracleboost.experiments.naghibi2014 import (
     load_binary,
 )
 from oracleboost.oracles import StumpOracle
-
-# the quick runs come from an early child (tests/quick_runs.py)
-pytestmark = quick_runs.MARK
 
 NAME = "naghibi2014-label-noise"
 K = 3.0  # the smooth variant's default smoothness
@@ -50,6 +46,7 @@ def test_registered():
     assert label_noise.__doc__.strip().splitlines()[0]
 
 
+@reads_quick_runs
 def test_labelled_as_ours_not_the_papers():
     curves = _run()
     for text in (curves.title, curves.notes):
@@ -57,6 +54,7 @@ def test_labelled_as_ours_not_the_papers():
         assert "OUR experiment" in text
 
 
+@reads_quick_runs
 def test_series_finite_one_value_per_noise_level():
     curves = _run()
     np.testing.assert_allclose(curves.x, NOISE)
@@ -76,6 +74,7 @@ def test_series_finite_one_value_per_noise_level():
     assert curves.runtime > 0
 
 
+@reads_quick_runs
 def test_draws_png_and_prints(tmp_path):
     curves = _run()
     path = curves.save(tmp_path / f"{NAME}.png")
@@ -87,6 +86,7 @@ def test_draws_png_and_prints(tmp_path):
     assert curves.title in text and "peak weight" in text
 
 
+@reads_quick_runs
 def test_smooth_weights_capped_adaboost_weights_not():
     curves = _run()
     aux = curves.aux
@@ -102,6 +102,7 @@ def test_smooth_weights_capped_adaboost_weights_not():
         assert np.all(aux["max N·w (seed min): " + m] >= 1.0 - 1e-9)
 
 
+@reads_quick_runs
 def test_madaboost_variant_most_robust_at_30_percent_noise():
     curves = _run()
     i = int(np.flatnonzero(np.isclose(curves.x, 0.3))[0])

@@ -2,9 +2,9 @@
 digits even vs odd, in quick mode (60 rounds, about 10 s a seed on one thread; seeds 0,
 1 and 2 are run, about 35 s in all, and some 2.5 times that on a slow 2-core machine).
 Seed 0 is the registered experiment's own run (shared with other files in this
-process, and made by the quick runs' child: tests/quick_runs.py); seeds 1 and 2 are made
-by another child process; both start when collection ends and run on the second core
-beside the suite (tests/early.py), and their cells come back pickled.
+process: tests/quick_runs.py); seeds 1 and 2 are made here, once each.  The tests that
+read them are ``slow`` (CI's step of its own) and in the quick runs' xdist group, so that
+one worker makes every run once.
 
 Measured in quick mode on seeds 0–9, with OpenBLAS's Haswell kernels and again with
 its SkylakeX kernels: the worst measured cell on any seed errs on 0.170 of the test rows
@@ -25,15 +25,10 @@ is asserted, since BLAS kernels can break such ties either way.
 from __future__ import annotations
 
 import math
-import pickle
-import subprocess
-from pathlib import Path
 
-import early
 import numpy as np
 import pytest
-import quick_runs
-from quick_runs import quick_run
+from quick_runs import quick_run, reads_quick_runs
 from sklearn.linear_model import Ridge
 
 from oracleboost.boosters import AcceleratedMarginClassifier
@@ -81,39 +76,11 @@ def _run() -> Curves:
     return quick_run(NAME)  # (shared with test_experiments_telgarsky)
 
 
-_OTHER_SEEDS = SEEDS[1:]
-_TABLES = """
-import pickle, sys
-from oracleboost.experiments.swap import swap_table
-for seed in map(int, sys.argv[2:]):
-    with open(f"{sys.argv[1]}/rows_{seed}.pkl", "wb") as f:
-        pickle.dump(swap_table(quick=True, random_state=seed), f)
-"""
-
-
-def _start_tables(folder: Path) -> subprocess.Popen:
-    """``swap_table(quick=True, random_state=seed)`` for seeds 1 and 2, pickled into
-    ``folder`` by a child (tests/early.py)."""
-    return early.python_child(_TABLES, folder, str(folder), *map(str, _OTHER_SEEDS))
-
-
-# read after the quick runs' child has made most of its runs: after it (tests/early.py)
-_start_tables.nice = 12
-
-# (with_args: a lone callable given to a mark is the function it marks); seed 0's run
-# comes from the quick runs' early child (tests/quick_runs.py)
-pytestmark = [pytest.mark.early_subprocess.with_args(_start_tables), quick_runs.MARK]
-
-
 def _table(seed: int) -> list[dict]:
     if seed == 0:
         return list(_run().table)  # the experiment's own cells (random_state=0)
     if ("rows", seed) not in _cache:
-        child, folder = early.child(_start_tables)
-        child.wait(timeout=900)
-        assert child.returncode == 0, early.outputs(folder)[1][-3000:]
-        with open(folder / f"rows_{seed}.pkl", "rb") as f:
-            _cache["rows", seed] = pickle.load(f)
+        _cache["rows", seed] = swap_table(quick=True, random_state=seed)
     return _cache["rows", seed]
 
 
@@ -133,18 +100,21 @@ def _oracle(name: str):
     }[name]
 
 
+@reads_quick_runs
 def test_registered():
     assert EXPERIMENTS[NAME] is swap_weak_learner
     assert swap_weak_learner.__doc__.strip().splitlines()[0]
     assert isinstance(_run(), SwapCurves) and isinstance(_run(), Curves)
 
 
+@reads_quick_runs
 def test_labelled_as_ours():
     curves = _run()
     assert "OUR experiment" in curves.title and "in no paper" in curves.title
     assert "OUR experiment" in curves.notes
 
 
+@reads_quick_runs
 @pytest.mark.parametrize("seed", SEEDS)
 def test_every_cell_measured_or_not_applicable_with_reason(seed):
     rows = _table(seed)
@@ -168,6 +138,7 @@ def test_every_cell_measured_or_not_applicable_with_reason(seed):
     assert refused == {("AcceleratedMargin", c) for c in CLASSES if c not in FINITE}
 
 
+@reads_quick_runs
 def test_not_applicable_is_the_librarys_own_message():
     X_tr, _, y_tr, _ = load_binary("digits_parity", random_state=0)
     with pytest.raises(OracleCapabilityError) as info:
@@ -175,6 +146,7 @@ def test_not_applicable_is_the_librarys_own_message():
     assert _cells(_table(0))["AcceleratedMargin", "stumps"]["reason"] == str(info.value)
 
 
+@reads_quick_runs
 @pytest.mark.parametrize("seed", SEEDS)
 def test_every_measured_cell_beats_chance(seed):
     _, _, y_tr, y_te = load_binary("digits_parity", random_state=seed)
@@ -199,6 +171,7 @@ def test_every_measured_cell_beats_chance(seed):
     assert at_zero == {"Ridge", "linear"}
 
 
+@reads_quick_runs
 @pytest.mark.parametrize("seed", SEEDS)
 def test_adaboost_stumps_fit_the_training_set(seed):
     r = _cells(_table(seed))["AdaBoost", "stumps"]
@@ -207,6 +180,7 @@ def test_adaboost_stumps_fit_the_training_set(seed):
     assert 0.0 < r["train_loss"] < 1.0  # exponential risk below its start, 1
 
 
+@reads_quick_runs
 @pytest.mark.parametrize("seed", SEEDS)
 def test_time_per_round_positive_and_rows_complete(seed):
     for r in _table(seed):
@@ -225,6 +199,7 @@ def test_time_per_round_positive_and_rows_complete(seed):
         assert r["loss_by_round"][-1] == r["train_loss"]
 
 
+@reads_quick_runs
 @pytest.mark.parametrize("seed", SEEDS)
 def test_stumps_through_two_oracles_agree(seed):
     cells = _cells(_table(seed))
@@ -234,6 +209,7 @@ def test_stumps_through_two_oracles_agree(seed):
         assert abs(m["test_error"] - s["test_error"]) <= 0.03, b
 
 
+@reads_quick_runs
 def test_curves_series_aux_and_notes():
     curves = _run()
     np.testing.assert_array_equal(curves.x, np.arange(1, ROUNDS + 1))
@@ -256,6 +232,7 @@ def test_curves_series_aux_and_notes():
     assert curves.runtime > 0
 
 
+@reads_quick_runs
 def test_draws_png_and_prints(tmp_path):
     curves = _run()
     path = curves.save(tmp_path / f"{NAME}.png")

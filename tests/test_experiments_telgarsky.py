@@ -9,45 +9,25 @@ its limit (measured), so each budget leaves room and each test can fail.
 from __future__ import annotations
 
 import math
-import subprocess
-from pathlib import Path
 
-import early
 import numpy as np
 import pytest
-import quick_runs
-from quick_runs import quick_run
+from quick_runs import quick_run, reads_quick_runs
 
 from oracleboost.datasets import rudin_matrix
 from oracleboost.diagnostics import max_margin
 from oracleboost.experiments import EXPERIMENTS, Curves, ThresholdCurves
 from oracleboost.experiments.base import write_summary
 from oracleboost.experiments.claims import claim, first_sentence
+from oracleboost.experiments.telgarsky2012 import lower_bound
 from oracleboost.experiments.telgarsky2013 import (
+    rudin_margin_curves,
     rudin_margins,
+    shrinkage_threshold,
 )
 
 GAMMA = 3 / 8
 THIRD = 1 / 3
-
-# The long runs on the Rudin matrix and on Schapire's S (the module fixtures below and
-# test_regularized_steps_reach_three_eighths, some 55 s on one core of a 2-core machine)
-# are the same calls made by a child that starts when collection ends and runs on the
-# second core beside the suite (tests/early.py), each pickled as soon as it is made, in
-# the order this file reads them; the tests assert on them as on runs made here.
-_LONG_RUNS = early.DUMP + """
-import sys
-from oracleboost.experiments.telgarsky2012 import lower_bound
-from oracleboost.experiments.telgarsky2013 import (
-    rudin_margin_curves, rudin_margins, shrinkage_threshold)
-folder = sys.argv[1]
-dump(folder, "adaboost_5000",
-     rudin_margin_curves("adaboost", nus=(1.0, 0.5, 0.25), n_rounds=5000))
-dump(folder, "threshold_5000", shrinkage_threshold(quick=True, n_rounds=5000))
-for step, nu, budget in REACH:
-    dump(folder, f"reach_{step}_{nu:g}_{budget}", rudin_margins(nu, budget, step=step))
-dump(folder, "schapire_2000", lower_bound(n_rounds=2000))
-"""
 
 # (step, ν, budget); measured: within 1e-3 of 3/8 from the round in the comment on.
 REACH = [
@@ -59,21 +39,11 @@ REACH = [
     ("quadratic", 0.1, 12000),  # 9814
 ]
 
-
-def _start_long_runs(folder: Path) -> subprocess.Popen:
-    """The long runs of this file, pickled into ``folder`` by a child (tests/early.py)."""
-    return early.python_child(f"REACH = {REACH!r}\n" + _LONG_RUNS, folder, str(folder))
-
-
-_start_long_runs.nice = 15  # (read last: the other children go first)
-
-
-def _long_run(name: str):
-    return early.result(_start_long_runs, name)
-
-
-# the quick runs come from an early child too (tests/quick_runs.py)
-pytestmark = [pytest.mark.early_subprocess.with_args(_start_long_runs), quick_runs.MARK]
+# The long runs on the Rudin matrix and on Schapire's S (the module fixtures below and
+# test_regularized_steps_reach_three_eighths: some 55 s of one core) are ``slow``: CI's
+# step of its own.  The tests that read the module's fixtures share the quick runs' xdist
+# group (tests/quick_runs.py), so that one worker makes each long run once.
+long_runs = reads_quick_runs
 
 
 def _l1_margin(M, clf) -> float:
@@ -101,10 +71,10 @@ def test_rudin_lp_max_margin_is_three_eighths():
 def adaboost_5000():
     # Figure 2 at 5,000 rounds.  Measured: within 1e-3 of the limit from t = 854 (ν = 1,
     # of 1/3), 2267 (ν = 1/2) and 3940 (ν = 1/4, of 3/8) on.
-    # (rudin_margin_curves("adaboost", nus=(1.0, 0.5, 0.25), n_rounds=5000), by a child)
-    return _long_run("adaboost_5000")
+    return rudin_margin_curves("adaboost", nus=(1.0, 0.5, 0.25), n_rounds=5000)
 
 
+@long_runs
 def test_adaboost_without_shrinkage_converges_to_one_third(adaboost_5000):
     margins = adaboost_5000.series["ν = 1"]
     assert len(margins) == 5000
@@ -112,6 +82,7 @@ def test_adaboost_without_shrinkage_converges_to_one_third(adaboost_5000):
     assert GAMMA - margins[-1] > 0.04  # stays well below the maximum margin
 
 
+@long_runs
 @pytest.mark.parametrize("nu", [0.5, 0.25])
 def test_adaboost_with_shrinkage_reaches_three_eighths(adaboost_5000, nu):
     margins = adaboost_5000.series[f"ν = {nu:g}"]
@@ -124,6 +95,7 @@ def test_history_margin_matches_the_weights():
     assert margins[-1] == pytest.approx(_l1_margin(M, clf), abs=1e-12)
 
 
+@long_runs
 def test_reference_lines_come_from_the_lp(adaboost_5000):
     refs = list(adaboost_5000.reference.values())
     assert refs[0] == pytest.approx(GAMMA, abs=1e-9)
@@ -138,10 +110,10 @@ def test_reference_lines_come_from_the_lp(adaboost_5000):
 @pytest.fixture(scope="module")
 def threshold_5000():
     # The quick grid 0.90, 0.905, …, 0.94 at 5,000 rounds.
-    # (shrinkage_threshold(quick=True, n_rounds=5000), by a child)
-    return _long_run("threshold_5000")
+    return shrinkage_threshold(quick=True, n_rounds=5000)
 
 
+@long_runs
 def test_threshold_switch_is_near_092(threshold_5000):
     res = threshold_5000
     assert isinstance(res, ThresholdCurves)
@@ -152,6 +124,7 @@ def test_threshold_switch_is_near_092(threshold_5000):
     assert res.exceptions == ()
 
 
+@long_runs
 def test_threshold_sides_converge_to_different_limits(threshold_5000):
     res = threshold_5000
     nus, final = res.x, res.series["final margin"]
@@ -164,6 +137,7 @@ def test_threshold_sides_converge_to_different_limits(threshold_5000):
     assert np.all(np.abs(above[1:] - THIRD) < 1e-3)
 
 
+@long_runs
 def test_quick_threshold_budget_already_finds_the_switch(threshold_5000):
     quick = quick_run("telgarsky2013-threshold")  # 1,000 rounds
     assert quick.switch == threshold_5000.switch
@@ -174,10 +148,11 @@ def test_quick_threshold_budget_already_finds_the_switch(threshold_5000):
 # Figure 3 (Wolfe) and the quadratic step: every ν reaches 3/8
 # --------------------------------------------------------------------------------------
 
-# (REACH: above, beside the child that makes these runs)
+# (REACH: above; each run is its own test's, so that xdist may spread them)
+@pytest.mark.slow
 @pytest.mark.parametrize("step, nu, budget", REACH)
 def test_regularized_steps_reach_three_eighths(step, nu, budget):
-    margins, clf = _long_run(f"reach_{step}_{nu:g}_{budget}")  # rudin_margins(nu, budget, step)
+    margins, clf = rudin_margins(nu, budget, step=step)
     assert len(margins) == budget
     assert abs(margins[-1] - GAMMA) < 1e-3
     assert _l1_margin(rudin_matrix(), clf) == pytest.approx(margins[-1], abs=1e-12)
@@ -193,9 +168,10 @@ def test_regularized_steps_reach_three_eighths(step, nu, budget):
 
 @pytest.fixture(scope="module")
 def schapire_2000():
-    return _long_run("schapire_2000")  # (lower_bound(n_rounds=2000), by a child)
+    return lower_bound(n_rounds=2000)
 
 
+@long_runs
 def test_first_step_of_the_lower_bound_instance(schapire_2000):
     res = schapire_2000
     assert res.aux["lambda_1"][0] == pytest.approx(math.log(2), abs=1e-12)
@@ -205,6 +181,7 @@ def test_first_step_of_the_lower_bound_instance(schapire_2000):
     assert res.series["gap_t"][0] == pytest.approx(0.5232481, abs=1e-6)
 
 
+@long_runs
 def test_gap_is_at_least_one_over_8t_and_tends_to_one_over_4t(schapire_2000):
     res = schapire_2000
     t, gap = res.x, res.series["gap_t"]
@@ -215,6 +192,7 @@ def test_gap_is_at_least_one_over_8t_and_tends_to_one_over_4t(schapire_2000):
     np.testing.assert_allclose(res.series["t * gap_t"], t * gap)
 
 
+@long_runs
 def test_gap_matches_the_closed_form_risk_of_the_weights(schapire_2000):
     # f(Sλ) − 2 ln 2 = ln(1+e^{λ2−λ1}) + ln(1+e^{λ1−λ2}) + ln(1+e^{−λ1−λ2}) − 2 ln 2
     res = schapire_2000
@@ -224,6 +202,7 @@ def test_gap_matches_the_closed_form_risk_of_the_weights(schapire_2000):
     np.testing.assert_allclose(res.series["gap_t"], direct, rtol=1e-10, atol=0)
 
 
+@long_runs
 def test_weights_grow_like_half_log_4t(schapire_2000):
     res = schapire_2000
     t = res.x
@@ -236,6 +215,7 @@ def test_weights_grow_like_half_log_4t(schapire_2000):
     assert np.max(lam[-1]) == pytest.approx(4.4931, abs=5e-4)
 
 
+@long_runs
 def test_line_search_alternates_and_satisfies_eq_35(schapire_2000):
     # Exact line search alternates coordinates; the updated one u_t and the fixed one v_t
     # satisfy e^{2u} = e^{2v} + 2 e^{v−u} + 2 (Telgarsky 2012, Eq. 35) and u_t ≥ v_t.
@@ -268,6 +248,7 @@ def test_registry_lists_the_four_experiments():
         assert fn.__doc__ and fn.__doc__.strip().splitlines()[0]
 
 
+@reads_quick_runs
 @pytest.mark.parametrize("name", sorted(EXPERIMENTS))
 def test_quick_mode_plots_and_prints(name, tmp_path):
     res = quick_run(name)  # (the run each paper's tests check, made once: quick_runs)
@@ -309,6 +290,7 @@ def test_plot_into_given_axes_and_validation():
         Curves("t", "x", "y", np.arange(4), {"a": np.ones(3)})
 
 
+@reads_quick_runs
 def test_quick_figures_show_the_papers_qualitative_claims():
     fig2 = quick_run("telgarsky2013-figure2")  # 2,000 rounds
     final = {k: v[-1] for k, v in fig2.series.items()}

