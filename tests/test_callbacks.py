@@ -464,7 +464,8 @@ _HIDDEN = textwrap.dedent('''
              if m.split(".")[:2] == ["sklearn", "callback"]}
     hidden_attribute = sklearn.__dict__.pop("callback", None)
     sys.meta_path.insert(0, Hide())
-    from oracleboost.boosters import BOOSTERS, callbacks
+    from oracleboost.boosters import BOOSTERS
+    from oracleboost.engine import callbacks
     from oracleboost.datasets import make_ranking
     sys.meta_path.pop(0)
     # 3. scikit-learn gets its module back: its _fit_context imports it in every fit.

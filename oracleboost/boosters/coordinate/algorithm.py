@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from oracleboost.engine.classifier import SignedColumn
+from oracleboost.engine.model import Ensemble
 from oracleboost.engine.rounds import (
     BoostingWarning,
     Problem,
@@ -86,7 +87,7 @@ def dual_weights(p: CoordinateProblem, margins: np.ndarray) -> row_passes.DualWe
                                    math.log(p.s_total))
 
 
-def coordinate_round(p: CoordinateProblem, state: CoordinateState, ensemble, t: int,
+def coordinate_round(p: CoordinateProblem, state: CoordinateState, ensemble: Ensemble, t: int,
                      budget: int, who: str) -> RoundResult:
     """Telgarsky (2013), Algorithm 1, one round (the module's box).  ``t`` counts the
     rounds before this one (a schedule's count), ``budget`` the rounds left with this

@@ -31,6 +31,7 @@ from oracleboost.boosters.mirror.maps import MirrorMap
 from oracleboost.boosters.mirror.updates import DualUpdate, Projection
 from oracleboost.boosters.mirror.variants import Variant
 from oracleboost.engine.classifier import SignedColumn
+from oracleboost.engine.model import Ensemble
 from oracleboost.engine.rounds import Problem, RoundResult, StopReason, draw_seed
 from oracleboost.oracles.base import Hypothesis
 from oracleboost.rows.blocks import RowBlocks
@@ -131,7 +132,8 @@ class Moved(NamedTuple):
     near: object
 
 
-def binary_round(p: MirrorProblem, state: MirrorState, ensemble, budget: int) -> RoundResult:
+def binary_round(p: MirrorProblem, state: MirrorState, ensemble: Ensemble,
+                 budget: int) -> RoundResult:
     """Algorithm 1, one round on ±1 labels (the module's box)."""
     stop = p.variant.halt(state)  # the MadaBoost variant: ε_t = 0 makes η_t = 0
     if stop is not None:
@@ -199,7 +201,7 @@ def step_and_project(p: MirrorProblem, state: MirrorState, h: Hypothesis, coef: 
     return Moved(z, f, sums, w, query, top, zeros, log_norm, near)
 
 
-def multiclass_round(p: MirrorProblem, state: MirrorState, ensemble) -> RoundResult:
+def multiclass_round(p: MirrorProblem, state: MirrorState, ensemble: Ensemble) -> RoundResult:
     """The ``maboost`` package's multiclass round over the cells W (:mod:`.cells`)."""
     blocks, K, width = p.blocks, p.K, p.K - 1
     q, total = mirror_cells.row_masses(blocks, state.w, width)

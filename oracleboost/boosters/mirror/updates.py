@@ -91,7 +91,9 @@ class LazyUpdate(DualUpdate):
 
     name = "lazy"
 
-    def point(self, out, dual, step, z, w, mirror, log_s, alpha_eta) -> None:
+    def point(self, out: np.ndarray, dual: np.ndarray | None, step: np.ndarray,
+              z: np.ndarray | None, w: np.ndarray, mirror: MirrorMap,
+              log_s: np.ndarray | None, alpha_eta: float) -> None:
         np.add(z, step, out=out)
 
     def projection(self, mirror: MirrorMap, cap: object) -> Projection:
@@ -112,7 +114,9 @@ class ActiveUpdate(DualUpdate):
     def start(self, blocks: RowBlocks, mirror: MirrorMap, w1: Rows) -> tuple[Rows | None, float]:
         return None, 1.0
 
-    def point(self, out, dual, step, z, w, mirror, log_s, alpha_eta) -> None:
+    def point(self, out: np.ndarray, dual: np.ndarray | None, step: np.ndarray,
+              z: np.ndarray | None, w: np.ndarray, mirror: MirrorMap,
+              log_s: np.ndarray | None, alpha_eta: float) -> None:
         np.add(mirror.gradient(w), step, out=out)
 
 
@@ -128,7 +132,9 @@ class SparseBoostUpdate(DualUpdate):
     def start(self, blocks: RowBlocks, mirror: MirrorMap, w1: Rows) -> tuple[Rows | None, float]:
         return w1, row_passes.total(blocks, w1)  # y_1 = w_1
 
-    def point(self, out, dual, step, z, w, mirror, log_s, alpha_eta) -> None:
+    def point(self, out: np.ndarray, dual: np.ndarray | None, step: np.ndarray,
+              z: np.ndarray | None, w: np.ndarray, mirror: MirrorMap,
+              log_s: np.ndarray | None, alpha_eta: float) -> None:
         np.add(z, step, out=out)
         out -= alpha_eta  # (y + η d) − α η, in this order: the bits of eq. 29 as written
         np.maximum(out, 0.0, out=out)
@@ -151,7 +157,9 @@ class MadaBoostUpdate(DualUpdate):
     def start(self, blocks: RowBlocks, mirror: MirrorMap, w1: Rows) -> tuple[Rows | None, float]:
         return blocks.full(0.0), 1.0  # log z_1 = −a H_0 = 0
 
-    def point(self, out, dual, step, z, w, mirror, log_s, alpha_eta) -> None:
+    def point(self, out: np.ndarray, dual: np.ndarray | None, step: np.ndarray,
+              z: np.ndarray | None, w: np.ndarray, mirror: MirrorMap,
+              log_s: np.ndarray | None, alpha_eta: float) -> None:
         zb = np.add(z, step, out=dual)
         np.minimum(zb, 0.0, out=out)
         if log_s is not None:
@@ -186,7 +194,8 @@ class Softmax(Projection):
 
     fused = True
 
-    def __call__(self, blocks, point, *, cap, mirror, mass, log_norm, near):
+    def __call__(self, blocks: RowBlocks, point: Rows, *, cap: object, mirror: MirrorMap,
+                 mass: float, log_norm: float, near: object) -> tuple[Rows, float, object]:
         w, log_norm = kl_softmax_rows(blocks, point)
         return w, log_norm, near
 
@@ -196,7 +205,8 @@ class EuclideanNear(Projection):
     """The Euclidean projection onto S (S_k, S_c: ``cap``), its first pivots near the
     last round's threshold (:func:`.row_projections.euclidean_simplex_rows_near`)."""
 
-    def __call__(self, blocks, point, *, cap, mirror, mass, log_norm, near):
+    def __call__(self, blocks: RowBlocks, point: Rows, *, cap: object, mirror: MirrorMap,
+                 mass: float, log_norm: float, near: object) -> tuple[Rows, float, object]:
         w, near = euclidean_simplex_rows_near(blocks, point, cap, near)
         return w, log_norm, near
 
@@ -206,7 +216,8 @@ class MapProjection(Projection):
     """The map's own projection rows (:meth:`.maps.MirrorMap.project_rows`): the KL
     projection onto S_k or S_c, a map of the user's."""
 
-    def __call__(self, blocks, point, *, cap, mirror, mass, log_norm, near):
+    def __call__(self, blocks: RowBlocks, point: Rows, *, cap: object, mirror: MirrorMap,
+                 mass: float, log_norm: float, near: object) -> tuple[Rows, float, object]:
         return mirror.project_rows(blocks, point, cap), log_norm, near
 
 
@@ -215,7 +226,8 @@ class Normalised(Projection):
     """SparseBoost's ``w_{t+1} = y_{t+1} / ‖y_{t+1}‖₁`` (Algorithm 2); a state of zeros
     stays zeros (the round then stops: ``"zero_weights"``)."""
 
-    def __call__(self, blocks, point, *, cap, mirror, mass, log_norm, near):
+    def __call__(self, blocks: RowBlocks, point: Rows, *, cap: object, mirror: MirrorMap,
+                 mass: float, log_norm: float, near: object) -> tuple[Rows, float, object]:
         w = mirror_passes.divided(blocks, point, mass) if mass > 0.0 else blocks.full(0.0)
         return w, log_norm, near
 

@@ -141,7 +141,8 @@ class Smooth(Variant):
     def of(cls, smoothness: float | None, sparsity: float | None) -> Variant:
         return cls(smoothness=None if smoothness is None else float(smoothness))
 
-    def bound(self, mirror, potential, n_rows, equal_weights, nu) -> float:
+    def bound(self, mirror: MirrorMap, potential: float, n_rows: int, equal_weights: bool,
+              nu: float) -> float:
         value = super().bound(mirror, potential, n_rows, equal_weights, nu)
         return value if math.isnan(value) else max(1.0 / self.smoothness, value)
 
@@ -168,7 +169,8 @@ class SparseBoost(Variant):
     def update(self, lazy: bool) -> DualUpdate:
         return SparseBoostUpdate()
 
-    def step(self, nu, gamma, state, L, n) -> tuple[float, float, float]:
+    def step(self, nu: float, gamma: float, state: MirrorState, L: float,
+             n: int) -> tuple[float, float, float]:
         view = RoundView(nu=nu, edge=gamma, mass=state.mass, n_samples=n)
         eta, alpha = self.rule(view, state.t), self.rule.l1(view)  # eq. 36, the ℓ1 factor
         potential = state.potential + eta * (gamma * state.mass - alpha) - n * (eta * eta) / 2
@@ -199,11 +201,13 @@ class MadaBoost(Variant):
         # ε_t, the training error of H_{t−1} (ties counted; ε_1 = 1), is 0: η_t = 0
         return StopReason.ZERO_TRAINING_ERROR if state.error == 0.0 else None
 
-    def step(self, nu, gamma, state, L, n) -> tuple[float, float, float]:
+    def step(self, nu: float, gamma: float, state: MirrorState, L: float,
+             n: int) -> tuple[float, float, float]:
         eta = self.rule(RoundView(nu=nu, edge=gamma, error=state.error), state.t)
         return eta, 0.0, state.potential + gamma**2
 
-    def bound(self, mirror, potential, n_rows, equal_weights, nu) -> float:
+    def bound(self, mirror: MirrorMap, potential: float, n_rows: int, equal_weights: bool,
+              nu: float) -> float:
         if nu != 1.0:
             return math.nan
         return min(1.0, math.sqrt(2.0 / potential)) if potential > 0 else 1.0

@@ -22,7 +22,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -40,6 +40,7 @@ from oracleboost.engine.model import Refit
 from oracleboost.engine.rounds import Problem, RoundResult, StopReason, draw_seed
 from oracleboost.optim import row_passes
 from oracleboost.optim.votes import ArgmaxVote, predicted_index, vote_margins
+from oracleboost.oracles.base import Hypothesis
 from oracleboost.rows.blocks import RowBlocks
 
 __all__ = ["TCProblem", "TCState", "Entropic", "Method", "LPBoost", "ERLPBoost", "SoftBoost",
@@ -174,7 +175,8 @@ class TCState:
 
 
 # -- what every method's round shares --------------------------------------------------
-def price(p: TCProblem, state: TCState):
+def price(p: TCProblem, state: TCState
+          ) -> tuple[Hypothesis, SignedColumn, str] | StopReason:
     """The oracle's best hypothesis under d_{t−1}: ``(h, column, name)``, or the
     stop reason of :meth:`SignedColumn.of` (``zero_hypothesis``, ``zero_edge``).  A
     column is a hypothesis with its orientation (w ≥ 0: h and −h are two columns,
@@ -193,14 +195,15 @@ def price(p: TCProblem, state: TCState):
     return h, column, name
 
 
-def column_entries(p: TCProblem, column) -> np.ndarray:
+def column_entries(p: TCProblem, column: SignedColumn) -> np.ndarray:
     """The column's entries u_t over the LP's rows (the cells when K > 2)."""
     if p.cells:
         return column.u
     return row_passes.oriented(p.blocks, column.a, column.y, column.norm, column.sign)
 
 
-def joined(p: TCProblem, state: TCState, ensemble, h, column) -> tuple:
+def joined(p: TCProblem, state: TCState, ensemble: Refit, h: Hypothesis,
+           column: SignedColumn) -> tuple:
     """The new column on the ensemble's hypothesis: ``w · sign · h / ‖h‖``, and h is
     (h.scale / first.scale) times the first hypothesis of its key there.  Returns
     (joining, held, factors, slots) after the column.  K > 2: h joins as its vote
@@ -236,7 +239,8 @@ def coefficients(w: np.ndarray, factors: tuple, slots: tuple, n_held: int) -> np
     return coef
 
 
-def vote_metrics(target: np.ndarray, weight, scores: np.ndarray) -> dict[str, float]:
+def vote_metrics(target: np.ndarray, weight: np.ndarray | None,
+                 scores: np.ndarray) -> dict[str, float]:
     """A set's ``loss``, the weighted share of rows whose vote margin is at most 0 (ties
     count against; MABoost's ``loss``), and ``error``, that of ``predict`` (ties to the
     lowest class).  ``target`` is ±1 (binary scores) or the class indices (K > 2)."""
@@ -272,7 +276,7 @@ def solver_failed(p: TCProblem, warn: Warn, t: int, what: str, exc: Exception) -
     return StopReason.SOLVER_FAILED
 
 
-def entropy_solve(solve: Callable, p: TCProblem, t: int, what: str, warn: Warn):
+def entropy_solve(solve: Callable, p: TCProblem, t: int, what: str, warn: Warn) -> Any:
     """An entropy solve's answer; one certified only to :func:`_fallback_accept`
     (Newton's iteration limit, Clarabel short of its tolerance) is taken too, its
     gap recorded in ``history_["solver_gap"]``; else ``solver_failed`` (warned)."""
@@ -285,7 +289,7 @@ def entropy_solve(solve: Callable, p: TCProblem, t: int, what: str, warn: Warn):
         return solver_failed(p, warn, t, what, exc)
 
 
-def solve_with(p: TCProblem, state: TCState, u: np.ndarray, t: int, warn: Warn):
+def solve_with(p: TCProblem, state: TCState, u: np.ndarray, t: int, warn: Warn) -> Any:
     """The soft-margin LP over the state's columns and ``u``, from the last basis:
     its solution, or ``solver_failed`` (warned, with the solver's status) with the
     LP left as the state holds it (built again from the good columns if fitting
@@ -336,7 +340,7 @@ class Method:
     entropic: bool = False
     extra_keys: tuple[str, ...] = ()
 
-    def round(self, p: TCProblem, state: TCState, ensemble, t: int,
+    def round(self, p: TCProblem, state: TCState, ensemble: Refit, t: int,
               warn: Warn) -> RoundResult:
         raise NotImplementedError
 
@@ -351,7 +355,7 @@ class LPBoost(Method):
 
     name = "lpboost"
 
-    def round(self, p: TCProblem, state: TCState, ensemble, t: int,
+    def round(self, p: TCProblem, state: TCState, ensemble: Refit, t: int,
               warn: Warn) -> RoundResult:
         start = time.perf_counter()
         # 1. pricing: the oracle's best hypothesis under d_{t−1}
@@ -399,7 +403,7 @@ class ERLPBoost(Method):
     entropic = True
     extra_keys = ("regularized_upper", "regularized_gap")
 
-    def round(self, p: TCProblem, state: TCState, ensemble, t: int,
+    def round(self, p: TCProblem, state: TCState, ensemble: Refit, t: int,
               warn: Warn) -> RoundResult:
         en = state.entropic
         start = time.perf_counter()
@@ -480,7 +484,7 @@ class SoftBoost(Method):
     entropic = True
     extra_keys = ("bound",)
 
-    def round(self, p: TCProblem, state: TCState, ensemble, t: int,
+    def round(self, p: TCProblem, state: TCState, ensemble: Refit, t: int,
               warn: Warn) -> RoundResult:
         en = state.entropic
         start = time.perf_counter()
@@ -530,8 +534,9 @@ class SoftBoost(Method):
         return RoundResult(new, records=(record,), refit=refit)
 
     @staticmethod
-    def restricted(p: TCProblem, state: TCState, ensemble, h, column, name, upper: float,
-                   t: int, warn: Warn) -> Restricted | StopReason:
+    def restricted(p: TCProblem, state: TCState, ensemble: Refit, h: Hypothesis,
+                   column: SignedColumn, name: str, upper: float, t: int,
+                   warn: Warn) -> Restricted | StopReason:
         """Step 2: the new column added and the LP solved from the last basis, or, for a
         column held already (it adds no constraint: only γ̂ moved), the last LP as it
         was; ``solver_failed`` when the LP's solve fails."""
