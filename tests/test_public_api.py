@@ -148,7 +148,7 @@ def test_the_package_ships_py_typed():
 
 #: The modules whose public names the top level re-exports.
 _SOURCES = ("oracleboost.boosters", "oracleboost.oracles", "oracleboost.losses",
-            "oracleboost.model_json", "oracleboost.export.lightgbm")
+            "oracleboost.model_json", "oracleboost.export")
 
 
 def _home(name: str) -> ModuleType:
