@@ -28,9 +28,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from oracleboost.rows.partitioned import NotDistributedError, is_dask_collection
 
-__all__ = ["Backend", "BackendEntry", "BACKENDS", "NEEDS", "backend_for", "register_backend"]
+__all__ = ["Backend", "BackendEntry", "BACKENDS", "NEEDS", "backend_for", "equal_weights",
+           "register_backend"]
 
 #: What a booster may need of the place its rows are, by name: the keys of
 #: :attr:`Backend.cannot`.
@@ -72,6 +75,13 @@ class Backend:
             raise NotDistributedError(
                 f"{who} does not run on {self.collection}: {self.cannot[need]}{tail}")
 
+    def can(self, need: str) -> bool:
+        """Whether this backend can do ``need`` (a key of :data:`NEEDS`).  A backend that
+        can do ``"all_rows"`` gives rows with ``X``, every row in this process."""
+        if need not in NEEDS:
+            raise KeyError(f"unknown need {need!r}; the needs are {sorted(NEEDS)}")
+        return need not in self.cannot
+
     def _missing(self, what: str) -> NotDistributedError:
         return NotDistributedError(f"{what} does not run on {self.collection} "
                                    f"(the {self.name} backend does not provide it)")
@@ -90,6 +100,12 @@ class Backend:
         raise self._missing(type(estimator).__name__)
 
     # -- oracles --------------------------------------------------------------------------
+    def bind(self, oracle: Any, rows: Any, **keywords: Any) -> Any:
+        """``oracle`` bound to the fit's ``rows``: an oracle says how its answers are sums
+        over partitions (``Oracle._bind_partitioned``, which calls :meth:`bind_stumps` or
+        :meth:`bind_columns`); ``keywords`` are ``bind``'s beyond X, none off memory."""
+        return oracle._bind_partitioned(rows, self)
+
     def bind_stumps(self, oracle: Any, rows: Any) -> Any:
         """A stump oracle over ``rows``: histograms summed over the partitions."""
         raise self._missing(type(oracle).__name__)
@@ -138,6 +154,15 @@ def backend_for(X: Any) -> Backend | None:
         if entry.accepts(X):
             return importlib.import_module(entry.module).BACKEND
     return None
+
+
+def equal_weights(s: Any) -> bool:
+    """Whether a fit's weights ``s`` (as a backend gives them) are all equal: None (a
+    backend drops equal weights: they cancel), or an array in memory whose entries are
+    equal."""
+    if s is None:
+        return True
+    return isinstance(s, np.ndarray) and bool((s == s[0]).all())
 
 
 @contextmanager

@@ -1096,12 +1096,16 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         """``oracle``, or the default oracle for :attr:`_default_query`."""
         return default_oracle(self._default_query) if self.oracle is None else self.oracle
 
-    def _bind_partitioned(self, rows, need: str):
-        """:meth:`_bind` for rows held in a backend's partitions (``rows.backend``:
-        ``Oracle._bind_partitioned``)."""
+    def _bind_rows(self, rows, need: str):
+        """:meth:`_bind` to a fit's rows, wherever they are: ``rows.backend`` binds the
+        oracle (:meth:`~oracleboost.engine.backends.Backend.bind`)."""
         oracle = self._oracle()
-        bound = oracle._bind_partitioned(rows, rows.backend)
-        if not getattr(bound.capabilities, need):  # pragma: no cover - stumps answer all
+        return self._answering(rows.backend.bind(oracle, rows, **self._bind_keywords()),
+                               oracle, need)
+
+    def _answering(self, bound, oracle: Oracle, need: str):
+        """``bound``, refused, naming ``need``, when it cannot answer that."""
+        if not getattr(bound.capabilities, need):
             raise OracleCapabilityError(
                 f"{type(self).__name__} needs an oracle that answers {need}; "
                 f"{type(oracle).__name__} does not (capabilities: {bound.capabilities})"
@@ -1118,13 +1122,7 @@ class BaseBooster(CallbackSupport, BaseEstimator):
     def _bind(self, X, need: str):
         """Bind the oracle to X; refuse it, naming ``need``, when it cannot answer that."""
         oracle = self._oracle()
-        bound = oracle.bind(X, **self._bind_keywords())
-        if not getattr(bound.capabilities, need):
-            raise OracleCapabilityError(
-                f"{type(self).__name__} needs an oracle that answers {need}; "
-                f"{type(oracle).__name__} does not (capabilities: {bound.capabilities})"
-            )
-        return bound
+        return self._answering(oracle.bind(X, **self._bind_keywords()), oracle, need)
 
 
 def _takes_nan(oracle: Any) -> bool:

@@ -533,7 +533,7 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
         data = backend.classification_data(self, X, y, sample_weight, self.block_size,
                                            scale_free=False, labels="auto")
         blocks = data.rows.blocks
-        bound = self._bind_partitioned(data.rows, "correlation_vector")
+        bound = self._bind_rows(data.rows, "correlation_vector")
         extra = float(self.fit_intercept)
         scale = self._scale(functools.partial(bound.largest_row_norm, extra),
                             lambda: bound.peak)

@@ -38,15 +38,15 @@ from oracleboost.boosters.coordinate.algorithm import (
     coordinate_round,
     dual_weights,
 )
-from oracleboost.engine.backends import Backend, backend_for
+from oracleboost.engine.backends import equal_weights
 from oracleboost.engine.base import BaseBooster, data_signature, fit_context, loss_constraint
 from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
-    classification_data,
     lightgbm_objective,
     margin_metrics,
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
+from oracleboost.engine.fit_data import fit_backend
 from oracleboost.engine.rounds import (
     BoostingWarning,
     seed_generator,
@@ -56,7 +56,7 @@ from oracleboost.losses import MarginLoss, get_loss
 from oracleboost.optim import row_passes
 from oracleboost.optim.steps import STEP_RULES, StepRule, get_step
 from oracleboost.oracles.base import Oracle
-from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
+from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE
 
 __all__ = ["CoordinateBoostingClassifier"]
 
@@ -274,26 +274,31 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
         )
 
     def _setup(self, X, y, sample_weight) -> CoordinateProblem:
-        if (backend := backend_for(X)) is not None:
-            return self._setup_on(backend, X, y, sample_weight)
-        data = classification_data(self, X, y, sample_weight, binary=True)
-        X, s = data.X, data.s
+        backend = fit_backend(X)
+        if self.warm_start and hasattr(self, "ensemble_"):
+            backend.refuse("warm_start", "warm_start")
+        if self.duality_gap is True:
+            # the optimal risk is solved (LPs, Newton's method) over every row at once
+            backend.refuse("all_rows", "duality_gap=True",
+                           "set duality_gap='auto' or False (then no 'gap' is recorded), "
+                           "or fit the rows in memory")
         # ±1 as int8: the round's compiled passes read the labels every round, and at
         # large n they are bound by memory traffic (1 byte a row, not 8)
-        ypm = data.signs(np.int8)
+        data = backend.classification_data(self, X, y, sample_weight, self.block_size)
+        ypm, s = data.ypm, data.s
         loss = get_loss(self.loss, MarginLoss)
-        bound = self._bind(X, "correlate")
-        signature = data_signature(X, ypm, s)
-        if self.warm_start and getattr(self, "_signature_", None) == signature \
-                and getattr(self, "_optimal_for_", None) == loss:
-            optimal = self.optimal_loss_  # the same data and loss: the same optimum
-        else:
-            optimal = self._optimal_loss(bound, ypm, loss, s)
+        bound = self._bind_rows(data.rows, "correlate")
+        optimal = signature = None  # "auto": not where every row is not at hand
+        if backend.can("all_rows"):
+            signature = data_signature(data.rows.X, ypm, s)
+            if self.warm_start and getattr(self, "_signature_", None) == signature \
+                    and getattr(self, "_optimal_for_", None) == loss:
+                optimal = self.optimal_loss_  # the same data and loss: the same optimum
+            else:
+                optimal = self._optimal_loss(bound, ypm, loss, s)
         self.optimal_loss_, self._optimal_for_ = optimal, loss
-        uniform = bool((s == s[0]).all())
-        blocks = RowBlocks(ypm.shape[0], self.block_size, self.n_jobs)
-        return self._problem(ypm, s, uniform, loss, get_step(self.step), bound, optimal,
-                             signature, blocks)
+        return self._problem(ypm, s, equal_weights(s), loss, get_step(self.step), bound,
+                             optimal, signature, data.rows.blocks)
 
     def _problem(self, ypm, s, uniform: bool, loss: MarginLoss, rule: StepRule, bound,
                  optimal: float | None, signature: str | None, blocks) -> CoordinateProblem:
@@ -314,25 +319,6 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
             signature=signature,
             blocks=blocks,
         )
-
-    def _setup_on(self, backend: Backend, X, y, sample_weight) -> CoordinateProblem:
-        """``_setup`` for X a collection of ``backend`` (a dask array): the rows where
-        the backend keeps them, the same problem."""
-        if self.warm_start and hasattr(self, "ensemble_"):
-            backend.refuse("warm_start", "warm_start")
-        if self.duality_gap is True:
-            # the optimal risk is solved (LPs, Newton's method) over every row at once
-            backend.refuse("all_rows", "duality_gap=True",
-                           "set duality_gap='auto' or False (then no 'gap' is recorded), "
-                           "or fit the rows in memory")
-        loss = get_loss(self.loss, MarginLoss)
-        rule = get_step(self.step)
-        data = backend.classification_data(self, X, y, sample_weight, self.block_size)
-        self.optimal_loss_ = None  # "auto": not where every row is not at hand
-        # s is None when the weights are equal (they cancel, as in memory)
-        return self._problem(data.ypm, data.s, data.s is None, loss, rule,
-                             self._bind_partitioned(data.rows, "correlate"), None, None,
-                             data.rows.blocks)
 
     def _history_keys(self, problem: CoordinateProblem) -> tuple[str, ...]:
         keys = ("loss", "log_loss", "margin", "train_error", "edge", "step", "entropy", "time")

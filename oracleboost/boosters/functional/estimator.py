@@ -467,7 +467,7 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
         self._refuse_on(backend)
         data = backend.regression_data(self, X, y, sample_weight, self.block_size)
         blocks = data.rows.blocks
-        bound = self._bind_partitioned(data.rows, self._partitioned_need())
+        bound = self._bind_rows(data.rows, self._partitioned_need())
         f0 = self._regression_init(loss, blocks, data.y, data.s)
         return self._partitioned_problem(data.y, data.s, blocks, bound, loss, f0)
 
@@ -697,7 +697,7 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         vector = loss.raw_ndim == 2
         self._loss_ = loss
         blocks = data.rows.blocks
-        bound = self._bind_partitioned(data.rows, self._partitioned_need())
+        bound = self._bind_rows(data.rows, self._partitioned_need())
         K = len(self.classes_)
         if self.init == "auto":
             f0 = self._init_from_masses(self._class_masses(blocks, data.ypm, data.s))

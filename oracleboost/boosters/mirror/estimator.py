@@ -94,7 +94,7 @@ from oracleboost.boosters.mirror.algorithm import (
 from oracleboost.boosters.mirror.maps import MIRROR_MAPS, MirrorMap, get_mirror_map
 from oracleboost.boosters.mirror.updates import default_projection
 from oracleboost.boosters.mirror.variants import VARIANTS, MABoost, Variant, make_variant
-from oracleboost.engine.backends import Backend, backend_for
+from oracleboost.engine.backends import backend_for, equal_weights
 from oracleboost.engine.base import (
     BaseBooster,
     data_signature,
@@ -103,10 +103,10 @@ from oracleboost.engine.base import (
 )
 from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
-    classification_data,
     weighted_error,
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
+from oracleboost.engine.fit_data import fit_backend
 from oracleboost.engine.rounds import seed_generator
 from oracleboost.export.methods import ExportMixin
 from oracleboost.optim import row_passes
@@ -398,41 +398,29 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
             )
 
     def _setup(self, X, y, sample_weight, sample_group) -> MirrorProblem:
-        if (backend := backend_for(X)) is not None:
-            return self._setup_on(backend, X, y, sample_weight, sample_group)
-        secondary = None
-        if sample_group is not None:
-            g = np.asarray(sample_group)
-            if g.shape != (np.shape(X)[0],):
-                raise ValueError(
-                    f"sample_group must have shape ({np.shape(X)[0]},); got {g.shape}"
-                )
-            if not np.isin(g, (0, 1)).all():
-                raise ValueError("sample_group must hold 0 (primary) or 1 (secondary) per row")
-            secondary = g.astype(bool)
-        data = classification_data(self, X, y, sample_weight, secondary)
-        X, s, (secondary,), y_idx, K = data.X, data.s, data.rows, data.y_index, data.n_classes
+        backend = fit_backend(X)
+        if self.warm_start and hasattr(self, "ensemble_"):
+            backend.refuse("warm_start", "warm_start")
         mirror = get_mirror_map(self.mirror)
-        self._check_options(mirror, K, secondary is not None)
-        need = "correlate" if K == 2 else "multiclass_correlate"
-        bound = self._bind(X, need)
-        n = X.shape[0]
-        capped = self.smoothness is not None and (self._variant().capped
-                                                  or secondary is not None)
-        if K == 2:
-            a = data.signs(np.int8)  # ±1: the passes read them every round (1 byte a row)
-            cap = None
-            if capped:
-                k = float(self.smoothness) / n
-                cap = k if secondary is None else np.where(secondary, k, np.inf)
-            blocks = RowBlocks(n, self.block_size, self.n_jobs)
-            uniform = bool((s == s[0]).all())
-            return self._binary_problem(a, None if uniform else s, cap, mirror, bound,
-                                        secondary, blocks, data_signature(X, a, s, secondary))
-        # multiclass: a distribution over the N × (K − 1) cells
-        return self._multiclass_problem(y_idx, s, K, secondary, mirror, bound,
-                                        RowBlocks(n, self.block_size, self.n_jobs),
-                                        data_signature(X, y_idx, s, secondary))
+        self._check_options(mirror, 2, sample_group is not None)  # (before any data moves)
+        data = backend.classification_data(self, X, y, sample_weight, self.block_size,
+                                           labels="auto", sample_group=sample_group)
+        blocks, group, K = data.rows.blocks, data.group, len(self.classes_)
+        signature = (data_signature(data.rows.X, data.ypm, data.s, group)
+                     if backend.can("all_rows") else None)
+        if K > 2:
+            self._check_options(mirror, K, group is not None)
+            return self._multiclass_problem(
+                data.ypm, data.s, K, group, mirror,
+                self._bind_rows(data.rows, "multiclass_correlate"), blocks, signature)
+        cap = None
+        if self.smoothness is not None and (self._variant().capped or group is not None):
+            cap = float(self.smoothness) / blocks.n
+            if group is not None:  # only the secondary set's weights (§3.2)
+                cap = mirror_passes.group_caps(blocks, group, cap)
+        return self._binary_problem(data.ypm, None if equal_weights(data.s) else data.s,
+                                    cap, mirror, self._bind_rows(data.rows, "correlate"),
+                                    group, blocks, signature)
 
     def _multiclass_problem(self, a: Rows, s: Rows | None, K: int, secondary: Rows | None,
                             mirror: MirrorMap, bound, blocks: RowBlocks,
@@ -497,33 +485,6 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         projection = default_projection(mirror) if multiclass else update.projection(mirror, cap)
         return {"variant": variant, "update": update, "projection": projection,
                 "nu": float(self.learning_rate)}
-
-    def _setup_on(self, backend: Backend, X, y, sample_weight,
-                  sample_group) -> MirrorProblem:
-        """``_setup`` for X a collection of ``backend`` (a dask array): the rows where
-        the backend keeps them, the same problem."""
-        if self.warm_start and hasattr(self, "ensemble_"):
-            backend.refuse("warm_start", "warm_start")
-        mirror = get_mirror_map(self.mirror)
-        self._check_options(mirror, 2, sample_group is not None)
-        data = backend.classification_data(self, X, y, sample_weight, self.block_size,
-                                           labels="auto", sample_group=sample_group)
-        blocks = data.rows.blocks
-        K = len(self.classes_)
-        if K > 2:
-            self._check_options(mirror, K, sample_group is not None)
-            return self._multiclass_problem(
-                data.ypm, data.s, K, data.group, mirror,
-                self._bind_partitioned(data.rows, "multiclass_correlate"), blocks, None)
-        cap = None
-        if self.smoothness is not None and (self._variant().capped
-                                            or data.group is not None):
-            cap = float(self.smoothness) / blocks.n
-            if data.group is not None:  # only the secondary set's weights (§3.2)
-                cap = mirror_passes.group_caps(blocks, data.group, cap)
-        return self._binary_problem(data.ypm, data.s, cap, mirror,
-                                    self._bind_partitioned(data.rows, "correlate"), data.group,
-                                    blocks, None)
 
     def _history_keys(self, problem: MirrorProblem) -> tuple[str, ...]:
         return (

@@ -1,0 +1,129 @@
+"""A fit's data, made by the backend where its rows are: memory is a backend too.
+
+``fit`` asks :func:`fit_backend` for X's backend once, and the backend makes the fit's
+data (:meth:`~oracleboost.engine.backends.Backend.classification_data`,
+:meth:`~oracleboost.engine.backends.Backend.regression_data`): the features as *rows*
+(with their row blocks, and the backend that binds an oracle to them), the labels or
+targets, the weights.  A booster builds its problem from that one object, in memory or
+on a cluster alike; what it can do only with every row in this process (an exact
+optimum, a warm start's signature) it asks of the backend by need
+(:meth:`~oracleboost.engine.backends.Backend.can`), never by name.
+
+:class:`MemoryBackend` is this process's memory: the rows are NumPy (or SciPy sparse)
+arrays, passed over by threads (:mod:`oracleboost.rows`), checked by
+:func:`~oracleboost.engine.classifier.classification_data`, and any oracle binds to them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from oracleboost.engine.backends import Backend, backend_for
+from oracleboost.engine.classifier import classification_data
+from oracleboost.oracles.base import BoundOracle, Oracle
+from oracleboost.rows.blocks import RowBlocks
+
+__all__ = ["MEMORY", "MemoryBackend", "MemoryClassificationData", "MemoryRegressionData",
+           "MemoryRows", "fit_backend"]
+
+
+@dataclass(frozen=True)
+class MemoryRows:
+    """A fit's features in this process: ``X`` (validated: float64 or sparse), its row
+    blocks (on the booster's threads), and the backend."""
+
+    X: Any
+    blocks: RowBlocks
+    backend: Backend
+
+
+@dataclass(frozen=True)
+class MemoryClassificationData:
+    """A classifier's data in memory, as a backend gives it: ``ypm`` the labels (±1
+    ``int8`` for two classes, or class indices), ``s`` the normalised weights of the kept
+    rows, ``group`` MABoost's secondary set (True) when given.  In memory ``s`` is kept
+    even when every weight is equal (a backend may give None then: they cancel); the
+    boosters read both alike (:func:`oracleboost.engine.backends.equal_weights`)."""
+
+    rows: MemoryRows
+    ypm: np.ndarray
+    s: np.ndarray
+    group: np.ndarray | None = None
+    #: The class index of every kept row (``np.unique``'s inverse, into ``classes_``).
+    y_index: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class MemoryRegressionData:
+    """A regressor's data in memory: float64 targets ``y`` and the weights ``s``."""
+
+    rows: MemoryRows
+    y: np.ndarray
+    s: np.ndarray
+
+
+class MemoryBackend(Backend):
+    """Rows in this process's memory: every need is met, any oracle binds."""
+
+    name = "memory"
+    collection = "arrays in memory"
+    cannot: dict[str, str] = {}
+
+    def rows(self, estimator: Any, X: Any, block_size: int) -> MemoryRows:
+        """``X``'s rows, in blocks of ``block_size`` on the estimator's threads."""
+        return MemoryRows(X, RowBlocks(X.shape[0], block_size, estimator.n_jobs), self)
+
+    def classification_data(self, estimator: Any, X: Any, y: Any, sample_weight: Any,
+                            block_size: int, sample_group: Any = None,
+                            scale_free: bool = True,
+                            labels: str = "signs") -> MemoryClassificationData:
+        # (``scale_free`` is the estimator's own ``_scale_free_weights`` in memory)
+        if sample_group is not None:
+            sample_group = _checked_group(sample_group, np.shape(X)[0])
+        data = classification_data(estimator, X, y, sample_weight, sample_group,
+                                   binary=labels == "signs")
+        two = labels == "signs" or (labels == "auto" and data.n_classes == 2)
+        ypm = data.signs(np.int8) if two else data.y_index
+        group, = data.rows
+        return MemoryClassificationData(
+            self.rows(estimator, data.X, block_size), ypm, data.s,
+            group, data.y_index)
+
+    def regression_data(self, estimator: Any, X: Any, y: Any, sample_weight: Any,
+                        block_size: int) -> MemoryRegressionData:
+        from oracleboost._validation import check_sample_weight
+        from oracleboost.engine.base import validate_input  # (base's module imports this)
+
+        X, y = validate_input(estimator, X, y, y_numeric=True)
+        s = check_sample_weight(sample_weight, X.shape[0])
+        X, y, s = estimator._positive_weight_rows(X, y, s)
+        return MemoryRegressionData(self.rows(estimator, X, block_size), y, s)
+
+    def bind(self, oracle: Oracle, rows: MemoryRows, **keywords: Any) -> BoundOracle:
+        return oracle.bind(rows.X, **keywords)
+
+    def predict(self, estimator: Any, method: Any, X: Any, *, staged: bool = False) -> Any:
+        return method(X)
+
+
+def _checked_group(sample_group: Any, n: int) -> np.ndarray:
+    """MABoost's ``sample_group`` as a mask of the secondary set, checked."""
+    g = np.asarray(sample_group)
+    if g.shape != (n,):
+        raise ValueError(f"sample_group must have shape ({n},); got {g.shape}")
+    if not np.isin(g, (0, 1)).all():
+        raise ValueError("sample_group must hold 0 (primary) or 1 (secondary) per row")
+    return g.astype(bool)
+
+
+#: This process's memory, the backend of every fit not given another's collection.
+MEMORY = MemoryBackend()
+
+
+def fit_backend(X: Any) -> Backend:
+    """The backend a fit on ``X`` runs on: ``X``'s (:func:`backend_for`), else memory."""
+    backend = backend_for(X)
+    return MEMORY if backend is None else backend
