@@ -78,6 +78,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array
 
+from oracleboost._numerics import largest_row_norm
 from oracleboost._typing import ArrayLike
 from oracleboost._validation import (
     check_finite_array,
@@ -539,6 +540,23 @@ class BoundOracle:
         """The hypothesis ``scale · h_j`` of column ``j`` of a finite class."""
         self._require_finite("column_hypothesis")
         return self._column_hypothesis(int(j), float(scale))
+
+    # what a booster that reads whole rows of a finite class asks (accelerated boosting);
+    # a class held elsewhere answers them there (a backend's columns)
+    @property
+    def peak(self) -> float:
+        """``max |H|`` over the training points of a finite class."""
+        return max_abs(self.columns())
+
+    def largest_row_norm(self, extra: float = 0.0, peak: float | None = None) -> float:
+        """``max_i √(‖H_i‖² + extra)`` over the training points of a finite class
+        (``peak``: ``max |H|``, for rows whose squares overflow)."""
+        return largest_row_norm(self.columns(), extra, peak)
+
+    def row(self, i: int, *others: np.ndarray) -> tuple:
+        """Row ``i`` of a finite class on the training points, with entry ``i`` of each
+        per-row array of ``others``."""
+        return (self.columns()[i], *(o[i] for o in others))
 
     def _require_finite(self, what: str) -> None:
         if not self.capabilities.correlation_vector:

@@ -226,6 +226,11 @@ class BoundColumns(BoundOracle):
     def n_columns(self) -> int:
         return self.A.shape[1]
 
+    def row(self, i: int, *others: np.ndarray) -> tuple:
+        # (a row of sparse A made dense alone, not the whole matrix each step)
+        a = self.A[i].toarray()[0] if sp.issparse(self.A) else self.A[i]
+        return (a, *(o[i] for o in others))
+
     def _column_exponents(self) -> np.ndarray:
         if self._col_exp is None:
             A = self.A

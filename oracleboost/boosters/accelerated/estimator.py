@@ -57,7 +57,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from oracleboost._numerics import class_probabilities, largest_row_norm
+from oracleboost._numerics import class_probabilities
 from oracleboost._typing import ArrayLike, RandomStateLike
 from oracleboost.boosters.accelerated.algorithm import (
     STEPS,
@@ -65,16 +65,16 @@ from oracleboost.boosters.accelerated.algorithm import (
     AcceleratedState,
     accelerated_round,
 )
-from oracleboost.engine.backends import Backend, backend_for
+from oracleboost.engine.backends import Backend
 from oracleboost.engine.base import BaseBooster, data_signature, fit_context, loss_constraint
 from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
-    classification_data,
     margin_metrics,
     weighted_error,
     weighted_mean_of_logs,
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
+from oracleboost.engine.fit_data import fit_backend
 from oracleboost.engine.model import KernelModel, LinearModel
 from oracleboost.export.methods import ExportMixin
 from oracleboost.export.schema import persisted
@@ -446,10 +446,14 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
                     "anew with the longer horizon."
                 )
         self._horizon_ = self.n_estimators
-        if (backend := backend_for(X)) is not None:
-            return self._setup_on(backend, X, y, sample_weight)
+        backend = fit_backend(X)
         if self.kernel is not None:
-            return self._setup_kernel(X, y, sample_weight)
+            backend.refuse("all_rows", f"{name}'s kernel form (the n × n Gram matrix)",
+                           "use the linear form (kernel=None, LinearOracle or "
+                           "MatrixOracle)")
+            return self._setup_kernel(backend, X, y, sample_weight)
+        if self.warm_start and hasattr(self, "ensemble_"):
+            backend.refuse("warm_start", "warm_start")
         oracle = self._oracle()
         if not oracle.capabilities.correlation_vector:
             raise OracleCapabilityError(
@@ -457,18 +461,18 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
                 "finite class with the correlation_vector capability, such as "
                 f"LinearOracle() or MatrixOracle(H); {type(oracle).__name__} is not one"
             )
-        data = classification_data(self, X, y, sample_weight)
-        X, s, K = data.X, data.s, data.n_classes
-        ypm = data.signs() if K == 2 else data.y_index
-        bound = oracle.bind(X, **self._bind_keywords())
-        blocks = RowBlocks(X.shape[0], self.block_size, self.n_jobs)
-        H = bound.columns()
+        data = backend.classification_data(self, X, y, sample_weight, self.block_size,
+                                           scale_free=False, labels="auto")
+        blocks, ypm = data.rows.blocks, data.ypm
+        bound = self._bind_rows(data.rows, "correlation_vector")
         extra = float(self.fit_intercept)
-        scale = self._scale(functools.partial(largest_row_norm, H, extra),
-                            lambda: float(np.abs(H).max()))
-        return self._columns_problem(ypm, K, s, blocks, bound, scale, H.shape[1],
-                                     lambda i: (H[i], ypm[i]),
-                                     data_signature(X, ypm, s, self.fit_intercept))
+        scale = self._scale(functools.partial(bound.largest_row_norm, extra),
+                            lambda: bound.peak)
+        s = blocks.full(1.0) if data.s is None else data.s
+        signature = (data_signature(data.rows.X, ypm, s, self.fit_intercept)
+                     if backend.can("all_rows") else None)
+        return self._columns_problem(ypm, len(self.classes_), s, blocks, bound, scale,
+                                     bound.n_columns, lambda i: bound.row(i, ypm), signature)
 
     def _columns_problem(self, ypm: Rows, K: int, s: Rows, blocks: RowBlocks, bound,
                          scale: float, J: int, row_of: Callable[[int], tuple],
@@ -514,43 +518,17 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
         self.scale_ = scale
         return scale
 
-    def _setup_on(self, backend: Backend, X, y, sample_weight) -> AcceleratedProblem:
-        """``_setup`` for X a collection of ``backend`` (a dask array; a finite class of
-        columns): the rows where the backend keeps them, the same problem."""
-        name = type(self).__name__
-        if self.kernel is not None:
-            backend.refuse("all_rows", f"{name}'s kernel form (the n × n Gram matrix)",
-                           "use the linear form (kernel=None, LinearOracle or "
-                           "MatrixOracle)")
-        if self.warm_start and hasattr(self, "ensemble_"):
-            backend.refuse("warm_start", "warm_start")
-        oracle = self._oracle()
-        if not oracle.capabilities.correlation_vector:
-            raise OracleCapabilityError(
-                f"{name} needs the whole correlation vector Zᵀq every step: LinearOracle() "
-                f"or MatrixOracle(H); {type(oracle).__name__} is not one"
-            )
-        data = backend.classification_data(self, X, y, sample_weight, self.block_size,
-                                           scale_free=False, labels="auto")
-        blocks = data.rows.blocks
-        bound = self._bind_rows(data.rows, "correlation_vector")
-        extra = float(self.fit_intercept)
-        scale = self._scale(functools.partial(bound.largest_row_norm, extra),
-                            lambda: bound.peak)
-        s = blocks.full(1.0) if data.s is None else data.s
-        return self._columns_problem(data.ypm, len(self.classes_), s, blocks, bound, scale,
-                                     bound.n_columns, lambda i: bound.row(i, data.ypm), None)
-
-    def _setup_kernel(self, X, y, sample_weight) -> AcceleratedProblem:
+    def _setup_kernel(self, backend: Backend, X, y, sample_weight) -> AcceleratedProblem:
         name = type(self).__name__
         if self.oracle is not None or self.fit_intercept:
             raise ValueError(
                 f"{name}: kernel={self.kernel!r} replaces the oracle's columns by a kernel; "
                 "oracle must be None and fit_intercept False"
             )
-        data = classification_data(self, X, y, sample_weight, binary=True)
-        X, s = data.X, data.s
-        ypm = data.signs()
+        data = backend.classification_data(self, X, y, sample_weight, self.block_size,
+                                           scale_free=False)
+        X, s = data.rows.X, data.s
+        ypm = data.ypm.astype(np.float64)  # (±1: the Gram matrix's signs)
         kernel = _Kernel(self.kernel, self.kernel_params)
         G = kernel(X, X)
         if G.shape != (X.shape[0],) * 2 or not np.all(np.isfinite(G)):
