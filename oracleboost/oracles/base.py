@@ -544,6 +544,11 @@ class BoundOracle:
     # what a booster that reads whole rows of a finite class asks (accelerated boosting);
     # a class held elsewhere answers them there (a backend's columns)
     @property
+    def n_columns(self) -> int:
+        """The number of hypotheses J of a finite class."""
+        return int(self.columns().shape[1])
+
+    @property
     def peak(self) -> float:
         """``max |H|`` over the training points of a finite class."""
         return max_abs(self.columns())
