@@ -29,7 +29,7 @@ from oracleboost.boosters.functional.algorithm import (
     initial_state,
     resumed,
 )
-from oracleboost.engine.backends import Backend, backend_for
+from oracleboost.engine.backends import Backend
 from oracleboost.engine.base import (
     BaseBooster,
     ScoreRegressorMixin,
@@ -46,6 +46,7 @@ from oracleboost.engine.classifier import (
     weighted_error,
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
+from oracleboost.engine.fit_data import fit_backend
 from oracleboost.engine.rounds import seed_generator
 from oracleboost.export.methods import ExportMixin
 from oracleboost.losses import (
@@ -426,7 +427,9 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
         self.importance_type = importance_type
 
     def _setup(self, X, y, sample_weight) -> _Problem:
-        if (backend := backend_for(X)) is not None:
+        # Every row at hand: any loss and any oracle, through the memory builder; else
+        # the pointwise losses whose sums the backend runs (``_setup_on``).
+        if not (backend := fit_backend(X)).can("all_rows"):
             return self._setup_on(backend, X, y, sample_weight)
         X, y = validate_input(self, X, y, y_numeric=True)
         s = check_sample_weight(sample_weight, X.shape[0])
@@ -610,7 +613,9 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         return (yi, {}), self._eval_weight(extra, y.shape[0], where)
 
     def _setup(self, X, y, sample_weight) -> _Problem:
-        if (backend := backend_for(X)) is not None:
+        # Every row at hand: any loss and any oracle, through the memory builder; else
+        # the pointwise losses whose sums the backend runs (``_setup_on``).
+        if not (backend := fit_backend(X)).can("all_rows"):
             return self._setup_on(backend, X, y, sample_weight)
         data = classification_data(self, X, y, sample_weight)
         X, s = data.X, data.s

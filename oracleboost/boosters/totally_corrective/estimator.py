@@ -163,10 +163,10 @@ from oracleboost.boosters.totally_corrective.algorithm import (
 )
 from oracleboost.boosters.totally_corrective.entropy_duals import ColumnStore
 from oracleboost.boosters.totally_corrective.soft_margin_lp import FEASIBILITY_TOL, SoftMarginLP
-from oracleboost.engine.backends import backend_for
 from oracleboost.engine.base import BaseBooster, data_signature, fit_context
 from oracleboost.engine.classifier import ScoreClassifierMixin, classification_data
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
+from oracleboost.engine.fit_data import fit_backend
 from oracleboost.engine.monitors import Divergence
 from oracleboost.engine.rounds import seed_generator
 from oracleboost.export.methods import ExportMixin
@@ -465,8 +465,8 @@ class TotallyCorrectiveClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
 
     # -- the problem ---------------------------------------------------------------------
     def _setup(self, X, y, sample_weight) -> TCProblem:
-        if (backend := backend_for(X)) is not None:  # its LP is over every row at once
-            backend.refuse("all_rows", "TotallyCorrectiveClassifier", "fit a NumPy array")
+        backend = fit_backend(X)  # its LP is over every row at once
+        backend.refuse("all_rows", "TotallyCorrectiveClassifier", "fit a NumPy array")
         data = classification_data(self, X, y, sample_weight)
         K = data.n_classes
         cells = self._uses_cells(K)
