@@ -15,22 +15,22 @@ initial state (``_initial_state``) and one round (``_round``), which asks the or
   refused;
 * **the loop** (:mod:`.loop`) with its **monitors** (:mod:`.monitors`): history and
   timing, interrupts that keep the completed rounds, non-finite and diverging losses,
-  validation curves and early stopping (:mod:`.validation`), ``verbose`` progress, and
-  scikit-learn's callbacks (:mod:`.callbacks`);
+  validation curves and early stopping (:mod:`.eval_sets`, :mod:`.hold_out`),
+  ``verbose`` progress, and scikit-learn's callbacks (:mod:`.callbacks`);
 * **warm_start**: as in scikit-learn's gradient boosting, raising ``n_estimators`` and
   refitting on the same data continues from the fitted rounds, with the saved state
   (running scores, the seed generator), so a deterministic oracle gives exactly one
   longer fit; a pickle keeps that state only when ``warm_start`` is True (it grows with
   the training rows: :meth:`BaseBooster.__getstate__`);
-* **the model** (:mod:`.model`): ``ensemble_``, the decision on new rows and its staged
-  form, ``feature_importances_``.
+* **the model** (:mod:`.model`): ``ensemble_``; what the fitted booster shows of it
+  (:mod:`.inspection`): its terms, ``feature_importances_``, the decision on new rows and
+  its staged form.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
-import re
 import sys
 import threading
 import warnings
@@ -43,16 +43,14 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, _fit_context, is_classifier
 from sklearn.metrics import r2_score
-from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from oracleboost._fingerprint import fingerprint
 from oracleboost._typing import ArrayLike
 from oracleboost._validation import (
     check_frame_columns,
-    check_sample_weight,
     converts,
     is_sparse_frame,
     non_numeric_columns,
@@ -66,17 +64,12 @@ from oracleboost.engine.categories import (
     same_categories,
     takes_categorical,
 )
-from oracleboost.engine.eval_sets import (
-    EVAL_PREFIX,
-    EvalSet,
-    eval_names,
-    eval_scorers,
-    fill_placeholder,
-    held_out_split,
-)
+from oracleboost.engine.eval_sets import EvalSet, EvalSetsMixin
 from oracleboost.engine.history import History
+from oracleboost.engine.hold_out import HoldOutMixin
+from oracleboost.engine.inspection import InspectionMixin, num_iteration_doc
 from oracleboost.engine.loop import Run, run_rounds
-from oracleboost.engine.model import Ensemble, NonFinitePrediction
+from oracleboost.engine.model import Ensemble
 from oracleboost.engine.monitors import (
     Divergence,
     EarlyStopping,
@@ -86,7 +79,7 @@ from oracleboost.engine.monitors import (
 )
 from oracleboost.engine.rounds import BoostingWarning, Problem, RoundResult, StopReason
 from oracleboost.losses import Loss, loss_names
-from oracleboost.oracles.base import Hypothesis, Oracle, OracleCapabilityError, canonical_sparse
+from oracleboost.oracles.base import Oracle, OracleCapabilityError, canonical_sparse
 from oracleboost.oracles.defaults import default_oracle
 from oracleboost.rows.partitioned import NotDistributedError
 
@@ -94,7 +87,7 @@ if TYPE_CHECKING:  # pragma: no cover - the export imports lightgbm when it runs
     pass
 
 __all__ = ["BaseBooster", "ScoreRegressorMixin", "fit_context", "validate_input",
-           "data_signature", "loss_constraint", "check_num_iteration", "num_iteration_doc"]
+           "data_signature", "loss_constraint", "num_iteration_doc"]
 
 
 #: The estimators whose ``fit`` is running: id → the thread running it; and its lock.
@@ -273,9 +266,9 @@ def _sparse_refusal(estimator: BaseEstimator, frame: bool = False) -> str:
 
 
 def data_signature(*arrays) -> str:
-    """A fingerprint of the fit's data: ``warm_start`` continues only on the same data,
-    and early stopping holds out the same rows again (:func:`oracleboost._fingerprint.
-    fingerprint`, layout-independent)."""
+    """A fingerprint of the fit's data: ``warm_start`` continues only on the same data
+    (:func:`oracleboost._fingerprint.fingerprint`, layout-independent; early stopping
+    holds out the same rows again by the same fingerprint: :mod:`.hold_out`)."""
     return fingerprint(*arrays)
 
 
@@ -304,16 +297,14 @@ def loss_constraint(kind: type[Loss] | tuple[type[Loss], ...], *extra: str) -> l
     return [_RegisteredLosses(kind, extra), kind if not isinstance(kind, tuple) else Loss]
 
 
-#: How errors name early stopping's held-out rows.
-_HELD_OUT = "its held-out rows"
-
 #: The fitted attributes only ``warm_start`` reads, each growing with the training rows:
 #: the booster's running state and early stopping's split of the rows.  A pickle leaves
 #: them out unless ``warm_start=True`` (:meth:`BaseBooster.__getstate__`).
 _RUNNING_STATE = ("_state_", "_held_out_")
 
 
-class BaseBooster(CallbackSupport, BaseEstimator):
+class BaseBooster(InspectionMixin, HoldOutMixin, EvalSetsMixin, CallbackSupport,
+                  BaseEstimator):
     """Estimator plumbing and the round loop shared by every booster.
 
     Subclasses implement ``_setup`` (validate the data, set ``classes_`` and the like,
@@ -324,6 +315,11 @@ class BaseBooster(CallbackSupport, BaseEstimator):
     :class:`~oracleboost.engine.model.Ensemble`), ``_growth_allowed``,
     ``_eval_target``/``_eval_metrics`` (validation curves) and ``_monitors``.  After
     ``fit``: ``ensemble_``, ``history_``, ``stop_reason_``.
+
+    The mixins hold the rest: the fitted model's attributes and its decision on new rows
+    (:class:`~oracleboost.engine.inspection.InspectionMixin`), early stopping's held-out
+    rows (:class:`~oracleboost.engine.hold_out.HoldOutMixin`) and the eval sets
+    (:class:`~oracleboost.engine.eval_sets.EvalSetsMixin`).
     """
 
     _parameter_constraints: dict = {
@@ -344,8 +340,6 @@ class BaseBooster(CallbackSupport, BaseEstimator):
     #: its parallel list (``eval_sample_weight``; the ranker's ``eval_qid``).
     _row_args: tuple[str, ...] = ("sample_weight",)
     _eval_row_arg = "sample_weight"
-    #: The per-row argument whose groups a held-out split keeps whole (the ranker's qid).
-    _split_groups_arg: str | None = None
     #: The per-row arguments of ``fit`` that scikit-learn's callbacks get as ``metadata``
     #: (as ``LogisticRegression`` gives ``sample_weight``).  ``ScoringMonitor`` passes
     #: them on to its scorer: scikit-learn's scorers take ``sample_weight``, a ranking
@@ -377,6 +371,12 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             oracle = type(oracle).__name__
         return f" with {oracle}"
 
+    def _validated(self, X, y: ArrayLike = "no_validation", *, reset: bool = True):
+        """:func:`validate_input` of this booster: how the mixins of the modules this
+        one imports (:mod:`.inspection`, :mod:`.hold_out`, :mod:`.eval_sets`) check X
+        (and y), since they cannot import it from here."""
+        return validate_input(self, X, y, reset=reset)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         # honest for the oracle it has (the default one when oracle=None): sparse X, and
@@ -384,6 +384,14 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         tags.input_tags.sparse = self._accepts_sparse()
         tags.input_tags.allow_nan = _takes_nan(self._oracle())
         return tags
+
+    def _sk_visual_block_(self) -> Any:
+        """scikit-learn's HTML repr: the oracle drawn nested, with its own parameters
+        (the default oracle when ``oracle=None``, marked so)."""
+        from oracleboost._html_repr import nested_block
+
+        note = " (default)" if self.oracle is None else ""
+        return nested_block(self, [("oracle", self._oracle(), note)])
 
     # -- persistence -------------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -424,169 +432,6 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             state = {**state, "stop_reason_": StopReason(reason)}
         super().__setstate__(state)
 
-    # -- fitted model ------------------------------------------------------------------
-    @property
-    def estimators_(self) -> list[Hypothesis]:
-        """The distinct hypotheses of the ensemble."""
-        check_is_fitted(self, "ensemble_")
-        return self.ensemble_.hypotheses
-
-    @property
-    def coef_(self) -> np.ndarray:
-        """Coefficient of each hypothesis in ``estimators_``."""
-        check_is_fitted(self, "ensemble_")
-        return np.asarray(self.ensemble_.coef)
-
-    @property
-    def intercept_(self) -> float | np.ndarray:
-        """The model's constant term f_0, before any weak learner.
-
-        ``decision_function(X)`` (the model's raw scores) is ``intercept_ + Σ_j
-        coef_[j] · estimators_[j].predict(X)``, up to the rounding of the sums.  f_0 is
-        the booster's starting point: 0 for the margin boosters (AdaBoost, Telgarsky's
-        coordinate descent, MABoost: their papers start at λ = 0), the loss' best
-        constant for functional gradient boosting with ``init="auto"`` (the weighted
-        mean of y for the squared loss, the log-odds of the weighted classes for the
-        logistic loss, the log weighted class priors for the softmax), or ``init``.
-
-        Returns
-        -------
-        float or ndarray of shape (n_classes,)
-            A float for a single score (regression, ranking, two classes with one
-            score); one entry per class for vector scores (multiclass, and the softmax
-            or multiclass hinge on two classes, whose ``decision_function`` is then
-            ``f_1 − f_0``).  A copy: changing it does not change the model.
-
-        Raises
-        ------
-        NotFittedError
-            Before ``fit``.
-        """
-        check_is_fitted(self, "ensemble_")
-        intercept = np.asarray(self.ensemble_.intercept, dtype=np.float64)
-        return float(intercept) if intercept.ndim == 0 else intercept.copy()
-
-    @property
-    def n_estimators_(self) -> int:
-        """Rounds actually run (fewer than ``n_estimators`` after an early stop)."""
-        check_is_fitted(self, "ensemble_")
-        return self.ensemble_.n_rounds
-
-    @property
-    def feature_importances_(self) -> np.ndarray:
-        """Importances of the input features, by ``importance_type``.
-
-        ``"weight"`` (the default), summing to 1: ``Σ_t |δ_t| · ||h_t||_∞ · imp(h_t)``,
-        normalised (a totally corrective round
-        counts every coefficient it moved): each round's term weighted by its
-        size on the training rows (its coefficient times the hypothesis' largest output)
-        times the hypothesis' own importances (a stump: its split feature; a scikit-learn
-        tree: its ``feature_importances_``; a LightGBM tree: its split gains; a linear
-        coordinate: its feature).  Ensembles of hypotheses that do not know their
-        features (columns of a fixed matrix, neural nets) have none: the attribute
-        raises ``AttributeError`` saying why, so ``hasattr`` is False.
-
-        ``"split"``: LightGBM's counts of the splits on each feature over the model's
-        rounds (a stump one, a tree its internal nodes but those both of whose sides
-        give the same output), equal to
-        ``to_lightgbm().feature_importance("split")`` for ensembles of trees.
-        """
-        check_is_fitted(self, "ensemble_")
-        ensemble = self.ensemble_
-        if not isinstance(ensemble, Ensemble):
-            raise AttributeError(
-                f"{type(self).__name__} fits a {type(ensemble).__name__}, not an ensemble of "
-                "weak learners: it has no feature_importances_ (see coef_)"
-            )
-        if getattr(self, "importance_type", "weight") == "split":
-            return self._split_counts(ensemble)
-        d = int(self.n_features_in_)
-        own = [h.feature_importances(d) for h in ensemble.hypotheses]
-        unknown = sorted({type(h).__name__ for h, imp in zip(ensemble.hypotheses, own,
-                                                              strict=True) if imp is None})
-        if unknown:
-            raise AttributeError(
-                f"{type(self).__name__} has no feature_importances_: its weak learners "
-                f"({', '.join(unknown)}) do not say which input features they use"
-            )
-        total = np.zeros(d)
-        for changes in ensemble.round_changes():
-            for j, delta in changes.items():
-                total += abs(delta) * ensemble.norms[j] * np.asarray(own[j], dtype=np.float64)
-        mass = total.sum()
-        return total / mass if mass > 0 else total
-
-    def _split_counts(self, ensemble: Ensemble) -> np.ndarray:
-        """``importance_type="split"``: the splits on each feature over the model's
-        terms (from its last totally corrective round on, each hypothesis once; then
-        each round), as LightGBM counts them in the exported trees."""
-        d = int(self.n_features_in_)
-        own: dict[int, np.ndarray] = {}
-        for j, h in enumerate(ensemble.hypotheses):
-            tree = h.tree_structure()
-            if tree is not None:  # the splits that change the function (as exported)
-                own[j] = np.bincount(tree.pruned().feature, minlength=d).astype(np.float64)
-                continue
-            imp = h.feature_importances(d)
-            if imp is None:
-                raise AttributeError(
-                    f"{type(self).__name__} has no split importances: its weak learner "
-                    f"{type(h).__name__} does not say which input features it uses"
-                )
-            own[j] = (np.asarray(imp) != 0).astype(np.float64)  # a coordinate: one use
-        last = max(ensemble.refits, default=None)
-        rounds = list(range(len(ensemble.refits[last]))) if last is not None else []
-        first = 0 if last is None else last + 1
-        rounds += ensemble.round_index[first:]
-        total = np.zeros(d)
-        for j in rounds:
-            total += own[j]
-        return total
-
-    def _sk_visual_block_(self) -> Any:
-        """scikit-learn's HTML repr: the oracle drawn nested, with its own parameters
-        (the default oracle when ``oracle=None``, marked so)."""
-        from oracleboost._html_repr import nested_block
-
-        note = " (default)" if self.oracle is None else ""
-        return nested_block(self, [("oracle", self._oracle(), note)])
-
-    def _model_at(self, num_iteration: int | None = None):
-        """The fitted model after its first ``num_iteration`` rounds (None: all of them).
-
-        The cheapest exact way: a copy cut back by the model's own ``truncate`` (which
-        replays the coefficient log, no prediction), whose decision then predicts only the
-        kept rounds, summed as ``staged_decision_function`` sums them, so it equals the
-        ``num_iteration``-th staged value bit for bit.  All rounds: the model itself.
-        """
-        check_is_fitted(self, "ensemble_")
-        model = self.ensemble_
-        k = check_num_iteration(num_iteration, model.n_rounds)
-        if k == model.n_rounds:
-            return model
-        cut = model.copy()
-        cut.truncate(k)
-        return cut
-
-    def _raw(self, X, num_iteration: int | None = None) -> np.ndarray:
-        return self._raw_of(self._model_at(num_iteration), X)
-
-    def _raw_of(self, model, X) -> np.ndarray:
-        """``model``'s decision on X (validated against the fitted data)."""
-        X = validate_input(self, X, reset=False)
-        try:
-            return model.decision_function(X)
-        except NonFinitePrediction as exc:
-            raise exc.naming(self) from None
-
-    def _staged_raw(self, X) -> Iterator[np.ndarray]:
-        check_is_fitted(self, "ensemble_")
-        X = validate_input(self, X, reset=False)
-        try:
-            yield from self.ensemble_.staged_decision_function(X)
-        except NonFinitePrediction as exc:
-            raise exc.naming(self) from None
-
     # -- hooks ---------------------------------------------------------------------------
     def _setup(self, *args, **kwargs) -> Problem:
         raise NotImplementedError
@@ -623,20 +468,6 @@ class BaseBooster(CallbackSupport, BaseEstimator):
         """Whether the loss may legitimately rise above its best (then growth past
         :data:`DIVERGENCE_FACTOR` warns instead of stopping)."""
         return False
-
-    def _eval_target(self, problem: Problem, y: np.ndarray, extra, where: str):
-        """An eval set's ``(target, weight)`` in the booster's own encoding; ``extra`` is
-        its entry of ``eval_sample_weight`` (the ranker: ``eval_qid``)."""
-        raise NotImplementedError
-
-    def _eval_metrics(self, problem: Problem, target, weight: np.ndarray,
-                      scores: np.ndarray) -> dict[str, float]:
-        """``{"loss": …}`` (and ``"error"`` for classifiers) of the running ``scores``
-        (what ``decision_function`` would return before any class mapping)."""
-        raise NotImplementedError
-
-    def _early_stopping_tol(self) -> float:
-        return float(self.tol)
 
     # -- the loop ------------------------------------------------------------------------
     def _fit_rounds(self, X, y, *rows, eval_set=None, eval_rows=None, eval_metric=None,
@@ -683,27 +514,6 @@ class BaseBooster(CallbackSupport, BaseEstimator):
                 raise
         return self
 
-    def _early_stopping_on(self) -> bool:
-        return self.n_iter_no_change is not None
-
-    def _check_watched(self, eval_set) -> None:
-        """Refuse early stopping with nothing to watch: ``validation_fraction=None``
-        holds out no rows, so it needs an ``eval_set`` (without one the loop would watch
-        the training loss, which many boosters lower every round: the fit ran to
-        ``n_estimators`` and never stopped, or stopped after one round on a training
-        error that does not move, without a word)."""
-        if not self._early_stopping_on() or self.validation_fraction is not None:
-            return
-        if eval_set is not None and not (isinstance(eval_set, Sequence) and len(eval_set) == 0):
-            return
-        raise ValueError(
-            f"n_iter_no_change={self.n_iter_no_change} needs a loss to watch, but "
-            "validation_fraction=None holds out no rows and no eval_set is given: set "
-            "validation_fraction (e.g. 0.1) to hold out training rows, or pass "
-            "eval_set=[(X_val, y_val)] (its first set is watched; eval_set=[(X, y)] "
-            "watches the training loss)"
-        )
-
     def _resuming(self) -> bool:
         """Whether this fit continues the fitted model (``warm_start`` with the running
         state of the fit it continues)."""
@@ -727,198 +537,6 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             )
         self.categories_ = categories
         return X
-
-    def _hold_out(self, X, y, rows):
-        """Early stopping's held-out split: ``(X, y, rows)`` to train on and the
-        held-out ``(X, y, extra)``, or the arguments unchanged and None."""
-        if not self._early_stopping_on() or self.validation_fraction is None:
-            saved = self._saved_split()
-            if self._resuming() and saved is not None:
-                raise ValueError(
-                    "warm_start=True continues the fitted model on the rows it was trained "
-                    "on, but that fit held out validation_fraction="
-                    f"{saved[1]} of them for early stopping and this one would "
-                    "train on all: keep n_iter_no_change and validation_fraction as they "
-                    "were, or set warm_start=False to fit anew"
-                )
-            vars(self).pop("_held_out_", None)  # this fit holds out no rows
-            return X, y, rows, None
-        if (backend := backend_for(X)) is not None:
-            backend.refuse("held_out_rows", "early stopping with validation_fraction")
-        given = X
-        X, y = validate_input(self, X, y)
-        n = X.shape[0]
-        arrays = [
-            None if a is None else self._row_array(name, a, n)
-            for name, a in zip(self._row_args, rows, strict=True)
-        ]
-        named = dict(zip(self._row_args, arrays, strict=True))
-        groups = named.get(self._split_groups_arg) if self._split_groups_arg else None
-        stratify = None
-        if groups is None and is_classifier(self):
-            check_classification_targets(y)  # "continuous" labels get sklearn's message
-            try:
-                if len(np.unique(y)) >= 2:  # one class: fit's own check says so
-                    stratify = y
-            except TypeError:  # unorderable labels: fit's own check says so
-                pass
-        signature = data_signature(X, y, *arrays)
-        fraction = float(self.validation_fraction)
-        kept = self._kept_split(signature, fraction)
-        train, held = kept if kept is not None else held_out_split(
-            n, fraction, self.random_state, stratify=stratify, groups=groups)
-        # (the data's signature and the fraction, then the split)
-        self._held_out_ = ((signature, fraction), train, held)
-        rows = tuple(None if a is None else a[train] for a in arrays)
-        extra = named.get(self._eval_row_arg)
-        if hasattr(given, "columns"):
-            # a DataFrame's rows as a DataFrame: the fit's own validation then keeps its
-            # feature_names_in_ (from the bare array it would drop them, and predict on a
-            # DataFrame would warn)
-            X = given
-        return (_safe_indexing(X, train), y[train], rows,
-                (_safe_indexing(X, held), y[held], None if extra is None else extra[held]))
-
-    def _kept_split(self, signature: str, fraction: float
-                    ) -> tuple[np.ndarray, np.ndarray] | None:
-        """The held-out split of the fit a warm start continues, on data of this
-        ``signature`` (its model was trained on those rows: the same rows again, also
-        when ``random_state`` is None); None for a new fit (which draws its split with
-        this ``validation_fraction`` and ``random_state``) or other data (which
-        :meth:`_boost` refuses).  A continuation that would hold out other rows than
-        its fit did is refused, naming the parameter."""
-        saved = self._saved_split()
-        if not self._resuming():
-            return None
-        if saved is None:
-            raise ValueError(
-                "warm_start=True continues the fitted model on the rows it was trained "
-                "on, but that fit held out no rows for early stopping and this one would "
-                f"hold out validation_fraction={fraction} of them: keep n_iter_no_change "
-                "and validation_fraction as they were (validation_fraction=None watches "
-                "eval_set[0]), or set warm_start=False to fit anew"
-            )
-        data, kept, train, held = saved
-        if data != signature:
-            return None
-        if kept != fraction:
-            raise ValueError(
-                f"validation_fraction={fraction} differs from the {kept} of the fit this "
-                "warm start continues, whose model was trained on the other rows: set it "
-                "back, or set warm_start=False to fit anew"
-            )
-        return train, held
-
-    def _saved_split(self) -> tuple[str, float, np.ndarray, np.ndarray] | None:
-        """The fitted model's held-out split as ``(signature, validation_fraction,
-        train, held)``; None without one (or in the layout of an older version, which did
-        not keep the fraction)."""
-        saved = getattr(self, "_held_out_", None)
-        if saved is None or not isinstance(saved[0], tuple):
-            return None
-        (signature, fraction), train, held = saved
-        return signature, fraction, train, held
-
-    def _row_array(self, name: str, a, n: int) -> np.ndarray:
-        """A per-row argument of ``fit`` (``_row_args``) as an array of ``n`` rows; the
-        ranker checks its ``qid`` here."""
-        a = np.asarray(a)
-        if a.shape[:1] != (n,):
-            raise ValueError(f"{name} has shape {a.shape}; X has {n} rows")
-        return a
-
-    def _eval_sets(self, problem: Problem, eval_set, eval_rows, held, *, metric=None,
-                   names=None, given=(None, None)) -> list[EvalSet]:
-        """Check the watched sets against the fitted data (features, classes) and put
-        them in the booster's encoding; errors name ``eval_set[i]``.  ``metric`` and
-        ``names`` are ``fit``'s ``eval_metric`` and ``eval_names``; ``given`` is the
-        ``(X, y)`` given to ``fit`` (an eval set that is it is named ``training``)."""
-        evals = []
-        if held is not None:
-            Xh, yh, extra = held
-            target, weight = self._eval_target(problem, yh, extra, _HELD_OUT)
-            evals.append(EvalSet("heldout", "", Xh, target, weight))
-        if eval_set is None:
-            for arg, value in ((f"eval_{self._eval_row_arg}", eval_rows),
-                               ("eval_metric", metric), ("eval_names", names)):
-                if value is not None:
-                    raise ValueError(f"{arg} is given but eval_set is not")
-            return evals
-        if isinstance(eval_set, tuple) or not isinstance(eval_set, Sequence | Iterator):
-            raise TypeError(
-                "eval_set must be a list of (X, y) pairs, e.g. eval_set=[(X_val, y_val)]; "
-                f"got {type(eval_set).__name__}"
-            )
-        eval_set = list(eval_set)
-        scorers = eval_scorers(metric)
-        set_names = eval_names(names, eval_set, *given)
-        extras = [None] * len(eval_set) if eval_rows is None else list(eval_rows)
-        if len(extras) != len(eval_set):
-            raise ValueError(
-                f"eval_{self._eval_row_arg} has {len(extras)} entries but eval_set has "
-                f"{len(eval_set)}; give one per set (None for none)"
-            )
-        for i, (pair, extra) in enumerate(zip(eval_set, extras, strict=True)):
-            where = f"eval_set[{i}]"
-            if not isinstance(pair, Sequence) or len(pair) != 2:
-                raise TypeError(f"{where} must be an (X, y) pair; got {type(pair).__name__}")
-            for a in pair:
-                if (backend := backend_for(a)) is not None:
-                    backend.refuse("eval_rows", where)
-            try:
-                Xv = validate_input(self, pair[0], reset=False)
-            except (TypeError, ValueError) as exc:  # named as the set's X, either type
-                kind = ValueError if isinstance(exc, ValueError) else TypeError
-                raise kind(f"{where}: X: {exc}") from exc
-            yv = np.asarray(pair[1])
-            if yv.shape != (Xv.shape[0],):
-                raise ValueError(
-                    f"{where}: y has shape {yv.shape}; its X has {Xv.shape[0]} rows"
-                )
-            target, weight = self._eval_target(problem, yv, extra, where)
-            # a scorer gets the set as given, with the metadata scikit-learn's scorers
-            # (or the ranker's) take, as ScoringMonitor passes them on
-            metadata = ({self._eval_row_arg: extra} if extra is not None
-                        and self._eval_row_arg in self._callback_metadata else {})
-            evals.append(EvalSet(EVAL_PREFIX, f"_{i}", Xv, target, weight, scorers=scorers,
-                                 given=(pair[0], pair[1]), metadata=metadata,
-                                 name=set_names[i]))
-        return evals
-
-    def _eval_weight(self, extra, n: int, where: str) -> np.ndarray:
-        """An eval set's weights, named in errors by the argument they came from, and
-        normalised as the training weights are."""
-        name = f"sample_weight ({where})" if where == _HELD_OUT else (
-            f"eval_sample_weight ({where})"
-        )
-        w = check_sample_weight(extra, n, name=name)
-        return normalise_weights(w) if self._scale_free_weights else w
-
-    def _class_index(self, y: np.ndarray, where: str) -> np.ndarray:
-        """Indices of ``y``'s labels in ``classes_``; labels unseen in training raise."""
-        try:
-            index = np.searchsorted(self.classes_, y)
-            known = (index < len(self.classes_)) & (
-                self.classes_.take(np.minimum(index, len(self.classes_) - 1)) == y
-            )
-        except TypeError as exc:
-            raise ValueError(f"{where}: y's labels cannot be compared with classes_") from exc
-        if not known.all():
-            raise ValueError(
-                f"{where}: y has labels not seen in training: {np.unique(y[~known])[:5]} "
-                f"(classes_ = {self.classes_})"
-            )
-        return index
-
-    @staticmethod
-    def _numeric_target(y: np.ndarray, where: str) -> np.ndarray:
-        try:
-            yv = np.asarray(y, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{where}: y must be numeric; got {y.dtype}") from exc
-        if not np.isfinite(yv).all():
-            raise ValueError(f"{where}: y contains NaN or inf")
-        return yv
 
     def _boost(self, problem: Problem, evals: Sequence[EvalSet] = (),
                fit_data: dict | None = None) -> None:
@@ -1000,40 +618,6 @@ class BaseBooster(CallbackSupport, BaseEstimator):
             frame, level = frame.f_back, level + 1
         warnings.warn(f"{type(self).__name__}: {message}", BoostingWarning,
                       stacklevel=level + 1 if frame is not None else 3)
-
-    def _named_sets(self, evals: Sequence[EvalSet], resume: bool) -> dict[int, str]:
-        """The names of the eval sets by index (``evals_result_``'s keys): this fit's,
-        and for the indices it does not watch, those of the fit it continues."""
-        names = {i: ev.name for i, ev in enumerate(e for e in evals if e.prefix == EVAL_PREFIX)}
-        kept = getattr(self, "_eval_names_", {}) if resume else {}
-        clash = {name for i, name in kept.items() if i not in names} & set(names.values())
-        if clash:
-            raise ValueError(
-                f"eval_names: {sorted(clash)} already names another eval set of the fit "
-                "this warm start continues; choose other names"
-            )
-        return {**{i: n for i, n in kept.items() if i not in names}, **names}
-
-    @property
-    def evals_result_(self) -> dict[str, dict[str, list[float]]]:
-        """The eval sets' curves in LightGBM's shape: ``{name: {metric: [value after
-        each round, ...]}}``, keyed by ``eval_names`` (default ``valid_0``, ``valid_1``,
-        …, or ``training`` for the training data itself), with ``"loss"`` (the booster's
-        own), ``"error"`` (classifiers) and each ``eval_metric``: the columns
-        ``history_["val_<metric>_<i>"]`` as lists of floats.  Empty without an
-        ``eval_set`` (as LightGBM's).  As long as ``history_``: a warm start continues
-        it, and after early stopping it ends at the kept round (LightGBM keeps the
-        rounds after its best; here they are cut from the model; the watched curve
-        past the best round is ``validation_loss_``).  Early stopping's held-out rows
-        are not an eval set: their curve is ``history_["heldout_loss"]``."""
-        check_is_fitted(self, "history_")
-        names = getattr(self, "_eval_names_", {})
-        found: dict[int, dict[str, list[float]]] = {}
-        for key, values in self.history_.items():
-            match = re.fullmatch(rf"{EVAL_PREFIX}_(.+)_(\d+)", key)
-            if match:
-                found.setdefault(int(match[2]), {})[match[1]] = [float(v) for v in values]
-        return {names.get(i, f"valid_{i}"): found[i] for i in sorted(found)}
 
     def _fitted_attributes(self, run: Run) -> dict:
         """The fitted attributes of the model as it stands in ``run`` (copies): what a
@@ -1136,50 +720,6 @@ def _takes_nan(oracle: Any) -> bool:
     except (AttributeError, TypeError):
         return False
     return bool(getattr(capabilities, "allow_nan", False))
-
-
-#: The text of every prediction method's ``num_iteration`` parameter (:func:`num_iteration_doc`).
-_NUM_ITERATION = """\
-The model after its first ``num_iteration`` rounds (LightGBM's name), an int in
-[1, ``n_estimators_``]: exactly what the ``staged_`` form of this method yields at
-that round, bit for bit, at the cost of predicting only those rounds.  None
-(default): every round the model has.  After early stopping the model is already
-cut back to its best round, so None is ``num_iteration=best_iteration_`` (LightGBM
-predicts with ``best_iteration_`` by default too, but keeps the later rounds)."""
-
-_Method = TypeVar("_Method", bound=Callable[..., Any])
-
-
-def num_iteration_doc(method: _Method) -> _Method:
-    """Fill the line ``<num_iteration>`` of ``method``'s docstring with the one text of
-    the ``num_iteration`` parameter, at that line's indentation."""
-    return fill_placeholder(method, "num_iteration", _NUM_ITERATION)
-
-
-def check_num_iteration(num_iteration: int | None, n_rounds: int) -> int:
-    """``num_iteration`` of a prediction method as a round count in ``[1, n_rounds]``
-    (None: ``n_rounds``); anything else raises naming ``num_iteration``.
-
-    Unlike LightGBM, where ``num_iteration <= 0`` silently means every round, a count
-    outside the model is an error: after early stopping the model already ends at its
-    best round, and asking for more rounds than it has is a mistake worth hearing of.
-    """
-    if num_iteration is None:
-        return n_rounds
-    if isinstance(num_iteration, bool) or not isinstance(num_iteration, Integral):
-        raise TypeError(
-            f"num_iteration must be an int (a number of rounds) or None; got "
-            f"{type(num_iteration).__name__} {num_iteration!r}"
-        )
-    if not 1 <= num_iteration <= n_rounds:
-        raise ValueError(
-            f"num_iteration={num_iteration} must be in [1, n_estimators_] = [1, {n_rounds}]"
-            " (the rounds of the fitted model; None for all of them)"
-            if n_rounds else
-            f"num_iteration={num_iteration}: the fitted model has no rounds (see "
-            "stop_reason_); only num_iteration=None predicts with it"
-        )
-    return int(num_iteration)
 
 
 class ScoreRegressorMixin:

@@ -14,7 +14,9 @@ stops once ``n_iter_no_change`` rounds in a row have not lowered the held-out lo
 more than ``tol`` below its best.  Unlike scikit-learn (and like LightGBM's
 ``best_iteration``), the model is then cut back to the round of the smallest held-out
 loss, so that what is kept is the best model the fit saw.  The watching is done by the
-:class:`~oracleboost.engine.monitors.EarlyStopping` monitor.
+:class:`~oracleboost.engine.monitors.EarlyStopping` monitor; the held-out rows are
+:mod:`.hold_out`'s.  :class:`EvalSetsMixin` gives every booster its checks of the sets
+and ``evals_result_``.
 
 LightGBM's habits (its ``LGBMModel.fit``): ``eval_metric`` adds scikit-learn scorers to
 the curves (``history_["val_<metric>_<i>"]``, :func:`eval_scorers`), ``eval_names``
@@ -29,18 +31,19 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
 from sklearn.metrics import get_scorer
-from sklearn.model_selection import GroupShuffleSplit, train_test_split
-from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
 
-from oracleboost._typing import ArrayLike, RandomStateLike
+from oracleboost._validation import check_sample_weight, normalise_weights
+from oracleboost.engine.backends import backend_for
+from oracleboost.engine.rounds import Problem
 
-__all__ = ["EvalSet", "held_out_split", "documented", "eval_scorers", "eval_names",
+__all__ = ["EvalSet", "EvalSetsMixin", "documented", "eval_scorers", "eval_names",
            "EVAL_PREFIX", "eval_parameters_doc", "fill_placeholder"]
 
 #: The prefix of the history keys of ``eval_set``'s curves (``val_loss_0``).
@@ -73,6 +76,9 @@ class EvalSet:
     def key(self, metric: str) -> str:
         return f"{self.prefix}_{metric}{self.suffix}"
 
+
+#: How errors name early stopping's held-out rows.
+_HELD_OUT = "its held-out rows"
 
 #: Metric names taken by the booster's own curves.
 _OWN_METRICS = ("loss", "error")
@@ -186,38 +192,152 @@ def eval_names(names: Any, eval_set: Sequence, X: Any, y: Any) -> list[str]:
     return names
 
 
-def held_out_split(
-    n: int, fraction: float, random_state: RandomStateLike, *,
-    stratify: ArrayLike | None = None, groups: ArrayLike | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Row indices ``(train, held_out)``: a ``fraction`` of the rows, stratified by
-    ``stratify`` (class labels) or whole groups of ``groups`` (query ids) held out.
+class EvalSetsMixin:
+    """The eval sets of a booster's fit (a :class:`~oracleboost.engine.base.BaseBooster`):
+    ``eval_set`` and early stopping's held-out rows checked and put in the booster's own
+    encoding (X checked against the fitted data by the booster's ``_validated``; a
+    booster gives ``_eval_target`` and ``_eval_metrics``), their names, and
+    ``evals_result_``."""
 
-    Raises ``ValueError`` naming ``validation_fraction`` when no such split exists (a
-    class with a single row, fewer held-out rows than classes, a single query).
-    """
-    rs = check_random_state(random_state)
-    index = np.arange(n)
-    try:
-        if groups is not None:
-            splitter = GroupShuffleSplit(n_splits=1, test_size=fraction, random_state=rs)
-            train, held = next(splitter.split(index, groups=groups))
-        else:
-            train, held = train_test_split(
-                index, test_size=fraction, stratify=stratify, random_state=rs
+    def _eval_target(self, problem: Problem, y: np.ndarray, extra, where: str):
+        """An eval set's ``(target, weight)`` in the booster's own encoding; ``extra`` is
+        its entry of ``eval_sample_weight`` (the ranker: ``eval_qid``)."""
+        raise NotImplementedError
+
+    def _eval_metrics(self, problem: Problem, target, weight: np.ndarray,
+                      scores: np.ndarray) -> dict[str, float]:
+        """``{"loss": …}`` (and ``"error"`` for classifiers) of the running ``scores``
+        (what ``decision_function`` would return before any class mapping)."""
+        raise NotImplementedError
+
+    def _eval_sets(self, problem: Problem, eval_set, eval_rows, held, *, metric=None,
+                   names=None, given=(None, None)) -> list[EvalSet]:
+        """Check the watched sets against the fitted data (features, classes) and put
+        them in the booster's encoding; errors name ``eval_set[i]``.  ``metric`` and
+        ``names`` are ``fit``'s ``eval_metric`` and ``eval_names``; ``given`` is the
+        ``(X, y)`` given to ``fit`` (an eval set that is it is named ``training``)."""
+        evals = []
+        if held is not None:
+            Xh, yh, extra = held
+            target, weight = self._eval_target(problem, yh, extra, _HELD_OUT)
+            evals.append(EvalSet("heldout", "", Xh, target, weight))
+        if eval_set is None:
+            for arg, value in ((f"eval_{self._eval_row_arg}", eval_rows),
+                               ("eval_metric", metric), ("eval_names", names)):
+                if value is not None:
+                    raise ValueError(f"{arg} is given but eval_set is not")
+            return evals
+        if isinstance(eval_set, tuple) or not isinstance(eval_set, Sequence | Iterator):
+            raise TypeError(
+                "eval_set must be a list of (X, y) pairs, e.g. eval_set=[(X_val, y_val)]; "
+                f"got {type(eval_set).__name__}"
             )
-    except ValueError as exc:
-        raise ValueError(
-            f"validation_fraction={fraction}: early stopping cannot hold out this fraction "
-            f"of the {n} training rows ({exc}); change validation_fraction, or set it to "
-            "None to watch eval_set[0]"
-        ) from exc
-    if len(train) == 0 or len(held) == 0:
-        raise ValueError(
-            f"validation_fraction={fraction} leaves {len(train)} training and {len(held)} "
-            f"held-out rows of {n}; both must be non-empty"
+        eval_set = list(eval_set)
+        scorers = eval_scorers(metric)
+        set_names = eval_names(names, eval_set, *given)
+        extras = [None] * len(eval_set) if eval_rows is None else list(eval_rows)
+        if len(extras) != len(eval_set):
+            raise ValueError(
+                f"eval_{self._eval_row_arg} has {len(extras)} entries but eval_set has "
+                f"{len(eval_set)}; give one per set (None for none)"
+            )
+        for i, (pair, extra) in enumerate(zip(eval_set, extras, strict=True)):
+            where = f"eval_set[{i}]"
+            if not isinstance(pair, Sequence) or len(pair) != 2:
+                raise TypeError(f"{where} must be an (X, y) pair; got {type(pair).__name__}")
+            for a in pair:
+                if (backend := backend_for(a)) is not None:
+                    backend.refuse("eval_rows", where)
+            try:
+                Xv = self._validated(pair[0], reset=False)
+            except (TypeError, ValueError) as exc:  # named as the set's X, either type
+                kind = ValueError if isinstance(exc, ValueError) else TypeError
+                raise kind(f"{where}: X: {exc}") from exc
+            yv = np.asarray(pair[1])
+            if yv.shape != (Xv.shape[0],):
+                raise ValueError(
+                    f"{where}: y has shape {yv.shape}; its X has {Xv.shape[0]} rows"
+                )
+            target, weight = self._eval_target(problem, yv, extra, where)
+            # a scorer gets the set as given, with the metadata scikit-learn's scorers
+            # (or the ranker's) take, as ScoringMonitor passes them on
+            metadata = ({self._eval_row_arg: extra} if extra is not None
+                        and self._eval_row_arg in self._callback_metadata else {})
+            evals.append(EvalSet(EVAL_PREFIX, f"_{i}", Xv, target, weight, scorers=scorers,
+                                 given=(pair[0], pair[1]), metadata=metadata,
+                                 name=set_names[i]))
+        return evals
+
+    def _eval_weight(self, extra, n: int, where: str) -> np.ndarray:
+        """An eval set's weights, named in errors by the argument they came from, and
+        normalised as the training weights are."""
+        name = f"sample_weight ({where})" if where == _HELD_OUT else (
+            f"eval_sample_weight ({where})"
         )
-    return np.sort(train), np.sort(held)
+        w = check_sample_weight(extra, n, name=name)
+        return normalise_weights(w) if self._scale_free_weights else w
+
+    def _class_index(self, y: np.ndarray, where: str) -> np.ndarray:
+        """Indices of ``y``'s labels in ``classes_``; labels unseen in training raise."""
+        try:
+            index = np.searchsorted(self.classes_, y)
+            known = (index < len(self.classes_)) & (
+                self.classes_.take(np.minimum(index, len(self.classes_) - 1)) == y
+            )
+        except TypeError as exc:
+            raise ValueError(f"{where}: y's labels cannot be compared with classes_") from exc
+        if not known.all():
+            raise ValueError(
+                f"{where}: y has labels not seen in training: {np.unique(y[~known])[:5]} "
+                f"(classes_ = {self.classes_})"
+            )
+        return index
+
+    @staticmethod
+    def _numeric_target(y: np.ndarray, where: str) -> np.ndarray:
+        """A numeric target (regression, ranking) as float64 and finite; errors name
+        ``where``."""
+        try:
+            yv = np.asarray(y, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: y must be numeric; got {y.dtype}") from exc
+        if not np.isfinite(yv).all():
+            raise ValueError(f"{where}: y contains NaN or inf")
+        return yv
+
+    def _named_sets(self, evals: Sequence[EvalSet], resume: bool) -> dict[int, str]:
+        """The names of the eval sets by index (``evals_result_``'s keys): this fit's,
+        and for the indices it does not watch, those of the fit it continues."""
+        names = {i: ev.name for i, ev in enumerate(e for e in evals if e.prefix == EVAL_PREFIX)}
+        kept = getattr(self, "_eval_names_", {}) if resume else {}
+        clash = {name for i, name in kept.items() if i not in names} & set(names.values())
+        if clash:
+            raise ValueError(
+                f"eval_names: {sorted(clash)} already names another eval set of the fit "
+                "this warm start continues; choose other names"
+            )
+        return {**{i: n for i, n in kept.items() if i not in names}, **names}
+
+    @property
+    def evals_result_(self) -> dict[str, dict[str, list[float]]]:
+        """The eval sets' curves in LightGBM's shape: ``{name: {metric: [value after
+        each round, ...]}}``, keyed by ``eval_names`` (default ``valid_0``, ``valid_1``,
+        …, or ``training`` for the training data itself), with ``"loss"`` (the booster's
+        own), ``"error"`` (classifiers) and each ``eval_metric``: the columns
+        ``history_["val_<metric>_<i>"]`` as lists of floats.  Empty without an
+        ``eval_set`` (as LightGBM's).  As long as ``history_``: a warm start continues
+        it, and after early stopping it ends at the kept round (LightGBM keeps the
+        rounds after its best; here they are cut from the model; the watched curve
+        past the best round is ``validation_loss_``).  Early stopping's held-out rows
+        are not an eval set: their curve is ``history_["heldout_loss"]``."""
+        check_is_fitted(self, "history_")
+        names = getattr(self, "_eval_names_", {})
+        found: dict[int, dict[str, list[float]]] = {}
+        for key, values in self.history_.items():
+            match = re.fullmatch(rf"{EVAL_PREFIX}_(.+)_(\d+)", key)
+            if match:
+                found.setdefault(int(match[2]), {})[match[1]] = [float(v) for v in values]
+        return {names.get(i, f"valid_{i}"): found[i] for i in sorted(found)}
 
 
 #: The class :func:`documented` decorates (returned as it is, its docstring filled).
