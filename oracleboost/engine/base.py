@@ -37,7 +37,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from numbers import Integral, Real
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
+from typing import Any, Literal, TypeVar, cast, overload
 
 import numpy as np
 import scipy.sparse as sp
@@ -82,9 +82,6 @@ from oracleboost.losses import Loss, loss_names
 from oracleboost.oracles.base import Oracle, OracleCapabilityError, canonical_sparse
 from oracleboost.oracles.defaults import default_oracle
 from oracleboost.rows.partitioned import NotDistributedError
-
-if TYPE_CHECKING:  # pragma: no cover - the export imports lightgbm when it runs
-    pass
 
 __all__ = ["BaseBooster", "ScoreRegressorMixin", "fit_context", "validate_input",
            "data_signature", "loss_constraint", "num_iteration_doc"]
