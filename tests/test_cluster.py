@@ -797,7 +797,11 @@ def test_functional_classifier_what_does_not_distribute_says_so(client):
     Xd = da.from_array(X, chunks=1000)
     make = lambda **kw: FunctionalGradientClassifier(  # noqa: E731
         StumpOracle(block_size=BLOCK), block_size=BLOCK, n_estimators=2, **kw)
-    with pytest.raises(ValueError, match="Only binary classification"):
+    # a margin loss on three classes: refused in the words it is refused in memory
+    message = "loss='logistic' scores one margin .binary. but y has 3 classes"
+    with pytest.raises(ValueError, match=message):
+        make(loss="logistic").fit(X, np.arange(3000) % 3)
+    with pytest.raises(ValueError, match=message):
         make(loss="logistic").fit(Xd, np.arange(3000) % 3)
 
 

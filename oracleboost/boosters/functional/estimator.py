@@ -19,7 +19,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from oracleboost._typing import ArrayLike, RandomStateLike
-from oracleboost._validation import check_groups, check_sample_weight
+from oracleboost._validation import check_groups
 from oracleboost.boosters.functional.algorithm import (
     PROJECTION_RULES,
     PROJECTIONS,
@@ -29,7 +29,7 @@ from oracleboost.boosters.functional.algorithm import (
     initial_state,
     resumed,
 )
-from oracleboost.engine.backends import Backend
+from oracleboost.engine.backends import Backend, equal_weights
 from oracleboost.engine.base import (
     BaseBooster,
     ScoreRegressorMixin,
@@ -41,12 +41,11 @@ from oracleboost.engine.base import (
 )
 from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
-    classification_data,
     lightgbm_objective,
     weighted_error,
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
-from oracleboost.engine.fit_data import fit_backend
+from oracleboost.engine.fit_data import MEMORY, fit_backend
 from oracleboost.engine.rounds import seed_generator
 from oracleboost.export.methods import ExportMixin
 from oracleboost.losses import (
@@ -152,36 +151,36 @@ class _FunctionalGradientBooster(ExportMixin, BaseBooster):
         return out
 
     # -- the loop's hooks ------------------------------------------------------------------
-    def _problem(self, X, y, s, query_weight, loss: Loss, f0, ctx: dict,
-                 blocks: RowBlocks | None = None) -> _Problem:
-        """Bind the oracle; what every round reads (``fit`` of each estimator calls it;
-        ``blocks``: the row blocks its f_0 was found on, if any)."""
+    def _problem(self, rows, y, s, loss: Loss, f0, ctx: dict | None = None) -> _Problem:
+        """Bind the oracle to the fit's ``rows`` (wherever they are); what every round
+        reads.  ``s``: the weights as the backend gives them (None, or all equal: they
+        cancel, and the query and the loss's mean are unweighted)."""
+        ctx = {} if ctx is None else ctx
         need = self._need()
-        bound = self._bind(X, need)
-        if blocks is None:
-            blocks = RowBlocks(X.shape[0], self.block_size, self.n_jobs)
-        total = row_passes.total(blocks, s)  # by lanes, as on a cluster
+        bound = self._bind_rows(rows, need)
+        blocks = rows.blocks
         f0 = np.asarray(f0, dtype=np.float64)
-        shape = self._raw_shape(X.shape[0], y)
-        weighted = not bool((s == s[0]).all())
+        weighted = not equal_weights(s)
+        query_weight = s if weighted else None
         return _Problem(
             y=y,
             s=s,
-            # (equal weights cancel, as on a cluster: the correlate query is v itself)
-            sw=(s if len(shape) == 1 else s[:, None]) if weighted else None,
-            total=total,
+            sw=query_weight,  # (the correlate query s · v; v itself when they cancel)
+            # by lanes, as on any backend
+            total=float(blocks.n) if s is None else row_passes.total(blocks, s),
             query_weight=query_weight,
             weighted=weighted,
             loss=loss,
             f0=f0,
-            shape=shape,
+            shape=self._raw_shape(blocks.n, y),
             ctx=ctx,
             bound=bound,
             need=need,
             projection=PROJECTION_RULES[self.projection],
             schedule=get_schedule(self.schedule),
             view=self._view(loss),
-            signature=data_signature(X, y, s, query_weight, f0, *ctx.values()),
+            signature=(data_signature(rows.X, y, s, query_weight, f0, *ctx.values())
+                       if rows.backend.can("all_rows") else None),
             blocks=blocks,
             blockwise_loss=loss.pointwise and not ctx and type(loss).__call__ is Loss.__call__,
             record=self._fit_record,
@@ -200,27 +199,6 @@ class _FunctionalGradientBooster(ExportMixin, BaseBooster):
         moves."""
         if self.warm_start and hasattr(self, "ensemble_"):
             backend.refuse("warm_start", "warm_start")
-
-    def _partitioned_need(self) -> str:
-        """The query a fit on a cluster asks (the stump oracle answers both)."""
-        return "correlate" if self.query == "correlate" else "project"
-
-    def _partitioned_problem(self, y, s, blocks, bound, loss: Loss, f0,
-                             shape: tuple[int, ...] | None = None) -> _Problem:
-        """The problem of a fit on a cluster: rows held by the workers, ``s`` None when
-        the weights are equal (they cancel, as in memory); ``shape`` of the scores, (n,)
-        unless told."""
-        weighted = s is not None
-        return _Problem(
-            y=y, s=s, sw=s, total=row_passes.total(blocks, s) if weighted else float(blocks.n),
-            query_weight=s, weighted=weighted, loss=loss,
-            f0=np.asarray(f0, dtype=np.float64), shape=shape or (blocks.n,), ctx={},
-            bound=bound,
-            need=self._partitioned_need(), projection=PROJECTION_RULES[self.projection],
-            schedule=get_schedule(self.schedule), view=self._view(loss),
-            signature=None, blocks=blocks, blockwise_loss=True,
-            record=self._fit_record, booster=type(self).__name__,
-        )
 
     def _view(self, loss: Loss) -> RoundView:
         """What the schedule sees: the learning rate c, λ and Λ."""
@@ -427,22 +405,22 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
         self.importance_type = importance_type
 
     def _setup(self, X, y, sample_weight) -> _Problem:
-        # Every row at hand: any loss and any oracle, through the memory builder; else
-        # the pointwise losses whose sums the backend runs (``_setup_on``).
-        if not (backend := fit_backend(X)).can("all_rows"):
-            return self._setup_on(backend, X, y, sample_weight)
-        X, y = validate_input(self, X, y, y_numeric=True)
-        s = check_sample_weight(sample_weight, X.shape[0])
-        X, y, s = self._positive_weight_rows(X, y, s)
+        backend = fit_backend(X)
         loss = self._regression_loss()
-        # equal weights cancel (as on a cluster): the query and the mean unweighted
-        equal = bool((s == s[0]).all())
-        query_weight = None if equal else s
-        blocks = RowBlocks(y.shape[0], self.block_size, self.n_jobs)
-        f0 = self._regression_init(loss, blocks, y, None if equal else s)
-        if f0 is None:
-            f0 = self._init_raw(loss, y, s)
-        return self._problem(X, y, s, query_weight, loss, f0, {}, blocks)
+        if not isinstance(loss, RegressionLoss) and not backend.can("all_rows"):
+            raise NotDistributedError(
+                f"{type(self).__name__} on {backend.collection} takes the pointwise "
+                f"regression losses (squared, absolute, huber, quantile); got {loss!r}: "
+                "fit a NumPy array"
+            )
+        self._refuse_on(backend)
+        data = backend.regression_data(self, X, y, sample_weight, self.block_size)
+        # equal weights cancel: f_0 unweighted
+        s = None if equal_weights(data.s) else data.s
+        f0 = self._regression_init(loss, data.rows.blocks, data.y, s)
+        if f0 is None:  # (another loss: every row is at hand, refused above else)
+            f0 = self._init_raw(loss, data.y, data.s)
+        return self._problem(data.rows, data.y, data.s, loss, f0)
 
     def _regression_loss(self) -> Loss:
         # Named losses are the regression ones; any other scalar-output Loss instance is
@@ -456,23 +434,6 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
         if getattr(loss, "context_keys", ()):
             raise ValueError(f"loss={loss!r} needs {loss.context_keys}: use the ranker")
         return loss
-
-    def _setup_on(self, backend: Backend, X, y, sample_weight) -> _Problem:
-        """``_setup`` for X a collection of ``backend`` (a dask array): the rows where
-        the backend keeps them, the same problem."""
-        name = type(self).__name__
-        loss = self._regression_loss()
-        if not isinstance(loss, RegressionLoss):
-            raise NotDistributedError(
-                f"{name} on {backend.collection} takes the pointwise regression losses "
-                f"(squared, absolute, huber, quantile); got {loss!r}: fit a NumPy array"
-            )
-        self._refuse_on(backend)
-        data = backend.regression_data(self, X, y, sample_weight, self.block_size)
-        blocks = data.rows.blocks
-        bound = self._bind_rows(data.rows, self._partitioned_need())
-        f0 = self._regression_init(loss, blocks, data.y, data.s)
-        return self._partitioned_problem(data.y, data.s, blocks, bound, loss, f0)
 
     def _regression_init(self, loss: Loss, blocks: RowBlocks, y, s) -> float | None:
         """f_0 by passes over the row blocks (the same bits on threads and on a
@@ -613,37 +574,42 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         return (yi, {}), self._eval_weight(extra, y.shape[0], where)
 
     def _setup(self, X, y, sample_weight) -> _Problem:
-        # Every row at hand: any loss and any oracle, through the memory builder; else
-        # the pointwise losses whose sums the backend runs (``_setup_on``).
-        if not (backend := fit_backend(X)).can("all_rows"):
-            return self._setup_on(backend, X, y, sample_weight)
-        data = classification_data(self, X, y, sample_weight)
-        X, s = data.X, data.s
-        self._loss_ = self._classification_loss(data.n_classes)
-        if not self._vector() and data.n_classes != 2:
+        backend = fit_backend(X)
+        given = None if self.loss == "auto" else self._classification_loss(2)
+        if given is not None:  # (refused before any data moves)
+            self._check_start(backend, given)
+        self._refuse_on(backend)
+        # 'auto' labels: ±1 for two classes, else class indices; a vector loss's always
+        # indices
+        vector = given is not None and given.raw_ndim == 2
+        data = backend.classification_data(self, X, y, sample_weight, self.block_size,
+                                           labels="index" if vector else "auto")
+        K = len(self.classes_)
+        self._loss_ = self._classification_loss(K)
+        if not self._vector() and K != 2:
             raise ValueError(
                 f"loss={self._loss_.name or self._loss_!r} scores one margin (binary) but "
-                f"y has {data.n_classes} classes; use loss='softmax' or 'multiclass_hinge'"
+                f"y has {K} classes; use loss='softmax' or 'multiclass_hinge'"
             )
-        if data.n_classes > 2 and not self._multiclass_answered():
+        if K > 2 and not self._multiclass_answered():
             oracle = type(self._oracle()).__name__
             raise BinaryOnlyOracleError(
                 f"Only binary classification is supported by {type(self).__name__} with "
-                f"{oracle}: y has {data.n_classes} classes, and "
+                f"{oracle}: y has {K} classes, and "
                 f"loss={self._loss_.name or self._loss_!r} asks the oracle's "
                 f"{self._need()} for an answer of (n, K) scores "
                 f"(multiclass_{self._need()}), which {oracle} does not give; use an "
                 "oracle that does (StumpOracle, for one)"
             )
-        yi = self._labels_inside(data.y_index)
-        # equal weights cancel (as on a cluster): the query and f_0 unweighted
-        equal = bool((s == s[0]).all())
-        blocks = RowBlocks(yi.shape[0], self.block_size, self.n_jobs)
+        self._check_start(backend, self._loss_)
+        yi, s = data.ypm, data.s
         if self.init == "auto" and getattr(self._loss_, "init_from_class_masses", False):
-            f0 = self._init_from_masses(self._class_masses(blocks, yi, None if equal else s))
-        else:
+            # equal weights cancel: the masses unweighted
+            f0 = self._init_from_masses(self._class_masses(
+                data.rows.blocks, yi, None if equal_weights(s) else s))
+        else:  # a number, or the loss' best constant over every row (refused above else)
             f0 = self._init_raw(self._loss_, yi, s)
-        return self._problem(X, yi, s, None if equal else s, self._loss_, f0, {}, blocks)
+        return self._problem(data.rows, yi, s, self._loss_, f0)
 
     def _multiclass_answered(self) -> bool:
         """Whether the oracle answers the (n, K) form of the rounds' query."""
@@ -676,40 +642,15 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
             return self._loss_.init_raw(np.arange(K), np.asarray(masses), n_classes=K)
         return self._loss_.init_raw(np.array([1.0, -1.0]), np.array(masses))
 
-    def _check_partitioned_loss(self, backend: Backend, loss: Loss) -> None:
-        """What a fit on ``backend``'s collection does not do with ``loss``: the
-        optimal constant start of a loss that takes no class masses needs every row."""
-        if self.init == "auto" and not getattr(loss, "init_from_class_masses", False):
+    def _check_start(self, backend: Backend, loss: Loss) -> None:
+        """The optimal constant start of a loss that takes no class masses needs every
+        row: refused where they are not at hand."""
+        if self.init == "auto" and not getattr(loss, "init_from_class_masses", False) \
+                and not backend.can("all_rows"):
             raise NotDistributedError(
                 f"init='auto' with {loss!r} is not distributed; on {backend.collection} "
                 "pass init=<a number>"
             )
-
-    def _setup_on(self, backend: Backend, X, y, sample_weight) -> _Problem:
-        """``_setup`` for X a collection of ``backend`` (a dask array; margin losses,
-        binary; the multiclass losses on vector scores): the rows where the backend
-        keeps them, the same problem."""
-        if self.loss != "auto":  # refused before any data moves
-            self._check_partitioned_loss(backend, self._classification_loss(2))
-        self._refuse_on(backend)
-        vector = self.loss != "auto" and self._classification_loss(2).raw_ndim == 2
-        # 'auto' is the logistic loss (±1 labels) for two classes, softmax (indices) else
-        data = backend.classification_data(
-            self, X, y, sample_weight, self.block_size,
-            labels="auto" if self.loss == "auto" else ("index" if vector else "signs"))
-        loss = self._classification_loss(len(self.classes_))
-        self._check_partitioned_loss(backend, loss)
-        vector = loss.raw_ndim == 2
-        self._loss_ = loss
-        blocks = data.rows.blocks
-        bound = self._bind_rows(data.rows, self._partitioned_need())
-        K = len(self.classes_)
-        if self.init == "auto":
-            f0 = self._init_from_masses(self._class_masses(blocks, data.ypm, data.s))
-        else:
-            f0 = np.full(K, float(self.init)) if vector else float(self.init)
-        return self._partitioned_problem(data.ypm, data.s, blocks, bound, loss, f0,
-                                     (blocks.n, K) if vector else (blocks.n,))
 
     @staticmethod
     def _decision(f):
@@ -894,4 +835,6 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
         qid = check_groups(qid, X.shape[0], "qid")
         loss = get_loss(self.loss, RankingLoss if isinstance(self.loss, str) else Loss)
         s = np.ones(X.shape[0])
-        return self._problem(X, y, s, None, loss, self._init_raw(loss, y, s), {"groups": qid})
+        # (in memory: validate_input refuses another backend's collections)
+        return self._problem(MEMORY.rows(self, X, self.block_size), y, s, loss,
+                             self._init_raw(loss, y, s), {"groups": qid})
