@@ -30,6 +30,8 @@ from oracleboost._numerics import logsumexp
 from oracleboost._typing import ArrayLike
 from oracleboost._validation import check_sample_weight
 from oracleboost.engine.backends import Backend, backend_for
+from oracleboost.engine.input import validate_input
+from oracleboost.engine.inspection import num_iteration_doc
 from oracleboost.engine.rounds import StopReason
 from oracleboost.losses import MarginLoss
 from oracleboost.optim import row_passes
@@ -79,8 +81,6 @@ def classification_data(estimator: BaseBooster, X: ArrayLike, y: ArrayLike,
     ``binary`` refuses any number of classes but two, with scikit-learn's wording;
     otherwise one class is refused.
     """
-    from oracleboost.engine.base import validate_input  # base imports this module's mixin
-
     name = type(estimator).__name__
     X, y = validate_input(estimator, X, y)
     check_classification_targets(y)
@@ -156,13 +156,6 @@ def _on_backend(backend: Backend, estimator: Any, method: Callable, X: Any, *,
     if num_iteration is not None:
         method = functools.partial(method, num_iteration=num_iteration)
     return backend.predict(estimator, method, X, staged=staged)
-
-
-def num_iteration_doc(method):
-    """:func:`.base.num_iteration_doc` (base imports this module's mixin)."""
-    from oracleboost.engine.base import num_iteration_doc as fill
-
-    return fill(method)
 
 
 class ScoreClassifierMixin:

@@ -41,6 +41,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from oracleboost._validation import check_sample_weight, normalise_weights
 from oracleboost.engine.backends import backend_for
+from oracleboost.engine.input import validate_input
 from oracleboost.engine.rounds import Problem
 
 __all__ = ["EvalSet", "EvalSetsMixin", "documented", "eval_scorers", "eval_names",
@@ -195,7 +196,7 @@ def eval_names(names: Any, eval_set: Sequence, X: Any, y: Any) -> list[str]:
 class EvalSetsMixin:
     """The eval sets of a booster's fit (a :class:`~oracleboost.engine.base.BaseBooster`):
     ``eval_set`` and early stopping's held-out rows checked and put in the booster's own
-    encoding (X checked against the fitted data by the booster's ``_validated``; a
+    encoding (X checked against the fitted data by ``validate_input``; a
     booster gives ``_eval_target`` and ``_eval_metrics``), their names, and
     ``evals_result_``."""
 
@@ -249,7 +250,7 @@ class EvalSetsMixin:
                 if (backend := backend_for(a)) is not None:
                     backend.refuse("eval_rows", where)
             try:
-                Xv = self._validated(pair[0], reset=False)
+                Xv = validate_input(self, pair[0], reset=False)
             except (TypeError, ValueError) as exc:  # named as the set's X, either type
                 kind = ValueError if isinstance(exc, ValueError) else TypeError
                 raise kind(f"{where}: X: {exc}") from exc

@@ -21,8 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from oracleboost._validation import check_sample_weight
 from oracleboost.engine.backends import Backend, backend_for
 from oracleboost.engine.classifier import classification_data
+from oracleboost.engine.input import validate_input
 from oracleboost.oracles.base import BoundOracle, Oracle
 from oracleboost.rows.blocks import RowBlocks
 
@@ -94,9 +96,6 @@ class MemoryBackend(Backend):
 
     def regression_data(self, estimator: Any, X: Any, y: Any, sample_weight: Any,
                         block_size: int) -> MemoryRegressionData:
-        from oracleboost._validation import check_sample_weight
-        from oracleboost.engine.base import validate_input  # (base's module imports this)
-
         X, y = validate_input(estimator, X, y, y_numeric=True)
         s = check_sample_weight(sample_weight, X.shape[0])
         X, y, s = estimator._positive_weight_rows(X, y, s)

@@ -23,6 +23,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from oracleboost._fingerprint import fingerprint
 from oracleboost._typing import ArrayLike, RandomStateLike
 from oracleboost.engine.backends import backend_for
+from oracleboost.engine.input import validate_input
 
 __all__ = ["HoldOutMixin", "held_out_split"]
 
@@ -65,7 +66,7 @@ class HoldOutMixin:
     """Early stopping's held-out rows for a booster (a
     :class:`~oracleboost.engine.base.BaseBooster`): whether early stopping is on and its
     tolerance, the refusal of early stopping with nothing to watch, and the split of
-    ``fit``'s rows (X and y checked by the booster's ``_validated``)."""
+    ``fit``'s rows (X and y checked by ``validate_input``)."""
 
     #: The per-row argument whose groups a held-out split keeps whole (the ranker's qid).
     _split_groups_arg: str | None = None
@@ -115,7 +116,7 @@ class HoldOutMixin:
         if (backend := backend_for(X)) is not None:
             backend.refuse("held_out_rows", "early stopping with validation_fraction")
         given = X
-        X, y = self._validated(X, y)
+        X, y = validate_input(self, X, y)
         n = X.shape[0]
         arrays = [
             None if a is None else self._row_array(name, a, n)

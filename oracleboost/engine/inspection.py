@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from oracleboost.engine.eval_sets import fill_placeholder
+from oracleboost.engine.input import validate_input
 from oracleboost.engine.model import Ensemble, NonFinitePrediction
 from oracleboost.oracles.base import Hypothesis
 
@@ -27,7 +28,7 @@ __all__ = ["InspectionMixin", "check_num_iteration", "num_iteration_doc"]
 class InspectionMixin:
     """The fitted model of a booster (a :class:`~oracleboost.engine.base.BaseBooster`):
     its terms, the features' importances, and its raw decision on new rows (X checked
-    against the fitted data by the booster's ``_validated``)."""
+    against the fitted data by ``validate_input``)."""
 
     @property
     def estimators_(self) -> list[Hypothesis]:
@@ -170,7 +171,7 @@ class InspectionMixin:
 
     def _raw_of(self, model, X) -> np.ndarray:
         """``model``'s decision on X (validated against the fitted data)."""
-        X = self._validated(X, reset=False)
+        X = validate_input(self, X, reset=False)
         try:
             return model.decision_function(X)
         except NonFinitePrediction as exc:
@@ -179,7 +180,7 @@ class InspectionMixin:
     def _staged_raw(self, X) -> Iterator[np.ndarray]:
         """The decision on X after each round (the model's running sum)."""
         check_is_fitted(self, "ensemble_")
-        X = self._validated(X, reset=False)
+        X = validate_input(self, X, reset=False)
         try:
             yield from self.ensemble_.staged_decision_function(X)
         except NonFinitePrediction as exc:

@@ -52,7 +52,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from oracleboost._typing import ArrayLike
 from oracleboost.engine.backends import backend_for
-from oracleboost.engine.base import validate_input
+from oracleboost.engine.input import validate_input
 from oracleboost.engine.model import Ensemble
 from oracleboost.oracles.trees import ZERO_THRESHOLD, TreeStructure
 from oracleboost.rows.partitioned import NotDistributedError

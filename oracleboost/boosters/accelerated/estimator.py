@@ -66,7 +66,7 @@ from oracleboost.boosters.accelerated.algorithm import (
     accelerated_round,
 )
 from oracleboost.engine.backends import Backend
-from oracleboost.engine.base import BaseBooster, data_signature, fit_context, loss_constraint
+from oracleboost.engine.base import BaseBooster, fit_context, loss_constraint
 from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
     margin_metrics,
@@ -75,6 +75,7 @@ from oracleboost.engine.classifier import (
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
 from oracleboost.engine.fit_data import fit_backend
+from oracleboost.engine.input import data_signature
 from oracleboost.engine.model import KernelModel, LinearModel
 from oracleboost.export.methods import ExportMixin
 from oracleboost.export.schema import persisted

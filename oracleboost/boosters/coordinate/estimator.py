@@ -39,7 +39,7 @@ from oracleboost.boosters.coordinate.algorithm import (
     dual_weights,
 )
 from oracleboost.engine.backends import equal_weights
-from oracleboost.engine.base import BaseBooster, data_signature, fit_context, loss_constraint
+from oracleboost.engine.base import BaseBooster, fit_context, loss_constraint
 from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
     lightgbm_objective,
@@ -47,6 +47,7 @@ from oracleboost.engine.classifier import (
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
 from oracleboost.engine.fit_data import fit_backend
+from oracleboost.engine.input import data_signature
 from oracleboost.engine.rounds import (
     BoostingWarning,
     seed_generator,

@@ -30,15 +30,7 @@ from oracleboost.boosters.functional.algorithm import (
     resumed,
 )
 from oracleboost.engine.backends import Backend, equal_weights
-from oracleboost.engine.base import (
-    BaseBooster,
-    ScoreRegressorMixin,
-    data_signature,
-    fit_context,
-    loss_constraint,
-    num_iteration_doc,
-    validate_input,
-)
+from oracleboost.engine.base import BaseBooster, ScoreRegressorMixin, fit_context, loss_constraint
 from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
     lightgbm_objective,
@@ -46,6 +38,8 @@ from oracleboost.engine.classifier import (
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
 from oracleboost.engine.fit_data import MEMORY, fit_backend
+from oracleboost.engine.input import data_signature, validate_input
+from oracleboost.engine.inspection import num_iteration_doc
 from oracleboost.engine.rounds import seed_generator
 from oracleboost.export.methods import ExportMixin
 from oracleboost.losses import (

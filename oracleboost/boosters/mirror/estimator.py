@@ -95,18 +95,15 @@ from oracleboost.boosters.mirror.maps import MIRROR_MAPS, MirrorMap, get_mirror_
 from oracleboost.boosters.mirror.updates import default_projection
 from oracleboost.boosters.mirror.variants import VARIANTS, MABoost, Variant, make_variant
 from oracleboost.engine.backends import backend_for, equal_weights
-from oracleboost.engine.base import (
-    BaseBooster,
-    data_signature,
-    fit_context,
-    num_iteration_doc,
-)
+from oracleboost.engine.base import BaseBooster, fit_context
 from oracleboost.engine.classifier import (
     ScoreClassifierMixin,
     weighted_error,
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
 from oracleboost.engine.fit_data import fit_backend
+from oracleboost.engine.input import data_signature
+from oracleboost.engine.inspection import num_iteration_doc
 from oracleboost.engine.rounds import seed_generator
 from oracleboost.export.methods import ExportMixin
 from oracleboost.optim import row_passes

@@ -163,10 +163,11 @@ from oracleboost.boosters.totally_corrective.algorithm import (
 )
 from oracleboost.boosters.totally_corrective.entropy_duals import ColumnStore
 from oracleboost.boosters.totally_corrective.soft_margin_lp import FEASIBILITY_TOL, SoftMarginLP
-from oracleboost.engine.base import BaseBooster, data_signature, fit_context
+from oracleboost.engine.base import BaseBooster, fit_context
 from oracleboost.engine.classifier import ScoreClassifierMixin, classification_data
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
 from oracleboost.engine.fit_data import fit_backend
+from oracleboost.engine.input import data_signature
 from oracleboost.engine.monitors import Divergence
 from oracleboost.engine.rounds import seed_generator
 from oracleboost.export.methods import ExportMixin
