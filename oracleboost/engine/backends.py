@@ -1,21 +1,26 @@
 """Where a fit's rows live: the backend seam.
 
 A fit's rows are in this process's memory (passed over by threads, :mod:`oracleboost.rows`)
-unless ``fit`` is given a collection that a backend accepts: a dask array puts them on a
-Dask cluster's workers.  The engine and the boosters never name a backend: they ask
-:func:`backend_for` ``X``'s backend and go through its methods.
+unless ``fit`` is given a collection that another backend accepts: a dask array puts them
+on a Dask cluster's workers.  Memory is a backend too
+(:class:`~oracleboost.engine.fit_data.MemoryBackend`): a booster asks
+:func:`~oracleboost.engine.fit_data.fit_backend` for ``X``'s backend, builds its problem
+from the fit's data that backend makes, and asks it by need (:meth:`Backend.can`,
+:meth:`Backend.refuse`), never by name.
 
-* :data:`BACKENDS` is the table of the library's backends: the collections each accepts,
-  and the module that serves it, imported the first time a fit is given such a
-  collection (so that nothing imports Dask unless a fit is given a dask array).
+* :data:`BACKENDS` is the table of the library's backends beyond memory: the collections
+  each accepts, and the module that serves it, imported the first time a fit is given
+  such a collection (so that nothing imports Dask unless a fit is given a dask array).
+  :func:`backend_for` is ``X``'s backend among them, or None for arrays in memory.
 * :class:`Backend` is what a backend provides: the fit's data made where the rows are
   (its checks equal to those in memory), the oracle bound there, predictions on its
   collections, and :attr:`Backend.cannot`, the one table of what it cannot do, refused
   from there by name (:meth:`Backend.refuse`, a
   :class:`~oracleboost.rows.partitioned.NotDistributedError`).
-* An oracle that can answer on a backend declares how (``Oracle._bind_partitioned``: its
-  answers are sums over rows, of histograms or of column products); the backend says how
-  such sums run there (:meth:`Backend.bind_stumps`, :meth:`Backend.bind_columns`).
+* An oracle that can answer on a backend's partitions declares how
+  (``Oracle._bind_partitioned``: its answers are sums over rows, of histograms or of
+  column products); the backend says how such sums run there (:meth:`Backend.bind_stumps`,
+  :meth:`Backend.bind_columns`).
 * :func:`register_backend` adds one at run time (the tests add an in-process backend that
   splits the rows between two "workers").
 """
