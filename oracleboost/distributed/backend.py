@@ -51,9 +51,9 @@ class DaskBackend(Backend):
         return ClusterStumpOracle(oracle, rows)
 
     def bind_columns(self, oracle: Any, rows: Any, make: Callable) -> Any:
-        from oracleboost.distributed.columns import ClusterColumns
+        from oracleboost.oracles.partitioned_columns import PartitionedColumns
 
-        return ClusterColumns(oracle, rows, make)
+        return PartitionedColumns(oracle, rows, make)
 
     def predict(self, estimator: Any, method: Callable, X: Any, *,
                 staged: bool = False) -> Any:

@@ -1,9 +1,15 @@
-"""Fits on a Dask cluster: the row blocks of :mod:`._blocks`, held by the workers.
+"""Fits on a Dask cluster: the row blocks over partitions
+(:mod:`oracleboost.rows.partition_blocks`), held by the workers.
+
+The blocks over partitions run their stages through an executor; here it is Dask's
+(:class:`DaskExecutor`: a stage's call a task on the worker that holds its partitions,
+Dask's futures for handles, the retries and the recovery of a lost worker's results,
+and the workers' pooled buffers).
 
 A fit on a ``dask.array.Array`` cuts the rows into the same blocks as a fit in memory,
 and gives each worker whole **partitions** of ``BLOCKS_PER_PARTITION`` blocks (2**20
 rows by default).  Everything a round does over the rows is a *stage* (a function
-``stage(blocks, *rows, **consts) -> (outputs, stat)`` of :mod:`.boosters.row_passes`
+``stage(blocks, *rows, **consts) -> (outputs, stat)`` of :mod:`oracleboost.optim.row_passes`
 or of an oracle) that :meth:`ClusterBlocks.map` runs on every partition, on the worker
 that holds it (a worker's partitions one after the other in one task a worker thread,
 once :meth:`ClusterBlocks.place` has grouped them: a task costs the scheduler and the
@@ -55,11 +61,13 @@ from typing import Any
 
 import numpy as np
 
-from oracleboost.rows.blocks import BLOCKS_PER_PARTITION, LANE_ROWS, RowBlocks, outputs_only
-from oracleboost.rows.partitioned import Derived, NotDistributedError, Partitioned, with_ndim
+from oracleboost.rows.blocks import BLOCKS_PER_PARTITION, LANE_ROWS
+from oracleboost.rows.executor import PartitionRowBlocks
+from oracleboost.rows.partition_blocks import PartitionBlocks, part_value
+from oracleboost.rows.partitioned import Partitioned
 
-__all__ = ["ClusterBlocks", "FreshNames", "LostRowsError", "gather", "map_rows", "part_value",
-           "persisted_parts", "rows_per_partition"]
+__all__ = ["ClusterBlocks", "DaskExecutor", "FreshNames", "LostRowsError", "gather",
+           "map_rows", "part_value", "persisted_parts", "rows_per_partition"]
 
 
 def refuse_sparse_chunks(X: Any, who: str) -> None:
@@ -108,14 +116,9 @@ def rows_per_partition(block_size: int) -> int:
     return BLOCKS_PER_PARTITION * block_size
 
 
-class WorkerBlocks(RowBlocks):
+class WorkerBlocks(PartitionRowBlocks):
     """A partition's blocks on its worker: one thread (the worker's threads take other
     partitions), and inputs left unchanged; outputs in recycled buffers."""
-
-    in_place = False
-
-    def __init__(self, n: int, block_size: int) -> None:
-        super().__init__(n, block_size, n_jobs=1)
 
     def empty(self, shape: int | tuple[int, ...] | None = None) -> np.ndarray:
         return pooled_empty(self.n if shape is None else shape)
@@ -154,42 +157,6 @@ def release_pool() -> None:
     """Let go of this process's pooled buffers (run on every worker after a fit)."""
     with _POOL_LOCK:
         _POOL.clear()
-
-
-def part_value(result: Any, index: tuple[int, int] | None) -> Any:
-    """A partition's value from its future's ``result``: the result itself (``index``
-    None: a persisted chunk), or the ``k``-th output of the ``pos``-th partition of the
-    task :meth:`ClusterBlocks.map` ran for its group (``index = (pos, k)``)."""
-    if index is None:
-        return result
-    pos, k = index
-    return result[pos][0][k]
-
-
-def _value(ref: tuple) -> Any:
-    """A stage's argument on its worker: ``("const", value, None)``, ``("ref", result,
-    index)`` or ``("derived", result, index, fn, args)`` (a :class:`Derived`'s part)."""
-    kind, value, index = ref[:3]
-    if kind == "const":
-        return value
-    value = part_value(value, index)
-    return value if kind == "ref" else ref[3](value, *ref[4])
-
-
-def _run_group(stage: Callable, sizes: list, block_size: int, refs: list,
-               consts: dict, anchors: list | None = None) -> list:
-    """``stage`` on each partition of a group (one worker's), in order: one task for
-    them all, so that a round costs a task a worker and stage, not a task a partition
-    (each task costs the scheduler and the worker about a millisecond).  Each partition
-    has blocks of its own, exactly as when it runs alone: the same bits.  ``anchors``
-    (the group's partitions of the placed data, unread) only make the task depend on
-    them: see :meth:`ClusterBlocks.map`."""
-    return [stage(WorkerBlocks(n, block_size), *map(_value, r), **consts)
-            for n, r in zip(sizes, refs, strict=True)]
-
-
-def _group_stats(results: list) -> list:
-    return [(len(outputs), stat) for outputs, stat in results]
 
 
 class LostRowsError(RuntimeError):
@@ -251,32 +218,84 @@ def gather(client: Any, futures: list, generation: int | None = None) -> list:
         raise LostRowsError(lost_rows_message(exc, client, generation)) from exc
 
 
-class _PendingStats:
-    """A stage's stats on the cluster, by partition, fetched on the first ``get()``
-    together with every other pending stage's."""
+class DaskExecutor:
+    """The :class:`~oracleboost.rows.executor.Executor` of a fit on a Dask cluster: each
+    call a task of ``client`` (on the worker that holds its inputs), the handles Dask's
+    futures; a gather that says what a cancelled future means to the fit (a restart
+    counts the client's ``generation`` up: the one the fit started in is kept)."""
 
-    def __init__(self, blocks: ClusterBlocks, groups: list, futures: list) -> None:
-        self.blocks, self.groups, self.futures = blocks, groups, futures
-        self._stats: list | None = None
-        self.n_outputs = 0
+    worker_blocks = WorkerBlocks
 
-    def fill(self, gathered: list) -> None:
-        self._stats = [None] * self.blocks.n_partitions
-        for g, group_stats in zip(self.groups, gathered, strict=True):
-            for i, (self.n_outputs, stat) in zip(g, group_stats, strict=True):
-                self._stats[i] = stat
-        self.futures = []  # released: the client holds the numbers now
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.generation = getattr(client, "generation", None)
 
-    def get(self) -> list:
-        if self._stats is None:
-            self.blocks._fetch_pending()
-        assert self._stats is not None
-        return self._stats
+    def map(self, fn: Callable, *iterables: Sequence, key: list[str]) -> list:
+        # (``client.map``: one message to the scheduler for the whole stage)
+        return self.client.map(fn, *iterables, key=key)
+
+    def submit(self, fn: Callable, *args: Any, key: str) -> Any:
+        return self.client.submit(fn, *args, key=key)
+
+    def gather(self, handles: list) -> list:
+        return gather(self.client, handles, self.generation)
+
+    def release(self, handle: Any) -> None:
+        handle.release()
+
+    def groups(self, handles: list) -> list[list[int]]:
+        """The partitions grouped by the worker that holds ``handles``' data, each
+        worker's split into as many runs of consecutive partitions as it has threads (a
+        task costs the scheduler and the worker about a millisecond, a partition's pass
+        a few)."""
+        from concurrent.futures import CancelledError
+
+        from distributed import wait
+
+        try:
+            wait(handles)
+        except CancelledError as exc:
+            raise LostRowsError(lost_rows_message(exc, self.client, self.generation)) from exc
+        holders = self.client.who_has(handles)
+        threads = self.client.nthreads()
+        by_worker: dict[str, list[int]] = {}
+        for i, f in enumerate(handles):
+            where = sorted(holders.get(f.key, ()))
+            by_worker.setdefault(where[0] if where else "", []).append(i)
+        groups = []
+        for worker, parts in by_worker.items():
+            runs = max(1, min(len(parts), threads.get(worker, 1)))
+            cuts = [len(parts) * r // runs for r in range(runs + 1)]
+            groups += [parts[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+        return sorted(groups)
+
+    def settle(self) -> None:
+        """Let the workers free their pooled buffers."""
+        self.client.run(release_pool)
+
+    def abandon(self, handles: list) -> None:
+        """Cancel the pending tasks and let the workers free their pooled buffers,
+        without raising over the fit's own error (a lost cluster cannot be asked either;
+        the pool is then gone with its workers).
+
+        The pending tasks are waited for (briefly) before they are cancelled: a
+        cancelled task that is already running cannot be stopped, and one that takes a
+        pooled buffer after ``release_pool`` has run would keep it in the worker's pool
+        (seen in CI: two buffers left on each worker)."""
+        from distributed import wait
+
+        if handles:
+            with contextlib.suppress(Exception):
+                wait(handles, timeout=_ABANDON_WAIT)
+            with contextlib.suppress(Exception):
+                self.client.cancel(handles)
+        with contextlib.suppress(Exception):
+            self.client.run(release_pool)
 
 
-class ClusterBlocks(RowBlocks):
-    """The row blocks of a fit on a cluster: :class:`RowBlocks` (the same blocks and
-    lanes), with :meth:`map` running a stage on every partition's worker.
+class ClusterBlocks(PartitionBlocks):
+    """The row blocks of a fit on a cluster: :class:`PartitionBlocks` whose stages run
+    as tasks on the workers that hold the partitions (:class:`DaskExecutor`).
 
     Parameters
     ----------
@@ -286,183 +305,16 @@ class ClusterBlocks(RowBlocks):
     block_size : int
     """
 
-    in_place = False
-    #: A fit on a cluster keeps no running state: it lives on the workers (futures that
-    #: a pickle could not carry, and that would hold the workers' memory).
-    keeps_state = False
-
     def __init__(self, client: Any, sizes: Sequence[int], block_size: int) -> None:
-        self.sizes = tuple(int(k) for k in sizes)
-        super().__init__(sum(self.sizes), block_size)
-        self.client = client
-        self.generation = getattr(client, "generation", None)  # (a restart counts it up)
-        # a task a partition until ``place`` groups them by worker
-        self.groups: list[list[int]] = [[i] for i in range(len(self.sizes))]
-        self._anchor: Partitioned | None = None  # what ``place`` grouped by
-        self._pending: list[_PendingStats] = []  # stats submitted and not yet fetched
-
-    def _fetch_pending(self) -> None:
-        """Every pending stage's stats, in one ``gather`` (one round trip)."""
-        pending, self._pending = self._pending, []
-        gathered = gather(self.client, [f for p in pending for f in p.futures],
-                          self.generation)
-        start = 0
-        for p in pending:
-            stop = start + len(p.futures)
-            p.fill(gathered[start:stop])  # (which lets go of p's futures)
-            start = stop
-
-    def cells(self, width: int, lane: int) -> ClusterBlocks:
-        """The blocks of ``width`` cells a row, each partition's cells with its rows (on
-        the same worker)."""
-        cells = ClusterBlocks(self.client, [m * width for m in self.sizes], lane)
-        cells.groups = self.groups
-        return cells
-
-    def settle(self) -> None:
-        """Wait for the stages whose stats are still pending, so that a fit that ends
-        lets go of no running task (Dask would log the cancelled task as a warning), and
-        let the workers free their pooled buffers."""
-        if self._pending:
-            self._fetch_pending()
-        self.client.run(release_pool)
-
-    def abandon(self) -> None:
-        """A fit that raised: cancel the stages whose stats are still pending and let the
-        workers free their pooled buffers, without raising over the fit's own error (a
-        lost cluster cannot be asked either; the pool is then gone with its workers).
-
-        The pending stages are waited for (briefly) before they are cancelled: a
-        cancelled task that is already running cannot be stopped, and one that takes a
-        pooled buffer after ``release_pool`` has run would keep it in the worker's pool
-        (seen in CI: two buffers left on each worker)."""
-        from distributed import wait
-
-        pending, self._pending = self._pending, []
-        futures = [f for p in pending for f in p.futures]
-        if futures:
-            with contextlib.suppress(Exception):
-                wait(futures, timeout=_ABANDON_WAIT)
-            with contextlib.suppress(Exception):
-                self.client.cancel(futures)
-        with contextlib.suppress(Exception):
-            self.client.run(release_pool)
-
-    def lane_map(self, fn: Callable) -> None:
-        raise NotDistributedError("a cluster's rows are passed over by map(stage), on the "
-                                  "workers")
+        super().__init__(DaskExecutor(client), sizes, block_size)
 
     @property
-    def n_partitions(self) -> int:
-        return len(self.sizes)
+    def client(self) -> Any:
+        return self.executor.client
 
-    def place(self, anchor: Partitioned) -> None:
-        """Run later stages a task per worker thread rather than a task per partition:
-        the partitions grouped by the worker that holds ``anchor``'s (the largest per-row
-        data, the oracle's codes), each worker's split into as many runs of consecutive
-        partitions as it has threads.  The grouping changes where and in how many tasks
-        the partitions run, never a partition's numbers nor the order the client
-        combines them in, so it does not change a bit of the fit."""
-        from concurrent.futures import CancelledError
-
-        from distributed import wait
-
-        futures = [f for f, _ in anchor.parts]
-        try:
-            wait(futures)
-        except CancelledError as exc:
-            raise LostRowsError(lost_rows_message(exc, self.client, self.generation)) from exc
-        holders = self.client.who_has(futures)
-        self._anchor = anchor
-        threads = self.client.nthreads()
-        by_worker: dict[str, list[int]] = {}
-        for i, f in enumerate(futures):
-            where = sorted(holders.get(f.key, ()))
-            by_worker.setdefault(where[0] if where else "", []).append(i)
-        groups = []
-        for worker, parts in by_worker.items():
-            runs = max(1, min(len(parts), threads.get(worker, 1)))
-            cuts = [len(parts) * r // runs for r in range(runs + 1)]
-            groups += [parts[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
-        self.groups = sorted(groups)
-
-    def map(self, stage: Callable, *rows: Any, **consts: Any) -> tuple[tuple, Any]:
-        """``stage(blocks, *rows, **consts)`` on every partition (``Partitioned`` rows give
-        each partition its own part; anything else goes to every partition as it is):
-        ``(outputs as Partitioned, [stat of each partition, in order])`` (for a
-        ``deferred_stat`` stage, an object whose ``get()`` returns that list)."""
-        # one graph a stage (``client.map``: one message to the scheduler), a task a
-        # group of partitions (see ``place``), its keys named after the stage so that
-        # the dashboard and the task stream say which pass a task is
-        name = f"{getattr(stage, '__name__', 'stage')}-{uuid.uuid4().hex}"
-        groups = self.groups
-        refs = [[[_ref(r, i) for r in rows] for i in g] for g in groups]
-        n_groups = len(groups)
-        # A task reading no per-row data of the workers (a stage making new rows from
-        # numbers alone) would run on whichever worker the scheduler picks, which then
-        # holds another worker's rows (measured: a worker holding twice its share of
-        # starting weights); it is made to depend on its group's placed data instead,
-        # so the scheduler runs it where that data is, as every other stage
-        anchors = [None] * n_groups
-        if self._anchor is not None and not any(isinstance(r, Partitioned) for r in rows):
-            anchors = [[self._anchor.parts[i][0] for i in g] for g in groups]
-        results = self.client.map(_run_group, [stage] * n_groups,
-                                  [[self.sizes[i] for i in g] for g in groups],
-                                  [self.block_size] * n_groups, refs, [consts] * n_groups,
-                                  anchors, key=[f"{name}-{j}" for j in range(n_groups)])
-        n_out = getattr(stage, "n_outputs", None)
-        stats: Any = [None] * len(self.sizes)
-        if n_out is None or getattr(stage, "stat_later", False):
-            pending = _PendingStats(self, groups, self.client.map(
-                _group_stats, results, key=[f"{name}-stat-{j}" for j in range(n_groups)]))
-            self._pending.append(pending)
-            if n_out is None:  # wait for them now
-                stats = pending.get()
-                n_out = pending.n_outputs
-            else:  # a deferred stat: fetched with the next stats waited for
-                stats = pending
-        # else: no stat: the next stage is submitted at once, behind this one on the
-        # same workers, and the client makes no round trip for this one
-        where: list = [None] * len(self.sizes)  # (the group's future, position in it)
-        for g, f in zip(groups, results, strict=True):
-            for pos, i in enumerate(g):
-                where[i] = (f, pos)
-        outputs = tuple(Partitioned(tuple((f, (pos, k)) for f, pos in where), self.sizes)
-                        for k in range(n_out))
-        return outputs, stats
-
-    def map_one(self, part: int, stage: Callable, *rows: Any, **consts: Any) -> Any:
-        """The stat of ``stage`` on partition ``part`` alone, run on a worker (one task:
-        a stage that reads one lane, say, need not visit every partition)."""
-        name = f"{getattr(stage, '__name__', 'stage')}-{uuid.uuid4().hex}"
-        future = self.client.submit(_run_group, stage, [self.sizes[part]], self.block_size,
-                                    [[_ref(r, part) for r in rows]], consts, key=name)
-        try:
-            return gather(self.client, [future], self.generation)[0][0][1]
-        finally:
-            future.release()
-
-    def full(self, value: float | np.ndarray) -> Partitioned:
-        """A per-row array of ``value`` (a number, or a row of shape (K,)), on the
-        workers."""
-        value = np.asarray(value, dtype=np.float64)
-        (out,), _ = self.map(_full, value=value)
-        return with_ndim(out, 1 + value.ndim, value.shape[0] if value.ndim else None)
-
-
-def _ref(row: Any, i: int) -> tuple:
-    """Partition ``i``'s argument of a stage (see :func:`_value`)."""
-    if isinstance(row, Derived):
-        return ("derived", *row.parts[i], row.fn, row.args)
-    if isinstance(row, Partitioned):
-        return ("ref", *row.parts[i])
-    return ("const", row, None)
-
-
-@outputs_only(1)
-def _full(blocks: RowBlocks, *, value: np.ndarray) -> tuple[tuple, None]:
-    return (np.full((blocks.n,) + value.shape, value),), None
-
+    @property
+    def generation(self) -> int | None:
+        return self.executor.generation
 
 def _same(block):
     return block

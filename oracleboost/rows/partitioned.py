@@ -1,6 +1,8 @@
 """Per-row data held in partitions: the type every backend that splits the rows uses
 (:class:`Partitioned`), the marks of its shape, and the error a backend raises for what it
-cannot do.  No backend lives here: the Dask one is :mod:`oracleboost.distributed`."""
+cannot do.  The blocks that run a fit's passes over such rows are
+:mod:`oracleboost.rows.partition_blocks`; no backend lives here: the Dask one is
+:mod:`oracleboost.distributed`."""
 
 from __future__ import annotations
 
@@ -26,9 +28,10 @@ def is_dask_collection(x: object) -> bool:
 
 @dataclass(frozen=True)
 class Partitioned:
-    """A per-row array (or any per-row object) held by the workers, partition by
-    partition: ``parts[i] = (future, index)``, the value being ``future``'s result, or
-    its ``index``-th output when ``index`` is not None."""
+    """A per-row array (or any per-row object) held in partitions (by a cluster's
+    workers, say): ``parts[i] = (handle, index)``, the value being the result of the
+    executor's ``handle`` (a future), or its ``index``-th output when ``index`` is not
+    None (:func:`oracleboost.rows.partition_blocks.part_value`)."""
 
     parts: tuple
     sizes: tuple

@@ -1,14 +1,18 @@
-"""A finite class of columns (``LinearOracle``, ``MatrixOracle``) over rows held by a
-Dask cluster's workers.
+"""A finite class of columns (``LinearOracle``, ``MatrixOracle``) over rows held in
+partitions (:mod:`oracleboost.rows.partition_blocks`).
 
-Each worker keeps, for each of its partitions, the partition's rows of the class's
-matrix ``A`` (X's rows for ``LinearOracle``; ``H[X]`` for ``MatrixOracle``) as a bound
-oracle of its own.  A product is then a map over the partitions: ``Aᵀ r`` comes back as
-each partition's lanes' partials, which the client adds in lane order, exactly as the
-oracle in memory adds its lanes (a partition starts on a lane boundary); ``A w`` and an
-answer's outputs stay on the workers.  The overflow guards read the global peaks (of
-the columns at bind; of the query with its partials, in the same pass), so every
-product is the product in memory, bit for bit.
+Each partition keeps, where it is held, its rows of the class's matrix ``A`` (X's rows
+for ``LinearOracle``; ``H[X]`` for ``MatrixOracle``) as a bound oracle of its own.  A
+product is then a map over the partitions: ``Aᵀ r`` comes back as each partition's
+lanes' partials, which are added in lane order, exactly as the oracle in memory adds its
+lanes (a partition starts on a lane boundary); ``A w`` and an answer's outputs stay with
+the partitions.  The overflow guards read the global peaks (of the columns at bind; of
+the query with its partials, in the same pass), so every product is the product in
+memory, bit for bit.
+
+The rows this oracle is bound to say where the partitions are
+(:class:`~oracleboost.rows.partition_blocks.PartitionedRows`); the Dask backend's are
+:class:`oracleboost.distributed.stumps.ClusterRows`.
 """
 
 from __future__ import annotations
@@ -20,8 +24,6 @@ import numpy as np
 
 from oracleboost._numerics import largest_row_norm
 from oracleboost._validation import check_finite_array
-from oracleboost.distributed.cluster import WorkerBlocks
-from oracleboost.distributed.stumps import ClusterRows
 from oracleboost.oracles.base import BoundOracle, Hypothesis, max_abs
 from oracleboost.oracles.matrix import (
     BoundColumns,
@@ -33,15 +35,18 @@ from oracleboost.oracles.matrix import (
     unscaled,
 )
 from oracleboost.rows.blocks import RowBlocks, deferred_stat, outputs_only
+from oracleboost.rows.partition_blocks import PartitionBlocks, PartitionedRows
 from oracleboost.rows.partitioned import Derived, NotDistributedError, Partitioned, with_ndim
 
-__all__ = ["ClusterColumns"]
+__all__ = ["PartitionedColumns", "local_columns"]
 
 
-def _local_columns(X: np.ndarray, oracle: Any, block_size: int) -> BoundColumns:
-    """A partition's rows of the class (on its worker, one thread)."""
+def local_columns(X: np.ndarray, oracle: Any, block_size: int,
+                  make_blocks: Callable[[int, int], RowBlocks]) -> BoundColumns:
+    """A partition's rows of the class, where it is held (on ``make_blocks``' blocks:
+    one thread)."""
     A, make = oracle._matrix_of(X)
-    return BoundColumns(oracle, A, make, blocks=WorkerBlocks(A.shape[0], block_size))
+    return BoundColumns(oracle, A, make, blocks=make_blocks(A.shape[0], block_size))
 
 
 def _column_peaks(blocks: RowBlocks, local: BoundColumns) -> tuple[tuple, np.ndarray]:
@@ -57,7 +62,7 @@ def _transposed(blocks: RowBlocks, local: BoundColumns, r, *,
 def _prefetched_transposed(blocks: RowBlocks, local: BoundColumns, r, *,
                            k: int) -> tuple[tuple, tuple[float, np.ndarray]]:
     """:func:`_transposed`, its stats fetched with the next ones the client waits for
-    (``ClusterColumns._prefetch``)."""
+    (``PartitionedColumns._prefetch``)."""
     return _transposed(blocks, local, r, k=k)
 
 
@@ -89,18 +94,21 @@ def _local_outputs(local: BoundColumns, j: int, scale: float) -> np.ndarray:
     return column_outputs(local.A, j, scale)
 
 
-class ClusterColumns(BoundColumns):
-    """A ``LinearOracle`` or ``MatrixOracle`` bound to rows on a Dask cluster: the same
-    answers as in memory, for queries held by the workers."""
+class PartitionedColumns(BoundColumns):
+    """A ``LinearOracle`` or ``MatrixOracle`` bound to rows held in partitions: the same
+    answers as in memory, for queries held with the rows."""
 
-    def __init__(self, oracle: Any, rows: ClusterRows, make: Callable) -> None:
+    blocks: PartitionBlocks
+
+    def __init__(self, oracle: Any, rows: PartitionedRows, make: Callable) -> None:
         blocks = rows.blocks_for(oracle)
         BoundOracle.__init__(self, oracle, blocks.n)
         self._make = make
         self.blocks = blocks
-        self._local = rows.bind_partitions(_local_columns, oracle, blocks.block_size)
+        self._local = rows.bind_partitions(local_columns, oracle, blocks.block_size,
+                                           blocks.executor.worker_blocks)
         peaks = np.max(blocks.map(_column_peaks, self._local)[1], axis=0)
-        self.peak = float(peaks.max())  # max |A|
+        self._peak = float(peaks.max())  # max |A|
         self._col_exp = column_exponents(peaks)
         self._n_columns = int(peaks.shape[0])
 
@@ -111,6 +119,11 @@ class ClusterColumns(BoundColumns):
     @property
     def n_columns(self) -> int:
         return self._n_columns
+
+    @property
+    def peak(self) -> float:
+        """``max |A|`` over every partition's rows (their peaks, taken at bind)."""
+        return self._peak
 
     def _columns(self) -> NoReturn:
         raise NotDistributedError(
@@ -169,14 +182,14 @@ class ClusterColumns(BoundColumns):
 
     def row(self, i: int, *others: Partitioned) -> tuple:
         """Row ``i`` of the columns and entry ``i`` of each of ``others`` (per-row arrays
-        on the workers), from the worker that holds them: one task."""
+        held with the rows), from where they are held: one call."""
         sizes = self.blocks.sizes
         part = int(np.searchsorted(np.cumsum(sizes), i, side="right"))
         return self.blocks.map_one(part, _row, self._local, *others,
                                    i=i - int(sum(sizes[:part])))
 
-    # -- the public queries, for queries held by the workers (no n-long checks here: the
-    # boosters' queries are made finite on the workers)
+    # -- the public queries, for queries held with the rows (no n-long checks here: the
+    # boosters' queries are made finite where the partitions are)
     def correlate(self, r: Partitioned, *, random_state: int | None = None) -> Hypothesis:
         if not isinstance(r, Partitioned) or r.ndim != 1:
             raise NotDistributedError(
