@@ -461,7 +461,7 @@ class BoundOracle:
         c)``, ``_project_shifted(r, memo, c)``; given before the booster waits for the stats of
         the stage that made ``r``: an oracle whose rows are on a cluster may submit its
         work on ``r`` now, so that the client waits once for both
-        (:class:`~.cluster_stumps.ClusterStumpOracle`).  No answer may depend on whether
+        (:class:`~oracleboost.oracles.partitioned_stumps.PartitionedStumpOracle`).  No answer may depend on whether
         it was called.  In memory: nothing to do."""
 
     def _project_shifted(self, target: Any, memo: object, c: float, *,

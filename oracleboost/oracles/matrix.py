@@ -210,7 +210,7 @@ class BoundColumns(BoundOracle):
     (:mod:`oracleboost.rows.blocks`) on its threads and added in lane order, each row's sum
     over the columns (``A w``) in column order: the same bits for every ``n_jobs``, on
     every CPU (:mod:`._column_products`), and on a cluster's partitions
-    (:mod:`.cluster_columns`).
+    (:mod:`oracleboost.oracles.partitioned_columns`).
     """
 
     def __init__(self, oracle, A: np.ndarray, make, blocks: RowBlocks | None = None):

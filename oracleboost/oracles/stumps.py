@@ -933,7 +933,7 @@ class StumpOracle(Oracle):
     def _bind_partitioned(self, rows: Any, backend: Any) -> BoundStumpOracle:
         """The oracle over rows held in a backend's partitions: histograms summed over
         them (``backend.bind_stumps``; on Dask,
-        :class:`oracleboost.distributed.stumps.ClusterStumpOracle`)."""
+        :class:`oracleboost.oracles.partitioned_stumps.PartitionedStumpOracle`)."""
         self._check_params()
         return backend.bind_stumps(self, rows)
 
