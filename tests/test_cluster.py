@@ -245,24 +245,23 @@ def test_a_prefetch_for_a_query_not_asked_is_dropped(client, monitor_waits, wait
     assert counted == 3
 
 
-@pytest.mark.parametrize("seed", [0, 3])
-def test_dask_fit_with_weights_equals_memory_fit(client, seed):
+@pytest.mark.parametrize("seed, in_dask, step", [(0, False, "wolfe"),
+                                                 (3, True, "closed_form")])
+def test_dask_fit_with_weights_equals_memory_fit(client, seed, in_dask, step):
     """Weights (some of them 0: those rows go, in both fits) in a NumPy array or a
     dask array."""
     X, y = _data(seed)
     rng = np.random.RandomState(seed)
     s = rng.exponential(size=len(y)) * 1e-7
     s[rng.rand(len(y)) < 0.1] = 0.0
+    sd = da.from_array(s, chunks=7000) if in_dask else s
     mem = _booster(n_estimators=10).fit(X, y, sample_weight=s)
     Xd = da.from_array(X, chunks=5000)
-    _same_fit(mem, _booster(n_estimators=10).fit(Xd, y, sample_weight=s))
-    _same_fit(mem, _booster(n_estimators=10).fit(Xd, y,
-                                                 sample_weight=da.from_array(s, chunks=7000)))
+    _same_fit(mem, _booster(n_estimators=10).fit(Xd, y, sample_weight=sd))
     # the lines over the rows read the weights (their logarithms and their minimum)
-    for step in ("wolfe", "closed_form"):
-        kw = dict(loss="logistic", step=step, n_estimators=8)
-        _same_fit(_booster(**kw).fit(X, y, sample_weight=s),
-                  _booster(**kw).fit(Xd, y, sample_weight=s))
+    kw = dict(loss="logistic", step=step, n_estimators=8)
+    _same_fit(_booster(**kw).fit(X, y, sample_weight=s),
+              _booster(**kw).fit(Xd, y, sample_weight=sd))
 
 
 def test_one_partition_and_one_block(client):
@@ -396,12 +395,12 @@ def test_mirror_sample_group_on_dask_equals_memory_fit(client, mirror):
     s = rng.uniform(0.5, 2.0, size=len(y))
     s[rng.rand(len(y)) < 0.05] = 0.0
     Xd = da.from_array(X, chunks=(3000, 2))
-    for weights in (None, s):
+    # (no weights and the groups in NumPy; weights and the groups in dask)
+    for weights, g in ((None, group), (s, da.from_array(group, chunks=6000))):
         kw = dict(n_estimators=10, mirror=mirror, smoothness=2.0)
         mem = _mirror(**kw).fit(X, y, sample_weight=weights, sample_group=group)
         assert len(mem.history_["loss"]) > 3
-        for g in (group, da.from_array(group, chunks=6000)):
-            _same_fit(mem, _mirror(**kw).fit(Xd, y, sample_weight=weights, sample_group=g))
+        _same_fit(mem, _mirror(**kw).fit(Xd, y, sample_weight=weights, sample_group=g))
     if mirror == "entropy":  # the caps bind: the same fit without groups differs
         assert not np.array_equal(mem.coef_, _mirror(n_estimators=10, mirror=mirror).fit(
             X, y, sample_weight=s).coef_)
