@@ -69,6 +69,37 @@ def monitor_waits(monkeypatch):
     return counting
 
 
+@pytest.fixture
+def waits_by_round(monkeypatch):
+    """``waits_by_round(count)``: the list of ``count[0]`` as each round of the next fits
+    is committed (a monitor of the fit's rounds, heard as the booster's callbacks are)."""
+    from oracleboost.engine import base
+    from oracleboost.engine.monitors import Monitor
+
+    def watch(count):
+        at_ends = []
+
+        class RoundEnds(Monitor):
+            def after(self, run, records, stop):
+                at_ends.append(count[0])
+
+        monkeypatch.setattr(base, "callback_monitors", lambda booster: [RoundEnds()])
+        return at_ends
+
+    return watch
+
+
+def _waits_a_round(fit, monitor_waits, waits_by_round) -> tuple[object, float]:
+    """The fitted model of ``fit()`` (10 rounds) and the client's waits a round over its
+    rounds 6 to 9 (neither the first rounds nor the last: the steady rounds' marginal
+    cost)."""
+    with monitor_waits() as count:
+        at_ends = waits_by_round(count)
+        model = fit()
+    assert len(at_ends) == 10
+    return model, (at_ends[8] - at_ends[4]) / 4
+
+
 def _data(seed: int, n: int = 3 * PARTITION + 1234, d: int = 5):
     rng = np.random.RandomState(seed)
     X = rng.randn(n, d)
@@ -99,21 +130,31 @@ def _same_model(mem, dk):
     np.testing.assert_array_equal(getattr(mem, "classes_", None), getattr(dk, "classes_", None))
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-@pytest.mark.parametrize("loss, step", [
-    ("exponential", "adaboost"),
-    ("exponential", "wolfe"),
-    ("exponential", "optimal"),
-    ("exponential", "quadratic"),
-    ("exponential", "closed_form"),
-    ("logistic", "adaboost"),
-    ("logistic", "constant"),
-    ("logistic", "wolfe"),
-    ("logistic", "optimal"),
-    ("logistic", "closed_form"),
-    ("logistic", "quadratic"),
+def _ids(value) -> str:
+    """A case's id: a parameter dict's values, whether weighted, the seed."""
+    if isinstance(value, dict):
+        return "-".join(map(str, value.values())) or "default"
+    if isinstance(value, bool):
+        return "weighted" if value else "unweighted"
+    return str(value)
+
+
+# every step of each loss once, the data's seed alternating along them (both seeds meet
+# both losses)
+@pytest.mark.parametrize("loss, step, seed", [
+    ("exponential", "adaboost", 0),
+    ("exponential", "wolfe", 1),
+    ("exponential", "optimal", 0),
+    ("exponential", "quadratic", 1),
+    ("exponential", "closed_form", 0),
+    ("logistic", "adaboost", 1),
+    ("logistic", "constant", 0),
+    ("logistic", "wolfe", 1),
+    ("logistic", "optimal", 0),
+    ("logistic", "closed_form", 1),
+    ("logistic", "quadratic", 0),
 ])
-def test_dask_fit_equals_memory_fit(client, seed, loss, step):
+def test_dask_fit_equals_memory_fit(client, loss, step, seed):
     X, y = _data(seed)
     kw = dict(loss=loss, step=step, n_estimators=12, learning_rate=0.5)
     mem = _booster(**kw).fit(X, y)
@@ -160,10 +201,10 @@ def _waiting(case: str):
     ("adaboost-linear", 4), ("regressor-correlate-linear", 2), ("regressor-project-linear", 4),
     ("maboost-entropy-linear", 6),
 ])
-def test_the_client_waits_for_the_workers_so_often_a_round(client, monitor_waits, case,
-                                                           waits):
-    """The client's waits for the workers' stats a round, counted as a marginal cost (a
-    fit of 9 rounds against one of 5), the fits equal to the fits in memory.  The pass
+def test_the_client_waits_for_the_workers_so_often_a_round(client, monitor_waits,
+                                                           waits_by_round, case, waits):
+    """The client's waits for the workers' stats a round, counted as a marginal cost
+    (rounds 6 to 9 of a fit of 10), the fit equal to the fit in memory.  The pass
     that makes the oracle's next query lets the stump oracle submit its histograms on it
     before the client waits for the pass's stats (``BoundOracle._prefetch``), so that
     both come back in one gather: AdaBoost waits for the column's sums, then for the
@@ -182,17 +223,14 @@ def test_the_client_waits_for_the_workers_so_often_a_round(client, monitor_waits
     are other sums (4)."""
     make, X, y, same = _waiting(case)
     Xd = da.from_array(X, chunks=5000)
-    counted = {}
-    for rounds in (5, 9):
-        with monitor_waits() as count:
-            dk = make(rounds).fit(Xd, y)
-        assert len(dk.history_["loss"]) == rounds  # no early stop
-        same(make(rounds).fit(X, y), dk)
-        counted[rounds] = count[0]
-    assert (counted[9] - counted[5]) / 4 == waits
+    dk, counted = _waits_a_round(lambda: make(10).fit(Xd, y), monitor_waits, waits_by_round)
+    assert len(dk.history_["loss"]) == 10  # no early stop
+    same(make(10).fit(X, y), dk)
+    assert counted == waits
 
 
-def test_a_prefetch_for_a_query_not_asked_is_dropped(client, monitor_waits, monkeypatch):
+def test_a_prefetch_for_a_query_not_asked_is_dropped(client, monitor_waits, waits_by_round,
+                                                     monkeypatch):
     """When the step's predicted normaliser misses (here forced: every round), the
     weights are rescaled, the next query is another array, and the histograms the
     oracle started on the step's query are not used: the fit is still the fit in memory,
@@ -202,33 +240,28 @@ def test_a_prefetch_for_a_query_not_asked_is_dropped(client, monitor_waits, monk
     monkeypatch.setattr(row_passes, "NORMALISED_SLACK", -1.0)
     make, X, y, same = _waiting("adaboost")
     Xd = da.from_array(X, chunks=5000)
-    counted = {}
-    for rounds in (5, 9):
-        with monitor_waits() as count:
-            dk = make(rounds).fit(Xd, y)
-        same(make(rounds).fit(X, y), dk)
-        counted[rounds] = count[0]
-    assert (counted[9] - counted[5]) / 4 == 3
+    dk, counted = _waits_a_round(lambda: make(10).fit(Xd, y), monitor_waits, waits_by_round)
+    same(make(10).fit(X, y), dk)
+    assert counted == 3
 
 
-@pytest.mark.parametrize("seed", [0, 3])
-def test_dask_fit_with_weights_equals_memory_fit(client, seed):
+@pytest.mark.parametrize("seed, in_dask, step", [(0, False, "wolfe"),
+                                                 (3, True, "closed_form")])
+def test_dask_fit_with_weights_equals_memory_fit(client, seed, in_dask, step):
     """Weights (some of them 0: those rows go, in both fits) in a NumPy array or a
     dask array."""
     X, y = _data(seed)
     rng = np.random.RandomState(seed)
     s = rng.exponential(size=len(y)) * 1e-7
     s[rng.rand(len(y)) < 0.1] = 0.0
+    sd = da.from_array(s, chunks=7000) if in_dask else s
     mem = _booster(n_estimators=10).fit(X, y, sample_weight=s)
     Xd = da.from_array(X, chunks=5000)
-    _same_fit(mem, _booster(n_estimators=10).fit(Xd, y, sample_weight=s))
-    _same_fit(mem, _booster(n_estimators=10).fit(Xd, y,
-                                                 sample_weight=da.from_array(s, chunks=7000)))
+    _same_fit(mem, _booster(n_estimators=10).fit(Xd, y, sample_weight=sd))
     # the lines over the rows read the weights (their logarithms and their minimum)
-    for step in ("wolfe", "closed_form"):
-        kw = dict(loss="logistic", step=step, n_estimators=8)
-        _same_fit(_booster(**kw).fit(X, y, sample_weight=s),
-                  _booster(**kw).fit(Xd, y, sample_weight=s))
+    kw = dict(loss="logistic", step=step, n_estimators=8)
+    _same_fit(_booster(**kw).fit(X, y, sample_weight=s),
+              _booster(**kw).fit(Xd, y, sample_weight=sd))
 
 
 def test_one_partition_and_one_block(client):
@@ -280,47 +313,46 @@ def _mirror(**kw):
     return MirrorBoostingClassifier(StumpOracle(block_size=BLOCK), block_size=BLOCK, **kw)
 
 
-@pytest.mark.parametrize("params", MIRROR_PARAMS, ids=lambda p: "-".join(map(str, p.values())))
-def test_mirror_dask_fit_equals_memory_fit(client, params):
+@pytest.mark.parametrize("params, seed", [(p, i % 2) for i, p in enumerate(MIRROR_PARAMS)],
+                         ids=_ids)
+def test_mirror_dask_fit_equals_memory_fit(client, params, seed):
     """MABoost (Naghibi & Pfister 2014) on a dask array: every binary variant, both maps
     (the Euclidean projection's threshold by a selection over the partitions), weights
-    (some 0) on odd seeds."""
-    for seed in (0, 1):
-        X, y = _data(seed)
-        s = None
-        if seed % 2:
-            rng = np.random.RandomState(seed)
-            s = rng.uniform(0.5, 2.0, size=len(y))
-            s[rng.rand(len(y)) < 0.05] = 0.0
-        kw = dict(n_estimators=10, **params)
-        mem = _mirror(**kw).fit(X, y, sample_weight=s)
-        dk = _mirror(**kw).fit(da.from_array(X, chunks=(3000, 2)), da.from_array(y, chunks=5000),
-                               sample_weight=s)
-        assert len(mem.history_["loss"]) > 3
-        _same_fit(mem, dk)
-        assert dk.weights_ is None  # the weights stayed on the workers
-        Xd = da.from_array(X, chunks=4000)
-        for method in ("decision_function", "predict", "predict_proba"):
-            out = getattr(dk, method)(Xd)
-            assert isinstance(out, da.Array)
-            np.testing.assert_array_equal(out.compute(), getattr(mem, method)(X))
+    (some 0) on odd seeds (each map meets both)."""
+    X, y = _data(seed)
+    s = None
+    if seed % 2:
+        rng = np.random.RandomState(seed)
+        s = rng.uniform(0.5, 2.0, size=len(y))
+        s[rng.rand(len(y)) < 0.05] = 0.0
+    kw = dict(n_estimators=10, **params)
+    mem = _mirror(**kw).fit(X, y, sample_weight=s)
+    dk = _mirror(**kw).fit(da.from_array(X, chunks=(3000, 2)), da.from_array(y, chunks=5000),
+                           sample_weight=s)
+    assert len(mem.history_["loss"]) > 3
+    _same_fit(mem, dk)
+    assert dk.weights_ is None  # the weights stayed on the workers
+    Xd = da.from_array(X, chunks=4000)
+    for method in ("decision_function", "predict", "predict_proba"):
+        out = getattr(dk, method)(Xd)
+        assert isinstance(out, da.Array)
+        np.testing.assert_array_equal(out.compute(), getattr(mem, method)(X))
 
 
+#: Each variant with weights (some 0) or without; each map and each update meets both.
 MULTICLASS_MIRROR_PARAMS = [
-    dict(mirror="entropy"),
-    dict(mirror="entropy", update="active"),
-    dict(mirror="euclidean"),
-    dict(mirror="euclidean", update="lazy", learning_rate=0.5),
+    (dict(mirror="entropy"), False),
+    (dict(mirror="entropy", update="active"), True),
+    (dict(mirror="euclidean"), True),
+    (dict(mirror="euclidean", update="lazy", learning_rate=0.5), False),
     # (the weighted fits' largest weight is 10.3 times the mean: a cap above it)
-    dict(mirror="entropy", variant="smooth", smoothness=12.0),
-    dict(mirror="euclidean", variant="smooth", smoothness=12.0),
-    dict(mirror="euclidean", variant="max_margin"),
+    (dict(mirror="entropy", variant="smooth", smoothness=12.0), True),
+    (dict(mirror="euclidean", variant="smooth", smoothness=12.0), True),
+    (dict(mirror="euclidean", variant="max_margin"), False),
 ]
 
 
-@pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("params", MULTICLASS_MIRROR_PARAMS,
-                         ids=lambda p: "-".join(map(str, p.values())))
+@pytest.mark.parametrize("params, weighted", MULTICLASS_MIRROR_PARAMS, ids=_ids)
 def test_mirror_multiclass_dask_fit_equals_memory_fit(client, params, weighted):
     """The package's multiclass construction on a dask array: the N × (K − 1) cells on
     the workers (row masses, label-coded stumps, the cells' mirror step and projection
@@ -363,12 +395,12 @@ def test_mirror_sample_group_on_dask_equals_memory_fit(client, mirror):
     s = rng.uniform(0.5, 2.0, size=len(y))
     s[rng.rand(len(y)) < 0.05] = 0.0
     Xd = da.from_array(X, chunks=(3000, 2))
-    for weights in (None, s):
+    # (no weights and the groups in NumPy; weights and the groups in dask)
+    for weights, g in ((None, group), (s, da.from_array(group, chunks=6000))):
         kw = dict(n_estimators=10, mirror=mirror, smoothness=2.0)
         mem = _mirror(**kw).fit(X, y, sample_weight=weights, sample_group=group)
         assert len(mem.history_["loss"]) > 3
-        for g in (group, da.from_array(group, chunks=6000)):
-            _same_fit(mem, _mirror(**kw).fit(Xd, y, sample_weight=weights, sample_group=g))
+        _same_fit(mem, _mirror(**kw).fit(Xd, y, sample_weight=weights, sample_group=g))
     if mirror == "entropy":  # the caps bind: the same fit without groups differs
         assert not np.array_equal(mem.coef_, _mirror(n_estimators=10, mirror=mirror).fit(
             X, y, sample_weight=s).coef_)
@@ -403,18 +435,18 @@ def test_mirror_what_does_not_distribute_says_so(client):
         _mirror(mirror=OwnMap()).fit(Xd, y)
 
 
+#: Each method with weights or without (both losses and both kinds of step meet both).
 ACCELERATED_PARAMS = [
-    {"method": "accelerated", "loss": "exponential"},
-    {"method": "accelerated", "loss": "logistic"},
-    {"method": "gradient_descent", "loss": "logistic"},
-    {"method": "perceptron", "loss": "exponential"},
-    {"method": "stochastic", "loss": "logistic"},
+    ({"method": "accelerated", "loss": "exponential"}, False),
+    ({"method": "accelerated", "loss": "logistic"}, True),
+    ({"method": "gradient_descent", "loss": "logistic"}, False),
+    ({"method": "perceptron", "loss": "exponential"}, True),
+    ({"method": "stochastic", "loss": "logistic"}, True),
+    ({"method": "stochastic", "loss": "logistic"}, False),
 ]
 
 
-@pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("params", ACCELERATED_PARAMS,
-                         ids=lambda p: "-".join(map(str, p.values())))
+@pytest.mark.parametrize("params, weighted", ACCELERATED_PARAMS, ids=_ids)
 def test_accelerated_dask_fit_equals_memory_fit(client, params, weighted):
     """Zw and Zᵀq by LinearOracle's partitions, the dual point's passes, the worst row
     and Algorithm 2's draw (one lane's pass on one worker)."""
@@ -634,15 +666,24 @@ def test_grouped_tasks_keep_each_partitions_outputs_and_stats(client):
 
 
 # -- the functional-gradient regressor (Grubb & Bagnell 2011) ------------------------------
+#: Each projection and loss with weights (some 0) or without, on data of seed 0 or 1:
+#: both seeds and both kinds of weights meet each projection, and the losses whose
+#: initial value is a weighted quantile of y meet both kinds of weights.
 REGRESSOR_PARAMS = [
-    dict(projection="naive"),
-    dict(projection="residual"),
-    dict(projection="repeated", n_estimators=7),
-    dict(loss="huber", schedule="inv_sqrt"),  # init: the weighted median, by passes
-    dict(loss="absolute", init=0.0, projection="residual"),
-    dict(loss="quantile", learning_rate=0.3),
-    dict(query="correlate", projection="residual"),  # ±1 stumps for s · v
+    (dict(projection="naive"), False, 0),
+    (dict(projection="naive"), True, 1),
+    (dict(projection="residual"), True, 0),
+    (dict(projection="repeated", n_estimators=7), False, 1),
+    (dict(projection="repeated", n_estimators=7), True, 0),
+    (dict(loss="huber", schedule="inv_sqrt"), True, 1),  # init: the weighted median, by passes
+    (dict(loss="huber", schedule="inv_sqrt"), False, 0),
+    (dict(loss="absolute", init=0.0, projection="residual"), True, 0),
+    (dict(loss="quantile", learning_rate=0.3), False, 1),
+    (dict(loss="quantile", learning_rate=0.3), True, 0),
+    (dict(query="correlate", projection="residual"), True, 1),  # ±1 stumps for s · v
+    (dict(query="correlate", projection="residual"), False, 0),
 ]
+
 
 
 def _regression_data(seed: int, n: int = 3 * PARTITION + 1234, d: int = 5):
@@ -666,9 +707,7 @@ def _regressor(**kw):
                                        **{"n_estimators": 10, **kw})
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-@pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("params", REGRESSOR_PARAMS, ids=lambda p: "-".join(map(str, p.values())))
+@pytest.mark.parametrize("params, weighted, seed", REGRESSOR_PARAMS, ids=_ids)
 def test_regressor_dask_fit_equals_memory_fit(client, params, weighted, seed):
     """Every projection and pointwise loss, with and without weights (some 0): the
     rounds, stumps, coefficients, intercept and predictions of the fit in memory."""
@@ -754,19 +793,20 @@ def test_regressor_what_does_not_distribute_says_so(client):
         _regressor().fit(Xd, bad)
 
 
+#: As REGRESSOR_PARAMS: each loss, projection and query with weights or without, on
+#: data of seed 0 or 1.
 CLASSIFIER_PARAMS = [
-    dict(),  # logistic, naive projection
-    dict(loss="exponential", projection="residual"),
-    dict(projection="repeated", n_estimators=6),
-    dict(loss="logistic", init=0.3, schedule="inv_sqrt", learning_rate=2.0),
-    dict(query="correlate"),
+    (dict(), False, 0),  # logistic, naive projection
+    (dict(), True, 1),
+    (dict(loss="exponential", projection="residual"), True, 0),
+    (dict(projection="repeated", n_estimators=6), False, 1),
+    (dict(loss="logistic", init=0.3, schedule="inv_sqrt", learning_rate=2.0), True, 1),
+    (dict(query="correlate"), False, 0),
+    (dict(query="correlate"), True, 1),
 ]
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-@pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("params", CLASSIFIER_PARAMS,
-                         ids=lambda p: "-".join(map(str, p.values())) or "default")
+@pytest.mark.parametrize("params, weighted, seed", CLASSIFIER_PARAMS, ids=_ids)
 def test_functional_classifier_dask_fit_equals_memory_fit(client, params, weighted, seed):
     """The binary functional-gradient classifier: its rounds (training error and margin
     included), stumps, coefficients, classes and probabilities, as in memory."""
@@ -805,19 +845,20 @@ def test_functional_classifier_what_does_not_distribute_says_so(client):
         make(loss="logistic").fit(Xd, np.arange(3000) % 3)
 
 
+#: Each loss, projection and query with weights or without (the label-coded stumps
+#: without weights: test_dask_fit_with_nan_equals_memory_fit).
 MULTICLASS_PARAMS = [
-    dict(),  # 'auto': softmax for three classes, naive projection
-    dict(loss="softmax", projection="residual", n_classes=2),
-    dict(loss="softmax", projection="repeated", n_estimators=5),
-    dict(loss="multiclass_hinge", schedule="inv_sqrt", learning_rate=1.0),
-    dict(loss="softmax", init=0.5),
-    dict(loss="softmax", query="correlate"),  # label-coded stumps
+    (dict(), False),  # 'auto': softmax for three classes, naive projection
+    (dict(), True),
+    (dict(loss="softmax", projection="residual", n_classes=2), True),
+    (dict(loss="softmax", projection="repeated", n_estimators=5), False),
+    (dict(loss="multiclass_hinge", schedule="inv_sqrt", learning_rate=1.0), True),
+    (dict(loss="softmax", init=0.5), False),
+    (dict(loss="softmax", query="correlate"), True),  # label-coded stumps
 ]
 
 
-@pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("params", MULTICLASS_PARAMS,
-                         ids=lambda p: "-".join(map(str, p.values())) or "default")
+@pytest.mark.parametrize("params, weighted", MULTICLASS_PARAMS, ids=_ids)
 def test_functional_multiclass_dask_fit_equals_memory_fit(client, params, weighted):
     """Vector scores (n, K) on the workers: the softmax and hinge gradients, stumps of
     vector leaves (the histograms of K columns) or label-coded stumps, the vote margin

@@ -26,28 +26,34 @@ ROWS, FEATURES, BLOCK = 3_200_000, 128, 8192
 LIMIT = 2**30
 
 
+def _signal(chunk: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Features 3 and 4 of a chunk, from a stream of their own (the chunk's seed and 1):
+    the labels and the flips are made again from them alone, not from all of X."""
+    rng = np.random.default_rng([chunk, 1])
+    return rng.integers(0, 10, rows), rng.random(rows)
+
+
 def _features(block_info=None) -> np.ndarray:
     info = block_info[None]
     rows, cols = info["chunk-shape"]
-    rng = np.random.default_rng(info["chunk-location"][0])
-    X = rng.random((rows, cols))
-    X[:, 3] = rng.integers(0, 10, rows)
+    chunk = info["chunk-location"][0]
+    X = np.random.default_rng(chunk).random((rows, cols))
+    X[:, 3], X[:, 4] = _signal(chunk, rows)
     return X
 
 
 def _labels(block_info=None) -> np.ndarray:
-    # y is its own graph (X made again from the chunk's seed), sharing no task with X
+    # y is its own graph (features 3 and 4 made again from the chunk's seed), sharing no
+    # task with X
     info = block_info[None]
-    x = _features({None: {**info, "chunk-shape": (info["chunk-shape"][0], FEATURES)}})
-    return ((x[:, 3] >= 5) ^ (x[:, 4] < 0.1)).astype(np.int8)
+    x3, x4 = _signal(info["chunk-location"][0], info["chunk-shape"][0])
+    return ((x3 >= 5) ^ (x4 < 0.1)).astype(np.int8)
 
 
 def _flips(block_info=None) -> np.ndarray:
-    info = block_info[None]
-    rows = ROWS_OF[info["chunk-location"][0]]
-    x = _features({None: {"chunk-shape": (rows, FEATURES), "chunk-location": info[
-        "chunk-location"]}})
-    return np.array([int((x[:, 4] < 0.1).sum())])
+    chunk = block_info[None]["chunk-location"][0]
+    _, x4 = _signal(chunk, ROWS_OF[chunk])
+    return np.array([int((x4 < 0.1).sum())])
 
 
 _CHUNK = 16 * BLOCK
