@@ -135,13 +135,15 @@ class Case:
     """One booster configuration under the contract: a factory ``make(oracle, **params)``,
     its data ``data() -> (X, y, fit keywords)``, whether it is a classifier, whether it
     needs a finite class (the whole correlation vector: ``LinearOracle`` stands in for
-    stumps), and whether a round may hold several weak learners (repeated projection)."""
+    stumps), whether a round may hold several weak learners (repeated projection), and
+    the rounds of the longer fit a warm start is compared with."""
 
     make: Callable
     data: Callable
     classifier: bool
     finite: bool = False
     repeated: bool = False
+    warm_rounds: int = 100
 
     def oracle(self, probe=None):
         """The oracle to fit with, or to set with ``set_params``: ``probe`` or stumps; for
@@ -269,7 +271,7 @@ def check_failed_first_fit_leaves_the_estimator_unfitted(case: Case):
 
 
 def check_warm_start_equals_one_longer_fit(case: Case):
-    long, X, _, _ = _fit(case, n_estimators=100)
+    long, X, _, _ = _fit(case, n_estimators=case.warm_rounds)
     _, y, extra = case.data()
     # Repeated projection truncates its last outer iteration to the budget (P3), so a
     # continuation equals the longer fit when the first budget ends an outer iteration:
@@ -281,7 +283,7 @@ def check_warm_start_equals_one_longer_fit(case: Case):
     warm = case.make(case.oracle(), n_estimators=first, random_state=0, warm_start=True)
     warm.fit(X, y, **extra)
     assert len(warm.history_["loss"]) == first
-    warm.set_params(n_estimators=100)
+    warm.set_params(n_estimators=case.warm_rounds)
     warm.fit(X, y, **extra)
     np.testing.assert_allclose(  # the clock runs on across the warm start
         warm.history_["cumulative_time"], np.cumsum(warm.history_["time"]), rtol=1e-12

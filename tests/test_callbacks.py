@@ -15,9 +15,9 @@ import textwrap
 import warnings
 from pathlib import Path
 
+import instances
 import numpy as np
 import pytest
-import registered
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 from sklearn.metrics import accuracy_score, log_loss, mean_squared_error
@@ -61,7 +61,7 @@ def _fit(name: str, callbacks=(), **params):
     """Fit ``BOOSTERS[name]`` (ROUNDS rounds) with ``callbacks`` set on it."""
     spec = BOOSTERS[name]
     X, y, extra = _data(spec.task)
-    est = registered.make(spec, None, **{"n_estimators": ROUNDS, "random_state": 0, **params})
+    est = instances.make(spec, None, **{"n_estimators": ROUNDS, "random_state": 0, **params})
     if callbacks:
         est.set_callbacks(*callbacks)
     return est.fit(X, y, **extra), X, y, extra
@@ -440,7 +440,7 @@ _HIDDEN = textwrap.dedent('''
     import warnings
 
     import numpy as np
-    import registered
+    import instances
 
     # 1. Load oracleboost once, so that every scikit-learn module it uses is loaded
     #    (some of them import sklearn.callback themselves), then forget oracleboost.
@@ -488,7 +488,7 @@ _HIDDEN = textwrap.dedent('''
     data = {"binary": (X, y), "classification": (X3, y3), "regression": (Xr, yr),
             "ranking": (Xq, yq, qid)}
     for name, spec in BOOSTERS.items():
-        est = registered.make(spec, None, n_estimators=3, random_state=0)
+        est = instances.make(spec, None, n_estimators=3, random_state=0)
         assert not hasattr(est, "set_callbacks"), name
         est.fit(*data[spec.task])
         assert len(est.history_["loss"]) == 3, name

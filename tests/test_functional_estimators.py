@@ -111,7 +111,8 @@ def test_ranker_learns_the_order(projection):
 @pytest.mark.parametrize("projection", ["naive", "residual"])
 def test_planning_loss_with_five_unit_nets(projection):
     """Maximum margin planning (Grubb & Bagnell §5(a)) with 5-hidden-unit nets: the
-    training loss falls from its f = 0 value to below a tenth within 60 learners."""
+    training loss falls from its f = 0 value to below a tenth within 20 learners (measured
+    over the worlds' and the nets' seeds 0-4: below a tenth by learner 13 at the latest)."""
     from oracleboost.boosters import FunctionalGradientRegressor
     from oracleboost.datasets import make_grid_worlds
     from oracleboost.losses.planning import PlanningLoss
@@ -121,7 +122,7 @@ def test_planning_loss_with_five_unit_nets(projection):
     loss = PlanningLoss(worlds)
     reg = FunctionalGradientRegressor(
         MLPOracle(), loss=loss, projection=projection, schedule="inv_sqrt",
-        learning_rate=1.0, n_estimators=60, init=0.0, random_state=0,
+        learning_rate=1.0, n_estimators=20, init=0.0, random_state=0,
     ).fit(worlds.X, np.zeros(worlds.n_states))
     start = loss(np.zeros(worlds.n_states), np.zeros(worlds.n_states))
     assert reg.history_["loss"][-1] < 0.1 * start

@@ -220,7 +220,9 @@ def test_hypotheses_of_the_real_oracle(seed, max_bins):
         new[i, h.feature] = h.threshold  # exactly on the threshold: goes left
     for rows in (new, X):
         for cls, hs in by_class.items():
-            hs = hs * 20  # 3,000 rounds, each hypothesis recurring
+            # 600 rounds, each hypothesis recurring: 240,000 (row, round) cells or more,
+            # enough for two threads' blocks (65,536 cells a thread at the least)
+            hs = hs * 4
             coef = coefficients(rng, len(hs))
             vector = np.ndim(hs[0].predict(rows[:1])) == 2
             out0 = start(rng, len(rows), vector)

@@ -1,6 +1,10 @@
-"""scikit-learn's estimator checks (``parametrize_with_checks``) on every booster."""
+"""scikit-learn's estimator checks (``parametrize_with_checks``) on every booster, on two
+axes: every public booster class through every check, and the other configurations
+(oracles, losses, step rules, maps, methods) through the checks that can tell them
+apart."""
 
-from sklearn.utils.estimator_checks import parametrize_with_checks
+import pytest
+from sklearn.utils.estimator_checks import estimator_checks_generator, parametrize_with_checks
 
 from oracleboost.boosters import (
     AcceleratedMarginClassifier,
@@ -79,28 +83,84 @@ def _expected_dense_failures(estimator):
     return {}
 
 
-@parametrize_with_checks(
-    [
-        CoordinateBoostingClassifier(StumpOracle()),
-        CoordinateBoostingClassifier(StumpOracle(), loss="logistic", step="wolfe"),
-        FunctionalGradientRegressor(StumpOracle()),
-        # another oracle, whose trees grow in LightGBM (its own errors, its own bins)
-        CoordinateBoostingClassifier(LightGBMOracle()),
-        FunctionalGradientRegressor(LightGBMOracle()),
-        FunctionalGradientClassifier(LightGBMOracle()),  # binary: (n,) answers only
-        MirrorBoostingClassifier(LightGBMOracle()),
-        FunctionalGradientClassifier(StumpOracle()),
-        FunctionalGradientClassifier(StumpOracle(), loss="multiclass_hinge"),
-        MirrorBoostingClassifier(StumpOracle()),
-        MirrorBoostingClassifier(StumpOracle(), mirror="euclidean", variant="sparse"),
-        AcceleratedMarginClassifier(n_estimators=100),
-        AcceleratedMarginClassifier(method="stochastic", n_estimators=100),
-        TotallyCorrectiveClassifier(nu=5),
-        TotallyCorrectiveClassifier(method="erlpboost", nu=5, tol=0.1),
-        TotallyCorrectiveClassifier(method="softboost", nu=5, tol=0.02),
-        TotallyCorrectiveClassifier(method="totalboost", tol=0.02),
-    ],
-    expected_failed_checks=_expected_failures,
-)
+#: Every public booster class once, through every check.
+EVERY_CHECK = [
+    CoordinateBoostingClassifier(StumpOracle()),
+    FunctionalGradientRegressor(StumpOracle()),
+    FunctionalGradientClassifier(StumpOracle()),
+    MirrorBoostingClassifier(StumpOracle()),
+    AcceleratedMarginClassifier(n_estimators=100),
+    TotallyCorrectiveClassifier(nu=5),
+]
+
+#: The other oracles, step rules, losses, maps, methods: each through
+#: :data:`TELLING_CHECKS`.
+VARIANTS = [
+    CoordinateBoostingClassifier(StumpOracle(), loss="logistic", step="wolfe"),
+    # another oracle, whose trees grow in LightGBM (its own errors, its own bins)
+    CoordinateBoostingClassifier(LightGBMOracle(), n_estimators=20),
+    FunctionalGradientRegressor(LightGBMOracle(), n_estimators=20),
+    FunctionalGradientClassifier(LightGBMOracle(), n_estimators=20),  # binary: (n,) answers
+    MirrorBoostingClassifier(LightGBMOracle(), n_estimators=20),
+    FunctionalGradientClassifier(StumpOracle(), loss="logistic"),  # binary: tagged so
+    FunctionalGradientClassifier(StumpOracle(), loss="multiclass_hinge"),
+    MirrorBoostingClassifier(StumpOracle(), mirror="euclidean", variant="sparse"),
+    AcceleratedMarginClassifier(method="stochastic", n_estimators=100),
+    TotallyCorrectiveClassifier(method="erlpboost", nu=5, tol=0.1),
+    TotallyCorrectiveClassifier(method="softboost", nu=5, tol=0.02),
+    TotallyCorrectiveClassifier(method="totalboost", tol=0.02),
+]
+
+#: The checks whose outcome depends on what a fit computes (its oracle, loss, step rule,
+#: map or method): fitting, predicting, the classes, sample weights, sparse input, pickles
+#: of the fitted hypotheses.  The others read what every configuration of a class shares
+#: (parameters, tags, repr, input validation before the fit, array conversions), which
+#: :data:`EVERY_CHECK` covers once a class.
+TELLING_CHECKS = frozenset({
+    "check_classifiers_train", "check_regressors_train", "check_classifiers_classes",
+    "check_classifiers_one_label", "check_classifiers_one_label_sample_weights",
+    "check_classifier_not_supporting_multiclass", "check_decision_proba_consistency",
+    "check_sample_weight_equivalence_on_dense_data",
+    "check_sample_weight_equivalence_on_sparse_data", "check_sample_weights_shape",
+    "check_sample_weights_not_overwritten", "check_all_zero_sample_weights_error",
+    "check_fit_idempotent", "check_fit2d_1sample", "check_fit2d_1feature",
+    "check_fit2d_predict1d", "check_fit_check_is_fitted", "check_estimators_fit_returns_self",
+    "check_methods_subset_invariance", "check_methods_sample_order_invariance",
+    "check_estimators_pickle", "check_estimator_sparse_matrix", "check_estimator_sparse_array",
+    "check_estimator_sparse_tag", "check_estimators_dtypes", "check_supervised_y_2d",
+    "check_n_features_in_after_fitting",
+})
+
+
+def _telling_checks(estimators):
+    """scikit-learn's checks of each estimator that are in :data:`TELLING_CHECKS`, marked
+    as :func:`parametrize_with_checks` marks them; the read-only memory-mapped repeats of
+    a check are left to :data:`EVERY_CHECK` (they test the input's conversion)."""
+    for estimator in estimators:
+        for param in estimator_checks_generator(
+            estimator, legacy=True, expected_failed_checks=_expected_failures(estimator),
+            mark="xfail",
+        ):
+            check = param.values[1] if hasattr(param, "values") else param[1]
+            keywords = getattr(check, "keywords", {})
+            if getattr(check, "func", check).__name__ in TELLING_CHECKS and \
+                    not keywords.get("readonly_memmap"):
+                yield param
+
+
+def _id(value):
+    if hasattr(value, "get_params"):
+        return repr(value).replace("\n", "").replace(" ", "")
+    name = getattr(value, "func", value).__name__
+    keywords = ",".join(f"{k}={v}" for k, v in getattr(value, "keywords", {}).items())
+    return f"{name}({keywords})" if keywords else name
+
+
+@parametrize_with_checks(EVERY_CHECK, expected_failed_checks=_expected_failures)
 def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("estimator, check", list(_telling_checks(VARIANTS)), ids=_id)
+def test_sklearn_checks_of_what_a_variant_fits(estimator, check):
     check(estimator)

@@ -582,8 +582,9 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         self._loss_ = self._classification_loss(K)
         if not self._vector() and K != 2:
             raise ValueError(
-                f"loss={self._loss_.name or self._loss_!r} scores one margin (binary) but "
-                f"y has {K} classes; use loss='softmax' or 'multiclass_hinge'"
+                "Only binary classification is supported: loss="
+                f"{self._loss_.name or self._loss_!r} scores one margin (binary) but y has "
+                f"{K} classes; use loss='softmax' or 'multiclass_hinge'"
             )
         if K > 2 and not self._multiclass_answered():
             oracle = type(self._oracle()).__name__
@@ -611,8 +612,14 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # K > 2 scores every class: only with an oracle whose answers do
-        tags.classifier_tags.multi_class = self._multiclass_answered()
+        # K > 2 scores every class: with a loss that scores each class ('auto' is softmax
+        # there; a margin loss is binary) and an oracle whose answers do
+        try:
+            scores_classes = self.loss == "auto" or \
+                self._classification_loss(3).raw_ndim == 2
+        except (TypeError, ValueError):  # a loss that fit refuses: tags never raise
+            scores_classes = True
+        tags.classifier_tags.multi_class = scores_classes and self._multiclass_answered()
         return tags
 
     def _classification_loss(self, n_classes: int) -> Loss:
