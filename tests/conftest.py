@@ -38,6 +38,15 @@ try:
 except ImportError:  # (not on Windows: there the cluster tests do not wait for each other)
     fcntl = None
 
+# Each xdist worker's OpenMP and BLAS pools sized to its share of the cores (as
+# scikit-learn's conftest does), before any test imports NumPy or LightGBM: two workers'
+# pools of a thread a core each oversubscribe the cores, and OpenMP's spinning threads
+# then made a 0.6 s LightGBM fit take a minute.  A test about thread counts sets its own.
+if _workers := os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    _share = str(max((os.cpu_count() or 1) // int(_workers), 1))
+    for _pool in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_pool, _share)
+
 _CLUSTER_FIXTURES = {"client", "dask_cluster"}
 
 #: The cluster tests' files that run alone among the cluster tests: their workers hold
