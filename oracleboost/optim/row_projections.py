@@ -1002,7 +1002,9 @@ def euclidean_simplex_rows(blocks: RowBlocks, z: Rows, cap: float | Rows | None 
     Parameters
     ----------
     blocks : RowBlocks
-        The rows' blocks (a :class:`~oracleboost.rows.partition_blocks.PartitionBlocks` on a backend's partitions).
+        The rows' blocks (a
+        :class:`~oracleboost.rows.partition_blocks.PartitionBlocks` on a backend's
+        partitions).
     z : ndarray of shape (n,) or Partitioned
         The point to project; finite.
     cap : None, float, or ndarray of shape (n,) or Partitioned

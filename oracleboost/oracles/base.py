@@ -461,8 +461,8 @@ class BoundOracle:
         c)``, ``_project_shifted(r, memo, c)``; given before the booster waits for the stats of
         the stage that made ``r``: an oracle whose rows are on a cluster may submit its
         work on ``r`` now, so that the client waits once for both
-        (:class:`~oracleboost.oracles.partitioned_stumps.PartitionedStumpOracle`).  No answer may depend on whether
-        it was called.  In memory: nothing to do."""
+        (:class:`~oracleboost.oracles.partitioned_stumps.PartitionedStumpOracle`).  No
+        answer may depend on whether it was called.  In memory: nothing to do."""
 
     def _project_shifted(self, target: Any, memo: object, c: float, *,
                          random_state: int | None = None) -> Hypothesis:

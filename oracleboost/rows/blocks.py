@@ -260,8 +260,9 @@ class RowBlocks:
         once, on these blocks (the stage runs its own lanes on threads), giving
         ``(outputs, [stat])``.  Blocks over partitions
         (:class:`oracleboost.rows.partition_blocks.PartitionBlocks`: a cluster's) run the
-        same stage once per partition, its outputs staying where the partition is and its stats coming back in partition order: a caller that combines the
-        list in order gets the same bits from both.  A :func:`deferred_stat` stage gives,
+        same stage once per partition, its outputs staying where the partition is and
+        its stats coming back in partition order: a caller that combines the list in
+        order gets the same bits from both.  A :func:`deferred_stat` stage gives,
         in place of the list, an object whose ``get()`` returns it."""
         outputs, stat = stage(self, *rows, **consts)
         return outputs, ReadyStats([stat]) if getattr(stage, "stat_later", False) else [stat]
@@ -292,8 +293,9 @@ class RowBlocks:
 
 def outputs_only(n_outputs: int) -> Callable[[Callable], Callable]:
     """Mark a stage whose stat is always None and that returns ``n_outputs`` per-row
-    arrays: on a cluster, :meth:`~oracleboost.rows.partition_blocks.PartitionBlocks.map` then returns at
-    once, without a round trip to the workers (its stats are a list of None)."""
+    arrays: on a cluster,
+    :meth:`~oracleboost.rows.partition_blocks.PartitionBlocks.map` then returns at once,
+    without a round trip to the workers (its stats are a list of None)."""
     def mark(stage: Callable) -> Callable:
         stage.n_outputs = n_outputs  # type: ignore[attr-defined]
         return stage
