@@ -73,9 +73,7 @@ class Backend:
         """Raise :class:`NotDistributedError` if this backend cannot do ``need``: ``who``
         (what asked: ``"warm_start"``, ``"TotallyCorrectiveClassifier"``) on
         :attr:`collection`, the backend's reason, and ``instead`` (what to do)."""
-        if need not in NEEDS:
-            raise KeyError(f"unknown need {need!r}; the needs are {sorted(NEEDS)}")
-        if need in self.cannot:
+        if not self.can(need):
             tail = f"; {instead}" if instead else ""
             raise NotDistributedError(
                 f"{who} does not run on {self.collection}: {self.cannot[need]}{tail}")

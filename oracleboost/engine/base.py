@@ -543,6 +543,12 @@ class BaseBooster(InspectionMixin, HoldOutMixin, EvalSetsMixin, CallbackSupport,
         """``oracle``, or the default oracle for :attr:`_default_query`."""
         return default_oracle(self._default_query) if self.oracle is None else self.oracle
 
+    def _refuse_warm_start_on(self, backend) -> None:
+        """A warm start of a fitted model where ``backend`` cannot keep the running state:
+        refused from its table (a no-op in memory)."""
+        if self.warm_start and hasattr(self, "ensemble_"):
+            backend.refuse("warm_start", "warm_start")
+
     def _bind_rows(self, rows, need: str):
         """:meth:`_bind` to a fit's rows, wherever they are: ``rows.backend`` binds the
         oracle (:meth:`~oracleboost.engine.backends.Backend.bind`)."""

@@ -54,8 +54,6 @@ class MemoryClassificationData:
     ypm: np.ndarray
     s: np.ndarray
     group: np.ndarray | None = None
-    #: The class index of every kept row (``np.unique``'s inverse, into ``classes_``).
-    y_index: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -68,7 +66,8 @@ class MemoryRegressionData:
 
 
 class MemoryBackend(Backend):
-    """Rows in this process's memory: every need is met, any oracle binds."""
+    """Rows in this process's memory: every need is met, any oracle binds.  (A fitted
+    booster predicts on arrays in memory itself: :func:`backend_for` is None for them.)"""
 
     name = "memory"
     collection = "arrays in memory"
@@ -92,7 +91,7 @@ class MemoryBackend(Backend):
         group, = data.rows
         return MemoryClassificationData(
             self.rows(estimator, data.X, block_size), ypm, data.s,
-            group, data.y_index)
+            group)
 
     def regression_data(self, estimator: Any, X: Any, y: Any, sample_weight: Any,
                         block_size: int) -> MemoryRegressionData:
@@ -104,8 +103,6 @@ class MemoryBackend(Backend):
     def bind(self, oracle: Oracle, rows: MemoryRows, **keywords: Any) -> BoundOracle:
         return oracle.bind(rows.X, **keywords)
 
-    def predict(self, estimator: Any, method: Any, X: Any, *, staged: bool = False) -> Any:
-        return method(X)
 
 
 def _checked_group(sample_group: Any, n: int) -> np.ndarray:

@@ -453,8 +453,7 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
                            "use the linear form (kernel=None, LinearOracle or "
                            "MatrixOracle)")
             return self._setup_kernel(backend, X, y, sample_weight)
-        if self.warm_start and hasattr(self, "ensemble_"):
-            backend.refuse("warm_start", "warm_start")
+        self._refuse_warm_start_on(backend)
         oracle = self._oracle()
         if not oracle.capabilities.correlation_vector:
             raise OracleCapabilityError(

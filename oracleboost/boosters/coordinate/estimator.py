@@ -276,8 +276,7 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
 
     def _setup(self, X, y, sample_weight) -> CoordinateProblem:
         backend = fit_backend(X)
-        if self.warm_start and hasattr(self, "ensemble_"):
-            backend.refuse("warm_start", "warm_start")
+        self._refuse_warm_start_on(backend)
         if self.duality_gap is True:
             # the optimal risk is solved (LPs, Newton's method) over every row at once
             backend.refuse("all_rows", "duality_gap=True",

@@ -188,12 +188,6 @@ class _FunctionalGradientBooster(ExportMixin, BaseBooster):
             return "project" if self._oracle().capabilities.project else "correlate"
         return self.query
 
-    def _refuse_on(self, backend: Backend) -> None:
-        """What a fit on ``backend``'s collection does not do, refused before any data
-        moves."""
-        if self.warm_start and hasattr(self, "ensemble_"):
-            backend.refuse("warm_start", "warm_start")
-
     def _view(self, loss: Loss) -> RoundView:
         """What the schedule sees: the learning rate c, λ and Λ."""
         lam = self.strong_convexity
@@ -407,7 +401,7 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
                 f"regression losses (squared, absolute, huber, quantile); got {loss!r}: "
                 "fit a NumPy array"
             )
-        self._refuse_on(backend)
+        self._refuse_warm_start_on(backend)
         data = backend.regression_data(self, X, y, sample_weight, self.block_size)
         # equal weights cancel: f_0 unweighted
         s = None if equal_weights(data.s) else data.s
@@ -572,7 +566,7 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         given = None if self.loss == "auto" else self._classification_loss(2)
         if given is not None:  # (refused before any data moves)
             self._check_start(backend, given)
-        self._refuse_on(backend)
+        self._refuse_warm_start_on(backend)
         # 'auto' labels: ±1 for two classes, else class indices; a vector loss's always
         # indices
         vector = given is not None and given.raw_ndim == 2

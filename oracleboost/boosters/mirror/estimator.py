@@ -396,8 +396,7 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
 
     def _setup(self, X, y, sample_weight, sample_group) -> MirrorProblem:
         backend = fit_backend(X)
-        if self.warm_start and hasattr(self, "ensemble_"):
-            backend.refuse("warm_start", "warm_start")
+        self._refuse_warm_start_on(backend)
         mirror = get_mirror_map(self.mirror)
         self._check_options(mirror, 2, sample_group is not None)  # (before any data moves)
         data = backend.classification_data(self, X, y, sample_weight, self.block_size,
