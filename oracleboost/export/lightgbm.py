@@ -91,11 +91,19 @@ def to_lightgbm(estimator: BaseBooster, X: ArrayLike | None = None) -> lightgbm.
     -------
     lightgbm.Booster
         ``predict(X, raw_score=True)`` equals ``estimator.decision_function(X)`` (or
-        ``predict`` for a regressor or ranker).  Its objective makes ``predict(X)``
-        the estimator's ``predict_proba`` where its link is LightGBM's: ``binary
-        sigmoid:2`` for the exponential loss, ``binary sigmoid:1`` for the logistic,
-        ``multiclass`` for the softmax; ``regression`` for regressors and rankers;
-        none (raw scores) otherwise.
+        ``predict`` for a regressor or ranker).  Its objective, in the model text and
+        in ``params`` (with ``num_class`` and ``sigmoid``, where SHAP and onnxmltools
+        read it), makes ``predict(X)`` the estimator's ``predict_proba`` where its link
+        is LightGBM's: ``binary sigmoid:2`` for the exponential loss, ``binary
+        sigmoid:1`` for the logistic, ``multiclass`` for the softmax; ``regression``
+        (the identity) for regressors and rankers.  Where no LightGBM objective is the
+        booster's link, the identity, so that ``predict(X)`` is the raw score:
+        ``regression`` for one score a row (MABoost's and the totally corrective vote,
+        whose ``predict_proba`` is the affine ``(1 + f / ‖λ‖₁) / 2``: every LightGBM
+        transform but the identity is non-linear), ``custom`` (LightGBM's name for an
+        objective it does not know) for class scores (vote shares, the multiclass
+        hinge: LightGBM has no identity objective of several scores).  Feature names
+        are the fit's, as :func:`lightgbm_feature_names` makes them.
 
     Raises
     ------
