@@ -187,6 +187,13 @@ def test_treelite_refuses_class_scores_without_a_link():
         treelite.frontend.from_lightgbm(_export(model, X))
 
 
+def test_onnxmltools_refuses_class_scores_without_a_link():
+    """onnxmltools refuses the ``custom`` objective by its name (not a ``KeyError``)."""
+    model, X = _fit("multiclass_hinge")
+    with pytest.raises(NotImplementedError, match="custom"):
+        _onnx(model, X)
+
+
 def _onnx(model, X):
     """The onnxmltools conversion's outputs on X (as float32): its last output."""
     onnxmltools = pytest.importorskip("onnxmltools")
