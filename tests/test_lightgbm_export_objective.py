@@ -113,6 +113,9 @@ def test_the_objective_is_in_the_model_text_and_in_params(name):
     assert params["objective"] == objective
     assert params["num_class"] == K
     assert params["sigmoid"] == sigmoid
+    # LightGBM writes them back as it read them
+    again = lgb.Booster(model_str=_export(model, X).model_to_string())
+    assert again.params == params
     # LightGBM's transformed prediction: predict_proba where the link is LightGBM's,
     # else the raw score
     exported = _export(model, X)
