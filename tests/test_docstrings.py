@@ -86,7 +86,7 @@ from pathlib import Path  # noqa: E402
 
 API = Path(__file__).resolve().parents[1] / "docs" / "api"
 #: Modules documented name by name, besides :data:`MODULES`: only what their lists name.
-LISTED_ONLY = {"oracleboost.export": ["to_lightgbm"],
+LISTED_ONLY = {"oracleboost.export": ["to_lightgbm", "lightgbm_feature_names"],
                "oracleboost.model_json": ["to_json", "from_json", "save_model", "load_model"]}
 
 

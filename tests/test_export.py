@@ -187,12 +187,13 @@ def test_the_objective_is_the_boosters_link(booster):
 
 
 def test_a_vote_share_keeps_raw_scores():
-    """MABoost's predict_proba is a vote share, not a link LightGBM computes: the model
-    has no objective, and LightGBM's predict is the raw score."""
+    """MABoost's predict_proba is a vote share, not a link LightGBM computes: the model's
+    objective is the identity (``regression``), and LightGBM's predict is the raw
+    score."""
     X, y = _binary(0)
     model = MirrorBoostingClassifier(StumpOracle(), n_estimators=10).fit(X, y)
     exported = _export(model)
-    assert "objective" not in exported.params
+    assert exported.params["objective"] == "regression"
     np.testing.assert_array_equal(exported.predict(X), model.decision_function(X))
 
 
@@ -306,7 +307,7 @@ def test_feature_names_follow_the_fit():
     assert _export(model).feature_name() == list(frame.columns)
     spaced = frame.rename(columns={"f0": "first feature"})
     model = CoordinateBoostingClassifier(StumpOracle(), n_estimators=5).fit(spaced, y)
-    assert _export(model).feature_name()[0] == "Column_0"  # LightGBM takes no spaces
+    assert _export(model).feature_name()[0] == "first_feature"  # as LightGBM writes it
 
 
 def test_a_totally_corrective_round_exports_its_coefficients():

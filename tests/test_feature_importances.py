@@ -149,4 +149,4 @@ def test_split_counts_of_linear_coordinates():
 def test_an_unknown_importance_type_is_refused():
     X, y, _ = _data(4)
     with pytest.raises(ValueError, match="importance_type"):
-        CoordinateBoostingClassifier(importance_type="gain").fit(X, y)
+        CoordinateBoostingClassifier(importance_type="cover").fit(X, y)

@@ -59,7 +59,12 @@ from oracleboost.engine.eval_sets import EvalSet, EvalSetsMixin
 from oracleboost.engine.history import History
 from oracleboost.engine.hold_out import HoldOutMixin
 from oracleboost.engine.input import data_signature, validate_input
-from oracleboost.engine.inspection import InspectionMixin, num_iteration_doc
+from oracleboost.engine.inspection import (
+    InspectionMixin,
+    lightgbm_option,
+    lightgbm_options_doc,
+    num_iteration_doc,
+)
 from oracleboost.engine.loop import Run, run_rounds
 from oracleboost.engine.model import Ensemble
 from oracleboost.engine.monitors import (
@@ -201,7 +206,7 @@ class BaseBooster(InspectionMixin, HoldOutMixin, EvalSetsMixin, CallbackSupport,
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "importance_type": [StrOptions({"weight", "split"})],
+        "importance_type": [StrOptions({"weight", "split", "gain"})],
     }
 
     #: The per-row arguments of ``fit`` after X and y, in order (split with the rows when
@@ -600,21 +605,30 @@ class ScoreRegressorMixin:
         """An exported model's objective: LightGBM's ``predict`` is the raw sum."""
         return "regression"
 
+    @lightgbm_options_doc
     @num_iteration_doc
-    def predict(self, X: ArrayLike, *, num_iteration: int | None = None) -> np.ndarray:
-        """The model's sum ``f(x)`` (the ensemble's intercept plus its weighted terms).
+    def predict(self, X: ArrayLike, *, num_iteration: int | None = None,
+                raw_score: bool = False, pred_leaf: bool = False,
+                pred_contrib: bool = False) -> np.ndarray:
+        """The model's sum ``f(x)`` (the ensemble's intercept plus its weighted terms);
+        or, as LightGBM's ``predict`` takes them, the leaves or the contributions.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         num_iteration : int or None, default=None
             <num_iteration>
+        <lightgbm_options>
 
         Returns
         -------
         ndarray of shape (n_samples,)
-            (A dask array when X is one.)
+            (A dask array when X is one.)  With ``pred_leaf`` or ``pred_contrib``, what
+            it says.
         """
+        option = lightgbm_option(raw_score, pred_leaf, pred_contrib)
+        if option is not None and option != "raw_score":
+            return self._tree_prediction(X, option, num_iteration)
         if (backend := backend_for(X)) is not None:
             return backend.predict(
                 self, functools.partial(self.predict, num_iteration=num_iteration), X)

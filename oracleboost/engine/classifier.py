@@ -31,7 +31,11 @@ from oracleboost._typing import ArrayLike
 from oracleboost._validation import check_sample_weight
 from oracleboost.engine.backends import Backend, backend_for
 from oracleboost.engine.input import validate_input
-from oracleboost.engine.inspection import num_iteration_doc
+from oracleboost.engine.inspection import (
+    lightgbm_option,
+    lightgbm_options_doc,
+    num_iteration_doc,
+)
 from oracleboost.engine.rounds import StopReason
 from oracleboost.losses import MarginLoss
 from oracleboost.optim import row_passes
@@ -203,22 +207,33 @@ class ScoreClassifierMixin:
         for f in self._staged_raw(X):
             yield self._decision(f)
 
+    @lightgbm_options_doc
     @num_iteration_doc
-    def predict(self, X: ArrayLike, *, num_iteration: int | None = None) -> np.ndarray:
+    def predict(self, X: ArrayLike, *, num_iteration: int | None = None,
+                raw_score: bool = False, pred_leaf: bool = False,
+                pred_contrib: bool = False) -> np.ndarray:
         """The class of each row: ``classes_[1]`` where the score is positive (two
-        classes), else the class of the largest score (ties to the lowest class).
+        classes), else the class of the largest score (ties to the lowest class); or,
+        as LightGBM's ``predict`` takes them, the raw scores, the leaves or the
+        contributions.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         num_iteration : int or None, default=None
             <num_iteration>
+        <lightgbm_options>
 
         Returns
         -------
         ndarray of shape (n_samples,)
-            (A dask array when X is one.)
+            (A dask array when X is one.)  With one of the LightGBM options, what it
+            says.
         """
+        if (option := lightgbm_option(raw_score, pred_leaf, pred_contrib)) is not None:
+            if option == "raw_score":
+                return self.decision_function(X, num_iteration=num_iteration)
+            return self._tree_prediction(X, option, num_iteration)
         if (backend := backend_for(X)) is not None:
             return _on_backend(backend, self, self.predict, X, num_iteration=num_iteration)
         index = predicted_index(self._raw(X, num_iteration))  # raises NotFittedError first

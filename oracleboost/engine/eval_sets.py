@@ -361,16 +361,16 @@ _PARAMETERS = """\
         The least decrease of the watched loss that counts as progress{tol_note}."""
 
 _IMPORTANCE = """\
-    importance_type : {"weight", "split"}, default="weight"
+    importance_type : {"weight", "split", "gain"}, default="weight"
         What ``feature_importances_`` measures (LightGBM's parameter): ``"weight"``, the
         share of the ensemble's weight on each feature (each round's coefficient times
         its hypothesis' largest training output times the hypothesis' own importances,
         normalised to sum to 1); ``"split"``, LightGBM's count of the splits on each
         feature over the model's rounds (a stump: one; a tree: its internal nodes,
         but those both of whose sides give the same output; a linear coordinate: one),
-        as ``to_lightgbm().feature_importance("split")`` counts them.  (No ``"gain"``:
-        the Oracle protocol returns hypotheses, not the loss decrease of their
-        splits.)"""
+        as ``to_lightgbm().feature_importance("split")`` counts them; ``"gain"``, the
+        total gain of those splits, as ``to_lightgbm().feature_importance("gain")``
+        sums them (ensembles of trees; the definition is ``feature_importances_``'s)."""
 
 _ATTRIBUTES = """\
     validation_loss_ : ndarray

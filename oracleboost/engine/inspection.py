@@ -22,7 +22,8 @@ from oracleboost.engine.input import validate_input
 from oracleboost.engine.model import Ensemble, NonFinitePrediction
 from oracleboost.oracles.base import Hypothesis
 
-__all__ = ["InspectionMixin", "check_num_iteration", "num_iteration_doc"]
+__all__ = ["InspectionMixin", "check_num_iteration", "num_iteration_doc", "lightgbm_option",
+           "lightgbm_options_doc"]
 
 
 class InspectionMixin:
@@ -95,6 +96,16 @@ class InspectionMixin:
         rounds (a stump one, a tree its internal nodes but those both of whose sides
         give the same output), equal to
         ``to_lightgbm().feature_importance("split")`` for ensembles of trees.
+
+        ``"gain"``: LightGBM's total gain of the splits on each feature,
+        ``to_lightgbm().feature_importance("gain")`` (ensembles of trees only).  A
+        split's gain is the decrease of the squared deviation of the exported tree's
+        output (its leaves times the round's coefficient) over its covers,
+        ``W_L W_R / (W_L + W_R) · (m_L − m_R)²`` with ``W`` the sides' covers (the
+        trees' training weights or counts) and ``m`` their mean outputs, summed over
+        the model's terms as ``"split"`` counts them (LightGBM keeps each gain as a
+        float32).  Stumps carry no covers and count 1 a leaf: a stump of leaves
+        ``v_L, v_R`` at coefficient δ gains ``δ² (v_L − v_R)² / 2``.
         """
         check_is_fitted(self, "ensemble_")
         ensemble = self.ensemble_
@@ -103,8 +114,11 @@ class InspectionMixin:
                 f"{type(self).__name__} fits a {type(ensemble).__name__}, not an ensemble of "
                 "weak learners: it has no feature_importances_ (see coef_)"
             )
-        if getattr(self, "importance_type", "weight") == "split":
+        importance_type = getattr(self, "importance_type", "weight")
+        if importance_type == "split":
             return self._split_counts(ensemble)
+        if importance_type == "gain":
+            return self._gain_importances()
         d = int(self.n_features_in_)
         own = [h.feature_importances(d) for h in ensemble.hypotheses]
         unknown = sorted({type(h).__name__ for h, imp in zip(ensemble.hypotheses, own,
@@ -120,6 +134,18 @@ class InspectionMixin:
                 total += abs(delta) * ensemble.norms[j] * np.asarray(own[j], dtype=np.float64)
         mass = total.sum()
         return total / mass if mass > 0 else total
+
+    def _gain_importances(self) -> np.ndarray:
+        """``importance_type="gain"``, read from the exported trees (the export's mixin
+        answers it; a booster without one has none)."""
+        raise AttributeError(f"{type(self).__name__} has no gain importances: it has no "
+                             "export to LightGBM")
+
+    def _tree_prediction(self, X, option: str, num_iteration: int | None = None):
+        """``predict(X, pred_leaf=True)`` or ``pred_contrib=True``, answered through the
+        export to LightGBM (the export's mixin; a booster without one refuses)."""
+        raise ValueError(f"{type(self).__name__}.predict({option}=True) needs the model's "
+                         "export to LightGBM, which this booster does not have")
 
     def _split_counts(self, ensemble: Ensemble) -> np.ndarray:
         """``importance_type="split"``: the splits on each feature over the model's
@@ -203,6 +229,42 @@ def num_iteration_doc(method: _Method) -> _Method:
     """Fill the line ``<num_iteration>`` of ``method``'s docstring with the one text of
     the ``num_iteration`` parameter, at that line's indentation."""
     return fill_placeholder(method, "num_iteration", _NUM_ITERATION)
+
+
+#: The text of the LightGBM options of every ``predict`` (:func:`lightgbm_options_doc`).
+_LIGHTGBM_OPTIONS = """\
+raw_score : bool, default=False
+    The raw score (LightGBM's name): a classifier's ``decision_function``; a
+    regressor's or ranker's prediction itself, which is its raw score.
+pred_leaf : bool, default=False
+    The leaf each row reaches in each tree of the exported model: :meth:`apply`,
+    shape (n_samples, n_trees), ``to_lightgbm().predict(X, pred_leaf=True)``.
+pred_contrib : bool, default=False
+    Each feature's TreeSHAP contribution to the raw score, and last the expected
+    value (the bias column), shape (n_samples, n_features + 1), or (n_samples,
+    n_classes * (n_features + 1)) for class scores, one block a class, as
+    LightGBM's ``predict(X, pred_contrib=True)`` lays them out; each row's block
+    sums to its raw score.  Path-dependent TreeSHAP (Lundberg et al. 2020) over the
+    trees' own covers: ``to_lightgbm().predict(X, pred_contrib=True)``.  At most one of
+    ``raw_score``, ``pred_leaf`` and ``pred_contrib``; the last two only for a model
+    of trees (a ``ValueError`` naming the weak learner otherwise)."""
+
+
+def lightgbm_options_doc(method: _Method) -> _Method:
+    """Fill the line ``<lightgbm_options>`` of ``method``'s docstring with the one text
+    of ``predict``'s LightGBM options (``raw_score``, ``pred_leaf``, ``pred_contrib``)."""
+    return fill_placeholder(method, "lightgbm_options", _LIGHTGBM_OPTIONS)
+
+
+def lightgbm_option(raw_score: bool, pred_leaf: bool, pred_contrib: bool) -> str | None:
+    """Which of ``predict``'s LightGBM options is on (None: none); two at once are
+    refused, naming them."""
+    on = [name for name, value in (("raw_score", raw_score), ("pred_leaf", pred_leaf),
+                                   ("pred_contrib", pred_contrib)) if value]
+    if len(on) > 1:
+        raise ValueError(f"predict takes one of raw_score, pred_leaf and pred_contrib at "
+                         f"a time; got {' and '.join(f'{n}=True' for n in on)}")
+    return on[0] if on else None
 
 
 def check_num_iteration(num_iteration: int | None, n_rounds: int) -> int:

@@ -62,7 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from oracleboost.engine.base import BaseBooster
 
-__all__ = ["to_lightgbm", "lightgbm_model_string", "ExportWarning"]
+__all__ = ["to_lightgbm", "lightgbm_model_string", "lightgbm_feature_names", "ExportWarning"]
 
 
 class ExportWarning(UserWarning):
@@ -91,11 +91,19 @@ def to_lightgbm(estimator: BaseBooster, X: ArrayLike | None = None) -> lightgbm.
     -------
     lightgbm.Booster
         ``predict(X, raw_score=True)`` equals ``estimator.decision_function(X)`` (or
-        ``predict`` for a regressor or ranker).  Its objective makes ``predict(X)``
-        the estimator's ``predict_proba`` where its link is LightGBM's: ``binary
-        sigmoid:2`` for the exponential loss, ``binary sigmoid:1`` for the logistic,
-        ``multiclass`` for the softmax; ``regression`` for regressors and rankers;
-        none (raw scores) otherwise.
+        ``predict`` for a regressor or ranker).  Its objective, in the model text and
+        in ``params`` (with ``num_class`` and ``sigmoid``, where SHAP and onnxmltools
+        read it), makes ``predict(X)`` the estimator's ``predict_proba`` where its link
+        is LightGBM's: ``binary sigmoid:2`` for the exponential loss, ``binary
+        sigmoid:1`` for the logistic, ``multiclass`` for the softmax; ``regression``
+        (the identity) for regressors and rankers.  Where no LightGBM objective is the
+        booster's link, the identity, so that ``predict(X)`` is the raw score:
+        ``regression`` for one score a row (MABoost's and the totally corrective vote,
+        whose ``predict_proba`` is the affine ``(1 + f / ‖λ‖₁) / 2``: every LightGBM
+        transform but the identity is non-linear), ``custom`` (LightGBM's name for an
+        objective it does not know) for class scores (vote shares, the multiclass
+        hinge: LightGBM has no identity objective of several scores).  Feature names
+        are the fit's, as :func:`lightgbm_feature_names` makes them.
 
     Raises
     ------
@@ -206,7 +214,7 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
             raise ValueError(f"{name}'s weak learner {j} has {leaves.shape[1]} outputs, not {K}")
         blocks.extend(_tree_block(tree, leaves[:, k]) for k in range(K))
     objective = _objective(estimator, K)
-    names = _feature_names(estimator, n_features)
+    names = lightgbm_feature_names(getattr(estimator, "feature_names_in_", None), n_features)
     texts = [f"Tree={i}\n{b}" for i, b in enumerate(blocks)]
     header = [
         "tree",
@@ -215,14 +223,15 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
         f"num_tree_per_iteration={K}",
         "label_index=0",
         f"max_feature_idx={n_features - 1}",
-        *([f"objective={objective}"] if objective else []),
+        f"objective={objective}",
         "feature_names=" + " ".join(names),
         "feature_infos=" + " ".join(["none"] * n_features),
         # each block's length from its "Tree=" line: LightGBM seeks the trees by them
         "tree_sizes=" + " ".join(str(len(t)) for t in texts),
     ]
     return ("\n".join(header) + "\n\n" + "".join(texts) + "end of trees\n\n"
-            + "feature_importances:\n\nparameters:\nend of parameters\n\n"
+            + "feature_importances:\n\nparameters:\n" + _parameters(objective, K)
+            + "end of parameters\n\n"
             + f"pandas_categorical:{_pandas_categorical(name, categories)}\n")
 
 
@@ -326,20 +335,62 @@ def _outputs(decide: Callable, scores: np.ndarray) -> np.ndarray:
     return out.reshape(scores.shape[0], -1)
 
 
-def _objective(estimator, K: int) -> str | None:
+def _objective(estimator, K: int) -> str:
+    """The model's objective line: the booster's link where LightGBM has it
+    (``_lightgbm_objective``), else an objective whose transform is the identity, so
+    that every reader's transformed output is the raw score: ``regression`` for one
+    score a row, and LightGBM's name for a transform it does not know, ``custom``, for
+    class scores (LightGBM has no identity objective of several scores; treelite and
+    onnxmltools refuse such a model by its objective's name)."""
     link = getattr(estimator, "_lightgbm_objective", None)
-    return link(K) if link is not None else None
+    objective = link(K) if link is not None else None
+    if objective is None:
+        objective = "regression" if K == 1 else "custom"
+    return objective
 
 
-_NAME_OK = re.compile(r"^[^\s\[\]{}:,\"]+$")
+def _parameters(objective: str, K: int) -> str:
+    """The ``parameters:`` section's lines that ``Booster.params`` reads back: the
+    objective's name, ``num_class`` and the sigmoid's scale, as LightGBM writes them
+    (``[objective: binary]``, ``[num_class: 1]``, ``[sigmoid: 2]``).  SHAP and
+    onnxmltools read the objective from ``params``."""
+    name, *options = objective.split()
+    values = dict(option.split(":", 1) for option in options)
+    lines = {"boosting": "gbdt", "objective": name,
+             "num_class": str(K if K > 1 else 1), "sigmoid": values.get("sigmoid", "1")}
+    return "".join(f"[{k}: {v}]\n" for k, v in lines.items())
 
 
-def _feature_names(estimator, n_features: int) -> list[str]:
-    """The fit's feature names where LightGBM takes them (no spaces, no JSON
-    delimiters), else LightGBM's own ``Column_i``."""
-    names = getattr(estimator, "feature_names_in_", None)
-    if names is not None and all(_NAME_OK.match(str(v)) for v in names):
-        return [str(v) for v in names]
+#: What LightGBM cannot keep in a feature name: the JSON delimiters, which its
+#: ``Dataset`` refuses in a name, and whitespace, which separates the names in the model
+#: text (its ``Dataset`` replaces each space by ``_``; a tab or a newline would break
+#: the model text or ``dump_model``'s JSON).
+_NAME_UNSAFE = re.compile(r"[\s\[\]{}:,\"]")
+
+
+def lightgbm_feature_names(names: Sequence | None, n_features: int) -> list[str]:
+    """The feature names of an exported model: the fit's ``feature_names_in_`` with each
+    space replaced by ``_``, as LightGBM's ``Dataset`` writes a DataFrame's column names
+    (``"mean radius"`` becomes ``"mean_radius"``), and so each other whitespace
+    character and each JSON delimiter (``"``, ``,``, ``:``, ``[``, ``]``, ``{``,
+    ``}``), which LightGBM refuses in a name.  LightGBM's own ``Column_0``,
+    ``Column_1``, ... without names, or where two names would become one (``"a b"``
+    and ``"a_b"``) or a name is empty.
+
+    Parameters
+    ----------
+    names : sequence of str or None
+        The fit's feature names.
+    n_features : int
+
+    Returns
+    -------
+    list of str
+    """
+    if names is not None:
+        clean = [_NAME_UNSAFE.sub("_", str(v)) for v in names]
+        if len(set(clean)) == len(clean) == n_features and all(clean):
+            return clean
     return [f"Column_{i}" for i in range(n_features)]
 
 

@@ -1,17 +1,29 @@
 """The boosters' own ways out: ``save_model`` / ``load_model`` (JSON,
 :mod:`oracleboost.model_json`) and ``to_lightgbm`` (:mod:`oracleboost.export.lightgbm`),
 as a mixin every booster of the library takes; a booster's class joins the model files'
-allow-list as it is made."""
+allow-list as it is made.  What LightGBM answers of a model of trees (leaf indices,
+TreeSHAP contributions, split gains) the booster answers through its export: ``apply``,
+``predict(X, pred_leaf=True)``, ``predict(X, pred_contrib=True)`` and
+``importance_type="gain"``."""
 
 from __future__ import annotations
 
+import copy
 import os
+import warnings
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
 from oracleboost._typing import ArrayLike
+from oracleboost.engine.backends import backend_for
+from oracleboost.engine.input import validate_input
+from oracleboost.engine.inspection import num_iteration_doc
 from oracleboost.export.json_model import load_model, save_model
-from oracleboost.export.lightgbm import to_lightgbm
+from oracleboost.export.lightgbm import ExportWarning, to_lightgbm
 from oracleboost.export.schema import persisted
+from oracleboost.rows.partitioned import NotDistributedError
 
 if TYPE_CHECKING:  # pragma: no cover - the export imports lightgbm when it runs
     import lightgbm
@@ -86,3 +98,88 @@ class ExportMixin:
         lightgbm.Booster
         """
         return to_lightgbm(self, X)
+
+    @num_iteration_doc
+    def apply(self, X: ArrayLike, *, num_iteration: int | None = None) -> np.ndarray:
+        """The leaf each row reaches in each tree of the exported model
+        (:meth:`to_lightgbm`): ``predict(X, pred_leaf=True)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        num_iteration : int or None, default=None
+            <num_iteration>
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_trees)
+            LightGBM's leaf indices, ``to_lightgbm().predict(X, pred_leaf=True)`` of the
+            model after ``num_iteration`` rounds: the trees in the export's order, first
+            one constant tree a score holding the intercept (leaf 0 for every row), then
+            one tree a score for each round (for a model whose last round re-solved its
+            coefficients, each hypothesis once).
+
+        Raises
+        ------
+        ValueError
+            When the model is not an ensemble of trees (naming its weak learner).
+        """
+        return self._tree_prediction(X, "pred_leaf", num_iteration)
+
+    def _tree_prediction(self, X: ArrayLike, option: str,
+                         num_iteration: int | None = None) -> np.ndarray:
+        """``to_lightgbm().predict(X, pred_leaf=True)`` or ``pred_contrib=True`` (``option``)
+        of the model after ``num_iteration`` rounds, X checked as ``decision_function``
+        checks it.  The export of a model cut back to ``num_iteration`` rounds is the
+        model's own export cut back (a totally corrective model's too: the cut model's
+        terms, at the coefficients it had then).  Contributions are path-dependent
+        TreeSHAP over the trees' own covers: stumps have none, and count 1 a leaf (a
+        warning says so, with the way to count them on the training rows)."""
+        name = type(self).__name__
+        if backend_for(X) is not None:
+            raise NotDistributedError(
+                f"{name}.predict({option}=True) reads the exported trees in this process: "
+                "pass a NumPy array (X.compute(), or a block of it)")
+        check_is_fitted(self, "ensemble_")
+        model = self._model_at(num_iteration)
+        target = self
+        if model is not self.ensemble_:
+            target = copy.copy(self)
+            target.ensemble_ = model
+        X = validate_input(self, X, reset=False)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ExportWarning)
+            try:
+                booster = to_lightgbm(target)
+            except ValueError as exc:
+                raise ValueError(f"{name}.predict({option}=True) answers through the model's "
+                                 f"export to LightGBM: {exc}") from None
+        for w in caught:  # the covers matter to the contributions only
+            if not issubclass(w.category, ExportWarning):
+                warnings.warn(w.message, w.category, stacklevel=3)
+                continue
+            if option != "pred_contrib":
+                continue
+            message = str(w.message)
+            if "carry no training counts" in message:
+                message = (
+                    f"{name}'s weak learners carry no training counts: the contributions "
+                    "are TreeSHAP's over covers of 1 a leaf (each split's sides weighed "
+                    "equally); to_lightgbm(X_train).predict(X, pred_contrib=True) counts "
+                    "them on the training rows")
+            warnings.warn(message, ExportWarning, stacklevel=3)
+        return booster.predict(X, **{option: True})
+
+    def _gain_importances(self) -> np.ndarray:
+        """``importance_type="gain"``: ``to_lightgbm().feature_importance("gain")``, the
+        total gain of each feature's splits in the exported trees (see
+        ``feature_importances_``)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ExportWarning)  # the covers are as documented
+            try:
+                booster = to_lightgbm(self)
+            except ValueError as exc:
+                raise AttributeError(
+                    f"{type(self).__name__} has no gain importances (importance_type="
+                    f"'gain' reads the exported trees' split gains): {exc}") from None
+        return booster.feature_importance("gain").astype(np.float64)
