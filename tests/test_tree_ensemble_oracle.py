@@ -13,6 +13,7 @@ from sklearn.ensemble import (
     ExtraTreesRegressor,
     GradientBoostingClassifier,
     GradientBoostingRegressor,
+    HistGradientBoostingClassifier,
     HistGradientBoostingRegressor,
     RandomForestClassifier,
     RandomForestRegressor,
@@ -43,7 +44,7 @@ def data():
 def lgb_model(data):
     X, y, _, _ = data
     return lgb.LGBMClassifier(n_estimators=25, num_leaves=5, learning_rate=0.2,
-                              min_child_samples=5, verbose=-1).fit(X, y)
+                              min_child_samples=5, n_jobs=1, verbose=-1).fit(X, y)
 
 
 def _tree_outputs(booster: lgb.Booster, X: np.ndarray) -> np.ndarray:
@@ -81,7 +82,7 @@ def test_missing_values_go_where_lightgbm_sends_them(data):
     X = X.copy()
     X[::3, 0] = np.nan  # feature 0 learns where NaN goes
     booster = lgb.train({"objective": "binary", "num_leaves": 5, "verbose": -1,
-                         "min_data_in_leaf": 5}, lgb.Dataset(X, y), 10)
+                         "min_data_in_leaf": 5, "num_threads": 1}, lgb.Dataset(X, y), 10)
     oracle = TreeEnsembleOracle.from_lightgbm(booster)
     X_new = X_test.copy()
     X_new[::2, :3] = np.nan
@@ -130,18 +131,25 @@ def test_scikit_learn_regressors_trees_bit_for_bit(make):
     np.testing.assert_array_equal(bound.columns() * scales, _sk_tree_outputs(model, X[80:]))
 
 
-def test_histogram_gradient_boosting_trees_add_up_to_its_raw_prediction():
+@pytest.mark.parametrize("kind", ["regressor", "classifier"])
+def test_histogram_gradient_boosting_trees_add_up_to_its_raw_prediction(kind):
     X, y = make_regression(150, 4, random_state=1)
-    X[::7, 1] = np.nan
-    model = HistGradientBoostingRegressor(max_iter=6, max_leaf_nodes=5,
-                                          random_state=0).fit(X[:100], y[:100])
+    X[::7, 1] = np.nan  # its splits learn where NaN goes
+    if kind == "regressor":
+        model = HistGradientBoostingRegressor(max_iter=6, max_leaf_nodes=5, random_state=0)
+    else:
+        model = HistGradientBoostingClassifier(max_iter=6, max_leaf_nodes=5, random_state=0)
+        y = y > 0
+    model.fit(X[:100], y[:100])
     oracle = TreeEnsembleOracle.from_sklearn(model)
     assert oracle.capabilities.allow_nan and len(oracle.trees) == 6
     bound = oracle.bind(X[100:])
     raw = np.full(50, model._baseline_prediction[0, 0])
     for j in range(6):
         raw += bound.columns()[:, j] * bound.column_hypothesis(j).tree_scale
-    np.testing.assert_array_equal(raw, model.predict(X[100:]))
+    expected = model.predict(X[100:]) if kind == "regressor" else \
+        model.decision_function(X[100:])
+    np.testing.assert_array_equal(raw, expected)
 
 
 # -- every booster re-weights the trees ---------------------------------------------------
@@ -207,13 +215,14 @@ def test_lpboost_thins_the_model_and_its_export_reads_back(data, lgb_model):
 def test_refusals_name_what_is_wrong(data):
     X, y, _, _ = data
     y3 = np.arange(len(y)) % 3
-    multi = lgb.LGBMClassifier(n_estimators=2, verbose=-1).fit(X, y3)
+    multi = lgb.LGBMClassifier(n_estimators=2, n_jobs=1, verbose=-1).fit(X, y3)
     with pytest.raises(ValueError, match="multiclass"):
         TreeEnsembleOracle.from_lightgbm(multi)
     with pytest.raises(ValueError, match="multiclass"):
         TreeEnsembleOracle.from_sklearn(
             GradientBoostingClassifier(n_estimators=2, max_depth=1).fit(X, y3))
-    linear = lgb.train({"objective": "regression", "linear_tree": True, "verbose": -1},
+    linear = lgb.train({"objective": "regression", "linear_tree": True, "verbose": -1,
+                        "num_threads": 1},
                        lgb.Dataset(X[:, :3], y.astype(float)), 2)
     with pytest.raises(ValueError, match="linear leaves"):
         TreeEnsembleOracle.from_lightgbm(linear)

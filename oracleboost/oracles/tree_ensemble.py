@@ -151,7 +151,9 @@ class TreeEnsembleOracle(Oracle):
     product at once.  Every booster takes it: the coordinate, mirror, totally corrective
     and functional boosters keep a weighted sum of trees (exported to LightGBM by
     :func:`oracleboost.export.to_lightgbm`), the accelerated booster a linear model over
-    the trees.
+    the trees.  On a Dask collection each partition evaluates the trees on its own rows,
+    and the products are summed over the partitions as :class:`MatrixOracle`'s are (the
+    same bits as in memory).
 
     Parameters
     ----------
