@@ -39,6 +39,7 @@ _LAZY: dict[str, str] = {
     "MLPOracle": "oracleboost.oracles",
     "MatrixOracle": "oracleboost.oracles",
     "LinearOracle": "oracleboost.oracles",
+    "TreeEnsembleOracle": "oracleboost.oracles",
     "CachedOracle": "oracleboost.oracles",
     "ApproximateOracle": "oracleboost.oracles",
     # the losses
@@ -81,6 +82,7 @@ __all__ = [
     "MLPOracle",
     "MatrixOracle",
     "LinearOracle",
+    "TreeEnsembleOracle",
     "CachedOracle",
     "ApproximateOracle",
     # the losses
@@ -142,6 +144,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         Oracle,
         SklearnOracle,
         StumpOracle,
+        TreeEnsembleOracle,
         TreeOracle,
     )
 

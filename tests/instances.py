@@ -47,6 +47,7 @@ from oracleboost.oracles import (
     MLPOracle,
     SklearnOracle,
     StumpOracle,
+    TreeEnsembleOracle,
     TreeOracle,
 )
 
@@ -172,6 +173,19 @@ class OracleInstance:
         return self.finite or not booster.finite
 
 
+def _tree_ensemble(n_features: int = 4) -> TreeEnsembleOracle:
+    """The 12 trees of a small LightGBM model over ``n_features`` features of values in
+    [-1, 1] (the walks' X), as a finite class."""
+    import lightgbm as lgb
+
+    rng = np.random.RandomState(1)
+    X = rng.uniform(-1, 1, size=(200, n_features))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] - X[:, -1] ** 2 + 0.1 * rng.randn(200)
+    booster = lgb.train({"objective": "regression", "num_leaves": 4, "verbose": -1,
+                         "min_data_in_leaf": 5, "num_threads": 1}, lgb.Dataset(X, y), 12)
+    return TreeEnsembleOracle.from_lightgbm(booster)
+
+
 ORACLES: dict[str, OracleInstance] = {
     instance.name: instance for instance in (
         OracleInstance("stumps", lambda H, c: StumpOracle()),
@@ -195,6 +209,7 @@ ORACLES: dict[str, OracleInstance] = {
         OracleInstance("approximate",
                        lambda H, c: ApproximateOracle(MatrixOracle(H), c0=0.5),
                        rows=True, finite=True),
+        OracleInstance("tree_ensemble", lambda H, c: _tree_ensemble(), finite=True),
     )
 }
 

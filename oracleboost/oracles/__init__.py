@@ -16,6 +16,7 @@ from oracleboost.oracles.lightgbm import LightGBMOracle
 from oracleboost.oracles.matrix import LinearOracle, MatrixOracle
 from oracleboost.oracles.sklearn import MLPOracle, SklearnOracle, TreeOracle
 from oracleboost.oracles.stumps import StumpOracle
+from oracleboost.oracles.tree_ensemble import EnsembleTree, TreeEnsembleOracle
 
 __all__ = [
     "Oracle",
@@ -32,6 +33,8 @@ __all__ = [
     "MLPOracle",
     "MatrixOracle",
     "LinearOracle",
+    "TreeEnsembleOracle",
+    "EnsembleTree",
     "CachedOracle",
     "ApproximateOracle",
     "default_oracle",

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -39,6 +40,8 @@ from oracleboost._typing import ArrayLike
 from oracleboost._warnings import silenced
 from oracleboost.oracles._split_weights import split_search_weights
 from oracleboost.oracles.base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X, max_abs
+from oracleboost.oracles.monotone import is_constrained, monotone_directions
+from oracleboost.oracles.stumps import ConstantHypothesis
 from oracleboost.oracles.trees import MISSING_NONE, TreeStructure, float32_split
 
 __all__ = ["SklearnOracle", "TreeOracle", "MLPOracle", "FittedEstimator"]
@@ -370,16 +373,40 @@ class _BoundTrees(_BoundEstimator):
     outweigh all lighter ones by more than ``2**20`` (scikit-learn's running sums would
     lose the lighter rows), then its leaf values are refit with the true weights."""
 
+    monotone = False  # monotone_constraints given (set by TreeOracle.bind)
+
     def _fit(self, estimator, target, sample_weight, random_state, output_scale=1.0):
         search = None
-        if sample_weight is not None and estimator is self.regressor:
+        if sample_weight is not None and estimator is self.regressor and not self.monotone:
+            # (monotone trees keep scikit-learn's bounded leaves: a refit would undo them)
             search = split_search_weights(sample_weight)
         if search is None:
-            return super()._fit(estimator, target, sample_weight, random_state, output_scale)
+            h = super()._fit(estimator, target, sample_weight, random_state, output_scale)
+            return self._not_against(h, target, sample_weight) if self.monotone else h
         h = super()._fit(estimator, target, search, random_state, output_scale)
         _refit_leaf_values(h.estimator, self.X, target, sample_weight)
         h.train_output = h.predict(self.X)
         return h
+
+    def _not_against(self, h: Hypothesis, target: np.ndarray,
+                     sample_weight: np.ndarray | None) -> Hypothesis:
+        """A monotone tree, or a constant where the tree's inner product with the query
+        ``Σ w h t`` is negative: scikit-learn bounds a monotone tree's leaves, so they
+        are not the sides' means, and a booster meeting a negative edge would step
+        against the tree, reversing its direction.  The constant (``sign(Σ r)`` for
+        ``correlate``, the weighted mean for ``project``: an inner product of at least
+        0) is monotone both ways."""
+        w = np.ones(len(target)) if sample_weight is None else sample_weight
+        if np.sum(w * target * h.train_output) >= 0.0:
+            return h
+        total = float(np.sum(w * target))
+        if isinstance(h.estimator, DecisionTreeClassifier):
+            value = 1.0 if total >= 0.0 else -1.0  # the constant of edge |Σ r|
+        else:
+            value = total / float(np.sum(w))  # the weighted mean: Σ w h t = W·mean² >= 0
+        c = ConstantHypothesis(value, int(self.X.shape[1]))
+        c.train_output = np.full(len(target), value)
+        return c
 
 
 def _refit_leaf_values(tree, X: np.ndarray, target: np.ndarray, w: np.ndarray) -> None:
@@ -615,6 +642,15 @@ class TreeOracle(Oracle):
         Split criterion of the regression trees.
     classifier_criterion : {"gini", "entropy", "log_loss"}, default="gini"
         Split criterion of the classification trees.
+    monotone_constraints : sequence of {-1, 0, 1} or None, default=None
+        One entry per feature, as LightGBM spells it: +1, the trees do not decrease in
+        that feature; −1, do not increase; 0, free.  Given to scikit-learn's trees as
+        ``monotonic_cst`` (a classification tree's: the probability of +1, so its ±1
+        output steps the same way).  Binary and regression queries only (vector leaves
+        have no order); an answer whose inner product with the query is negative is
+        replaced by a constant, so that no booster gives a tree a negative coefficient
+        (see :mod:`oracleboost.oracles.monotone`); leaves are not refit under extreme
+        weights (the refit would undo scikit-learn's bounds).
 
     Examples
     --------
@@ -638,6 +674,7 @@ class TreeOracle(Oracle):
         max_leaf_nodes: int | None = None,
         criterion: str = "squared_error",
         classifier_criterion: str = "gini",
+        monotone_constraints: Sequence[int] | None = None,
     ) -> None:
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
@@ -646,13 +683,15 @@ class TreeOracle(Oracle):
         self.max_leaf_nodes = max_leaf_nodes
         self.criterion = criterion
         self.classifier_criterion = classifier_criterion
+        self.monotone_constraints = monotone_constraints
 
     @property
     def capabilities(self) -> Capabilities:
         # correlate grows ±1 classification trees: bounded; sparse X: fitted on its
-        # float32 dense form (the trees of X.toarray()), predicted as it is
-        return Capabilities(multiclass_project=True, stochastic=True, bounded=True,
-                            sparse_input=True)
+        # float32 dense form (the trees of X.toarray()), predicted as it is; monotone
+        # trees have scalar leaves (vector leaves have no order)
+        return Capabilities(multiclass_project=not is_constrained(self.monotone_constraints),
+                            stochastic=True, bounded=True, sparse_input=True)
 
     def bind(self, X: ArrayLike) -> BoundOracle:
         shared = dict(
@@ -668,6 +707,10 @@ class TreeOracle(Oracle):
         reg._validate_params()
         clf._validate_params()
         X = check_X(X, accept_sparse=True, who="TreeOracle")
+        directions = monotone_directions(self.monotone_constraints, X.shape[1])
+        if directions is not None:  # scikit-learn's name; the positive class's probability
+            reg.set_params(monotonic_cst=directions)
+            clf.set_params(monotonic_cst=directions)
         _check_float32_range(X, "TreeOracle grows")
         _warn_unsplittable_features(X, "TreeOracle grows")
         if sp.issparse(X):
@@ -680,7 +723,9 @@ class TreeOracle(Oracle):
             # n_samples x n_features x 4 bytes, the copy each dense fit makes); their
             # predict reads sparse X as it is.
             X = _dense_float32(X)
-        return _BoundTrees(self, X, reg, clf, target_scale="power_of_two")
+        bound = _BoundTrees(self, X, reg, clf, target_scale="power_of_two")
+        bound.monotone = directions is not None
+        return bound
 
 
 class MLPOracle(Oracle):

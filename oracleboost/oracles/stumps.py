@@ -44,8 +44,14 @@ from numpy.typing import ArrayLike
 
 from oracleboost._fingerprint import fingerprint
 from oracleboost._validation import check_query
+from oracleboost.oracles import _monotone_scans as monotone_scans
 from oracleboost.oracles import _stump_kernels as kernels
 from oracleboost.oracles.base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
+from oracleboost.oracles.monotone import (
+    check_monotone_constraints,
+    is_constrained,
+    monotone_directions,
+)
 from oracleboost.oracles.trees import ZERO_THRESHOLD, TreeStructure
 from oracleboost.rows.blocks import (
     BLOCKS_PER_PARTITION,
@@ -799,6 +805,17 @@ class StumpOracle(Oracle):
         often exact: equal splits then tie exactly, and the tie rule decides).
         Nothing else uses it: ``correlate``, weighted queries and the other losses'
         queries are always summed from their rows.
+    monotone_constraints : sequence of {-1, 0, 1} or None, default=None
+        One entry per feature, as LightGBM spells it: +1, every stump on that feature
+        rises with it (its right leaf at least its left); −1, falls; 0, free.
+        ``correlate`` then answers with the ±1 stump of the allowed direction only (or
+        a constant, always a candidate: the answer's edge is never negative), and
+        ``project`` with the best least-squares stump among the splits whose leaves are
+        in the allowed order (LightGBM's ``monotone_constraints_method="basic"``).
+        Binary and regression queries only: the class has no multiclass capability
+        then (vector leaves have no order).  A booster keeps its model monotone only if
+        it never gives a stump a negative coefficient; those that may refuse a
+        constrained oracle (see :mod:`oracleboost.oracles.monotone`).
 
     Notes
     -----
@@ -864,21 +881,25 @@ class StumpOracle(Oracle):
 
     def __init__(self, max_bins: int = 255, exact: bool = False, n_jobs: int | None = None,
                  block_size: int = DEFAULT_BLOCK_SIZE,
-                 bin_sample: int | None = 200_000, histogram_refresh: int = 32) -> None:
+                 bin_sample: int | None = 200_000, histogram_refresh: int = 32,
+                 monotone_constraints: Sequence[int] | None = None) -> None:
         self.max_bins = max_bins
         self.exact = exact
         self.n_jobs = n_jobs
         self.block_size = block_size
         self.bin_sample = bin_sample
         self.histogram_refresh = histogram_refresh
+        self.monotone_constraints = monotone_constraints
 
     @property
     def capabilities(self) -> Capabilities:
+        # monotone stumps have scalar leaves: a vector leaf has no order to keep
+        multiclass = not is_constrained(self.monotone_constraints)
         return Capabilities(
             correlate=True,
             project=True,
-            multiclass_correlate=True,
-            multiclass_project=True,
+            multiclass_correlate=multiclass,
+            multiclass_project=multiclass,
             bounded=True,  # correlate answers ±1 or label codes in [−1, 1]
             sparse_input=True,  # binned from the structure, as X.toarray() would be
             allow_nan=True,  # a missing-value bin with a learned side (LightGBM's rule)
@@ -901,6 +922,7 @@ class StumpOracle(Oracle):
         hr = self.histogram_refresh
         if isinstance(hr, bool) or not isinstance(hr, numbers.Integral) or hr < 1:
             raise ValueError(f"histogram_refresh must be an int of at least 1; got {hr!r}")
+        check_monotone_constraints(self.monotone_constraints)
 
     def _sample(self, n: int) -> np.ndarray | None:
         """The rows the bins are made from (None: every row)."""
@@ -926,6 +948,7 @@ class StumpOracle(Oracle):
         """
         self._check_params()
         X = check_X(X, allow_nan=True, accept_sparse=True, who="StumpOracle")
+        monotone_directions(self.monotone_constraints, X.shape[1])  # one a feature
         if sp.issparse(X):
             X = _canonical_csc(X)
         return BoundStumpOracle(self, X)
@@ -1113,6 +1136,11 @@ class BoundStumpOracle(BoundOracle):
     @property
     def codes(self) -> np.ndarray:
         return np.concatenate(self._block_codes, axis=1).T
+
+    @functools.cached_property
+    def _directions(self) -> np.ndarray | None:
+        """The oracle's ``monotone_constraints`` (one entry a feature), or None."""
+        return monotone_directions(self.oracle.monotone_constraints, self.n_features)
 
     # -- the kernels, by row blocks (and blocks of features) on threads ---------------------
     def _histograms(self, kernel: Callable[..., None], rows: tuple[np.ndarray, ...],
@@ -1319,6 +1347,9 @@ class BoundStumpOracle(BoundOracle):
                               thr[a:b], sign[a:b], nan_left[a:b])
 
         self._by_feature(block)
+        if self._directions is not None:  # constrained features: the allowed sign only
+            monotone_scans.sign_rescan(hist, self.n_bins, self.missing, self._directions,
+                                       score, thr, sign, nan_left)
         # Constants first (+1 before −1), then features in order: the documented tie rule.
         best = int(np.argmax(np.concatenate([[total, -total], score])))
         if best < 2:
@@ -1430,6 +1461,10 @@ class BoundStumpOracle(BoundOracle):
                              nan_left[a:b])
 
         self._by_feature(block, K + 1)
+        if self._directions is not None:  # constrained features: leaves in order only
+            monotone_scans.lsq_rescan(hist_w, hist_s, self.n_bins, self.missing,
+                                      self._directions, score, thr, sums_left, sums_right,
+                                      sums_w, nan_left)
         mean = S_tot / W_tot
         # The constant's score S·(S/W), as the scan scores a side: inf past float64's
         # range (as in the scan, silently), and such an answer is refused by its squared
