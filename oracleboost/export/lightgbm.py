@@ -237,13 +237,16 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
 
 def _reads_tiny_as_zero(h) -> bool:
     """Whether hypothesis ``h`` reads a value of magnitude at most 1e-35 as 0 itself, as
-    LightGBM's prediction does: a LightGBM tree (which predicts through LightGBM), or a
-    vote over one (MABoost's ``inner``)."""
+    LightGBM's prediction does: a LightGBM tree (which predicts through LightGBM), a tree
+    read back from a trained ensemble (routed by LightGBM's rules), or a vote over either
+    (MABoost's ``inner``)."""
     from oracleboost.oracles.lightgbm import LightGBMTree
+    from oracleboost.oracles.tree_ensemble import EnsembleTree
 
-    while not isinstance(h, LightGBMTree) and getattr(h, "inner", None) is not None:
+    kinds = (LightGBMTree, EnsembleTree)
+    while not isinstance(h, kinds) and getattr(h, "inner", None) is not None:
         h = h.inner
-    return isinstance(h, LightGBMTree)
+    return isinstance(h, kinds)
 
 
 def _check_zero_splits(name: str, j: int, h, tree: TreeStructure, estimator) -> None:
