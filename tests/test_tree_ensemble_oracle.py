@@ -211,6 +211,26 @@ def test_lpboost_thins_the_model_and_its_export_reads_back(data, lgb_model):
     np.testing.assert_array_equal(total, raw)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_scikit_learn_trees_split_at_zero_export_as_they_predict(seed):
+    """A scikit-learn tree on a ±1 feature splits at 0.0, which LightGBM cannot tell
+    from values within 1e-35 of 0; read back, the tree routes such values as LightGBM
+    does, so its export is taken and predicts as the model, tiny values included."""
+    rng = np.random.default_rng(seed)
+    X = rng.choice([-1.0, 1.0], size=(150, 3))
+    X = np.column_stack([X, rng.normal(size=150)])
+    y = (X[:, 0] + X[:, 1] + 0.5 * rng.normal(size=150) > 0).astype(int)
+    gb = GradientBoostingClassifier(n_estimators=8, max_depth=2, random_state=seed).fit(X, y)
+    est = CoordinateBoostingClassifier(TreeEnsembleOracle.from_sklearn(gb),
+                                       n_estimators=6).fit(X, y)
+    X_tiny = X.copy()
+    X_tiny[:40, 0], X_tiny[40:80, 1] = 1e-40, -1e-40
+    exported = to_lightgbm(est, X)
+    for rows in (X, X_tiny):
+        np.testing.assert_array_equal(exported.predict(rows, raw_score=True),
+                                      est.decision_function(rows))
+
+
 # -- refusals ----------------------------------------------------------------------------
 def test_refusals_name_what_is_wrong(data):
     X, y, _, _ = data
