@@ -362,6 +362,19 @@ def plot_importance(model: Any, importance_type: str = "weight",
         Before ``fit``.
     ImportError
         matplotlib is not installed (the ``experiments`` extra).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from oracleboost import CoordinateBoostingClassifier
+    >>> from oracleboost.plotting import plot_importance
+    >>> data = load_breast_cancer()
+    >>> model = CoordinateBoostingClassifier(n_estimators=50).fit(data.data, data.target)
+    >>> ax = plot_importance(model, max_num_features=3, feature_names=data.feature_names)
+    >>> [label.get_text() for label in ax.get_yticklabels()][::-1]  # largest first
+    ['area error', 'worst concave points', 'worst texture']
     """
     _fitted_history(model, "plot_importance")
     if "importance_type" not in model.get_params(deep=False):
@@ -436,15 +449,37 @@ def _check_stages(stages: Any, n_rounds: int, norms: list[float]) -> list[int]:
 
 def staged_normalised_margins(model: Any, X: Any, y: Any,
                               stages: Sequence[int] | None = None) -> dict[int, np.ndarray]:
-    """Each row's normalised margin ``y f_t(x) / ||λ_t||_1`` after each round of
-    ``stages`` (Schapire, Freund, Bartlett & Lee 1998): ``f_t`` the decision function after
-    t rounds, ``||λ_t||_1`` its coefficients' ℓ1 norm over distinct functions scaled to
-    max |h| = 1 on the training rows, the intercept counted as a constant hypothesis, as
-    each booster's ``history_["margin"]`` (the least of these on the training rows)
-    normalises.  Multiclass: ``f_y − max_{k≠y} f_k`` over the same norm.
+    """Each row's normalised margin after each round of ``stages``: the numbers
+    :func:`plot_margins` draws.
 
-    Returns ``{t: margins of shape (n_samples,)}`` for the rounds ``stages`` (None: about
-    four from the first to the last, evenly on a log scale).
+    The margin of a row under the vote ``f_t`` of the first t rounds is
+    ``y f_t(x) / ||λ_t||_1`` (Schapire, Freund, Bartlett & Lee 1998): ``f_t`` from
+    ``staged_decision_function``, ``||λ_t||_1`` the ℓ1 norm of its coefficients over
+    distinct functions scaled to ``max |h| = 1`` on the training rows, an intercept
+    counted as a constant hypothesis, as each booster normalises the least of these on
+    the training rows, ``history_["margin"]``.  With more than two classes the margin is
+    ``f_y − max_{k≠y} f_k`` over the same norm.
+
+    Parameters
+    ----------
+    model : fitted classifier
+        As for :func:`plot_margins`.
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Labels among ``classes_``.
+    stages : list of int, default=None
+        Round counts in [1, ``n_estimators_``]; None: about four, evenly on a log scale
+        from the first round to the last.
+
+    Returns
+    -------
+    dict of int to ndarray of shape (n_samples,)
+        The margins after each of the rounds, in increasing order of rounds.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`plot_margins`.
     """
     if not is_classifier(model):
         raise TypeError(f"plot_margins: {type(model).__name__} is not a classifier: a "
@@ -494,9 +529,10 @@ def plot_margins(model: Any, X: Any, y: Any, stages: Sequence[int] | None = None
     classes, y = ±1; ``f_y − max_{k≠y} f_k`` over the same norm for more), in [−1, 1]
     on the training rows: positive where the vote is right, near 1 where it is right by
     a wide majority.  Schapire, Freund, Bartlett & Lee (1998, Figure 2) drew its
-    cumulative distribution after 5, 100 and 1,000 rounds of AdaBoost: the curve moves
-    right as boosting goes on, even after the training error is 0, and their bound on the
-    test error depends on it, not on the number of rounds.  Each stage's curve is a step
+    cumulative distribution after 5, 100 and 1,000 rounds of AdaBoost: its left end
+    moves right as boosting goes on, even after the training error is 0, and their
+    bound on the test error depends on the share of small margins, not on the number of
+    rounds.  Each stage's curve is a step
     function: at the i-th smallest margin it rises to i / n.
 
     The margins are those that ``history_["margin"]`` records the least of
@@ -536,6 +572,21 @@ def plot_margins(model: Any, X: Any, y: Any, stages: Sequence[int] | None = None
         Before ``fit``.
     ImportError
         matplotlib is not installed (the ``experiments`` extra).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from oracleboost import CoordinateBoostingClassifier
+    >>> from oracleboost.plotting import plot_margins
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> model = CoordinateBoostingClassifier(n_estimators=100).fit(X, y)
+    >>> ax = plot_margins(model, X, y, stages=[10, 100])
+    >>> [line.get_label() for line in ax.get_lines()[:2]]
+    ['10 rounds', '100 rounds']
+    >>> bool(ax.get_lines()[1].get_xdata()[0] > 0)  # every training row right at round 100
+    True
 
     References
     ----------

@@ -8,6 +8,8 @@ at most 200 rows and 30 rounds.
 
 from __future__ import annotations
 
+import doctest
+import io
 import sys
 
 import numpy as np
@@ -244,3 +246,16 @@ def test_without_matplotlib_the_error_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)  # import raises
     with pytest.raises(ImportError, match=r'pip install "oracleboost\[experiments\]"'):
         plot_history(model)
+
+
+def test_the_docstring_examples_run():
+    import oracleboost.plotting as module
+
+    tests = [t for t in doctest.DocTestFinder().find(module) if t.examples]
+    assert {t.name.rpartition(".")[2] for t in tests} >= {
+        "plot_history", "plot_importance", "plot_margins"}
+    for test in tests:
+        out = io.StringIO()
+        runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+        runner.run(test, out=out.write)
+        assert runner.failures == 0, out.getvalue()
