@@ -30,6 +30,7 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from oracleboost._cli_support import did_you_mean, extra_line
+from oracleboost.engine.base import BaseBooster
 from oracleboost.engine.eval_sets import EVAL_PREFIX
 from oracleboost.optim.votes import vote_margins
 
@@ -84,8 +85,8 @@ def _pyplot():
 
 
 def _fitted_history(model: Any, caller: str) -> dict[str, np.ndarray]:
-    history = getattr(type(model), "_history_keys", None)
-    if history is None or not hasattr(model, "get_params"):
+    """``model.history_``, once ``model`` is known to be a fitted booster."""
+    if not isinstance(model, BaseBooster):
         raise TypeError(f"{caller} draws a fitted oracleboost booster; got "
                         f"{type(model).__name__}")
     check_is_fitted(model, "history_")
@@ -105,9 +106,10 @@ def _axes_for(ax: Any, n_panels: int, caller: str) -> list[Axes]:
         for extra in axes[n_panels:]:
             extra.remove()
         return axes[:n_panels]
-    given = list(ax) if isinstance(ax, (Sequence, np.ndarray)) else [ax]
-    if isinstance(ax, np.ndarray):
+    if isinstance(ax, np.ndarray):  # (plt.subplots' grid of axes)
         given = list(ax.ravel())
+    else:
+        given = list(ax) if isinstance(ax, Sequence) else [ax]
     if len(given) != n_panels:
         raise ValueError(f"{caller}: ax must be one matplotlib Axes per panel ({n_panels}); "
                          f"got {len(given)}")
