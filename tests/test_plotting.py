@@ -116,6 +116,16 @@ def test_history_defaults_by_booster_and_keys_on_request():
                                   maboost.history_["max_weight"])
 
 
+def test_history_draws_early_stoppings_held_out_curve_beside_the_loss():
+    X, y = _data()
+    model = CoordinateBoostingClassifier(n_estimators=30, n_iter_no_change=3,
+                                         random_state=0).fit(X, y)
+    lines = _line_data(plot_history(model, keys="loss"))
+    assert set(lines) == {"training", "held out (early stopping)"}
+    np.testing.assert_array_equal(lines["held out (early stopping)"][1],
+                                  model.history_["heldout_loss"])
+
+
 def test_history_eval_metric_gets_a_panel_of_its_own():
     X, y = _data()
     model = FunctionalGradientClassifier(n_estimators=8).fit(
