@@ -87,6 +87,8 @@ from pathlib import Path  # noqa: E402
 API = Path(__file__).resolve().parents[1] / "docs" / "api"
 #: Modules documented name by name, besides :data:`MODULES`: only what their lists name.
 LISTED_ONLY = {"oracleboost.export": ["to_lightgbm", "lightgbm_feature_names"],
+               "oracleboost.plotting": ["plot_history", "plot_importance", "plot_margins",
+                                        "staged_normalised_margins"],
                "oracleboost.model_json": ["to_json", "from_json", "save_model", "load_model"]}
 
 

@@ -157,10 +157,14 @@ DEFAULT_RUNS: dict[str, str] = {
     "early_stopping.py": "stop_reason_='early_stopping'",
     "cache_oracle_calls.py": "identical predictions: True",
     "explain_with_shap.py": "bit for bit: yes",
+    "plot_history_importance_margins.py": "LPBoost (nu=1)",
+    "optuna_pruning_callback.py": "trials pruned",
+    "mlflow_log_history.py": "bit for bit: yes",
 }
 #: The optional package an example needs (the example says so in one line without it).
 NEEDS = {"explain_with_shap.py": "shap", "experiment_grid_dask.py": "distributed",
-         "fit_on_dask_array.py": "distributed"}
+         "fit_on_dask_array.py": "distributed", "optuna_pruning_callback.py": "optuna",
+         "mlflow_log_history.py": "mlflow"}
 #: Run by the cluster tests (they start a Dask LocalCluster).
 CLUSTER_EXAMPLES = ("experiment_grid_dask.py", "fit_on_dask_array.py")
 
@@ -211,6 +215,9 @@ runpy.run_path(sys.argv[0], run_name="__main__")
     ("explain_with_shap.py", "shap", "this example needs shap: pip install shap"),
     ("experiment_grid_dask.py", "distributed",
      'this example needs dask: pip install "oracleboost[dask]"'),
+    ("optuna_pruning_callback.py", "optuna", "this example needs optuna: pip install optuna"),
+    ("mlflow_log_history.py", "mlflow",
+     "this example needs mlflow and skops: pip install mlflow-skinny skops"),
 ])
 def test_an_example_without_its_extra_says_what_to_install(empty_cwd, name, package,
                                                            message):
@@ -314,3 +321,60 @@ def test_explain_with_shap_plot(empty_cwd):
     load("explain_with_shap").main(["--rounds", "20", "--plot", "shap.png"])
     assert (empty_cwd / "shap.png").stat().st_size > 0
     (empty_cwd / "shap.png").unlink()
+
+
+def test_plot_example_draws_margins_that_grow(empty_cwd, capsys):
+    pytest.importorskip("matplotlib")
+    from oracleboost.plotting import staged_normalised_margins
+
+    results = load("plot_history_importance_margins").main(
+        ["--rounds", "100", "--plot", "pictures.png"])
+    assert (empty_cwd / "pictures.png").stat().st_size > 0
+    (empty_cwd / "pictures.png").unlink()
+    assert "LPBoost (nu=1)" in capsys.readouterr().out
+    ada, lpboost, margins = results["ada"], results["lpboost"], results["margins"]
+    assert list(margins) == [5, 50, 100]
+    # the smallest training margin rises stage by stage (on the splits of seeds 0-4: by
+    # at least 0.026 from 50 to 100 rounds), and is the history's margin at that round
+    least = [m.min() for m in margins.values()]
+    assert least[0] < least[1] < least[2]
+    assert least[-1] == pytest.approx(ada.history_["margin"][-1], rel=1e-12)
+    # LPBoost's bracket: lower <= upper every round; closed when it stopped on the gap
+    h = lpboost.history_
+    assert np.all(h["lp_value"] <= h["upper_bound"] + 1e-12)
+    # weak duality: no vote of these stumps has a larger margin than the least edge of
+    # any distribution, so AdaBoost's margin is below LPBoost's upper bound
+    assert least[-1] <= lpboost.upper_bound_ + 1e-12
+    assert staged_normalised_margins(ada, *results["train"], [100])[100].min() == least[-1]
+
+
+def test_optuna_pruning_callback_reports_every_round_and_stops_pruned_fits(empty_cwd):
+    optuna = pytest.importorskip("optuna")
+    from oracleboost.boosters import StopReason
+
+    results = load("optuna_pruning_callback").main(["--trials", "10", "--rounds", "30"])
+    study, models = results["study"], results["models"]
+    assert results["pruned"] >= 1  # (2 of the 10 with these arguments)
+    for trial in study.trials:
+        model = models[trial.number]
+        curve = model.history_["val_loss_0"]
+        # the callback reported the validation loss after every round the fit ran
+        assert trial.intermediate_values == {t + 1: curve[t] for t in range(len(curve))}
+        if trial.state == optuna.trial.TrialState.PRUNED:
+            assert model.stop_reason_ == StopReason.CALLBACK
+            assert model.n_estimators_ < 30
+        else:
+            assert model.stop_reason_ == StopReason.MAX_ROUNDS
+            assert trial.value == curve[-1]
+
+
+@pytest.mark.slow  # (importing MLflow alone takes seconds)
+def test_mlflow_example_round_trips_the_model_and_the_history(empty_cwd):
+    pytest.importorskip("mlflow")
+    pytest.importorskip("skops")
+    results = load("mlflow_log_history").main(["--rounds", "30"])
+    assert results["same"] and results["same_pyfunc"] and results["same_curve"]
+    model = results["model"]
+    finite = sum(int(np.isfinite(model.history_[k]).sum())
+                 for k in load("mlflow_log_history").CURVES if k in model.history_)
+    assert results["n_metrics"] == finite

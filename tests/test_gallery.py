@@ -64,7 +64,8 @@ def _run_as_the_gallery_does(name: str) -> str:
 @pytest.mark.parametrize("name", list(docs_gallery.QUICK_ARGV))
 def test_the_gallery_runs_the_script(name):
     if name not in docs_gallery.runnable():
-        pytest.skip(f"{docs_gallery.NEEDS[name]} is not installed: the gallery does not run it")
+        pytest.skip(f"{' or '.join(docs_gallery.NEEDS[name])} is not installed: the gallery "
+                    "does not run it")
     plt.close("all")
     try:
         printed = _run_as_the_gallery_does(name)

@@ -40,6 +40,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("boosters", ("oracleboost.boosters",)),
     ("distributed", ("oracleboost.distributed", "oracleboost.worker_memory")),
     ("applications", ("oracleboost.model_json", "oracleboost.datasets",
+                      "oracleboost.plotting",
                       "oracleboost.experiments", "oracleboost.grid", "oracleboost.cli",
                       "oracleboost._cli_support", "oracleboost.__main__", "oracleboost")),
 ]

@@ -25,6 +25,9 @@ QUICK_ARGV: dict[str, list[str]] = {
     "boost_any_regressor.py": ["--rounds", "100", "--show"],
     "cache_oracle_calls.py": ["--rounds", "10", "--samples", "1000", "--features", "50"],
     "explain_with_shap.py": ["--rounds", "100", "--show"],
+    "plot_history_importance_margins.py": ["--rounds", "100", "--show"],
+    "optuna_pruning_callback.py": ["--trials", "10", "--rounds", "40"],
+    "mlflow_log_history.py": ["--rounds", "50"],
 }
 
 #: Scripts the gallery shows without running them, and why (said on the gallery's page,
@@ -34,8 +37,13 @@ NOT_RUN: dict[str, str] = {
     "experiment_grid_dask.py": "starts a Dask cluster of two worker processes (about 40 s)",
 }
 
-#: Optional packages a script needs: without them the gallery shows it without running it.
-NEEDS: dict[str, str] = {"explain_with_shap.py": "shap"}
+#: Optional packages a script needs: without any of them the gallery shows it without
+#: running it.
+NEEDS: dict[str, tuple[str, ...]] = {
+    "explain_with_shap.py": ("shap",),
+    "optuna_pruning_callback.py": ("optuna",),
+    "mlflow_log_history.py": ("mlflow", "skops"),
+}
 
 
 def quick_argv(gallery_conf, script_vars) -> list[str]:
@@ -46,7 +54,8 @@ def quick_argv(gallery_conf, script_vars) -> list[str]:
 def runnable() -> list[str]:
     """The scripts this build runs: those of :data:`QUICK_ARGV` whose needs import."""
     return [name for name in QUICK_ARGV
-            if name not in NEEDS or importlib.util.find_spec(NEEDS[name]) is not None]
+            if all(importlib.util.find_spec(package) is not None
+                   for package in NEEDS.get(name, ()))]
 
 
 def filename_pattern() -> str:
