@@ -51,6 +51,9 @@ NEEDS: dict[str, str] = {
     "eval_rows": "an eval set in the backend's collections (eval sets are scored in this "
                  "process, round by round)",
     "categories": "encoding a DataFrame's categorical columns",
+    "class_weight": "weighting each row by its class (class_weight)",
+    "init_score": "a per-row starting score (init_score)",
+    "callable_objective": "a loss given as a Python function (loss=callable)",
 }
 
 

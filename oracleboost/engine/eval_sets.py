@@ -36,7 +36,17 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
-from sklearn.metrics import get_scorer
+from sklearn.metrics import (
+    get_scorer,
+    get_scorer_names,
+    log_loss,
+    make_scorer,
+    mean_absolute_error,
+    mean_squared_error,
+    roc_auc_score,
+    root_mean_squared_error,
+    zero_one_loss,
+)
 from sklearn.utils.validation import check_is_fitted
 
 from oracleboost._validation import check_sample_weight, normalise_weights
@@ -45,7 +55,7 @@ from oracleboost.engine.input import validate_input
 from oracleboost.engine.rounds import Problem
 
 __all__ = ["EvalSet", "EvalSetsMixin", "documented", "eval_scorers", "eval_names",
-           "EVAL_PREFIX", "eval_parameters_doc", "fill_placeholder"]
+           "EVAL_PREFIX", "LIGHTGBM_METRICS", "eval_parameters_doc", "fill_placeholder"]
 
 #: The prefix of the history keys of ``eval_set``'s curves (``val_loss_0``).
 EVAL_PREFIX = "val"
@@ -113,11 +123,58 @@ def _check_scorer_signature(name: str, metric: Callable) -> None:
         )
 
 
+def _ndcg_scorer(estimator: Any, X: Any, y: Any, qid: Any = None) -> float:
+    """LightGBM's ``ndcg``: the ranker's own :meth:`score` (NDCG by query, gain
+    ``2**y − 1``, the whole list), given the set's ``eval_qid`` as ``qid``."""
+    if qid is None:
+        raise ValueError("eval_metric 'ndcg' scores a ranking by query: it needs the "
+                         "set's query ids (the ranker's eval_qid)")
+    return float(estimator.score(X, y, qid))
+
+
+#: LightGBM's (and XGBoost's) metric names as scikit-learn scorers: ``name -> (metric,
+#: response_method)``, the value recorded as LightGBM reports it (a loss positive, lower
+#: is better; not scikit-learn's negated ``neg_*`` scorers).  A name that is also a
+#: scikit-learn scorer name keeps scikit-learn's meaning (none of these is one today).
+LIGHTGBM_METRICS: dict[str, tuple[Callable, Any]] = {
+    "auc": (roc_auc_score, ("decision_function", "predict_proba")),
+    "binary_logloss": (log_loss, "predict_proba"),
+    "multi_logloss": (log_loss, "predict_proba"),
+    "binary_error": (zero_one_loss, "predict"),
+    "multi_error": (zero_one_loss, "predict"),
+    "l2": (mean_squared_error, "predict"),
+    "mse": (mean_squared_error, "predict"),
+    "l1": (mean_absolute_error, "predict"),
+    "mae": (mean_absolute_error, "predict"),
+    "rmse": (root_mean_squared_error, "predict"),
+}
+
+
+def _named_scorer(metric: str) -> Callable:
+    """The scorer of a name: scikit-learn's (:func:`~sklearn.metrics.get_scorer`) first,
+    else one of LightGBM's names (:data:`LIGHTGBM_METRICS`, and ``"ndcg"``); errors
+    name ``eval_metric`` and list LightGBM's names."""
+    if metric in get_scorer_names():
+        return get_scorer(metric)
+    if metric == "ndcg":
+        return _ndcg_scorer
+    if metric in LIGHTGBM_METRICS:
+        func, response = LIGHTGBM_METRICS[metric]
+        return make_scorer(func, response_method=response)
+    raise ValueError(
+        f"eval_metric: {metric!r} is not a valid scoring value: neither a scikit-learn "
+        "scorer name (sklearn.metrics.get_scorer_names()) nor one of LightGBM's metric "
+        f"names {sorted([*LIGHTGBM_METRICS, 'ndcg'])}"
+    )
+
+
 def eval_scorers(eval_metric: Any) -> dict[str, Callable]:
     """``fit``'s ``eval_metric`` as scorers by name.
 
     A scikit-learn scorer name (``"accuracy"``, ``"neg_log_loss"``, ``"roc_auc"``,
-    ``"r2"``, …: :func:`sklearn.metrics.get_scorer_names`), a callable with a scorer's
+    ``"r2"``, …: :func:`sklearn.metrics.get_scorer_names`), one of LightGBM's metric
+    names (:data:`LIGHTGBM_METRICS`: ``"auc"``, ``"binary_logloss"``, ``"l2"``,
+    ``"rmse"``, …, and ``"ndcg"`` for the ranker), a callable with a scorer's
     signature ``scorer(estimator, X, y, sample_weight=None)`` (named by its
     ``__name__``), a list or tuple of these, or a dict ``{name: scorer}``.  Errors name
     ``eval_metric``.  Scorers, not metrics ``(y_true, y_pred)``: a scorer knows which
@@ -140,10 +197,7 @@ def eval_scorers(eval_metric: Any) -> dict[str, Callable]:
     scorers: dict[str, Callable] = {}
     for name, metric in items:
         if isinstance(metric, str):
-            try:
-                scorer = get_scorer(metric)
-            except ValueError as exc:
-                raise ValueError(f"eval_metric: {exc}") from exc
+            scorer = _named_scorer(metric)
             name = metric if name is None else name
         elif callable(metric):
             name = _scorer_name(metric) if name is None else name
@@ -159,7 +213,8 @@ def eval_scorers(eval_metric: Any) -> dict[str, Callable]:
         if name in _OWN_METRICS:
             raise ValueError(
                 f"eval_metric: {name!r} is the booster's own curve (history_['val_{name}_0'] "
-                "is recorded anyway); give the scorer another name"
+                "is recorded anyway; a classifier's 'error' is LightGBM's binary_error and "
+                "multi_error); give the scorer another name"
             )
         if name in scorers:
             raise ValueError(f"eval_metric names {name!r} twice")
@@ -372,6 +427,16 @@ _IMPORTANCE = """\
         the Oracle protocol returns hypotheses, not the loss decrease of their
         splits.)"""
 
+_CLASS_WEIGHT = """\
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, as scikit-learn's classifiers take them: ``{label:
+        weight}`` (a label left out weighs 1), ``"balanced"`` (``n_samples / (n_classes
+        * count of the class)``), or None.  Each row's weight is multiplied into
+        ``sample_weight`` (:func:`sklearn.utils.class_weight.compute_sample_weight`), so
+        the fit equals one given those products as ``sample_weight``, bit for bit.  Eval
+        sets keep their own ``eval_sample_weight``.  Not on a dask array (pass the
+        products as ``sample_weight``)."""
+
 _ATTRIBUTES = """\
     validation_loss_ : ndarray
         Early stopping's watched loss after each round, the rounds after the best one
@@ -388,7 +453,15 @@ eval_metric : str, callable, list or dict, default=None
     (``"accuracy"``, ``"neg_log_loss"``, ``"roc_auc"``, ``"r2"``,
     ``"neg_mean_squared_error"``, …), a callable ``scorer(estimator, X, y,
     sample_weight=None)`` (named by its ``__name__``), a list of these, or a dict
-    ``{name: scorer}``.  Scorers, not LightGBM's metric functions ``(y_true,
+    ``{name: scorer}``.  LightGBM's metric names are taken too, their values as
+    LightGBM reports them (a loss positive: lower is better), under their own name
+    (``history_["val_binary_logloss_0"]``): ``"auc"`` (ROC AUC of the decision
+    function), ``"binary_logloss"`` and ``"multi_logloss"`` (log loss of
+    ``predict_proba``), ``"binary_error"`` and ``"multi_error"`` (the weighted share of
+    wrong labels), ``"l2"`` or ``"mse"``, ``"l1"`` or ``"mae"``, ``"rmse"``, and
+    ``"ndcg"`` (the ranker's NDCG by query, as its ``score``).  A scikit-learn scorer
+    name keeps scikit-learn's meaning.  (A classifier's ``"error"`` curve is recorded
+    anyway, as ``val_error_<i>``.)  Scorers, not LightGBM's metric functions ``(y_true,
     y_pred)``: a scorer knows which prediction it needs (labels, probabilities or
     decision values) and is what ``cross_validate`` and ``GridSearchCV`` take; wrap a
     metric with :func:`~sklearn.metrics.make_scorer`.  A scorer gets the set as given,
@@ -440,6 +513,7 @@ def documented(
     fills["early stopping parameters"] = _PARAMETERS.format(tol=tol, tol_note=tol_note)
     fills["validation attributes"] = _ATTRIBUTES
     fills["importance parameters"] = _IMPORTANCE
+    fills["class weight parameters"] = _CLASS_WEIGHT
 
     def fill(cls):
         doc = cls.__doc__

@@ -460,6 +460,7 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         σ(2f) for the exponential, the softmax of the scores for cross-entropy; the
         multiclass hinge has none.
     <functional parameters>
+    <class weight parameters>
 
     Attributes
     ----------
@@ -490,6 +491,7 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
     _parameter_constraints: dict = {
         **_FunctionalGradientBooster._parameter_constraints,
         "loss": loss_constraint((MarginLoss, MulticlassLoss), "auto"),
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
     def __init__(
@@ -512,6 +514,7 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
         importance_type: str = "weight",
+        class_weight: dict | str | None = None,
     ) -> None:
         self.oracle = oracle
         self.loss = loss
@@ -531,6 +534,7 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         self.validation_fraction = validation_fraction
         self.tol = tol
         self.importance_type = importance_type
+        self.class_weight = class_weight
 
     def _vector(self) -> bool:
         """Whether the loss scores each class (f(x) ∈ R^K) rather than one margin."""
