@@ -51,7 +51,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from oracleboost._validation import check_sample_weight, normalise_weights
 from oracleboost.engine.backends import backend_for
-from oracleboost.engine.input import validate_input
+from oracleboost.engine.input import check_offset, validate_input
 from oracleboost.engine.rounds import Problem
 
 __all__ = ["EvalSet", "EvalSetsMixin", "documented", "eval_scorers", "eval_names",
@@ -83,6 +83,9 @@ class EvalSet:
     given: tuple = field(default=(), repr=False)
     metadata: dict = field(default_factory=dict, repr=False)
     name: str = ""
+    #: the set's own starting scores (``eval_init_score``), added to the model's
+    #: intercept; None for none
+    offset: np.ndarray | None = field(default=None, repr=False)
 
     def key(self, metric: str) -> str:
         return f"{self.prefix}_{metric}{self.suffix}"
@@ -267,11 +270,12 @@ class EvalSetsMixin:
         raise NotImplementedError
 
     def _eval_sets(self, problem: Problem, eval_set, eval_rows, held, *, metric=None,
-                   names=None, given=(None, None)) -> list[EvalSet]:
+                   names=None, given=(None, None), offsets=None) -> list[EvalSet]:
         """Check the watched sets against the fitted data (features, classes) and put
         them in the booster's encoding; errors name ``eval_set[i]``.  ``metric`` and
         ``names`` are ``fit``'s ``eval_metric`` and ``eval_names``; ``given`` is the
-        ``(X, y)`` given to ``fit`` (an eval set that is it is named ``training``)."""
+        ``(X, y)`` given to ``fit`` (an eval set that is it is named ``training``);
+        ``offsets`` the sets' ``eval_init_score`` (one entry, or None, per set)."""
         evals = []
         if held is not None:
             Xh, yh, extra = held
@@ -279,7 +283,8 @@ class EvalSetsMixin:
             evals.append(EvalSet("heldout", "", Xh, target, weight))
         if eval_set is None:
             for arg, value in ((f"eval_{self._eval_row_arg}", eval_rows),
-                               ("eval_metric", metric), ("eval_names", names)):
+                               ("eval_metric", metric), ("eval_names", names),
+                               ("eval_init_score", offsets)):
                 if value is not None:
                     raise ValueError(f"{arg} is given but eval_set is not")
             return evals
@@ -295,6 +300,12 @@ class EvalSetsMixin:
         if len(extras) != len(eval_set):
             raise ValueError(
                 f"eval_{self._eval_row_arg} has {len(extras)} entries but eval_set has "
+                f"{len(eval_set)}; give one per set (None for none)"
+            )
+        starts = [None] * len(eval_set) if offsets is None else list(offsets)
+        if len(starts) != len(eval_set):
+            raise ValueError(
+                f"eval_init_score has {len(starts)} entries but eval_set has "
                 f"{len(eval_set)}; give one per set (None for none)"
             )
         for i, (pair, extra) in enumerate(zip(eval_set, extras, strict=True)):
@@ -319,9 +330,12 @@ class EvalSetsMixin:
             # (or the ranker's) take, as ScoringMonitor passes them on
             metadata = ({self._eval_row_arg: extra} if extra is not None
                         and self._eval_row_arg in self._callback_metadata else {})
+            start = None if starts[i] is None else check_offset(
+                starts[i], Xv.shape[0], f"eval_init_score ({where})",
+                tuple(getattr(problem, "shape", (0,))[1:]))
             evals.append(EvalSet(EVAL_PREFIX, f"_{i}", Xv, target, weight, scorers=scorers,
                                  given=(pair[0], pair[1]), metadata=metadata,
-                                 name=set_names[i]))
+                                 name=set_names[i], offset=start))
         return evals
 
     def _eval_weight(self, extra, n: int, where: str) -> np.ndarray:
