@@ -413,7 +413,7 @@ def functional_round(p: _Problem, state: _State, ensemble: Any, budget: int) -> 
 
 def newton_view(p: _Problem, f: Rows) -> tuple[_Problem, np.ndarray]:
     """The problem as the query sees it for a loss given by its gradient g and hessian
-    H (:class:`~oracleboost.losses.callable_objective.CallableObjective`), and the
+    H (:class:`~oracleboost.losses.CallableObjective`), and the
     target: PROJ is asked ``−g/H`` with the weights ``s H``, the least-squares form of
     the loss's second-order expansion (Friedman, Hastie & Tibshirani 2000; Chen &
     Guestrin 2016).  A tree's leaf is then ``−Σ s g / Σ s H``, LightGBM's leaf value,

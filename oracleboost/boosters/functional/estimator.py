@@ -359,10 +359,21 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
     ----------
     oracle : Oracle, default=None
         The weak-learner class; ``None`` means ``TreeOracle(max_depth=3)``.
-    loss : {"squared", "absolute", "huber", "quantile"} or Loss, default="squared"
+    loss : {"squared", "absolute", "huber", "quantile"}, Loss or callable, \
+default="squared"
         ``Quantile(alpha)`` for other quantiles than the median; any scalar-output
         ``Loss`` instance, e.g. ``PlanningLoss(worlds)`` (maximum margin planning, with
-        ``X = worlds.X`` and any ``y`` of the same length).
+        ``X = worlds.X`` and any ``y`` of the same length); or a function
+        ``func(y_true, y_pred) -> (grad, hess)`` as LightGBM's custom objective: the
+        per-row first and second derivatives of the (unweighted) loss in the raw score,
+        the hessian positive
+        (:class:`~oracleboost.losses.CallableObjective`).  The
+        oracle is then asked ``−grad/hess`` with the weights ``sample_weight · hess``,
+        so a tree's leaves are LightGBM's ``−Σ grad / Σ hess`` and each step is
+        Newton's along the weak learner (with ``hess = 1``, the gradient step of the
+        built-in losses, bit for bit).  A function gives no loss value:
+        ``history_["loss"]`` is NaN (pass ``eval_metric`` for a curve), ``init="auto"``
+        starts at 0, and it takes ``projection="naive"`` and no early stopping.
     <functional parameters>
 
     Attributes
@@ -542,7 +553,10 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         gradient boosting does; a margin loss (a scalar score) needs two classes.
         ``predict_proba`` exists for losses with a link: σ(f) for the logistic loss,
         σ(2f) for the exponential, the softmax of the scores for cross-entropy; the
-        multiclass hinge has none.
+        multiclass hinge has none.  A function ``func(y_true, y_pred) -> (grad, hess)``
+        (two classes; ``y_true`` is 0 or 1, 1 for ``classes_[1]``; ``y_pred`` the
+        margin) is taken as by :class:`FunctionalGradientRegressor`, with no
+        ``predict_proba`` (its link is not known).
     <functional parameters>
     <class weight parameters>
 
