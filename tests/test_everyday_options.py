@@ -65,6 +65,21 @@ def test_class_weight_equals_the_same_weights_given_by_hand(name, class_weight):
         np.testing.assert_array_equal(c.decision_function(X), d.decision_function(X))
 
 
+@pytest.mark.parametrize("name", ["functional", "coordinate"])
+def test_class_weight_weighs_early_stopping_s_held_out_rows_too(name):
+    # the held-out rows are weighted by their part of the products, as scikit-learn's
+    # gradient boosting splits its class-weighted weights
+    class_weight = {0: 0.5, 1: 3.0}
+    for seed in (0, 1):
+        X, y = _binary(seed, 200)
+        kw = dict(n_iter_no_change=3, validation_fraction=0.25, random_state=seed)
+        a = CLASSIFIERS[name](class_weight=class_weight, **kw).fit(X, y)
+        b = CLASSIFIERS[name](**kw).fit(X, y, sample_weight=compute_sample_weight(
+            class_weight, y))
+        np.testing.assert_array_equal(a.history_["heldout_loss"], b.history_["heldout_loss"])
+        np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
 def test_class_weight_changes_the_fit_and_takes_string_labels():
     X, y = _binary(2)
     labels = np.array(["no", "yes"])[y]

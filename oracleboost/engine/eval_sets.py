@@ -47,6 +47,7 @@ from sklearn.metrics import (
     root_mean_squared_error,
     zero_one_loss,
 )
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import check_is_fitted
 
 from oracleboost._validation import check_sample_weight, normalise_weights
@@ -279,6 +280,11 @@ class EvalSetsMixin:
         evals = []
         if held is not None:
             Xh, yh, extra = held
+            if getattr(self, "class_weight", None) is not None:
+                # the held-out rows' part of the products the training rows are weighted
+                # by (scikit-learn's gradient boosting splits the class-weighted weights)
+                extra = check_sample_weight(extra, yh.shape[0], name="sample_weight") * \
+                    compute_sample_weight(self.class_weight, yh)
             target, weight = self._eval_target(problem, yh, extra, _HELD_OUT)
             evals.append(EvalSet("heldout", "", Xh, target, weight))
         if eval_set is None:
@@ -448,8 +454,9 @@ _CLASS_WEIGHT = """\
         * count of the class)``), or None.  Each row's weight is multiplied into
         ``sample_weight`` (:func:`sklearn.utils.class_weight.compute_sample_weight`), so
         the fit equals one given those products as ``sample_weight``, bit for bit.  Eval
-        sets keep their own ``eval_sample_weight``.  Not on a dask array (pass the
-        products as ``sample_weight``)."""
+        sets keep their own ``eval_sample_weight``; early stopping's held-out rows are
+        weighted as the training rows are.  Not on a dask array (pass the products as
+        ``sample_weight``)."""
 
 _ATTRIBUTES = """\
     validation_loss_ : ndarray

@@ -88,11 +88,10 @@ class MemoryBackend(Backend):
                             offset: Any = None) -> MemoryClassificationData:
         # (``scale_free`` is the estimator's own ``_scale_free_weights`` in memory;
         # ``offset`` is ``init_score``, cut with the rows of weight 0)
-        n = np.shape(X)[0]
         if sample_group is not None:
-            sample_group = _checked_group(sample_group, n)
+            sample_group = _checked_group(sample_group, np.shape(X)[0])
         if offset is not None:
-            offset = check_offset(offset, n)
+            offset = check_offset(offset, np.shape(X)[0])
         data = classification_data(estimator, X, y, sample_weight, sample_group, offset,
                                    binary=labels == "signs")
         two = labels == "signs" or (labels == "auto" and data.n_classes == 2)

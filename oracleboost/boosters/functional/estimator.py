@@ -126,7 +126,9 @@ default=None
             classes), in the order of ``classes_``.  Not with early stopping's
             held-out rows (``validation_fraction``; give an ``eval_set`` with its
             ``eval_init_score``), nor on a dask array.  A constant ``init_score`` c
-            gives the same terms as ``init=c``, bit for bit.
+            gives the same terms as ``init=c``, bit for bit.  (A classifier's recorded
+            ``margin`` divides scores that hold the offset by the norm of the model's
+            own terms.)
             Sets whose loss (and a classifier's error) is recorded after every weak
             learner, as ``history_["val_loss_0"]`` (``history_["val_error_0"]``), …
             In a ``Pipeline`` (with metadata routing) the sets reach the booster as
