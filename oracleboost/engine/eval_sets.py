@@ -479,7 +479,8 @@ eval_metric : str, callable, list or dict, default=None
     (``history_["val_binary_logloss_0"]``): ``"auc"`` (ROC AUC of the decision
     function), ``"binary_logloss"`` and ``"multi_logloss"`` (log loss of
     ``predict_proba``), ``"binary_error"`` and ``"multi_error"`` (the weighted share of
-    wrong labels), ``"l2"`` or ``"mse"``, ``"l1"`` or ``"mae"``, ``"rmse"``, and
+    wrong labels), ``"l2"`` or ``"mse"``, ``"l1"`` or ``"mae"``, ``"rmse"`` (of
+    ``predict``: regression metrics), and
     ``"ndcg"`` (the ranker's NDCG by query, as its ``score``).  A scikit-learn scorer
     name keeps scikit-learn's meaning.  (A classifier's ``"error"`` curve is recorded
     anyway, as ``val_error_<i>``.)  Scorers, not LightGBM's metric functions ``(y_true,
