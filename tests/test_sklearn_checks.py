@@ -53,10 +53,26 @@ LP_VERTEX = (
 )
 
 
+HEAVY_CLASS = (
+    "class_weight is multiplied into sample_weight, bit for bit "
+    "(tests/test_everyday_options.py). The check weighs class 0 by 1000 and the others by "
+    "0.0001 on overlapping blobs and wants 87% of the test rows predicted 0, a nearly "
+    "constant model. These boosters' models have no constant term to move (coordinate and "
+    "mirror boosting vote stumps, accelerated boosting's margin is linear through the "
+    "origin, LPBoost's vote is a vertex of its LP), and the check's n_iter_no_change=20 "
+    "keeps their first rounds: measured 0.82 (coordinate, mirror, LPBoost) and 0.56 "
+    "(accelerated) on two blobs. The functional classifier, which starts at the weighted "
+    "log-odds, predicts 0 for all of them and passes."
+)
+
+
 def _expected_failures(estimator):
     # A fit on sparse X is the fit on X.toarray() bit for bit (tests/test_sparse.py), so
     # the sparse form of a check fails exactly where the dense one does.
     failures = _expected_dense_failures(estimator)
+    if isinstance(estimator, CoordinateBoostingClassifier | MirrorBoostingClassifier
+                  | AcceleratedMarginClassifier | TotallyCorrectiveClassifier):
+        failures["check_class_weight_classifiers"] = HEAVY_CLASS
     if estimator.__sklearn_tags__().input_tags.sparse:
         failures.update({name.replace("_dense_", "_sparse_"): reason
                          for name, reason in failures.items()})

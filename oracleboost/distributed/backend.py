@@ -30,12 +30,19 @@ class DaskBackend(Backend):
                      "arrays (a sample of the rows, say; X.compute()); the fit's own X may "
                      "be a dask array",
         "categories": "categorical columns are encoded in memory",
+        "class_weight": "the classes' weights are applied in memory; pass sample_weight "
+                        "as a dask array of the products instead",
+        "init_score": "the starting scores are set in memory",
+        "callable_objective": "the function would run on the workers, pickled; use a "
+                              "Loss subclass",
     }
 
     def classification_data(self, estimator: Any, X: Any, y: Any, sample_weight: Any,
                             block_size: int, **options: Any) -> Any:
         from oracleboost.distributed.data import cluster_classification_data
 
+        if getattr(estimator, "class_weight", None) is not None:
+            self.refuse("class_weight", "class_weight")
         return _on(self, cluster_classification_data(estimator, X, y, sample_weight,
                                                      block_size, **options))
 

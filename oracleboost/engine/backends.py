@@ -51,6 +51,9 @@ NEEDS: dict[str, str] = {
     "eval_rows": "an eval set in the backend's collections (eval sets are scored in this "
                  "process, round by round)",
     "categories": "encoding a DataFrame's categorical columns",
+    "class_weight": "weighting each row by its class (class_weight)",
+    "init_score": "a per-row starting score (init_score)",
+    "callable_objective": "a loss given as a Python function (loss=callable)",
 }
 
 
@@ -94,12 +97,14 @@ class Backend:
                             block_size: int, **options: Any) -> Any:
         """A classifier's data where the rows are (the checks of
         :func:`oracleboost.engine.classifier.classification_data`); sets ``classes_``
-        and ``n_features_in_``."""
+        and ``n_features_in_``.  A backend that can do ``"init_score"`` takes
+        ``offset=`` (the per-row starting scores) and gives the data an ``offset``."""
         raise self._missing(type(estimator).__name__)
 
     def regression_data(self, estimator: Any, X: Any, y: Any, sample_weight: Any,
                         block_size: int) -> Any:
-        """A regressor's data where the rows are; sets ``n_features_in_``."""
+        """A regressor's data where the rows are; sets ``n_features_in_``.  (``offset=``
+        as for :meth:`classification_data`.)"""
         raise self._missing(type(estimator).__name__)
 
     # -- oracles --------------------------------------------------------------------------

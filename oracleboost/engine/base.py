@@ -339,14 +339,17 @@ class BaseBooster(InspectionMixin, HoldOutMixin, EvalSetsMixin, CallbackSupport,
 
     # -- the loop ------------------------------------------------------------------------
     def _fit_rounds(self, X, y, *rows, eval_set=None, eval_rows=None, eval_metric=None,
-                    eval_names=None):
+                    eval_names=None, offset=None, eval_offsets=None):
         """``fit``: validate → initial state → repeated round → finish, as one transaction.
 
         ``rows`` are the per-row arguments named by ``_row_args``; ``eval_set`` is a list
         of ``(X, y)`` pairs and ``eval_rows`` the parallel list of their
         ``_eval_row_arg`` (or None); ``eval_metric`` and ``eval_names`` are ``fit``'s
         (:func:`~oracleboost.engine.eval_sets.eval_scorers`,
-        :func:`~oracleboost.engine.eval_sets.eval_names`).  Any exception but a
+        :func:`~oracleboost.engine.eval_sets.eval_names`).  ``offset`` (``fit``'s
+        ``init_score``, where a booster takes one) goes to ``_setup`` as ``offset=``,
+        only when given; ``eval_offsets`` is the parallel list of the eval sets' own
+        (``eval_init_score``).  Any exception but a
         ``KeyboardInterrupt`` after a completed round restores the estimator as it was
         before the call and re-raises.
         A second ``fit`` of the same estimator while one runs (another thread) raises a
@@ -361,9 +364,11 @@ class BaseBooster(InspectionMixin, HoldOutMixin, EvalSetsMixin, CallbackSupport,
                 given = (X, y)
                 X = self._encode_categories(X)
                 X, y, rows, held = self._hold_out(X, y, rows)
-                problem = self._setup(X, y, *rows)
+                problem = (self._setup(X, y, *rows) if offset is None
+                           else self._setup(X, y, *rows, offset=offset))
                 evals = self._eval_sets(problem, eval_set, eval_rows, held,
-                                        metric=eval_metric, names=eval_names, given=given)
+                                        metric=eval_metric, names=eval_names, given=given,
+                                        offsets=eval_offsets)
                 metadata = {k: v for k, v in zip(self._row_args, rows, strict=True)
                             if v is not None and k in self._callback_metadata}
                 # callbacks score the data as fit was given it (a DataFrame's categories,
@@ -417,8 +422,8 @@ class BaseBooster(InspectionMixin, HoldOutMixin, EvalSetsMixin, CallbackSupport,
                 raise ValueError(
                     "warm_start=True continues a fit on the same data, but X, y or "
                     "sample_weight differ from those of the fitted model, or (functional "
-                    "gradient boosting) the starting score that loss and init make; set "
-                    "warm_start=False to fit anew"
+                    "gradient boosting) the starting score that loss, init and init_score "
+                    "make; set warm_start=False to fit anew"
                 )
             history = History.from_dict(self.history_)
             if self.n_estimators < len(history):

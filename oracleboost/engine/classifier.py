@@ -1,8 +1,9 @@
 """What the classifiers share: one preamble for ``fit``, one way from scores to labels,
 to margins and to probabilities, and a ±1 booster's view of an oracle's answer.
 
-* :func:`classification_data`: validate X and y, check the weights, drop the rows of
-  weight 0 (normalising the others), set ``classes_`` and check how many there are.
+* :func:`classification_data`: validate X and y, check the weights (times
+  ``class_weight``'s, where the classifier has one), drop the rows of weight 0
+  (normalising the others), set ``classes_`` and check how many there are.
   Every classifier's ``_setup`` starts with it.
 * :func:`predicted_index`, :func:`vote_margins`: ``f > 0`` or ``argmax f`` (ties to the
   lowest class), and ``y f`` or ``f_y − max_{k≠y} f_k``.
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import DTypeLike
 from sklearn.metrics import accuracy_score
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 
@@ -89,6 +91,10 @@ def classification_data(estimator: BaseBooster, X: ArrayLike, y: ArrayLike,
     X, y = validate_input(estimator, X, y)
     check_classification_targets(y)
     s = check_sample_weight(sample_weight, X.shape[0])
+    if getattr(estimator, "class_weight", None) is not None:
+        # (into the given weights, before the rows of weight 0 go and the rest are
+        # normalised: the same bits as those products given as sample_weight)
+        s = s * compute_sample_weight(estimator.class_weight, y)
     X, y, s, *rows = estimator._positive_weight_rows(X, y, s, *rows)
     estimator.classes_, y_index = np.unique(y, return_inverse=True)
     check_classes(name, estimator.classes_, binary)

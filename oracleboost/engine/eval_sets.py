@@ -36,16 +36,27 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
-from sklearn.metrics import get_scorer
+from sklearn.metrics import (
+    get_scorer,
+    get_scorer_names,
+    log_loss,
+    make_scorer,
+    mean_absolute_error,
+    mean_squared_error,
+    roc_auc_score,
+    root_mean_squared_error,
+    zero_one_loss,
+)
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import check_is_fitted
 
 from oracleboost._validation import check_sample_weight, normalise_weights
 from oracleboost.engine.backends import backend_for
-from oracleboost.engine.input import validate_input
+from oracleboost.engine.input import check_offset, validate_input
 from oracleboost.engine.rounds import Problem
 
 __all__ = ["EvalSet", "EvalSetsMixin", "documented", "eval_scorers", "eval_names",
-           "EVAL_PREFIX", "eval_parameters_doc", "fill_placeholder"]
+           "EVAL_PREFIX", "LIGHTGBM_METRICS", "eval_parameters_doc", "fill_placeholder"]
 
 #: The prefix of the history keys of ``eval_set``'s curves (``val_loss_0``).
 EVAL_PREFIX = "val"
@@ -73,6 +84,9 @@ class EvalSet:
     given: tuple = field(default=(), repr=False)
     metadata: dict = field(default_factory=dict, repr=False)
     name: str = ""
+    #: the set's own starting scores (``eval_init_score``), added to the model's
+    #: intercept; None for none
+    offset: np.ndarray | None = field(default=None, repr=False)
 
     def key(self, metric: str) -> str:
         return f"{self.prefix}_{metric}{self.suffix}"
@@ -113,11 +127,58 @@ def _check_scorer_signature(name: str, metric: Callable) -> None:
         )
 
 
+def _ndcg_scorer(estimator: Any, X: Any, y: Any, qid: Any = None) -> float:
+    """LightGBM's ``ndcg``: the ranker's own :meth:`score` (NDCG by query, gain
+    ``2**y − 1``, the whole list), given the set's ``eval_qid`` as ``qid``."""
+    if qid is None:
+        raise ValueError("eval_metric 'ndcg' scores a ranking by query: it needs the "
+                         "set's query ids (the ranker's eval_qid)")
+    return float(estimator.score(X, y, qid))
+
+
+#: LightGBM's (and XGBoost's) metric names as scikit-learn scorers: ``name -> (metric,
+#: response_method)``, the value recorded as LightGBM reports it (a loss positive, lower
+#: is better; not scikit-learn's negated ``neg_*`` scorers).  A name that is also a
+#: scikit-learn scorer name keeps scikit-learn's meaning (none of these is one today).
+LIGHTGBM_METRICS: dict[str, tuple[Callable, Any]] = {
+    "auc": (roc_auc_score, ("decision_function", "predict_proba")),
+    "binary_logloss": (log_loss, "predict_proba"),
+    "multi_logloss": (log_loss, "predict_proba"),
+    "binary_error": (zero_one_loss, "predict"),
+    "multi_error": (zero_one_loss, "predict"),
+    "l2": (mean_squared_error, "predict"),
+    "mse": (mean_squared_error, "predict"),
+    "l1": (mean_absolute_error, "predict"),
+    "mae": (mean_absolute_error, "predict"),
+    "rmse": (root_mean_squared_error, "predict"),
+}
+
+
+def _named_scorer(metric: str) -> Callable:
+    """The scorer of a name: scikit-learn's (:func:`~sklearn.metrics.get_scorer`) first,
+    else one of LightGBM's names (:data:`LIGHTGBM_METRICS`, and ``"ndcg"``); errors
+    name ``eval_metric`` and list LightGBM's names."""
+    if metric in get_scorer_names():
+        return get_scorer(metric)
+    if metric == "ndcg":
+        return _ndcg_scorer
+    if metric in LIGHTGBM_METRICS:
+        func, response = LIGHTGBM_METRICS[metric]
+        return make_scorer(func, response_method=response)
+    raise ValueError(
+        f"eval_metric: {metric!r} is not a valid scoring value: neither a scikit-learn "
+        "scorer name (sklearn.metrics.get_scorer_names()) nor one of LightGBM's metric "
+        f"names {sorted([*LIGHTGBM_METRICS, 'ndcg'])}"
+    )
+
+
 def eval_scorers(eval_metric: Any) -> dict[str, Callable]:
     """``fit``'s ``eval_metric`` as scorers by name.
 
     A scikit-learn scorer name (``"accuracy"``, ``"neg_log_loss"``, ``"roc_auc"``,
-    ``"r2"``, …: :func:`sklearn.metrics.get_scorer_names`), a callable with a scorer's
+    ``"r2"``, …: :func:`sklearn.metrics.get_scorer_names`), one of LightGBM's metric
+    names (:data:`LIGHTGBM_METRICS`: ``"auc"``, ``"binary_logloss"``, ``"l2"``,
+    ``"rmse"``, …, and ``"ndcg"`` for the ranker), a callable with a scorer's
     signature ``scorer(estimator, X, y, sample_weight=None)`` (named by its
     ``__name__``), a list or tuple of these, or a dict ``{name: scorer}``.  Errors name
     ``eval_metric``.  Scorers, not metrics ``(y_true, y_pred)``: a scorer knows which
@@ -140,10 +201,7 @@ def eval_scorers(eval_metric: Any) -> dict[str, Callable]:
     scorers: dict[str, Callable] = {}
     for name, metric in items:
         if isinstance(metric, str):
-            try:
-                scorer = get_scorer(metric)
-            except ValueError as exc:
-                raise ValueError(f"eval_metric: {exc}") from exc
+            scorer = _named_scorer(metric)
             name = metric if name is None else name
         elif callable(metric):
             name = _scorer_name(metric) if name is None else name
@@ -159,7 +217,8 @@ def eval_scorers(eval_metric: Any) -> dict[str, Callable]:
         if name in _OWN_METRICS:
             raise ValueError(
                 f"eval_metric: {name!r} is the booster's own curve (history_['val_{name}_0'] "
-                "is recorded anyway); give the scorer another name"
+                "is recorded anyway; a classifier's 'error' is LightGBM's binary_error and "
+                "multi_error); give the scorer another name"
             )
         if name in scorers:
             raise ValueError(f"eval_metric names {name!r} twice")
@@ -212,19 +271,26 @@ class EvalSetsMixin:
         raise NotImplementedError
 
     def _eval_sets(self, problem: Problem, eval_set, eval_rows, held, *, metric=None,
-                   names=None, given=(None, None)) -> list[EvalSet]:
+                   names=None, given=(None, None), offsets=None) -> list[EvalSet]:
         """Check the watched sets against the fitted data (features, classes) and put
         them in the booster's encoding; errors name ``eval_set[i]``.  ``metric`` and
         ``names`` are ``fit``'s ``eval_metric`` and ``eval_names``; ``given`` is the
-        ``(X, y)`` given to ``fit`` (an eval set that is it is named ``training``)."""
+        ``(X, y)`` given to ``fit`` (an eval set that is it is named ``training``);
+        ``offsets`` the sets' ``eval_init_score`` (one entry, or None, per set)."""
         evals = []
         if held is not None:
             Xh, yh, extra = held
+            if getattr(self, "class_weight", None) is not None:
+                # the held-out rows' part of the products the training rows are weighted
+                # by (scikit-learn's gradient boosting splits the class-weighted weights)
+                extra = check_sample_weight(extra, yh.shape[0], name="sample_weight") * \
+                    compute_sample_weight(self.class_weight, yh)
             target, weight = self._eval_target(problem, yh, extra, _HELD_OUT)
             evals.append(EvalSet("heldout", "", Xh, target, weight))
         if eval_set is None:
             for arg, value in ((f"eval_{self._eval_row_arg}", eval_rows),
-                               ("eval_metric", metric), ("eval_names", names)):
+                               ("eval_metric", metric), ("eval_names", names),
+                               ("eval_init_score", offsets)):
                 if value is not None:
                     raise ValueError(f"{arg} is given but eval_set is not")
             return evals
@@ -240,6 +306,12 @@ class EvalSetsMixin:
         if len(extras) != len(eval_set):
             raise ValueError(
                 f"eval_{self._eval_row_arg} has {len(extras)} entries but eval_set has "
+                f"{len(eval_set)}; give one per set (None for none)"
+            )
+        starts = [None] * len(eval_set) if offsets is None else list(offsets)
+        if len(starts) != len(eval_set):
+            raise ValueError(
+                f"eval_init_score has {len(starts)} entries but eval_set has "
                 f"{len(eval_set)}; give one per set (None for none)"
             )
         for i, (pair, extra) in enumerate(zip(eval_set, extras, strict=True)):
@@ -264,9 +336,12 @@ class EvalSetsMixin:
             # (or the ranker's) take, as ScoringMonitor passes them on
             metadata = ({self._eval_row_arg: extra} if extra is not None
                         and self._eval_row_arg in self._callback_metadata else {})
+            start = None if starts[i] is None else check_offset(
+                starts[i], Xv.shape[0], f"eval_init_score ({where})",
+                tuple(getattr(problem, "shape", (0,))[1:]))
             evals.append(EvalSet(EVAL_PREFIX, f"_{i}", Xv, target, weight, scorers=scorers,
                                  given=(pair[0], pair[1]), metadata=metadata,
-                                 name=set_names[i]))
+                                 name=set_names[i], offset=start))
         return evals
 
     def _eval_weight(self, extra, n: int, where: str) -> np.ndarray:
@@ -372,6 +447,17 @@ _IMPORTANCE = """\
         total gain of those splits, as ``to_lightgbm().feature_importance("gain")``
         sums them (ensembles of trees; the definition is ``feature_importances_``'s)."""
 
+_CLASS_WEIGHT = """\
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, as scikit-learn's classifiers take them: ``{label:
+        weight}`` (a label left out weighs 1), ``"balanced"`` (``n_samples / (n_classes
+        * count of the class)``), or None.  Each row's weight is multiplied into
+        ``sample_weight`` (:func:`sklearn.utils.class_weight.compute_sample_weight`), so
+        the fit equals one given those products as ``sample_weight``, bit for bit.  Eval
+        sets keep their own ``eval_sample_weight``; early stopping's held-out rows are
+        weighted as the training rows are.  Not on a dask array (pass the products as
+        ``sample_weight``)."""
+
 _ATTRIBUTES = """\
     validation_loss_ : ndarray
         Early stopping's watched loss after each round, the rounds after the best one
@@ -388,7 +474,16 @@ eval_metric : str, callable, list or dict, default=None
     (``"accuracy"``, ``"neg_log_loss"``, ``"roc_auc"``, ``"r2"``,
     ``"neg_mean_squared_error"``, …), a callable ``scorer(estimator, X, y,
     sample_weight=None)`` (named by its ``__name__``), a list of these, or a dict
-    ``{name: scorer}``.  Scorers, not LightGBM's metric functions ``(y_true,
+    ``{name: scorer}``.  LightGBM's metric names are taken too, their values as
+    LightGBM reports them (a loss positive: lower is better), under their own name
+    (``history_["val_binary_logloss_0"]``): ``"auc"`` (ROC AUC of the decision
+    function), ``"binary_logloss"`` and ``"multi_logloss"`` (log loss of
+    ``predict_proba``), ``"binary_error"`` and ``"multi_error"`` (the weighted share of
+    wrong labels), ``"l2"`` or ``"mse"``, ``"l1"`` or ``"mae"``, ``"rmse"`` (of
+    ``predict``: regression metrics), and
+    ``"ndcg"`` (the ranker's NDCG by query, as its ``score``).  A scikit-learn scorer
+    name keeps scikit-learn's meaning.  (A classifier's ``"error"`` curve is recorded
+    anyway, as ``val_error_<i>``.)  Scorers, not LightGBM's metric functions ``(y_true,
     y_pred)``: a scorer knows which prediction it needs (labels, probabilities or
     decision values) and is what ``cross_validate`` and ``GridSearchCV`` take; wrap a
     metric with :func:`~sklearn.metrics.make_scorer`.  A scorer gets the set as given,
@@ -440,6 +535,7 @@ def documented(
     fills["early stopping parameters"] = _PARAMETERS.format(tol=tol, tol_note=tol_note)
     fills["validation attributes"] = _ATTRIBUTES
     fills["importance parameters"] = _IMPORTANCE
+    fills["class weight parameters"] = _CLASS_WEIGHT
 
     def fill(cls):
         doc = cls.__doc__

@@ -24,7 +24,7 @@ import numpy as np
 from oracleboost._validation import check_sample_weight
 from oracleboost.engine.backends import Backend, backend_for
 from oracleboost.engine.classifier import classification_data
-from oracleboost.engine.input import validate_input
+from oracleboost.engine.input import check_offset, validate_input
 from oracleboost.oracles.base import BoundOracle, Oracle
 from oracleboost.rows.blocks import RowBlocks
 
@@ -54,6 +54,8 @@ class MemoryClassificationData:
     ypm: np.ndarray
     s: np.ndarray
     group: np.ndarray | None = None
+    #: ``init_score`` of the kept rows (float64, one row per row), None when not given
+    offset: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,8 @@ class MemoryRegressionData:
     rows: MemoryRows
     y: np.ndarray
     s: np.ndarray
+    #: ``init_score`` of the kept rows, None when not given
+    offset: np.ndarray | None = None
 
 
 class MemoryBackend(Backend):
@@ -80,25 +84,31 @@ class MemoryBackend(Backend):
     def classification_data(self, estimator: Any, X: Any, y: Any, sample_weight: Any,
                             block_size: int, sample_group: Any = None,
                             scale_free: bool = True,
-                            labels: str = "signs") -> MemoryClassificationData:
-        # (``scale_free`` is the estimator's own ``_scale_free_weights`` in memory)
+                            labels: str = "signs",
+                            offset: Any = None) -> MemoryClassificationData:
+        # (``scale_free`` is the estimator's own ``_scale_free_weights`` in memory;
+        # ``offset`` is ``init_score``, cut with the rows of weight 0)
         if sample_group is not None:
             sample_group = _checked_group(sample_group, np.shape(X)[0])
-        data = classification_data(estimator, X, y, sample_weight, sample_group,
+        if offset is not None:
+            offset = check_offset(offset, np.shape(X)[0])
+        data = classification_data(estimator, X, y, sample_weight, sample_group, offset,
                                    binary=labels == "signs")
         two = labels == "signs" or (labels == "auto" and data.n_classes == 2)
         ypm = data.signs(np.int8) if two else data.y_index
-        group, = data.rows
+        group, offset = data.rows
         return MemoryClassificationData(
             self.rows(estimator, data.X, block_size), ypm, data.s,
-            group)
+            group, offset)
 
     def regression_data(self, estimator: Any, X: Any, y: Any, sample_weight: Any,
-                        block_size: int) -> MemoryRegressionData:
+                        block_size: int, offset: Any = None) -> MemoryRegressionData:
         X, y = validate_input(estimator, X, y, y_numeric=True)
         s = check_sample_weight(sample_weight, X.shape[0])
-        X, y, s = estimator._positive_weight_rows(X, y, s)
-        return MemoryRegressionData(self.rows(estimator, X, block_size), y, s)
+        if offset is not None:
+            offset = check_offset(offset, X.shape[0])
+        X, y, s, offset = estimator._positive_weight_rows(X, y, s, offset)
+        return MemoryRegressionData(self.rows(estimator, X, block_size), y, s, offset)
 
     def bind(self, oracle: Oracle, rows: MemoryRows, **keywords: Any) -> BoundOracle:
         return oracle.bind(rows.X, **keywords)

@@ -29,7 +29,7 @@ from oracleboost.engine.categories import apply_categories
 from oracleboost.oracles.base import canonical_sparse
 from oracleboost.rows.partitioned import NotDistributedError
 
-__all__ = ["validate_input", "data_signature"]
+__all__ = ["validate_input", "data_signature", "check_offset"]
 
 
 @overload
@@ -149,3 +149,25 @@ def data_signature(*arrays) -> str:
     (:func:`oracleboost._fingerprint.fingerprint`, layout-independent; early stopping
     holds out the same rows again by the same fingerprint: :mod:`.hold_out`)."""
     return fingerprint(*arrays)
+
+
+def check_offset(offset: ArrayLike, n: int, name: str = "init_score",
+                 columns: tuple[int, ...] | None = None) -> np.ndarray:
+    """A per-row offset (``init_score``: LightGBM's ``init_score``, XGBoost's
+    ``base_margin``) as float64 of ``n`` rows, finite; ``columns`` the shape of a row's
+    score (``()`` for one score, ``(K,)`` for one per class), unchecked when None.
+    Errors name ``name``."""
+    try:
+        a = np.asarray(offset, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of numbers; {exc}") from exc
+    if a.ndim not in (1, 2) or a.shape[0] != n:
+        raise ValueError(f"{name} must have one row per row of X ({n}); got shape {a.shape}")
+    if columns is not None and a.shape[1:] != columns:
+        want = (n, *columns)
+        raise ValueError(
+            f"{name} must have shape {want}, one starting score per row"
+            f"{' and class' if columns else ''}; got shape {a.shape}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    return a

@@ -137,6 +137,10 @@ class EvalCurves(Monitor):
         for ev in self.evals:
             run.history.declare(*(ev.key(m) for m in (*self.metrics, *ev.scorers)))
             ev.scores = run.model.running_scores(ev.X)
+            if ev.offset is not None:  # the set's own starting scores (eval_init_score)
+                ev.scores.intercept = ev.scores.intercept + ev.offset
+                if not run.model.n_rounds:  # (nothing to catch up: a fresh fit)
+                    continue
             ev.scores.catch_up(run.model)  # a warm start: its rounds so far, once
         # the booster as a scorer sees it: its fitted attributes, the model swapped in
         self.view = copy.copy(run.booster) if any(ev.scorers for ev in self.evals) else None

@@ -24,6 +24,7 @@ from oracleboost.export.schema import (
     check_tree_state,
     current_name,
     name_of,
+    with_added_parameters,
 )
 
 __all__ = ["FORMAT_VERSION", "to_json", "from_json", "save_model", "load_model"]
@@ -409,6 +410,7 @@ def _read_object(v: dict, where: str) -> Any:
     if not isinstance(v["state"], dict):
         raise SchemaError(f"{where}.state", "must be an object of fields")
     state = {k: _decode(x, f"{where}.{k}") for k, x in v["state"].items()}
+    state = with_added_parameters(cls, state)  # (a file written before an option was)
     check_state(cls, state, where)
     obj = cls.__new__(cls)
     if getattr(cls, "__setstate__", None) is not None:

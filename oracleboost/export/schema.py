@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["SchemaError", "allowed_classes", "check_state", "check_parameters",
-           "check_tree_args", "check_tree_state", "check_fitted", "is_estimator_class"]
+           "check_tree_args", "check_tree_state", "check_fitted", "is_estimator_class",
+           "ADDED_PARAMETERS", "with_added_parameters"]
 
 
 class SchemaError(ValueError):
@@ -347,6 +348,22 @@ def _describe(v: Any) -> str:
 def _parameter_names(cls: type) -> set[str]:
     return {name for name, p in inspect.signature(cls.__init__).parameters.items()
             if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+
+
+#: Estimator parameters added after model files were first written, with the value that
+#: is the option off (the fit such a file holds): a file without one reads as that value.
+ADDED_PARAMETERS: dict[str, Any] = {"class_weight": None}
+
+
+def with_added_parameters(cls: type, state: dict) -> dict:
+    """``state`` of an estimator ``cls`` with each of :data:`ADDED_PARAMETERS` that
+    ``cls`` takes and the file lacks set to its off value (``state`` itself otherwise)."""
+    if not is_estimator_class(cls):
+        return state
+    missing = {name: ADDED_PARAMETERS[name]
+               for name in _parameter_names(cls) & ADDED_PARAMETERS.keys()
+               if name not in state}
+    return {**state, **missing} if missing else state
 
 
 def _check_parameters(cls: type, state: dict, where: str) -> None:

@@ -7,6 +7,9 @@ One class per loss; estimators also accept the lowercase names of the registry.
 * :data:`STRUCTURED_LOSSES` — everything else: multiclass losses of a vector score
   (``raw`` of shape ``(n, K)``) and non-pointwise functionals (the ranking hinge, which
   needs ``groups``).
+* :class:`CallableObjective` — a function ``(y_true, y_pred) -> (grad, hess)``
+  (LightGBM's custom objective), which the functional boosters take as ``loss=func``;
+  it is not registered (it has no name).
 
 :func:`get_loss` resolves names from both.  A new loss is added with
 :func:`register_loss`, which files it by its ``raw_ndim`` and ``pointwise`` flags.
@@ -15,6 +18,7 @@ One class per loss; estimators also accept the lowercase names of the registry.
 from __future__ import annotations
 
 from oracleboost.losses.base import Loss, RankingLoss, RegressionLoss
+from oracleboost.losses.callable_objective import CallableObjective
 from oracleboost.losses.margin import Exponential, Logistic, MarginLoss
 from oracleboost.losses.multiclass import MulticlassHinge, MulticlassLoss, SoftmaxCrossEntropy
 from oracleboost.losses.ranking import PairwiseHinge, ndcg, pairwise_disagreement
@@ -42,6 +46,7 @@ __all__ = [
     "SoftmaxCrossEntropy",
     "MulticlassHinge",
     "PairwiseHinge",
+    "CallableObjective",
     "LOSSES",
     "STRUCTURED_LOSSES",
     "loss_names",

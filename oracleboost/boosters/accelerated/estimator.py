@@ -251,6 +251,7 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
         from only when it was fitted with ``warm_start=True`` (otherwise a warm start
         after loading fits anew, with a ``BoostingWarning``).
     <early stopping parameters>
+    <class weight parameters>
 
     Attributes
     ----------
@@ -302,6 +303,7 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
         "validation_tol": [Interval(Real, 0, None, closed="left")],
         "n_jobs": [Integral, None],
         "block_size": [Interval(Integral, 1, None, closed="left")],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
     # The margin, not the risk, is what this booster drives; the risk of the
@@ -333,6 +335,7 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
         n_iter_no_change: int | None = None,
         validation_fraction: float | None = 0.1,
         validation_tol: float = 1e-4,
+        class_weight: dict | str | None = None,
     ) -> None:
         self.oracle = oracle
         self.method = method
@@ -352,6 +355,7 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
         self.validation_tol = validation_tol
+        self.class_weight = class_weight
 
     # -- fit ------------------------------------------------------------------------------
     @fit_context

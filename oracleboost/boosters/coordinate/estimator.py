@@ -136,6 +136,7 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
         ``BoostingWarning``).
     <early stopping parameters>
     <importance parameters>
+    <class weight parameters>
 
     Attributes
     ----------
@@ -194,6 +195,7 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
         "duality_gap": [StrOptions({"auto"}), "boolean"],
         "n_jobs": [Integral, None],
         "block_size": [Interval(Integral, 1, None, closed="left")],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
     def __init__(
@@ -213,6 +215,7 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
         importance_type: str = "weight",
+        class_weight: dict | str | None = None,
     ) -> None:
         self.oracle = oracle
         self.loss = loss
@@ -229,6 +232,7 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
         self.validation_fraction = validation_fraction
         self.tol = tol
         self.importance_type = importance_type
+        self.class_weight = class_weight
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -56,6 +56,7 @@ import numpy as np
 
 from oracleboost.engine.rounds import Problem, RoundResult, StopReason, draw_seed
 from oracleboost.losses import Loss, Squared
+from oracleboost.losses.callable_objective import CallableObjective
 from oracleboost.optim import row_passes
 from oracleboost.optim.steps import RoundView, Schedule
 from oracleboost.oracles.base import Hypothesis
@@ -104,6 +105,8 @@ class _Problem(Problem):
     record: Callable[..., dict[str, float]]
     #: the estimator's class name, for messages
     booster: str
+    #: ``init_score``: each training row's own starting score, added to f_0 (None: none)
+    offset: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -130,11 +133,14 @@ class _State:
 
 
 def initial_state(problem: _Problem, rng: np.random.RandomState | None) -> _State:
-    """f_0 on every training row, Δ = 0 (Algorithm 3, line 1), t = 0.  The rows are made
-    by the problem's row blocks (in memory, or on the workers of a cluster); a constant
-    f_0 of vector scores is a row of K equal entries."""
+    """f_0 on every training row (plus the row's ``init_score``, where given), Δ = 0
+    (Algorithm 3, line 1), t = 0.  The rows are made by the problem's row blocks (in
+    memory, or on the workers of a cluster); a constant f_0 of vector scores is a row of
+    K equal entries."""
     row = np.broadcast_to(np.asarray(problem.f0), problem.shape[1:])
     f = problem.blocks.full(row)
+    if problem.offset is not None:  # init_score: in memory (refused elsewhere)
+        f = f + problem.offset
     residual = problem.blocks.full(np.zeros_like(row))
     return _State(f=f, residual=residual, outer=0, rng=rng)
 
@@ -349,11 +355,18 @@ class _Stepped(NamedTuple):
 def functional_round(p: _Problem, state: _State, ensemble: Any, budget: int) -> RoundResult:
     """One outer iteration t of Algorithm 1, 2 or 3 (``p.projection``; ``budget`` weak
     learners left), Grubb & Bagnell (2011)."""
-    ip, rule = InnerProduct(p), p.projection
+    if isinstance(p.loss, CallableObjective):
+        # a function's gradient and hessian: Newton's targets and weights (the query's
+        # problem; the step's loss and records keep the fit's own weights)
+        q, v = newton_view(p, state.f)
+    else:
+        q = p
+        # line 2 (Alg. 3: 3): v = −∇R[f_{t−1}] (the last step's fused pass may have
+        # made it)
+        v = state.descent if state.descent is not None else descent(p, state.f)
+    ip, rule = InnerProduct(q), p.projection
     eta = p.schedule(p.view, state.outer)  # η_t, t = state.outer + 1 (counted from 1)
     outer = state.outer + 1
-    # line 2 (Alg. 3: 3): v = −∇R[f_{t−1}] (the last step's fused pass may have made it)
-    v = state.descent if state.descent is not None else descent(p, state.f)
     first = rule.start(p.blocks, state.residual, v)  # v, or Δ + v (Alg. 3, line 4)
     target = ip.target(first, state.descent_norms if first is state.descent else None)
     vv = target.square if target.unit is v else ip(v, v)  # (v itself: the same product)
@@ -363,7 +376,7 @@ def functional_round(p: _Problem, state: _State, ensemble: Any, budget: int) -> 
     stop, answers = None, []
     for _ in range(rule.learners(outer, budget)):  # Alg. 2, line 4; once for Algs. 1, 3
         t0 = time.perf_counter()
-        h = _proj(p, state, target.rows)  # h = PROJ(target)
+        h = _proj(q, state, target.rows)  # h = PROJ(target)
         _, h_exp, top, (hh, ht) = ip.unit(h.train_output, (target.unit,))
         if hh == 0.0:  # h = 0 wherever the weights are representable
             stop = StopReason.ZERO_HYPOTHESIS
@@ -396,6 +409,24 @@ def functional_round(p: _Problem, state: _State, ensemble: Any, budget: int) -> 
                  descent=step.descent, descent_norms=step.norms, shift=step.shift,
                  made_for=(p.loss, rule.name))
     return RoundResult(new, terms, records, stop)
+
+
+def newton_view(p: _Problem, f: Rows) -> tuple[_Problem, np.ndarray]:
+    """The problem as the query sees it for a loss given by its gradient g and hessian
+    H (:class:`~oracleboost.losses.CallableObjective`), and the
+    target: PROJ is asked ``−g/H`` with the weights ``s H``, the least-squares form of
+    the loss's second-order expansion (Friedman, Hastie & Tibshirani 2000; Chen &
+    Guestrin 2016).  A tree's leaf is then ``−Σ s g / Σ s H``, LightGBM's leaf value,
+    and the step coefficient ``a = <h, −g/H>_{sH} / <h, h>_{sH} = Σ s h (−g) /
+    Σ s H h²`` is Newton's step along h.  With ``H = 1`` both are the gradient
+    step's, bit for bit (``s · 1`` and ``−g / 1`` are ``s`` and ``−g`` exactly)."""
+    g, hess = p.loss.grad_hess(p.y, f)
+    w = hess if p.s is None else p.s * hess
+    weighted = not bool((w == w[0]).all())
+    qw = w if weighted else None
+    view = dataclasses.replace(p, s=w, sw=qw, query_weight=qw, weighted=weighted,
+                               total=row_passes.total(p.blocks, w))
+    return view, -g / hess
 
 
 def _proj(p: _Problem, state: _State, target: Rows) -> Hypothesis:

@@ -38,8 +38,9 @@ from oracleboost.engine.classifier import (
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
 from oracleboost.engine.fit_data import MEMORY, fit_backend
-from oracleboost.engine.input import data_signature, validate_input
+from oracleboost.engine.input import check_offset, data_signature, validate_input
 from oracleboost.engine.inspection import num_iteration_doc
+from oracleboost.engine.monitors import Divergence, NonFiniteLoss
 from oracleboost.engine.rounds import seed_generator
 from oracleboost.export.methods import ExportMixin
 from oracleboost.losses import (
@@ -51,6 +52,7 @@ from oracleboost.losses import (
     get_loss,
     ndcg,
 )
+from oracleboost.losses.callable_objective import CallableObjective
 from oracleboost.optim import row_passes
 from oracleboost.optim.steps import SCHEDULES, RoundView, Schedule, get_schedule
 from oracleboost.optim.votes import predicted_index
@@ -96,8 +98,10 @@ class _FunctionalGradientBooster(ExportMixin, BaseBooster):
         y: ArrayLike,
         sample_weight: ArrayLike | None = None,
         *,
+        init_score: ArrayLike | None = None,
         eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
         eval_sample_weight: Sequence[ArrayLike | None] | None = None,
+        eval_init_score: Sequence[ArrayLike | None] | None = None,
         eval_metric: str | Callable | Sequence | dict | None = None,
         eval_names: Sequence[str] | None = None,
     ) -> _Booster:
@@ -108,7 +112,23 @@ class _FunctionalGradientBooster(ExportMixin, BaseBooster):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
-        eval_set : list of (X, y) pairs, default=None
+        init_score : array-like of shape (n_samples,) or (n_samples, n_classes), \
+default=None
+            Each row's starting score, an offset the model learns on top of (LightGBM's
+            ``init_score``, XGBoost's ``base_margin``): the rounds start from
+            ``f_0 + init_score`` instead of ``f_0``.  ``predict`` does not add it (as
+            LightGBM's): add the new rows' offset to ``predict`` (regression) or to
+            ``decision_function`` (classification) yourself.  With an ``init_score``,
+            ``init="auto"`` computes no best constant (as LightGBM skips
+            ``boost_from_average``): f_0 = 0, and ``intercept_`` is 0; a number ``init``
+            is added on top of the offset.  A classifier takes one score per row (two
+            classes and a margin loss) or one per class (``"softmax"``, more than two
+            classes), in the order of ``classes_``.  Not with early stopping's
+            held-out rows (``validation_fraction``; give an ``eval_set`` with its
+            ``eval_init_score``), nor on a dask array.  A constant ``init_score`` c
+            gives the same terms as ``init=c``, bit for bit.  (A classifier's recorded
+            ``margin`` divides scores that hold the offset by the norm of the model's
+            own terms.)
             Sets whose loss (and a classifier's error) is recorded after every weak
             learner, as ``history_["val_loss_0"]`` (``history_["val_error_0"]``), …
             In a ``Pipeline`` (with metadata routing) the sets reach the booster as
@@ -117,12 +137,32 @@ class _FunctionalGradientBooster(ExportMixin, BaseBooster):
             with ``validation_fraction`` (split after the steps).
         eval_sample_weight : list of array-like or None, default=None
             The weights of each eval set's loss (and error).
+        eval_init_score : list of array-like or None, default=None
+            Each eval set's own ``init_score`` (one entry, or None, per set), added to
+            the model's scores on it for its curves and ``eval_metric`` (LightGBM's
+            ``eval_init_score``).
         <eval parameters>
         """
+        if init_score is not None and self._early_stopping_on() \
+                and self.validation_fraction is not None:
+            raise ValueError(
+                "init_score with early stopping's held-out rows (validation_fraction) is "
+                "not supported: set validation_fraction=None and pass eval_set=[(X_val, "
+                "y_val)] with eval_init_score=[its offsets]"
+            )
         return self._fit_rounds(
             X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight,
-            eval_metric=eval_metric, eval_names=eval_names
+            eval_metric=eval_metric, eval_names=eval_names, offset=init_score,
+            eval_offsets=eval_init_score
         )
+
+    def _data_keywords(self, backend: Backend, offset) -> dict:
+        """The fit data's keywords for an ``init_score`` (none without one); refused
+        by name where the backend cannot take it."""
+        if offset is None:
+            return {}
+        backend.refuse("init_score", "init_score")
+        return {"offset": offset}
 
     def _init_raw(self, loss: Loss, y, s):
         """f_0: the loss' best constant ("auto"), or the given number."""
@@ -145,11 +185,14 @@ class _FunctionalGradientBooster(ExportMixin, BaseBooster):
         return out
 
     # -- the loop's hooks ------------------------------------------------------------------
-    def _problem(self, rows, y, s, loss: Loss, f0, ctx: dict | None = None) -> _Problem:
+    def _problem(self, rows, y, s, loss: Loss, f0, ctx: dict | None = None,
+                 offset: np.ndarray | None = None) -> _Problem:
         """Bind the oracle to the fit's ``rows`` (wherever they are); what every round
         reads.  ``s``: the weights as the backend gives them (None, or all equal: they
         cancel, and the query and the loss's mean are unweighted)."""
         ctx = {} if ctx is None else ctx
+        if isinstance(loss, CallableObjective):
+            self._check_callable_loss()
         need = self._need()
         bound = self._bind_rows(rows, need)
         blocks = rows.blocks
@@ -173,13 +216,44 @@ class _FunctionalGradientBooster(ExportMixin, BaseBooster):
             projection=PROJECTION_RULES[self.projection],
             schedule=get_schedule(self.schedule),
             view=self._view(loss),
-            signature=(data_signature(rows.X, y, s, query_weight, f0, *ctx.values())
+            signature=(data_signature(rows.X, y, s, query_weight, f0, *ctx.values(),
+                                      *(() if offset is None else (offset,)))
                        if rows.backend.can("all_rows") else None),
             blocks=blocks,
             blockwise_loss=loss.pointwise and not ctx and type(loss).__call__ is Loss.__call__,
             record=self._fit_record,
             booster=type(self).__name__,
+            offset=offset,
         )
+
+    def _callable_loss(self) -> bool:
+        """Whether ``loss`` is a function ``(y_true, y_pred) -> (grad, hess)`` (a
+        :class:`~oracleboost.losses.Loss` is callable too, and is not one)."""
+        return callable(self.loss) and not isinstance(self.loss, str | Loss)
+
+    def _check_callable_loss(self) -> None:
+        """What a function's loss cannot do, refused by name: early stopping watches a
+        loss value, which it does not give; the repeated and residual projections fit
+        several weak learners to one target, Newton's needs one a step."""
+        if self.projection != "naive":
+            raise ValueError(
+                f"loss=<function> takes projection='naive' (Newton's step per weak "
+                f"learner); got projection={self.projection!r}")
+        if self._early_stopping_on():
+            raise ValueError(
+                "loss=<function> gives no loss value for early stopping to watch "
+                "(n_iter_no_change); use a Loss subclass, or stop by n_estimators")
+
+    def _objective(self, labels: str) -> CallableObjective:
+        """``loss`` (a function) as a loss; refused on a backend that cannot run it."""
+        return CallableObjective(self.loss, labels=labels)
+
+    def _monitors(self, problem: _Problem, evals, resume: bool) -> list:
+        monitors = super()._monitors(problem, evals, resume)
+        if isinstance(problem.loss, CallableObjective):
+            # no loss value (NaN is recorded): nothing to watch for finiteness or growth
+            monitors = [m for m in monitors if not isinstance(m, NonFiniteLoss | Divergence)]
+        return monitors
 
     def _need(self) -> str:
         """The query the rounds ask: ``query``, or with "auto" ``project`` when the oracle
@@ -287,10 +361,21 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
     ----------
     oracle : Oracle, default=None
         The weak-learner class; ``None`` means ``TreeOracle(max_depth=3)``.
-    loss : {"squared", "absolute", "huber", "quantile"} or Loss, default="squared"
+    loss : {"squared", "absolute", "huber", "quantile"}, Loss or callable, \
+default="squared"
         ``Quantile(alpha)`` for other quantiles than the median; any scalar-output
         ``Loss`` instance, e.g. ``PlanningLoss(worlds)`` (maximum margin planning, with
-        ``X = worlds.X`` and any ``y`` of the same length).
+        ``X = worlds.X`` and any ``y`` of the same length); or a function
+        ``func(y_true, y_pred) -> (grad, hess)`` as LightGBM's custom objective: the
+        per-row first and second derivatives of the (unweighted) loss in the raw score,
+        the hessian positive
+        (:class:`~oracleboost.losses.CallableObjective`).  The
+        oracle is then asked ``−grad/hess`` with the weights ``sample_weight · hess``,
+        so a tree's leaves are LightGBM's ``−Σ grad / Σ hess`` and each step is
+        Newton's along the weak learner (with ``hess = 1``, the gradient step of the
+        built-in losses, bit for bit).  A function gives no loss value:
+        ``history_["loss"]`` is NaN (pass ``eval_metric`` for a curve), ``init="auto"``
+        starts at 0, and it takes ``projection="naive"`` and no early stopping.
     <functional parameters>
 
     Attributes
@@ -349,7 +434,7 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
 
     _parameter_constraints: dict = {
         **_FunctionalGradientBooster._parameter_constraints,
-        "loss": [*loss_constraint(RegressionLoss), Loss],
+        "loss": [*loss_constraint(RegressionLoss), Loss, callable],
     }
 
     def __init__(
@@ -392,8 +477,10 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
         self.tol = tol
         self.importance_type = importance_type
 
-    def _setup(self, X, y, sample_weight) -> _Problem:
+    def _setup(self, X, y, sample_weight, offset=None) -> _Problem:
         backend = fit_backend(X)
+        if self._callable_loss():
+            backend.refuse("callable_objective", "loss=<function>")
         loss = self._regression_loss()
         if not isinstance(loss, RegressionLoss) and not backend.can("all_rows"):
             raise NotDistributedError(
@@ -402,7 +489,15 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
                 "fit a NumPy array"
             )
         self._refuse_warm_start_on(backend)
-        data = backend.regression_data(self, X, y, sample_weight, self.block_size)
+        data = backend.regression_data(self, X, y, sample_weight, self.block_size,
+                                       **self._data_keywords(backend, offset))
+        offset = getattr(data, "offset", None)  # (a backend without init_score: none)
+        if offset is not None:
+            check_offset(offset, data.y.shape[0], columns=())
+            # no best constant over an offset (LightGBM skips boost_from_average): f_0 is
+            # init, or zero
+            f0 = 0.0 if self.init == "auto" else float(self.init)
+            return self._problem(data.rows, data.y, data.s, loss, f0, offset=offset)
         # equal weights cancel: f_0 unweighted
         s = None if equal_weights(data.s) else data.s
         f0 = self._regression_init(loss, data.rows.blocks, data.y, s)
@@ -413,6 +508,8 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
     def _regression_loss(self) -> Loss:
         # Named losses are the regression ones; any other scalar-output Loss instance is
         # taken as given (e.g. PlanningLoss, whose structure lives in the instance).
+        if self._callable_loss():
+            return self._objective("values")
         loss = get_loss(self.loss, RegressionLoss if isinstance(self.loss, str) else Loss)
         if isinstance(loss, MarginLoss) or loss.raw_ndim != 1:
             raise ValueError(
@@ -458,8 +555,12 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         gradient boosting does; a margin loss (a scalar score) needs two classes.
         ``predict_proba`` exists for losses with a link: σ(f) for the logistic loss,
         σ(2f) for the exponential, the softmax of the scores for cross-entropy; the
-        multiclass hinge has none.
+        multiclass hinge has none.  A function ``func(y_true, y_pred) -> (grad, hess)``
+        (two classes; ``y_true`` is 0 or 1, 1 for ``classes_[1]``; ``y_pred`` the
+        margin) is taken as by :class:`FunctionalGradientRegressor`, with no
+        ``predict_proba`` (its link is not known).
     <functional parameters>
+    <class weight parameters>
 
     Attributes
     ----------
@@ -489,7 +590,8 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
 
     _parameter_constraints: dict = {
         **_FunctionalGradientBooster._parameter_constraints,
-        "loss": loss_constraint((MarginLoss, MulticlassLoss), "auto"),
+        "loss": [*loss_constraint((MarginLoss, MulticlassLoss), "auto"), callable],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
     def __init__(
@@ -512,6 +614,7 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
         importance_type: str = "weight",
+        class_weight: dict | str | None = None,
     ) -> None:
         self.oracle = oracle
         self.loss = loss
@@ -531,6 +634,7 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         self.validation_fraction = validation_fraction
         self.tol = tol
         self.importance_type = importance_type
+        self.class_weight = class_weight
 
     def _vector(self) -> bool:
         """Whether the loss scores each class (f(x) ∈ R^K) rather than one margin."""
@@ -561,8 +665,10 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         yi = self._labels_inside(self._class_index(y, where))
         return (yi, {}), self._eval_weight(extra, y.shape[0], where)
 
-    def _setup(self, X, y, sample_weight) -> _Problem:
+    def _setup(self, X, y, sample_weight, offset=None) -> _Problem:
         backend = fit_backend(X)
+        if self._callable_loss():
+            backend.refuse("callable_objective", "loss=<function>")
         given = None if self.loss == "auto" else self._classification_loss(2)
         if given is not None:  # (refused before any data moves)
             self._check_start(backend, given)
@@ -571,7 +677,8 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         # indices
         vector = given is not None and given.raw_ndim == 2
         data = backend.classification_data(self, X, y, sample_weight, self.block_size,
-                                           labels="index" if vector else "auto")
+                                           labels="index" if vector else "auto",
+                                           **self._data_keywords(backend, offset))
         K = len(self.classes_)
         self._loss_ = self._classification_loss(K)
         if not self._vector() and K != 2:
@@ -590,8 +697,15 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
                 f"(multiclass_{self._need()}), which {oracle} does not give; use an "
                 "oracle that does (StumpOracle, for one)"
             )
-        self._check_start(backend, self._loss_)
         yi, s = data.ypm, data.s
+        offset = getattr(data, "offset", None)  # (a backend without init_score: none)
+        if offset is not None:
+            columns = (K,) if self._vector() else ()
+            check_offset(offset, yi.shape[0], columns=columns)
+            # (as the regressor's: init, or zero)
+            f0 = np.zeros(columns) if self.init == "auto" else float(self.init)
+            return self._problem(data.rows, yi, s, self._loss_, f0, offset=offset)
+        self._check_start(backend, self._loss_)
         if self.init == "auto" and getattr(self._loss_, "init_from_class_masses", False):
             # equal weights cancel: the masses unweighted
             f0 = self._init_from_masses(self._class_masses(
@@ -612,11 +726,17 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
             scores_classes = self.loss == "auto" or \
                 self._classification_loss(3).raw_ndim == 2
         except (TypeError, ValueError):  # a loss that fit refuses: tags never raise
-            scores_classes = True
+            scores_classes = not self._callable_loss()  # (a function: binary only)
         tags.classifier_tags.multi_class = scores_classes and self._multiclass_answered()
         return tags
 
     def _classification_loss(self, n_classes: int) -> Loss:
+        if self._callable_loss():
+            if n_classes != 2:
+                raise ValueError(
+                    f"loss=<function> scores one margin a row (two classes); y has "
+                    f"{n_classes} classes: use loss='softmax' or a MulticlassLoss")
+            return self._objective("signs")
         name = self.loss
         if name == "auto":
             name = "logistic" if n_classes == 2 else "softmax"
@@ -657,6 +777,8 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         return lightgbm_objective(self._loss_, n_scores)
 
     def _has_proba(self) -> bool:
+        if self._callable_loss():  # no link to probabilities is known
+            return False
         loss = self.loss if self.loss != "auto" else "softmax"
         return hasattr(get_loss(loss, (MarginLoss, MulticlassLoss)), "inverse_link")
 

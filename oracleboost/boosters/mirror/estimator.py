@@ -169,6 +169,7 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         after loading fits anew, with a ``BoostingWarning``).
     <early stopping parameters>
     <importance parameters>
+    <class weight parameters>
 
     Attributes
     ----------
@@ -230,6 +231,7 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
         "block_size": [Interval(Integral, 1, None, closed="left")],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
     # The loss is the 0-1 training error: bounded, and not monotone under any variant's
@@ -256,6 +258,7 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
         importance_type: str = "weight",
+        class_weight: dict | str | None = None,
     ) -> None:
         self.oracle = oracle
         self.mirror = mirror
@@ -274,6 +277,7 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         self.validation_fraction = validation_fraction
         self.tol = tol
         self.importance_type = importance_type
+        self.class_weight = class_weight
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -268,6 +268,7 @@ class TotallyCorrectiveClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
         ``BoostingWarning``.
     <early stopping parameters>
     <importance parameters>
+    <class weight parameters>
 
     Attributes
     ----------
@@ -341,6 +342,7 @@ class TotallyCorrectiveClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
         "n_jobs": [Integral, None],
         "block_size": [Interval(Integral, 1, None, closed="left")],
         "validation_tol": [Interval(Real, 0, None, closed="left")],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
     _parameter_constraints.pop("learning_rate", None)
 
@@ -360,6 +362,7 @@ class TotallyCorrectiveClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
         validation_fraction: float | None = 0.1,
         validation_tol: float = 1e-4,
         importance_type: str = "weight",
+        class_weight: dict | str | None = None,
     ) -> None:
         self.oracle = oracle
         self.method = method
@@ -375,6 +378,7 @@ class TotallyCorrectiveClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
         self.validation_fraction = validation_fraction
         self.validation_tol = validation_tol
         self.importance_type = importance_type
+        self.class_weight = class_weight
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
