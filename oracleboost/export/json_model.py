@@ -26,10 +26,17 @@ from oracleboost.export.schema import (
     name_of,
 )
 
-__all__ = ["FORMAT_VERSION", "to_json", "from_json", "save_model", "load_model"]
+__all__ = ["FORMAT_VERSION", "READ_VERSIONS", "to_json", "from_json", "save_model",
+           "load_model"]
 
-#: The version of the format this library writes; it reads this one and earlier ones.
-FORMAT_VERSION = 1
+#: The version of the format this library writes (the versioning rule:
+#: docs/user_guide/model_format.rst).
+FORMAT_VERSION = 2
+#: The versions this library reads: every one up to the version it writes.  Version 2
+#: named two classes anew (a kernel model's kernel ``PairwiseKernel``, and the MLP
+#: oracle's nets scikit-learn's own ``MLPRegressor``), which a reader of version 1 does
+#: not know; their version-1 names are read still (``schema.current_name``).
+READ_VERSIONS = (1, 2)
 _FORMAT = "oracleboost-model"
 #: Attributes of a booster that are not written (see :mod:`oracleboost.model_json`).
 _NOT_WRITTEN = ("_state_", "_held_out_", "_callback_fit_ctx", "_skl_callbacks_to_teardown",
@@ -70,8 +77,9 @@ def from_json(text: str) -> Any:
     Raises
     ------
     ValueError
-        When the text is not an oracleboost model, or comes from a newer format version
-        than this library reads, or names a class outside the allow-list, or holds a
+        When the text is not an oracleboost model, or comes from a format version this
+        library does not read (a newer one; named, with the versions it reads), or
+        names a class outside the allow-list, or holds a
         field that is missing, of the wrong type or out of range (named by its place in
         the document, ``estimator.ensemble_.intercept``), or a model that does not
         predict.  Nothing the text names is imported or run.
@@ -83,13 +91,15 @@ def from_json(text: str) -> Any:
     if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
         raise ValueError(f"not an oracleboost model: no \"format\": \"{_FORMAT}\" field")
     version = doc.get("format_version")
-    if not isinstance(version, int) or version < 1:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise ValueError(f"not an oracleboost model: format_version {version!r}")
-    if version > FORMAT_VERSION:
+    if version not in READ_VERSIONS:
+        *earlier, last = map(str, READ_VERSIONS)
+        readable = f"{', '.join(earlier)} and {last}" if earlier else last
         raise ValueError(
             f"the model was written in format version {version} (oracleboost "
             f"{doc.get('library_version', '?')}); this oracleboost ({__version__}) reads "
-            f"versions up to {FORMAT_VERSION}: upgrade oracleboost to load it"
+            f"format versions {readable}: upgrade oracleboost to load it"
         )
     if "estimator" not in doc:
         raise SchemaError("estimator", "missing")

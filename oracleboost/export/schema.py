@@ -92,7 +92,7 @@ def _library_classes() -> list[type]:
     )
     from oracleboost.oracles.lightgbm import LightGBMTree
     from oracleboost.oracles.matrix import LinearCoordinate, MatrixColumn
-    from oracleboost.oracles.sklearn import MADE_ESTIMATORS, FittedEstimator
+    from oracleboost.oracles.sklearn import FittedEstimator
     from oracleboost.oracles.stumps import (
         ConstantHypothesis,
         LabelCodeStump,
@@ -107,7 +107,7 @@ def _library_classes() -> list[type]:
         Ensemble, LinearModel, KernelModel,
         # oracles
         StumpOracle, TreeOracle, LightGBMOracle, SklearnOracle, MLPOracle, MatrixOracle,
-        LinearOracle, CachedOracle, ApproximateOracle, *MADE_ESTIMATORS,
+        LinearOracle, CachedOracle, ApproximateOracle,
         # hypotheses
         ConstantHypothesis, SignStump, RegressionStump, LabelCodeStump, VectorStump,
         MatrixColumn, LinearCoordinate, LightGBMTree, FittedEstimator, ArgmaxVote,
@@ -150,6 +150,11 @@ _FORMER_MODULES = {
 #: Classes that moved out of their module (read, never written).
 _FORMER_NAMES = {
     "oracleboost.boosters.mirror.estimator:ArgmaxVote": "oracleboost.optim.votes:ArgmaxVote",
+    # (format version 1: private names, made public in version 2)
+    "oracleboost.boosters.accelerated.estimator:_Kernel":
+        "oracleboost.boosters.accelerated.estimator:PairwiseKernel",
+    "oracleboost.oracles.sklearn:_QuietMLP":
+        "sklearn.neural_network._multilayer_perceptron:MLPRegressor",
 }
 
 
@@ -299,9 +304,9 @@ _SPECS: dict[str, dict[str, Check]] = {
                     "fit_intercept": BOOL, "n_outputs": COUNT,
                     "weights": _list_of(_float_array(finite=True))},
     "KernelModel": {"X": _float_array(2, finite=True), "y": _float_array(1, finite=True),
-                    "kernel": _instance("_Kernel"), "scale": FINITE,
+                    "kernel": _instance("PairwiseKernel"), "scale": FINITE,
                     "weights": _list_of(_float_array(1, finite=True))},
-    "_Kernel": {"kernel": STR,
+    "PairwiseKernel": {"kernel": STR,
                 "params": ("a dict of names to numbers", lambda v: isinstance(v, dict) and all(
                     isinstance(k, str) and _is_number(x) for k, x in v.items()))},
 }
@@ -540,7 +545,7 @@ def _kernel(state: dict, where: str) -> None:
 _CROSS: dict[str, Callable[[dict, str], None]] = {
     "SignStump": _stump, "RegressionStump": _stump, "LabelCodeStump": _label_code,
     "VectorStump": _vector, "LightGBMTree": _lightgbm, "Ensemble": _ensemble,
-    "LinearModel": _linear_model, "KernelModel": _kernel_model, "_Kernel": _kernel,
+    "LinearModel": _linear_model, "KernelModel": _kernel_model, "PairwiseKernel": _kernel,
 }
 
 
