@@ -15,6 +15,7 @@ import numpy as np
 from oracleboost._files import write_text_atomic
 from oracleboost._version import __version__
 from oracleboost.export.schema import (
+    FORMER_UNSTAMPED,
     SchemaError,
     allowed_classes,
     check_fitted,
@@ -419,6 +420,10 @@ def _read_object(v: dict, where: str) -> Any:
     if not isinstance(v["state"], dict):
         raise SchemaError(f"{where}.state", "must be an object of fields")
     state = {k: _decode(x, f"{where}.{k}") for k, x in v["state"].items()}
+    if v["__object__"] in FORMER_UNSTAMPED and "_sklearn_version" not in state:
+        import sklearn
+
+        state["_sklearn_version"] = sklearn.__version__
     check_state(cls, state, where)
     obj = cls.__new__(cls)
     if getattr(cls, "__setstate__", None) is not None:

@@ -26,8 +26,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SchemaError", "allowed_classes", "check_state", "check_parameters",
-           "check_tree_args", "check_tree_state", "check_fitted", "is_estimator_class"]
+__all__ = ["SchemaError", "allowed_classes", "current_name", "FORMER_UNSTAMPED", "check_state",
+           "check_parameters", "check_tree_args", "check_tree_state", "check_fitted",
+           "is_estimator_class"]
 
 
 class SchemaError(ValueError):
@@ -156,6 +157,12 @@ _FORMER_NAMES = {
     "oracleboost.oracles.sklearn:_QuietMLP":
         "sklearn.neural_network._multilayer_perceptron:MLPRegressor",
 }
+
+#: Former names of scikit-learn estimators whose class was the library's own: scikit-learn
+#: stamps the state of its own classes only (``_sklearn_version``), and read as the
+#: scikit-learn class it is, such a state would warn of a pickle older than scikit-learn
+#: 0.18.  It is read as of the scikit-learn that reads it, as it was before.
+FORMER_UNSTAMPED = frozenset({"oracleboost.oracles.sklearn:_QuietMLP"})
 
 
 def current_name(name: str) -> str:
