@@ -34,6 +34,8 @@ them before you add them.
 from __future__ import annotations
 
 import os
+import shutil
+from pathlib import Path
 from typing import Any
 
 # The boosters join the allow-list as their classes are made (export.methods).
@@ -74,12 +76,15 @@ def dump(model: Any, path: str | os.PathLike) -> None:
     """Store ``model`` with ``skops.io.dump`` at ``path``, atomically.
 
     The file is written under a temporary name beside ``path`` and renamed onto it when
-    complete: a write that fails leaves a previous file at ``path`` whole.  Load it with
+    complete: a write that fails leaves a previous file at ``path`` whole (and its
+    permission bits are kept).  Load it with
     :func:`load` (or ``skops.io.load(path, trusted=trusted_types())``).
     """
     sio = _skops_io()
     with atomic_path(path) as tmp:
         sio.dump(model, tmp)
+        if Path(path).exists():  # a previous file's permission bits are kept
+            shutil.copymode(path, tmp)
 
 
 def load(path: str | os.PathLike) -> Any:

@@ -114,8 +114,10 @@ def test_dump_and_load_trust_exactly_the_list(tmp_path):
     est, *_, X_test = _fit("coordinate-tree", tmp_path, warm_start=True)
     path = tmp_path / "model.skops"
     path.write_bytes(b"an older file")
+    path.chmod(0o640)
     dump(est, path)
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["model.skops"]
+    assert path.stat().st_mode & 0o777 == 0o640
     _assert_same_model(est, load(path), X_test)
     # a model that holds a type outside the list is refused, naming it
     from sklearn.neighbors import KNeighborsRegressor
