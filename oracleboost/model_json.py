@@ -32,9 +32,10 @@ allow-list (a ``joblib.Memory`` as ``CachedOracle``'s ``memory``: give a path; a
 learner of another library, or a scikit-learn estimator outside the list, through
 ``SklearnOracle``: use ``skops.io``).
 
-The format, version 1::
+The format, version 2 (every form, the allow-list, the field checks and the versioning
+rule: the user guide's "The JSON model format" page)::
 
-    {"format": "oracleboost-model", "format_version": 1, "library_version": "0.1.0",
+    {"format": "oracleboost-model", "format_version": 2, "library_version": "0.1.0",
      "estimator": <value>}
 
 where a value is JSON's own (null, true/false, numbers, strings, lists, objects with
@@ -45,6 +46,8 @@ not strings), ``{"__ndarray__": dtype, "shape": [...], "data": [...]}``,
 fields), ``{"__enum__": "module:Class", "value": ...}``, ``{"__random_state__": [...]}``
 (a NumPy ``RandomState``'s state) and ``{"__object__": "module:Class", "state": {...}}``
 (with ``"args"`` for scikit-learn's ``Tree``, an extension type made from its sizes).
+Files of version 1 load too (:data:`READ_VERSIONS`); a file of a version this library
+does not read is refused with a ``ValueError`` naming its version and the ones read.
 """
 
 # The boosters join the allow-list as their classes are made (export.methods): a file is
@@ -52,10 +55,12 @@ fields), ``{"__enum__": "module:Class", "value": ...}``, ``{"__random_state__": 
 import oracleboost.boosters  # noqa: F401
 from oracleboost.export.json_model import (
     FORMAT_VERSION,
+    READ_VERSIONS,
     from_json,
     load_model,
     save_model,
     to_json,
 )
 
-__all__ = ["FORMAT_VERSION", "to_json", "from_json", "save_model", "load_model"]
+__all__ = ["FORMAT_VERSION", "READ_VERSIONS", "to_json", "from_json", "save_model",
+           "load_model"]

@@ -30,7 +30,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "oracleboost"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("helpers", ("oracleboost._typing", "oracleboost._validation", "oracleboost._warnings",
                  "oracleboost._files", "oracleboost._fingerprint", "oracleboost._numerics",
-                 "oracleboost._markdown", "oracleboost._html_repr", "oracleboost._version")),
+                 "oracleboost._markdown", "oracleboost._html_repr", "oracleboost._version",
+                 "oracleboost._running_state")),
     ("rows", ("oracleboost.rows",)),
     ("oracles", ("oracleboost.oracles",)),
     ("losses", ("oracleboost.losses",)),
@@ -39,7 +40,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("export", ("oracleboost.export",)),
     ("boosters", ("oracleboost.boosters",)),
     ("distributed", ("oracleboost.distributed", "oracleboost.worker_memory")),
-    ("applications", ("oracleboost.model_json", "oracleboost.datasets",
+    ("applications", ("oracleboost.model_json", "oracleboost.persistence", "oracleboost.datasets",
                       "oracleboost.plotting",
                       "oracleboost.experiments", "oracleboost.grid", "oracleboost.cli",
                       "oracleboost._cli_support", "oracleboost.__main__", "oracleboost")),

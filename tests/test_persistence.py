@@ -2,10 +2,10 @@
 
 A model loaded back predicts exactly as the one stored, bit for bit: ``predict``,
 ``decision_function``, ``predict_proba``, the last staged value, ``history_``; every
-booster, every oracle under at least one booster, binary and multiclass.  Loading asks
-the user to trust only oracleboost's own classes (and what skops itself leaves to the
-user, named in :data:`JUSTIFIED`).  A fit stored with ``warm_start=True`` continues
-after loading as the stored one would.
+booster, every oracle under at least one booster, binary and multiclass.  Loading
+trusts exactly :func:`oracleboost.persistence.trusted_types` (what MLflow's skops flavour
+is given), and the types a file asks to be trusted are public ones of that list.  A fit
+stored with ``warm_start=True`` continues after loading as the stored one would.
 
 ``intercept_`` is the model's f_0: ``decision_function`` is ``intercept_`` plus the
 ``coef_``-weighted sum of ``estimators_``'s predictions, and f_0 is the papers' starting
@@ -45,14 +45,13 @@ from oracleboost.oracles import (
     StumpOracle,
     TreeOracle,
 )
+from oracleboost.persistence import trusted_types
 
-#: Types outside oracleboost that a stored model may ask to be trusted, and why.
-JUSTIFIED = {
-    # A fitted scikit-learn tree's node arrays (the hypotheses of TreeOracle and of
-    # SklearnOracle with a tree): skops loads scikit-learn's estimators by default but
-    # leaves this inner Cython type to the user.
-    "sklearn.tree._tree.Tree",
-}
+#: The one private name a stored model may ask to be trusted: a fitted scikit-learn
+#: tree's node arrays (the hypotheses of TreeOracle and of SklearnOracle with a tree);
+#: skops loads scikit-learn's estimators by default but leaves this inner Cython type to
+#: the user.
+SKLEARN_TREE = "sklearn.tree._tree.Tree"
 
 N, N_TEST, D = 160, 40, 5
 
@@ -224,14 +223,23 @@ def _skops_io():
     return pytest.importorskip("skops.io", reason="skops is not installed (the test extra)")
 
 
+def assert_public_and_trusted(untrusted: list[str]) -> None:
+    """The types a stored model asks to be trusted are on the library's list, and public:
+    no part of a name starts with ``_`` (but scikit-learn's ``Tree``)."""
+    outside = sorted(set(untrusted) - set(trusted_types()))
+    assert not outside, f"loading asks to trust {outside}, not on trusted_types()"
+    private = [t for t in untrusted if t != SKLEARN_TREE
+               and any(part.startswith("_") for part in t.split("."))]
+    assert not private, f"loading asks to trust private types {private}"
+
+
 def _round_trip(est):
-    """The estimator stored with skops and loaded, trusting what skops asks to."""
+    """The estimator stored with skops and loaded as MLflow's skops flavour loads it:
+    trusting exactly the library's list."""
     sio = _skops_io()
     data = sio.dumps(est)
-    untrusted = sio.get_untrusted_types(data=data)
-    strange = [t for t in untrusted if not t.startswith("oracleboost.") and t not in JUSTIFIED]
-    assert not strange, f"loading asks to trust {strange}"
-    return sio.loads(data, trusted=untrusted)
+    assert_public_and_trusted(sio.get_untrusted_types(data=data))
+    return sio.loads(data, trusted=trusted_types())
 
 
 def _outputs(est, X) -> dict[str, np.ndarray]:
@@ -277,6 +285,33 @@ def _kernel(est) -> bool:
     return getattr(est, "kernel", None) is not None
 
 
+def _kinds(value, seen=None) -> set[str]:
+    """The class names (module.qualname) of every object in ``value``: containers, and
+    the fields (what a pickle stores: ``__getstate__``) of the objects."""
+    seen = set() if seen is None else seen
+    if id(value) in seen or value is None or isinstance(value, (str, int, float,
+                                                                np.ndarray)):
+        return set()
+    seen.add(id(value))
+    out = {f"{type(value).__module__}.{type(value).__qualname__}"}
+    if isinstance(value, dict):
+        parts = list(value.values())
+    elif isinstance(value, (list, tuple, frozenset)):
+        parts = list(value)
+    else:
+        state = value.__getstate__() if hasattr(value, "__dict__") else None
+        parts = list(state.values()) if isinstance(state, dict) else []
+    for part in parts:
+        out |= _kinds(part, seen)
+    return out
+
+
+def assert_same_running_state(a, b) -> None:
+    """The running state is the working objects again, of the same classes."""
+    for name in ("_state_", "_held_out_"):
+        assert _kinds(getattr(b, name, None)) == _kinds(getattr(a, name, None)), name
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_skops_round_trip_predicts_bit_for_bit(case, tmp_path):
     est, _, _, _, X_test = _fit(case, tmp_path)
@@ -296,7 +331,8 @@ def test_skops_file_round_trip(tmp_path):
     sio = _skops_io()
     path = tmp_path / "model.skops"
     sio.dump(est, path)
-    loaded = sio.load(path, trusted=sio.get_untrusted_types(file=path))
+    assert_public_and_trusted(sio.get_untrusted_types(file=path))
+    loaded = sio.load(path, trusted=trusted_types())
     _assert_same_model(est, loaded, X_test)
 
 
@@ -321,6 +357,7 @@ def test_warm_start_continues_after_a_round_trip(case, tmp_path):
     if est.stop_reason_ != StopReason.MAX_ROUNDS:  # pragma: no cover - the cases run out
         pytest.skip(f"{case} stopped early ({est.stop_reason_})")
     loaded = _round_trip(est)
+    assert_same_running_state(est, loaded)
     model = loaded.ensemble_
     first = model.hypotheses[0] if isinstance(model, Ensemble) else model.weights[0]
     more = 2 * est.n_estimators

@@ -44,6 +44,7 @@ from sklearn.base import BaseEstimator, _fit_context, is_classifier
 from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from oracleboost._running_state import from_plain, to_plain
 from oracleboost._typing import ArrayLike
 from oracleboost._validation import (
     normalise_weights,
@@ -173,7 +174,8 @@ def loss_constraint(kind: type[Loss] | tuple[type[Loss], ...], *extra: str) -> l
 
 #: The fitted attributes only ``warm_start`` reads, each growing with the training rows:
 #: the booster's running state and early stopping's split of the rows.  A pickle leaves
-#: them out unless ``warm_start=True`` (:meth:`BaseBooster.__getstate__`).
+#: them out unless ``warm_start=True``, and then holds them as plain data
+#: (:meth:`BaseBooster.__getstate__`).
 _RUNNING_STATE = ("_state_", "_held_out_")
 
 
@@ -269,12 +271,16 @@ class BaseBooster(InspectionMixin, HoldOutMixin, EvalSetsMixin, CallbackSupport,
         rows: 16 bytes or more per training row, nearly all of a model of a few
         rounds).  Such a stored model predicts bit for bit as the fitted one; loaded
         and fitted with ``warm_start=True``, it fits anew (with a warning).  Fit with
-        ``warm_start=True`` to store a model that continues.  ``copy.copy`` and
+        ``warm_start=True`` to store a model that continues: the running state is then
+        stored as plain data (dicts, tuples, numbers, arrays and the library's public
+        objects: :mod:`oracleboost._running_state`), and its working objects are made
+        again on load, so that a stored model holds only the types of
+        :func:`oracleboost.persistence.trusted_types`.  ``copy.copy`` and
         ``copy.deepcopy`` copy everything (:meth:`__copy__`, :meth:`__deepcopy__`)."""
         state = super().__getstate__()
         if not self.warm_start:
-            state = {k: v for k, v in state.items() if k not in _RUNNING_STATE}
-        return state
+            return {k: v for k, v in state.items() if k not in _RUNNING_STATE}
+        return {k: to_plain(v) if k in _RUNNING_STATE else v for k, v in state.items()}
 
     def __copy__(self: _Self) -> _Self:
         """A shallow copy with every attribute, the running state included (an
@@ -294,10 +300,12 @@ class BaseBooster(InspectionMixin, HoldOutMixin, EvalSetsMixin, CallbackSupport,
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore a pickled or ``skops.io``-stored booster.  skops stores a ``str``
         enum as its string, so ``stop_reason_`` comes back as ``"max_rounds"``; it is
-        made a :class:`StopReason` again (``warm_start`` asks it ``resumable``)."""
+        made a :class:`StopReason` again (``warm_start`` asks it ``resumable``).  The
+        running state stored as plain data is made into its working objects again."""
         reason = state.get("stop_reason_")
         if isinstance(reason, str) and not isinstance(reason, StopReason):
             state = {**state, "stop_reason_": StopReason(reason)}
+        state = {k: from_plain(v) if k in _RUNNING_STATE else v for k, v in state.items()}
         super().__setstate__(state)
 
     # -- hooks ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import numpy as np
 from oracleboost._files import write_text_atomic
 from oracleboost._version import __version__
 from oracleboost.export.schema import (
+    FORMER_UNSTAMPED,
     SchemaError,
     allowed_classes,
     check_fitted,
@@ -27,10 +28,17 @@ from oracleboost.export.schema import (
     with_added_parameters,
 )
 
-__all__ = ["FORMAT_VERSION", "to_json", "from_json", "save_model", "load_model"]
+__all__ = ["FORMAT_VERSION", "READ_VERSIONS", "to_json", "from_json", "save_model",
+           "load_model"]
 
-#: The version of the format this library writes; it reads this one and earlier ones.
-FORMAT_VERSION = 1
+#: The version of the format this library writes (the versioning rule:
+#: docs/user_guide/model_format.rst).
+FORMAT_VERSION = 2
+#: The versions this library reads: every one up to the version it writes.  Version 2
+#: named two classes anew (a kernel model's kernel ``PairwiseKernel``, and the MLP
+#: oracle's nets scikit-learn's own ``MLPRegressor``), which a reader of version 1 does
+#: not know; their version-1 names are read still (``schema.current_name``).
+READ_VERSIONS = (1, 2)
 _FORMAT = "oracleboost-model"
 #: Attributes of a booster that are not written (see :mod:`oracleboost.model_json`).
 _NOT_WRITTEN = ("_state_", "_held_out_", "_callback_fit_ctx", "_skl_callbacks_to_teardown",
@@ -71,8 +79,9 @@ def from_json(text: str) -> Any:
     Raises
     ------
     ValueError
-        When the text is not an oracleboost model, or comes from a newer format version
-        than this library reads, or names a class outside the allow-list, or holds a
+        When the text is not an oracleboost model, or comes from a format version this
+        library does not read (a newer one; named, with the versions it reads), or
+        names a class outside the allow-list, or holds a
         field that is missing, of the wrong type or out of range (named by its place in
         the document, ``estimator.ensemble_.intercept``), or a model that does not
         predict.  Nothing the text names is imported or run.
@@ -84,13 +93,15 @@ def from_json(text: str) -> Any:
     if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
         raise ValueError(f"not an oracleboost model: no \"format\": \"{_FORMAT}\" field")
     version = doc.get("format_version")
-    if not isinstance(version, int) or version < 1:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise ValueError(f"not an oracleboost model: format_version {version!r}")
-    if version > FORMAT_VERSION:
+    if version not in READ_VERSIONS:
+        *earlier, last = map(str, READ_VERSIONS)
+        readable = f"{', '.join(earlier)} and {last}" if earlier else last
         raise ValueError(
             f"the model was written in format version {version} (oracleboost "
             f"{doc.get('library_version', '?')}); this oracleboost ({__version__}) reads "
-            f"versions up to {FORMAT_VERSION}: upgrade oracleboost to load it"
+            f"format versions {readable}: upgrade oracleboost to load it"
         )
     if "estimator" not in doc:
         raise SchemaError("estimator", "missing")
@@ -411,6 +422,10 @@ def _read_object(v: dict, where: str) -> Any:
         raise SchemaError(f"{where}.state", "must be an object of fields")
     state = {k: _decode(x, f"{where}.{k}") for k, x in v["state"].items()}
     state = with_added_parameters(cls, state)  # (a file written before an option was)
+    if v["__object__"] in FORMER_UNSTAMPED and "_sklearn_version" not in state:
+        import sklearn
+
+        state["_sklearn_version"] = sklearn.__version__
     check_state(cls, state, where)
     obj = cls.__new__(cls)
     if getattr(cls, "__setstate__", None) is not None:

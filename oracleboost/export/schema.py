@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SchemaError", "allowed_classes", "check_state", "check_parameters",
-           "check_tree_args", "check_tree_state", "check_fitted", "is_estimator_class",
-           "ADDED_PARAMETERS", "with_added_parameters"]
+__all__ = ["SchemaError", "allowed_classes", "current_name", "FORMER_UNSTAMPED", "check_state",
+           "check_parameters", "check_tree_args", "check_tree_state", "check_fitted",
+           "is_estimator_class", "ADDED_PARAMETERS", "with_added_parameters"]
 
 
 class SchemaError(ValueError):
@@ -93,7 +93,7 @@ def _library_classes() -> list[type]:
     )
     from oracleboost.oracles.lightgbm import LightGBMTree
     from oracleboost.oracles.matrix import LinearCoordinate, MatrixColumn
-    from oracleboost.oracles.sklearn import MADE_ESTIMATORS, FittedEstimator
+    from oracleboost.oracles.sklearn import FittedEstimator
     from oracleboost.oracles.stumps import (
         ConstantHypothesis,
         LabelCodeStump,
@@ -108,7 +108,7 @@ def _library_classes() -> list[type]:
         Ensemble, LinearModel, KernelModel,
         # oracles
         StumpOracle, TreeOracle, LightGBMOracle, SklearnOracle, MLPOracle, MatrixOracle,
-        LinearOracle, CachedOracle, ApproximateOracle, *MADE_ESTIMATORS,
+        LinearOracle, CachedOracle, ApproximateOracle,
         # hypotheses
         ConstantHypothesis, SignStump, RegressionStump, LabelCodeStump, VectorStump,
         MatrixColumn, LinearCoordinate, LightGBMTree, FittedEstimator, ArgmaxVote,
@@ -151,7 +151,18 @@ _FORMER_MODULES = {
 #: Classes that moved out of their module (read, never written).
 _FORMER_NAMES = {
     "oracleboost.boosters.mirror.estimator:ArgmaxVote": "oracleboost.optim.votes:ArgmaxVote",
+    # (format version 1: private names, made public in version 2)
+    "oracleboost.boosters.accelerated.estimator:_Kernel":
+        "oracleboost.boosters.accelerated.estimator:PairwiseKernel",
+    "oracleboost.oracles.sklearn:_QuietMLP":
+        "sklearn.neural_network._multilayer_perceptron:MLPRegressor",
 }
+
+#: Former names of scikit-learn estimators whose class was the library's own: scikit-learn
+#: stamps the state of its own classes only (``_sklearn_version``), and read as the
+#: scikit-learn class it is, such a state would warn of a pickle older than scikit-learn
+#: 0.18.  It is read as of the scikit-learn that reads it, as it was before.
+FORMER_UNSTAMPED = frozenset({"oracleboost.oracles.sklearn:_QuietMLP"})
 
 
 def current_name(name: str) -> str:
@@ -300,9 +311,9 @@ _SPECS: dict[str, dict[str, Check]] = {
                     "fit_intercept": BOOL, "n_outputs": COUNT,
                     "weights": _list_of(_float_array(finite=True))},
     "KernelModel": {"X": _float_array(2, finite=True), "y": _float_array(1, finite=True),
-                    "kernel": _instance("_Kernel"), "scale": FINITE,
+                    "kernel": _instance("PairwiseKernel"), "scale": FINITE,
                     "weights": _list_of(_float_array(1, finite=True))},
-    "_Kernel": {"kernel": STR,
+    "PairwiseKernel": {"kernel": STR,
                 "params": ("a dict of names to numbers", lambda v: isinstance(v, dict) and all(
                     isinstance(k, str) and _is_number(x) for k, x in v.items()))},
 }
@@ -557,7 +568,7 @@ def _kernel(state: dict, where: str) -> None:
 _CROSS: dict[str, Callable[[dict, str], None]] = {
     "SignStump": _stump, "RegressionStump": _stump, "LabelCodeStump": _label_code,
     "VectorStump": _vector, "LightGBMTree": _lightgbm, "Ensemble": _ensemble,
-    "LinearModel": _linear_model, "KernelModel": _kernel_model, "_Kernel": _kernel,
+    "LinearModel": _linear_model, "KernelModel": _kernel_model, "PairwiseKernel": _kernel,
 }
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from oracleboost._running_state import stored_as
 from oracleboost.losses import MarginLoss
 from oracleboost.optim.row_passes import lane_parts
 from oracleboost.rows import column_kernels
@@ -89,6 +90,7 @@ def momentum_scores(blocks: RowBlocks, Zw: Rows, Zg: Rows | None, Zz: Rows, beta
     return shaped_like(g, Zz), shaped_like(w, Zz)
 
 
+@stored_as("DualPoint")
 @dataclass(frozen=True)
 class DualPoint:
     """The dual point at scores ``Z w``: ``xi`` the scores that are rows of Z (−∞ in

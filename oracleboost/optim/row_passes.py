@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from oracleboost._running_state import stored_as
 from oracleboost.losses import Loss, MarginLoss
 from oracleboost.rows import column_kernels
 from oracleboost.rows.blocks import ReadyStats, RowBlocks, deferred_stat, ordered_sum, outputs_only
@@ -516,6 +517,7 @@ PREDICTION_REACH = 600.0
 SHIFT_SLACK = 64.0
 
 
+@stored_as("DualWeights")
 @dataclass(frozen=True)
 class DualWeights:
     """What :func:`dual_weights` and :func:`step_and_weights` give: the oracle's query
@@ -707,6 +709,7 @@ def step_and_weights(blocks: RowBlocks, loss: MarginLoss, m: np.ndarray, a: np.n
         shifted, margins, log_s)
 
 
+@stored_as("Entropy")
 @dataclass(frozen=True)
 class _Entropy:
     """The weights' entropy ``−Σ w log w = log total − Σ e (z − top) / total`` (``w = e /

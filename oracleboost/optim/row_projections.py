@@ -81,6 +81,7 @@ from typing import Any, NamedTuple
 import numba as nb
 import numpy as np
 
+from oracleboost._running_state import stored_as
 from oracleboost.rows import column_kernels
 from oracleboost.rows.blocks import RowBlocks, ordered_sum, outputs_only
 from oracleboost.rows.partitioned import Partitioned, Rows
@@ -973,6 +974,7 @@ def _eu_resolve(a: float, b: float, res: _Pass) -> float:
     return min(max(tau, left), right)
 
 
+@stored_as("Near")
 class Near(NamedTuple):
     """Where an earlier projection's threshold was: ``tau`` and ``width``, the width of
     the bracket its breakpoints were gathered from (:func:`euclidean_simplex_rows_near`)."""

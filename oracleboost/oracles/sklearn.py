@@ -783,7 +783,7 @@ class MLPOracle(Oracle):
         return Capabilities(multiclass_correlate=True, multiclass_project=True, stochastic=True)
 
     def bind(self, X: ArrayLike) -> BoundOracle:
-        reg = _QuietMLP(
+        reg = MLPRegressor(
             hidden_layer_sizes=self.hidden_layer_sizes,
             activation=self.activation,
             alpha=self.alpha,
@@ -791,20 +791,16 @@ class MLPOracle(Oracle):
             solver=self.solver,
         )
         reg._validate_params()
-        return _BoundEstimator(self, check_X(X, who="MLPOracle"), reg, None,
-                               target_scale="rms")
+        return _BoundQuietMLP(self, check_X(X, who="MLPOracle"), reg, None,
+                              target_scale="rms")
 
 
-class _QuietMLP(MLPRegressor):
-    """``MLPRegressor`` whose fit does not warn when it stops before convergence."""
+class _BoundQuietMLP(_BoundEstimator):
+    """:class:`MLPOracle` bound: its nets' fits do not warn when they stop before
+    convergence.  The warning is silenced here, around the fit, so that the hypotheses
+    hold scikit-learn's own ``MLPRegressor`` (a stored model names only public types)."""
 
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
-            ) -> _QuietMLP:
+    def _fit(self, estimator, target, sample_weight, random_state, output_scale=1.0):
         # (not catch_warnings: fits on threads that overlap would leave its filter set)
         with silenced(ConvergenceWarning):
-            return super().fit(X, y, sample_weight=sample_weight)
-
-
-#: The scikit-learn estimators of this module's own making that a fitted oracle holds
-#: (model files hold them: :mod:`oracleboost.export.schema`).
-MADE_ESTIMATORS: tuple[type, ...] = (_QuietMLP,)
+            return super()._fit(estimator, target, sample_weight, random_state, output_scale)

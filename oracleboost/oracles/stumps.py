@@ -43,6 +43,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from oracleboost._fingerprint import fingerprint
+from oracleboost._running_state import stored_as
 from oracleboost._validation import check_query
 from oracleboost.oracles import _monotone_scans as monotone_scans
 from oracleboost.oracles import _stump_kernels as kernels
@@ -981,6 +982,7 @@ def row_centred(r: np.ndarray) -> np.ndarray:
         return r - r.mean(axis=1, keepdims=True)
 
 
+@stored_as("HistogramMemo")
 @dataclass(frozen=True, eq=False)
 class HistogramMemo:
     """What ``project(target)`` without weights keeps of its query, on its answer

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from oracleboost._running_state import stored_as
 from oracleboost.rows.parallel import concurrent_launches, kernel_threads
 
 __all__ = ["BLOCKS_PER_PARTITION", "DEFAULT_BLOCK_SIZE", "LANE_ROWS",
@@ -315,6 +316,7 @@ def deferred_stat(n_outputs: int) -> Callable[[Callable], Callable]:
     return mark
 
 
+@stored_as("ReadyStats")
 class ReadyStats:
     """The stats of a :func:`deferred_stat` stage run in memory: ready at once."""
 

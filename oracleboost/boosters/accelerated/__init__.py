@@ -5,6 +5,8 @@ from oracleboost.boosters.accelerated.estimator import (
     PROVEN_STOCHASTIC,
     AcceleratedMarginClassifier,
     MomentumMethod,
+    PairwiseKernel,
 )
 
-__all__ = ["AcceleratedMarginClassifier", "MomentumMethod", "METHODS", "PROVEN_STOCHASTIC"]
+__all__ = ["AcceleratedMarginClassifier", "MomentumMethod", "PairwiseKernel", "METHODS",
+           "PROVEN_STOCHASTIC"]

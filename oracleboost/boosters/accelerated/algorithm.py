@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from oracleboost._running_state import stored_as
 from oracleboost.engine.model import KernelModel
 from oracleboost.engine.rounds import Problem, RoundResult, StopReason
 from oracleboost.losses import MarginLoss
@@ -172,6 +173,7 @@ class AcceleratedProblem(Problem):
         return math.sqrt(2.0) if self.multiclass else 1.0
 
 
+@stored_as("AcceleratedState")
 @dataclass(frozen=True)
 class AcceleratedState:
     """w_t, the momentum g_{t−1} (and its scores Z g for Algorithm 2), the scores Z w_t,

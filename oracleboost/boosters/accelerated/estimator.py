@@ -96,7 +96,8 @@ from oracleboost.oracles.base import Hypothesis, Oracle, OracleCapabilityError
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from oracleboost.rows.partitioned import Rows
 
-__all__ = ["AcceleratedMarginClassifier", "MomentumMethod", "METHODS", "PROVEN_STOCHASTIC"]
+__all__ = ["AcceleratedMarginClassifier", "MomentumMethod", "PairwiseKernel", "METHODS",
+           "PROVEN_STOCHASTIC"]
 
 #: What stands for Zᵀq_t in the momentum form (see :class:`MomentumMethod`).
 DIRECTIONS = tuple(STEPS)  # ("batch", "gradient", "worst_row", "sampled_row")
@@ -164,14 +165,15 @@ PROVEN_STOCHASTIC = MomentumMethod("sampled_row", HorizonStep(), _NONE)
 
 
 @persisted
-class _Kernel:
+class PairwiseKernel:
     """A picklable kernel ``k(A, B)``: a callable, or a name of
-    :func:`sklearn.metrics.pairwise.pairwise_kernels` with its parameters."""
+    :func:`sklearn.metrics.pairwise.pairwise_kernels` with its parameters (a fitted
+    kernel model's ``kernel``: stored models hold it)."""
 
-    def __init__(self, kernel, params: dict | None):
+    def __init__(self, kernel: str | Callable[..., ArrayLike], params: dict | None):
         self.kernel, self.params = kernel, dict(params or {})
 
-    def __call__(self, A, B) -> np.ndarray:
+    def __call__(self, A: ArrayLike, B: ArrayLike) -> np.ndarray:
         if callable(self.kernel):
             G = self.kernel(A, B, **self.params)
         else:
@@ -533,7 +535,7 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
                                            scale_free=False)
         X, s = data.rows.X, data.s
         ypm = data.ypm.astype(np.float64)  # (±1: the Gram matrix's signs)
-        kernel = _Kernel(self.kernel, self.kernel_params)
+        kernel = PairwiseKernel(self.kernel, self.kernel_params)
         G = kernel(X, X)
         if G.shape != (X.shape[0],) * 2 or not np.all(np.isfinite(G)):
             raise ValueError(

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from oracleboost._running_state import stored_as
 from oracleboost.engine.classifier import SignedColumn
 from oracleboost.engine.model import Ensemble
 from oracleboost.engine.rounds import (
@@ -67,6 +68,7 @@ class CoordinateProblem(Problem):
     blocks: RowBlocks
 
 
+@stored_as("CoordinateState")
 @dataclass(frozen=True)
 class CoordinateState:
     """Between rounds: the margins ``y_i f(x_i)``, the next round's dual weights with

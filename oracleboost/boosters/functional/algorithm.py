@@ -54,6 +54,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from oracleboost._running_state import stored_as
 from oracleboost.engine.rounds import Problem, RoundResult, StopReason, draw_seed
 from oracleboost.losses import Loss, Squared
 from oracleboost.losses.callable_objective import CallableObjective
@@ -109,6 +110,7 @@ class _Problem(Problem):
     offset: np.ndarray | None = None
 
 
+@stored_as("FunctionalState")
 @dataclass(frozen=True)
 class _State:
     """Between outer iterations: f on the training points, Δ (residual projection),

@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from oracleboost._running_state import stored_as
 from oracleboost.boosters.mirror import cells as mirror_cells
 from oracleboost.boosters.mirror import passes as mirror_passes
 from oracleboost.boosters.mirror.maps import MirrorMap
@@ -63,6 +64,7 @@ class MirrorProblem(Problem):
     vote: Callable[[Hypothesis], Hypothesis] | None = None  # multiclass: a hypothesis' vote
 
 
+@stored_as("MirrorState")
 @dataclass(frozen=True)
 class MirrorState:
     """Between rounds.  ``w`` is the distribution over cells for the next round;

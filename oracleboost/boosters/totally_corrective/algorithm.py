@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from oracleboost._running_state import stored_as
 from oracleboost.boosters.totally_corrective import vote_cells
 from oracleboost.boosters.totally_corrective.entropy_duals import (
     ACCEPT_TOL,
@@ -103,6 +104,7 @@ class TCProblem(Problem):
         self.box = BOXES[self.method]
 
 
+@stored_as("Entropic")
 @dataclass(frozen=True)
 class Entropic:
     """What ERLPBoost and SoftBoost carry between rounds beside the LP: their columns, the
@@ -137,6 +139,7 @@ def _fallback_accept(eps: float) -> float:
     return 1e-2 * eps
 
 
+@stored_as("TCState")
 @dataclass(frozen=True)
 class TCState:
     """Between rounds: the restricted LP (its columns, and HiGHS's model), the current

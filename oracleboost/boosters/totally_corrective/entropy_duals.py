@@ -75,6 +75,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from oracleboost._running_state import stored_as
 from oracleboost.boosters.totally_corrective import entropy_kernels as kernels
 from oracleboost.optim.projections import bregman_kl, kl_capped_simplex
 
@@ -111,6 +112,7 @@ class EntropySolveError(RuntimeError):
         self.solution = solution
 
 
+@stored_as("ColumnStore")
 class ColumnStore:
     """The columns ``u_1 … u_t`` as a row-major ``(N, capacity)`` array, grown by
     doubling.  Append-only and shared between a booster's states: a state holds the

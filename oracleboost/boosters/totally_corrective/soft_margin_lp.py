@@ -90,6 +90,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from oracleboost._running_state import stored_as
+
 __all__ = ["SoftMarginLP", "LPSolution", "LPSolveError", "FEASIBILITY_TOL",
            "largest_mean_margin"]
 
@@ -232,6 +234,7 @@ class LPSolution:
         self.seconds, self.iterations = seconds, iterations
 
 
+@stored_as("SoftMarginLP")
 class SoftMarginLP:
     """The restricted soft-margin LP, one row of HiGHS's dual model per hypothesis,
     kept between solves (see the module docstring).
