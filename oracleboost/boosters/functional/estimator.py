@@ -9,6 +9,7 @@ projection), in :mod:`oracleboost.boosters.functional.algorithm`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from numbers import Integral, Real
@@ -58,6 +59,8 @@ from oracleboost.oracles.base import BinaryOnlyOracleError, Oracle
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from oracleboost.rows.partitioned import NotDistributedError, Rows
 from oracleboost.rows.quantile import weighted_quantile
+from oracleboost.rows.subsample import PARAMETERS_DOC as _STOCHASTIC_PARAMETERS
+from oracleboost.rows.subsample import RoundDraws, sampling_seed
 
 __all__ = [
     "FunctionalGradientRegressor",
@@ -86,6 +89,8 @@ class _FunctionalGradientBooster(ExportMixin, BaseBooster):
         "init": [StrOptions({"auto"}), Interval(Real, None, None, closed="neither")],
         "n_jobs": [Integral, None],
         "block_size": [Interval(Integral, 1, None, closed="left")],
+        "subsample": [Interval(Real, 0, 1, closed="right")],
+        "colsample_bytree": [Interval(Real, 0, 1, closed="right")],
     }
 
     @fit_context
@@ -179,6 +184,7 @@ class _FunctionalGradientBooster(ExportMixin, BaseBooster):
             blockwise_loss=loss.pointwise and not ctx and type(loss).__call__ is Loss.__call__,
             record=self._fit_record,
             booster=type(self).__name__,
+            draws=RoundDraws.of(self.subsample, self.colsample_bytree, rows.X.shape[1]),
         )
 
     def _need(self) -> str:
@@ -203,10 +209,18 @@ class _FunctionalGradientBooster(ExportMixin, BaseBooster):
         return ()
 
     def _initial_state(self, problem: _Problem):
-        return initial_state(problem, seed_generator(self.random_state)), problem.f0
+        state = initial_state(problem, seed_generator(self.random_state))
+        return self._drawing(problem, state), problem.f0
 
     def _resumed(self, problem: _Problem, state: _State) -> _State:
-        return resumed(problem, state)
+        return self._drawing(problem, resumed(problem, state))
+
+    def _drawing(self, problem: _Problem, state: _State) -> _State:
+        """``state`` with the seed of stochastic boosting's draws, made once a fit
+        (a warm start goes on with the seed of the fit it continues)."""
+        if problem.draws is None or state.draw_seed is not None:
+            return state
+        return dataclasses.replace(state, draw_seed=sampling_seed(self.random_state))
 
     def _growth_allowed(self, problem: _Problem) -> bool:
         # Subgradient steps (non-smooth losses) and the decreasing schedules of Theorems
@@ -224,7 +238,7 @@ class _FunctionalGradientBooster(ExportMixin, BaseBooster):
 
     def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
         """One outer iteration of Algorithm 1, 2 or 3 (:func:`.algorithm.functional_round`)."""
-        return functional_round(problem, state, ensemble, budget)
+        return functional_round(problem, state, ensemble, budget, t)
 
     def _raw_shape(self, n: int, y) -> tuple[int, ...]:
         return (n,)
@@ -275,7 +289,7 @@ _FUNCTIONAL_PARAMETERS = """\
         with a ``BoostingWarning``).
     <early stopping parameters>
     <importance parameters>
-"""
+""" + _STOCHASTIC_PARAMETERS
 
 
 @documented(functional_parameters=_FUNCTIONAL_PARAMETERS)
@@ -372,6 +386,8 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
         importance_type: str = "weight",
+        subsample: float = 1.0,
+        colsample_bytree: float = 1.0,
     ) -> None:
         self.oracle = oracle
         self.loss = loss
@@ -391,6 +407,8 @@ class FunctionalGradientRegressor(ScoreRegressorMixin, RegressorMixin,
         self.validation_fraction = validation_fraction
         self.tol = tol
         self.importance_type = importance_type
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
 
     def _setup(self, X, y, sample_weight) -> _Problem:
         backend = fit_backend(X)
@@ -512,6 +530,8 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
         importance_type: str = "weight",
+        subsample: float = 1.0,
+        colsample_bytree: float = 1.0,
     ) -> None:
         self.oracle = oracle
         self.loss = loss
@@ -531,6 +551,8 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         self.validation_fraction = validation_fraction
         self.tol = tol
         self.importance_type = importance_type
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
 
     def _vector(self) -> bool:
         """Whether the loss scores each class (f(x) ∈ R^K) rather than one margin."""
@@ -722,6 +744,8 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
         importance_type: str = "weight",
+        subsample: float = 1.0,
+        colsample_bytree: float = 1.0,
     ) -> None:
         self.oracle = oracle
         self.loss = loss
@@ -741,6 +765,8 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
         self.validation_fraction = validation_fraction
         self.tol = tol
         self.importance_type = importance_type
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
 
     @fit_context
     @eval_parameters_doc
