@@ -15,16 +15,20 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.linear_model import Ridge
 from sklearn.utils._param_validation import InvalidParameterError
 from test_backend_extension import BLOCK, Held, HeldBackend, _data, _scores
 from test_row_blocks import threads_even_when_small  # noqa: F401  (a fixture)
 
 from oracleboost.boosters import BOOSTERS
 from oracleboost.engine.backends import register_backend
+from oracleboost.model_json import from_json, to_json
 from oracleboost.oracles import (
     CachedOracle,
     LightGBMOracle,
+    MLPOracle,
     OracleCapabilityError,
+    SklearnOracle,
     StumpOracle,
     TreeOracle,
 )
@@ -171,9 +175,54 @@ def test_features_are_checked_and_refused_by_oracles_that_do_not_declare_them():
             bound.correlate(r, features=bad)
     with pytest.raises(TypeError, match="features must be a non-empty"):
         bound.project(r, features=[])
-    for oracle in (TreeOracle(), CachedOracle(StumpOracle())):
+    for oracle in (SklearnOracle(Ridge()), CachedOracle(StumpOracle())):
         with pytest.raises(OracleCapabilityError, match=type(oracle).__name__):
             oracle.bind(X).project(r, features=[0, 1])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("query", ["correlate", "project", "project_vector"])
+def test_a_tree_on_features_is_the_tree_of_those_columns(seed, query):
+    rng = np.random.RandomState(seed)
+    X, X_new = rng.randn(100, 6), rng.randn(40, 6)
+    features = np.sort(rng.choice(6, 3, replace=False))
+    r = rng.randn(100, 2) if query == "project_vector" else rng.randn(100)
+    oracle = TreeOracle(max_depth=3)
+
+    def ask(bound, **kw):
+        if query == "correlate":
+            return bound.correlate(r, random_state=seed, **kw)
+        return bound.project(r, rng.rand(100) if seed else None, random_state=seed, **kw)
+
+    state = rng.get_state()
+    h = ask(oracle.bind(X), features=features)
+    rng.set_state(state)  # (the same weights)
+    alone = ask(oracle.bind(X[:, features]))
+    np.testing.assert_array_equal(h.train_output, alone.train_output)
+    np.testing.assert_array_equal(h.predict(X_new), alone.predict(X_new[:, features]))
+    importances = h.feature_importances(6)
+    np.testing.assert_array_equal(importances[features], alone.feature_importances(3))
+    assert importances.sum() > 0 and not importances[np.setdiff1d(range(6), features)].any()
+    if query != "project_vector":  # (a tree of one output: exported)
+        tree = h.tree_structure()
+        assert tree.n_features == 6 and set(tree.feature) <= set(features)
+        np.testing.assert_array_equal(
+            features[alone.tree_structure().feature], tree.feature)
+    with pytest.raises(ValueError, match="fitted on 6"):
+        h.predict(X_new[:, :5])
+
+
+def test_a_model_of_trees_on_drawn_features_exports_and_saves():
+    X, y = _data("regression", 0)
+    X = np.column_stack([X, -X])
+    model = _fit("gradient-regression", X, y, oracle=TreeOracle(max_depth=2),
+                 colsample_bytree=0.5, subsample=0.7, n_estimators=8)
+    assert len({tuple(h.columns) for h in model.ensemble_.hypotheses}) > 1
+    np.testing.assert_array_equal(model.to_lightgbm().predict(X), model.predict(X))
+    np.testing.assert_array_equal(from_json(to_json(model)).predict(X), model.predict(X))
+    assert model.feature_importances_.shape == (8,)
+    _fit("gradient-regression", X, y, oracle=MLPOracle(max_iter=20), colsample_bytree=0.5,
+         n_estimators=2)
 
 
 # -- the boosters ------------------------------------------------------------------------
@@ -265,9 +314,9 @@ def test_the_fractions_are_validated_by_name(name):
                 _fit(name, X, y, **{param: bad})
 
 
-@pytest.mark.parametrize("oracle", [TreeOracle(), LightGBMOracle(),
+@pytest.mark.parametrize("oracle", [SklearnOracle(Ridge()), LightGBMOracle(),
                                     CachedOracle(StumpOracle())],
-                         ids=["trees", "lightgbm", "cached"])
+                         ids=["sklearn", "lightgbm", "cached"])
 def test_colsample_is_refused_by_an_oracle_that_cannot_answer_on_features(oracle):
     if isinstance(oracle, LightGBMOracle):
         pytest.importorskip("lightgbm")
