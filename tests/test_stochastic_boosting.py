@@ -210,6 +210,8 @@ def test_a_tree_on_features_is_the_tree_of_those_columns(seed, query):
             features[alone.tree_structure().feature], tree.feature)
     with pytest.raises(ValueError, match="fitted on 6"):
         h.predict(X_new[:, :5])
+    with pytest.raises(ValueError, match="column indices from 0 below 6"):
+        ask(oracle.bind(X), features=[1, 6])
 
 
 def test_a_model_of_trees_on_drawn_features_exports_and_saves():

@@ -350,6 +350,11 @@ class _BoundEstimator(BoundOracle):
         h.train_output = h.predict(self.X)
         return h
 
+    @property
+    def n_features(self) -> int:
+        """The columns of the training X (what a query's ``features`` index)."""
+        return int(self.X.shape[1])
+
     def _columns(self, columns: np.ndarray | None):
         """The training X, or its ``columns`` alone (a query's ``features``)."""
         return self.X if columns is None else self.X[:, columns]
