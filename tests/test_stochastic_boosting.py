@@ -11,6 +11,7 @@ and a row of weight 0 is a row left out.
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -343,3 +344,18 @@ def test_a_stochastic_fit_still_learns(name):
         model = _fit(name, X, y, **DRAWS, n_estimators=20, random_state=seed)
         loss = model.history_["loss"]
         assert loss[-1] < loss[0]
+
+
+@pytest.mark.parametrize("name", ["adaboost", "gradient-regression", "maboost"])
+def test_a_model_saved_before_the_parameters_loads_without_draws(name):
+    X, y = _data(BOOSTERS[name].task, 0)
+    model = _fit(name, X, y)
+    doc = json.loads(to_json(model))
+    for param in ("subsample", "colsample_bytree"):
+        del doc["estimator"]["state"][param]  # (a file written before they existed)
+    loaded = from_json(json.dumps(doc))
+    assert loaded.get_params()["subsample"] == loaded.get_params()["colsample_bytree"] == 1.0
+    np.testing.assert_array_equal(_scores(loaded, X), _scores(model, X))
+    del doc["estimator"]["state"]["n_estimators"]  # others are still needed
+    with pytest.raises(ValueError, match="n_estimators"):
+        from_json(json.dumps(doc))
