@@ -516,6 +516,7 @@ def test_sklearn_conventions_and_capabilities():
         bounded=True,  # correlate answers ±1 stumps and label codes, all in [−1, 1]
         sparse_input=True,  # binned from a sparse X's structure (tests/test_sparse.py)
         allow_nan=True,  # a missing-value bin (tests/test_stump_missing.py)
+        feature_subsets=True,  # features= (tests/test_stochastic_boosting.py)
     )
     assert not oracle.capabilities.stochastic
     assert StumpOracle(max_bins=1000).max_bins == 1000  # constructor only stores

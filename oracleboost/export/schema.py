@@ -235,6 +235,11 @@ def _float_array(ndim: int | None = None, finite: bool = False) -> Check:
     return (f"a {dims}float64 array{' of finite numbers' if finite else ''}", test)
 
 
+def _column_indices(v: Any) -> bool:
+    return (isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in "iu"
+            and v.size > 0 and int(v[0]) >= 0 and bool((np.diff(v) > 0).all()))
+
+
 def _hashable_key(v: Any) -> bool:
     if v is None or isinstance(v, (str, bool, int, float)):
         return True
@@ -295,7 +300,13 @@ _SPECS: dict[str, dict[str, Check]] = {
                      "num_threads": INT, "key": KEY, **_CACHES},
     "FittedEstimator": {"estimator": ("a scikit-learn estimator",
                                       lambda v: is_estimator_class(type(v))),
-                        "output_scale": FINITE, "sparse_input": BOOL, **_CACHES},
+                        "output_scale": FINITE, "sparse_input": BOOL,
+                        # (fitted on these columns of X alone: colsample_bytree)
+                        "columns": ("null or sorted distinct column indices",
+                                    lambda v: v is None or _column_indices(v)),
+                        "n_features": ("null or an integer >= 1",
+                                       lambda v: v is None or COUNT[1](v)),
+                        **_CACHES},
     "ArgmaxVote": {"inner": HYPOTHESIS, "n_classes": COUNT, "key": KEY, "scale": FINITE,
                    **_CACHES},
     "Ensemble": {"intercept": FINITE_SCALAR_OR_VECTOR, "hypotheses": _list_of(HYPOTHESIS),
@@ -381,9 +392,16 @@ def _check_parameters(cls: type, state: dict, where: str) -> None:
     """An estimator's ``__init__`` parameters are all there (``get_params``, ``repr``
     and ``clone`` read every one)."""
     for name in sorted(_parameter_names(cls)):
-        if name not in state:
+        if name not in state and not _class_default(cls, name):
             raise SchemaError(f"{where}.{name}",
                               f"missing (the parameter {name} of {cls.__name__})")
+
+
+def _class_default(cls: type, name: str) -> bool:
+    """Whether ``cls`` holds a plain value for ``name`` itself: the default of a parameter
+    added after older files were written, which such a file's object reads."""
+    value = inspect.getattr_static(cls, name, None)
+    return isinstance(value, (bool, int, float, str))
 
 
 def check_state(cls: type, state: dict, where: str) -> None:
@@ -482,9 +500,14 @@ def _check_hypothesis_width(h: Any, n_features: int, where: str) -> None:
         raise SchemaError(f"{where}.j", f"is {j}; the model has {n_features} features")
     est = getattr(h, "estimator", None)
     fitted = getattr(est, "n_features_in_", None)
-    if fitted is not None and fitted != n_features:
+    columns = getattr(h, "columns", None)  # (an estimator fitted on these columns alone)
+    if columns is not None and int(columns[-1]) >= n_features:
+        raise SchemaError(f"{where}.columns", f"reach column {int(columns[-1])}; the model "
+                          f"has {n_features} features")
+    wanted = n_features if columns is None else len(columns)
+    if fitted is not None and fitted != wanted:
         raise SchemaError(f"{where}.estimator.n_features_in_",
-                          f"is {fitted}; the model has {n_features}")
+                          f"is {fitted}; the model has {wanted}")
 
 
 # -- cross-field checks ----------------------------------------------------------------------

@@ -55,6 +55,12 @@ boosters ask it with distributions that sum to 1.  An oracle's own arithmetic ma
 limit how far apart weights may be (see :class:`~oracleboost.oracles.TreeOracle` and
 :class:`~oracleboost.oracles.LightGBMOracle` for one weight far above the others).
 
+Feature subsets: an oracle that declares ``Capabilities.feature_subsets`` takes
+``features=`` in ``correlate`` and ``project``: sorted distinct column indices of the
+bound X, and answers with the best hypothesis of the class that splits only on those
+columns (stochastic boosting's ``colsample_bytree``).  Every other oracle refuses the
+keyword with an :class:`OracleCapabilityError` naming it.
+
 Categorical features: an oracle that declares ``Capabilities.categorical`` takes
 ``bind(X, *, categorical_features=indices)``, ``indices`` a sorted tuple of the columns
 of X that hold category codes (non-negative integers as float64, NaN where the category
@@ -98,6 +104,7 @@ __all__ = [
     "canonical_sparse",
     "check_X",
     "check_categorical_features",
+    "check_features",
     "class_runs",
     "predict_validated",
 ]
@@ -202,6 +209,10 @@ class Capabilities:
         an oracle that declares this (every other oracle is bound as ``bind(X)``, and
         reads such a column as scikit-learn does: numeric categories as their values,
         others refused).
+    feature_subsets : bool
+        ``correlate`` and ``project`` take ``features=``, the columns of X an answer may
+        use (sorted distinct indices), and answer with the best hypothesis of the class
+        on those columns alone (stumps: the best split among them).
     """
 
     correlate: bool = True
@@ -215,6 +226,7 @@ class Capabilities:
     allow_nan: bool = False
     sparse_input: bool = False
     categorical: bool = False
+    feature_subsets: bool = False
 
 
 class Hypothesis(ABC):
@@ -447,12 +459,30 @@ class BoundOracle:
         return total
 
     # -- public queries -------------------------------------------------------------
-    def correlate(self, r: ArrayLike, *, random_state: int | None = None) -> Hypothesis:
-        """The hypothesis (approximately) maximising ``<r, h> / ||h||`` over the class."""
+    def correlate(self, r: ArrayLike, *, random_state: int | None = None,
+                  features: ArrayLike | None = None) -> Hypothesis:
+        """The hypothesis (approximately) maximising ``<r, h> / ||h||`` over the class
+        (over its hypotheses on the columns ``features`` alone, when given: see
+        ``Capabilities.feature_subsets``)."""
         r = check_query(r, self.n_samples, "r", finite=not self._correlate_checks_query)
         self._require("correlate", r.ndim)
-        return self._checked(self._correlate(r, random_state), r.shape,
+        only = self._features(features)
+        return self._checked(self._correlate(r, random_state, **only), r.shape,
                              finite=self._correlate_outputs_finite)
+
+    def _features(self, features: ArrayLike | None) -> dict[str, np.ndarray]:
+        """A query's ``features`` as the hook's keyword (none when not given), checked:
+        refused by an oracle that does not declare ``feature_subsets``, else sorted
+        distinct non-negative column indices (each oracle checks the upper bound)."""
+        if features is None:
+            return {}
+        if not self.capabilities.feature_subsets:
+            raise OracleCapabilityError(
+                f"{type(self.oracle).__name__} cannot answer a query on a subset of the "
+                "features (features=, as colsample_bytree < 1 asks): its capabilities do "
+                "not declare feature_subsets; use StumpOracle, or colsample_bytree=1.0"
+            )
+        return {"features": check_features(features, getattr(self, "n_features", None))}
 
     def _prefetch(self, r: Any, shifted: tuple | None = None, *, project: bool = False
                   ) -> None:
@@ -498,15 +528,19 @@ class BoundOracle:
         sample_weight: ArrayLike | None = None,
         *,
         random_state: int | None = None,
+        features: ArrayLike | None = None,
     ) -> Hypothesis:
-        """The hypothesis minimising ``sum_i w_i ||target_i - h(x_i)||^2`` (Grubb–Bagnell eq. 4)."""
+        """The hypothesis minimising ``sum_i w_i ||target_i - h(x_i)||^2`` (Grubb–Bagnell
+        eq. 4), among those on the columns ``features`` alone when given (see
+        ``Capabilities.feature_subsets``)."""
         target = check_query(target, self.n_samples, "target",
                              finite=not self._project_checks_target)
         w = None
         if sample_weight is not None:  # the answer must not depend on the weights' scale
             w = normalise_weights(check_sample_weight(sample_weight, self.n_samples))
         self._require("project", target.ndim)
-        h = self._checked(self._project(target, w, random_state), target.shape,
+        only = self._features(features)
+        h = self._checked(self._project(target, w, random_state, **only), target.shape,
                           finite=self._project_outputs_finite)
         self._check_squared_norm(h, w, target)
         return h
@@ -731,6 +765,23 @@ def wrapped_categorical_features(wrapper: Oracle, indices) -> tuple[int, ...] | 
             "(capabilities.categorical is False)"
         )
     return tuple(int(j) for j in indices)
+
+
+def check_features(features: ArrayLike, n_features: int | None = None,
+                   name: str = "features") -> np.ndarray:
+    """A query's ``features`` as sorted distinct column indices (intp, at least one),
+    below ``n_features`` when given; errors name ``name``."""
+    a = np.asarray(features)
+    if a.ndim != 1 or a.size == 0 or a.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be a non-empty 1-D array of column indices; got "
+                        f"{features!r}")
+    a = a.astype(np.intp)
+    if (a < 0).any() or (np.diff(a) <= 0).any() or (
+            n_features is not None and a[-1] >= n_features):
+        bound = "" if n_features is None else f" below {n_features}"
+        raise ValueError(f"{name} must be sorted distinct column indices from 0{bound}; "
+                         f"got {a.tolist()[:10]}")
+    return a
 
 
 def check_categorical_features(X: np.ndarray, indices: Sequence[int],

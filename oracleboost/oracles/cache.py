@@ -22,6 +22,7 @@ computes the answers.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
 import uuid
@@ -333,7 +334,8 @@ class CachedOracle(Oracle):
 
     @property
     def capabilities(self) -> Capabilities:
-        return self._wrapped().capabilities
+        # (queries on a subset of the features are not keyed: refused by the cache)
+        return dataclasses.replace(self._wrapped().capabilities, feature_subsets=False)
 
     def bind(self, X: ArrayLike, *,
              categorical_features: tuple[int, ...] | None = None) -> BoundOracle:

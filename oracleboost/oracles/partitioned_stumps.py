@@ -214,24 +214,27 @@ class PartitionedStumpOracle(BoundStumpOracle):
     def _full(self, value: float | np.ndarray) -> Partitioned:
         return self.blocks.full(value)
 
-    def correlate(self, r: Partitioned, *, random_state: int | None = None) -> Hypothesis:
+    def correlate(self, r: Partitioned, *, random_state: int | None = None,
+                  features: Any = None) -> Hypothesis:
         """±1 stumps for a query of shape (n,), label-coded stumps for (n, K), held with
-        the rows; the same answer as in memory."""
+        the rows (on the columns ``features`` alone, when given); the same answer as in
+        memory."""
         if not isinstance(r, Partitioned) or (r.ndim == 2 and r.columns is None):
             raise NotDistributedError(
                 "a cluster's stump oracle answers correlate(r) for a query r of shape (n,) "
                 "or (n, K) held by the workers (a booster's weights)"
             )
-        return self._correlate(r, random_state)
+        return self._correlate(r, random_state, **self._features(features))
 
     def _row_centred(self, r: Partitioned) -> Partitioned:
         return shaped_like(self.blocks.map(_centred, r)[0][0], r)
 
     def project(self, target: Any, sample_weight: Any = None, *,
-                random_state: int | None = None) -> Hypothesis:
+                random_state: int | None = None, features: Any = None) -> Hypothesis:
         """The least-squares stump for a target held with the rows (shape (n,), or (n, K):
         a stump of vector leaves), with the weights ``sample_weight`` (held with the rows,
-        normalised by the booster as in memory) or none; the same answer as in memory."""
+        normalised by the booster as in memory) or none, on the columns ``features``
+        alone when given; the same answer as in memory."""
         if not isinstance(target, Partitioned) or (
                 target.ndim == 2 and target.columns is None) or not (
                 sample_weight is None or isinstance(sample_weight, Partitioned)):
@@ -240,4 +243,5 @@ class PartitionedStumpOracle(BoundStumpOracle):
                 "target of shape (n,) or (n, K) and weights of shape (n,) held by the "
                 "workers (a booster's gradient)"
             )
-        return self._project(target, sample_weight, random_state)
+        return self._project(target, sample_weight, random_state,
+                             **self._features(features))

@@ -113,20 +113,35 @@ class FittedEstimator(Hypothesis):
     For classifiers fitted on ±1 labels the output is the predicted label (±1);
     for regressors it is ``predict`` times ``output_scale`` (see :class:`MLPOracle`).
     ``sparse_input``: whether it predicts scipy sparse X, as its oracle took it.
+    ``columns``: the columns of X the estimator was fitted on (a query's ``features``),
+    of ``n_features``; None: every column.
     """
 
-    sparse_input = False  # class default: pickles made before the attribute existed
+    # class defaults: pickles made before the attributes existed
+    sparse_input = False
+    columns: np.ndarray | None = None
+    n_features: int | None = None
 
     def __init__(self, estimator: BaseEstimator, output_scale: float = 1.0,
-                 sparse_input: bool = False) -> None:
+                 sparse_input: bool = False, columns: np.ndarray | None = None,
+                 n_features: int | None = None) -> None:
         self.estimator = estimator
         self.output_scale = float(output_scale)
         self.sparse_input = bool(sparse_input)
+        if columns is not None:
+            self.columns = np.asarray(columns, dtype=np.intp)
+            self.n_features = int(n_features)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         if sp.issparse(X):  # taken where its oracle took it (check_X refuses it by name)
             X = check_X(X, accept_sparse=self.sparse_input,
                         who=f"a {type(self.estimator).__name__} hypothesis")
+        if self.columns is not None:  # the estimator's columns of X
+            X = X if sp.issparse(X) else np.asarray(X)
+            if X.ndim != 2 or X.shape[1] != self.n_features:
+                raise ValueError(f"X has {X.shape[-1]} features but the hypothesis was "
+                                 f"fitted on {self.n_features}")
+            X = X[:, self.columns]
         if not isinstance(self.estimator, BaseDecisionTree):
             return np.asarray(self.estimator.predict(X), dtype=np.float64) * self.output_scale
         # A tree casts X to float32.  Looking for values beyond its range on every call
@@ -174,9 +189,10 @@ class FittedEstimator(Hypothesis):
         else:
             value = np.asarray(tree.value[leaves, :, 0], dtype=np.float64)
         value = value * self.output_scale  # the product predict forms
+        feature = tree.feature[internal].astype(np.intp)
         return TreeStructure(
-            n_features=int(est.n_features_in_),
-            feature=tree.feature[internal].astype(np.intp),
+            n_features=int(est.n_features_in_ if self.columns is None else self.n_features),
+            feature=feature if self.columns is None else self.columns[feature],
             threshold=np.array([float32_split(t) for t in tree.threshold[internal]]),
             left=number[tree.children_left[internal]],
             right=number[tree.children_right[internal]],
@@ -190,6 +206,9 @@ class FittedEstimator(Hypothesis):
         """The estimator's own ``feature_importances_`` (trees, forests, boosting), or
         None for estimators without them (linear models, neighbours, pipelines)."""
         imp = getattr(self.estimator, "feature_importances_", None)
+        if imp is not None and self.columns is not None and n_features == self.n_features:
+            imp, own = np.zeros(n_features), np.asarray(imp, dtype=np.float64)
+            imp[self.columns] = own  # (its columns' importances, in place)
         if imp is None or np.shape(imp) != (n_features,):
             return None
         return np.asarray(imp, dtype=np.float64)
@@ -314,24 +333,39 @@ class _BoundEstimator(BoundOracle):
         self.target_scale = target_scale
         self.weighting = weighting
 
-    def _fit(self, estimator, target, sample_weight, random_state, output_scale=1.0):
+    def _fit(self, estimator, target, sample_weight, random_state, output_scale=1.0,
+             columns=None):
         est = _seeded_clone(estimator, random_state)
+        X = self._columns(columns)
+        cst = getattr(est, "monotonic_cst", None)
+        if columns is not None and cst is not None:  # the constraints of those columns
+            est.set_params(monotonic_cst=np.asarray(cst)[columns])
         if sample_weight is None:
-            est.fit(self.X, target)
+            est.fit(X, target)
         elif self.weighting == "resample":
             idx = _weighted_bootstrap(sample_weight, random_state)
-            est.fit(self.X[idx], target[idx])
+            est.fit(X[idx], target[idx])
         else:
             if not has_fit_parameter(est, "sample_weight"):
                 raise TypeError(
                     _no_weights_message(est, f"{type(self.oracle).__name__} needs for this query")
                 )
-            est.fit(self.X, target, sample_weight=sample_weight)
-        h = FittedEstimator(est, output_scale, sparse_input=self.sparse_input)
+            est.fit(X, target, sample_weight=sample_weight)
+        h = FittedEstimator(est, output_scale, sparse_input=self.sparse_input,
+                            columns=columns, n_features=self.X.shape[1])
         h.train_output = h.predict(self.X)
         return h
 
-    def _regress(self, target, sample_weight, random_state):
+    @property
+    def n_features(self) -> int:
+        """The columns of the training X (what a query's ``features`` index)."""
+        return int(self.X.shape[1])
+
+    def _columns(self, columns: np.ndarray | None):
+        """The training X, or its ``columns`` alone (a query's ``features``)."""
+        return self.X if columns is None else self.X[:, columns]
+
+    def _regress(self, target, sample_weight, random_state, columns=None):
         """Fit ``target / scale`` and return ``scale`` times the fit, which is exact for a
         class closed under scaling.  ``target_scale``:
 
@@ -355,16 +389,19 @@ class _BoundEstimator(BoundOracle):
             rms = _weighted_rms(target, sample_weight)
             if rms > 0.0:
                 scale = rms if self.target_scale == "rms" else math.ldexp(1.0, math.frexp(rms)[1])
-        return self._fit(self.regressor, target / scale, sample_weight, random_state, scale)
+        return self._fit(self.regressor, target / scale, sample_weight, random_state, scale,
+                         columns)
 
-    def _correlate(self, r, random_state):
+    # (``features``: only where the oracle declares feature_subsets)
+    def _correlate(self, r, random_state, features=None):
         if self.classifier is not None:
             labels = np.where(r >= 0, 1, -1)
-            return self._fit(self.classifier, labels, np.abs(r), random_state)
-        return self._regress(r, None, random_state)
+            return self._fit(self.classifier, labels, np.abs(r), random_state,
+                             columns=features)
+        return self._regress(r, None, random_state, features)
 
-    def _project(self, target, sample_weight, random_state):
-        return self._regress(target, sample_weight, random_state)
+    def _project(self, target, sample_weight, random_state, features=None):
+        return self._regress(target, sample_weight, random_state, features)
 
 
 class _BoundTrees(_BoundEstimator):
@@ -375,16 +412,18 @@ class _BoundTrees(_BoundEstimator):
 
     monotone = False  # monotone_constraints given (set by TreeOracle.bind)
 
-    def _fit(self, estimator, target, sample_weight, random_state, output_scale=1.0):
+    def _fit(self, estimator, target, sample_weight, random_state, output_scale=1.0,
+             columns=None):
         search = None
         if sample_weight is not None and estimator is self.regressor and not self.monotone:
             # (monotone trees keep scikit-learn's bounded leaves: a refit would undo them)
             search = split_search_weights(sample_weight)
         if search is None:
-            h = super()._fit(estimator, target, sample_weight, random_state, output_scale)
+            h = super()._fit(estimator, target, sample_weight, random_state, output_scale,
+                             columns)
             return self._not_against(h, target, sample_weight) if self.monotone else h
-        h = super()._fit(estimator, target, search, random_state, output_scale)
-        _refit_leaf_values(h.estimator, self.X, target, sample_weight)
+        h = super()._fit(estimator, target, search, random_state, output_scale, columns)
+        _refit_leaf_values(h.estimator, self._columns(columns), target, sample_weight)
         h.train_output = h.predict(self.X)
         return h
 
@@ -689,9 +728,11 @@ class TreeOracle(Oracle):
     def capabilities(self) -> Capabilities:
         # correlate grows ±1 classification trees: bounded; sparse X: fitted on its
         # float32 dense form (the trees of X.toarray()), predicted as it is; monotone
-        # trees have scalar leaves (vector leaves have no order)
+        # trees have scalar leaves (vector leaves have no order); feature_subsets: a tree
+        # grown on the given columns alone
         return Capabilities(multiclass_project=not is_constrained(self.monotone_constraints),
-                            stochastic=True, bounded=True, sparse_input=True)
+                            stochastic=True, bounded=True, sparse_input=True,
+                            feature_subsets=True)
 
     def bind(self, X: ArrayLike) -> BoundOracle:
         shared = dict(
@@ -780,7 +821,8 @@ class MLPOracle(Oracle):
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(multiclass_correlate=True, multiclass_project=True, stochastic=True)
+        return Capabilities(multiclass_correlate=True, multiclass_project=True, stochastic=True,
+                            feature_subsets=True)  # (a net fitted on the given columns)
 
     def bind(self, X: ArrayLike) -> BoundOracle:
         reg = MLPRegressor(

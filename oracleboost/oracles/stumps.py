@@ -904,6 +904,7 @@ class StumpOracle(Oracle):
             bounded=True,  # correlate answers ±1 or label codes in [−1, 1]
             sparse_input=True,  # binned from the structure, as X.toarray() would be
             allow_nan=True,  # a missing-value bin with a learned side (LightGBM's rule)
+            feature_subsets=True,  # the scan's best split among the given features
         )
 
     def _check_params(self) -> None:
@@ -1333,9 +1334,19 @@ class BoundStumpOracle(BoundOracle):
         return a[:, None]
 
     # -- queries --------------------------------------------------------------------------
-    def _correlate(self, r: np.ndarray, random_state: int | None) -> Hypothesis:
+    @staticmethod
+    def _only(score: np.ndarray, features: np.ndarray | None) -> None:
+        """A scan's scores kept for ``features`` alone (the others -inf, so that no split
+        on them is chosen; a constant's score is never -inf), in place."""
+        if features is not None:
+            keep = np.zeros(score.shape[0], dtype=bool)
+            keep[features] = True
+            score[~keep] = -np.inf
+
+    def _correlate(self, r: np.ndarray, random_state: int | None,
+                   features: np.ndarray | None = None) -> Hypothesis:
         if r.ndim == 2:
-            return self._correlate_codes(r)
+            return self._correlate_codes(r, features)
         r = self._query(r)
         d = self.n_features
         hist, score = np.empty((d, self._B)), np.empty(d)
@@ -1352,6 +1363,7 @@ class BoundStumpOracle(BoundOracle):
         if self._directions is not None:  # constrained features: the allowed sign only
             monotone_scans.sign_rescan(hist, self.n_bins, self.missing, self._directions,
                                        score, thr, sign, nan_left)
+        self._only(score, features)
         # Constants first (+1 before −1), then features in order: the documented tie rule.
         best = int(np.argmax(np.concatenate([[total, -total], score])))
         if best < 2:
@@ -1367,7 +1379,8 @@ class BoundStumpOracle(BoundOracle):
         h.train_output = self._outputs(j, t, -float(s), float(s), default_left)
         return h
 
-    def _correlate_codes(self, r: np.ndarray) -> Hypothesis:
+    def _correlate_codes(self, r: np.ndarray, features: np.ndarray | None = None
+                         ) -> Hypothesis:
         # <r_i, c(k)> = K/(K-1) (r_ik - mean_k' r_ik'): each leaf takes the class with
         # the largest column sum of the row-centred r; the factor K/(K-1) is dropped.
         # Centring shifts every candidate's score by the same sum_i mean_i r_i, so it
@@ -1395,6 +1408,7 @@ class BoundStumpOracle(BoundOracle):
             )
 
         self._by_feature(block, K)
+        self._only(score, features)
         best = int(np.argmax(np.concatenate([total, score])))
         if best >= K:
             j = best - K
@@ -1422,9 +1436,11 @@ class BoundStumpOracle(BoundOracle):
     def _project(
         self, target: np.ndarray, sample_weight: np.ndarray | None, random_state: int | None,
         shifted: tuple[np.ndarray, int] | None = None,
+        features: np.ndarray | None = None,
     ) -> Hypothesis:
-        """The least-squares stump; ``shifted = (histogram, age)``: ``target``'s
-        histogram, made by :meth:`_project_shifted` (no weights, shape (n,))."""
+        """The least-squares stump (on ``features`` alone, when given); ``shifted =
+        (histogram, age)``: ``target``'s histogram, made by :meth:`_project_shifted` (no
+        weights, shape (n,))."""
         vector = target.ndim == 2
         target = self._query(target)  # the kernels' layout (a no-op when it is)
         t2 = target if vector else self._as_column(target)
@@ -1467,6 +1483,7 @@ class BoundStumpOracle(BoundOracle):
             monotone_scans.lsq_rescan(hist_w, hist_s, self.n_bins, self.missing,
                                       self._directions, score, thr, sums_left, sums_right,
                                       sums_w, nan_left)
+        self._only(score, features)
         mean = S_tot / W_tot
         # The constant's score S·(S/W), as the scan scores a side: inf past float64's
         # range (as in the scan, silently), and such an answer is refused by its squared

@@ -32,7 +32,13 @@ import numpy as np
 
 from oracleboost.rows.blocks import RowBlocks, outputs_only
 from oracleboost.rows.executor import Executor
-from oracleboost.rows.partitioned import Derived, NotDistributedError, Partitioned, with_ndim
+from oracleboost.rows.partitioned import (
+    Derived,
+    NotDistributedError,
+    Partitioned,
+    PerPartition,
+    with_ndim,
+)
 
 __all__ = ["PartitionBlocks", "PartitionedRows", "part_value", "run_group"]
 
@@ -60,6 +66,8 @@ def _value(ref: tuple) -> Any:
 
 def _ref(row: Any, i: int) -> tuple:
     """Partition ``i``'s argument of a stage (see :func:`_value`)."""
+    if isinstance(row, PerPartition):
+        return ("const", row.values[i], None)
     if isinstance(row, Derived):
         return ("derived", *row.parts[i], row.fn, row.args)
     if isinstance(row, Partitioned):

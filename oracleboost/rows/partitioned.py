@@ -13,8 +13,8 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-__all__ = ["NotDistributedError", "Partitioned", "Rows", "Derived", "is_dask_collection",
-           "with_ndim", "shaped_like"]
+__all__ = ["NotDistributedError", "Partitioned", "PerPartition", "Rows", "Derived",
+           "is_dask_collection", "with_ndim", "shaped_like"]
 
 
 class NotDistributedError(TypeError):
@@ -70,6 +70,16 @@ class Derived(Partitioned):
 
     fn: Callable | None = None
     args: tuple = ()
+
+
+@dataclass(frozen=True)
+class PerPartition:
+    """A stage's argument that differs by partition: partition ``i`` gets ``values[i]``
+    as it is (where the first row of each partition is, say: a draw keyed by a row's
+    global index), by :meth:`~oracleboost.rows.partition_blocks.PartitionBlocks.map`.
+    Rows in memory are one partition: a caller passes ``values[0]`` itself there."""
+
+    values: tuple
 
 
 #: Per-row values where the rows are: a NumPy array in memory, or a :class:`Partitioned`

@@ -41,6 +41,7 @@ from oracleboost.optim import row_passes
 from oracleboost.optim.steps import StepRule, StepState
 from oracleboost.rows import column_kernels
 from oracleboost.rows.blocks import RowBlocks
+from oracleboost.rows.subsample import RoundDraws
 
 __all__ = ["CoordinateProblem", "CoordinateState", "coordinate_round", "step_size",
            "step_margins", "record", "dual_weights"]
@@ -66,6 +67,8 @@ class CoordinateProblem(Problem):
     bounded: bool
     optimal_loss: float | None
     blocks: RowBlocks
+    #: stochastic boosting's draws (``subsample``, ``colsample_bytree``), None without
+    draws: RoundDraws | None = None
 
 
 @stored_as("CoordinateState")
@@ -79,6 +82,7 @@ class CoordinateState:
     dual: row_passes.DualWeights
     rng: np.random.RandomState
     loss: MarginLoss | None = None  # the loss whose weights ``dual`` holds
+    draw_seed: int | None = None  # the seed of stochastic boosting's draws, if any
 
 
 def dual_weights(p: CoordinateProblem, margins: np.ndarray) -> row_passes.DualWeights:
@@ -99,7 +103,11 @@ def coordinate_round(p: CoordinateProblem, state: CoordinateState, ensemble: Ens
     #    (Telgarsky's A), scale-free ones rescaled to max |h| = 1;
     # 3. its edge γ_t and the sign σ_t that makes it positive (the passes read the
     #    query alone: the weights are its magnitudes)
-    h = p.bound.correlate(query, random_state=draw_seed(state.rng))
+    #    (stochastic boosting: the oracle sees round t's rows and features alone; the
+    #    edge, the step and the weights are every row's)
+    asked, only = (query, {}) if p.draws is None else \
+        p.draws.query(p.blocks, state.draw_seed, t, query)
+    h = p.bound.correlate(asked, random_state=draw_seed(state.rng), **only)
     col = SignedColumn.of(h, p.ypm, None, p.bounded, p.blocks, query=query)
     if isinstance(col, StopReason):
         return RoundResult(state, stop=col)
@@ -119,12 +127,15 @@ def coordinate_round(p: CoordinateProblem, state: CoordinateState, ensemble: Ens
     coef = alpha * col.sign / col.norm
     # another round to come: the oracle may start on the next query (on a cluster, its
     # histograms then come back with this step's stats: a wait fewer a round)
-    ahead = getattr(p.bound, "_prefetch", None) if stop is None and budget > 1 else None
+    # (a stochastic fit's next query is another sample: nothing to start on)
+    ahead = getattr(p.bound, "_prefetch", None) \
+        if stop is None and budget > 1 and p.draws is None else None
     margins, low, wrong, dual = step_margins(p, state, col, alpha, coef, ahead)
     term = (h.detach(), coef, col.norm)
     margin = low / ensemble.l1_norm(pending=(term,))  # the ℓ1 margin with the new term
     rec = record(p, state, col, alpha, view, dual.log_loss, margin, wrong)
-    new = CoordinateState(margins=margins, dual=dual, rng=state.rng, loss=p.loss)
+    new = CoordinateState(margins=margins, dual=dual, rng=state.rng, loss=p.loss,
+                          draw_seed=state.draw_seed)
     return RoundResult(new, (term,), (rec,), stop)
 
 

@@ -22,6 +22,7 @@ weight is ``2α``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Callable, Sequence
@@ -58,11 +59,13 @@ from oracleboost.optim import row_passes
 from oracleboost.optim.steps import STEP_RULES, StepRule, get_step
 from oracleboost.oracles.base import Oracle
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE
+from oracleboost.rows.subsample import PARAMETERS_DOC as _STOCHASTIC_PARAMETERS
+from oracleboost.rows.subsample import RoundDraws, sampling_seed
 
 __all__ = ["CoordinateBoostingClassifier"]
 
 
-@documented()
+@documented(stochastic_parameters=_STOCHASTIC_PARAMETERS)
 class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixin,
                                    BaseBooster):
     """Binary coordinate-descent boosting on any oracle (Telgarsky 2013, Algorithm 1).
@@ -137,6 +140,7 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
     <early stopping parameters>
     <importance parameters>
     <class weight parameters>
+    <stochastic parameters>
 
     Attributes
     ----------
@@ -187,6 +191,10 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
     (2, 2)
     """
 
+    # Parameters added later: a model saved before them reads these (no draws)
+    subsample = 1.0
+    colsample_bytree = 1.0
+
     _parameter_constraints: dict = {
         **BaseBooster._parameter_constraints,
         "loss": loss_constraint(MarginLoss),
@@ -196,6 +204,8 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
         "n_jobs": [Integral, None],
         "block_size": [Interval(Integral, 1, None, closed="left")],
         "class_weight": [dict, StrOptions({"balanced"}), None],
+        "subsample": [Interval(Real, 0, 1, closed="right")],
+        "colsample_bytree": [Interval(Real, 0, 1, closed="right")],
     }
 
     def __init__(
@@ -216,6 +226,8 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
         tol: float = 1e-4,
         importance_type: str = "weight",
         class_weight: dict | str | None = None,
+        subsample: float = 1.0,
+        colsample_bytree: float = 1.0,
     ) -> None:
         self.oracle = oracle
         self.loss = loss
@@ -233,6 +245,8 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
         self.tol = tol
         self.importance_type = importance_type
         self.class_weight = class_weight
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -301,8 +315,11 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
             else:
                 optimal = self._optimal_loss(bound, ypm, loss, s)
         self.optimal_loss_, self._optimal_for_ = optimal, loss
-        return self._problem(ypm, s, equal_weights(s), loss, get_step(self.step), bound,
-                             optimal, signature, data.rows.blocks)
+        problem = self._problem(ypm, s, equal_weights(s), loss, get_step(self.step), bound,
+                                optimal, signature, data.rows.blocks)
+        problem.draws = RoundDraws.of(self.subsample, self.colsample_bytree,
+                                      data.rows.X.shape[1])
+        return problem
 
     def _problem(self, ypm, s, uniform: bool, loss: MarginLoss, rule: StepRule, bound,
                  optimal: float | None, signature: str | None, blocks) -> CoordinateProblem:
@@ -332,18 +349,26 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
     def _initial_state(self, problem: CoordinateProblem):
         margins = problem.blocks.full(0.0)
         rng = seed_generator(self.random_state)
-        return CoordinateState(margins=margins, dual=dual_weights(problem, margins),
-                               rng=rng, loss=problem.loss), 0.0
+        state = CoordinateState(margins=margins, dual=dual_weights(problem, margins),
+                                rng=rng, loss=problem.loss)
+        return self._drawing(problem, state), 0.0
 
     def _resumed(self, problem: CoordinateProblem, state: CoordinateState
                  ) -> CoordinateState:
         # a warm start with another loss continues from the margins, with the weights
         # of the new loss (the stored ones are the old loss's: -φ' of another φ)
-        if state.loss == problem.loss:
+        if state.loss != problem.loss:
+            state = dataclasses.replace(state, dual=dual_weights(problem, state.margins),
+                                        loss=problem.loss)
+        return self._drawing(problem, state)
+
+    def _drawing(self, problem: CoordinateProblem, state: CoordinateState
+                 ) -> CoordinateState:
+        """``state`` with the seed of stochastic boosting's draws, made once a fit
+        (a warm start goes on with the seed of the fit it continues)."""
+        if problem.draws is None or state.draw_seed is not None:
             return state
-        return CoordinateState(margins=state.margins,
-                               dual=dual_weights(problem, state.margins), rng=state.rng,
-                               loss=problem.loss)
+        return dataclasses.replace(state, draw_seed=sampling_seed(self.random_state))
 
     # -- one round: Algorithm 1 (algorithm.py) ---------------------------------------------
     def _round(self, problem: CoordinateProblem, state: CoordinateState, ensemble, t: int,

@@ -64,6 +64,7 @@ from oracleboost.oracles.base import Hypothesis
 from oracleboost.rows import column_kernels
 from oracleboost.rows.blocks import RowBlocks
 from oracleboost.rows.partitioned import Rows
+from oracleboost.rows.subsample import RoundDraws
 
 __all__ = [
     "PROJECTIONS",
@@ -108,6 +109,8 @@ class _Problem(Problem):
     booster: str
     #: ``init_score``: each training row's own starting score, added to f_0 (None: none)
     offset: np.ndarray | None = None
+    #: stochastic boosting's draws (``subsample``, ``colsample_bytree``), None without
+    draws: RoundDraws | None = None
 
 
 @stored_as("FunctionalState")
@@ -132,6 +135,8 @@ class _State:
     shift: tuple | None = None
     #: the loss and the projection's name the fused parts above were made for
     made_for: tuple | None = None
+    #: the seed of stochastic boosting's draws (None: the fit draws nothing)
+    draw_seed: int | None = None
 
 
 def initial_state(problem: _Problem, rng: np.random.RandomState | None) -> _State:
@@ -354,9 +359,14 @@ class _Stepped(NamedTuple):
     left: float | None = None
 
 
-def functional_round(p: _Problem, state: _State, ensemble: Any, budget: int) -> RoundResult:
+def functional_round(p: _Problem, state: _State, ensemble: Any, budget: int,
+                     fitted: int = 0) -> RoundResult:
     """One outer iteration t of Algorithm 1, 2 or 3 (``p.projection``; ``budget`` weak
-    learners left), Grubb & Bagnell (2011)."""
+    learners left, ``fitted`` fitted before), Grubb & Bagnell (2011).
+
+    Stochastic boosting (``p.draws``, Friedman 2002): each weak learner is fitted to the
+    target on its round's sample of rows and features alone (the other rows' weights 0);
+    the step along it, the loss and the records are made on every row."""
     if isinstance(p.loss, CallableObjective):
         # a function's gradient and hessian: Newton's targets and weights (the query's
         # problem; the step's loss and records keep the fit's own weights)
@@ -378,7 +388,7 @@ def functional_round(p: _Problem, state: _State, ensemble: Any, budget: int) -> 
     stop, answers = None, []
     for _ in range(rule.learners(outer, budget)):  # Alg. 2, line 4; once for Algs. 1, 3
         t0 = time.perf_counter()
-        h = _proj(q, state, target.rows)  # h = PROJ(target)
+        h = _proj(q, state, target.rows, fitted + len(answers))  # h = PROJ(target)
         _, h_exp, top, (hh, ht) = ip.unit(h.train_output, (target.unit,))
         if hh == 0.0:  # h = 0 wherever the weights are representable
             stop = StopReason.ZERO_HYPOTHESIS
@@ -409,7 +419,7 @@ def functional_round(p: _Problem, state: _State, ensemble: Any, budget: int) -> 
     )
     new = _State(f=step.f, residual=residual, outer=outer, rng=state.rng,
                  descent=step.descent, descent_norms=step.norms, shift=step.shift,
-                 made_for=(p.loss, rule.name))
+                 made_for=(p.loss, rule.name), draw_seed=state.draw_seed)
     return RoundResult(new, terms, records, stop)
 
 
@@ -431,17 +441,34 @@ def newton_view(p: _Problem, f: Rows) -> tuple[_Problem, np.ndarray]:
     return view, -g / hess
 
 
-def _proj(p: _Problem, state: _State, target: Rows) -> Hypothesis:
+def _proj(p: _Problem, state: _State, target: Rows, learner: int) -> Hypothesis:
     """PROJ(target): least squares (eq. 4) with the fit's weights, from the last query's
     memo when ``target`` is the descent the last step's fused pass made; else the inner
-    product (eq. 3), asked ``s · target``.  One seed of the state's generator each."""
+    product (eq. 3), asked ``s · target``.  One seed of the state's generator each.
+
+    With stochastic boosting's draws the weak learner ``learner`` (counted from 0 over
+    the fit and its warm starts) sees its sample alone: the weights (or ``s · target``)
+    of the other rows are 0, and it may use its features alone."""
     seed = draw_seed(state.rng)
+    if p.draws is not None:
+        return _proj_drawn(p, p.draws, state.draw_seed, target, learner, seed)
     if p.need == "project" and state.shift is not None and target is state.descent:
         return p.bound._project_shifted(target, *state.shift, random_state=seed)
     if p.need == "project":
         return p.bound.project(target, p.query_weight, random_state=seed)
     r = target if p.sw is None else row_passes.scaled(p.blocks, target, p.sw)
     return p.bound.correlate(r, random_state=seed)
+
+
+def _proj_drawn(p: _Problem, draws: RoundDraws, key: int, target: Rows, learner: int,
+                seed: int | None) -> Hypothesis:
+    """PROJ(target) on the rows and features drawn for ``learner`` (Friedman 2002)."""
+    if p.need == "project":
+        w, only = draws.query(p.blocks, key, learner, p.query_weight)
+        return p.bound.project(target, w, random_state=seed, **only)
+    r = target if p.sw is None else row_passes.scaled(p.blocks, target, p.sw)
+    r, only = draws.query(p.blocks, key, learner, r)
+    return p.bound.correlate(r, random_state=seed, **only)
 
 
 def _coefficient(p: _Problem, ht: float, hh: float, t_exp: int, h_exp: int) -> float:
@@ -473,7 +500,8 @@ def _fused_squared_step(p: _Problem, ip: InnerProduct, f: Rows, answer: _Answer,
     ``query_memo``; kept after the last round too, for a warm start)."""
     c, naive, project = eta * answer.a, p.projection.asks_descent, p.need == "project"
     unweighted = p.query_weight is None if project else p.sw is None
-    nxt = naive and unweighted and stop is None
+    # (a stochastic fit's next query is on other rows or features: never this shift)
+    nxt = naive and unweighted and stop is None and p.draws is None
     memo = answer.h.query_memo if nxt and project else None
     shift = None if memo is None else (memo, c)
     step = row_passes.squared_step(

@@ -9,6 +9,7 @@ projection), in :mod:`oracleboost.boosters.functional.algorithm`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from numbers import Integral, Real
@@ -60,6 +61,8 @@ from oracleboost.oracles.base import BinaryOnlyOracleError, Oracle
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from oracleboost.rows.partitioned import NotDistributedError, Rows
 from oracleboost.rows.quantile import weighted_quantile
+from oracleboost.rows.subsample import PARAMETERS_DOC as _STOCHASTIC_PARAMETERS
+from oracleboost.rows.subsample import RoundDraws, sampling_seed
 
 __all__ = [
     "FunctionalGradientRegressor",
@@ -78,6 +81,10 @@ class _FunctionalGradientBooster(ExportMixin, BaseBooster):
 
     _default_query = "project"  # TreeOracle(max_depth=3), gradient boosting's usual
 
+    # Parameters added later: a model saved before them reads these (no draws)
+    subsample = 1.0
+    colsample_bytree = 1.0
+
     _parameter_constraints: dict = {
         **BaseBooster._parameter_constraints,
         "projection": [StrOptions(set(PROJECTIONS))],
@@ -88,6 +95,8 @@ class _FunctionalGradientBooster(ExportMixin, BaseBooster):
         "init": [StrOptions({"auto"}), Interval(Real, None, None, closed="neither")],
         "n_jobs": [Integral, None],
         "block_size": [Interval(Integral, 1, None, closed="left")],
+        "subsample": [Interval(Real, 0, 1, closed="right")],
+        "colsample_bytree": [Interval(Real, 0, 1, closed="right")],
     }
 
     @fit_context
@@ -224,6 +233,7 @@ default=None
             record=self._fit_record,
             booster=type(self).__name__,
             offset=offset,
+            draws=RoundDraws.of(self.subsample, self.colsample_bytree, rows.X.shape[1]),
         )
 
     def _callable_loss(self) -> bool:
@@ -277,10 +287,18 @@ default=None
         return ()
 
     def _initial_state(self, problem: _Problem):
-        return initial_state(problem, seed_generator(self.random_state)), problem.f0
+        state = initial_state(problem, seed_generator(self.random_state))
+        return self._drawing(problem, state), problem.f0
 
     def _resumed(self, problem: _Problem, state: _State) -> _State:
-        return resumed(problem, state)
+        return self._drawing(problem, resumed(problem, state))
+
+    def _drawing(self, problem: _Problem, state: _State) -> _State:
+        """``state`` with the seed of stochastic boosting's draws, made once a fit
+        (a warm start goes on with the seed of the fit it continues)."""
+        if problem.draws is None or state.draw_seed is not None:
+            return state
+        return dataclasses.replace(state, draw_seed=sampling_seed(self.random_state))
 
     def _growth_allowed(self, problem: _Problem) -> bool:
         # Subgradient steps (non-smooth losses) and the decreasing schedules of Theorems
@@ -298,7 +316,7 @@ default=None
 
     def _round(self, problem: _Problem, state: _State, ensemble, t: int, budget: int):
         """One outer iteration of Algorithm 1, 2 or 3 (:func:`.algorithm.functional_round`)."""
-        return functional_round(problem, state, ensemble, budget)
+        return functional_round(problem, state, ensemble, budget, t)
 
     def _raw_shape(self, n: int, y) -> tuple[int, ...]:
         return (n,)
@@ -349,7 +367,7 @@ _FUNCTIONAL_PARAMETERS = """\
         with a ``BoostingWarning``).
     <early stopping parameters>
     <importance parameters>
-"""
+""" + _STOCHASTIC_PARAMETERS
 
 
 @documented(functional_parameters=_FUNCTIONAL_PARAMETERS)
@@ -457,6 +475,8 @@ default="squared"
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
         importance_type: str = "weight",
+        subsample: float = 1.0,
+        colsample_bytree: float = 1.0,
     ) -> None:
         self.oracle = oracle
         self.loss = loss
@@ -476,6 +496,8 @@ default="squared"
         self.validation_fraction = validation_fraction
         self.tol = tol
         self.importance_type = importance_type
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
 
     def _setup(self, X, y, sample_weight, offset=None) -> _Problem:
         backend = fit_backend(X)
@@ -615,6 +637,8 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         tol: float = 1e-4,
         importance_type: str = "weight",
         class_weight: dict | str | None = None,
+        subsample: float = 1.0,
+        colsample_bytree: float = 1.0,
     ) -> None:
         self.oracle = oracle
         self.loss = loss
@@ -635,6 +659,8 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         self.tol = tol
         self.importance_type = importance_type
         self.class_weight = class_weight
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
 
     def _vector(self) -> bool:
         """Whether the loss scores each class (f(x) ∈ R^K) rather than one margin."""
@@ -844,6 +870,8 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
         validation_fraction: float | None = 0.1,
         tol: float = 1e-4,
         importance_type: str = "weight",
+        subsample: float = 1.0,
+        colsample_bytree: float = 1.0,
     ) -> None:
         self.oracle = oracle
         self.loss = loss
@@ -863,6 +891,8 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
         self.validation_fraction = validation_fraction
         self.tol = tol
         self.importance_type = importance_type
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
 
     @fit_context
     @eval_parameters_doc

@@ -37,6 +37,7 @@ from oracleboost.engine.rounds import Problem, RoundResult, StopReason, draw_see
 from oracleboost.oracles.base import Hypothesis
 from oracleboost.rows.blocks import RowBlocks
 from oracleboost.rows.partitioned import Rows
+from oracleboost.rows.subsample import RoundDraws
 
 __all__ = ["MirrorProblem", "MirrorState", "start", "initial_state", "binary_round",
            "multiclass_round", "fused_entropy_step", "step_and_project"]
@@ -62,6 +63,7 @@ class MirrorProblem(Problem):
     log_s: object = None  # log s, for the MadaBoost variant with unequal weights
     cells: RowBlocks | None = None  # multiclass: the blocks of the N × (K − 1) cells
     vote: Callable[[Hypothesis], Hypothesis] | None = None  # multiclass: a hypothesis' vote
+    draws: RoundDraws | None = None  # stochastic boosting's draws, None without
 
 
 @stored_as("MirrorState")
@@ -89,6 +91,7 @@ class MirrorState:
     error: float = 1.0
     log_norm: float = 0.0  # log Σ z of the lazy entropy average (Σ w_1 = 1: 0)
     near: object = None  # where the Euclidean projection's threshold was (row_projections.Near)
+    draw_seed: int | None = None  # the seed of stochastic boosting's draws, if any
 
 
 def start(blocks: RowBlocks, s: Rows | None, s_total: float, K: int = 2) -> Rows:
@@ -134,15 +137,27 @@ class Moved(NamedTuple):
     near: object
 
 
+def _asked(p: MirrorProblem, state: MirrorState, query: Rows, t: int
+           ) -> tuple[Rows, dict]:
+    """The oracle's query of round ``t`` and its keywords: ``query`` itself, or with
+    stochastic boosting's draws ``query`` on the round's rows (the others 0) and its
+    features (Friedman 2002); the step, the weights and the records are every row's."""
+    if p.draws is None:
+        return query, {}
+    return p.draws.query(p.blocks, state.draw_seed, t, query)
+
+
 def binary_round(p: MirrorProblem, state: MirrorState, ensemble: Ensemble,
-                 budget: int) -> RoundResult:
-    """Algorithm 1, one round on ±1 labels (the module's box)."""
+                 budget: int, fitted: int = 0) -> RoundResult:
+    """Algorithm 1, one round on ±1 labels (the module's box); ``fitted`` rounds before
+    it (the draws' round)."""
     stop = p.variant.halt(state)  # the MadaBoost variant: ε_t = 0 makes η_t = 0
     if stop is not None:
         return RoundResult(state, stop=stop)
     # (a) the weak hypothesis on w_t (the query w_t · a came with the state), as a
     #     column u = a h / norm in [−1, 1] with γ_t = Σ w u ≥ 0 (negated if need be)
-    h = p.bound.correlate(state.query, random_state=draw_seed(state.rng))
+    asked, only = _asked(p, state, state.query, fitted)
+    h = p.bound.correlate(asked, random_state=draw_seed(state.rng), **only)
     col = SignedColumn.of(h, p.a, state.w, p.bounded, p.blocks)
     if isinstance(col, StopReason):
         return RoundResult(state, stop=col)
@@ -151,7 +166,8 @@ def binary_round(p: MirrorProblem, state: MirrorState, ensemble: Ensemble,
     coef = eta * col.sign / col.norm  # the vote f += η_t h (signed, normalised)
     # another round to come: the oracle may start on its query (on a cluster, the
     # histograms then come back with this pass's stats: a wait fewer a round)
-    ahead = p.bound._prefetch if budget > 1 else None
+    # (a stochastic fit's next query is another sample: nothing to start on)
+    ahead = p.bound._prefetch if budget > 1 and p.draws is None else None
     # (c) the mirror step and (d) the projection, then the next query: one pass where
     #     the projection is a softmax with a predicted normaliser
     moved = fused_entropy_step(p, state, h, col, eta, coef, ahead) \
@@ -170,7 +186,7 @@ def binary_round(p: MirrorProblem, state: MirrorState, ensemble: Ensemble,
         stop = StopReason.PERFECT_HYPOTHESIS
     new = MirrorState(w=moved.w, z=moved.z, f=moved.f, t=state.t + 1, potential=potential,
                       rng=state.rng, query=moved.query, mass=sums.mass, error=record["loss"],
-                      log_norm=moved.log_norm, near=moved.near)
+                      log_norm=moved.log_norm, near=moved.near, draw_seed=state.draw_seed)
     return RoundResult(new, (term,), (record,), stop)
 
 
@@ -203,13 +219,16 @@ def step_and_project(p: MirrorProblem, state: MirrorState, h: Hypothesis, coef: 
     return Moved(z, f, sums, w, query, top, zeros, log_norm, near)
 
 
-def multiclass_round(p: MirrorProblem, state: MirrorState, ensemble: Ensemble) -> RoundResult:
-    """The ``maboost`` package's multiclass round over the cells W (:mod:`.cells`)."""
+def multiclass_round(p: MirrorProblem, state: MirrorState, ensemble: Ensemble,
+                     fitted: int = 0) -> RoundResult:
+    """The ``maboost`` package's multiclass round over the cells W (:mod:`.cells`);
+    ``fitted`` rounds before it (the draws' round)."""
     blocks, K, width = p.blocks, p.K, p.K - 1
     q, total = mirror_cells.row_masses(blocks, state.w, width)
     # (a) the learner sees the row sums as example weights: maximise Σ q_i [h(x_i) = c_i]
     r = mirror_cells.query(blocks, q, p.a, total, K)
-    h = p.bound.correlate(r, random_state=draw_seed(state.rng))
+    r, only = _asked(p, state, r, fitted)
+    h = p.bound.correlate(r, random_state=draw_seed(state.rng), **only)
     D, pred, e, n_wrong = mirror_cells.directions(blocks, h.train_output, p.a, state.w,
                                                   width)
     if not e > 0.0:
@@ -228,7 +247,7 @@ def multiclass_round(p: MirrorProblem, state: MirrorState, ensemble: Ensemble) -
     record = _record(p, e, eta, bad, wrong, low, ensemble.l1_norm(pending=(term,)),
                      top * p.cells.n, zeros, math.nan)
     new = MirrorState(w=w_next, z=z, f=f, t=state.t + 1, potential=math.nan, rng=state.rng,
-                      near=near)
+                      near=near, draw_seed=state.draw_seed)
     stop = StopReason.PERFECT_HYPOTHESIS if n_wrong == 0 and e >= 1.0 else None
     return RoundResult(new, (term,), (record,), stop)
 

@@ -70,6 +70,7 @@ learning. NIPS 27.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Iterator, Sequence
 from numbers import Integral, Real
@@ -111,13 +112,15 @@ from oracleboost.optim.votes import ArgmaxVote, predicted_index, vote_margins, v
 from oracleboost.oracles.base import BinaryOnlyOracleError, Oracle
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from oracleboost.rows.partitioned import Rows
+from oracleboost.rows.subsample import PARAMETERS_DOC as _STOCHASTIC_PARAMETERS
+from oracleboost.rows.subsample import RoundDraws, sampling_seed
 
 __all__ = ["MirrorBoostingClassifier", "ArgmaxVote"]
 
 UPDATES = ("auto", "lazy", "active")
 
 
-@documented()
+@documented(stochastic_parameters=_STOCHASTIC_PARAMETERS)
 class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixin,
                                BaseBooster):
     """Mirror-ascent boosting on any oracle (MABoost; Naghibi & Pfister 2014, Algorithm 1).
@@ -170,6 +173,7 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
     <early stopping parameters>
     <importance parameters>
     <class weight parameters>
+    <stochastic parameters>
 
     Attributes
     ----------
@@ -221,6 +225,10 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
     True
     """
 
+    # Parameters added later: a model saved before them reads these (no draws)
+    subsample = 1.0
+    colsample_bytree = 1.0
+
     _parameter_constraints: dict = {
         **BaseBooster._parameter_constraints,
         "mirror": [StrOptions(set(MIRROR_MAPS)), MirrorMap],
@@ -232,6 +240,8 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         "n_jobs": [Integral, None],
         "block_size": [Interval(Integral, 1, None, closed="left")],
         "class_weight": [dict, StrOptions({"balanced"}), None],
+        "subsample": [Interval(Real, 0, 1, closed="right")],
+        "colsample_bytree": [Interval(Real, 0, 1, closed="right")],
     }
 
     # The loss is the 0-1 training error: bounded, and not monotone under any variant's
@@ -259,6 +269,8 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         tol: float = 1e-4,
         importance_type: str = "weight",
         class_weight: dict | str | None = None,
+        subsample: float = 1.0,
+        colsample_bytree: float = 1.0,
     ) -> None:
         self.oracle = oracle
         self.mirror = mirror
@@ -278,6 +290,8 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         self.tol = tol
         self.importance_type = importance_type
         self.class_weight = class_weight
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -408,19 +422,24 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         blocks, group, K = data.rows.blocks, data.group, len(self.classes_)
         signature = (data_signature(data.rows.X, data.ypm, data.s, group)
                      if backend.can("all_rows") else None)
+        draws = RoundDraws.of(self.subsample, self.colsample_bytree, data.rows.X.shape[1])
         if K > 2:
             self._check_options(mirror, K, group is not None)
-            return self._multiclass_problem(
+            problem = self._multiclass_problem(
                 data.ypm, data.s, K, group, mirror,
                 self._bind_rows(data.rows, "multiclass_correlate"), blocks, signature)
+            problem.draws = draws
+            return problem
         cap = None
         if self.smoothness is not None and (self._variant().capped or group is not None):
             cap = float(self.smoothness) / blocks.n
             if group is not None:  # only the secondary set's weights (§3.2)
                 cap = mirror_passes.group_caps(blocks, group, cap)
-        return self._binary_problem(data.ypm, None if equal_weights(data.s) else data.s,
-                                    cap, mirror, self._bind_rows(data.rows, "correlate"),
-                                    group, blocks, signature)
+        problem = self._binary_problem(data.ypm, None if equal_weights(data.s) else data.s,
+                                       cap, mirror, self._bind_rows(data.rows, "correlate"),
+                                       group, blocks, signature)
+        problem.draws = draws
+        return problem
 
     def _multiclass_problem(self, a: Rows, s: Rows | None, K: int, secondary: Rows | None,
                             mirror: MirrorMap, bound, blocks: RowBlocks,
@@ -493,13 +512,21 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         )
 
     def _initial_state(self, problem: MirrorProblem):
-        return initial_state(problem, seed_generator(self.random_state))
+        state, intercept = initial_state(problem, seed_generator(self.random_state))
+        return self._resumed(problem, state), intercept
+
+    def _resumed(self, problem: MirrorProblem, state: MirrorState) -> MirrorState:
+        """``state`` with the seed of stochastic boosting's draws, made once a fit
+        (a warm start goes on with the seed of the fit it continues)."""
+        if problem.draws is None or state.draw_seed is not None:
+            return state
+        return dataclasses.replace(state, draw_seed=sampling_seed(self.random_state))
 
     # -- one round: Algorithm 1 (algorithm.py) ----------------------------------------------
     def _round(self, problem: MirrorProblem, state: MirrorState, ensemble, t: int, budget: int):
         if problem.K > 2:
-            return multiclass_round(problem, state, ensemble)
-        return binary_round(problem, state, ensemble, budget)
+            return multiclass_round(problem, state, ensemble, t)
+        return binary_round(problem, state, ensemble, budget, t)
 
     # -- records --------------------------------------------------------------------------
     @staticmethod
