@@ -393,6 +393,22 @@ def test_an_unfitted_booster_round_trips(est):
         loaded.predict(np.zeros((2, D)))
 
 
+@pytest.mark.parametrize("est", BOOSTERS, ids=lambda e: type(e).__name__)
+def test_a_file_older_than_a_parameter_reads_it_as_off(est):
+    """A booster stored before ``class_weight``, ``subsample`` and ``colsample_bytree``
+    existed (its state lacks them) loads with each at the value that turns it off, so
+    ``get_params`` and ``clone`` work and it refits as it was fitted."""
+    from sklearn.base import clone
+
+    from oracleboost.engine.base import ADDED_PARAMETERS
+
+    state = {k: v for k, v in pickle.loads(pickle.dumps(est)).__dict__.items()
+             if k not in ADDED_PARAMETERS}
+    old = type(est).__new__(type(est))
+    old.__setstate__(state)
+    assert repr(clone(old).get_params()) == repr(est.get_params())
+
+
 # -- intercept_ -----------------------------------------------------------------------------
 @pytest.mark.parametrize("est", BOOSTERS, ids=lambda e: type(e).__name__)
 def test_intercept_is_not_there_before_fit(est):

@@ -178,6 +178,23 @@ def loss_constraint(kind: type[Loss] | tuple[type[Loss], ...], *extra: str) -> l
 #: (:meth:`BaseBooster.__getstate__`).
 _RUNNING_STATE = ("_state_", "_held_out_")
 
+#: Parameters added after boosters were first stored, each with the value that turns it
+#: off (the fit an older file holds): a pickle, ``skops.io`` or JSON file without one
+#: reads it as that value, so ``get_params``, ``clone`` and ``repr`` of the loaded booster
+#: work and it refits as it was fitted.
+ADDED_PARAMETERS: dict[str, Any] = {"class_weight": None, "subsample": 1.0,
+                                    "colsample_bytree": 1.0}
+
+
+def with_added_parameters(cls: type, state: dict[str, Any]) -> dict[str, Any]:
+    """``state`` of a booster of class ``cls`` with each of :data:`ADDED_PARAMETERS` that
+    ``cls`` takes and ``state`` lacks set to its off value (``state`` itself otherwise)."""
+    names = cls._get_param_names() if isinstance(cls, type) and issubclass(cls, BaseEstimator) \
+        else ()
+    missing = {n: ADDED_PARAMETERS[n] for n in names
+               if n in ADDED_PARAMETERS and n not in state}
+    return {**state, **missing} if missing else state
+
 
 class BaseBooster(InspectionMixin, HoldOutMixin, EvalSetsMixin, CallbackSupport,
                   BaseEstimator):
@@ -301,12 +318,13 @@ class BaseBooster(InspectionMixin, HoldOutMixin, EvalSetsMixin, CallbackSupport,
         """Restore a pickled or ``skops.io``-stored booster.  skops stores a ``str``
         enum as its string, so ``stop_reason_`` comes back as ``"max_rounds"``; it is
         made a :class:`StopReason` again (``warm_start`` asks it ``resumable``).  The
-        running state stored as plain data is made into its working objects again."""
+        running state stored as plain data is made into its working objects again, and a
+        parameter the file predates reads as off (:data:`ADDED_PARAMETERS`)."""
         reason = state.get("stop_reason_")
         if isinstance(reason, str) and not isinstance(reason, StopReason):
             state = {**state, "stop_reason_": StopReason(reason)}
         state = {k: from_plain(v) if k in _RUNNING_STATE else v for k, v in state.items()}
-        super().__setstate__(state)
+        super().__setstate__(with_added_parameters(type(self), state))
 
     # -- hooks ---------------------------------------------------------------------------
     def _setup(self, *args, **kwargs) -> Problem:

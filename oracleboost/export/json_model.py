@@ -14,6 +14,7 @@ import numpy as np
 
 from oracleboost._files import write_text_atomic
 from oracleboost._version import __version__
+from oracleboost.engine.base import with_added_parameters
 from oracleboost.export.schema import (
     FORMER_UNSTAMPED,
     SchemaError,
@@ -25,7 +26,6 @@ from oracleboost.export.schema import (
     check_tree_state,
     current_name,
     name_of,
-    with_added_parameters,
 )
 
 __all__ = ["FORMAT_VERSION", "READ_VERSIONS", "to_json", "from_json", "save_model",

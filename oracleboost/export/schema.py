@@ -28,7 +28,7 @@ import numpy as np
 
 __all__ = ["SchemaError", "allowed_classes", "current_name", "FORMER_UNSTAMPED", "check_state",
            "check_parameters", "check_tree_args", "check_tree_state", "check_fitted",
-           "is_estimator_class", "ADDED_PARAMETERS", "with_added_parameters"]
+           "is_estimator_class"]
 
 
 class SchemaError(ValueError):
@@ -372,36 +372,13 @@ def _parameter_names(cls: type) -> set[str]:
             if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
 
 
-#: Estimator parameters added after model files were first written, with the value that
-#: is the option off (the fit such a file holds): a file without one reads as that value.
-ADDED_PARAMETERS: dict[str, Any] = {"class_weight": None}
-
-
-def with_added_parameters(cls: type, state: dict) -> dict:
-    """``state`` of an estimator ``cls`` with each of :data:`ADDED_PARAMETERS` that
-    ``cls`` takes and the file lacks set to its off value (``state`` itself otherwise)."""
-    if not is_estimator_class(cls):
-        return state
-    missing = {name: ADDED_PARAMETERS[name]
-               for name in _parameter_names(cls) & ADDED_PARAMETERS.keys()
-               if name not in state}
-    return {**state, **missing} if missing else state
-
-
 def _check_parameters(cls: type, state: dict, where: str) -> None:
     """An estimator's ``__init__`` parameters are all there (``get_params``, ``repr``
     and ``clone`` read every one)."""
     for name in sorted(_parameter_names(cls)):
-        if name not in state and not _class_default(cls, name):
+        if name not in state:
             raise SchemaError(f"{where}.{name}",
                               f"missing (the parameter {name} of {cls.__name__})")
-
-
-def _class_default(cls: type, name: str) -> bool:
-    """Whether ``cls`` holds a plain value for ``name`` itself: the default of a parameter
-    added after older files were written, which such a file's object reads."""
-    value = inspect.getattr_static(cls, name, None)
-    return isinstance(value, (bool, int, float, str))
 
 
 def check_state(cls: type, state: dict, where: str) -> None:

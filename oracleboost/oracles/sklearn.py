@@ -842,7 +842,9 @@ class _BoundQuietMLP(_BoundEstimator):
     convergence.  The warning is silenced here, around the fit, so that the hypotheses
     hold scikit-learn's own ``MLPRegressor`` (a stored model names only public types)."""
 
-    def _fit(self, estimator, target, sample_weight, random_state, output_scale=1.0):
+    def _fit(self, estimator, target, sample_weight, random_state, output_scale=1.0,
+             columns=None):
         # (not catch_warnings: fits on threads that overlap would leave its filter set)
         with silenced(ConvergenceWarning):
-            return super()._fit(estimator, target, sample_weight, random_state, output_scale)
+            return super()._fit(estimator, target, sample_weight, random_state, output_scale,
+                                columns)

@@ -191,10 +191,6 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
     (2, 2)
     """
 
-    # Parameters added later: a model saved before them reads these (no draws)
-    subsample = 1.0
-    colsample_bytree = 1.0
-
     _parameter_constraints: dict = {
         **BaseBooster._parameter_constraints,
         "loss": loss_constraint(MarginLoss),

@@ -81,10 +81,6 @@ class _FunctionalGradientBooster(ExportMixin, BaseBooster):
 
     _default_query = "project"  # TreeOracle(max_depth=3), gradient boosting's usual
 
-    # Parameters added later: a model saved before them reads these (no draws)
-    subsample = 1.0
-    colsample_bytree = 1.0
-
     _parameter_constraints: dict = {
         **BaseBooster._parameter_constraints,
         "projection": [StrOptions(set(PROJECTIONS))],

@@ -225,10 +225,6 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
     True
     """
 
-    # Parameters added later: a model saved before them reads these (no draws)
-    subsample = 1.0
-    colsample_bytree = 1.0
-
     _parameter_constraints: dict = {
         **BaseBooster._parameter_constraints,
         "mirror": [StrOptions(set(MIRROR_MAPS)), MirrorMap],
