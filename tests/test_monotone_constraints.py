@@ -110,6 +110,36 @@ def test_regression_never_moves_against_a_constraint(oracle):
         assert est.score(X, yr) > 0.3
 
 
+@pytest.mark.parametrize("oracle", ORACLES)
+def test_rounds_on_drawn_features_keep_the_constraints(oracle):
+    """Rounds on drawn features keep each drawn feature's constraint (a tree grown on
+    some columns is constrained as those columns are)."""
+    for seed in range(3):
+        X, y, yr = _data(seed)
+        est = FunctionalGradientRegressor(ORACLES[oracle](), n_estimators=40,
+                                          learning_rate=1.0, colsample_bytree=0.5,
+                                          random_state=seed).fit(X, yr)
+        assert _violations(est.predict, X, CONSTRAINTS)[0] == 0
+        est = CoordinateBoostingClassifier(ORACLES[oracle](), n_estimators=25,
+                                           colsample_bytree=0.5, random_state=seed).fit(X, y)
+        assert _violations(est.decision_function, X, CONSTRAINTS)[0] == 0
+
+
+@pytest.mark.parametrize("make", [
+    lambda o: FunctionalGradientRegressor(o, subsample=0.7),
+    lambda o: CoordinateBoostingClassifier(o, subsample=0.7),
+    lambda o: MirrorBoostingClassifier(o, subsample=0.7)])
+def test_row_samples_are_refused_with_constraints(make):
+    """A learner fitted on a sample has an edge >= 0 there, but the booster steps on
+    every row, where the step may be negative and would reverse the constraint."""
+    X, y, yr = _data(0)
+    est = make(StumpOracle(monotone_constraints=CONSTRAINTS))
+    with pytest.raises(ValueError, match="subsample=0.7 cannot be used with StumpOracle's "
+                                         "monotone_constraints"):
+        est.fit(X, yr if isinstance(est, FunctionalGradientRegressor) else y)
+    make(StumpOracle()).fit(X, yr if isinstance(est, FunctionalGradientRegressor) else y)
+
+
 def test_the_unconstrained_fit_does_move_against_them():
     # (so the checks above can fail: feature 2's sine bends the free fit both ways)
     X, y, yr = _data(0)

@@ -213,6 +213,13 @@ class Capabilities:
         ``correlate`` and ``project`` take ``features=``, the columns of X an answer may
         use (sorted distinct indices), and answer with the best hypothesis of the class
         on those columns alone (stumps: the best split among them).
+    closed_under_negation : bool
+        With every answer h the class holds −h, so a booster may step along an answer
+        with either sign (a negative coefficient is a step along −h).  False for a
+        monotone-constrained class, where −h would reverse a constraint: its answers
+        come with an edge ≥ 0 on the query's rows, and a booster keeps their
+        coefficients ≥ 0 by stepping on those same rows (stochastic boosting's row
+        samples, whose step is taken on every row, are refused with such a class).
     """
 
     correlate: bool = True
@@ -227,6 +234,7 @@ class Capabilities:
     sparse_input: bool = False
     categorical: bool = False
     feature_subsets: bool = False
+    closed_under_negation: bool = True
 
 
 class Hypothesis(ABC):

@@ -730,9 +730,10 @@ class TreeOracle(Oracle):
         # float32 dense form (the trees of X.toarray()), predicted as it is; monotone
         # trees have scalar leaves (vector leaves have no order); feature_subsets: a tree
         # grown on the given columns alone
-        return Capabilities(multiclass_project=not is_constrained(self.monotone_constraints),
-                            stochastic=True, bounded=True, sparse_input=True,
-                            feature_subsets=True)
+        free = not is_constrained(self.monotone_constraints)
+        return Capabilities(multiclass_project=free, stochastic=True, bounded=True,
+                            sparse_input=True, feature_subsets=True,
+                            closed_under_negation=free)
 
     def bind(self, X: ArrayLike) -> BoundOracle:
         shared = dict(

@@ -901,6 +901,7 @@ class StumpOracle(Oracle):
             project=True,
             multiclass_correlate=multiclass,
             multiclass_project=multiclass,
+            closed_under_negation=multiclass,
             bounded=True,  # correlate answers ±1 or label codes in [−1, 1]
             sparse_input=True,  # binned from the structure, as X.toarray() would be
             allow_nan=True,  # a missing-value bin with a learned side (LightGBM's rule)

@@ -127,6 +127,20 @@ class RoundDraws:
             return None
         return cls(float(subsample), float(colsample_bytree), int(n_features))
 
+    def check_oracle(self, oracle: Any) -> None:
+        """Refuse row samples (``subsample < 1``) with a class not closed under negation
+        (``capabilities.closed_under_negation``: monotone constraints).  A round's answer
+        has an edge ≥ 0 on its sample, but the booster's step along it is taken on every
+        row, where its edge, and so the step, may be negative: a negative coefficient
+        would reverse the constraint."""
+        if self.subsample < 1.0 and not oracle.capabilities.closed_under_negation:
+            raise ValueError(
+                f"subsample={self.subsample:g} cannot be used with "
+                f"{type(oracle).__name__}'s monotone_constraints: the step along a weak "
+                "learner fitted on a sample of the rows is taken on every row and may be "
+                "negative, which reverses the constraint; use subsample=1.0 "
+                "(colsample_bytree keeps the constraints)")
+
     def rows(self, blocks: RowBlocks, seed: int, round: int, a: Rows | None = None
              ) -> Rows | None:
         """Round ``round``'s rows: ``a`` with the rows out of its sample set to 0, or with

@@ -315,6 +315,8 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
                                 optimal, signature, data.rows.blocks)
         problem.draws = RoundDraws.of(self.subsample, self.colsample_bytree,
                                       data.rows.X.shape[1])
+        if problem.draws is not None:
+            problem.draws.check_oracle(self._oracle())
         return problem
 
     def _problem(self, ypm, s, uniform: bool, loss: MarginLoss, rule: StepRule, bound,

@@ -204,6 +204,9 @@ default=None
         f0 = np.asarray(f0, dtype=np.float64)
         weighted = not equal_weights(s)
         query_weight = s if weighted else None
+        draws = RoundDraws.of(self.subsample, self.colsample_bytree, rows.X.shape[1])
+        if draws is not None:
+            draws.check_oracle(self._oracle())
         return _Problem(
             y=y,
             s=s,
@@ -229,7 +232,7 @@ default=None
             record=self._fit_record,
             booster=type(self).__name__,
             offset=offset,
-            draws=RoundDraws.of(self.subsample, self.colsample_bytree, rows.X.shape[1]),
+            draws=draws,
         )
 
     def _callable_loss(self) -> bool:

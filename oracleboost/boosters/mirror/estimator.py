@@ -419,6 +419,8 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         signature = (data_signature(data.rows.X, data.ypm, data.s, group)
                      if backend.can("all_rows") else None)
         draws = RoundDraws.of(self.subsample, self.colsample_bytree, data.rows.X.shape[1])
+        if draws is not None:
+            draws.check_oracle(self._oracle())
         if K > 2:
             self._check_options(mirror, K, group is not None)
             problem = self._multiclass_problem(
