@@ -1,8 +1,10 @@
 """The exported LightGBM model carries its objective and parameters: in the model text
 and in ``Booster.params``, so that SHAP's probability output, treelite's and
 onnxmltools' transformed outputs are ``predict_proba`` wherever they have the booster's
-link, and the raw score (the identity) where no LightGBM objective has it.  Feature
-names are the fit's, as LightGBM's ``Dataset`` writes them.
+link, and the raw score (the identity) where no LightGBM objective has it.  The
+exponential loss's link σ(2f) is ``sigmoid:2``, which SHAP and onnxmltools ignore;
+``link="standard"`` writes it as doubled leaves with ``sigmoid:1``, which every reader
+applies.  Feature names are the fit's, as LightGBM's ``Dataset`` writes them.
 
 The converters are not test dependencies: their tests skip without them.
 """
@@ -55,6 +57,8 @@ CASES = {
     "coordinate_logistic": (lambda: CoordinateBoostingClassifier(
         _tree(), loss="logistic", step="wolfe", n_estimators=8),
         "binary", "binary sigmoid:1", "binary", 1),
+    "functional_exponential": (lambda: FunctionalGradientClassifier(
+        _tree(), loss="exponential", n_estimators=8), "binary", "binary sigmoid:2", "binary", 2),
     "functional_logistic": (lambda: FunctionalGradientClassifier(
         _tree(), loss="logistic", n_estimators=8), "binary", "binary sigmoid:1", "binary", 1),
     "functional_softmax_binary": (lambda: FunctionalGradientClassifier(
@@ -74,6 +78,8 @@ CASES = {
         StumpOracle(), loss="multiclass_hinge", n_estimators=8), "multiclass", "custom",
         "custom", 1),
 }
+#: The boosters whose link is σ(2f): LightGBM's ``binary sigmoid:2``.
+EXPONENTIAL = ["adaboost", "functional_exponential"]
 
 
 def _fit(name: str, seed: int = 0):
@@ -82,10 +88,10 @@ def _fit(name: str, seed: int = 0):
     return make().fit(X, y), X
 
 
-def _export(model, X=None) -> lgb.Booster:
+def _export(model, X=None, link: str = "native") -> lgb.Booster:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExportWarning)
-        return model.to_lightgbm(X)
+        return model.to_lightgbm(X, link=link)
 
 
 def _raw(model, X):
@@ -140,15 +146,13 @@ def test_shap_probability_output(name, seed):
     ``params``: for the logistic link its values add up to ``predict_proba``.  SHAP
     applies σ(f) to every ``binary`` model whatever its ``sigmoid``: for AdaBoost's
     exponential loss (``sigmoid:2``) they add up to σ(f), not ``predict_proba``'s
-    σ(2f) (as the user guide says).  Within 5e-8: SHAP's own rounding in probability
-    space (measured over seeds 0-4: at most 3.4e-9 for the logistic link, 1.8e-8 for
-    σ(f) of AdaBoost's larger scores)."""
+    σ(2f) (as the user guide says; ``link="standard"`` is the way out: see
+    :func:`test_shap_probability_output_with_the_standard_link`).  Within 5e-8: SHAP's
+    own rounding in probability space (measured over seeds 0-4: at most 3.4e-9 for the
+    logistic link, 1.8e-8 for σ(f) of AdaBoost's larger scores)."""
     shap = pytest.importorskip("shap")
     model, X = _fit(name, seed)
-    explainer = shap.TreeExplainer(_export(model, X), X[:80], model_output="probability",
-                                   feature_perturbation="interventional")
-    explained = explainer(X[:40])
-    total = explained.values.sum(axis=1) + explained.base_values
+    total = _shap_probability(shap, _export(model, X), X)
     if name == "adaboost":
         np.testing.assert_allclose(total, expit(model.decision_function(X[:40])),
                                    rtol=0, atol=5e-8)
@@ -157,9 +161,18 @@ def test_shap_probability_output(name, seed):
         np.testing.assert_allclose(total, _proba(model, X[:40]), rtol=0, atol=5e-8)
 
 
+def _shap_probability(shap, booster: lgb.Booster, X) -> np.ndarray:
+    """SHAP's interventional probability output for the first 40 rows of X (80 rows of
+    background): its values' sums plus the base value."""
+    explainer = shap.TreeExplainer(booster, X[:80], model_output="probability",
+                                   feature_perturbation="interventional")
+    explained = explainer(X[:40])
+    return explained.values.sum(axis=1) + explained.base_values
+
+
 #: Where a converter's transformed output is predict_proba (or a regressor's predict):
 #: every link it has.
-LINKED = ["adaboost", "coordinate_logistic", "functional_logistic",
+LINKED = ["adaboost", "functional_exponential", "coordinate_logistic", "functional_logistic",
           "functional_softmax_binary", "functional_softmax", "functional_regressor"]
 #: One score a row and no link: the export's identity gives the raw score.
 IDENTITY = ["maboost", "totally_corrective"]
@@ -197,14 +210,14 @@ def test_onnxmltools_refuses_class_scores_without_a_link():
         _onnx(model, X)
 
 
-def _onnx(model, X):
+def _onnx(model, X, link: str = "native"):
     """The onnxmltools conversion's outputs on X (as float32): its last output."""
     onnxmltools = pytest.importorskip("onnxmltools")
     ort = pytest.importorskip("onnxruntime")
     from onnxmltools.convert.common.data_types import FloatTensorType
 
     onx = onnxmltools.convert_lightgbm(
-        _export(model, X), initial_types=[("X", FloatTensorType([None, X.shape[1]]))],
+        _export(model, X, link), initial_types=[("X", FloatTensorType([None, X.shape[1]]))],
         zipmap=False)
     session = ort.InferenceSession(onx.SerializeToString(),
                                    providers=["CPUExecutionProvider"])
@@ -219,12 +232,12 @@ def test_onnxmltools_transformed_output(name):
     """onnxmltools' ONNX model computes in float32: its probabilities are
     ``predict_proba`` within 2e-7 for the logistic and softmax links, a regressor's or
     an identity model's scores its raw scores within float32's rounding.  Its binary
-    models apply σ(f) whatever the ``sigmoid``: AdaBoost's probabilities are σ(f), not
-    ``predict_proba``'s σ(2f) (as the user guide says)."""
+    models apply σ(f) whatever the ``sigmoid``: the exponential loss's probabilities
+    are σ(f), not ``predict_proba``'s σ(2f) (as the user guide says)."""
     for seed in (0, 1):
         model, X = _fit(name, seed)
         out = _onnx(model, X)
-        if name == "adaboost":
+        if name in EXPONENTIAL:
             np.testing.assert_allclose(out, expit(model.decision_function(X)), rtol=0,
                                        atol=2e-7)
         elif name in IDENTITY or name == "functional_regressor":
@@ -267,3 +280,82 @@ def test_feature_names_lightgbm_would_refuse():
     model = CoordinateBoostingClassifier(StumpOracle(), n_estimators=3).fit(frame, y)
     exported = _export(model)
     assert exported.dump_model()["feature_names"] == ["weight__kg_", "tab_here", "ok"]
+
+
+# -- link="standard": the exponential loss's σ(2f) as σ of doubled leaves ----------------
+
+
+@pytest.mark.parametrize("name", EXPONENTIAL)
+def test_the_standard_link_doubles_the_raw_score(name):
+    """``link="standard"`` writes ``binary sigmoid:1`` and every leaf doubled: an exact
+    doubling in binary floating point, so LightGBM's raw score is ``2 ·
+    decision_function`` bit for bit, its ``predict`` the native export's (σ(1 · 2f) and
+    σ(2 · f) take the same bits) and so ``predict_proba`` as the native export states
+    it, and its contributions are the native ones doubled."""
+    for seed in (0, 1, 2):
+        model, X = _fit(name, seed)
+        text = lightgbm_model_string(model, X, link="standard")
+        assert "\nobjective=binary sigmoid:1\n" in text
+        standard, native = _export(model, X, "standard"), _export(model, X)
+        assert standard.params["objective"] == "binary"
+        assert standard.params["sigmoid"] == 1
+        raw = standard.predict(X, raw_score=True)
+        np.testing.assert_array_equal(raw, 2.0 * model.decision_function(X))
+        assert np.abs(raw - model.decision_function(X)).max() > 0.1  # not the native f
+        np.testing.assert_array_equal(standard.predict(X), native.predict(X))
+        np.testing.assert_allclose(standard.predict(X), _proba(model, X), rtol=0, atol=1e-15)
+        np.testing.assert_array_equal(standard.predict(X, pred_contrib=True),
+                                      2.0 * native.predict(X, pred_contrib=True))
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if n not in EXPONENTIAL])
+def test_the_standard_link_changes_nothing_without_a_scale(name):
+    """Where the link's scale is 1 (logistic, softmax) or there is no sigmoid
+    (regression, the identity, ``custom``), both links write the same model text."""
+    model, X = _fit(name)
+    assert (lightgbm_model_string(model, X, link="standard")
+            == lightgbm_model_string(model, X))
+
+
+@pytest.mark.parametrize("link", ["Standard", "sigmoid", None, 1])
+def test_an_unknown_link_is_refused_by_name(link):
+    model, X = _fit("adaboost")
+    with pytest.raises(ValueError, match="link must be one of"):
+        lightgbm_model_string(model, X, link=link)
+    with pytest.raises(ValueError, match="link must be one of"):
+        model.to_lightgbm(X, link=link)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("name", EXPONENTIAL)
+def test_shap_probability_output_with_the_standard_link(name, seed):
+    """With ``link="standard"``, SHAP's σ of the raw score is σ(2f): its values add up
+    to ``predict_proba`` within SHAP's rounding (5e-8, as for the logistic link;
+    measured over seeds 0-4: at most 2.3e-8)."""
+    shap = pytest.importorskip("shap")
+    model, X = _fit(name, seed)
+    total = _shap_probability(shap, _export(model, X, "standard"), X)
+    np.testing.assert_allclose(total, _proba(model, X[:40]), rtol=0, atol=5e-8)
+
+
+@pytest.mark.parametrize("name", EXPONENTIAL)
+def test_treelite_with_the_standard_link(name):
+    """treelite's transformed output is ``predict_proba`` bit for bit with
+    ``link="standard"`` (as with the native link, whose ``sigmoid:2`` it honours)."""
+    treelite = pytest.importorskip("treelite")
+    for seed in (0, 1):
+        model, X = _fit(name, seed)
+        converted = treelite.frontend.from_lightgbm(_export(model, X, "standard"))
+        out = treelite.gtil.predict(converted, X).reshape(-1)
+        np.testing.assert_array_equal(out, _proba(model, X))
+
+
+@pytest.mark.parametrize("name", EXPONENTIAL)
+def test_onnxmltools_with_the_standard_link(name):
+    """onnxmltools' float32 probabilities are within 2e-7 of ``predict_proba`` with
+    ``link="standard"``, as for the logistic link (with the native link they are σ(f):
+    ``test_onnxmltools_transformed_output``)."""
+    for seed in (0, 1):
+        model, X = _fit(name, seed)
+        np.testing.assert_allclose(_onnx(model, X, "standard"), _proba(model, X), rtol=0,
+                                   atol=2e-7)

@@ -69,7 +69,12 @@ class ExportWarning(UserWarning):
     """An export that had to fill in something the model does not know."""
 
 
-def to_lightgbm(estimator: BaseBooster, X: ArrayLike | None = None) -> lightgbm.Booster:
+#: The values of ``to_lightgbm``'s ``link``: where a logistic link's scale is written.
+LINKS = ("native", "standard")
+
+
+def to_lightgbm(estimator: BaseBooster, X: ArrayLike | None = None, *,
+                link: str = "native") -> lightgbm.Booster:
     """The fitted ``estimator``'s model as a ``lightgbm.Booster``.
 
     Parameters
@@ -86,18 +91,35 @@ def to_lightgbm(estimator: BaseBooster, X: ArrayLike | None = None) -> lightgbm.
         :class:`ExportWarning`.  A split whose cover is 0 (no row of X reaches it)
         gets an :class:`ExportWarning` too: path-dependent TreeSHAP divides by it (its
         contributions come out NaN).
+    link : {"native", "standard"}, default="native"
+        How a link ``σ(c·f)`` with ``c ≠ 1`` is written (the exponential loss's
+        ``predict_proba`` is ``σ(2f)``: Friedman, Hastie & Tibshirani 2000).
+        ``"native"``: the trees sum to ``f`` (``decision_function``) and the objective
+        carries the scale, ``binary sigmoid:2``.  LightGBM and treelite apply it, but
+        SHAP's ``model_output="probability"`` and onnxmltools ignore ``sigmoid`` and
+        give ``σ(f)``.  ``"standard"``: every leaf value is multiplied by ``c`` and the
+        objective is ``binary sigmoid:1``, the logistic transform every reader applies,
+        so the raw score is the log-odds ``c·f`` and every reader's transformed output
+        is ``predict_proba``.  For ``c = 2`` (the library's exponential loss) each leaf
+        is doubled exactly in binary floating point, and so is every partial sum:
+        ``predict(X, raw_score=True)`` is ``2 · decision_function(X)`` bit for bit
+        (for a loss of your own whose scale is not a power of two, each leaf times
+        ``c`` is rounded).  Where the link's scale is 1 or there is no sigmoid (the
+        logistic loss, the softmax, regressors, the identity), both write the same model.
 
     Returns
     -------
     lightgbm.Booster
         ``predict(X, raw_score=True)`` equals ``estimator.decision_function(X)`` (or
-        ``predict`` for a regressor or ranker).  Its objective, in the model text and
-        in ``params`` (with ``num_class`` and ``sigmoid``, where SHAP and onnxmltools
-        read it), makes ``predict(X)`` the estimator's ``predict_proba`` where its link
-        is LightGBM's: ``binary sigmoid:2`` for the exponential loss, ``binary
-        sigmoid:1`` for the logistic, ``multiclass`` for the softmax; ``regression``
-        (the identity) for regressors and rankers.  Where no LightGBM objective is the
-        booster's link, the identity, so that ``predict(X)`` is the raw score:
+        ``predict`` for a regressor or ranker; ``c`` times it with
+        ``link="standard"``).  Its objective, in the model text and in ``params``
+        (with ``num_class`` and ``sigmoid``, where SHAP and onnxmltools read it), makes
+        ``predict(X)`` the estimator's ``predict_proba`` where its link is LightGBM's:
+        ``binary sigmoid:2`` for the exponential loss (``sigmoid:1`` with
+        ``link="standard"``), ``binary sigmoid:1`` for the logistic, ``multiclass``
+        for the softmax; ``regression`` (the identity) for regressors and rankers.
+        Where no LightGBM objective is the booster's link, the identity, so that
+        ``predict(X)`` is the raw score:
         ``regression`` for one score a row (MABoost's and the totally corrective vote,
         whose ``predict_proba`` is the affine ``(1 + f / ‖λ‖₁) / 2``: every LightGBM
         transform but the identity is non-linear), ``custom`` (LightGBM's name for an
@@ -108,8 +130,9 @@ def to_lightgbm(estimator: BaseBooster, X: ArrayLike | None = None) -> lightgbm.
     Raises
     ------
     ValueError
-        When a weak learner is not a tree (naming its class), or the model is not an
-        ensemble (a linear or kernel model), or its ``categories_`` are not strings
+        When ``link`` is not one of ``"native"``, ``"standard"``, or a weak learner is
+        not a tree (naming its class), or the model is not an ensemble (a linear or
+        kernel model), or its ``categories_`` are not strings
         or numbers (LightGBM keeps them as JSON), or a stump or scikit-learn tree
         splits a feature within 1e-35 of 0 (naming the feature and the threshold):
         LightGBM reads every value of magnitude at most 1e-35 as 0, so no LightGBM
@@ -135,12 +158,15 @@ def to_lightgbm(estimator: BaseBooster, X: ArrayLike | None = None) -> lightgbm.
     """
     import lightgbm as lgb
 
-    return lgb.Booster(model_str=lightgbm_model_string(estimator, X))
+    return lgb.Booster(model_str=lightgbm_model_string(estimator, X, link=link))
 
 
-def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) -> str:
+def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None, *,
+                          link: str = "native") -> str:
     """The text of :func:`to_lightgbm`'s model, in LightGBM's model format (version v4),
     as ``Booster.model_to_string`` writes it."""
+    if not isinstance(link, str) or link not in LINKS:
+        raise ValueError(f"link must be one of {LINKS}, got {link!r}")
     check_is_fitted(estimator, "ensemble_")
     name = type(estimator).__name__
     ensemble = estimator.ensemble_
@@ -206,14 +232,21 @@ def lightgbm_model_string(estimator: BaseBooster, X: ArrayLike | None = None) ->
     intercept = np.asarray(ensemble.intercept, dtype=np.float64)
     first = _outputs(decide, intercept.reshape(1, -1))
     K = first.shape[1]
+    objective = _objective(estimator, K)
+    scale = None
+    if link == "standard":
+        objective, scale = _standard_link(objective)
+    if scale is not None:
+        first = scale * first
     blocks = [_tree_block(TreeStructure.constant(first[0, k], n_features), None) for k in range(K)]
     for coef, j in terms:
         tree = trees[j]
         leaves = _outputs(decide, np.float64(coef) * tree.value)
         if leaves.shape[1] != K:
             raise ValueError(f"{name}'s weak learner {j} has {leaves.shape[1]} outputs, not {K}")
+        if scale is not None:
+            leaves = scale * leaves
         blocks.extend(_tree_block(tree, leaves[:, k]) for k in range(K))
-    objective = _objective(estimator, K)
     names = lightgbm_feature_names(getattr(estimator, "feature_names_in_", None), n_features)
     texts = [f"Tree={i}\n{b}" for i, b in enumerate(blocks)]
     header = [
@@ -350,6 +383,18 @@ def _objective(estimator, K: int) -> str:
     if objective is None:
         objective = "regression" if K == 1 else "custom"
     return objective
+
+
+def _standard_link(objective: str) -> tuple[str, float | None]:
+    """``link="standard"``: for ``binary sigmoid:c`` with ``c ≠ 1``, the objective
+    ``binary sigmoid:1`` and the scale ``c`` to multiply the leaves by (``σ(c·f)`` is
+    then ``σ`` of the new raw score, the transform SHAP and onnxmltools apply whatever
+    the ``sigmoid``); any other objective as it is, and None (nothing to scale)."""
+    name, *options = objective.split()
+    scale = float(dict(option.split(":", 1) for option in options).get("sigmoid", "1"))
+    if name != "binary" or scale == 1.0:
+        return objective, None
+    return "binary sigmoid:1", scale
 
 
 def _parameters(objective: str, K: int) -> str:

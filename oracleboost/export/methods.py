@@ -78,7 +78,8 @@ class ExportMixin:
                              f"{cls.__name__}")
         return model
 
-    def to_lightgbm(self, X: ArrayLike | None = None) -> lightgbm.Booster:
+    def to_lightgbm(self, X: ArrayLike | None = None, *,
+                    link: str = "native") -> lightgbm.Booster:
         """The fitted model as a ``lightgbm.Booster``, where its weak learners are trees
         (stumps, scikit-learn trees, LightGBM trees; :mod:`oracleboost.export.lightgbm`).
 
@@ -92,12 +93,18 @@ class ExportMixin:
             Rows whose counts become the trees' covers (what SHAP's path-dependent
             TreeSHAP integrates over), usually the training rows; None keeps the trees'
             own (stumps have none: 1 a leaf, with a warning).
+        link : {"native", "standard"}, default="native"
+            ``"standard"`` writes a link ``σ(c·f)`` (the exponential loss: ``c = 2``)
+            as ``c`` times every leaf with ``binary sigmoid:1``, so that SHAP's and
+            onnxmltools' probabilities (which ignore ``sigmoid``) are
+            :meth:`predict_proba` too; the raw score is then ``c`` times
+            :meth:`decision_function` (see :func:`~oracleboost.export.to_lightgbm`).
 
         Returns
         -------
         lightgbm.Booster
         """
-        return to_lightgbm(self, X)
+        return to_lightgbm(self, X, link=link)
 
     @num_iteration_doc
     def apply(self, X: ArrayLike, *, num_iteration: int | None = None) -> np.ndarray:
