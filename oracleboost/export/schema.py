@@ -10,8 +10,9 @@ booster is then checked as a whole (:func:`check_fitted`), so that no loaded mod
 fails later, at predict.
 
 The checks are of two kinds.  Where compiled code reads an index from the model
-(scikit-learn's ``Tree``, LightGBM's model string) the indices are checked to lie in
-range and to form a tree, since compiled code does not check them.  The rest is typed:
+(scikit-learn's ``Tree``, LightGBM's model string, and a ``TreeStructure``, which the
+LightGBM export writes out) the indices are checked to lie in range and to form a tree,
+since compiled code does not check them.  The rest is typed:
 the shapes NumPy and the library's own code would refuse later are refused now.
 """
 
@@ -101,6 +102,8 @@ def _library_classes() -> list[type]:
         SignStump,
         VectorStump,
     )
+    from oracleboost.oracles.tree_ensemble import EnsembleTree, TreeEnsembleOracle
+    from oracleboost.oracles.trees import TreeStructure
 
     return [
         StopReason,
@@ -108,10 +111,11 @@ def _library_classes() -> list[type]:
         Ensemble, LinearModel, KernelModel,
         # oracles
         StumpOracle, TreeOracle, LightGBMOracle, SklearnOracle, MLPOracle, MatrixOracle,
-        LinearOracle, CachedOracle, ApproximateOracle,
-        # hypotheses
+        LinearOracle, CachedOracle, ApproximateOracle, TreeEnsembleOracle,
+        # hypotheses (and the trees an ensemble's are)
         ConstantHypothesis, SignStump, RegressionStump, LabelCodeStump, VectorStump,
         MatrixColumn, LinearCoordinate, LightGBMTree, FittedEstimator, ArgmaxVote,
+        EnsembleTree, TreeStructure,
         # losses
         Exponential, Logistic, Squared, Absolute, Huber, Quantile, SoftmaxCrossEntropy,
         MulticlassHinge, PairwiseHinge,
@@ -235,6 +239,20 @@ def _float_array(ndim: int | None = None, finite: bool = False) -> Check:
     return (f"a {dims}float64 array{' of finite numbers' if finite else ''}", test)
 
 
+def _int_array(v: Any) -> bool:
+    return isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind == "i"
+
+
+def _n_jobs(v: Any) -> bool:
+    from oracleboost.rows.blocks import check_n_jobs
+
+    try:
+        check_n_jobs(v)
+    except ValueError:
+        return False
+    return True
+
+
 def _column_indices(v: Any) -> bool:
     return (isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in "iu"
             and v.size > 0 and int(v[0]) >= 0 and bool((np.diff(v) > 0).all()))
@@ -262,6 +280,7 @@ STR: Check = ("a string", lambda v: isinstance(v, str))
 NONE: Check = ("null", lambda v: v is None)
 KEY: Check = ("null or a tuple of numbers and strings", _hashable_key)
 OPT_BOOL: Check = ("null, true or false", lambda v: v is None or isinstance(v, bool))
+INT_ARRAY: Check = ("a 1-D integer array", _int_array)
 HYPOTHESIS = _instance("Hypothesis")
 LOSS = _instance("Loss")
 FINITE_SCALAR_OR_VECTOR: Check = (
@@ -324,6 +343,32 @@ _SPECS: dict[str, dict[str, Check]] = {
     "KernelModel": {"X": _float_array(2, finite=True), "y": _float_array(1, finite=True),
                     "kernel": _instance("PairwiseKernel"), "scale": FINITE,
                     "weights": _list_of(_float_array(1, finite=True))},
+    # (a TreeStructure's arrays: their lengths, indices and values are checked together,
+    # in _tree_structure)
+    "TreeStructure": {
+        "n_features": (f"an integer from 1 to {2**24}", lambda v: COUNT[1](v) and v <= 2**24),
+        "feature": INT_ARRAY, "left": INT_ARRAY, "right": INT_ARRAY, "missing": INT_ARRAY,
+        "threshold": ("a 1-D float64 array without NaN", lambda v: _float_array(1)[1](v)
+                      and not bool(np.isnan(v).any())),
+        "default_left": ("a 1-D bool array", lambda v: isinstance(v, np.ndarray)
+                         and v.ndim == 1 and v.dtype == np.bool_),
+        "value": _float_array(2, finite=True),
+        "leaf_count": ("null or a 1-D float64 array of finite numbers >= 0",
+                       lambda v: v is None or _float_array(1, finite=True)[1](v)
+                       and bool((v >= 0).all())),
+        "categories_left": ("null or a tuple, each entry null or a 1-D integer array",
+                            lambda v: v is None or isinstance(v, tuple)
+                            and all(c is None or _int_array(c) for c in v))},
+    "EnsembleTree": {"tree": _instance("TreeStructure"), "j": INDEX,
+                     # 2**exponent a float64 power of two (the scale of a finite leaf)
+                     "exponent": ("an integer from -1074 to 1024",
+                                  lambda v: _is_int(v) and -1074 <= v <= 1024),
+                     "scale": FINITE, "allow_nan": BOOL, "key": KEY, **_CACHES},
+    "TreeEnsembleOracle": {"trees": ("a non-empty list of TreeStructure",
+                                     lambda v: isinstance(v, (list, tuple)) and len(v) > 0
+                                     and all(_instance("TreeStructure")[1](t) for t in v)),
+                           "allow_nan": BOOL, "n_jobs": ("null or a non-zero integer", _n_jobs),
+                           "block_size": COUNT},
     "PairwiseKernel": {"kernel": STR,
                 "params": ("a dict of names to numbers", lambda v: isinstance(v, dict) and all(
                     isinstance(k, str) and _is_number(x) for k, x in v.items()))},
@@ -472,6 +517,10 @@ def _check_hypothesis_width(h: Any, n_features: int, where: str) -> None:
     own = getattr(h, "n_features", None)
     if own is not None and own != n_features:
         raise SchemaError(f"{where}.n_features", f"is {own}; the model has {n_features}")
+    tree = getattr(h, "tree", None)  # (a tree of an ensemble)
+    if type(tree).__name__ == "TreeStructure" and tree.n_features != n_features:
+        raise SchemaError(f"{where}.tree.n_features",
+                          f"is {tree.n_features}; the model has {n_features}")
     j = getattr(h, "j", None)
     if type(h).__name__ == "LinearCoordinate" and j >= n_features:
         raise SchemaError(f"{where}.j", f"is {j}; the model has {n_features} features")
@@ -565,10 +614,114 @@ def _kernel(state: dict, where: str) -> None:
                                                  f"parameter {name!r}")
 
 
+def _tree_structure(state: dict, where: str) -> None:
+    """A ``TreeStructure``'s arrays of one tree: its ``predict`` indexes X by ``feature``
+    and follows ``left``/``right`` until a leaf (a cycle would never end, a negative
+    index would read from the end), and the LightGBM export writes them for compiled
+    code that checks none of them."""
+    leaves = state["value"].shape[0]
+    if leaves < 1 or state["value"].shape[1] < 1:
+        raise SchemaError(f"{where}.value", f"has shape {state['value'].shape}: a tree has "
+                                            "at least one leaf of at least one output")
+    for name in ("feature", "threshold", "left", "right", "default_left", "missing"):
+        if state[name].shape != (leaves - 1,):
+            raise SchemaError(f"{where}.{name}", f"has shape {state[name].shape}; a tree of "
+                                                 f"{leaves} leaves has {leaves - 1} splits")
+    count = state.get("leaf_count")
+    if count is not None and count.shape != (leaves,):
+        raise SchemaError(f"{where}.leaf_count", f"has shape {count.shape}, not ({leaves},)")
+    feature, n_features = state["feature"], state["n_features"]
+    bad = np.flatnonzero((feature < 0) | (feature >= n_features))
+    if bad.size:
+        raise SchemaError(f"{where}.feature[{bad[0]}]", f"is {feature[bad[0]]}, not a feature "
+                                                        f"of the tree's {n_features}")
+    bad = np.flatnonzero(~np.isin(state["missing"], (0, 1, 2)))
+    if bad.size:
+        raise SchemaError(f"{where}.missing[{bad[0]}]", f"is {state['missing'][bad[0]]}, not "
+                                                        "0 (none), 1 (zero) or 2 (NaN)")
+    _tree_links(state["left"], state["right"], where)
+    _tree_categories(state.get("categories_left"), leaves, where)
+
+
+def _tree_links(left: np.ndarray, right: np.ndarray, where: str) -> None:
+    """Children in LightGBM's layout (``c >= 0`` the internal node ``c``, ``c < 0`` the
+    leaf ``~c``; node 0 the root) that form one tree: every child index in range, and a
+    walk from the root reaching every node exactly once (no cycle, no node the child of
+    two, none cut off).  Any numbering does, not only children after their parent."""
+    splits = len(left)
+    if splits == 0:
+        return
+    for name, child in (("left", left), ("right", right)):
+        bad = np.flatnonzero((child < -(splits + 1)) | (child >= splits))
+        if bad.size:
+            raise SchemaError(f"{where}.{name}[{bad[0]}]", f"is {child[bad[0]]}, not a node "
+                                                           f"of a tree of {splits} splits")
+    reached = np.zeros(splits, dtype=bool)
+    reached[0] = True
+    leaf_reached = np.zeros(splits + 1, dtype=bool)
+    level = np.array([0])
+    while level.size:  # each level reaches nodes not reached before: at most `splits` levels
+        parent = np.concatenate([level, level])
+        side = np.repeat(np.array(["left", "right"]), level.size)
+        child = np.concatenate([left[level], right[level]])
+        inner = child >= 0
+        again = np.where(inner, reached[np.where(inner, child, 0)],
+                         leaf_reached[np.where(inner, 0, ~child)])
+        first = np.unique(child, return_index=True)[1]
+        again[np.setdiff1d(np.arange(child.size), first)] = True  # twice on this level
+        if again.any():
+            i = int(np.flatnonzero(again)[0])
+            raise SchemaError(f"{where}.{side[i]}[{parent[i]}]",
+                              f"is {child[i]}, a node reached before (a cycle, or a node "
+                              "the child of two)")
+        reached[child[inner]] = True
+        leaf_reached[~child[~inner]] = True
+        level = child[inner]
+    if not (reached.all() and leaf_reached.all()):
+        node = (f"split {np.flatnonzero(~reached)[0]}" if not reached.all()
+                else f"leaf {np.flatnonzero(~leaf_reached)[0]}")
+        raise SchemaError(f"{where}.left", f"and right do not reach {node} from the root")
+
+
+def _tree_categories(sets: tuple | None, leaves: int, where: str) -> None:
+    """Categorical splits' sets: category codes as LightGBM reads them (ints from 0
+    below 2**31), sorted and distinct."""
+    if sets is None:
+        return
+    if len(sets) != leaves - 1:
+        raise SchemaError(f"{where}.categories_left", f"has {len(sets)} entries; a tree of "
+                                                      f"{leaves} leaves has {leaves - 1} splits")
+    for i, codes in enumerate(sets):
+        if codes is not None and not (
+                (codes >= 0).all() and (codes < 2**31).all() and (np.diff(codes) > 0).all()):
+            raise SchemaError(f"{where}.categories_left[{i}]",
+                              "must be distinct category codes from 0 below 2**31, sorted")
+
+
+def _ensemble_tree(state: dict, where: str) -> None:
+    if state["tree"].n_outputs != 1:
+        raise SchemaError(f"{where}.tree.value", f"has {state['tree'].n_outputs} outputs a "
+                                                 "leaf; an ensemble's tree has one")
+
+
+def _tree_ensemble(state: dict, where: str) -> None:
+    trees = state["trees"]
+    for j, tree in enumerate(trees):
+        if tree.n_outputs != 1:
+            raise SchemaError(f"{where}.trees[{j}].value", f"has {tree.n_outputs} outputs a "
+                                                           "leaf; the class takes one")
+        if tree.n_features != trees[0].n_features:
+            raise SchemaError(f"{where}.trees[{j}].n_features",
+                              f"is {tree.n_features}; trees[0] is over "
+                              f"{trees[0].n_features} features")
+
+
 _CROSS: dict[str, Callable[[dict, str], None]] = {
     "SignStump": _stump, "RegressionStump": _stump, "LabelCodeStump": _label_code,
     "VectorStump": _vector, "LightGBMTree": _lightgbm, "Ensemble": _ensemble,
     "LinearModel": _linear_model, "KernelModel": _kernel_model, "PairwiseKernel": _kernel,
+    "TreeStructure": _tree_structure, "EnsembleTree": _ensemble_tree,
+    "TreeEnsembleOracle": _tree_ensemble,
 }
 
 
