@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import inspect
 import sys
 import threading
 import warnings
@@ -133,13 +134,26 @@ def fit_context(fit: _Fit) -> _Fit:
     torn down after).  The refusal of a concurrent fit comes first, so it touches
     nothing of the running fit, its callbacks included."""
     inner = _fit_context(prefer_skip_nested_validation=False)(fit)
+    takes_offset = "init_score" in inspect.signature(fit).parameters
 
     @functools.wraps(fit)
     def wrapper(estimator, *args, **kwargs):
+        if not takes_offset:
+            _refuse_offset(estimator, kwargs)
         with _one_fit_at_a_time(estimator):
             return inner(estimator, *args, **kwargs)
 
     return cast(_Fit, wrapper)  # functools.wraps: the same signature
+
+
+def _refuse_offset(estimator: Any, kwargs: dict[str, Any]) -> None:
+    """A ``fit`` without a per-row starting score refuses ``init_score`` and
+    ``eval_init_score`` with the booster's reason (``_no_offset_reason``), where Python
+    would only say that the keyword is unexpected."""
+    for name in ("init_score", "eval_init_score"):
+        if name in kwargs:
+            raise TypeError(f"{type(estimator).__name__}.fit() takes no {name}: "
+                            f"{estimator._no_offset_reason}")
 
 
 #: The code of :func:`fit_context`'s wrapper (one for every decorated ``fit``): the frame
@@ -239,6 +253,9 @@ class BaseBooster(InspectionMixin, HoldOutMixin, EvalSetsMixin, CallbackSupport,
     #: score needs the ranker's ``qid``.  The others (``MirrorBoostingClassifier``'s
     #: ``sample_group``) only shape the training and would fail every scorer.
     _callback_metadata: tuple[str, ...] = ("sample_weight", "qid")
+    #: Why ``fit`` takes no ``init_score`` (a booster whose ``fit`` takes none says
+    #: why in its own words; :func:`fit_context` refuses the keyword with it).
+    _no_offset_reason = "the booster's rounds have no place for a per-row starting score"
 
     #: Whether the booster's own arithmetic takes sparse X (False where it needs the
     #: dense matrix, as dual acceleration's products of its whole columns).
@@ -374,7 +391,8 @@ class BaseBooster(InspectionMixin, HoldOutMixin, EvalSetsMixin, CallbackSupport,
         (:func:`~oracleboost.engine.eval_sets.eval_scorers`,
         :func:`~oracleboost.engine.eval_sets.eval_names`).  ``offset`` (``fit``'s
         ``init_score``, where a booster takes one) goes to ``_setup`` as ``offset=``,
-        only when given; ``eval_offsets`` is the parallel list of the eval sets' own
+        only when given (refused with early stopping's held-out rows, which would need
+        offsets of their own); ``eval_offsets`` is the parallel list of the eval sets' own
         (``eval_init_score``).  Any exception but a
         ``KeyboardInterrupt`` after a completed round restores the estimator as it was
         before the call and re-raises.
@@ -384,6 +402,13 @@ class BaseBooster(InspectionMixin, HoldOutMixin, EvalSetsMixin, CallbackSupport,
         with _one_fit_at_a_time(self):
             before = dict(vars(self))
             try:
+                if offset is not None and self._early_stopping_on() \
+                        and self.validation_fraction is not None:
+                    raise ValueError(
+                        "init_score with early stopping's held-out rows "
+                        "(validation_fraction) is not supported: set "
+                        "validation_fraction=None and pass eval_set=[(X_val, y_val)] with "
+                        "eval_init_score=[its offsets]")
                 if isinstance(eval_set, Iterator):  # (read once: counted here, used below)
                     eval_set = list(eval_set)
                 self._check_watched(eval_set)

@@ -316,6 +316,12 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
     # matrix: sparse X is refused, naming X.toarray()
     _sparse_capable = False
 
+    #: why ``fit`` takes no ``init_score`` (:func:`.fit_context` refuses it with this)
+    _no_offset_reason = (
+        "it maximises the l2-normalised margin of its own weights, -max_i (Zw)_i / ||w||, "
+        "which a per-row starting score would not scale with; "
+        "CoordinateBoostingClassifier and FunctionalGradientClassifier take one")
+
     def __init__(
         self,
         oracle: Oracle | None = None,

@@ -69,6 +69,11 @@ class CoordinateProblem(Problem):
     blocks: RowBlocks
     #: stochastic boosting's draws (``subsample``, ``colsample_bytree``), None without
     draws: RoundDraws | None = None
+    #: ``init_score``'s starting margins ``y_i o_i`` (None: the rounds start at 0)
+    start: np.ndarray | None = None
+    #: ``max_i |o_i|`` (0 without an offset): what a perfect hypothesis' step outweighs
+    #: besides the model's own terms
+    offset_bound: float = 0.0
 
 
 @stored_as("CoordinateState")
@@ -115,9 +120,10 @@ def coordinate_round(p: CoordinateProblem, state: CoordinateState, ensemble: Ens
     stop, view = None, None
     if col.u_min >= 1.0:
         # γ_t = 1: the step is unbounded (Telgarsky 2013 ignores this case).  Take the
-        # limit's direction: a coefficient larger than ‖λ‖_1, so that h decides every
-        # training point, then stop.
-        alpha, stop = ensemble.l1_norm() + 1.0, StopReason.PERFECT_HYPOTHESIS
+        # limit's direction: a coefficient larger than ‖λ‖_1 (and than any row's
+        # init_score), so that h decides every training point, then stop.
+        alpha = ensemble.l1_norm() + 1.0 + p.offset_bound
+        stop = StopReason.PERFECT_HYPOTHESIS
     else:
         stepped = step_size(p, state, col, t, who)
         if isinstance(stepped, StopReason):

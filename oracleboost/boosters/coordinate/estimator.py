@@ -48,7 +48,7 @@ from oracleboost.engine.classifier import (
 )
 from oracleboost.engine.eval_sets import documented, eval_parameters_doc
 from oracleboost.engine.fit_data import fit_backend
-from oracleboost.engine.input import data_signature
+from oracleboost.engine.input import check_offset, data_signature
 from oracleboost.engine.rounds import (
     BoostingWarning,
     seed_generator,
@@ -148,7 +148,8 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
         ``classes_[1]`` is the positive class (y = +1 inside).
     ensemble_ : Ensemble
     intercept_ : float
-        0: the rounds start at λ = 0 (f = Σ_j coef_[j] · estimators_[j]).
+        0: the rounds start at λ = 0 (f = Σ_j coef_[j] · estimators_[j]; a ``fit``'s
+        ``init_score`` is not part of the model).
     history_ : dict of ndarray
         Per round: ``loss`` (weighted empirical risk), ``log_loss`` (its log, finite when
         the risk underflows), ``edge`` γ_t, ``step`` α_t (with ν), ``margin`` (ℓ1 margin
@@ -257,8 +258,10 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
         y: ArrayLike,
         sample_weight: ArrayLike | None = None,
         *,
+        init_score: ArrayLike | None = None,
         eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
         eval_sample_weight: Sequence[ArrayLike | None] | None = None,
+        eval_init_score: Sequence[ArrayLike | None] | None = None,
         eval_metric: str | Callable | Sequence | dict | None = None,
         eval_names: Sequence[str] | None = None,
     ) -> CoordinateBoostingClassifier:
@@ -272,6 +275,20 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
             Two classes, any labels.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative; the risk is ``Σ_i s_i φ(y_i f(x_i)) / Σ_i s_i``.
+        init_score : array-like of shape (n_samples,), default=None
+            Each row's starting score o_i, the score of ``classes_[1]`` (LightGBM's
+            ``init_score``, XGBoost's ``base_margin``): the rounds minimise
+            ``Σ_i s_i φ(y_i (o_i + f(x_i)))``, starting from the margins ``y_i o_i``
+            instead of 0, so the first weights are ``w_i ∝ s_i (−φ'(y_i o_i))``
+            (AdaBoost's ``s_i e^{−y_i o_i}``).  ``predict`` does not add it (as
+            LightGBM's): add the new rows' offset to ``decision_function`` yourself.
+            The recorded ``loss``, ``train_error`` and ``margin`` are those of the
+            scores o + f (the margin divided by the ℓ1 norm of the model's own
+            coefficients).  The optimal risk (``duality_gap``) is of the span of the
+            class alone: ``duality_gap="auto"`` records no ``gap`` with an offset, and
+            ``True`` is refused.  Not with early stopping's held-out rows
+            (``validation_fraction``; give an ``eval_set`` with its
+            ``eval_init_score``), nor on a dask array.
         eval_set : list of (X, y) pairs, default=None
             Sets whose risk and error are recorded after every round, as
             ``history_["val_loss_0"]``, ``history_["val_error_0"]``, …
@@ -281,14 +298,19 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
             with ``validation_fraction`` (split after the steps).
         eval_sample_weight : list of array-like or None, default=None
             The weights of each eval set's risk and error.
+        eval_init_score : list of array-like or None, default=None
+            Each eval set's own ``init_score`` (one entry, or None, per set), added to
+            the model's scores on it for its curves and ``eval_metric`` (LightGBM's
+            ``eval_init_score``).
         <eval parameters>
         """
         return self._fit_rounds(
             X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight,
-            eval_metric=eval_metric, eval_names=eval_names
+            eval_metric=eval_metric, eval_names=eval_names, offset=init_score,
+            eval_offsets=eval_init_score
         )
 
-    def _setup(self, X, y, sample_weight) -> CoordinateProblem:
+    def _setup(self, X, y, sample_weight, offset=None) -> CoordinateProblem:
         backend = fit_backend(X)
         self._refuse_warm_start_on(backend)
         if self.duality_gap is True:
@@ -296,16 +318,24 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
             backend.refuse("all_rows", "duality_gap=True",
                            "set duality_gap='auto' or False (then no 'gap' is recorded), "
                            "or fit the rows in memory")
+        keywords = {} if offset is None else self._offset_keywords(backend, offset)
         # ±1 as int8: the round's compiled passes read the labels every round, and at
         # large n they are bound by memory traffic (1 byte a row, not 8)
-        data = backend.classification_data(self, X, y, sample_weight, self.block_size)
+        data = backend.classification_data(self, X, y, sample_weight, self.block_size,
+                                           **keywords)
         ypm, s = data.ypm, data.s
+        offset = getattr(data, "offset", None)  # (a backend without init_score: none)
+        if offset is not None:
+            offset = check_offset(offset, ypm.shape[0], columns=())
         loss = get_loss(self.loss, MarginLoss)
         bound = self._bind_rows(data.rows, "correlate")
         optimal = signature = None  # "auto": not where every row is not at hand
         if backend.can("all_rows"):
-            signature = data_signature(data.rows.X, ypm, s)
-            if self.warm_start and getattr(self, "_signature_", None) == signature \
+            signature = data_signature(data.rows.X, ypm, s,
+                                       *(() if offset is None else (offset,)))
+            if offset is not None:
+                optimal = None  # (the optimum of the class's span alone: refused above)
+            elif self.warm_start and getattr(self, "_signature_", None) == signature \
                     and getattr(self, "_optimal_for_", None) == loss:
                 optimal = self.optimal_loss_  # the same data and loss: the same optimum
             else:
@@ -317,7 +347,22 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
                                       data.rows.X.shape[1])
         if problem.draws is not None:
             problem.draws.check_oracle(self._oracle())
+        if offset is not None:  # the rounds start from the margins y_i o_i
+            problem.start = ypm * offset
+            problem.offset_bound = float(np.max(np.abs(offset), initial=0.0))
         return problem
+
+    def _offset_keywords(self, backend, offset) -> dict:
+        """The fit data's keywords for an ``init_score``, refused by name where it
+        cannot be taken: on a backend without it, and with ``duality_gap=True``."""
+        backend.refuse("init_score", "init_score")
+        if self.duality_gap is True:
+            raise ValueError(
+                "duality_gap=True is not defined with init_score: the optimal risk it "
+                "compares with is the least risk over the span of the class alone "
+                "(Telgarsky 2012), which an offset moves; set duality_gap='auto' or "
+                "False (then no 'gap' is recorded)")
+        return {"offset": offset}
 
     def _problem(self, ypm, s, uniform: bool, loss: MarginLoss, rule: StepRule, bound,
                  optimal: float | None, signature: str | None, blocks) -> CoordinateProblem:
@@ -345,7 +390,8 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
         return keys + (("gap",) if problem.optimal_loss is not None else ())
 
     def _initial_state(self, problem: CoordinateProblem):
-        margins = problem.blocks.full(0.0)
+        margins = (problem.blocks.full(0.0) if problem.start is None
+                   else problem.start.copy())
         rng = seed_generator(self.random_state)
         state = CoordinateState(margins=margins, dual=dual_weights(problem, margins),
                                 rng=rng, loss=problem.loss)

@@ -148,13 +148,6 @@ default=None
             ``eval_init_score``).
         <eval parameters>
         """
-        if init_score is not None and self._early_stopping_on() \
-                and self.validation_fraction is not None:
-            raise ValueError(
-                "init_score with early stopping's held-out rows (validation_fraction) is "
-                "not supported: set validation_fraction=None and pass eval_set=[(X_val, "
-                "y_val)] with eval_init_score=[its offsets]"
-            )
         return self._fit_rounds(
             X, y, sample_weight, eval_set=eval_set, eval_rows=eval_sample_weight,
             eval_metric=eval_metric, eval_names=eval_names, offset=init_score,
@@ -901,8 +894,10 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
         y: ArrayLike,
         qid: ArrayLike,
         *,
+        init_score: ArrayLike | None = None,
         eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
         eval_qid: Sequence[ArrayLike] | None = None,
+        eval_init_score: Sequence[ArrayLike | None] | None = None,
         eval_metric: str | Callable | Sequence | dict | None = None,
         eval_names: Sequence[str] | None = None,
     ) -> FunctionalGradientRanker:
@@ -915,6 +910,18 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
             Graded relevance (larger is better).
         qid : array-like of shape (n_samples,)
             The query of each row; pairs are formed within a query only.
+        init_score : array-like of shape (n_samples,), default=None
+            Each row's starting score o_i (LightGBM's ``init_score``, XGBoost's
+            ``base_margin``), for instance another ranker's scores: the rounds start
+            from ``f_0 + o``, and the pairwise loss reads the differences
+            ``o_i + f(x_i) − o_j − f(x_j)``.  ``predict`` does not add it (as
+            LightGBM's): add the new rows' offset to ``predict`` yourself.  With an
+            ``init_score``, ``init="auto"`` is 0 (as without one: a constant cancels
+            from every difference); a number ``init`` is added on top of the offset.
+            An offset that is constant within each query leaves every difference, and
+            so the fit, as it is (to rounding).  Not with early stopping's held-out
+            rows (``validation_fraction``; give an ``eval_set`` with its
+            ``eval_init_score``).
         eval_set : list of (X, y) pairs, default=None
             Sets whose ranking loss is recorded after every weak learner, as
             ``history_["val_loss_0"]``, …; each needs its ``eval_qid``.
@@ -924,10 +931,15 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
             with ``validation_fraction`` (split after the steps).
         eval_qid : list of array-like, default=None
             The query of each row of each eval set (XGBoost's name).
+        eval_init_score : list of array-like or None, default=None
+            Each eval set's own ``init_score`` (one entry, or None, per set), added to
+            the model's scores on it for its curves and ``eval_metric`` (LightGBM's
+            ``eval_init_score``).
         <eval parameters>
         """
         return self._fit_rounds(X, y, qid, eval_set=eval_set, eval_rows=eval_qid,
-                                eval_metric=eval_metric, eval_names=eval_names)
+                                eval_metric=eval_metric, eval_names=eval_names,
+                                offset=init_score, eval_offsets=eval_init_score)
 
     @num_iteration_doc
     def score(self, X: ArrayLike, y: ArrayLike, qid: ArrayLike, *,
@@ -976,11 +988,16 @@ class FunctionalGradientRanker(ScoreRegressorMixin, _FunctionalGradientBooster):
     def _row_array(self, name: str, a, n: int) -> np.ndarray:
         return check_groups(a, n, name)  # the only per-row argument: qid
 
-    def _setup(self, X, y, qid) -> _Problem:
+    def _setup(self, X, y, qid, offset=None) -> _Problem:
         X, y = validate_input(self, X, y, y_numeric=True)
         qid = check_groups(qid, X.shape[0], "qid")
         loss = get_loss(self.loss, RankingLoss if isinstance(self.loss, str) else Loss)
         s = np.ones(X.shape[0])
         # (in memory: validate_input refuses another backend's collections)
-        return self._problem(MEMORY.rows(self, X, self.block_size), y, s, loss,
-                             self._init_raw(loss, y, s), {"groups": qid})
+        rows = MEMORY.rows(self, X, self.block_size)
+        if offset is not None:
+            offset = check_offset(offset, X.shape[0], columns=())
+            # (as the regressor's: init, or zero)
+            f0 = 0.0 if self.init == "auto" else float(self.init)
+            return self._problem(rows, y, s, loss, f0, {"groups": qid}, offset=offset)
+        return self._problem(rows, y, s, loss, self._init_raw(loss, y, s), {"groups": qid})

@@ -244,6 +244,13 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
     # theory (the bounds are regret bounds), so it is not watched for divergence.
     _watch_divergence = False
 
+    #: why ``fit`` takes no ``init_score`` (:func:`.fit_context` refuses it with this)
+    _no_offset_reason = (
+        "mirror ascent moves a distribution over the examples that starts uniform, and "
+        "its guarantees and recorded margin are those of its own vote, normalised by "
+        "the sum of its steps, which a per-row starting score would not scale with; "
+        "CoordinateBoostingClassifier and FunctionalGradientClassifier take one")
+
     def __init__(
         self,
         oracle: Oracle | None = None,

@@ -346,6 +346,12 @@ class TotallyCorrectiveClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
     }
     _parameter_constraints.pop("learning_rate", None)
 
+    #: why ``fit`` takes no ``init_score`` (:func:`.fit_context` refuses it with this)
+    _no_offset_reason = (
+        "its linear programs maximise the soft margin of its own convex combination "
+        "(coefficients on the simplex), which a per-row starting score would not scale "
+        "with; CoordinateBoostingClassifier and FunctionalGradientClassifier take one")
+
     def __init__(
         self,
         oracle: Oracle | None = None,
