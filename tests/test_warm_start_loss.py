@@ -114,6 +114,6 @@ def test_a_change_of_loss_that_moves_the_starting_score_is_refused_by_name():
     model = FunctionalGradientRegressor(StumpOracle(), n_estimators=2, warm_start=True,
                                         random_state=0).fit(X, y)
     before = model.history_["loss"].copy()
-    with pytest.raises(ValueError, match="starting score that loss and init make"):
+    with pytest.raises(ValueError, match=r"the starting score \(that loss and init make"):
         model.set_params(loss="absolute", n_estimators=4).fit(X, y)
     np.testing.assert_array_equal(model.history_["loss"], before)  # left as it was

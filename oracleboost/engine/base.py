@@ -472,9 +472,9 @@ class BaseBooster(InspectionMixin, HoldOutMixin, EvalSetsMixin, CallbackSupport,
             if self._signature_ != problem.signature:
                 raise ValueError(
                     "warm_start=True continues a fit on the same data, but X, y or "
-                    "sample_weight differ from those of the fitted model, or (functional "
-                    "gradient boosting) the starting score that loss, init and init_score "
-                    "make; set warm_start=False to fit anew"
+                    "sample_weight differ from those of the fitted model, or the starting "
+                    "score (that loss and init make, and init_score); set "
+                    "warm_start=False to fit anew"
                 )
             history = History.from_dict(self.history_)
             if self.n_estimators < len(history):
