@@ -117,6 +117,20 @@ def test_a_booster_over_an_ensembles_trees_round_trips_through_skops(data, boost
         assert loaded.estimators_[0] is first  # continued, not fitted anew
 
 
+def test_a_forged_key_is_not_read(document, data):
+    """A tree's key names its function (equal trees share a coefficient in a later
+    fit); it is made again from the tree at load, so a file cannot make two trees one."""
+    doc = copy.deepcopy(document)
+    hypotheses = doc["estimator"]["state"]["ensemble_"]["state"]["hypotheses"]
+    keys = [h["state"]["key"] for h in hypotheses]
+    assert len(keys) >= 2 and keys[0] != keys[1]
+    hypotheses[0]["state"]["key"] = keys[1]
+    loaded = from_json(json.dumps(doc))
+    original = from_json(json.dumps(document))
+    assert [h.key for h in loaded.estimators_] == [h.key for h in original.estimators_]
+    assert loaded.estimators_[0].key != loaded.estimators_[1].key
+
+
 # -- damaged documents ------------------------------------------------------------------
 def _tree(doc, h=0):
     """The fields of hypothesis ``h``'s tree in a document."""

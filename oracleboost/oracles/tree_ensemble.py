@@ -83,6 +83,12 @@ class EnsembleTree(Hypothesis):
         self.allow_nan = bool(allow_nan)
         self.key = ("ensemble_tree", _digest(tree, self.exponent))
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore a stored tree; its ``key`` (which names the function, so that equal
+        trees share a coefficient) is made again from the tree, never taken from a file."""
+        self.__dict__.update(state)
+        self.key = ("ensemble_tree", _digest(self.tree, self.exponent))
+
     @property
     def tree_scale(self) -> float:
         """``2**exponent``: the tree's own output is this times its column."""
