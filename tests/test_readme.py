@@ -147,5 +147,5 @@ def test_the_readme_has_the_newcomers_sections():
                  "MirrorBoostingClassifier", "AcceleratedMarginClassifier",
                  "TotallyCorrectiveClassifier", "StumpOracle", "TreeOracle",
                  "LightGBMOracle", "SklearnOracle", "MLPOracle", "MatrixOracle",
-                 "LinearOracle", "CachedOracle", "ApproximateOracle"):
+                 "LinearOracle", "TreeEnsembleOracle", "CachedOracle", "ApproximateOracle"):
         assert f"`{name}" in text, f"{name} is missing from the README's tables"
