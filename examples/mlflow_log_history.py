@@ -116,6 +116,7 @@ def main(argv=None) -> dict:
         print(f"val_loss_0 read back from MLflow equals history_['val_loss_0']: "
               f"{'yes' if same_curve else 'NO'} ({len(logged)} steps; last "
               f"{logged[-1]:.4f})")
+        print(f"the model's files: {info.model_uri}")
         print(f"test error {np.mean(model.predict(X_test) != y_test):.3f}; stop: "
               f"{model.stop_reason_}")
     return {"model": model, "loaded": loaded, "same": same, "same_pyfunc": same_pyfunc,
