@@ -216,8 +216,9 @@ class InspectionMixin:
 #: The text of every prediction method's ``num_iteration`` parameter (:func:`num_iteration_doc`).
 _NUM_ITERATION = """\
 The model after its first ``num_iteration`` rounds (LightGBM's name), an int in
-[1, ``n_estimators_``]: exactly what the ``staged_`` form of this method yields at
-that round, bit for bit, at the cost of predicting only those rounds.  None
+[1, ``n_estimators_``]: exactly what the ``staged_`` form of the method (where it
+has one) yields at that round, bit for bit, at the cost of predicting only those
+rounds.  None
 (default): every round the model has.  After early stopping the model is already
 cut back to its best round, so None is ``num_iteration=best_iteration_`` (LightGBM
 predicts with ``best_iteration_`` by default too, but keeps the later rounds)."""
