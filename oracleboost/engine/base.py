@@ -203,8 +203,8 @@ ADDED_PARAMETERS: dict[str, Any] = {"class_weight": None, "subsample": 1.0,
 def with_added_parameters(cls: type, state: dict[str, Any]) -> dict[str, Any]:
     """``state`` of a booster of class ``cls`` with each of :data:`ADDED_PARAMETERS` that
     ``cls`` takes and ``state`` lacks set to its off value (``state`` itself otherwise)."""
-    names = cls._get_param_names() if isinstance(cls, type) and issubclass(cls, BaseEstimator) \
-        else ()
+    names = cls._get_param_names() if isinstance(cls, type) and issubclass(cls, BaseBooster) \
+        else ()  # (scikit-learn's estimators in a file keep their own parameters)
     missing = {n: ADDED_PARAMETERS[n] for n in names
                if n in ADDED_PARAMETERS and n not in state}
     return {**state, **missing} if missing else state
