@@ -277,9 +277,14 @@ def test_a_warm_start_draws_as_one_longer_fit(name, random_state):
         return np.random.RandomState(9) if random_state == "instance" else random_state
 
     warm = _fit(name, X, y, **DRAWS, n_estimators=3, warm_start=True, random_state=seed())
+    drawn_with, first = warm._state_.draw_seed, dict(warm.history_)
     warm = _fit_more(warm, X, y, spec.task, 7)
     if random_state is None:  # a fresh seed a fit, kept for its warm start
-        assert len(warm.history_["loss"]) >= 4
+        # (not "more rounds": on a fresh seed's draws MABoost may stop early, rightly)
+        assert drawn_with is not None and warm._state_.draw_seed == drawn_with
+        for key, values in first.items():
+            if "time" not in key:
+                np.testing.assert_array_equal(warm.history_[key][:len(values)], values)
         return
     once = _fit(name, X, y, **DRAWS, n_estimators=7, random_state=seed())
     _same(once, warm, X)
