@@ -111,7 +111,11 @@ class _Made:
         if cls is not dict:
             return v
         if _REF in v:
-            made = self.made[v[_REF]]
+            k = v[_REF]
+            if type(k) is not int or not 0 <= k < len(self.made):
+                raise ValueError(f"the stored running state refers to object {k!r}, which "
+                                 "it has not made")
+            made = self.made[k]
             if made is None:  # an object inside itself: no running state is
                 raise ValueError("the stored running state holds an object inside itself")
             return made
@@ -121,6 +125,8 @@ class _Made:
         if made is None:
             raise ValueError(f"the stored running state names {v[_TAG]!r}, which is not a "
                              "running-state class of this library")
+        if type(v.get("fields")) is not dict:
+            raise ValueError(f"the stored running state's {v[_TAG]!r} has no fields")
         k = len(self.made)
         self.made.append(None)  # numbered before its fields, as to_plain numbered it
         fields = {name: self.decode(x) for name, x in v["fields"].items()}

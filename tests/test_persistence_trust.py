@@ -165,6 +165,16 @@ def test_the_plain_form_makes_only_running_state_classes():
         _running_state.stored_as("ReadyStats")(type("Other", (), {}))
 
 
+@pytest.mark.parametrize("ref", [-1, 1, "0", 0.0])
+def test_the_plain_form_refuses_a_reference_to_an_object_not_made(ref):
+    # (-1 would have read the last object made, whatever it was)
+    stats = {"__running__": "ReadyStats", "fields": {"_values": [1.0]}}
+    with pytest.raises(ValueError, match="refers to object .* which it has not made"):
+        _running_state.from_plain([stats, {"__running_ref__": ref}])
+    with pytest.raises(ValueError, match="'ReadyStats' has no fields"):
+        _running_state.from_plain({"__running__": "ReadyStats", "fields": [1]})
+
+
 # -- MLflow itself, where it is installed --------------------------------------------
 @pytest.mark.slow  # (MLflow's import alone takes seconds)
 def test_mlflow_saves_and_loads_a_booster_with_the_list(tmp_path):
