@@ -25,10 +25,11 @@ of ``m + k`` rounds: nothing but the seed and the round number goes in.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -36,7 +37,10 @@ from oracleboost.rows.blocks import RowBlocks, outputs_only
 from oracleboost.rows.partition_blocks import PartitionBlocks
 from oracleboost.rows.partitioned import PerPartition, Rows, shaped_like
 
-__all__ = ["PARAMETERS_DOC", "RoundDraws", "kept_features", "row_uniforms", "sampling_seed"]
+_State = TypeVar("_State")
+
+__all__ = ["PARAMETERS_DOC", "RoundDraws", "kept_features", "row_uniforms", "sampling_seed",
+           "with_draw_seed"]
 
 #: The streams of a round's key: its rows' draws, its features' draws.
 _ROWS, _FEATURES = 0, 1
@@ -58,6 +62,15 @@ def sampling_seed(random_state: Any) -> int:
         return int(random_state.randint(np.iinfo(np.int32).max))
     raise ValueError(f"random_state must be None, an int or a RandomState; got "
                      f"{random_state!r}")
+
+
+def with_draw_seed(state: _State, draws: RoundDraws | None, random_state: Any) -> _State:
+    """A booster's running ``state`` (a dataclass with a ``draw_seed`` field) with the
+    seed of its draws, made once a fit (:func:`sampling_seed`): as it is when the fit
+    draws nothing or when a warm start continues a fit that made one."""
+    if draws is None or state.draw_seed is not None:
+        return state
+    return dataclasses.replace(state, draw_seed=sampling_seed(random_state))
 
 
 def _key(seed: int, round: int, stream: int) -> np.ndarray:

@@ -60,7 +60,7 @@ from oracleboost.optim.steps import STEP_RULES, StepRule, get_step
 from oracleboost.oracles.base import Oracle
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE
 from oracleboost.rows.subsample import PARAMETERS_DOC as _STOCHASTIC_PARAMETERS
-from oracleboost.rows.subsample import RoundDraws, sampling_seed
+from oracleboost.rows.subsample import RoundDraws, with_draw_seed
 
 __all__ = ["CoordinateBoostingClassifier"]
 
@@ -408,11 +408,7 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
 
     def _drawing(self, problem: CoordinateProblem, state: CoordinateState
                  ) -> CoordinateState:
-        """``state`` with the seed of stochastic boosting's draws, made once a fit
-        (a warm start goes on with the seed of the fit it continues)."""
-        if problem.draws is None or state.draw_seed is not None:
-            return state
-        return dataclasses.replace(state, draw_seed=sampling_seed(self.random_state))
+        return with_draw_seed(state, problem.draws, self.random_state)
 
     # -- one round: Algorithm 1 (algorithm.py) ---------------------------------------------
     def _round(self, problem: CoordinateProblem, state: CoordinateState, ensemble, t: int,

@@ -9,7 +9,6 @@ projection), in :mod:`oracleboost.boosters.functional.algorithm`.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from numbers import Integral, Real
@@ -62,7 +61,7 @@ from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from oracleboost.rows.partitioned import NotDistributedError, Rows
 from oracleboost.rows.quantile import weighted_quantile
 from oracleboost.rows.subsample import PARAMETERS_DOC as _STOCHASTIC_PARAMETERS
-from oracleboost.rows.subsample import RoundDraws, sampling_seed
+from oracleboost.rows.subsample import RoundDraws, with_draw_seed
 
 __all__ = [
     "FunctionalGradientRegressor",
@@ -286,11 +285,7 @@ default=None
         return self._drawing(problem, resumed(problem, state))
 
     def _drawing(self, problem: _Problem, state: _State) -> _State:
-        """``state`` with the seed of stochastic boosting's draws, made once a fit
-        (a warm start goes on with the seed of the fit it continues)."""
-        if problem.draws is None or state.draw_seed is not None:
-            return state
-        return dataclasses.replace(state, draw_seed=sampling_seed(self.random_state))
+        return with_draw_seed(state, problem.draws, self.random_state)
 
     def _growth_allowed(self, problem: _Problem) -> bool:
         # Subgradient steps (non-smooth losses) and the decreasing schedules of Theorems

@@ -70,7 +70,6 @@ learning. NIPS 27.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable, Iterator, Sequence
 from numbers import Integral, Real
@@ -113,7 +112,7 @@ from oracleboost.oracles.base import BinaryOnlyOracleError, Oracle
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks
 from oracleboost.rows.partitioned import Rows
 from oracleboost.rows.subsample import PARAMETERS_DOC as _STOCHASTIC_PARAMETERS
-from oracleboost.rows.subsample import RoundDraws, sampling_seed
+from oracleboost.rows.subsample import RoundDraws, with_draw_seed
 
 __all__ = ["MirrorBoostingClassifier", "ArgmaxVote"]
 
@@ -521,11 +520,9 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         return self._resumed(problem, state), intercept
 
     def _resumed(self, problem: MirrorProblem, state: MirrorState) -> MirrorState:
-        """``state`` with the seed of stochastic boosting's draws, made once a fit
-        (a warm start goes on with the seed of the fit it continues)."""
-        if problem.draws is None or state.draw_seed is not None:
-            return state
-        return dataclasses.replace(state, draw_seed=sampling_seed(self.random_state))
+        """``state`` with the seed of stochastic boosting's draws (a warm start goes on
+        with the seed of the fit it continues)."""
+        return with_draw_seed(state, problem.draws, self.random_state)
 
     # -- one round: Algorithm 1 (algorithm.py) ----------------------------------------------
     def _round(self, problem: MirrorProblem, state: MirrorState, ensemble, t: int, budget: int):
