@@ -34,6 +34,7 @@ _LAZY: dict[str, str] = {
     "Oracle": "oracleboost.oracles",
     "StumpOracle": "oracleboost.oracles",
     "TreeOracle": "oracleboost.oracles",
+    "HistTreeOracle": "oracleboost.oracles",
     "LightGBMOracle": "oracleboost.oracles",
     "SklearnOracle": "oracleboost.oracles",
     "MLPOracle": "oracleboost.oracles",
@@ -77,6 +78,7 @@ __all__ = [
     "Oracle",
     "StumpOracle",
     "TreeOracle",
+    "HistTreeOracle",
     "LightGBMOracle",
     "SklearnOracle",
     "MLPOracle",
@@ -137,6 +139,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
     from oracleboost.oracles import (
         ApproximateOracle,
         CachedOracle,
+        HistTreeOracle,
         LightGBMOracle,
         LinearOracle,
         MatrixOracle,

@@ -12,6 +12,7 @@ from oracleboost.oracles.base import (
 )
 from oracleboost.oracles.cache import CachedOracle
 from oracleboost.oracles.defaults import default_oracle
+from oracleboost.oracles.hist_trees import HistTree, HistTreeOracle
 from oracleboost.oracles.lightgbm import LightGBMOracle
 from oracleboost.oracles.matrix import LinearOracle, MatrixOracle
 from oracleboost.oracles.sklearn import MLPOracle, SklearnOracle, TreeOracle
@@ -28,6 +29,8 @@ __all__ = [
     "NonFiniteOutput",
     "StumpOracle",
     "TreeOracle",
+    "HistTreeOracle",
+    "HistTree",
     "LightGBMOracle",
     "SklearnOracle",
     "MLPOracle",

@@ -39,7 +39,6 @@ generation.  Machine Learning 46, 2002.
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -123,14 +122,7 @@ class EnsembleTree(Hypothesis):
 
 def _digest(tree: TreeStructure, exponent: int) -> str:
     """A name of the function ``tree / 2**exponent``: equal trees share a coefficient."""
-    h = hashlib.sha256()
-    for a in (tree.feature, tree.threshold, tree.left, tree.right, tree.value,
-              tree.default_left, tree.missing):
-        h.update(np.ascontiguousarray(a).tobytes())
-    for cats in tree.categories_left or ():
-        h.update(b"-" if cats is None else np.ascontiguousarray(cats).tobytes())
-    h.update(str(exponent).encode())
-    return h.hexdigest()
+    return tree.digest(str(exponent))
 
 
 def leaf_exponent(tree: TreeStructure) -> int:

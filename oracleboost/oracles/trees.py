@@ -18,6 +18,7 @@ LightGBM's ``Tree::CategoricalDecision``.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -186,6 +187,19 @@ class TreeStructure:
         )
 
     # -- reading ------------------------------------------------------------------------
+    def digest(self, suffix: str = "") -> str:
+        """A name of the function (splits, leaves and missing-value rules; not the
+        covers), with ``suffix`` appended: equal trees get equal names, so that an
+        ensemble gives them one coefficient."""
+        h = hashlib.sha256()
+        for a in (self.feature, self.threshold, self.left, self.right, self.value,
+                  self.default_left, self.missing):
+            h.update(np.ascontiguousarray(a).tobytes())
+        for cats in self.categories_left or ():
+            h.update(b"-" if cats is None else np.ascontiguousarray(cats).tobytes())
+        h.update(suffix.encode())
+        return h.hexdigest()
+
     @property
     def n_leaves(self) -> int:
         return int(self.value.shape[0])
