@@ -586,6 +586,7 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
         else:  # shallowest, lowest leaf among equals
             leaf = min(candidates, key=lambda q: (depth[q], q))
         gain, j, t, nan_left, GL = best[leaf]
+        best[leaf] = None  # made now; the children's are found below, if they can split
         nb = int(n_bins[j])
         goes_left = np.zeros(bound.n_hist_bins, dtype=np.bool_)
         goes_left[:t + 1] = True
