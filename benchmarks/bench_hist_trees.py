@@ -39,8 +39,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import run  # noqa: E402  (pins the thread pools before NumPy loads)
-
 import argparse  # noqa: E402
 import datetime  # noqa: E402
 import json  # noqa: E402
@@ -49,6 +47,7 @@ import subprocess  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
+import run  # noqa: E402  (pins the thread pools before NumPy loads)
 
 START, END = "<!-- HIST_TREES_START -->", "<!-- HIST_TREES_END -->"
 LEARNING_RATE = 0.1
