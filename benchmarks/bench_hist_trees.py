@@ -38,6 +38,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+# Pin the BLAS / OpenMP pools before NumPy loads (as run.py does; it is imported below).
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
 import datetime  # noqa: E402
@@ -47,7 +50,7 @@ import subprocess  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
-import run  # noqa: E402  (pins the thread pools before NumPy loads)
+import run  # noqa: E402
 
 START, END = "<!-- HIST_TREES_START -->", "<!-- HIST_TREES_END -->"
 LEARNING_RATE = 0.1
