@@ -1490,14 +1490,17 @@ def why_missed(rows: list[dict]) -> str:
     )
 
 
-def _dask_section() -> str:
-    """The Dask section that ``bench_dask.py --write`` keeps in README.md (its own run:
-    a cluster of processes, not a row of this one), carried over as it is."""
+def _kept_sections() -> str:
+    """The sections that other scripts write into README.md and this one keeps as they
+    are (their own runs): ``bench_dask.py --write`` (a cluster of processes) and
+    ``bench_hist_trees.py --write`` (the histogram trees)."""
     text = README.read_text() if README.exists() else ""
-    start, end = "<!-- DASK_START -->", "<!-- DASK_END -->"
-    if start not in text or end not in text:
-        return ""
-    return "\n" + start + text.split(start, 1)[1].split(end, 1)[0] + end + "\n"
+    kept = ""
+    for start, end in (("<!-- DASK_START -->", "<!-- DASK_END -->"),
+                       ("<!-- HIST_TREES_START -->", "<!-- HIST_TREES_END -->")):
+        if start in text and end in text:
+            kept += "\n" + start + text.split(start, 1)[1].split(end, 1)[0] + end + "\n"
+    return kept
 
 
 def report(rows: list[dict], cfg: Config, argv: list[str], seconds: float,
@@ -1633,7 +1636,7 @@ def main(argv: list[str] | None = None) -> None:
         why = "--no-write" if args.no_write else "quick, partial or < 5 repeats; --write forces"
         print(f"\n{README} not written ({why})")
         return
-    README.write_text(report(rows, cfg, argv, seconds, load, probe) + _dask_section())
+    README.write_text(report(rows, cfg, argv, seconds, load, probe) + _kept_sections())
     print(f"\nwrote {README}")
 
 
