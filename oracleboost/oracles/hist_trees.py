@@ -45,6 +45,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from oracleboost.oracles import _hist_tree_kernels as kernels
+from oracleboost.oracles._tree_predict import tree_sum
 from oracleboost.oracles.base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
 from oracleboost.oracles.monotone import (
     check_monotone_constraints,
@@ -104,13 +105,28 @@ class HistTree(Hypothesis):
         if X.shape[1] != self.tree.n_features:
             raise ValueError(f"X has {X.shape[1]} features, but the tree was grown on "
                              f"{self.tree.n_features}")
-        if not sp.issparse(X):
-            return self.tree.predict(X)
-        X = X.tocsr()
-        step = max(1, (1 << 20) // max(1, X.shape[1]))  # rows made dense at a time
-        parts = [self.tree.predict(X[a:a + step].toarray())
-                 for a in range(0, X.shape[0], step)]
-        return np.concatenate(parts)
+        K = self.tree.n_outputs
+        out = np.zeros(X.shape[0] if K == 1 else (X.shape[0], K))
+        _sum_dense_or_sparse([self.tree], np.ones(1), X, out, None)
+        return out
+
+    @classmethod
+    def predict_sum(cls, hypotheses: Sequence[Hypothesis], coef: np.ndarray, X: np.ndarray,
+                    out: np.ndarray, *, n_jobs: int | None = None) -> None:
+        """Add ``coef[r] * hypotheses[r].predict(X)`` to ``out`` for every round, in one
+        compiled pass over the rows (:func:`._tree_predict.tree_sum`): bit for bit the
+        loop of :meth:`Hypothesis.predict_sum`, on any number of threads.  Rounds that
+        are not all :class:`HistTree` of ``out``'s outputs take the default loop."""
+        coef = np.asarray(coef, dtype=np.float64)
+        K = 1 if out.ndim == 1 else out.shape[1]
+        if not (len(hypotheses) and all(type(h) is HistTree and h.tree.n_outputs == K
+                                        and h.tree.n_features == X.shape[1]
+                                        for h in hypotheses)
+                and coef.shape == (len(hypotheses),) and out.dtype == np.float64
+                and out.shape[0] == X.shape[0]):
+            Hypothesis.predict_sum(hypotheses, coef, X, out)
+            return
+        _sum_dense_or_sparse([h.tree for h in hypotheses], coef, X, out, n_jobs)
 
     def tree_structure(self) -> TreeStructure:
         return self.tree
@@ -126,6 +142,19 @@ class HistTree(Hypothesis):
     def __repr__(self) -> str:
         return (f"HistTree(n_leaves={self.tree.n_leaves}, n_outputs={self.tree.n_outputs}, "
                 f"n_features={self.tree.n_features})")
+
+
+def _sum_dense_or_sparse(trees: list[TreeStructure], coef: np.ndarray, X: Any, out: np.ndarray,
+                         n_jobs: int | None) -> None:
+    """:func:`tree_sum` on dense X, or on a sparse X by blocks of rows made dense (each
+    row's sum depends on that row alone: the bits of ``X.toarray()``)."""
+    if not sp.issparse(X):
+        tree_sum(trees, coef, X, out, n_jobs)
+        return
+    X = X.tocsr()
+    step = max(1, (1 << 20) // max(1, X.shape[1]))  # rows made dense at a time
+    for a in range(0, X.shape[0], step):
+        tree_sum(trees, coef, X[a:a + step].toarray(), out[a:a + step], n_jobs)
 
 
 def _check_int(value: object, name: str, minimum: int) -> None:
