@@ -138,6 +138,37 @@ def split_rows(codes, d, rows, lo, hi, j, goes_left, tmp):  # pragma: no cover
 
 
 @numba.njit(cache=True, nogil=True)
+def split_rows_gather(codes, d, rows, lo, hi, j, goes_left, tmp, g, keep_left,
+                      kept):  # pragma: no cover - compiled
+    """:func:`split_rows`, also copying the channels of the rows of one side
+    (``keep_left``) into ``kept``, in row order: the gather of that child's histogram,
+    made while its rows are read anyway; at most ``len(kept)`` of them.  Returns
+    ``(n_left, rows of that side)``: the copy is whole when the second is at most
+    ``len(kept)``."""
+    C = g.shape[1]
+    capacity = kept.shape[0]
+    n_left = 0
+    n_right = 0
+    m = 0
+    for k in range(lo, hi):
+        i = rows[k]
+        side = goes_left[codes[i * d + j]]
+        left = np.intp(side)
+        rows[lo + n_left] = i
+        tmp[n_right] = i
+        n_left += left
+        n_right += 1 - left
+        if side == keep_left:
+            if m < capacity:
+                for c in range(C):
+                    kept[m, c] = g[i, c]
+            m += 1
+    for k in range(n_right):
+        rows[lo + n_left + k] = tmp[k]
+    return n_left, m
+
+
+@numba.njit(cache=True, nogil=True)
 def _gain(G, H, K, lam):  # pragma: no cover - compiled
     s = 0.0
     for c in range(K):

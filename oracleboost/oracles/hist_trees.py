@@ -439,6 +439,9 @@ class LeafRows:
         n = bound.n_samples
         self.rows = np.arange(n, dtype=np.int64)
         self._tmp = np.empty(n, dtype=np.int64)
+        self._buffer = np.empty((n // 2 + 1, self.g.shape[1]))  # a gathered child's rows
+        self._kept: tuple[int, np.ndarray] | None = None
+        self._threads = _threads(bound.n_jobs)  # once a query (it asks the OS)
         self.start, self.stop = [0], [n]
 
     def histogram(self, leaf: int, feats: np.ndarray) -> np.ndarray:
@@ -451,30 +454,47 @@ class LeafRows:
             part_seg, ordered = b._part_starts, self.g
         else:
             part_seg = np.searchsorted(segment, b._part_starts).astype(np.int64)
-            ordered = np.empty((hi - lo, C))
-            kernels.gather(self.rows, lo, hi, self.g, ordered)
+            kept = self._kept
+            if kept is not None and kept[0] == leaf:  # gathered by the split
+                ordered = kept[1]
+            else:
+                ordered = np.empty((hi - lo, C))
+                kernels.gather(self.rows, lo, hi, self.g, ordered)
+        self._kept = None
         return partition_histogram(b.codes, b.n_features, segment, part_seg, ordered,
-                                   feats, b.n_hist_bins, b.n_jobs)
+                                   feats, b.n_hist_bins, self._threads)
 
     def count(self, leaf: int) -> int:
         return self.stop[leaf] - self.start[leaf]
 
-    def split(self, leaf: int, j: int, goes_left: np.ndarray) -> int:
+    def split(self, leaf: int, j: int, goes_left: np.ndarray, keep_left: bool | None = None
+              ) -> int:
         """Split the leaf by feature ``j``'s bins (``goes_left[code]``): its left rows
         stay the leaf, its right rows become a new leaf (the next index).  Returns how
-        many went left."""
+        many went left.  ``keep_left`` (a hint: the side whose histogram is probably
+        asked next) has that side's channels gathered during the split."""
         lo, hi = self.start[leaf], self.stop[leaf]
         b = self.bound
-        n_left = int(kernels.split_rows(b.codes, b.n_features, self.rows, lo, hi, j,
-                                        goes_left, self._tmp))
-        self.stop[leaf] = lo + n_left
-        self.start.append(lo + n_left)
+        new = len(self.start)
+        if keep_left is None:
+            n_left = int(kernels.split_rows(b.codes, b.n_features, self.rows, lo, hi, j,
+                                            goes_left, self._tmp))
+        else:
+            kept = self._buffer[:hi - lo]
+            n_left, m = kernels.split_rows_gather(b.codes, b.n_features, self.rows, lo, hi,
+                                                  j, goes_left, self._tmp, self.g,
+                                                  bool(keep_left), kept)
+            # (more rows than the buffer holds: gathered again if its histogram is asked)
+            self._kept = (leaf if keep_left else new, kept[:m]) if m <= len(kept) else None
+        self.stop[leaf] = lo + int(n_left)
+        self.start.append(lo + int(n_left))
         self.stop.append(hi)
-        return n_left
+        return int(n_left)
 
     def merge(self) -> None:
         """Make every row one leaf again."""
         self.start, self.stop = [0], [self.bound.n_samples]
+        self._kept = None
 
     def counts(self) -> np.ndarray:
         """Every leaf's rows."""
@@ -622,7 +642,10 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
         if missing[j]:
             goes_left[nb] = nan_left
         n_all = count[leaf]
-        n_left = rows.split(leaf, j, goes_left)
+        # the side of less weight is probably the one of fewer rows, whose histogram is
+        # summed next: its rows' channels are gathered by the split itself
+        keep_left = bool(GL[K] <= sums[leaf][K] - GL[K])
+        n_left = rows.split(leaf, j, goes_left, keep_left)
         node, new = len(feature), len(sums)
         feature.append(j)
         threshold.append(float(bound.thresholds[j][t]) if t < nb - 1 else np.inf)
