@@ -340,7 +340,12 @@ class BoundHistTreeOracle(BoundOracle):
         self.n_hist_bins = int(bins._B)
         # the codes row-major (a row's codes one run of bytes); the stump oracle's
         # feature-major blocks are dropped
-        self.codes = np.ascontiguousarray(bins.codes).reshape(-1)
+        n, d = bins.n_samples, bins.n_features
+        codes = np.empty((n, d), dtype=bins._codes.dtype)
+        for (a, b), block in zip(bins.blocks.bounds, bins._block_codes, strict=True):
+            codes[a:b] = block.T
+        bins._codes = bins._block_codes = None  # not kept: the trees read these
+        self.codes = codes.reshape(-1)
         directions = monotone_directions(oracle.monotone_constraints, self.n_features)
         self._directions = (np.zeros(self.n_features, np.int64) if directions is None
                             else np.asarray(directions, np.int64))
@@ -437,8 +442,9 @@ class LeafRows:
         self.bound = bound
         self.g = np.ascontiguousarray(g, dtype=np.float64)
         n = bound.n_samples
-        self.rows = np.arange(n, dtype=np.int64)
-        self._tmp = np.empty(n, dtype=np.int64)
+        index = np.int32 if n < 2**31 else np.int64  # half the bytes of a row's index
+        self.rows = np.arange(n, dtype=index)
+        self._tmp = np.empty(n, dtype=index)
         self._buffer = np.empty((n // 2 + 1, self.g.shape[1]))  # a gathered child's rows
         self._kept: tuple[int, np.ndarray] | None = None
         self._threads = _threads(bound.n_jobs)  # once a query (it asks the OS)
