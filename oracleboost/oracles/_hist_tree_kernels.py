@@ -33,12 +33,20 @@ the leaf's sums ``G`` and ``H``; a split's gain is its children's gains less the
 leaf's.  With bounds on the leaves' outputs (monotone constraints) the gain of a
 child whose output ``v`` is clamped is ``2 G v − (H + λ) v²`` (LightGBM's
 ``GetLeafGainGivenOutput``), the decrease of the weighted squared error at ``v``.
+A split is made only when its gain is more than ``NOISE`` times its children's (less
+is the sums' rounding: the splits of a constant target), and a leaf of no weight
+(``H + λ = 0``) gains nothing (numba's ``error_model="numpy"``: 0/0 is NaN, which
+compares false, not an exception).
 """
 
 from __future__ import annotations
 
 import numba
 import numpy as np
+
+#: A split must gain more than this fraction of its children's gains: less is the
+#: rounding of the sums (a constant target's splits gain 1e-16 of them), not a split.
+NOISE = 1e-10
 
 #: Rows of a run of a leaf's rows within a partition: the unit of a histogram's sums
 #: that a thread takes.  Large enough that a run's own histogram (zeroed, then added)
@@ -168,7 +176,7 @@ def split_rows_gather(codes, d, rows, lo, hi, j, goes_left, tmp, g, keep_left,
     return n_left, m
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _gain(G, H, K, lam):  # pragma: no cover - compiled
     s = 0.0
     for c in range(K):
@@ -176,7 +184,7 @@ def _gain(G, H, K, lam):  # pragma: no cover - compiled
     return s / (H + lam)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _clamped(G, H, lam, lo, hi):  # pragma: no cover - compiled
     v = G / (H + lam)
     if v < lo:
@@ -186,12 +194,12 @@ def _clamped(G, H, lam, lo, hi):  # pragma: no cover - compiled
     return v
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _gain_at(G, H, lam, v):  # pragma: no cover - compiled
     return 2.0 * G * v - (H + lam) * v * v
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _scan_scalar(h, nb, has_nan, direction, G, H, count, cnt_factor, lam, min_data,
                  min_weight, bounded, lo_bound, hi_bound, parent):  # pragma: no cover
     """:func:`best_splits`'s scan of one feature for one target channel: returns
@@ -230,8 +238,9 @@ def _scan_scalar(h, nb, has_nan, direction, G, H, count, cnt_factor, lam, min_da
                 gain = _gain_at(gl, hl, lam, vl) + _gain_at(gr, hr, lam, vr)
             else:
                 gain = gl * gl / (hl + lam) + gr * gr / (hr + lam)
+            children = gain
             gain -= parent
-            if gain > best:
+            if gain > best and gain > NOISE * abs(children):
                 best = gain
                 best_t = t
                 best_nan_left = nan_left
@@ -240,7 +249,7 @@ def _scan_scalar(h, nb, has_nan, direction, G, H, count, cnt_factor, lam, min_da
     return best, best_t, best_nan_left, best_gl, best_hl
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def best_splits(hist, feats, n_bins, missing, K, total, count, lam, min_data, min_weight,
                 directions, bounded, lo_bound, hi_bound, out_left):  # pragma: no cover
     """The best split of a leaf over the features ``feats`` (histograms ``hist[s]`` of
@@ -326,8 +335,9 @@ def best_splits(hist, feats, n_bins, missing, K, total, count, lam, min_data, mi
                     gain = _gain_at(GL[0], HL, lam, vl) + _gain_at(GR[0], HR, lam, vr)
                 else:
                     gain = _gain(GL, HL, K, lam) + _gain(GR, HR, K, lam)
+                children = gain
                 gain -= parent
-                if gain > best:
+                if gain > best and gain > NOISE * abs(children):
                     best = gain
                     best_s = s
                     best_t = t
