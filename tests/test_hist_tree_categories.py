@@ -254,3 +254,17 @@ def test_refusals_name_their_argument():
     with pytest.raises(ValueError, match="categorical_features"):
         HistTreeOracle().bind(bad, categorical_features=[1])
     assert HistTreeOracle().capabilities.categorical
+
+
+@pytest.mark.parametrize("growth", ["leaf", "depth"])
+def test_every_leaf_keeps_min_data_in_leaf_rows(growth):
+    """A tree stops where no leaf can split: no split is made twice, no leaf is empty,
+    each leaf has ``min_data_in_leaf`` rows (the rows here all weigh the same)."""
+    for seed in SEEDS:
+        X, y = _data(seed, n=200)
+        oracle = HistTreeOracle(growth=growth, min_data_in_leaf=20, min_data_per_group=5,
+                                cat_smooth=1.0)
+        h = oracle.bind(X, categorical_features=[1, 2]).project(y)
+        assert h.tree.categories_left is not None
+        assert h.tree.leaf_count.min() >= 20
+        assert np.array_equal(np.bincount(h.tree.apply(X)), h.tree.leaf_count)

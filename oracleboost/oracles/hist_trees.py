@@ -747,6 +747,7 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
         hists[leaf] = None
         hists.append(None)
         best.append(None)
+        best[leaf] = None  # found again below if a child can split; else no split is left
         if len(sums) < num_leaves and (can_split(leaf) or can_split(new)):
             small, large = (leaf, new) if count[leaf] <= count[new] else (new, leaf)
             hists[small] = rows.histogram(small, feats)
