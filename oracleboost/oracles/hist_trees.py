@@ -45,8 +45,16 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from oracleboost.oracles import _hist_tree_kernels as kernels
+from oracleboost.oracles._hist_tree_categories import CategoryBins
 from oracleboost.oracles._tree_predict import tree_sum
-from oracleboost.oracles.base import BoundOracle, Capabilities, Hypothesis, Oracle, check_X
+from oracleboost.oracles.base import (
+    BoundOracle,
+    Capabilities,
+    Hypothesis,
+    Oracle,
+    check_categorical_features,
+    check_X,
+)
 from oracleboost.oracles.monotone import (
     check_monotone_constraints,
     is_constrained,
@@ -221,6 +229,22 @@ class HistTreeOracle(Oracle):
     bin_sample : int or None, default=200000
         Rows the bins are made from (LightGBM's ``bin_construct_sample_cnt``); ``None``
         every row.
+    max_cat_to_onehot : int, default=4
+        A categorical feature of at most this many bins (its categories and the bin
+        of missing values, as LightGBM counts them) is split one category against the
+        rest (LightGBM's ``max_cat_to_onehot``).
+    max_cat_threshold : int, default=32
+        Most categories a set split sends left (LightGBM's ``max_cat_threshold``).
+    cat_smooth : float, default=10.0
+        A set split sorts the categories by ``G / (H + cat_smooth)``, their sum of the
+        query over their weight, smoothed towards 0; categories of fewer rows than it
+        stay out of every set (LightGBM's ``cat_smooth``).
+    cat_l2 : float, default=10.0
+        Added to ``reg_lambda`` in the gains of set splits (LightGBM's ``cat_l2``).  It
+        only chooses the split: every leaf is ``Σ w t / (Σ w + reg_lambda)``.
+    min_data_per_group : int, default=100
+        Fewest rows of the categories a set split adds to its set between two
+        candidate sets, and of the rest (LightGBM's ``min_data_per_group``).
 
     Notes
     -----
@@ -232,6 +256,18 @@ class HistTreeOracle(Oracle):
 
     Tie rule: the threshold furthest left, then the lowest feature, then (leaf-wise)
     the lowest leaf.
+
+    Categorical features (``bind(X, categorical_features=...)``, which boosters pass for
+    a pandas DataFrame's ``category`` columns): a split sends a set of categories left,
+    found as LightGBM finds it (``FindBestThresholdCategoricalInner``: one category
+    against the rest for few categories, else the categories sorted by
+    ``G / (H + cat_smooth)`` and sets taken from either end), the gains those of the
+    other splits.  A feature's bins are its categories, most frequent first, at most
+    255 of them; a missing value and the categories beyond them go right at every
+    split, and so does, at prediction, a category not seen in training (LightGBM sends
+    all three right).  For vector queries (K > 1) the categories are sorted by each
+    of the K sums in turn.  Monotone constraints on a categorical feature are
+    refused, as LightGBM refuses them.
 
     Examples
     --------
@@ -251,7 +287,9 @@ class HistTreeOracle(Oracle):
                  reg_lambda: float = 0.0, min_split_gain: float = 0.0, max_bins: int = 255,
                  monotone_constraints: Sequence[int] | None = None,
                  n_jobs: int | None = None, block_size: int = DEFAULT_BLOCK_SIZE,
-                 bin_sample: int | None = 200_000) -> None:
+                 bin_sample: int | None = 200_000, max_cat_to_onehot: int = 4,
+                 max_cat_threshold: int = 32, cat_smooth: float = 10.0,
+                 cat_l2: float = 10.0, min_data_per_group: int = 100) -> None:
         self.num_leaves = num_leaves
         self.max_depth = max_depth
         self.growth = growth
@@ -264,6 +302,11 @@ class HistTreeOracle(Oracle):
         self.n_jobs = n_jobs
         self.block_size = block_size
         self.bin_sample = bin_sample
+        self.max_cat_to_onehot = max_cat_to_onehot
+        self.max_cat_threshold = max_cat_threshold
+        self.cat_smooth = cat_smooth
+        self.cat_l2 = cat_l2
+        self.min_data_per_group = min_data_per_group
 
     @property
     def capabilities(self) -> Capabilities:
@@ -277,6 +320,7 @@ class HistTreeOracle(Oracle):
             bounded=True,  # correlate answers ±1 or label codes
             sparse_input=True,  # binned from the structure, as the stump oracle bins
             allow_nan=True,
+            categorical=True,  # set splits of category codes, as LightGBM's
             feature_subsets=True,
         )
 
@@ -295,6 +339,11 @@ class HistTreeOracle(Oracle):
         _check_float(self.min_split_gain, "min_split_gain")
         check_n_jobs(self.n_jobs)
         check_monotone_constraints(self.monotone_constraints)
+        _check_int(self.max_cat_to_onehot, "max_cat_to_onehot", 1)
+        _check_int(self.max_cat_threshold, "max_cat_threshold", 1)
+        _check_float(self.cat_smooth, "cat_smooth")
+        _check_float(self.cat_l2, "cat_l2")
+        _check_int(self.min_data_per_group, "min_data_per_group", 1)
         self._stump_oracle()._check_params()  # max_bins, block_size, bin_sample
 
     def _stump_oracle(self) -> StumpOracle:
@@ -302,13 +351,39 @@ class HistTreeOracle(Oracle):
         return StumpOracle(max_bins=self.max_bins, n_jobs=self.n_jobs,
                            block_size=self.block_size, bin_sample=self.bin_sample)
 
-    def bind(self, X: ArrayLike) -> BoundHistTreeOracle:
+    def _category_params(self) -> tuple[int, int, float, float, float]:
+        """The parameters of set splits, as :mod:`._hist_tree_categories` reads them."""
+        return (int(self.max_cat_to_onehot), int(self.max_cat_threshold),
+                float(self.cat_smooth), float(self.cat_l2), float(self.min_data_per_group))
+
+    def bind(self, X: ArrayLike, *, categorical_features: Sequence[int] | None = None
+             ) -> BoundHistTreeOracle:
         """Bin every feature of ``X`` once (as :meth:`StumpOracle.bind` does: dense or
-        sparse, finite or NaN) and return the oracle over its rows."""
+        sparse, finite or NaN) and return the oracle over its rows.
+
+        Parameters
+        ----------
+        X : array-like or scipy sparse matrix of shape (n_samples, n_features)
+        categorical_features : sequence of int or None, default=None
+            Columns of X holding category codes (integers ≥ 0 as floats, NaN for
+            missing), split by sets of categories; a booster passes a DataFrame's
+            ``category`` columns here.  None: every column is numerical.
+        """
         self._check_params()
         X = check_X(X, allow_nan=True, accept_sparse=True, who="HistTreeOracle")
-        monotone_directions(self.monotone_constraints, X.shape[1])  # one a feature
-        return BoundHistTreeOracle(self, self._stump_oracle().bind(X))
+        directions = monotone_directions(self.monotone_constraints, X.shape[1])
+        categories = None
+        if categorical_features is not None and len(categorical_features) > 0:
+            features = check_categorical_features(X, categorical_features)
+            constrained = [j for j in features
+                           if directions is not None and directions[j] != 0]
+            if constrained:
+                raise ValueError(
+                    f"monotone_constraints constrains the categorical feature(s) "
+                    f"{constrained}: categories have no order to keep (LightGBM refuses "
+                    "this too); set their entries to 0")
+            categories = CategoryBins(X, features)
+        return BoundHistTreeOracle(self, self._stump_oracle().bind(X), categories)
 
 
 class BoundHistTreeOracle(BoundOracle):
@@ -325,12 +400,17 @@ class BoundHistTreeOracle(BoundOracle):
         Features with a missing-value bin (code ``n_bins[j]``).
     codes : ndarray of uint8, shape (n_samples * n_features,)
         The bins of the rows, row-major.
+    categories : CategoryBins or None
+        The bins of the categorical features (a categorical feature has no thresholds:
+        ``n_bins`` 1, no missing-value bin, its codes those of ``categories``); None
+        when there are none.
     """
 
     _correlate_checks_query = False
     _project_checks_target = False
 
-    def __init__(self, oracle: HistTreeOracle, bins: BoundStumpOracle) -> None:
+    def __init__(self, oracle: HistTreeOracle, bins: BoundStumpOracle,
+                 categories: CategoryBins | None = None) -> None:
         super().__init__(oracle, bins.n_samples)
         self.n_features = bins.n_features
         self.n_jobs = oracle.n_jobs
@@ -352,6 +432,24 @@ class BoundHistTreeOracle(BoundOracle):
         self._bounded = directions is not None
         starts = [a for a, _ in bins.blocks.bounds][::BLOCKS_PER_PARTITION]
         self._part_starts = np.array(starts + [self.n_samples], dtype=np.int64)
+        self.categories = categories
+        if categories is not None:
+            self._use_category_bins(categories)
+
+    def _use_category_bins(self, categories: CategoryBins) -> None:
+        """Replace the numerical bins of the categorical features by their category
+        bins: no thresholds to scan, the codes the categories' bins."""
+        d = self.n_features
+        self.thresholds = list(self.thresholds)
+        self.n_bins, self.missing = self.n_bins.copy(), self.missing.copy()
+        for j, bins in zip(categories.features.tolist(), categories.column_bins,
+                           strict=True):
+            self.thresholds[j] = np.zeros(0)
+            self.n_bins[j] = 1
+            self.missing[j] = False
+            self.codes[j::d] = bins
+        self.n_hist_bins = int(max(int((self.n_bins + self.missing).max()),
+                                   categories.n_bins))
 
     # -- the queries --------------------------------------------------------------------
     def _correlate(self, r: np.ndarray, random_state: int | None,
@@ -602,6 +700,8 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
     max_depth, num_leaves = int(o.max_depth), int(o.num_leaves)
     n_bins, missing, bounded = bound.n_bins, bound.missing, bound._bounded
     directions = bound._directions
+    cats = bound.categories
+    cat_params = o._category_params()
 
     hists: list[np.ndarray | None] = [rows.histogram(0, feats)]
     total = np.empty(C)
@@ -616,6 +716,7 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
     # the internal nodes, in the order of their splits
     feature, threshold, left, right, default_left, missing_type, gains = ([] for _ in
                                                                           range(7))
+    categories_left: list[np.ndarray | None] = []
 
     def can_split(leaf: int) -> bool:
         return count[leaf] >= 2 * min_data and (max_depth < 0 or depth[leaf] < max_depth)
@@ -630,6 +731,11 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
             min_data, min_weight, directions, bounded, lo_b[leaf], hi_b[leaf], GL)
         if s >= 0 and gain > min_gain:
             best[leaf] = (gain, int(feats[s]), int(t), bool(nan_left), GL)
+        if cats is not None:  # a set of categories, where it splits better
+            best[leaf] = cats.better_split(best[leaf], hists[leaf], feats, K, sums[leaf],
+                                           float(count[leaf]), lam, min_data, min_weight,
+                                           min_gain, bounded, lo_b[leaf], hi_b[leaf],
+                                           cat_params)
 
     find(0)
     while len(sums) < num_leaves:
@@ -642,11 +748,15 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
             leaf = min(candidates, key=lambda q: (depth[q], q))
         gain, j, t, nan_left, GL = best[leaf]
         best[leaf] = None  # made now; the children's are found below, if they can split
-        nb = int(n_bins[j])
-        goes_left = np.zeros(bound.n_hist_bins, dtype=np.bool_)
-        goes_left[:t + 1] = True
-        if missing[j]:
-            goes_left[nb] = nan_left
+        if isinstance(t, np.ndarray):  # a categorical split: the bins t go left
+            goes_left, cats_left = cats.node(j, t, bound.n_hist_bins)
+        else:
+            cats_left = None
+            nb = int(n_bins[j])
+            goes_left = np.zeros(bound.n_hist_bins, dtype=np.bool_)
+            goes_left[:t + 1] = True
+            if missing[j]:
+                goes_left[nb] = nan_left
         n_all = count[leaf]
         # the side of less weight is probably the one of fewer rows, whose histogram is
         # summed next: its rows' channels are gathered by the split itself
@@ -654,9 +764,15 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
         n_left = rows.split(leaf, j, goes_left, keep_left)
         node, new = len(feature), len(sums)
         feature.append(j)
-        threshold.append(float(bound.thresholds[j][t]) if t < nb - 1 else np.inf)
-        default_left.append(bool(nan_left) if missing[j] else True)
-        missing_type.append(MISSING_NAN if missing[j] else MISSING_NONE)
+        categories_left.append(cats_left)
+        if cats_left is None:
+            threshold.append(float(bound.thresholds[j][t]) if t < nb - 1 else np.inf)
+            default_left.append(bool(nan_left) if missing[j] else True)
+            missing_type.append(MISSING_NAN if missing[j] else MISSING_NONE)
+        else:  # as LightGBM writes a categorical node: a missing value goes right
+            threshold.append(0.0)
+            default_left.append(False)
+            missing_type.append(MISSING_NAN)
         left.append(~leaf)
         right.append(~new)
         gains.append(float(gain))
@@ -706,7 +822,9 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
             threshold=np.array(threshold, dtype=np.float64),
             left=np.array(left, dtype=np.intp), right=np.array(right, dtype=np.intp),
             value=np.zeros((L, 1)), default_left=np.array(default_left, dtype=bool),
-            missing=np.array(missing_type, dtype=np.intp))
+            missing=np.array(missing_type, dtype=np.intp),
+            categories_left=(tuple(categories_left) if any(
+                c is not None for c in categories_left) else None))
     return GrownTree(tree, np.array(gains), np.array(sums),
                      (np.array(lo_b), np.array(hi_b)) if bounded else None)
 
