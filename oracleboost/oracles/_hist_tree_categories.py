@@ -44,6 +44,8 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from oracleboost.oracles._hist_tree_kernels import NOISE
+
 __all__ = ["MAX_CATEGORIES", "CategoryBins"]
 
 #: Most categories of a feature with a bin of their own (bins 1 .. 255; bin 0 is for
@@ -149,7 +151,7 @@ def _bin_column(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return category, bins
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _side_gain(G, H, K, lam, bounded, lo_bound, hi_bound):  # pragma: no cover - compiled
     """A side's ``Σ_c G_c² / (H + λ)``; with ``bounded`` (K = 1) its output clamped to
     the bounds and the gain ``2 G v − (H + λ) v²`` at it (LightGBM's
@@ -167,7 +169,7 @@ def _side_gain(G, H, K, lam, bounded, lo_bound, hi_bound):  # pragma: no cover -
     return s / (H + lam)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def best_set_split(hist, feats, n_cat_bins, K, total, count, lam, min_data, min_weight,
                    bounded, lo_bound, hi_bound, max_cat_to_onehot, max_cat_threshold,
                    cat_smooth, cat_l2, min_data_per_group, out_left,
@@ -227,10 +229,11 @@ def best_set_split(hist, feats, n_cat_bins, K, total, count, lam, min_data, min_
                     continue
                 for c in range(C):
                     GR[c] = total[c] - h[b, c]
-                gain = (_side_gain(GR, h_rest, K, lam, bounded, lo_bound, hi_bound)
-                        + _side_gain(h[b], hb + _EPSILON, K, lam, bounded, lo_bound,
-                                     hi_bound)) - parent
-                if gain > best:
+                children = (_side_gain(GR, h_rest, K, lam, bounded, lo_bound, hi_bound)
+                            + _side_gain(h[b], hb + _EPSILON, K, lam, bounded, lo_bound,
+                                         hi_bound))
+                gain = children - parent
+                if gain > best and gain > NOISE * abs(children):
                     best = gain
                     best_s = s
                     best_n = 1
@@ -276,10 +279,12 @@ def best_set_split(hist, feats, n_cat_bins, K, total, count, lam, min_data, min_
                     group = 0.0
                     for c in range(C):
                         GR[c] = total[c] - GL[c]
-                    gain = (_side_gain(GL, h_left, K, lam_cat, bounded, lo_bound, hi_bound)
-                            + _side_gain(GR, h_right, K, lam_cat, bounded, lo_bound,
-                                         hi_bound)) - parent
-                    if gain > best:
+                    children = (_side_gain(GL, h_left, K, lam_cat, bounded, lo_bound,
+                                           hi_bound)
+                                + _side_gain(GR, h_right, K, lam_cat, bounded, lo_bound,
+                                             hi_bound))
+                    gain = children - parent
+                    if gain > best and gain > NOISE * abs(children):
                         best = gain
                         best_s = s
                         best_n = i + 1
