@@ -201,7 +201,7 @@ def _gain_at(G, H, lam, v):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _scan_scalar(h, nb, has_nan, direction, G, H, count, cnt_factor, lam, min_data,
-                 min_weight, bounded, lo_bound, hi_bound, parent):  # pragma: no cover
+                 min_weight, min_gain, bounded, lo_bound, hi_bound, parent):  # pragma: no cover
     """:func:`best_splits`'s scan of one feature for one target channel: returns
     ``(gain, t, nan_left, G_left, H_left)``, ``t = -1`` when no split is valid."""
     best = 0.0
@@ -240,7 +240,9 @@ def _scan_scalar(h, nb, has_nan, direction, G, H, count, cnt_factor, lam, min_da
                 gain = gl * gl / (hl + lam) + gr * gr / (hr + lam)
             children = gain
             gain -= parent
-            if gain > best and gain > NOISE * abs(children):
+            if not (gain > min_gain and gain > NOISE * abs(children)):
+                continue
+            if gain > best:
                 best = gain
                 best_t = t
                 best_nan_left = nan_left
@@ -250,8 +252,9 @@ def _scan_scalar(h, nb, has_nan, direction, G, H, count, cnt_factor, lam, min_da
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def best_splits(hist, feats, n_bins, missing, K, total, count, lam, min_data, min_weight,
-                directions, bounded, lo_bound, hi_bound, out_left):  # pragma: no cover
+def best_splits(hist, feats, usable, n_bins, missing, K, total, count, lam, min_data,
+                min_weight, min_gain, directions, bounded, lo_bound, hi_bound, out_left,
+                splittable):  # pragma: no cover
     """The best split of a leaf over the features ``feats`` (histograms ``hist[s]`` of
     shape (B, K + 1)), with the leaf's sums ``total`` (K + 1) and row count ``count``.
 
@@ -270,7 +273,12 @@ def best_splits(hist, feats, n_bins, missing, K, total, count, lam, min_data, mi
     ``round(H_bin · count / H)``) and ``min_weight`` of weight on each side.  With
     ``bounded`` the outputs are clamped to ``[lo_bound, hi_bound]`` and a split on a
     feature of direction ``directions[j]`` (+1 rising, −1 falling) must keep its
-    children's outputs in that order (LightGBM's basic monotone constraints)."""
+    children's outputs in that order (LightGBM's basic monotone constraints).  A split
+    is valid when it also gains more than ``min_gain`` (and than ``NOISE``).
+
+    Only the features with ``usable[s]`` are scanned; ``splittable[s]`` says which have
+    a valid split (LightGBM's ``is_splittable``: a feature without one is not scanned
+    again below this leaf)."""
     C = K + 1
     H = total[K]
     cnt_factor = count / H if H > 0 else 0.0
@@ -286,10 +294,14 @@ def best_splits(hist, feats, n_bins, missing, K, total, count, lam, min_data, mi
     if K == 1:  # one target channel: the scan on scalars (a third of the time)
         G = total[0]
         for s in range(feats.size):
+            if not usable[s]:  # (usable and splittable may be one array)
+                splittable[s] = False
+                continue
             j = feats[s]
             gain, t, nan_left, gl, hl = _scan_scalar(
                 hist[s], n_bins[j], missing[j], directions[j], G, H, count, cnt_factor,
-                lam, min_data, min_weight, bounded, lo_bound, hi_bound, parent)
+                lam, min_data, min_weight, min_gain, bounded, lo_bound, hi_bound, parent)
+            splittable[s] = t >= 0
             if t >= 0 and gain > best:
                 best = gain
                 best_s = s
@@ -301,6 +313,10 @@ def best_splits(hist, feats, n_bins, missing, K, total, count, lam, min_data, mi
     GL = np.empty(C)
     GR = np.empty(C)
     for s in range(feats.size):
+        if not usable[s]:
+            splittable[s] = False
+            continue
+        splittable[s] = False
         j = feats[s]
         nb = n_bins[j]
         h = hist[s]
@@ -337,7 +353,10 @@ def best_splits(hist, feats, n_bins, missing, K, total, count, lam, min_data, mi
                     gain = _gain(GL, HL, K, lam) + _gain(GR, HR, K, lam)
                 children = gain
                 gain -= parent
-                if gain > best and gain > NOISE * abs(children):
+                if not (gain > min_gain and gain > NOISE * abs(children)):
+                    continue
+                splittable[s] = True
+                if gain > best:
                     best = gain
                     best_s = s
                     best_t = t

@@ -713,6 +713,9 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
     lo_b, hi_b = [-np.inf], [np.inf]
     parent_of: list[tuple[int, bool] | None] = [None]
     best: list[tuple | None] = [None]
+    # the features each leaf scans: LightGBM does not scan a feature again below a leaf
+    # where it had no valid split (its histograms' is_splittable)
+    usable = [np.ones(feats.size, dtype=np.bool_)]
     # the internal nodes, in the order of their splits
     feature, threshold, left, right, default_left, missing_type, gains = ([] for _ in
                                                                           range(7))
@@ -727,8 +730,11 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
             return
         GL = np.empty(C)
         gain, s, t, nan_left = kernels.best_splits(
-            hists[leaf], feats, n_bins, missing, K, sums[leaf], float(count[leaf]), lam,
-            min_data, min_weight, directions, bounded, lo_b[leaf], hi_b[leaf], GL)
+            hists[leaf], feats, usable[leaf], n_bins, missing, K, sums[leaf],
+            float(count[leaf]), lam, min_data, min_weight, min_gain, directions, bounded,
+            lo_b[leaf], hi_b[leaf], GL, usable[leaf])
+        if cats is not None:  # categorical features: scanned at every leaf
+            usable[leaf] |= cats.is_categorical[feats]
         if s >= 0 and gain > min_gain:
             best[leaf] = (gain, int(feats[s]), int(t), bool(nan_left), GL)
         if cats is not None:  # a set of categories, where it splits better
@@ -806,6 +812,7 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
         hists[leaf] = None
         hists.append(None)
         best.append(None)
+        usable.append(usable[leaf].copy())
         if len(sums) < num_leaves and (can_split(leaf) or can_split(new)):
             small, large = (leaf, new) if count[leaf] <= count[new] else (new, leaf)
             hists[small] = rows.histogram(small, feats)
