@@ -216,6 +216,23 @@ def test_the_key_is_made_from_the_tree_not_read_from_the_file(document):
     assert loaded.key == original == ("hist_tree", loaded.tree.digest())
 
 
+def test_a_vote_among_more_classes_than_the_model_has_is_refused():
+    """MABoost's multiclass trees vote through ``ArgmaxVote``: a leaf of 4 outputs in a
+    model of 3 classes would vote for a class the model has not (an ``IndexError`` at
+    predict for rows that reach it)."""
+    est, *_ = _fit("mirror-label-coded")
+    doc = json.loads(to_json(est))
+    vote = doc["estimator"]["state"]["ensemble_"]["state"]["hypotheses"][0]["state"]
+    value = vote["inner"]["state"]["tree"]["state"]["value"]
+    leaves, K = value["shape"]
+    rows = np.array(value["data"]).reshape(leaves, K)
+    value.update(shape=[leaves, K + 1],
+                 data=np.hstack([rows, np.full((leaves, 1), 1e9)]).ravel().tolist())
+    with pytest.raises(ValueError, match=r"hypotheses\[0\]\.inner\.tree\.value: has 4 "
+                                         r"outputs a leaf; the vote is among 3 classes"):
+        from_json(json.dumps(doc))
+
+
 def test_an_untouched_document_loads(document):
     """(The damages above fail for what they change, not for what the fixture is.)"""
     doc, first = document

@@ -735,6 +735,16 @@ def _hist_tree(state: dict, where: str) -> None:
                                                  f"{leaves - 1} splits")
 
 
+def _argmax_vote(state: dict, where: str) -> None:
+    """A vote among ``n_classes`` of a tree's leaves (MABoost's label-coded trees): one
+    output a class (a wider leaf could vote for a class the model has not)."""
+    tree = getattr(state["inner"], "tree", None)
+    if type(tree).__name__ == "TreeStructure" and tree.n_outputs != state["n_classes"]:
+        raise SchemaError(f"{where}.inner.tree.value",
+                          f"has {tree.n_outputs} outputs a leaf; the vote is among "
+                          f"{state['n_classes']} classes")
+
+
 def _hist_tree_oracle(state: dict, where: str) -> None:
     """The parameters pass the oracle's own checks (those ``fit`` makes), run on an
     object holding them that is made without calling its constructor."""
@@ -754,7 +764,7 @@ _CROSS: dict[str, Callable[[dict, str], None]] = {
     "LinearModel": _linear_model, "KernelModel": _kernel_model, "PairwiseKernel": _kernel,
     "TreeStructure": _tree_structure, "EnsembleTree": _ensemble_tree,
     "TreeEnsembleOracle": _tree_ensemble, "HistTree": _hist_tree,
-    "HistTreeOracle": _hist_tree_oracle,
+    "HistTreeOracle": _hist_tree_oracle, "ArgmaxVote": _argmax_vote,
 }
 
 
