@@ -26,6 +26,7 @@ from oracleboost.boosters import (
 from oracleboost.engine.model import Refit
 from oracleboost.export.lightgbm import ExportWarning, lightgbm_model_string
 from oracleboost.oracles import (
+    HistTreeOracle,
     LightGBMOracle,
     LinearOracle,
     MLPOracle,
@@ -39,6 +40,7 @@ ORACLES = {
     "stumps": lambda: StumpOracle(),
     "sklearn_trees": lambda: TreeOracle(max_depth=3),
     "lightgbm_trees": lambda: LightGBMOracle(num_leaves=7, min_data_in_leaf=5),
+    "hist_trees": lambda: HistTreeOracle(num_leaves=7, min_data_in_leaf=5),
 }
 
 

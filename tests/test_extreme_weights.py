@@ -15,12 +15,19 @@ from sklearn.tree import DecisionTreeRegressor
 
 from oracleboost._validation import normalise_weights
 from oracleboost.boosters import FunctionalGradientClassifier, FunctionalGradientRegressor
-from oracleboost.oracles import LightGBMOracle, SklearnOracle, StumpOracle, TreeOracle
+from oracleboost.oracles import (
+    HistTreeOracle,
+    LightGBMOracle,
+    SklearnOracle,
+    StumpOracle,
+    TreeOracle,
+)
 
 TREES = {
     "tree": lambda: TreeOracle(max_depth=2),
     "sklearn_tree": lambda: SklearnOracle(DecisionTreeRegressor(max_depth=2)),
     "lightgbm": lambda: LightGBMOracle(num_leaves=4),
+    "hist_tree": lambda: HistTreeOracle(num_leaves=4),
     "stumps": StumpOracle,
 }
 
@@ -86,6 +93,7 @@ DOMINANT = {
     "stumps": StumpOracle,
     "tree": lambda: TreeOracle(max_depth=2),
     "lightgbm": lambda: LightGBMOracle(num_leaves=4, min_data_in_leaf=5),
+    "hist_tree": lambda: HistTreeOracle(num_leaves=4, min_data_in_leaf=5),
 }
 
 
@@ -106,9 +114,10 @@ def test_one_dominant_weight_fits_the_limit_of_growing_weights(name, seed):
     exactly and the other rows decide the rest.  The fit with 1e200 is that limit: its
     distance to the fit with ``w[0] = 2**k`` shrinks as ``2**-k`` (a factor 1024 from
     k = 30 to k = 40).  Stumps and trees fit the other rows as well (their squared
-    error falls below 60% of the constant's in 10 rounds); LightGBM counts a leaf's
-    rows by its share of the weights, so no leaf without row 0 counts as a row: its
-    trees have no split, and the fit is the constant at row 0's target, the same limit.
+    error falls below 60% of the constant's in 10 rounds); LightGBM (and
+    ``HistTreeOracle``, which counts as LightGBM does) counts a leaf's rows by its share
+    of the weights, so no leaf without row 0 counts as a row: its trees have no split,
+    and the fit is the constant at row 0's target, the same limit.
     """
     X, y = _dominated(seed)
     fits = {
@@ -123,7 +132,7 @@ def test_one_dominant_weight_fits_the_limit_of_growing_weights(name, seed):
     gap40 = np.abs(fits[2.0**40].predict(X) - f).max()
     assert 0 < gap40 < 1e-9 and gap30 / gap40 == pytest.approx(1024, rel=0.01)
     others = np.mean((f[1:] - y[1:]) ** 2) / np.mean((y[1:] - y[0]) ** 2)
-    if name == "lightgbm":
+    if name in ("lightgbm", "hist_tree"):
         assert others == pytest.approx(1.0, abs=1e-12)
     else:
         assert others < 0.6

@@ -11,6 +11,7 @@ from oracleboost.boosters import (
     MirrorBoostingClassifier,
 )
 from oracleboost.oracles import (
+    HistTreeOracle,
     LightGBMOracle,
     LinearOracle,
     MatrixOracle,
@@ -40,6 +41,9 @@ CASES = {
     "gradient-stumps": lambda: FunctionalGradientClassifier(StumpOracle(), n_estimators=60),
     "gradient-lightgbm": lambda: FunctionalGradientClassifier(
         LightGBMOracle(num_leaves=4, params={"num_threads": 1}), n_estimators=30
+    ),
+    "gradient-hist-trees": lambda: FunctionalGradientClassifier(
+        HistTreeOracle(num_leaves=4), n_estimators=30
     ),
     "adaboost-linear": lambda: CoordinateBoostingClassifier(LinearOracle(), n_estimators=60),
     "gradient-sklearn-trees": lambda: FunctionalGradientClassifier(
@@ -90,6 +94,8 @@ def test_classes_that_do_not_know_their_features_have_none():
                                      importance_type="split"),
     lambda: FunctionalGradientClassifier(LightGBMOracle(num_leaves=5), n_estimators=15,
                                          importance_type="split"),
+    lambda: MirrorBoostingClassifier(HistTreeOracle(num_leaves=5), n_estimators=15,
+                                     importance_type="split"),
     lambda: FunctionalGradientRegressor(TreeOracle(max_depth=2), n_estimators=15,
                                         importance_type="split"),
 ])

@@ -73,6 +73,7 @@ from oracleboost.engine.base import validate_input
 from oracleboost.oracles import (
     ApproximateOracle,
     CachedOracle,
+    HistTreeOracle,
     LightGBMOracle,
     MatrixOracle,
 )
@@ -553,6 +554,7 @@ THREAD_ORACLES = {
        for k in ("stumps", "tree", "sklearn", "mlp", "matrix", "linear")},
     "approximate": lambda H: ApproximateOracle(MatrixOracle(H), c0=0.5, choice="random"),
     "lightgbm": lambda H: LightGBMOracle(num_leaves=8, min_data_in_leaf=5),
+    "hist_tree": lambda H: HistTreeOracle(num_leaves=8, min_data_in_leaf=5, n_jobs=2),
     "cached_lightgbm": lambda H: CachedOracle(
         LightGBMOracle(num_leaves=8, min_data_in_leaf=5),
         tempfile.mkdtemp(prefix="threads-", dir=_CACHE)),

@@ -37,6 +37,7 @@ from oracleboost.boosters import (
 from oracleboost.engine.model import Ensemble
 from oracleboost.oracles import (
     CachedOracle,
+    HistTreeOracle,
     LightGBMOracle,
     LinearOracle,
     MatrixOracle,
@@ -131,6 +132,8 @@ def _cases(tmp: str) -> dict:
         "coordinate-lightgbm": (CoordinateBoostingClassifier(
             LightGBMOracle(num_leaves=4), loss="logistic", step="wolfe", n_estimators=6),
             "binary"),
+        "coordinate-hist-tree": (CoordinateBoostingClassifier(
+            HistTreeOracle(num_leaves=4, min_data_in_leaf=5), n_estimators=6), "binary"),
         "coordinate-sklearn": (CoordinateBoostingClassifier(
             SklearnOracle(DecisionTreeClassifier(max_depth=1)), n_estimators=6,
             random_state=0), "binary"),
@@ -194,7 +197,8 @@ def _cases(tmp: str) -> dict:
 CASES = sorted(_cases("unused"))
 #: Cases whose fit continues with warm_start after a round trip (the others' states are
 #: of the same kinds).
-WARM = ["adaboost-stump", "coordinate-tree", "coordinate-lightgbm", "coordinate-linear",
+WARM = ["adaboost-stump", "coordinate-tree", "coordinate-lightgbm", "coordinate-hist-tree",
+        "coordinate-linear",
         "maboost-stump", "maboost-multiclass", "accelerated-multiclass",
         "accelerated-stochastic-matrix", "accelerated-kernel", "regressor-tree",
         "classifier-label-coded", "ranker", "lpboost-stump", "lpboost-multiclass",

@@ -1,7 +1,7 @@
 """What a stored booster holds is a public, documented set of types.
 
 Every case of ``test_persistence`` (every booster; stumps, scikit-learn trees, LightGBM
-trees, MLPs, matrix and linear columns, ``CachedOracle``), fitted with
+trees, histogram trees, MLPs, matrix and linear columns, ``CachedOracle``), fitted with
 ``warm_start=True``, is stored with ``skops.io``: the types the file asks to be trusted
 are public ones of :func:`oracleboost.persistence.trusted_types`, and the booster loaded
 trusting exactly that list (what MLflow's skops flavour does: dump,

@@ -145,7 +145,7 @@ def test_the_readme_has_the_newcomers_sections():
     assert "--no-index --find-links" in text, "no offline install line"
     for name in ("CoordinateBoostingClassifier", "FunctionalGradientRegressor",
                  "MirrorBoostingClassifier", "AcceleratedMarginClassifier",
-                 "TotallyCorrectiveClassifier", "StumpOracle", "TreeOracle",
+                 "TotallyCorrectiveClassifier", "StumpOracle", "HistTreeOracle", "TreeOracle",
                  "LightGBMOracle", "SklearnOracle", "MLPOracle", "MatrixOracle",
                  "LinearOracle", "TreeEnsembleOracle", "CachedOracle", "ApproximateOracle"):
         assert f"`{name}" in text, f"{name} is missing from the README's tables"

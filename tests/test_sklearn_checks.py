@@ -14,7 +14,7 @@ from oracleboost.boosters import (
     MirrorBoostingClassifier,
     TotallyCorrectiveClassifier,
 )
-from oracleboost.oracles import LightGBMOracle, StumpOracle
+from oracleboost.oracles import HistTreeOracle, LightGBMOracle, StumpOracle
 
 TIED_SPLITS = (
     "The check's targets are integers, so two stumps on different features can cut the "
@@ -118,6 +118,9 @@ VARIANTS = [
     FunctionalGradientRegressor(LightGBMOracle(), n_estimators=20),
     FunctionalGradientClassifier(LightGBMOracle(), n_estimators=20),  # binary: (n,) answers
     MirrorBoostingClassifier(LightGBMOracle(), n_estimators=20),
+    # the library's own histogram trees (±1 answers to correlate, least-squares to project)
+    CoordinateBoostingClassifier(HistTreeOracle(), n_estimators=20),
+    FunctionalGradientRegressor(HistTreeOracle(), n_estimators=20),
     FunctionalGradientClassifier(StumpOracle(), loss="logistic"),  # binary: tagged so
     FunctionalGradientClassifier(StumpOracle(), loss="multiclass_hinge"),
     MirrorBoostingClassifier(StumpOracle(), mirror="euclidean", variant="sparse"),

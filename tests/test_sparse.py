@@ -25,6 +25,7 @@ from oracleboost.boosters import (
 )
 from oracleboost.oracles import (
     CachedOracle,
+    HistTreeOracle,
     LightGBMOracle,
     LinearOracle,
     MatrixOracle,
@@ -279,6 +280,7 @@ def test_warm_start_recognises_the_same_sparse_data():
     (FunctionalGradientRegressor(LinearOracle()), True),
     (CoordinateBoostingClassifier(CachedOracle(StumpOracle())), True),
     (CoordinateBoostingClassifier(LightGBMOracle()), True),
+    (FunctionalGradientClassifier(HistTreeOracle()), True),
     (CoordinateBoostingClassifier(CachedOracle(TreeOracle())), True),
     (FunctionalGradientRegressor(MLPOracle()), False),
     (FunctionalGradientRegressor(SklearnOracle(_HGB())), False),

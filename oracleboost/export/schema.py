@@ -84,6 +84,7 @@ def _library_classes() -> list[type]:
     from oracleboost.oracles import (
         ApproximateOracle,
         CachedOracle,
+        HistTreeOracle,
         LightGBMOracle,
         LinearOracle,
         MatrixOracle,
@@ -92,6 +93,7 @@ def _library_classes() -> list[type]:
         StumpOracle,
         TreeOracle,
     )
+    from oracleboost.oracles.hist_trees import HistTree
     from oracleboost.oracles.lightgbm import LightGBMTree
     from oracleboost.oracles.matrix import LinearCoordinate, MatrixColumn
     from oracleboost.oracles.sklearn import FittedEstimator
@@ -111,11 +113,11 @@ def _library_classes() -> list[type]:
         Ensemble, LinearModel, KernelModel,
         # oracles
         StumpOracle, TreeOracle, LightGBMOracle, SklearnOracle, MLPOracle, MatrixOracle,
-        LinearOracle, CachedOracle, ApproximateOracle, TreeEnsembleOracle,
-        # hypotheses (and the trees an ensemble's are)
+        LinearOracle, CachedOracle, ApproximateOracle, TreeEnsembleOracle, HistTreeOracle,
+        # hypotheses (and the trees an ensemble's and a histogram tree's are)
         ConstantHypothesis, SignStump, RegressionStump, LabelCodeStump, VectorStump,
         MatrixColumn, LinearCoordinate, LightGBMTree, FittedEstimator, ArgmaxVote,
-        EnsembleTree, TreeStructure,
+        EnsembleTree, HistTree, TreeStructure,
         # losses
         Exponential, Logistic, Squared, Absolute, Huber, Quantile, SoftmaxCrossEntropy,
         MulticlassHinge, PairwiseHinge,
@@ -364,6 +366,15 @@ _SPECS: dict[str, dict[str, Check]] = {
                      "exponent": ("an integer from -1074 to 1024",
                                   lambda v: _is_int(v) and -1074 <= v <= 1024),
                      "scale": FINITE, "allow_nan": BOOL, "key": KEY, **_CACHES},
+    # (its split_gain, one a split of its tree: checked with the tree, in _hist_tree)
+    "HistTree": {"tree": _instance("TreeStructure"),
+                 "split_gain": ("a 1-D float64 array of finite numbers >= 0",
+                                lambda v: _float_array(1, finite=True)[1](v)
+                                and bool((v >= 0).all())),
+                 "key": KEY, **_CACHES},
+    # (its parameters, each present: checked together by the oracle's own rules, in
+    # _hist_tree_oracle)
+    "HistTreeOracle": {},
     "TreeEnsembleOracle": {"trees": ("a non-empty list of TreeStructure",
                                      lambda v: isinstance(v, (list, tuple)) and len(v) > 0
                                      and all(_instance("TreeStructure")[1](t) for t in v)),
@@ -716,12 +727,44 @@ def _tree_ensemble(state: dict, where: str) -> None:
                               f"{trees[0].n_features} features")
 
 
+def _hist_tree(state: dict, where: str) -> None:
+    leaves = state["tree"].n_leaves
+    if state["split_gain"].shape != (leaves - 1,):
+        raise SchemaError(f"{where}.split_gain", f"has shape {state['split_gain'].shape}; "
+                                                 f"a tree of {leaves} leaves has "
+                                                 f"{leaves - 1} splits")
+
+
+def _argmax_vote(state: dict, where: str) -> None:
+    """A vote among ``n_classes`` of a tree's leaves (MABoost's label-coded trees): one
+    output a class (a wider leaf could vote for a class the model has not)."""
+    tree = getattr(state["inner"], "tree", None)
+    if type(tree).__name__ == "TreeStructure" and tree.n_outputs != state["n_classes"]:
+        raise SchemaError(f"{where}.inner.tree.value",
+                          f"has {tree.n_outputs} outputs a leaf; the vote is among "
+                          f"{state['n_classes']} classes")
+
+
+def _hist_tree_oracle(state: dict, where: str) -> None:
+    """The parameters pass the oracle's own checks (those ``fit`` makes), run on an
+    object holding them that is made without calling its constructor."""
+    from oracleboost.oracles import HistTreeOracle
+
+    probe = HistTreeOracle.__new__(HistTreeOracle)
+    probe.__dict__.update(state)
+    try:
+        probe._check_params()
+    except (ValueError, TypeError) as exc:
+        raise SchemaError(where, str(exc)) from None
+
+
 _CROSS: dict[str, Callable[[dict, str], None]] = {
     "SignStump": _stump, "RegressionStump": _stump, "LabelCodeStump": _label_code,
     "VectorStump": _vector, "LightGBMTree": _lightgbm, "Ensemble": _ensemble,
     "LinearModel": _linear_model, "KernelModel": _kernel_model, "PairwiseKernel": _kernel,
     "TreeStructure": _tree_structure, "EnsembleTree": _ensemble_tree,
-    "TreeEnsembleOracle": _tree_ensemble,
+    "TreeEnsembleOracle": _tree_ensemble, "HistTree": _hist_tree,
+    "HistTreeOracle": _hist_tree_oracle, "ArgmaxVote": _argmax_vote,
 }
 
 
