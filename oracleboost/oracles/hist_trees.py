@@ -630,6 +630,7 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
         parent_hist = hists[leaf]
         hists[leaf] = None
         hists.append(None)
+        best[leaf] = None  # the leaf's old split is spent: its children find their own
         best.append(None)
         if len(sums) < num_leaves and (can_split(leaf) or can_split(new)):
             small, large = (leaf, new) if count[leaf] <= count[new] else (new, leaf)
