@@ -29,7 +29,7 @@ def _leaf_gain(G: np.ndarray, H: float, lam: float) -> float:
 
 
 def reference_tree(X, T, w, *, num_leaves, max_depth=-1, growth="leaf", min_data=1,
-                   min_weight=0.0, lam=0.0):
+                   min_weight=0.0, lam=0.0, skip_unsplittable=False):
     """The greedy tree of the definition, by brute force.
 
     ``X`` (n, d) without NaN, ``T`` (n, K) the targets, ``w`` (n,) the weights as the
@@ -38,7 +38,11 @@ def reference_tree(X, T, w, *, num_leaves, max_depth=-1, growth="leaf", min_data
     oracle documents.  Returns ``(feature, threshold, left, right, value, gains, leaf)``
     in the oracle's layout: internal nodes in the order of their splits, the left child
     keeping its leaf's index, the right child the next index; ``leaf[i]`` the leaf of
-    row ``i``."""
+    row ``i``.
+
+    ``skip_unsplittable``: LightGBM's shortcut (``SerialTreeLearner::FindBestSplits``):
+    a feature without a split of positive gain in a leaf is not searched in the leaf's
+    descendants."""
     n, d = X.shape
     values = [np.unique(X[:, j]) for j in range(d)]
     unit = bool(np.all(w == 1.0))
@@ -47,14 +51,15 @@ def reference_tree(X, T, w, *, num_leaves, max_depth=-1, growth="leaf", min_data
     def sums(rows):
         return WT[rows].sum(axis=0), float(w[rows].sum())
 
-    def best_split(rows, depth):
+    def best_split(rows, depth, searched):
         if len(rows) < 2 * min_data or (max_depth >= 0 and depth >= max_depth):
-            return None
+            return None, searched
+        gainful = set()
         G, H = sums(rows)
         parent = _leaf_gain(G, H, lam)
         factor = len(rows) / H if H > 0 else 0.0
         best = None
-        for j in range(d):
+        for j in sorted(searched):
             x = X[rows, j]
             for t in range(len(values[j]) - 1):
                 go_left = x <= values[j][t]
@@ -70,13 +75,16 @@ def reference_tree(X, T, w, *, num_leaves, max_depth=-1, growth="leaf", min_data
                 if HL < min_weight or HR < min_weight:
                     continue
                 gain = _leaf_gain(GL, HL, lam) + _leaf_gain(GR, HR, lam) - parent
+                if gain > 0.0:
+                    gainful.add(j)
                 if gain > (0.0 if best is None else best[0]):  # strict: leftmost, lowest j
                     best = (gain, j, t, rows[go_left], rows[~go_left])
-        return best
+        return best, (gainful if skip_unsplittable else searched)
 
     leaves = [np.arange(n)]
     depth = [0]
-    best = [best_split(leaves[0], 0)]
+    first, root_searched = best_split(leaves[0], 0, set(range(d)))
+    best, searched = [first], [root_searched]
     parent_of = [None]
     feature, threshold, left, right, gains = [], [], [], [], []
     while len(leaves) < num_leaves:
@@ -103,8 +111,11 @@ def reference_tree(X, T, w, *, num_leaves, max_depth=-1, growth="leaf", min_data
         leaves.append(rows_right)
         depth[leaf] += 1
         depth.append(depth[leaf])
-        best[leaf] = best_split(rows_left, depth[leaf])
-        best.append(best_split(rows_right, depth[leaf]))
+        best[leaf], left_searched = best_split(rows_left, depth[leaf], searched[leaf])
+        right_best, right_searched = best_split(rows_right, depth[leaf], searched[leaf])
+        best.append(right_best)
+        searched[leaf] = left_searched
+        searched.append(right_searched)
     value = np.array([sums(rows)[0] / (sums(rows)[1] + lam) for rows in leaves])
     leaf_of = np.empty(n, dtype=np.intp)
     for q, rows in enumerate(leaves):

@@ -1,0 +1,96 @@
+"""HistTreeOracle's trees are LightGBM's trees on the same bins.
+
+One round of ``lightgbm.train`` (objective ``regression``, ``learning_rate=1``,
+``boost_from_average=False``, unit weights) grows the least-squares tree of the labels:
+its gradients are ``−y`` and its hessians 1, so its leaves are ``Σ y / (n + λ)`` and its
+split gains ``G_L²/(H_L+λ) + G_R²/(H_R+λ) − G²/(H+λ)``, what ``project(y)`` grows.  The
+features are small positive integers (fewer distinct values than ``max_bin``, and
+``min_data_in_bin=1``: both libraries bin one value a bin) and the labels halves of
+integers (exact in LightGBM's float32 gradients, and their sums exact in both).
+
+What differs, and how the comparison allows for it:
+
+* LightGBM's model text prints a split's gain with 6 significant digits (and keeps it
+  as float32): gains are compared with ``rtol=6e-6``.  Its hessian sums carry
+  ``kEpsilon`` (1e-15): leaf values are compared with ``rtol=1e-12``.
+* LightGBM scans thresholds right to left and keeps the first best, the oracle left to
+  right: where two thresholds split a leaf's rows alike (a value absent from the leaf)
+  they may pick different ones, so the splits are compared by the rows they send left.
+* LightGBM does not search, in a leaf's descendants, a feature that had no split of
+  positive gain in the leaf (``SerialTreeLearner::FindBestSplits``, a shortcut the
+  oracle does not take).  The brute-force grower of tests/test_hist_trees.py with and
+  without that shortcut tells where it changes the tree: LightGBM's tree must be the
+  grower's with it, the oracle's the grower's without, and the two libraries' trees
+  equal wherever the shortcut changes nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_hist_trees import reference_tree
+
+from oracleboost.oracles import HistTreeOracle
+
+lgb = pytest.importorskip("lightgbm")
+
+
+def _data(seed, n=240, d=4):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(1, 9, size=(n, d)).astype(float)
+    y = (rng.integers(-40, 41, size=n) + 10 * X[:, 0] - 6 * X[:, 2] + 4 * X[:, 3]) / 2.0
+    return X, y
+
+
+def _lightgbm_tree(X, y, num_leaves, min_data, min_hessian, lam):
+    params = {"objective": "regression", "learning_rate": 1.0, "boost_from_average": False,
+              "num_leaves": num_leaves, "min_data_in_leaf": min_data,
+              "min_sum_hessian_in_leaf": min_hessian, "lambda_l2": lam,
+              "min_data_in_bin": 1, "max_bin": 255, "num_threads": 1,
+              "deterministic": True, "force_row_wise": True, "verbose": -1}
+    booster = lgb.train(params, lgb.Dataset(X, y), num_boost_round=1)
+    splits, leaves = {}, {}
+
+    def walk(node):
+        if "split_index" in node:
+            splits[node["split_index"]] = node
+            walk(node["left_child"])
+            walk(node["right_child"])
+        else:
+            leaves[node.get("leaf_index", 0)] = node["leaf_value"]
+
+    walk(booster.dump_model()["tree_info"][0]["tree_structure"])
+    order = sorted(splits)
+    return (booster, np.array([splits[i]["split_feature"] for i in order], dtype=np.intp),
+            np.array([splits[i]["split_gain"] for i in order]),
+            np.array([leaves[q] for q in range(len(leaves))]))
+
+
+@pytest.mark.parametrize("num_leaves,min_data,lam", [(6, 5, 0.0), (8, 5, 1.5), (12, 3, 0.5)])
+def test_split_gains_and_leaves_equal_lightgbm(num_leaves, min_data, lam):
+    agreed = 0
+    for seed in range(6):
+        X, y = _data(seed)
+        booster, feature, gain, leaf_value = _lightgbm_tree(X, y, num_leaves, min_data,
+                                                            1e-3, lam)
+        h = HistTreeOracle(num_leaves=num_leaves, min_data_in_leaf=min_data,
+                           reg_lambda=lam).bind(X).project(y)
+        kw = {"num_leaves": num_leaves, "min_data": min_data, "min_weight": 1e-3,
+              "lam": lam}
+        ours = reference_tree(X, y[:, None], np.ones(len(y)), **kw)
+        theirs = reference_tree(X, y[:, None], np.ones(len(y)), skip_unsplittable=True,
+                                **kw)
+        np.testing.assert_array_equal(h.tree.feature, ours[0])
+        np.testing.assert_array_equal(feature, theirs[0])  # LightGBM's shortcut explained
+        np.testing.assert_allclose(gain, theirs[5], rtol=6e-6)
+        if not np.array_equal(ours[0], theirs[0]) or not np.array_equal(ours[6], theirs[6]):
+            continue  # the shortcut changed the tree
+        agreed += 1
+        np.testing.assert_array_equal(h.tree.feature, feature)
+        np.testing.assert_allclose(gain, h.split_gain, rtol=6e-6)
+        np.testing.assert_allclose(leaf_value, h.tree.value[:, 0], rtol=1e-12, atol=0)
+        # the same rows in the same leaves (LightGBM's leaf values are distinct here)
+        np.testing.assert_allclose(booster.predict(X), h.train_output, rtol=1e-12, atol=0)
+        np.testing.assert_array_equal(booster.predict(X, pred_leaf=True)[:, 0],
+                                      h.tree.apply(X))
+    assert agreed >= 4
