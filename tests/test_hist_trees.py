@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from oracleboost._validation import normalise_weights
 from oracleboost.oracles import HistTree, HistTreeOracle
+from oracleboost.oracles import _hist_tree_kernels as kernels
+from oracleboost.oracles.stumps import ConstantHypothesis, label_codes
+from oracleboost.oracles.trees import MISSING_NAN
 
 SEEDS = [0, 1, 2, 3]
 
@@ -69,6 +73,8 @@ def reference_tree(X, T, w, *, num_leaves, max_depth=-1, growth="leaf", min_data
                     n_left = sum(np.floor(float(w[rows][x == v].sum()) * factor + 0.5)
                                  for v in values[j][:t + 1])
                 if n_left < min_data or len(rows) - n_left < min_data:
+                    continue
+                if go_left.all() or not go_left.any():  # a side without rows
                     continue
                 GL, HL = sums(rows[go_left])
                 GR, HR = sums(rows[~go_left])
@@ -209,3 +215,180 @@ def test_exact_ties_follow_the_tie_rule():
             ref = _reference_for(params, X, t[:, None], w)
             _assert_same_tree(h, ref, X, t[:, None], normalise_weights(w), 0.0)
             assert np.all(h.tree.feature < 2)  # the lowest of equal features
+
+
+# -- threads, partitions and runs ----------------------------------------------------------
+def test_every_n_jobs_gives_the_same_bits(monkeypatch):
+    """Histograms summed by runs within partitions, runs then partitions added in order:
+    one, two or three threads make the same trees bit for bit.  Small blocks, short runs
+    and no lower bound on a thread's cells make several partitions, several runs a
+    partition and several threads a leaf."""
+    import oracleboost.oracles.hist_trees as hist_trees
+
+    monkeypatch.setattr(kernels, "RUN_ROWS", 97)
+    monkeypatch.setattr(hist_trees, "_MIN_CELLS_PER_THREAD", 1)
+    runs = []
+    histograms = kernels.leaf_histograms
+
+    def counted(codes, d, rows, run_seg, g, feats, cuts, out):
+        runs.append((run_seg.size - 1, rows.size))
+        return histograms(codes, d, rows, run_seg, g, feats, cuts, out)
+
+    monkeypatch.setattr(kernels, "leaf_histograms", counted)
+    rng = np.random.default_rng(0)
+    n = 2500
+    X = rng.normal(size=(n, 5))
+    X[rng.uniform(size=X.shape) < 0.1] = np.nan
+    t = np.sin(2 * np.nan_to_num(X[:, 0])) + np.nan_to_num(X[:, 1]) ** 2 + rng.normal(size=n)
+    w = rng.uniform(0.1, 3.0, size=n)
+    r = rng.normal(size=n)
+    answers = []
+    for n_jobs in (1, 2, 3):
+        bound = HistTreeOracle(num_leaves=15, min_data_in_leaf=10, block_size=64,
+                               n_jobs=n_jobs).bind(X)
+        assert bound._part_starts.size - 1 == 3  # partitions of 16 blocks of 64 rows
+        answers.append([bound.project(t, w), bound.correlate(r),
+                        bound.project(np.column_stack([t, r]))])
+    root_runs, root_rows = runs[0]
+    # partitions of 1024, 1024 and 452 rows, each cut into runs of 97 from its first
+    assert root_rows == n and root_runs == 11 + 11 + 5
+    assert any(R > 1 and m < n for R, m in runs)  # a leaf's rows in several runs too
+    first = answers[0]
+    for other in answers[1:]:
+        for a, b in zip(first, other):
+            assert a.tree.digest() == b.tree.digest()
+            np.testing.assert_array_equal(a.tree.value, b.tree.value)
+            np.testing.assert_array_equal(a.split_gain, b.split_gain)
+            np.testing.assert_array_equal(a.train_output, b.train_output)
+
+
+# -- missing values, sparse X, weights -------------------------------------------------------
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_nan_rows_follow_the_learned_side(side):
+    """NaN in feature 1 only.  Where every split on it sends the NaN rows one way, the
+    tree is the tree of X whose NaN are replaced by a value below every other (sent
+    left) or above (sent right), bit for bit: the same candidate splits with the same
+    sums in the same order (feature 0's histogram, which makes the root's sums, has no
+    NaN bin)."""
+    checked = 0
+    for seed in SEEDS:
+        rng = np.random.default_rng(seed)
+        X = rng.integers(1, 8, size=(200, 3)).astype(float)
+        t = X[:, 1] + 0.5 * X[:, 0] + rng.normal(scale=0.5, size=200)
+        missing = rng.uniform(size=200) < 0.25
+        X[missing, 1] = np.nan
+        t[missing] += -3.0 if side == "left" else 9.0  # NaN rows behave as low / high values
+        oracle = HistTreeOracle(num_leaves=8, min_data_in_leaf=5)
+        h = oracle.bind(X).project(t)
+        tree = h.tree
+        np.testing.assert_array_equal(tree.predict(X), h.train_output)
+        on_nan = (tree.feature == 1) & (tree.missing == MISSING_NAN)
+        # a split's side for NaN, at the nodes the NaN rows reach
+        reached = np.zeros(len(tree.feature), dtype=bool)
+        node_rows = _node_rows(tree, X)
+        for node, rows in node_rows.items():
+            reached[node] = bool(np.isnan(X[rows, 1]).any())
+        sides = tree.default_left[on_nan & reached]
+        assert sides.size >= 1
+        if not np.all(sides == (side == "left")):
+            continue
+        checked += 1
+        filled = X.copy()
+        filled[missing, 1] = 0.0 if side == "left" else 100.0
+        g = oracle.bind(filled).project(t)
+        np.testing.assert_array_equal(g.train_output, h.train_output)
+        np.testing.assert_array_equal(g.tree.feature, tree.feature)
+        np.testing.assert_array_equal(g.split_gain, h.split_gain)
+        np.testing.assert_array_equal(g.tree.predict(filled), tree.predict(X))
+    assert checked >= 3
+
+
+def _node_rows(tree, X):
+    """The training rows that reach each internal node."""
+    out = {}
+
+    def walk(node, rows):
+        out[node] = rows
+        x = X[rows, tree.feature[node]]
+        go_left = np.where(np.isnan(x), tree.default_left[node], x <= tree.threshold[node])
+        for child, part in ((tree.left[node], rows[go_left]), (tree.right[node], rows[~go_left])):
+            if child >= 0:
+                walk(child, part)
+
+    walk(0, np.arange(len(X)))
+    return out
+
+
+def _assert_same_answer(a, b):
+    assert type(a) is type(b)
+    np.testing.assert_array_equal(a.train_output, b.train_output)
+    if isinstance(a, HistTree):
+        assert a.tree.digest() == b.tree.digest()
+        np.testing.assert_array_equal(a.tree.value, b.tree.value)
+        np.testing.assert_array_equal(a.split_gain, b.split_gain)
+
+
+@pytest.mark.parametrize("fmt", [sp.csr_matrix, sp.csc_array])
+def test_sparse_X_gives_the_dense_answers(fmt):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(250, 6)) * (rng.uniform(size=(250, 6)) < 0.3)  # mostly 0.0
+    X[:, 2] = np.where(X[:, 2] != 0, np.abs(X[:, 2]), 0.0)  # 0 the lowest value
+    X[rng.uniform(size=250) < 0.1, 4] = np.nan
+    t = X[:, 0] - 2 * X[:, 2] + np.isnan(X[:, 4]) + rng.normal(scale=0.3, size=250)
+    w = rng.uniform(0.5, 2.0, size=250)
+    r = rng.normal(size=(250, 3))
+    oracle = HistTreeOracle(num_leaves=10, min_data_in_leaf=4)
+    dense, sparse = oracle.bind(X), oracle.bind(fmt(X))
+    for query in (lambda b: b.project(t, w), lambda b: b.correlate(t - t.mean()),
+                  lambda b: b.project(r), lambda b: b.correlate(r)):
+        a, b = query(dense), query(sparse)
+        assert isinstance(a, HistTree)
+        _assert_same_answer(a, b)
+        np.testing.assert_array_equal(a.predict(X), b.predict(fmt(X)))
+
+
+def test_weights_scale_free_and_dominant():
+    """Weights 2**k times others give the same tree bit for bit; 1e-300 and 1e300 times
+    others the same tree to the last bits of its leaves; one dominant weight the
+    reference grower's tree, finite."""
+    X, T, w = _small_data(5, weighted=True)
+    t = T[:, 0]
+    bound = HistTreeOracle(num_leaves=8, min_data_in_leaf=3, min_child_weight=0.0).bind(X)
+    base = bound.project(t, w)
+    for k in (-60, -1, 3, 200):
+        _assert_same_answer(base, bound.project(t, np.ldexp(w, k)))
+    for c in (1e-300, 1e300):
+        h = bound.project(t, w * c)
+        np.testing.assert_array_equal(h.tree.feature, base.tree.feature)
+        np.testing.assert_array_equal(h.tree.threshold, base.tree.threshold)
+        np.testing.assert_allclose(h.tree.value, base.tree.value, rtol=1e-13)
+    params = {"num_leaves": 8, "min_data_in_leaf": 1, "min_child_weight": 1e-3}
+    for big in (50.0, 1e12):
+        heavy = np.ones(len(t))
+        heavy[7] = big
+        h = HistTreeOracle(**params).bind(X).project(t, heavy)
+        assert np.isfinite(h.train_output).all()
+        ref = _reference_for(params, X, T, heavy)
+        if isinstance(h, ConstantHypothesis):  # the estimated counts allow no split
+            assert len(ref[0]) == 0
+            np.testing.assert_allclose(h.train_output, ref[4][0, 0], rtol=1e-12)
+        else:
+            _assert_same_tree(h, ref, X, T, normalise_weights(heavy), 0.0)
+
+
+@pytest.mark.xfail(strict=True, raises=ZeroDivisionError,
+                   reason="with min_child_weight=0 and reg_lambda=0, a side of a threshold "
+                   "that holds no row of the leaf but whose estimated row count rounds to "
+                   "at least min_data_in_leaf passes every check, and its gain divides by "
+                   "its zero weight")
+def test_min_child_weight_zero_with_weights():
+    X = np.array([[1, 1], [1, 1], [3, 2], [2, 2], [1, 2], [1, 3], [3, 2], [2, 3], [2, 1],
+                  [3, 3], [1, 3], [2, 2], [3, 1], [3, 2], [2, 2], [3, 2]], dtype=float)
+    t = np.array([-3, -3, 0, -2, -1, -1, 2, 1, 3, 2, 1, -2, -2, 2, 2, 3], dtype=float)
+    w = np.array([1.6, 1.9, 1.8, 0.5, 1.4, 2.7, 1.8, 1.8, 0.8, 2.9, 1.7, 0.9, 2.3, 1.5,
+                  2.6, 2.4])
+    params = {"num_leaves": 4, "min_data_in_leaf": 1, "min_child_weight": 0.0}
+    h = HistTreeOracle(**params).bind(X).project(t, w)
+    assert np.all(h.tree.leaf_count >= 1)
+    _assert_same_tree(h, _reference_for(params, X, t[:, None], w), X, t[:, None],
+                      normalise_weights(w), 0.0)
