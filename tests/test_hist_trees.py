@@ -255,7 +255,7 @@ def test_every_n_jobs_gives_the_same_bits(monkeypatch):
     assert any(R > 1 and m < n for R, m in runs)  # a leaf's rows in several runs too
     first = answers[0]
     for other in answers[1:]:
-        for a, b in zip(first, other):
+        for a, b in zip(first, other, strict=True):
             assert a.tree.digest() == b.tree.digest()
             np.testing.assert_array_equal(a.tree.value, b.tree.value)
             np.testing.assert_array_equal(a.split_gain, b.split_gain)
@@ -392,3 +392,135 @@ def test_min_child_weight_zero_with_weights():
     assert np.all(h.tree.leaf_count >= 1)
     _assert_same_tree(h, _reference_for(params, X, t[:, None], w), X, t[:, None],
                       normalise_weights(w), 0.0)
+
+
+# -- the queries -----------------------------------------------------------------------------
+def test_correlate_answers_signs_at_least_the_best_constant():
+    for seed in SEEDS:
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(200, 4))
+        r = np.sin(3 * X[:, 0]) * rng.uniform(0.1, 1.0, size=200) + 0.2 * rng.normal(size=200)
+        for params in ({"num_leaves": 6, "min_data_in_leaf": 5},
+                       {"num_leaves": 4, "growth": "depth", "min_data_in_leaf": 20}):
+            h = HistTreeOracle(**params).bind(X).correlate(r)
+            assert set(np.unique(h.train_output)) <= {-1.0, 1.0}
+            assert isinstance(h, HistTree)
+            assert np.sum(r * h.train_output) >= abs(np.sum(r)) - 1e-12
+            np.testing.assert_array_equal(h.predict(X), h.train_output)
+
+
+def test_multiclass_correlate_answers_label_codes():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(150, 3))
+    K = 3
+    r = rng.normal(size=(150, K))
+    r[np.arange(150), np.digitize(X[:, 0], [-0.4, 0.4])] += 1.5
+    h = HistTreeOracle(num_leaves=5, min_data_in_leaf=5).bind(X).correlate(r)
+    codes = label_codes(K)
+    assert isinstance(h, HistTree)
+    for row in h.tree.value:  # every leaf the code of the class of largest sum of r
+        assert any(np.array_equal(row, c) for c in codes)
+    leaf = h.tree.apply(X)
+    for q in range(h.tree.n_leaves):
+        np.testing.assert_array_equal(h.tree.value[q],
+                                      codes[np.argmax(r[leaf == q].sum(axis=0))])
+    np.testing.assert_array_equal(h.train_output, h.tree.value[leaf])
+
+
+def test_features_restrict_the_splits():
+    X, T, _ = _small_data(2, d=5)
+    t = T[:, 0]
+    params = {"num_leaves": 8, "min_data_in_leaf": 3}
+    bound = HistTreeOracle(**params).bind(X)
+    only = [1, 3, 4]
+    h = bound.project(t, features=only)
+    assert set(h.tree.feature) <= set(only) and len(set(h.tree.feature)) >= 2
+    sub = HistTreeOracle(**params).bind(X[:, only]).project(t)
+    np.testing.assert_array_equal(h.tree.feature, np.array(only)[sub.tree.feature])
+    np.testing.assert_array_equal(h.tree.threshold, sub.tree.threshold)
+    np.testing.assert_allclose(h.train_output, sub.train_output, rtol=1e-12)
+    c = bound.correlate(t - t.mean(), features=[0])
+    assert set(c.tree.feature) == {0}
+
+
+BAD_PARAMETERS = [
+    ("num_leaves", 1), ("num_leaves", 2.5), ("max_depth", 0), ("max_depth", -2),
+    ("growth", "breadth"), ("min_data_in_leaf", 0), ("min_child_weight", -1.0),
+    ("min_child_weight", np.inf), ("reg_lambda", -0.5), ("reg_lambda", np.nan),
+    ("min_split_gain", -1.0), ("max_bins", 1), ("max_bins", 256), ("block_size", 0),
+    ("monotone_constraints", [2, 0, 0]), ("monotone_constraints", [1, 0]),
+]
+
+
+@pytest.mark.parametrize("name,value", BAD_PARAMETERS)
+def test_bad_parameters_are_refused_by_name(name, value):
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(ValueError, match=name):
+        HistTreeOracle(**{name: value}).bind(X)
+
+
+def test_a_constant_target_gives_a_constant():
+    X, _, _ = _small_data(0)
+    bound = HistTreeOracle(min_data_in_leaf=2).bind(X)
+    h = bound.project(np.full(len(X), 2.5))
+    assert isinstance(h, ConstantHypothesis)
+    np.testing.assert_array_equal(h.train_output, 2.5)
+    v = bound.project(np.tile([1.0, -2.0], (len(X), 1)))
+    assert isinstance(v, ConstantHypothesis)
+    np.testing.assert_array_equal(v.train_output, np.tile([1.0, -2.0], (len(X), 1)))
+
+
+# -- monotone constraints ---------------------------------------------------------------------
+def _assert_monotone(predict, X, directions, grid):
+    """``predict`` rises (falls) along each feature of direction +1 (−1), for every row
+    of ``X``, over the values ``grid``."""
+    for j, direction in enumerate(directions):
+        if direction == 0:
+            continue
+        sweep = np.repeat(X, grid.size, axis=0)
+        sweep[:, j] = np.tile(grid, len(X))
+        out = predict(sweep).reshape(len(X), grid.size)
+        steps = np.diff(out, axis=1) * direction
+        assert np.all(steps >= 0), (j, steps.min())
+
+
+def test_monotone_constraints_hold_for_every_answer():
+    directions = [1, -1, 0, 1]
+    grid = np.linspace(-3, 3, 41)
+    for seed in SEEDS:
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(250, 4))
+        # a target against the constraints in part, so that they bind
+        t = (X[:, 0] - np.sin(3 * X[:, 0]) + X[:, 1] ** 2 + X[:, 2] - 0.5 * X[:, 3]
+             + 0.3 * rng.normal(size=250))
+        bound = HistTreeOracle(num_leaves=12, min_data_in_leaf=5,
+                               monotone_constraints=directions).bind(X)
+        rows = rng.normal(size=(40, 4))
+        answers = [bound.project(t), bound.project(t, rng.uniform(0.2, 2.0, size=250)),
+                   bound.correlate(t - np.median(t))]
+        for h in answers:
+            assert isinstance(h, HistTree)
+            _assert_monotone(h.predict, rows, directions, grid)
+        assert any(set(h.tree.feature) & {0, 1, 3} for h in answers)
+
+
+def test_a_boosted_model_under_monotone_constraints_is_monotone():
+    from oracleboost.boosters import FunctionalGradientRegressor
+
+    directions = [1, -1, 0]
+    grid = np.linspace(-3, 3, 31)
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(250, 3))
+    y = X[:, 0] - np.sin(2 * X[:, 0]) - X[:, 1] + X[:, 2] ** 2 + 0.3 * rng.normal(size=250)
+    oracle = HistTreeOracle(num_leaves=6, min_data_in_leaf=5, monotone_constraints=directions)
+    model = FunctionalGradientRegressor(oracle, n_estimators=15, random_state=0).fit(X, y)
+    _assert_monotone(model.predict, rng.normal(size=(30, 3)), directions, grid)
+
+
+@pytest.mark.xfail(strict=True, reason="the weighted sums of a constant target differ in "
+                   "their last bits between leaves, their gains of rounding (about 1e-13) "
+                   "are positive, and the tree splits on them")
+def test_a_constant_target_with_weights_gives_a_constant():
+    X, _, w = _small_data(0, weighted=True)
+    h = HistTreeOracle(min_data_in_leaf=2).bind(X).project(np.full(len(X), 2.5), w)
+    assert isinstance(h, ConstantHypothesis)
