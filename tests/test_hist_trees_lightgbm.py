@@ -94,3 +94,51 @@ def test_split_gains_and_leaves_equal_lightgbm(num_leaves, min_data, lam):
         np.testing.assert_array_equal(booster.predict(X, pred_leaf=True)[:, 0],
                                       h.tree.apply(X))
     assert agreed >= 4
+
+
+# -- the export --------------------------------------------------------------------------------
+def _nan_data(seed, n=200):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    X[rng.uniform(size=X.shape) < 0.15] = np.nan
+    y = np.nan_to_num(X[:, 0]) + np.isnan(X[:, 1]) - np.nan_to_num(X[:, 2]) ** 2 \
+        + rng.normal(scale=0.3, size=n)
+    return X, y
+
+
+def _booster_cells():
+    from oracleboost.boosters import (
+        CoordinateBoostingClassifier,
+        FunctionalGradientClassifier,
+        FunctionalGradientRegressor,
+        MirrorBoostingClassifier,
+    )
+
+    return {  # name: (make(oracle), the labels from y)
+        "functional_regressor": (lambda o: FunctionalGradientRegressor(o, n_estimators=6),
+                                 lambda y: y),
+        "functional_logistic": (lambda o: FunctionalGradientClassifier(
+            o, loss="logistic", n_estimators=6), lambda y: (y > 0.3).astype(int)),
+        "functional_softmax": (lambda o: FunctionalGradientClassifier(o, n_estimators=4),
+                               lambda y: np.digitize(y, [-0.5, 0.8])),
+        "adaboost": (lambda o: CoordinateBoostingClassifier(o, n_estimators=6),
+                     lambda y: (y > 0.3).astype(int)),
+        "maboost": (lambda o: MirrorBoostingClassifier(o, n_estimators=6),
+                    lambda y: (y > 0.3).astype(int)),
+    }
+
+
+@pytest.mark.parametrize("booster", list(_booster_cells()))
+def test_the_export_predicts_the_decision_function_bit_for_bit(booster):
+    make, labels = _booster_cells()[booster]
+    for seed in (0, 1):
+        X, y = _nan_data(seed)
+        model = make(HistTreeOracle(num_leaves=6, min_data_in_leaf=5)).fit(X, labels(y))
+        exported = model.to_lightgbm(X)
+        decision = (model.decision_function if hasattr(model, "decision_function")
+                    else model.predict)
+        X_new, _ = _nan_data(seed + 10, n=150)
+        X_new[:5] = np.nan  # rows of NaN alone
+        for rows in (X, X_new):
+            np.testing.assert_array_equal(exported.predict(rows, raw_score=True),
+                                          decision(rows))
