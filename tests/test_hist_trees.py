@@ -524,3 +524,40 @@ def test_a_constant_target_with_weights_gives_a_constant():
     X, _, w = _small_data(0, weighted=True)
     h = HistTreeOracle(min_data_in_leaf=2).bind(X).project(np.full(len(X), 2.5), w)
     assert isinstance(h, ConstantHypothesis)
+
+
+# -- every booster -----------------------------------------------------------------------------
+def _booster_names():
+    from instances import REGISTERED_BOOSTERS
+
+    return [name for name, b in REGISTERED_BOOSTERS.items() if not b.finite]
+
+
+@pytest.mark.parametrize("name", _booster_names())
+def test_every_booster_fits_with_hist_trees(name):
+    from instances import REGISTERED_BOOSTERS
+
+    from oracleboost.boosters import TotallyCorrectiveClassifier
+
+    spec = REGISTERED_BOOSTERS[name]
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 4))
+    X[rng.uniform(size=X.shape) < 0.05] = np.nan
+    f = np.nan_to_num(X[:, 0]) + 0.5 * np.nan_to_num(X[:, 1]) + 0.3 * rng.normal(size=120)
+    model = spec.make(HistTreeOracle(num_leaves=4, min_data_in_leaf=5), n_estimators=4)
+    if isinstance(model, TotallyCorrectiveClassifier):
+        pytest.importorskip("highspy")
+        pytest.importorskip("clarabel")
+    if spec.task == "ranking":
+        y = np.digitize(f, [-0.5, 0.5]).astype(float)
+        model.fit(X, y, np.repeat(np.arange(12), 10))
+        assert np.isfinite(model.predict(X)).all()
+        return
+    if spec.task == "regression":
+        model.fit(X, f)
+        assert np.mean((model.predict(X) - f) ** 2) < 0.7 * np.var(f)
+        return
+    y = np.digitize(f, [0.0] if spec.task == "binary" else [-0.5, 0.5])
+    model.fit(X, y)
+    assert len(model.history_["loss"]) >= 1
+    assert np.mean(model.predict(X) == y) > np.bincount(y).max() / len(y)  # beats a constant
