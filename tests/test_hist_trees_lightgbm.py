@@ -21,7 +21,8 @@ What differs, and how the comparison allows for it:
   oracle does not take).  The brute-force grower of tests/test_hist_trees.py with and
   without that shortcut tells where it changes the tree: LightGBM's tree must be the
   grower's with it, the oracle's the grower's without, and the two libraries' trees
-  equal wherever the shortcut changes nothing.
+  equal wherever the shortcut changes nothing.  (With ``max_depth`` too: both stop a
+  leaf at that depth.)
 """
 
 from __future__ import annotations
@@ -42,9 +43,9 @@ def _data(seed, n=240, d=4):
     return X, y
 
 
-def _lightgbm_tree(X, y, num_leaves, min_data, min_hessian, lam):
+def _lightgbm_tree(X, y, num_leaves, min_data, min_hessian, lam, max_depth):
     params = {"objective": "regression", "learning_rate": 1.0, "boost_from_average": False,
-              "num_leaves": num_leaves, "min_data_in_leaf": min_data,
+              "max_depth": max_depth, "num_leaves": num_leaves, "min_data_in_leaf": min_data,
               "min_sum_hessian_in_leaf": min_hessian, "lambda_l2": lam,
               "min_data_in_bin": 1, "max_bin": 255, "num_threads": 1,
               "deterministic": True, "force_row_wise": True, "verbose": -1}
@@ -66,17 +67,18 @@ def _lightgbm_tree(X, y, num_leaves, min_data, min_hessian, lam):
             np.array([leaves[q] for q in range(len(leaves))]))
 
 
-@pytest.mark.parametrize("num_leaves,min_data,lam", [(6, 5, 0.0), (8, 5, 1.5), (12, 3, 0.5)])
-def test_split_gains_and_leaves_equal_lightgbm(num_leaves, min_data, lam):
-    agreed = 0
+@pytest.mark.parametrize("num_leaves,min_data,lam,max_depth",
+                         [(6, 5, 0.0, -1), (8, 5, 1.5, -1), (12, 3, 0.5, -1), (12, 4, 0.5, 3)])
+def test_split_gains_and_leaves_equal_lightgbm(num_leaves, min_data, lam, max_depth):
+    agreed = 0  # seeds where the shortcut changes nothing
     for seed in range(6):
         X, y = _data(seed)
         booster, feature, gain, leaf_value = _lightgbm_tree(X, y, num_leaves, min_data,
-                                                            1e-3, lam)
-        h = HistTreeOracle(num_leaves=num_leaves, min_data_in_leaf=min_data,
-                           reg_lambda=lam).bind(X).project(y)
+                                                            1e-3, lam, max_depth)
+        h = HistTreeOracle(num_leaves=num_leaves, min_data_in_leaf=min_data, reg_lambda=lam,
+                           max_depth=max_depth).bind(X).project(y)
         kw = {"num_leaves": num_leaves, "min_data": min_data, "min_weight": 1e-3,
-              "lam": lam}
+              "lam": lam, "max_depth": max_depth}
         ours = reference_tree(X, y[:, None], np.ones(len(y)), **kw)
         theirs = reference_tree(X, y[:, None], np.ones(len(y)), skip_unsplittable=True,
                                 **kw)
@@ -93,7 +95,7 @@ def test_split_gains_and_leaves_equal_lightgbm(num_leaves, min_data, lam):
         np.testing.assert_allclose(booster.predict(X), h.train_output, rtol=1e-12, atol=0)
         np.testing.assert_array_equal(booster.predict(X, pred_leaf=True)[:, 0],
                                       h.tree.apply(X))
-    assert agreed >= 4
+    assert agreed >= 4  # the comparison is not empty
 
 
 # -- the export --------------------------------------------------------------------------------
