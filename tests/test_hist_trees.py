@@ -561,3 +561,28 @@ def test_every_booster_fits_with_hist_trees(name):
     model.fit(X, y)
     assert len(model.history_["loss"]) >= 1
     assert np.mean(model.predict(X) == y) > np.bincount(y).max() / len(y)  # beats a constant
+
+
+@pytest.mark.xfail(strict=True, raises=ZeroDivisionError,
+                   reason="correlate(r) with r all zeros: the root's gain divides by the "
+                   "sum of |r|, 0 (the stump oracle answers the constant +1)")
+def test_correlate_with_a_zero_query_answers_a_constant():
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    h = HistTreeOracle(min_data_in_leaf=3).bind(X).correlate(np.zeros(50))
+    assert isinstance(h, ConstantHypothesis)
+    np.testing.assert_array_equal(h.train_output, 1.0)
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError,
+                   reason="correlate scales r by a power of two from the mean of |r|, which "
+                   "overflows for |r| near 1e308: r is then used unscaled, its sums "
+                   "overflow, and the error names 'target' instead of 'r' (the stump "
+                   "oracle answers)")
+def test_correlate_does_not_depend_on_the_scale_of_r():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(50, 3))
+    r = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=50)
+    bound = HistTreeOracle(min_data_in_leaf=3).bind(X)
+    base = bound.correlate(r)
+    for k in (-1000, 1000, 1022):
+        _assert_same_answer(base, bound.correlate(np.ldexp(r, k)))
