@@ -33,7 +33,7 @@ def _leaf_gain(G: np.ndarray, H: float, lam: float) -> float:
 
 
 def reference_tree(X, T, w, *, num_leaves, max_depth=-1, growth="leaf", min_data=1,
-                   min_weight=0.0, lam=0.0, skip_unsplittable=False):
+                   min_weight=0.0, lam=0.0, skip_unsplittable=False, directions=None):
     """The greedy tree of the definition, by brute force.
 
     ``X`` (n, d) without NaN, ``T`` (n, K) the targets, ``w`` (n,) the weights as the
@@ -46,8 +46,16 @@ def reference_tree(X, T, w, *, num_leaves, max_depth=-1, growth="leaf", min_data
 
     ``skip_unsplittable``: LightGBM's shortcut (``SerialTreeLearner::FindBestSplits``):
     a feature without a split of positive gain in a leaf is not searched in the leaf's
-    descendants."""
+    descendants.
+
+    ``directions`` (one of −1, 0, +1 a feature; scalar targets): LightGBM's basic monotone
+    constraints.  Every leaf has bounds on its output (at first none); an output is
+    ``G / (H + λ)`` clamped to them, and its gain ``2 G v − (H + λ) v²`` at that output
+    ``v``; a split on a feature of direction +1 (−1) must give its left child an output
+    at most (at least) its right child's, and bounds its children at their outputs'
+    midpoint: the left from above (below), the right from below (above)."""
     n, d = X.shape
+    bounded = directions is not None
     values = [np.unique(X[:, j]) for j in range(d)]
     unit = bool(np.all(w == 1.0))
     WT = T * w[:, None]
@@ -55,12 +63,21 @@ def reference_tree(X, T, w, *, num_leaves, max_depth=-1, growth="leaf", min_data
     def sums(rows):
         return WT[rows].sum(axis=0), float(w[rows].sum())
 
-    def best_split(rows, depth, searched):
+    def output(G, H, lo, hi):
+        return min(max(float(G[0]) / (H + lam), lo), hi)
+
+    def gain_of(G, H, lo, hi):
+        if not bounded:
+            return _leaf_gain(G, H, lam)
+        v = output(G, H, lo, hi)
+        return 2.0 * float(G[0]) * v - (H + lam) * v * v
+
+    def best_split(rows, depth, searched, lo=-np.inf, hi=np.inf):
         if len(rows) < 2 * min_data or (max_depth >= 0 and depth >= max_depth):
             return None, searched
         gainful = set()
         G, H = sums(rows)
-        parent = _leaf_gain(G, H, lam)
+        parent = gain_of(G, H, lo, hi)
         factor = len(rows) / H if H > 0 else 0.0
         best = None
         for j in sorted(searched):
@@ -80,17 +97,22 @@ def reference_tree(X, T, w, *, num_leaves, max_depth=-1, growth="leaf", min_data
                 GR, HR = sums(rows[~go_left])
                 if HL < min_weight or HR < min_weight:
                     continue
-                gain = _leaf_gain(GL, HL, lam) + _leaf_gain(GR, HR, lam) - parent
+                if bounded and directions[j] != 0:
+                    vl, vr = output(GL, HL, lo, hi), output(GR, HR, lo, hi)
+                    if (vl - vr) * directions[j] > 0:
+                        continue
+                gain = gain_of(GL, HL, lo, hi) + gain_of(GR, HR, lo, hi) - parent
                 if gain > 0.0:
                     gainful.add(j)
                 if gain > (0.0 if best is None else best[0]):  # strict: leftmost, lowest j
-                    best = (gain, j, t, rows[go_left], rows[~go_left])
+                    best = (gain, j, t, rows[go_left], rows[~go_left], GL, HL, GR, HR)
         return best, (gainful if skip_unsplittable else searched)
 
     leaves = [np.arange(n)]
     depth = [0]
     first, root_searched = best_split(leaves[0], 0, set(range(d)))
     best, searched = [first], [root_searched]
+    lo_b, hi_b = [-np.inf], [np.inf]
     parent_of = [None]
     feature, threshold, left, right, gains = [], [], [], [], []
     while len(leaves) < num_leaves:
@@ -101,7 +123,7 @@ def reference_tree(X, T, w, *, num_leaves, max_depth=-1, growth="leaf", min_data
             leaf = max(candidates, key=lambda q: (best[q][0], -q))
         else:
             leaf = min(candidates, key=lambda q: (depth[q], q))
-        gain, j, t, rows_left, rows_right = best[leaf]
+        gain, j, t, rows_left, rows_right, GL, HL, GR, HR = best[leaf]
         node, new = len(feature), len(leaves)
         feature.append(j)
         threshold.append((values[j][t] + values[j][t + 1]) / 2)
@@ -117,12 +139,25 @@ def reference_tree(X, T, w, *, num_leaves, max_depth=-1, growth="leaf", min_data
         leaves.append(rows_right)
         depth[leaf] += 1
         depth.append(depth[leaf])
-        best[leaf], left_searched = best_split(rows_left, depth[leaf], searched[leaf])
-        right_best, right_searched = best_split(rows_right, depth[leaf], searched[leaf])
+        lo_b.append(lo_b[leaf])
+        hi_b.append(hi_b[leaf])
+        if bounded and directions[j] != 0:
+            mid = (output(GL, HL, lo_b[leaf], hi_b[leaf])
+                   + output(GR, HR, lo_b[leaf], hi_b[leaf])) / 2.0
+            if directions[j] > 0:
+                hi_b[leaf], lo_b[new] = min(hi_b[leaf], mid), max(lo_b[new], mid)
+            else:
+                lo_b[leaf], hi_b[new] = max(lo_b[leaf], mid), min(hi_b[new], mid)
+        best[leaf], left_searched = best_split(rows_left, depth[leaf], searched[leaf],
+                                               lo_b[leaf], hi_b[leaf])
+        right_best, right_searched = best_split(rows_right, depth[leaf], searched[leaf],
+                                                lo_b[new], hi_b[new])
         best.append(right_best)
         searched[leaf] = left_searched
         searched.append(right_searched)
     value = np.array([sums(rows)[0] / (sums(rows)[1] + lam) for rows in leaves])
+    if bounded:
+        value = np.clip(value, np.array(lo_b)[:, None], np.array(hi_b)[:, None])
     leaf_of = np.empty(n, dtype=np.intp)
     for q, rows in enumerate(leaves):
         leaf_of[rows] = q
@@ -153,6 +188,10 @@ CASES = {  # name: (oracle parameters, K, weighted)
     "leaf_max_depth": ({"num_leaves": 9, "max_depth": 2, "min_data_in_leaf": 1}, 1, False),
     "vector": ({"num_leaves": 7, "min_data_in_leaf": 4, "reg_lambda": 1.0}, 3, False),
     "vector_weighted": ({"num_leaves": 7, "min_data_in_leaf": 2}, 2, True),
+    "monotone": ({"num_leaves": 10, "min_data_in_leaf": 4,
+                  "monotone_constraints": [-1, 1, 0, -1]}, 1, False),
+    "monotone_weighted": ({"num_leaves": 8, "min_data_in_leaf": 2, "reg_lambda": 1.0,
+                           "growth": "depth", "monotone_constraints": [-1, 1, 0, 0]}, 1, True),
 }
 
 
@@ -161,10 +200,11 @@ def _reference_for(params, X, T, w):
         X, T, np.ones(len(X)) if w is None else normalise_weights(w),
         num_leaves=params["num_leaves"], max_depth=params.get("max_depth", -1),
         growth=params.get("growth", "leaf"), min_data=params.get("min_data_in_leaf", 20),
-        min_weight=params.get("min_child_weight", 1e-3), lam=params.get("reg_lambda", 0.0))
+        min_weight=params.get("min_child_weight", 1e-3), lam=params.get("reg_lambda", 0.0),
+        directions=params.get("monotone_constraints"))
 
 
-def _assert_same_tree(h, ref, X, T, w, lam):
+def _assert_same_tree(h, ref, X, T, w, lam, clamped=False):
     feature, threshold, left, right, value, gains, leaf_of = ref
     assert isinstance(h, HistTree)
     tree = h.tree
@@ -177,8 +217,9 @@ def _assert_same_tree(h, ref, X, T, w, lam):
     np.testing.assert_allclose(tree.value, value, rtol=1e-12, atol=0)
     np.testing.assert_allclose(h.split_gain, gains, rtol=1e-9, atol=1e-12)
     # the leaves are the weighted least-squares fit of the rows the tree sends there
+    # (unless monotone constraints clamp them: then the reference's clamped values)
     w = np.ones(len(X)) if w is None else w
-    for q in range(tree.n_leaves):
+    for q in range(tree.n_leaves if not clamped else 0):
         rows = leaf_of == q
         fit = (w[rows, None] * T[rows]).sum(axis=0) / (w[rows].sum() + lam)
         np.testing.assert_allclose(tree.value[q], fit, rtol=1e-12)
@@ -196,7 +237,7 @@ def test_the_tree_is_the_brute_force_greedy_tree(case):
         ref = _reference_for(params, X, T, w)
         assert len(ref[0]) >= 3, "the case should grow a tree of several splits"
         _assert_same_tree(h, ref, X, T, None if w is None else normalise_weights(w),
-                          params.get("reg_lambda", 0.0))
+                          params.get("reg_lambda", 0.0), "monotone_constraints" in params)
 
 
 def test_exact_ties_follow_the_tie_rule():

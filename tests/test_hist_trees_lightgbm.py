@@ -43,8 +43,8 @@ def _data(seed, n=240, d=4):
     return X, y
 
 
-def _lightgbm_tree(X, y, num_leaves, min_data, min_hessian, lam, max_depth):
-    params = {"objective": "regression", "learning_rate": 1.0, "boost_from_average": False,
+def _lightgbm_tree(X, y, num_leaves, min_data, min_hessian, lam, max_depth, **extra):
+    params = {**extra, "objective": "regression", "learning_rate": 1.0, "boost_from_average": False,
               "max_depth": max_depth, "num_leaves": num_leaves, "min_data_in_leaf": min_data,
               "min_sum_hessian_in_leaf": min_hessian, "lambda_l2": lam,
               "min_data_in_bin": 1, "max_bin": 255, "num_threads": 1,
@@ -67,35 +67,64 @@ def _lightgbm_tree(X, y, num_leaves, min_data, min_hessian, lam, max_depth):
             np.array([leaves[q] for q in range(len(leaves))]))
 
 
-@pytest.mark.parametrize("num_leaves,min_data,lam,max_depth",
-                         [(6, 5, 0.0, -1), (8, 5, 1.5, -1), (12, 3, 0.5, -1), (12, 4, 0.5, 3)])
-def test_split_gains_and_leaves_equal_lightgbm(num_leaves, min_data, lam, max_depth):
+#: y rises with features 0 and 3: constraints against them bind
+MONOTONE = [-1, 1, 0, -1]
+
+
+@pytest.mark.parametrize("num_leaves,min_data,lam,max_depth,directions,min_agreed", [
+    (6, 5, 0.0, -1, None, 4), (8, 5, 1.5, -1, None, 4), (12, 3, 0.5, -1, None, 4),
+    (12, 4, 0.5, 3, None, 4), (6, 5, 0.5, -1, MONOTONE, 1), (10, 3, 0.0, -1, MONOTONE, 1)])
+def test_split_gains_and_leaves_equal_lightgbm(num_leaves, min_data, lam, max_depth,
+                                               directions, min_agreed):
+    """With ``directions``, LightGBM's ``monotone_constraints_method="basic"`` against the
+    oracle's ``monotone_constraints``: the same splits, gains and clamped leaves.  There
+    LightGBM's shortcut changes most trees (a constrained feature often has no allowed
+    split of positive gain in a leaf): LightGBM's trees are compared in full with the
+    brute-force grower's with the shortcut, the oracle's with the grower's without it
+    (and in tests/test_hist_trees.py)."""
+    extra = {} if directions is None else {"monotone_constraints": directions,
+                                           "monotone_constraints_method": "basic"}
     agreed = 0  # seeds where the shortcut changes nothing
     for seed in range(6):
         X, y = _data(seed)
-        booster, feature, gain, leaf_value = _lightgbm_tree(X, y, num_leaves, min_data,
-                                                            1e-3, lam, max_depth)
+        booster, feature, gain, leaf_value = _lightgbm_tree(
+            X, y, num_leaves, min_data, 1e-3, lam, max_depth, **extra)
         h = HistTreeOracle(num_leaves=num_leaves, min_data_in_leaf=min_data, reg_lambda=lam,
-                           max_depth=max_depth).bind(X).project(y)
+                           max_depth=max_depth,
+                           monotone_constraints=directions).bind(X).project(y)
         kw = {"num_leaves": num_leaves, "min_data": min_data, "min_weight": 1e-3,
-              "lam": lam, "max_depth": max_depth}
+              "lam": lam, "max_depth": max_depth, "directions": directions}
         ours = reference_tree(X, y[:, None], np.ones(len(y)), **kw)
         theirs = reference_tree(X, y[:, None], np.ones(len(y)), skip_unsplittable=True,
                                 **kw)
         np.testing.assert_array_equal(h.tree.feature, ours[0])
         np.testing.assert_array_equal(feature, theirs[0])  # LightGBM's shortcut explained
         np.testing.assert_allclose(gain, theirs[5], rtol=6e-6)
+        np.testing.assert_allclose(leaf_value, theirs[4][:, 0], rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(booster.predict(X, pred_leaf=True)[:, 0], theirs[6])
         if not np.array_equal(ours[0], theirs[0]) or not np.array_equal(ours[6], theirs[6]):
             continue  # the shortcut changed the tree
         agreed += 1
         np.testing.assert_array_equal(h.tree.feature, feature)
         np.testing.assert_allclose(gain, h.split_gain, rtol=6e-6)
-        np.testing.assert_allclose(leaf_value, h.tree.value[:, 0], rtol=1e-12, atol=0)
-        # the same rows in the same leaves (LightGBM's leaf values are distinct here)
-        np.testing.assert_allclose(booster.predict(X), h.train_output, rtol=1e-12, atol=0)
+        np.testing.assert_allclose(leaf_value, h.tree.value[:, 0], rtol=1e-12, atol=1e-12)
+        # the same rows in the same leaves
+        np.testing.assert_allclose(booster.predict(X), h.train_output, rtol=1e-12, atol=1e-12)
         np.testing.assert_array_equal(booster.predict(X, pred_leaf=True)[:, 0],
                                       h.tree.apply(X))
-    assert agreed >= 4  # the comparison is not empty
+    assert agreed >= min_agreed  # the direct comparison is not empty
+
+
+def test_the_monotone_comparison_binds():
+    """The constraints of the comparison above change the trees."""
+    changed = 0
+    for seed in range(6):
+        X, y = _data(seed)
+        kw = {"num_leaves": 6, "min_data_in_leaf": 5, "reg_lambda": 0.5}
+        free = HistTreeOracle(**kw).bind(X).project(y)
+        bound = HistTreeOracle(monotone_constraints=MONOTONE, **kw).bind(X).project(y)
+        changed += not np.array_equal(free.train_output, bound.train_output)
+    assert changed >= 4
 
 
 # -- the export --------------------------------------------------------------------------------
