@@ -41,6 +41,7 @@ from oracleboost.boosters import (
 from oracleboost.oracles import (
     ApproximateOracle,
     CachedOracle,
+    HistTreeOracle,
     LightGBMOracle,
     LinearOracle,
     MatrixOracle,
@@ -193,6 +194,8 @@ ORACLES: dict[str, OracleInstance] = {
         OracleInstance("tree", lambda H, c: TreeOracle(max_depth=2)),
         OracleInstance("lightgbm", lambda H, c: LightGBMOracle(num_leaves=4,
                                                                min_data_in_leaf=5)),
+        OracleInstance("hist_tree", lambda H, c: HistTreeOracle(num_leaves=4,
+                                                                min_data_in_leaf=5)),
         OracleInstance("sklearn", lambda H, c: SklearnOracle(
             DecisionTreeRegressor(max_depth=2))),
         OracleInstance("sklearn_classifier", lambda H, c: SklearnOracle(

@@ -811,6 +811,7 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
         parent_hist = hists[leaf]
         hists[leaf] = None
         hists.append(None)
+        best[leaf] = None  # the leaf's old split is spent: its children find their own
         best.append(None)
         usable.append(usable[leaf].copy())
         if len(sums) < num_leaves and (can_split(leaf) or can_split(new)):
