@@ -15,7 +15,7 @@ from test_backend_extension import BLOCK, Held, HeldBackend, _data, _model, _sco
 from oracleboost.engine.backends import Backend, register_backend
 from oracleboost.oracles import HistTreeOracle
 from oracleboost.oracles.partitioned_hist_trees import PartitionedHistTreeOracle
-from oracleboost.rows.partition_blocks import part_value
+from oracleboost.rows.partition_blocks import PartitionBlocks, part_value
 from oracleboost.rows.partitioned import NotDistributedError, with_ndim
 
 #: The registered boosters whose rounds run on a backend's partitions (the totally
@@ -171,3 +171,36 @@ def test_an_infinite_query_on_partitions_is_refused(held):
         mem.project(t)
     with pytest.raises(ValueError, match="target contains NaN or inf"):
         parts.project(_held(t, sizes))
+
+
+def test_only_histograms_and_split_counts_come_back_from_the_partitions(held, monkeypatch):
+    """A tree of L leaves: L - 1 splits, each answered by its rows that went left, and at
+    most L histograms (the root's, then the smaller child's of each split but the last
+    one); no per-row array comes back."""
+    X, y = _data("regression", 3)
+    mem, parts, sizes = _bound_pair(held, X, num_leaves=6)
+    stats_seen = []
+    real = PartitionBlocks.map
+
+    def recording(self, stage, *rows, **consts):
+        outputs, stats = real(self, stage, *rows, **consts)
+        stats_seen.append((stage.__name__, stats))
+        return outputs, stats
+
+    monkeypatch.setattr(PartitionBlocks, "map", recording)
+    h = parts.project(_held(y, sizes))
+    _same_answer(mem.project(y), h)
+    L = h.tree.n_leaves
+    assert L == 6
+    names = [name for name, _ in stats_seen]
+    assert names.count("_split") == L - 1
+    assert names.count("_leaf_histogram") == L - 1  # (none for the last split)
+    for name, stats in stats_seen:
+        assert len(stats) == len(sizes)
+        for stat in stats:
+            if name == "_split":
+                assert isinstance(stat, int)
+            elif name == "_leaf_histogram":
+                assert stat is None or stat.shape == (X.shape[1], parts.n_hist_bins, 2)
+            else:  # the channels and the outputs: made and kept where the rows are
+                assert stat is None
