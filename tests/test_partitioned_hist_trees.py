@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from test_backend_extension import BLOCK, Held, HeldBackend, _data, _model, _scores, _split
 
+from oracleboost._validation import normalise_weights
 from oracleboost.engine.backends import Backend, register_backend
 from oracleboost.oracles import HistTreeOracle
 from oracleboost.oracles.partitioned_hist_trees import PartitionedHistTreeOracle
@@ -125,7 +126,7 @@ def test_each_query_on_partitions_is_the_query_in_memory(held, seed):
     w = rng.rand(n) * np.ldexp(1.0, rng.randint(-30, 30, n))
     w[rng.rand(n) < 0.1] = 0.0
     R = rng.randn(n, 3) * big[:, None]
-    w_norm = w / w.mean()
+    w_norm = normalise_weights(w)  # (as a booster passes them to the workers)
     for params in (dict(max_bins=4), dict(growth="depth", max_depth=2, reg_lambda=0.5),
                    dict(num_leaves=7, min_child_weight=0.5),
                    dict(monotone_constraints=[1, -1, 0, 0])):
@@ -173,11 +174,15 @@ def test_an_infinite_query_on_partitions_is_refused(held):
         parts.project(_held(t, sizes))
 
 
-def test_only_histograms_and_split_counts_come_back_from_the_partitions(held, monkeypatch):
-    """A tree of L leaves: L - 1 splits, each answered by its rows that went left, and at
-    most L histograms (the root's, then the smaller child's of each split but the last
-    one); no per-row array comes back."""
+@pytest.mark.parametrize("weighted", (False, True))
+def test_only_histograms_and_split_counts_come_back_from_the_partitions(held, monkeypatch,
+                                                                       weighted):
+    """A tree of L leaves: L - 1 splits and L - 1 histograms (the root's, then the
+    smaller child's of each split but the last one); no per-row array comes back.  A
+    split waits for its rows that went left only when the query's rows are weighted:
+    without weights the histograms count each bin's rows, and the client counts them."""
     X, y = _data("regression", 3)
+    w = np.random.RandomState(3).rand(len(y)) + 0.5
     mem, parts, sizes = _bound_pair(held, X, num_leaves=6)
     stats_seen = []
     real = PartitionBlocks.map
@@ -188,12 +193,14 @@ def test_only_histograms_and_split_counts_come_back_from_the_partitions(held, mo
         return outputs, stats
 
     monkeypatch.setattr(PartitionBlocks, "map", recording)
-    h = parts.project(_held(y, sizes))
-    _same_answer(mem.project(y), h)
+    args = (y, normalise_weights(w)) if weighted else (y,)
+    h = parts.project(*(_held(a, sizes) for a in args))
+    _same_answer(mem.project(*args), h)
     L = h.tree.n_leaves
     assert L == 6
     names = [name for name, _ in stats_seen]
-    assert names.count("_split") == L - 1
+    waited = "_split" if weighted else "_split_counted"
+    assert names.count(waited) == L - 1 and len(names) - names.count(waited) == L + 1
     assert names.count("_leaf_histogram") == L - 1  # (none for the last split)
     for name, stats in stats_seen:
         assert len(stats) == len(sizes)
@@ -202,5 +209,5 @@ def test_only_histograms_and_split_counts_come_back_from_the_partitions(held, mo
                 assert isinstance(stat, int)
             elif name == "_leaf_histogram":
                 assert stat is None or stat.shape == (X.shape[1], parts.n_hist_bins, 2)
-            else:  # the channels and the outputs: made and kept where the rows are
+            else:  # the channels, the splits counted here and the outputs
                 assert stat is None

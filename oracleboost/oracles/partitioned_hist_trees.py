@@ -162,6 +162,22 @@ def _split(blocks: RowBlocks, local: LocalTreeBins, order: np.ndarray | None,
 
 
 @outputs_only(1)
+def _split_counted(blocks: RowBlocks, local: LocalTreeBins, order: np.ndarray | None,
+                   bounds: tuple[int, int], *, j: int, goes_left: np.ndarray
+                   ) -> tuple[tuple, None]:
+    """:func:`_split` whose rows that go left the client has counted already (from the
+    leaf's histogram): no stat, so no wait."""
+    return _split(blocks, local, order, bounds, j=j, goes_left=goes_left)[0], None
+
+
+def _less(parent: np.ndarray | None, child: np.ndarray | None) -> np.ndarray | None:
+    """A partition's rows a bin of a split's other child (None: none there)."""
+    if parent is None or child is None:
+        return parent
+    return parent - child
+
+
+@outputs_only(1)
 def _leaf_outputs(blocks: RowBlocks, order: np.ndarray | None, segments: tuple, *,
                   value: np.ndarray) -> tuple[tuple, None]:
     """Each of the partition's rows' leaf value (its leaves' ``segments``: starts and
@@ -185,6 +201,9 @@ class _HeldChannels:
 
     g: Partitioned
     width: int  # channels a row (C = K + 1)
+    #: Whether the last channel is 1 on every row: its histogram then counts each
+    #: bin's rows, exactly (``project`` without weights, label-coded ``correlate``)
+    unit: bool = False
 
     def __getitem__(self, key: Any) -> _HeldChannels:
         return self
@@ -194,7 +213,13 @@ class PartitionedLeafRows:
     """The training rows of a tree being grown, held in partitions: :class:`LeafRows`'
     methods, each a map over the partitions.  The client keeps every leaf's segment in
     each partition (``start[leaf][p]``, ``stop[leaf][p]``); the partitions keep their
-    rows' order."""
+    rows' order.
+
+    A split waits for the partitions' counts of the rows that went left, unless the
+    query's last channel is 1 on every row: each partition's histogram then counts the
+    leaf's rows a bin (kept, and for the larger child its parent's less the smaller
+    child's, as the histograms are), and the client counts the rows a split sends left
+    itself, a wait fewer a split."""
 
     def __init__(self, bound: PartitionedHistTreeOracle, g: _HeldChannels) -> None:
         self.bound = bound
@@ -224,7 +249,21 @@ class PartitionedLeafRows:
                 hist += part
         if hist is None:
             hist = np.zeros((feats.size, b.n_hist_bins, self.g.width))
+        if self.g.unit:
+            self._keep_bin_rows(leaf, feats, stats)
         return hist
+
+    def _keep_bin_rows(self, leaf: int, feats: np.ndarray, stats: list) -> None:
+        """Keep each partition's rows a bin of the leaf (the last channel of its
+        histogram) and, after a split, of its sibling."""
+        last = self.g.width - 1
+        rows = [None if s is None else np.array(s[:, :, last]) for s in stats]
+        self._bin_rows[leaf] = (feats, rows)
+        parent, self._split_parent = self._split_parent, None
+        if parent is not None and leaf in parent[:2] and np.array_equal(parent[2], feats):
+            other = parent[1] if leaf == parent[0] else parent[0]
+            self._bin_rows[other] = (feats, [_less(p, c) for p, c in
+                                             zip(parent[3], rows, strict=True)])
 
     def count(self, leaf: int) -> int:
         return int(sum(self.stop[leaf]) - sum(self.start[leaf]))
@@ -233,8 +272,19 @@ class PartitionedLeafRows:
         """Split the leaf by feature ``j``'s bins in every partition (the left rows stay
         the leaf, the right ones become the next leaf); how many went left."""
         b = self.bound
-        (order,), n_left = b.blocks.map(_split, b._local, self.order, self._bounds(leaf),
-                                        j=int(j), goes_left=goes_left)
+        known = self._bin_rows.pop(leaf, None)
+        self._split_parent = None
+        if known is None:
+            (order,), n_left = b.blocks.map(_split, b._local, self.order,
+                                            self._bounds(leaf), j=int(j),
+                                            goes_left=goes_left)
+        else:  # counted here, from the leaf's rows a bin: submitted without a wait
+            feats, rows = known
+            at = int(np.flatnonzero(feats == j)[0])
+            n_left = [0 if r is None else int(r[at][goes_left].sum()) for r in rows]
+            (order,), _ = b.blocks.map(_split_counted, b._local, self.order,
+                                       self._bounds(leaf), j=int(j), goes_left=goes_left)
+            self._split_parent = (leaf, len(self.start), feats, rows)
         self.order = order
         lo, hi = self.start[leaf], self.stop[leaf]
         mid = [a + int(k) for a, k in zip(lo, n_left, strict=True)]
@@ -247,6 +297,10 @@ class PartitionedLeafRows:
         """Make every row one leaf again."""
         self.start = [[0] * len(self.sizes)]
         self.stop = [list(self.sizes)]
+        # a leaf -> (features, each partition's rows a bin of them, or None), and the
+        # last split's (leaf, new leaf, features, rows a bin) until a child's histogram
+        self._bin_rows: dict[int, tuple[np.ndarray, list]] = {}
+        self._split_parent: tuple | None = None
 
     def counts(self) -> np.ndarray:
         """Every leaf's rows."""
@@ -328,10 +382,10 @@ class PartitionedHistTreeOracle(BoundHistTreeOracle):
                     f"r of shape (n, K) needs K >= 2 classes for label-coded trees; got "
                     f"K={K} (pass r of shape (n,) for binary ±1 trees)")
             (r,), _ = self.blocks.map(_centred, r)
-            return self._answer(self._scaled(r, K), K, "codes", features)
+            return self._answer(self._scaled(r, K, unit=True), K, "codes", features)
         return self._answer(self._scaled(r, 1), 1, "sign", features)
 
-    def _scaled(self, r: Partitioned, K: int) -> _HeldChannels:
+    def _scaled(self, r: Partitioned, K: int, unit: bool = False) -> _HeldChannels:
         """``correlate``'s channels: ``r`` scaled by the power of two that brings the
         mean of ``|r|`` into [1, 2), the mean summed partition by partition."""
         size = self.n_samples * K
@@ -341,14 +395,15 @@ class PartitionedHistTreeOracle(BoundHistTreeOracle):
 
         exponents = power_of_two_exponents(mean_abs)
         (g,), _ = self.blocks.map(_scaled_channels, r, exponents=exponents, K=K)
-        return _HeldChannels(g, K + 1)
+        return _HeldChannels(g, K + 1, unit)
 
     def _project(self, target: Partitioned, sample_weight: Partitioned | None,  # type: ignore[override]
                  random_state: int | None, features: np.ndarray | None = None
                  ) -> Hypothesis:
         K = int(target.columns) if target.ndim == 2 else 1
         (g,), _ = self.blocks.map(_target_channels, target, sample_weight, K=K)
-        return self._answer(_HeldChannels(g, K + 1), K, "vector" if target.ndim == 2 else "value",
+        kind = "vector" if target.ndim == 2 else "value"
+        return self._answer(_HeldChannels(g, K + 1, sample_weight is None), K, kind,
                             features)
 
     def _leaf_rows(self, g: _HeldChannels) -> PartitionedLeafRows:  # type: ignore[override]
