@@ -163,11 +163,17 @@ def _split(blocks: RowBlocks, local: LocalTreeBins, order: np.ndarray | None,
 
 @outputs_only(1)
 def _split_counted(blocks: RowBlocks, local: LocalTreeBins, order: np.ndarray | None,
-                   bounds: tuple[int, int], *, j: int, goes_left: np.ndarray
+                   bounds: tuple[int, int], n_left: int, *, j: int, goes_left: np.ndarray
                    ) -> tuple[tuple, None]:
-    """:func:`_split` whose rows that go left the client has counted already (from the
-    leaf's histogram): no stat, so no wait."""
-    return _split(blocks, local, order, bounds, j=j, goes_left=goes_left)[0], None
+    """:func:`_split` whose rows that go left the client has counted already (``n_left``,
+    from the leaf's histogram): no stat, so no wait.  A count that is not the
+    partition's own stops the fit here, before any stage reads the segments made
+    from it."""
+    outputs, counted = _split(blocks, local, order, bounds, j=j, goes_left=goes_left)
+    if counted != n_left:
+        raise RuntimeError(f"a split sent {counted} rows of a partition left, where its "
+                           f"histogram counted {n_left}")
+    return outputs, None
 
 
 def _less(parent: np.ndarray | None, child: np.ndarray | None) -> np.ndarray | None:
@@ -283,7 +289,8 @@ class PartitionedLeafRows:
             at = int(np.flatnonzero(feats == j)[0])
             n_left = [0 if r is None else int(r[at][goes_left].sum()) for r in rows]
             (order,), _ = b.blocks.map(_split_counted, b._local, self.order,
-                                       self._bounds(leaf), j=int(j), goes_left=goes_left)
+                                       self._bounds(leaf), PerPartition(tuple(n_left)),
+                                       j=int(j), goes_left=goes_left)
             self._split_parent = (leaf, len(self.start), feats, rows)
         self.order = order
         lo, hi = self.start[leaf], self.stop[leaf]
