@@ -404,9 +404,9 @@ class PartitionedHistTreeOracle(BoundHistTreeOracle):
         (g,), _ = self.blocks.map(_scaled_channels, r, exponents=exponents, K=K)
         return _HeldChannels(g, K + 1, unit)
 
-    def _project(self, target: Partitioned, sample_weight: Partitioned | None,  # type: ignore[override]
-                 random_state: int | None, features: np.ndarray | None = None
-                 ) -> Hypothesis:
+    def _project(  # type: ignore[override]
+            self, target: Partitioned, sample_weight: Partitioned | None,
+            random_state: int | None, features: np.ndarray | None = None) -> Hypothesis:
         K = int(target.columns) if target.ndim == 2 else 1
         (g,), _ = self.blocks.map(_target_channels, target, sample_weight, K=K)
         kind = "vector" if target.ndim == 2 else "value"
