@@ -33,6 +33,7 @@ from oracleboost.engine.backends import Backend, backend_for, register_backend
 from oracleboost.engine.classifier import classification_data
 from oracleboost.oracles import LinearOracle, StumpOracle
 from oracleboost.oracles.partitioned_columns import PartitionedColumns
+from oracleboost.oracles.partitioned_hist_trees import PartitionedHistTreeOracle
 from oracleboost.oracles.partitioned_stumps import PartitionedStumpOracle
 from oracleboost.oracles.stumps import bin_thresholds
 from oracleboost.rows.blocks import BLOCKS_PER_PARTITION
@@ -181,6 +182,10 @@ class HeldBackend(Backend):
     def bind_stumps(self, oracle: Any, rows: HeldRows) -> Any:
         self.calls.append("bind_stumps")
         return self._placed(PartitionedStumpOracle(oracle, rows))
+
+    def bind_hist_trees(self, oracle: Any, rows: HeldRows) -> Any:
+        self.calls.append("bind_hist_trees")
+        return self._placed(PartitionedHistTreeOracle(oracle, rows))
 
     def bind_columns(self, oracle: Any, rows: HeldRows, make: Any) -> Any:
         self.calls.append("bind_columns")

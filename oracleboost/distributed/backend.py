@@ -57,6 +57,11 @@ class DaskBackend(Backend):
 
         return ClusterStumpOracle(oracle, rows)
 
+    def bind_hist_trees(self, oracle: Any, rows: Any) -> Any:
+        from oracleboost.oracles.partitioned_hist_trees import PartitionedHistTreeOracle
+
+        return PartitionedHistTreeOracle(oracle, rows)
+
     def bind_columns(self, oracle: Any, rows: Any, make: Callable) -> Any:
         from oracleboost.oracles.partitioned_columns import PartitionedColumns
 

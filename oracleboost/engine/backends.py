@@ -20,7 +20,7 @@ from the fit's data that backend makes, and asks it by need (:meth:`Backend.can`
 * An oracle that can answer on a backend's partitions declares how
   (``Oracle._bind_partitioned``: its answers are sums over rows, of histograms or of
   column products); the backend says how such sums run there (:meth:`Backend.bind_stumps`,
-  :meth:`Backend.bind_columns`).
+  :meth:`Backend.bind_hist_trees`, :meth:`Backend.bind_columns`).
 * :func:`register_backend` adds one at run time (the tests add an in-process backend that
   splits the rows between two "workers").
 """
@@ -110,12 +110,18 @@ class Backend:
     # -- oracles --------------------------------------------------------------------------
     def bind(self, oracle: Any, rows: Any, **keywords: Any) -> Any:
         """``oracle`` bound to the fit's ``rows``: an oracle says how its answers are sums
-        over partitions (``Oracle._bind_partitioned``, which calls :meth:`bind_stumps` or
-        :meth:`bind_columns`); ``keywords`` are ``bind``'s beyond X, none off memory."""
+        over partitions (``Oracle._bind_partitioned``, which calls :meth:`bind_stumps`,
+        :meth:`bind_hist_trees` or :meth:`bind_columns`); ``keywords`` are ``bind``'s
+        beyond X, none off memory."""
         return oracle._bind_partitioned(rows, self)
 
     def bind_stumps(self, oracle: Any, rows: Any) -> Any:
         """A stump oracle over ``rows``: histograms summed over the partitions."""
+        raise self._missing(type(oracle).__name__)
+
+    def bind_hist_trees(self, oracle: Any, rows: Any) -> Any:
+        """A histogram-tree oracle over ``rows``: each leaf's histogram summed over the
+        partitions, each partition keeping its rows' leaves."""
         raise self._missing(type(oracle).__name__)
 
     def bind_columns(self, oracle: Any, rows: Any, make: Callable) -> Any:

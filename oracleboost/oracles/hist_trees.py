@@ -37,7 +37,7 @@ hold the partitions makes the same sums.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -68,7 +68,12 @@ from oracleboost.oracles.stumps import (
     row_centred,
 )
 from oracleboost.oracles.trees import MISSING_NAN, MISSING_NONE, TreeStructure
-from oracleboost.rows.blocks import BLOCKS_PER_PARTITION, DEFAULT_BLOCK_SIZE, check_n_jobs
+from oracleboost.rows.blocks import (
+    BLOCKS_PER_PARTITION,
+    DEFAULT_BLOCK_SIZE,
+    check_n_jobs,
+    ordered_sum,
+)
 from oracleboost.rows.blocks import n_threads as _threads
 from oracleboost.rows.parallel import run_parallel
 
@@ -385,6 +390,14 @@ class HistTreeOracle(Oracle):
             categories = CategoryBins(X, features)
         return BoundHistTreeOracle(self, self._stump_oracle().bind(X), categories)
 
+    def _bind_partitioned(self, rows: Any, backend: Any) -> BoundOracle:
+        """The oracle over rows held in a backend's partitions: each tree grown from
+        the partitions' histograms, added in order (``backend.bind_hist_trees``; on
+        Dask, :class:`oracleboost.oracles.partitioned_hist_trees.PartitionedHistTreeOracle`)."""
+        self._check_params()
+        monotone_directions(self.monotone_constraints, rows.n_features)  # one a feature
+        return backend.bind_hist_trees(self, rows)
+
 
 class BoundHistTreeOracle(BoundOracle):
     """A :class:`HistTreeOracle` bound to ``n`` training rows.
@@ -460,12 +473,12 @@ class BoundHistTreeOracle(BoundOracle):
                 raise ValueError(
                     f"r of shape (n, K) needs K >= 2 classes for label-coded trees; got "
                     f"K={K} (pass r of shape (n,) for binary ±1 trees)")
-            rc = _power_of_two_scaled(row_centred(r))
+            rc = _power_of_two_scaled(row_centred(r), self._part_starts)
             g = np.empty((self.n_samples, K + 1))
             g[:, :K] = rc
             g[:, K] = 1.0
             return self._answer(g, K, "codes", features)
-        scaled = _power_of_two_scaled(r)
+        scaled = _power_of_two_scaled(r, self._part_starts)
         g = np.empty((self.n_samples, 2))
         g[:, 0] = scaled
         np.abs(scaled, out=g[:, 1])
@@ -841,20 +854,48 @@ def _clamp(v: float, lo: float, hi: float) -> float:
     return min(max(v, lo), hi)
 
 
-def _power_of_two_scaled(r: np.ndarray) -> np.ndarray:
+def power_of_two_exponents(mean_abs: Callable[[int], float]) -> tuple[int, int] | None:
+    """The powers of two that bring the mean of ``|r|`` into [1, 2): ``(e, a)``, ``r``
+    being scaled as ``ldexp(ldexp(r, e), a)`` (``a`` in -1, 0, 1 corrects the log's
+    rounding), or None when the mean is 0 or not finite (``r`` is kept as it is).
+    ``mean_abs(e)`` is the mean of ``|ldexp(r, e)|``, summed partition by partition
+    (:func:`partition_mean_abs`), wherever ``r`` is held."""
+    m = mean_abs(0)
+    if not np.isfinite(m) or m == 0.0:
+        return None
+    e = -int(np.floor(np.log2(m)))
+    m2 = mean_abs(e)
+    return e, (-1 if m2 >= 2.0 else 1 if m2 < 1.0 else 0)
+
+
+def scaled_by(r: np.ndarray, exponents: tuple[int, int] | None) -> np.ndarray:
+    """``r`` scaled by :func:`power_of_two_exponents`' answer (exact: the signs and
+    ratios are kept)."""
+    if exponents is None:
+        return r
+    e, a = exponents
+    scaled = np.ldexp(r, e)
+    return np.ldexp(scaled, a) if a else scaled
+
+
+def abs_sum(r: np.ndarray, e: int) -> float:
+    """``Σ |ldexp(r, e)|`` over one partition's rows (NumPy's sum)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(np.sum(np.abs(np.ldexp(r, e) if e else r)))
+
+
+def partition_mean_abs(r: np.ndarray, starts: np.ndarray, e: int) -> float:
+    """The mean of ``|ldexp(r, e)|``: each partition's sum (rows ``starts[p]`` to
+    ``starts[p + 1]``), the partitions' sums added in order, so that rows held in
+    partitions elsewhere give the same number."""
+    sums = [abs_sum(r[a:b], e) for a, b in zip(starts[:-1], starts[1:], strict=True)]
+    return float(ordered_sum(sums)) / r.size
+
+
+def _power_of_two_scaled(r: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """``r`` times the power of two that brings the mean of ``|r|`` into [1, 2) (exact:
     the signs and ratios are kept), so that ``min_child_weight`` reads ``|r|`` as it
-    reads normalised weights; ``r`` itself when it is all zeros."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        m = float(np.mean(np.abs(r)))
-    if not np.isfinite(m) or m == 0.0:
-        return r
-    e = int(np.floor(np.log2(m)))
-    scaled = np.ldexp(r, -e)
-    with np.errstate(over="ignore", invalid="ignore"):
-        m2 = float(np.mean(np.abs(scaled)))
-    if m2 >= 2.0:  # the log's rounding
-        scaled = np.ldexp(scaled, -1)
-    elif m2 < 1.0:
-        scaled = np.ldexp(scaled, 1)
-    return scaled
+    reads normalised weights; ``r`` itself when it is all zeros.  The mean is summed by
+    the partitions that start at ``starts`` (:func:`partition_mean_abs`)."""
+    return scaled_by(r, power_of_two_exponents(
+        lambda e: partition_mean_abs(r, starts, e)))

@@ -117,6 +117,10 @@ class PartitionedStumpOracle(BoundStumpOracle):
     """A :class:`~.stumps.StumpOracle` bound to rows held in partitions: ±1 stumps for
     ``correlate(r)`` with ``r`` held with the rows, the same answer as in memory."""
 
+    #: A partition's oracle, made where it is held: ``(X's rows there, oracle,
+    #: thresholds) -> local`` (the histogram trees' keep row-major codes instead).
+    _bind_local = staticmethod(local_stump_oracle)
+
     def __init__(self, oracle: StumpOracle, rows: StumpRows) -> None:
         blocks = rows.blocks_for(oracle)
         BoundOracle.__init__(self, oracle, blocks.n)
@@ -125,7 +129,7 @@ class PartitionedStumpOracle(BoundStumpOracle):
         self.blocks = blocks
         thresholds, where = rows.stump_thresholds(oracle)
         self._set_thresholds(thresholds)
-        self._local = rows.bind_partitions(local_stump_oracle, oracle, where)  # the codes
+        self._local = rows.bind_partitions(self._bind_local, oracle, where)  # the codes
         # a missing-value bin where any partition's column holds NaN
         nan_bins = np.zeros(self.n_features, dtype=bool)
         for (part,) in blocks.map(_partition_missing, self._local)[1]:

@@ -1,0 +1,213 @@
+"""Histogram trees over rows held in partitions
+(:mod:`oracleboost.oracles.partitioned_hist_trees`) are the trees grown in memory, bit for
+bit: proven here through the in-process backend that ``test_backend_extension`` defines
+(partitions of unequal sizes held by two in-process "workers"); the Dask backend runs
+the same oracle (``test_cluster_hist_trees``)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from test_backend_extension import BLOCK, Held, HeldBackend, _data, _model, _scores, _split
+
+from oracleboost._validation import normalise_weights
+from oracleboost.engine.backends import Backend, register_backend
+from oracleboost.oracles import HistTreeOracle
+from oracleboost.oracles.partitioned_hist_trees import PartitionedHistTreeOracle
+from oracleboost.rows.partition_blocks import PartitionBlocks, part_value
+from oracleboost.rows.partitioned import NotDistributedError, with_ndim
+
+#: The registered boosters whose rounds run on a backend's partitions (the totally
+#: corrective ones need every row in one process; accelerated boosting a finite class).
+BOOSTERS_ON_PARTITIONS = ["adaboost", "logistic-wolfe", "maboost", "madaboost",
+                          "gradient-logistic", "gradient-softmax", "gradient-regression"]
+
+
+@pytest.fixture
+def held():
+    backend = HeldBackend()
+    with register_backend(lambda X: isinstance(X, Held), backend):
+        yield backend
+
+
+def _trees(**params):
+    return HistTreeOracle(**{"num_leaves": 5, "min_data_in_leaf": 3, "block_size": BLOCK,
+                             **params})
+
+
+def _with_nan(X: np.ndarray, seed: int) -> np.ndarray:
+    """NaN in column 2 of the first partition's rows only, in column 3 everywhere: a
+    feature whose missing-value bin only some partitions' columns ask for."""
+    rng = np.random.RandomState(seed + 50)
+    X = X.copy()
+    X[:64][rng.rand(64) < 0.2, 2] = np.nan
+    X[rng.rand(len(X)) < 0.1, 3] = np.nan
+    return X
+
+
+def _tree(h):
+    """The tree a hypothesis is (or votes with: a multiclass booster's), or None."""
+    return getattr(getattr(h, "inner", h), "tree", None)
+
+
+def _same_trees(got, expected) -> None:
+    """The same hypotheses: each tree's digest (its splits and leaves) and gains."""
+    assert [repr(h) for h in got.estimators_] == [repr(h) for h in expected.estimators_]
+    for a, b in zip(got.estimators_, expected.estimators_, strict=True):
+        if _tree(b) is not None:
+            assert _tree(a).digest() == _tree(b).digest()
+            np.testing.assert_array_equal(getattr(a, "inner", a).split_gain,
+                                          getattr(b, "inner", b).split_gain)
+
+
+@pytest.mark.parametrize("seed", (0, 1))
+@pytest.mark.parametrize("name", BOOSTERS_ON_PARTITIONS)
+def test_every_booster_on_partitions_grows_the_trees_grown_in_memory(held, name, seed):
+    spec, model = _model(name, _trees())
+    X, y = _data(spec.task, seed)
+    X = _with_nan(X, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(Held(X), y)
+        expected = _model(name, _trees())[1].fit(X, y)
+    assert held.calls[:2] in (["classification_data", "bind_hist_trees"],
+                              ["regression_data", "bind_hist_trees"])
+    ((sizes, groups),) = held.placed  # partitions of unequal sizes, in two groups
+    assert len(set(sizes)) == 2 and len(groups) == 2
+    np.testing.assert_array_equal(_scores(model, X), _scores(expected, X))
+    for key, values in expected.history_.items():
+        if "time" not in key:
+            np.testing.assert_array_equal(model.history_[key], values, err_msg=key)
+    _same_trees(model, expected)
+    assert any(_tree(h) is not None for h in expected.estimators_)  # trees, not constants
+
+
+def _bits(a) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float64).view(np.int64)
+
+
+def _bound_pair(held, X, **params):
+    """The oracle bound in memory and over the held backend's partitions of X."""
+    oracle = _trees(**params)
+    rows = held._rows(X, BLOCK)
+    on_parts = oracle._bind_partitioned(rows, held)
+    assert isinstance(on_parts, PartitionedHistTreeOracle)
+    return oracle.bind(X), on_parts, rows.blocks.sizes
+
+
+def _held(a: np.ndarray, sizes: tuple):
+    """``a`` in the backend's partitions, marked with its shape."""
+    return with_ndim(_split(a, sizes), a.ndim, a.shape[1] if a.ndim == 2 else None)
+
+
+def _same_answer(h_mem, h_parts) -> None:
+    assert repr(h_mem) == repr(h_parts)
+    if hasattr(h_mem, "tree"):
+        assert h_mem.tree.digest() == h_parts.tree.digest()
+        np.testing.assert_array_equal(_bits(h_mem.split_gain), _bits(h_parts.split_gain))
+    out = h_parts.train_output
+    got = np.concatenate([part_value(*p) for p in out.parts])  # (in-process: values)
+    np.testing.assert_array_equal(_bits(got), _bits(h_mem.train_output))
+
+
+@pytest.mark.parametrize("seed", (0, 1, 2))
+def test_each_query_on_partitions_is_the_query_in_memory(held, seed):
+    """project (weighted, vector), correlate (±1, label-coded), on a feature subset,
+    leaf- and depth-wise, with L2 leaves and monotone constraints: queries whose entries
+    span many magnitudes (where the order of each sum shows in its bits), on few bins
+    (each bin sums rows of every partition)."""
+    rng = np.random.RandomState(seed)
+    n = 150
+    X = _with_nan(rng.randn(n, 4), seed)
+    big = np.ldexp(1.0, rng.randint(-40, 40, n))
+    t = rng.randn(n) * big
+    w = rng.rand(n) * np.ldexp(1.0, rng.randint(-30, 30, n))
+    w[rng.rand(n) < 0.1] = 0.0
+    R = rng.randn(n, 3) * big[:, None]
+    w_norm = normalise_weights(w)  # (as a booster passes them to the workers)
+    for params in (dict(max_bins=4), dict(growth="depth", max_depth=2, reg_lambda=0.5),
+                   dict(num_leaves=7, min_child_weight=0.5),
+                   dict(monotone_constraints=[1, -1, 0, 0])):
+        mem, parts, sizes = _bound_pair(held, X, **params)
+        asks = [("project", (t,), {}), ("project", (t, w_norm), {}),
+                ("correlate", (t,), {}), ("correlate", (t,), {"features": [0, 2, 3]})]
+        if "monotone_constraints" not in params:  # (scalar queries only, then)
+            asks += [("project", (R,), {}), ("correlate", (R,), {})]
+        for method, args, kw in asks:
+            h_mem = getattr(mem, method)(*args, **kw)
+            h_parts = getattr(parts, method)(*(_held(a, sizes) for a in args), **kw)
+            _same_answer(h_mem, h_parts)
+
+
+def test_a_query_in_memory_and_a_backend_without_trees_are_refused_by_name(held):
+    X, y = _data("binary")
+    _, parts, _ = _bound_pair(held, X)
+    with pytest.raises(NotDistributedError, match="held by the workers"):
+        parts.correlate(np.ones(len(X)))
+    with pytest.raises(NotDistributedError, match="held by the workers"):
+        parts.project(np.ones(len(X)))
+    with pytest.raises(NotDistributedError, match="stay with its partitions"):
+        parts.codes  # noqa: B018
+    with pytest.raises(ValueError, match="monotone_constraints"):
+        _trees(monotone_constraints=[1, 0])._bind_partitioned(held._rows(X, BLOCK), held)
+
+    class WithoutTrees(HeldBackend):
+        bind_hist_trees = Backend.bind_hist_trees
+
+    with register_backend(lambda a: isinstance(a, Held), WithoutTrees()):
+        _, model = _model("adaboost", _trees())
+        with pytest.raises(NotDistributedError,
+                           match="HistTreeOracle does not run on a held array"):
+            model.fit(Held(X), y)
+
+
+def test_an_infinite_query_on_partitions_is_refused(held):
+    X, _ = _data("binary")
+    mem, parts, sizes = _bound_pair(held, X)
+    t = np.ones(len(X))
+    t[5] = np.inf
+    with pytest.raises(ValueError, match="target"):
+        mem.project(t)
+    with pytest.raises(ValueError, match="target contains NaN or inf"):
+        parts.project(_held(t, sizes))
+
+
+@pytest.mark.parametrize("weighted", (False, True))
+def test_only_histograms_and_split_counts_come_back_from_the_partitions(held, monkeypatch,
+                                                                       weighted):
+    """A tree of L leaves: L - 1 splits and L - 1 histograms (the root's, then the
+    smaller child's of each split but the last one); no per-row array comes back.  A
+    split waits for its rows that went left only when the query's rows are weighted:
+    without weights the histograms count each bin's rows, and the client counts them."""
+    X, y = _data("regression", 3)
+    w = np.random.RandomState(3).rand(len(y)) + 0.5
+    mem, parts, sizes = _bound_pair(held, X, num_leaves=6)
+    stats_seen = []
+    real = PartitionBlocks.map
+
+    def recording(self, stage, *rows, **consts):
+        outputs, stats = real(self, stage, *rows, **consts)
+        stats_seen.append((stage.__name__, stats))
+        return outputs, stats
+
+    monkeypatch.setattr(PartitionBlocks, "map", recording)
+    args = (y, normalise_weights(w)) if weighted else (y,)
+    h = parts.project(*(_held(a, sizes) for a in args))
+    _same_answer(mem.project(*args), h)
+    L = h.tree.n_leaves
+    assert L == 6
+    names = [name for name, _ in stats_seen]
+    waited = "_split" if weighted else "_split_counted"
+    assert names.count(waited) == L - 1 and len(names) - names.count(waited) == L + 1
+    assert names.count("_leaf_histogram") == L - 1  # (none for the last split)
+    for name, stats in stats_seen:
+        assert len(stats) == len(sizes)
+        for stat in stats:
+            if name == "_split":
+                assert isinstance(stat, int)
+            elif name == "_leaf_histogram":
+                assert stat is None or stat.shape == (X.shape[1], parts.n_hist_bins, 2)
+            else:  # the channels, the splits counted here and the outputs
+                assert stat is None
