@@ -503,7 +503,8 @@ class BoundHistTreeOracle(BoundOracle):
     def _answer(self, g: np.ndarray, K: int, kind: str, features: np.ndarray | None
                 ) -> Hypothesis:
         rows = self._leaf_rows(g)
-        grown = grow_tree(self, rows, K, features)
+        grown = grow_tree(self, rows, K, features,
+                          "target" if kind in ("value", "vector") else "r")
         d = self.n_features
         sums = grown.sums
         if kind == "codes":
@@ -698,7 +699,7 @@ def leaf_values(sums: np.ndarray, K: int, lam: float,
 
 
 def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
-              features: np.ndarray | None) -> GrownTree:
+              features: np.ndarray | None, name: str = "target") -> GrownTree:
     """Grow one tree on ``rows`` (a :class:`LeafRows`, or a backend's rows with its
     methods) by the oracle's rules: best-first or level by level, each leaf's best split
     from its histogram (:func:`._hist_tree_kernels.best_splits`), the smaller child's
@@ -721,7 +722,7 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
     kernels.column_total(hists[0][0], total)
     if not np.isfinite(total).all():
         g = rows.g
-        bound._refuse_query(g[:, 0] if K == 1 else g[:, :K], "target")
+        bound._refuse_query(g[:, 0] if K == 1 else g[:, :K], name)
     sums, depth, count = [total], [0], [rows.count(0)]
     lo_b, hi_b = [-np.inf], [np.inf]
     parent_of: list[tuple[int, bool] | None] = [None]
@@ -860,10 +861,13 @@ def power_of_two_exponents(mean_abs: Callable[[int], float]) -> tuple[int, int] 
     rounding), or None when the mean is 0 or not finite (``r`` is kept as it is).
     ``mean_abs(e)`` is the mean of ``|ldexp(r, e)|``, summed partition by partition
     (:func:`partition_mean_abs`), wherever ``r`` is held."""
-    m = mean_abs(0)
+    m, e0 = mean_abs(0), 0
+    if m == np.inf:  # finite entries near the float64 maximum: their sum overflows
+        e0 = -64  # (n · 2**1024 · 2**-64 is finite below 2**64 rows)
+        m = mean_abs(e0)
     if not np.isfinite(m) or m == 0.0:
         return None
-    e = -int(np.floor(np.log2(m)))
+    e = e0 - int(np.floor(np.log2(m)))
     m2 = mean_abs(e)
     return e, (-1 if m2 >= 2.0 else 1 if m2 < 1.0 else 0)
 

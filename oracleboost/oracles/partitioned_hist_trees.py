@@ -274,9 +274,12 @@ class PartitionedLeafRows:
     def count(self, leaf: int) -> int:
         return int(sum(self.stop[leaf]) - sum(self.start[leaf]))
 
-    def split(self, leaf: int, j: int, goes_left: np.ndarray) -> int:
+    def split(self, leaf: int, j: int, goes_left: np.ndarray, keep_left: bool | None = None
+              ) -> int:
         """Split the leaf by feature ``j``'s bins in every partition (the left rows stay
-        the leaf, the right ones become the next leaf); how many went left."""
+        the leaf, the right ones become the next leaf); how many went left.
+        (``keep_left``, the hint on which side's histogram comes next, is not used: a
+        partition gathers a leaf's channels when its histogram is asked.)"""
         b = self.bound
         known = self._bin_rows.pop(leaf, None)
         self._split_parent = None
@@ -334,6 +337,7 @@ class PartitionedHistTreeOracle(BoundHistTreeOracle):
         bins = _PartitionBins(oracle._stump_oracle(), rows)
         BoundOracle.__init__(self, oracle, bins.n_samples)
         self.n_features = bins.n_features
+        self.categories = None  # (a backend refuses categorical columns: "categories")
         self.n_jobs = oracle.n_jobs
         self.blocks = bins.blocks
         self.thresholds = bins.thresholds
