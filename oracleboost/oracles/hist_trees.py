@@ -26,12 +26,15 @@ less that one (LightGBM's histogram subtraction).  The rows of each leaf are a s
 of one index array, in row order, and a split partitions its leaf's segment in place.
 ``growth="leaf"`` splits the leaf of largest gain next (best-first, LightGBM's),
 ``growth="depth"`` the shallowest leaf that can split (level by level, XGBoost's
-``depthwise``); both stop at ``num_leaves`` leaves or when no split gains.
+``depthwise``); both stop at ``num_leaves`` leaves or when no split gains.  As
+LightGBM's ``SerialTreeLearner``, a numeric feature with no valid split in a leaf is not
+scanned again below it (its histograms' ``is_splittable``): on the same bins the trees
+are LightGBM's.
 
-Sums.  Each histogram is a sum over its rows in row order within each partition
-(``BLOCKS_PER_PARTITION`` row blocks), the partitions' sums added in order: the tree
-depends on ``n`` and ``block_size``, never on ``n_jobs``, and a cluster whose workers
-hold the partitions makes the same sums.
+Sums.  Each histogram is a sum over its rows in row order, by runs of ``RUN_ROWS`` of
+them within each partition (``BLOCKS_PER_PARTITION`` row blocks), the runs' sums added
+in order and then the partitions': the tree depends on ``n`` and ``block_size``, never
+on ``n_jobs``, and a cluster whose workers hold the partitions makes the same sums.
 """
 
 from __future__ import annotations
@@ -542,9 +545,7 @@ class LeafRows:
 
     The rows of every leaf are a segment of one index array, in row order; a split
     partitions its leaf's segment in place, stably (the left child's rows first, LightGBM's
-    ``DataPartition``).  A leaf's histogram is each partition's sum over the leaf's rows
-    there, in row order, the partitions' sums added in order; the features are cut into
-    runs, a task a partition and a run, on numba's threads.
+    ``DataPartition``).  A leaf's histogram is :func:`partition_histogram` of its rows.
 
     A backend that holds the rows in partitions elsewhere provides the same four
     methods (:meth:`histogram`, :meth:`split`, :meth:`counts`, :meth:`outputs`, and
