@@ -74,6 +74,11 @@ def _round_trip(client, repeats: int = 30) -> float:
     return statistics.median(times)
 
 
+def _targets(X: np.ndarray) -> np.ndarray:
+    """A regression target of the features (``--trees``)."""
+    return X[:, 0] + np.sin(2 * X[:, 1]) - 0.5 * X[:, 2] ** 2 + 0.3 * np.sin(1e3 * X[:, -1])
+
+
 def _labels(X: np.ndarray) -> np.ndarray:
     noise = np.sin(1e3 * X[:, -1])
     return (X[:, 0] + 0.5 * X[:, 1] - 0.25 * X[:, 2] + 0.5 * noise > 0).astype(np.int8)
@@ -85,6 +90,10 @@ def main(argv=None) -> dict:
     parser.add_argument("--features", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=10, help="R1 (R2 = 3 R1)")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--trees", type=int, default=0, metavar="LEAVES",
+                        help="histogram trees of this many leaves on the squared loss "
+                        "(FunctionalGradientRegressor(HistTreeOracle) against "
+                        "DaskLGBMRegressor) instead of AdaBoost's stumps")
     parser.add_argument("--write", action="store_true",
                         help="record the result in benchmarks/README.md")
     args = parser.parse_args(argv)
@@ -92,8 +101,8 @@ def main(argv=None) -> dict:
     import distributed
     import lightgbm.dask as lgb_dask
 
-    from oracleboost.boosters import CoordinateBoostingClassifier
-    from oracleboost.oracles import StumpOracle
+    from oracleboost.boosters import CoordinateBoostingClassifier, FunctionalGradientRegressor
+    from oracleboost.oracles import HistTreeOracle, StumpOracle
 
     r1, r2 = args.rounds, 3 * args.rounds
     chunk = 16 * BLOCK
@@ -103,20 +112,32 @@ def main(argv=None) -> dict:
         X = da.map_blocks(_features, chunks=((chunk,) * -(-args.rows // chunk),
                                              (args.features,)), dtype=np.float64)
         X = X[:args.rows].persist()
-        y = X.map_blocks(_labels, drop_axis=1, dtype=np.int8).persist()
+        leaves = args.trees
+        labels = _targets if leaves else _labels
+        y = X.map_blocks(labels, drop_axis=1,
+                         dtype=np.float64 if leaves else np.int8).persist()
         distributed.wait([X, y])
 
         def ours(rounds: int) -> float:
             start = time.perf_counter()
-            CoordinateBoostingClassifier(StumpOracle(), n_estimators=rounds).fit(X, y)
+            if leaves:
+                FunctionalGradientRegressor(HistTreeOracle(num_leaves=leaves),
+                                            n_estimators=rounds, learning_rate=0.1).fit(X, y)
+            else:
+                CoordinateBoostingClassifier(StumpOracle(), n_estimators=rounds).fit(X, y)
             return time.perf_counter() - start
 
         def lightgbm(rounds: int) -> float:
             start = time.perf_counter()
-            lgb_dask.DaskLGBMClassifier(
-                n_estimators=rounds, num_leaves=2, max_bin=255, learning_rate=1.0,
-                num_threads=1, min_child_samples=1, min_child_weight=0.0, verbose=-1,
-                client=client).fit(X, y)
+            if leaves:
+                lgb_dask.DaskLGBMRegressor(
+                    n_estimators=rounds, num_leaves=leaves, max_bin=255, learning_rate=0.1,
+                    num_threads=1, verbose=-1, client=client).fit(X, y)
+            else:
+                lgb_dask.DaskLGBMClassifier(
+                    n_estimators=rounds, num_leaves=2, max_bin=255, learning_rate=1.0,
+                    num_threads=1, min_child_samples=1, min_child_weight=0.0, verbose=-1,
+                    client=client).fit(X, y)
             return time.perf_counter() - start
 
         def busy(rounds: int) -> tuple[float, float, int, int]:
@@ -177,7 +198,9 @@ def main(argv=None) -> dict:
         f"median of 30): {trip * 1e3:.1f} ms",
     ]
     print("\n".join(lines))
-    if args.write:
+    if args.write and args.trees:
+        _write_trees(args, lines, per_ours, per_lgb, ratios)
+    elif args.write:
         _write(args, lines, per_ours, per_lgb, ratios, share)
     return {"ours": per_ours, "lightgbm": per_lgb, "times": times, "share": share}
 
@@ -235,6 +258,59 @@ Output:
     if DASK_START in text and DASK_END in text:
         head, rest = text.split(DASK_START, 1)
         text = head + section.rstrip("\n") + rest.split(DASK_END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    README.write_text(text)
+    print(f"wrote {README}")
+
+
+TREES_START, TREES_END = "<!-- DASK_TREES_START -->", "<!-- DASK_TREES_END -->"
+
+
+def _write_trees(args, lines: list[str], ours: float, lgb: float, ratios: list[float]) -> None:
+    """The Dask histogram trees' section of benchmarks/README.md, replaced (or appended)."""
+    import dask
+    import lightgbm
+    from run import _git_commit, machine  # benchmarks/run.py, beside this file
+
+    when = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    items = "\n".join(f"- {k}: {v}" for k, v in machine())
+    output = "\n".join(f"    {line}" for line in lines)
+    met = "yes" if ours / lgb <= 1.0 else "NO"
+    section = f"""{TREES_START}
+## Dask: histogram trees on a LocalCluster
+
+Written by `python benchmarks/bench_dask.py --trees {args.trees} --write`:
+{args.rows:,} × {args.features} float64 on a `LocalCluster` of 2 single-threaded worker
+processes, {args.repeats} repeats interleaved, marginal cost a round
+(R = {args.rounds}→{3 * args.rounds}) from the medians.  Ours:
+`FunctionalGradientRegressor(HistTreeOracle(num_leaves={args.trees}), learning_rate=0.1)`;
+anchor: `lightgbm.dask.DaskLGBMRegressor(num_leaves={args.trees}, max_bin=255,
+learning_rate=0.1, num_threads=1)` on the same cluster and persisted arrays.
+
+| row | ours | anchor | ratio | min–max | target | met |
+|---|---|---|---|---|---|---|
+| `dask_trees_{args.trees}` | {ours * 1e3:.0f} ms | {lgb * 1e3:.0f} ms | {ours / lgb:.2f} | \
+{ratios[0]:.2f}–{ratios[-1]:.2f} | ≤ 1 | {met} |
+
+A tree is grown on the client from the partitions' histograms: each split is a round trip
+to the workers (one when the query's weights are equal, as here; the split and the smaller
+child's histogram together), where LightGBM's workers reduce their histograms among
+themselves and never come back within a round.
+
+Output:
+
+{output}
+
+- date: {when}; oracleboost {_git_commit()}, dask {dask.__version__}, lightgbm \
+{lightgbm.__version__}
+{items}
+{TREES_END}
+"""
+    text = README.read_text() if README.exists() else ""
+    if TREES_START in text and TREES_END in text:
+        head, rest = text.split(TREES_START, 1)
+        text = head + section.rstrip("\n") + rest.split(TREES_END, 1)[1]
     else:
         text = text.rstrip("\n") + "\n\n" + section
     README.write_text(text)

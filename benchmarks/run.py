@@ -1497,7 +1497,8 @@ def _kept_sections() -> str:
     text = README.read_text() if README.exists() else ""
     kept = ""
     for start, end in (("<!-- DASK_START -->", "<!-- DASK_END -->"),
-                       ("<!-- HIST_TREES_START -->", "<!-- HIST_TREES_END -->")):
+                       ("<!-- HIST_TREES_START -->", "<!-- HIST_TREES_END -->"),
+                       ("<!-- DASK_TREES_START -->", "<!-- DASK_TREES_END -->")):
         if start in text and end in text:
             kept += "\n" + start + text.split(start, 1)[1].split(end, 1)[0] + end + "\n"
     return kept
