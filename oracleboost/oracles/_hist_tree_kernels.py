@@ -72,20 +72,39 @@ def _add_rows(codes, d, rows, g, s0, s1, h):  # pragma: no cover - compiled
     once for all its features.  (Slices and a plain feature range: numba compiles these
     loops to 60% of the time of the same loops through offsets or an index array.)"""
     C = g.shape[1]
-    for k in range(rows.size):
+    m = rows.size
+    if C == 2:
+        # two rows at a time (their codes' loads overlap); each bin still adds its rows
+        # in row order, so the sums are those of one row at a time
+        k = 0
+        while k + 1 < m:
+            b0 = rows[k] * d
+            b1 = rows[k + 1] * d
+            a0 = g[k, 0]
+            a1 = g[k, 1]
+            c0 = g[k + 1, 0]
+            c1 = g[k + 1, 1]
+            for s in range(s0, s1):
+                q = codes[b0 + s]
+                r = codes[b1 + s]
+                h[s - s0, q, 0] += a0
+                h[s - s0, q, 1] += a1
+                h[s - s0, r, 0] += c0
+                h[s - s0, r, 1] += c1
+            k += 2
+        if k < m:
+            b0 = rows[k] * d
+            for s in range(s0, s1):
+                q = codes[b0 + s]
+                h[s - s0, q, 0] += g[k, 0]
+                h[s - s0, q, 1] += g[k, 1]
+        return
+    for k in range(m):
         base = rows[k] * d
-        if C == 2:
-            g0 = g[k, 0]
-            g1 = g[k, 1]
-            for s in range(s0, s1):
-                q = codes[base + s]
-                h[s - s0, q, 0] += g0
-                h[s - s0, q, 1] += g1
-        else:
-            for s in range(s0, s1):
-                q = codes[base + s]
-                for c in range(C):
-                    h[s - s0, q, c] += g[k, c]
+        for s in range(s0, s1):
+            q = codes[base + s]
+            for c in range(C):
+                h[s - s0, q, c] += g[k, c]
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
