@@ -271,9 +271,9 @@ def test_every_n_jobs_gives_the_same_bits(monkeypatch):
     runs = []
     histograms = kernels.leaf_histograms
 
-    def counted(codes, d, rows, run_seg, g, feats, cuts, out):
+    def counted(codes, d, rows, run_seg, g, feats, cuts, out, *rest):
         runs.append((run_seg.size - 1, rows.size))
-        return histograms(codes, d, rows, run_seg, g, feats, cuts, out)
+        return histograms(codes, d, rows, run_seg, g, feats, cuts, out, *rest)
 
     monkeypatch.setattr(kernels, "leaf_histograms", counted)
     rng = np.random.default_rng(0)

@@ -88,6 +88,9 @@ _MIN_CELLS_PER_THREAD = 1 << 15
 
 _GROWTHS = ("leaf", "depth")
 
+#: A split runs on more threads only when each gets at least this many rows.
+_MIN_SPLIT_ROWS_PER_THREAD = 1 << 15
+
 
 class HistTree(Hypothesis):
     """A tree grown by :class:`HistTreeOracle`.
@@ -558,7 +561,7 @@ class LeafRows:
         index = np.int32 if n < 2**31 else np.int64  # half the bytes of a row's index
         self.rows = np.arange(n, dtype=index)
         self._tmp = np.empty(n, dtype=index)
-        self._buffer = np.empty((n // 2 + 1, self.g.shape[1]))  # a gathered child's rows
+        self._buffer = np.empty((n // 2 + 2, self.g.shape[1]))  # a gathered child's rows
         self._kept: tuple[int, np.ndarray] | None = None
         self._threads = _threads(bound.n_jobs)  # once a query (it asks the OS)
         self.start, self.stop = [0], [n]
@@ -598,17 +601,47 @@ class LeafRows:
         if keep_left is None:
             n_left = int(kernels.split_rows(b.codes, b.n_features, self.rows, lo, hi, j,
                                             goes_left, self._tmp))
+        elif self._threads > 1 and hi - lo >= _MIN_SPLIT_ROWS_PER_THREAD * 2:
+            n_left, kept = self._split_on_threads(lo, hi, j, goes_left, bool(keep_left))
+            self._kept = (leaf if keep_left else new, kept)
         else:
-            kept = self._buffer[:hi - lo]
+            kept = self._buffer[:hi - lo + 1]
             n_left, m = kernels.split_rows_gather(b.codes, b.n_features, self.rows, lo, hi,
                                                   j, goes_left, self._tmp, self.g,
-                                                  bool(keep_left), kept)
+                                                  self.g.reshape(-1), bool(keep_left), kept)
             # (more rows than the buffer holds: gathered again if its histogram is asked)
-            self._kept = (leaf if keep_left else new, kept[:m]) if m <= len(kept) else None
+            self._kept = (leaf if keep_left else new, kept[:m]) if m < len(kept) else None
         self.stop[leaf] = lo + int(n_left)
         self.start.append(lo + int(n_left))
         self.stop.append(hi)
         return int(n_left)
+
+    def _split_on_threads(self, lo: int, hi: int, j: int, goes_left: np.ndarray,
+                          keep_left: bool) -> tuple[int, np.ndarray]:
+        """The split of ``rows[lo:hi]`` in two passes over chunks of it, on threads
+        (each row's side, then its place): the same stable partition as one pass.
+        Returns how many went left and the kept side's channels, in row order."""
+        b = self.bound
+        m = hi - lo
+        T = max(1, min(self._threads, m // _MIN_SPLIT_ROWS_PER_THREAD))
+        bounds = np.array([m * t // T for t in range(T + 1)], dtype=np.int64)
+        sides = np.empty(m, dtype=np.bool_)
+        counts = np.empty(T, dtype=np.int64)
+        run_parallel(kernels.split_sides, T, b.codes, b.n_features, self.rows, lo, j,
+                     goes_left, bounds, sides, counts)
+        sizes = np.diff(bounds)
+        n_left = int(counts.sum())
+        left_at = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        right_at = n_left + np.concatenate([[0], np.cumsum(sizes - counts)[:-1]])
+        kept_counts = counts if keep_left else sizes - counts
+        kept_at = np.concatenate([[0], np.cumsum(kept_counts)[:-1]])
+        n_kept = int(kept_counts.sum())
+        kept = np.empty((n_kept + T, self.g.shape[1]))  # (T rows of scratch)
+        tmp = self._tmp[:m]
+        run_parallel(kernels.split_place, T, self.rows, lo, sides, bounds, left_at,
+                     right_at, tmp, self.g, self.g.reshape(-1), keep_left, kept, kept_at)
+        self.rows[lo:hi] = tmp
+        return n_left, kept[:n_kept]
 
     def merge(self) -> None:
         """Make every row one leaf again."""
@@ -659,8 +692,10 @@ def partition_histogram(codes: np.ndarray, d: int, rows: np.ndarray, part_seg: n
     threads = max(1, min(_threads(n_jobs), (rows.size * F) // _MIN_CELLS_PER_THREAD))
     spans = max(1, min(F, -(-threads // R)))  # spans of features a run
     cuts = np.array([F * t // spans for t in range(spans + 1)], dtype=np.int64)
+    # scattered rows (a small share of the span they lie in) are prefetched
+    sparse = rows.size > 0 and 4 * rows.size < int(rows[-1]) - int(rows[0])
     run_parallel(kernels.leaf_histograms, threads, codes, d, rows,
-                 np.array(run_seg, dtype=np.int64), g, feats, cuts, out)
+                 np.array(run_seg, dtype=np.int64), g, feats, cuts, out, sparse)
     hist = None
     first = 0
     for last in last_of_part:  # a partition's runs, in order; then the partitions
