@@ -495,10 +495,14 @@ class BoundHistTreeOracle(BoundOracle):
                  ) -> Hypothesis:
         K = target.shape[1] if target.ndim == 2 else 1
         g = np.empty((self.n_samples, K + 1))
-        w = np.ones(self.n_samples) if sample_weight is None else sample_weight
-        with np.errstate(over="ignore", invalid="ignore"):
-            g[:, :K] = target.reshape(self.n_samples, K) * w[:, None]
-        g[:, K] = w
+        t = target.reshape(self.n_samples, K)
+        if sample_weight is None:  # (no n-sized temporaries: written in place)
+            g[:, :K] = t
+            g[:, K] = 1.0
+        else:
+            with np.errstate(over="ignore", invalid="ignore"):
+                np.multiply(t, sample_weight[:, None], out=g[:, :K])
+            g[:, K] = sample_weight
         return self._answer(g, K, "vector" if target.ndim == 2 else "value", features)
 
     # -- growing a tree -------------------------------------------------------------------
