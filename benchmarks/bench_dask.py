@@ -210,7 +210,7 @@ def _write(args, lines: list[str], ours: float, lgb: float, ratios: list[float],
     """The Dask section of benchmarks/README.md, replaced (or appended)."""
     import dask
     import lightgbm
-    from run import _git_commit, machine  # benchmarks/run.py, beside this file
+    from run import _git_commit, machine, write_section  # benchmarks/run.py, beside this
 
     when = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     items = "\n".join(f"- {k}: {v}" for k, v in machine())
@@ -254,13 +254,7 @@ Output:
 {items}
 {DASK_END}
 """
-    text = README.read_text() if README.exists() else ""
-    if DASK_START in text and DASK_END in text:
-        head, rest = text.split(DASK_START, 1)
-        text = head + section.rstrip("\n") + rest.split(DASK_END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    README.write_text(text)
+    write_section(DASK_START, DASK_END, section)
     print(f"wrote {README}")
 
 
@@ -271,7 +265,7 @@ def _write_trees(args, lines: list[str], ours: float, lgb: float, ratios: list[f
     """The Dask histogram trees' section of benchmarks/README.md, replaced (or appended)."""
     import dask
     import lightgbm
-    from run import _git_commit, machine  # benchmarks/run.py, beside this file
+    from run import _git_commit, machine, write_section  # benchmarks/run.py, beside this
 
     when = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     items = "\n".join(f"- {k}: {v}" for k, v in machine())
@@ -307,13 +301,7 @@ Output:
 {items}
 {TREES_END}
 """
-    text = README.read_text() if README.exists() else ""
-    if TREES_START in text and TREES_END in text:
-        head, rest = text.split(TREES_START, 1)
-        text = head + section.rstrip("\n") + rest.split(TREES_END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    README.write_text(text)
+    write_section(TREES_START, TREES_END, section)
     print(f"wrote {README}")
 
 

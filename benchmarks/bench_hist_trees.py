@@ -241,17 +241,6 @@ on one thread, ≤ 1.0 on two; a whole fit ≤ 1.0; peak memory ≤ LightGBM's.
 """
 
 
-def write(text: str) -> None:
-    readme = run.README
-    old = readme.read_text() if readme.exists() else ""
-    if START in old and END in old:
-        head, rest = old.split(START, 1)
-        new = head + text.rstrip("\n") + rest.split(END, 1)[1]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    readme.write_text(new)
-
-
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -282,7 +271,7 @@ def main(argv: list[str] | None = None) -> None:
     text = section(rows, cfg, argv, time.perf_counter() - t0)
     print(text)
     if a.write:
-        write(text)
+        run.write_section(START, END, text)
 
 
 if __name__ == "__main__":

@@ -1490,6 +1490,19 @@ def why_missed(rows: list[dict]) -> str:
     )
 
 
+def write_section(start: str, end: str, section: str) -> None:
+    """Put ``section`` (which begins with ``start`` and ends with ``end``, the markers of
+    a section another script writes) into README.md in place of the old one, or at its
+    end."""
+    text = README.read_text() if README.exists() else ""
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        text = head + section.rstrip("\n") + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    README.write_text(text)
+
+
 def _kept_sections() -> str:
     """The sections that other scripts write into README.md and this one keeps as they
     are (their own runs): ``bench_dask.py --write`` (a cluster of processes) and
