@@ -44,7 +44,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from oracleboost.oracles._hist_tree_kernels import NOISE
+from oracleboost.oracles._hist_tree_kernels import NOISE, _clamped, _gain, _gain_at
 
 __all__ = ["MAX_CATEGORIES", "CategoryBins"]
 
@@ -156,17 +156,9 @@ def _side_gain(G, H, K, lam, bounded, lo_bound, hi_bound):  # pragma: no cover -
     """A side's ``Σ_c G_c² / (H + λ)``; with ``bounded`` (K = 1) its output clamped to
     the bounds and the gain ``2 G v − (H + λ) v²`` at it (LightGBM's
     ``GetLeafGainGivenOutput``)."""
-    if bounded:
-        v = G[0] / (H + lam)
-        if v < lo_bound:
-            v = lo_bound
-        if v > hi_bound:
-            v = hi_bound
-        return 2.0 * G[0] * v - (H + lam) * v * v
-    s = 0.0
-    for c in range(K):
-        s += G[c] * G[c]
-    return s / (H + lam)
+    if bounded:  # (the numeric scan's own functions: one gain, the same bits)
+        return _gain_at(G[0], H, lam, _clamped(G[0], H, lam, lo_bound, hi_bound))
+    return _gain(G, H, K, lam)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -188,18 +180,7 @@ def best_set_split(hist, feats, n_cat_bins, K, total, count, lam, min_data, min_
     C = K + 1
     H = total[K]
     cnt_factor = count / H if H > 0 else 0.0
-    if bounded:
-        v = total[0] / (H + lam)
-        if v < lo_bound:
-            v = lo_bound
-        if v > hi_bound:
-            v = hi_bound
-        parent = 2.0 * total[0] * v - (H + lam) * v * v
-    else:
-        parent = 0.0
-        for c in range(K):
-            parent += total[c] * total[c]
-        parent /= H + lam
+    parent = _side_gain(total, H, K, lam, bounded, lo_bound, hi_bound)
     best = 0.0
     best_s = -1
     best_n = 0

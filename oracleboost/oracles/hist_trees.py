@@ -853,8 +853,8 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
         hi_b.append(hi_b[leaf])
         direction = int(directions[j])
         if bounded and direction != 0:  # LightGBM's basic method: bound at the midpoint
-            vl = _clamp(GL[0] / (GL[K] + lam), lo_b[leaf], hi_b[leaf])
-            vr = _clamp(GR[0] / (GR[K] + lam), lo_b[leaf], hi_b[leaf])
+            vl = kernels._clamped(GL[0], GL[K], lam, lo_b[leaf], hi_b[leaf])
+            vr = kernels._clamped(GR[0], GR[K], lam, lo_b[leaf], hi_b[leaf])
             mid = (vl + vr) / 2.0
             if direction > 0:
                 hi_b[leaf] = min(hi_b[leaf], mid)
@@ -889,10 +889,6 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
                 c is not None for c in categories_left) else None))
     return GrownTree(tree, np.array(gains), np.array(sums),
                      (np.array(lo_b), np.array(hi_b)) if bounded else None)
-
-
-def _clamp(v: float, lo: float, hi: float) -> float:
-    return min(max(v, lo), hi)
 
 
 def power_of_two_exponents(mean_abs: Callable[[int], float]) -> tuple[int, int] | None:
