@@ -611,3 +611,33 @@ def test_correlate_does_not_depend_on_the_scale_of_r():
     base = bound.correlate(r)
     for k in (-1000, 1000, 1022):
         _assert_same_answer(base, bound.correlate(np.ldexp(r, k)))
+
+
+def test_the_compiled_sum_of_mixed_trees_is_their_predictions():
+    """Trees with and without categorical splits, summed in one pass, equal the loop of
+    their own predictions; a set holding a code near 2**31 (as a stored tree may) is
+    searched like any other."""
+    from oracleboost.oracles._tree_predict import tree_sum
+    from oracleboost.oracles.trees import TreeStructure
+
+    numeric = TreeStructure(
+        n_features=2, feature=np.array([1]), threshold=np.array([0.5]),
+        left=np.array([-1]), right=np.array([-2]), value=np.array([[5.0], [6.0]]),
+        default_left=np.array([False]), missing=np.array([0]))
+    mixed = TreeStructure(
+        n_features=2, feature=np.array([0, 1]), threshold=np.array([0.0, 0.3]),
+        left=np.array([1, -1]), right=np.array([-2, -3]),
+        value=np.array([[1.0], [2.0], [3.0]]), default_left=np.array([False, True]),
+        missing=np.array([2, 0]), categories_left=(np.array([1, 3, 2**31 - 2]), None))
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.integers(0, 6, 200).astype(float), rng.random(200)]
+    X[::7, 0] = 2**31 - 2
+    X[::11, 0] = np.nan
+    coef = np.array([1.0, -2.0, 0.5])
+    trees = [numeric, mixed, mixed]
+    out = np.zeros(200)
+    tree_sum(trees, coef, X, out)
+    loop = np.zeros(200)
+    for c, t in zip(coef, trees, strict=True):
+        loop += c * t.predict(X)
+    np.testing.assert_array_equal(out, loop)

@@ -14,7 +14,7 @@ The decision at a node is :meth:`TreeStructure.apply`'s (LightGBM's
 split of missing type none reads as 0; at a split of missing type zero a 0 goes the
 default way; at one of missing type NaN a NaN does; else ``x <= threshold``.  At a
 categorical split (``CategoricalDecision``) a row goes left iff its value, truncated, is
-a code in the node's set (a bitset of 32-bit words); NaN, negative values and values
+a code in the node's set (its sorted codes, searched); NaN, negative values and values
 from 2**31 go right.
 
 Rows are independent: threads take blocks of rows and the bits do not depend on them.
@@ -58,36 +58,24 @@ def pack(trees: Sequence[TreeStructure], coef: np.ndarray) -> tuple[np.ndarray, 
     with np.errstate(over="ignore"):  # an overflow to ±inf is the loop's answer too
         value = np.concatenate([np.asarray(c, np.float64) * t.value.reshape(-1, K)
                                 for c, t in zip(coef, trees, strict=True)])
-    # categorical sets as bitsets: node i's words cat_start[i] .. cat_start[i + 1]
-    cat_start = np.zeros(int(nodes[-1]) + 1, np.int64)
-    words: list[np.ndarray] = []
-    i = 0
-    for t in trees:
-        for c in range(t.n_leaves - 1):
-            cats = None if t.categories_left is None else t.categories_left[c]
-            if cats is not None and len(cats):
-                codes = np.asarray(cats, np.int64)
-                w = np.zeros(int(codes.max()) // 32 + 1, np.uint32)
-                np.bitwise_or.at(w, codes // 32, (np.uint32(1) << (codes % 32).astype(np.uint32)))
-                words.append(w)
-                cat_start[i + 1] = cat_start[i] + w.size
-            else:
-                cat_start[i + 1] = cat_start[i]
-            i += 1
-    categorical = np.zeros(int(nodes[-1]), np.bool_)
-    j = 0
-    for t in trees:
-        for c in range(t.n_leaves - 1):
-            categorical[j] = t.categories_left is not None and t.categories_left[c] is not None
-            j += 1
-    bits = np.concatenate(words) if words else np.zeros(0, np.uint32)
+    # categorical sets: node i's sorted codes are cats[cat_start[i]:cat_start[i + 1]]
+    # (searched, not a bitset: a set's size, not its largest code, decides the memory,
+    # so a stored tree with a code near 2**31 costs no more than one with code 3)
+    sets = [None if t.categories_left is None else t.categories_left[c]
+            for t in trees for c in range(t.n_leaves - 1)]
+    categorical = np.array([c is not None for c in sets], dtype=np.bool_)
+    sizes = [0 if c is None else len(c) for c in sets]
+    cat_start = np.zeros(len(sets) + 1, np.int64)
+    np.cumsum(sizes, out=cat_start[1:])
+    cats = (np.concatenate([np.asarray(c, np.int64) for c in sets if c is not None])
+            if any(sizes) else np.zeros(0, np.int64))
     return (nodes, leaves, feature, threshold, left, right, default_left, missing,
-            categorical, cat_start, bits, value)
+            categorical, cat_start, cats, value)
 
 
 @numba.njit(cache=True, nogil=True)
 def _sum_block(X, a, b, nodes, leaves, feature, threshold, left, right, default_left,
-               missing, categorical, cat_start, bits, value, out):  # pragma: no cover
+               missing, categorical, cat_start, cats, value, out):  # pragma: no cover
     K = value.shape[1]
     for r in range(nodes.size - 1):
         n0 = nodes[r]
@@ -103,9 +91,9 @@ def _sum_block(X, a, b, nodes, leaves, feature, threshold, left, right, default_
                         go_left = False
                         if raw > -1.0 and raw < 2147483648.0:  # False for NaN
                             code = np.int64(raw)  # truncates
-                            word = code // 32
-                            if word < cat_start[node + 1] - cat_start[node]:
-                                go_left = (bits[cat_start[node] + word] >> (code % 32)) & 1 == 1
+                            c0, c1 = cat_start[node], cat_start[node + 1]
+                            at = c0 + np.searchsorted(cats[c0:c1], code)
+                            go_left = at < c1 and cats[at] == code
                     else:
                         x = raw
                         is_nan = np.isnan(x)
