@@ -57,20 +57,18 @@ START, END = "<!-- HIST_TREES_START -->", "<!-- HIST_TREES_END -->"
 #: What the record says of the targets it misses (kept with the table: update it with
 #: the figures of a new record).
 WHY = """
-Targets missed, and why (measured on 2026-12-05; the profile: `cProfile` of 5 trees at
-100,000 × 50, 31 leaves, one thread):
+Targets missed, and why (measured on 2026-12-05):
 
 - Every timing row.  A tree takes 1.4–1.7 × LightGBM's round on one thread and 2.1–2.9 ×
-  on two.  Where a tree's time goes on one thread: the histograms about 55%, the splits'
-  partition of the rows 15%, the scans for the best split 8%, the Python loop over the
-  splits most of the rest.  Our histogram loop costs 1.2–1.6 ns a (row, feature) cell
-  (numba; two rows at a time, the codes of scattered rows prefetched), LightGBM's about
-  1.  On two threads the second thread adds little at 100,000 rows: a leaf's rows are
-  summed by runs of 32,768 (the unit that makes every `n_jobs` give the same bits), so
-  the root has 4 runs and most leaves one, whose features the two threads then share,
-  each reading every row's codes.  At 1,000,000 rows the prefetch, a split on threads
-  and a gather without branches took a tree from 275 to 162 ms on one thread and from
-  225 to 132 on two (LightGBM: 97 and 59).
+  on two.  Where a tree's time goes at 100,000 × 50, 31 leaves (`cProfile` of 5 trees on
+  a quiet machine): on one thread the histograms 99 ms of 170, the splits' partition of
+  the rows 26, the scans for the best split 19, the Python loop the rest; on two threads
+  the histograms 65 ms of 151, while the partition (36: on threads only for leaves of
+  65,536 rows or more) and the scans (19) stay on one.  Runs of 8,192 or 4,096 rows
+  instead of 32,768 (more pieces for the threads) did not help: 28.5 and 36.8 ms a tree on
+  two threads against 27.6, and slower on one.  At 1,000,000 rows the prefetch, a split
+  on threads and a gather without branches took a tree from 275 to 162 ms on one thread
+  and from 225 to 132 on two (LightGBM: 97 and 59).
 - `peak_memory_1m`: the bins are made by the stump oracle, feature-major, and copied
   row-major for the trees (both alive while binding), and a query holds its channels
   (16 bytes a row), two row-index arrays and a buffer for the gathered side: 77 MiB of
