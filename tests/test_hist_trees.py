@@ -263,11 +263,21 @@ def test_every_n_jobs_gives_the_same_bits(monkeypatch):
     """Histograms summed by runs within partitions, runs then partitions added in order:
     one, two or three threads make the same trees bit for bit.  Small blocks, short runs
     and no lower bound on a thread's cells make several partitions, several runs a
-    partition and several threads a leaf."""
+    partition and several threads a leaf; a low bound on a split's rows a thread puts
+    the splits of large leaves on threads (two passes over chunks) too."""
     import oracleboost.oracles.hist_trees as hist_trees
 
     monkeypatch.setattr(kernels, "RUN_ROWS", 97)
     monkeypatch.setattr(hist_trees, "_MIN_CELLS_PER_THREAD", 1)
+    monkeypatch.setattr(hist_trees, "_MIN_SPLIT_ROWS_PER_THREAD", 64)
+    threaded_splits = []
+    on_threads = hist_trees.LeafRows._split_on_threads
+
+    def split_counted(self, *args):
+        threaded_splits.append(self._threads)
+        return on_threads(self, *args)
+
+    monkeypatch.setattr(hist_trees.LeafRows, "_split_on_threads", split_counted)
     runs = []
     histograms = kernels.leaf_histograms
 
@@ -294,6 +304,7 @@ def test_every_n_jobs_gives_the_same_bits(monkeypatch):
     # partitions of 1024, 1024 and 452 rows, each cut into runs of 97 from its first
     assert root_rows == n and root_runs == 11 + 11 + 5
     assert any(R > 1 and m < n for R, m in runs)  # a leaf's rows in several runs too
+    assert threaded_splits and min(threaded_splits) >= 2  # the splits on threads ran
     first = answers[0]
     for other in answers[1:]:
         for a, b in zip(first, other, strict=True):
