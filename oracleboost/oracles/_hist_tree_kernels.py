@@ -68,62 +68,86 @@ def gather(rows, lo, hi, g, out):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _add_rows(codes, d, rows, g, s0, s1, h, sparse):  # pragma: no cover - compiled
-    """``h[s − s0, code, c] += g[k, c]`` for the rows ``rows`` and the features
-    ``s0 .. s1 − 1``: a row's codes are one run of bytes (``codes`` is row-major), read
-    once for all its features.  (Slices and a plain feature range: numba compiles these
-    loops to 60% of the time of the same loops through offsets or an index array.)
-    ``sparse``: the rows are a small share of all, and each row's codes are asked for
-    ``PREFETCH_ROWS`` rows ahead (half the time at 5% of 1,000,000 rows)."""
+def _add_rows(codes, d, rows, g, s0, s1, h, B, sparse):  # pragma: no cover - compiled
+    """``h[((s − s0)·B + code)·C + c] += g[k, c]`` for the rows ``rows`` and the
+    features ``s0 .. s1 − 1`` (``h`` flat: a feature's ``B`` bins of ``C`` channels,
+    then the next feature's): a row's codes are one run of bytes (``codes`` is
+    row-major), read once for all its features.  The offsets are unsigned and the
+    histogram flat: numba then computes an address with one add, where a signed index
+    of a 3-d array costs a check for negative indices and two multiplies (a third of the
+    loop's time).  ``sparse``: the rows are a small share of all, and each row's codes
+    are asked for ``PREFETCH_ROWS`` rows ahead (half the time at 5% of 1,000,000
+    rows)."""
     C = g.shape[1]
     m = rows.size
+    ud = np.uint64(d)
+    uB = np.uint64(B)
+    uC = np.uint64(C)
+    u1 = np.uint64(1)
+    first = np.uint64(s0)
     if C == 2:
         # two rows at a time (their codes' loads overlap); each bin still adds its rows
         # in row order, so the sums are those of one row at a time
+        gf = g.reshape(-1)
         k = 0
         while k + 1 < m:
             if sparse and k + PREFETCH_ROWS + 1 < m:  # scattered rows: ask ahead
                 prefetch(codes, rows[k + PREFETCH_ROWS] * d + s0)
                 prefetch(codes, rows[k + PREFETCH_ROWS + 1] * d + s0)
-            b0 = rows[k] * d
-            b1 = rows[k + 1] * d
-            a0 = g[k, 0]
-            a1 = g[k, 1]
-            c0 = g[k + 1, 0]
-            c1 = g[k + 1, 1]
-            for s in range(s0, s1):
-                q = codes[b0 + s]
-                r = codes[b1 + s]
-                h[s - s0, q, 0] += a0
-                h[s - s0, q, 1] += a1
-                h[s - s0, r, 0] += c0
-                h[s - s0, r, 1] += c1
+            uk = np.uint64(k)
+            b0 = np.uint64(rows[uk]) * ud + first
+            b1 = np.uint64(rows[uk + u1]) * ud + first
+            a0 = gf[uk * np.uint64(2)]
+            a1 = gf[uk * np.uint64(2) + u1]
+            c0 = gf[uk * np.uint64(2) + np.uint64(2)]
+            c1 = gf[uk * np.uint64(2) + np.uint64(3)]
+            off = np.uint64(0)
+            for s in range(s1 - s0):
+                us = np.uint64(s)
+                q = (off + np.uint64(codes[b0 + us])) * np.uint64(2)
+                r = (off + np.uint64(codes[b1 + us])) * np.uint64(2)
+                h[q] += a0
+                h[q + u1] += a1
+                h[r] += c0
+                h[r + u1] += c1
+                off += uB
             k += 2
         if k < m:
-            b0 = rows[k] * d
-            for s in range(s0, s1):
-                q = codes[b0 + s]
-                h[s - s0, q, 0] += g[k, 0]
-                h[s - s0, q, 1] += g[k, 1]
+            b0 = np.uint64(rows[k]) * ud + first
+            a0 = g[k, 0]
+            a1 = g[k, 1]
+            off = np.uint64(0)
+            for s in range(s1 - s0):
+                q = (off + np.uint64(codes[b0 + np.uint64(s)])) * np.uint64(2)
+                h[q] += a0
+                h[q + u1] += a1
+                off += uB
         return
     for k in range(m):
-        base = rows[k] * d
-        for s in range(s0, s1):
-            q = codes[base + s]
+        base = np.uint64(rows[k]) * ud + first
+        off = np.uint64(0)
+        for s in range(s1 - s0):
+            q = (off + np.uint64(codes[base + np.uint64(s)])) * uC
             for c in range(C):
-                h[s - s0, q, c] += g[k, c]
+                h[q + np.uint64(c)] += g[k, c]
+            off += uB
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _add_rows_of(codes, d, rows, g, feats, s0, s1, h):  # pragma: no cover - compiled
+def _add_rows_of(codes, d, rows, g, feats, s0, s1, h, B):  # pragma: no cover - compiled
     """:func:`_add_rows` for the features ``feats[s0:s1]``."""
     C = g.shape[1]
+    ud = np.uint64(d)
+    uB = np.uint64(B)
+    uC = np.uint64(C)
     for k in range(rows.size):
-        base = rows[k] * d
+        base = np.uint64(rows[k]) * ud
+        off = np.uint64(0)
         for s in range(s0, s1):
-            q = codes[base + feats[s]]
+            q = (off + np.uint64(codes[base + np.uint64(feats[s])])) * uC
             for c in range(C):
-                h[s - s0, q, c] += g[k, c]
+                h[q + np.uint64(c)] += g[k, c]
+            off += uB
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
@@ -132,24 +156,25 @@ def leaf_histograms(codes, d, rows, run_seg, g, feats, cuts, out, sparse):  # pr
 
     ``rows[run_seg[r]:run_seg[r + 1]]`` are the leaf's rows of run ``r`` (in row
     order), ``g[k]`` the channels of ``rows[k]``, ``codes`` the codes row-major (row
-    ``i``'s code of feature ``j`` at ``i·d + j``), and ``out`` of shape ``(R, F, B, C)``:
-    run ``r``'s histogram of feature ``feats[s]`` is ``out[r, s]``, summed in row
-    order.  A task is a run and a span ``feats[cuts[t]:cuts[t + 1]]`` of the features:
-    how the features are cut changes no sum."""
-    R = out.shape[0]
+    ``i``'s code of feature ``j`` at ``i·d + j``), and ``out`` of shape ``(R, F, B, C)``
+    (C-contiguous): run ``r``'s histogram of feature ``feats[s]`` is ``out[r, s]``,
+    summed in row order.  A task is a run and a span ``feats[cuts[t]:cuts[t + 1]]`` of
+    the features: how the features are cut changes no sum."""
+    R, F, B, C = out.shape
+    flat = out.reshape(-1)
     T = cuts.size - 1
     every = feats.size == d  # feats is 0 .. d − 1
     for task in numba.prange(R * T):
         r = task // T
         t = task - r * T
         s0, s1 = cuts[t], cuts[t + 1]
-        h = out[r, s0:s1]
+        h = flat[(r * F + s0) * B * C:(r * F + s1) * B * C]
         h[:] = 0.0
         k0, k1 = run_seg[r], run_seg[r + 1]
         if every:
-            _add_rows(codes, d, rows[k0:k1], g[k0:k1], s0, s1, h, sparse)
+            _add_rows(codes, d, rows[k0:k1], g[k0:k1], s0, s1, h, B, sparse)
         else:
-            _add_rows_of(codes, d, rows[k0:k1], g[k0:k1], feats, s0, s1, h)
+            _add_rows_of(codes, d, rows[k0:k1], g[k0:k1], feats, s0, s1, h, B)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -173,45 +198,6 @@ def split_rows(codes, d, rows, lo, hi, j, goes_left, tmp):  # pragma: no cover
     return n_left
 
 
-@numba.njit(cache=True, nogil=True)
-def split_rows_gather(codes, d, rows, lo, hi, j, goes_left, tmp, g, g_flat, keep_left,
-                      kept):  # pragma: no cover - compiled
-    """:func:`split_rows`, also copying the channels of the rows of one side
-    (``keep_left``) into ``kept``, in row order: the gather of that child's histogram,
-    made while its rows are read anyway; at most ``len(kept) − 1`` of them (the last
-    slot takes the other side's writes once the others are full).  Returns ``(n_left,
-    rows of that side)``: the copy is whole when the second is below ``len(kept)``."""
-    C = g.shape[1]
-    capacity = kept.shape[0]
-    n_left = 0
-    n_right = 0
-    m = 0
-    last = capacity - 1  # a slot for the writes past the kept rows
-    for k in range(lo, hi):
-        if k + PREFETCH_ROWS < hi:
-            ahead = rows[k + PREFETCH_ROWS]
-            prefetch(codes, ahead * d + j)
-            prefetch(g_flat, ahead * C)
-        i = rows[k]
-        side = goes_left[codes[i * d + j]]
-        left = np.intp(side)
-        rows[lo + n_left] = i
-        tmp[n_right] = i
-        n_left += left
-        n_right += 1 - left
-        # every row written where the kept side's next one goes, the count moved only
-        # for that side: no branch to mispredict (once the kept rows fill all but the
-        # last slot, every write goes there: the copy is then whole only if no kept
-        # row came after)
-        at = min(m, last)
-        for c in range(C):
-            kept[at, c] = g[i, c]
-        m += np.intp(side == keep_left)
-    for k in range(n_right):
-        rows[lo + n_left + k] = tmp[k]
-    return n_left, m
-
-
 @numba.njit(cache=True, nogil=True, parallel=True)
 def split_sides(codes, d, rows, lo, j, goes_left, bounds, sides, counts):  # pragma: no cover
     """The first pass of a split on threads: each chunk ``bounds[t] .. bounds[t + 1]``
@@ -230,35 +216,21 @@ def split_sides(codes, d, rows, lo, j, goes_left, bounds, sides, counts):  # pra
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def split_place(rows, lo, sides, bounds, left_at, right_at, tmp, g, g_flat, keep_left,
-                kept, kept_at):  # pragma: no cover - compiled
+def split_place(rows, lo, sides, bounds, left_at, right_at, tmp):  # pragma: no cover
     """The second pass: chunk ``t`` writes its left rows from ``tmp[left_at[t]]`` and
     its right rows from ``tmp[right_at[t]]``, in order (the stable partition, the same
-    for any chunks), and the channels of the kept side's rows from
-    ``kept[kept_at[t]]`` (its last ``T`` rows are scratch: chunk ``t`` writes the other
-    side's channels to row ``len(kept) − T + t``)."""
-    C = g.shape[1]
-    T = bounds.size - 1
-    spare = kept.shape[0] - T  # kept's last T rows: each chunk's slot for the others
-    for t in numba.prange(T):
+    for any chunks)."""
+    for t in numba.prange(bounds.size - 1):
         a, b = bounds[t], bounds[t + 1]
         p = left_at[t]
         q = right_at[t]
-        r = kept_at[t]
         for k in range(a, b):
-            if k + PREFETCH_ROWS < b:
-                prefetch(g_flat, rows[lo + k + PREFETCH_ROWS] * C)
             i = rows[lo + k]
             left = np.intp(sides[k])
             # selects, not branches: a row's side is as likely as a coin's
             tmp[p if left else q] = i
             p += left
             q += 1 - left
-            keep = np.intp(sides[k] == keep_left)
-            at = r if keep else spare + t
-            for c in range(C):
-                kept[at, c] = g[i, c]
-            r += keep
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -336,10 +308,162 @@ def _scan_scalar(h, nb, has_nan, direction, G, H, count, cnt_factor, lam, min_da
     return best, best_t, best_nan_left, best_gl, best_hl
 
 
+@numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _scan_unbounded(h, nb, has_nan, G, H, count, cnt_factor, lam, min_data, min_weight,
+                    min_gain, parent, buf):  # pragma: no cover - compiled
+    """:func:`_scan_scalar` without bounds on the outputs, in three loops a pass: the
+    running sums of the thresholds (in bin order), every threshold's gain (no
+    dependence between thresholds: the compiler computes four at a time, and the two
+    divisions a threshold are most of a scan's time), then the first of the largest.
+    The same operations on the same numbers as the scalar scan, so the same bits and
+    the same choice; an invalid threshold's gain is −1 (a valid one gains more than
+    ``min_gain`` ≥ 0).  ``buf``: scratch of shape (4, B)."""
+    gla = buf[0]
+    hla = buf[1]
+    nla = buf[2]
+    gains = buf[3]
+    best = 0.0
+    best_t = -1
+    best_nan_left = False
+    best_gl = 0.0
+    best_hl = 0.0
+    for nan_pass in range(2 if has_nan else 1):
+        nan_left = has_nan and nan_pass == 0
+        gl = 0.0
+        hl = 0.0
+        n_left = 0.0
+        if nan_left:
+            gl = h[nb, 0]
+            hl = h[nb, 1]
+            n_left = np.floor(hl * cnt_factor + 0.5)
+        m = nb if (has_nan and not nan_left) else nb - 1  # thresholds 0 .. m − 1
+        for t in range(m):
+            gl += h[t, 0]
+            hb = h[t, 1]
+            hl += hb
+            n_left += np.floor(hb * cnt_factor + 0.5)
+            gla[t] = gl
+            hla[t] = hl
+            nla[t] = n_left
+        for t in range(m):
+            a = gla[t]
+            b = hla[t]
+            c = nla[t]
+            hr = H - b
+            gr = G - a
+            children = a * a / (b + lam) + gr * gr / (hr + lam)
+            gain = children - parent
+            ok = ((c >= min_data) & (count - c >= min_data) & (b >= min_weight)
+                  & (hr >= min_weight) & (gain > min_gain) & (gain > NOISE * abs(children)))
+            gains[t] = gain if ok else -1.0
+        for t in range(m):
+            if gains[t] > best:
+                best = gains[t]
+                best_t = t
+                best_nan_left = nan_left
+                best_gl = gla[t]
+                best_hl = hla[t]
+    return best, best_t, best_nan_left, best_gl, best_hl
+
+
+@numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _scan_channels(h, nb, has_nan, direction, K, total, count, cnt_factor, lam, min_data,
+                   min_weight, min_gain, bounded, lo_bound, hi_bound, parent, GL, GR,
+                   left):  # pragma: no cover - compiled
+    """:func:`best_splits`' scan of one feature for K > 1 target channels (the channel
+    K the weight): returns ``(gain, t, nan_left)`` and the best left sums in ``left``."""
+    C = K + 1
+    best = 0.0
+    best_t = -1
+    best_nan_left = False
+    for nan_pass in range(2 if has_nan else 1):
+        nan_left = has_nan and nan_pass == 0
+        for c in range(C):
+            GL[c] = h[nb, c] if nan_left else 0.0
+        n_left = 0.0
+        if nan_left:
+            n_left = np.floor(h[nb, K] * cnt_factor + 0.5)
+        last = nb - 1 if (has_nan and not nan_left) else nb - 2
+        for t in range(last + 1):
+            for c in range(C):
+                GL[c] += h[t, c]
+            n_left += np.floor(h[t, K] * cnt_factor + 0.5)
+            n_right = count - n_left
+            if n_left < min_data or n_right < min_data:
+                continue
+            HL = GL[K]
+            for c in range(C):
+                GR[c] = total[c] - GL[c]
+            HR = GR[K]
+            if HL < min_weight or HR < min_weight:
+                continue
+            if bounded:
+                vl = _clamped(GL[0], HL, lam, lo_bound, hi_bound)
+                vr = _clamped(GR[0], HR, lam, lo_bound, hi_bound)
+                if (direction > 0 and vl > vr) or (direction < 0 and vl < vr):
+                    continue
+                gain = _gain_at(GL[0], HL, lam, vl) + _gain_at(GR[0], HR, lam, vr)
+            else:
+                gain = _gain(GL, HL, K, lam) + _gain(GR, HR, K, lam)
+            children = gain
+            gain -= parent
+            if not (gain > min_gain and gain > NOISE * abs(children)):
+                continue
+            if gain > best:
+                best = gain
+                best_t = t
+                best_nan_left = nan_left
+                for c in range(C):
+                    left[c] = GL[c]
+    return best, best_t, best_nan_left
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
+def _scan_features(hist, feats, usable, n_bins, missing, K, total, count, cnt_factor, lam,
+                   min_data, min_weight, min_gain, directions, bounded, lo_bound, hi_bound,
+                   parent, s0, s1, gains, ts, nan_lefts, lefts, splittable):  # pragma: no cover
+    """:func:`best_splits`' scans of the features ``feats[s0:s1]``, each feature's best
+    into its slot of ``gains``, ``ts``, ``nan_lefts`` and ``lefts``.  (A function of its
+    own, not inlined into the parallel loop: compiled there, the gains' loop is no
+    longer widened, and the scan takes 1.7 times as long.)"""
+    C = K + 1
+    H = total[K]
+    buf = np.empty((4, hist.shape[1]))
+    GL = np.empty(C)
+    GR = np.empty(C)
+    for s in range(s0, s1):
+        if not usable[s]:  # (usable and splittable may be one array)
+            splittable[s] = False
+            continue
+        j = feats[s]
+        if K == 1 and not bounded:  # (the usual case, in loops a compiler widens)
+            gain, t, nan_left, gl, hl = _scan_unbounded(
+                hist[s], n_bins[j], missing[j], total[0], H, count, cnt_factor, lam,
+                min_data, min_weight, min_gain, parent, buf)
+            lefts[s, 0] = gl
+            lefts[s, 1] = hl
+        elif K == 1:
+            gain, t, nan_left, gl, hl = _scan_scalar(
+                hist[s], n_bins[j], missing[j], directions[j], total[0], H, count,
+                cnt_factor, lam, min_data, min_weight, min_gain, bounded, lo_bound,
+                hi_bound, parent)
+            lefts[s, 0] = gl
+            lefts[s, 1] = hl
+        else:
+            gain, t, nan_left = _scan_channels(
+                hist[s], n_bins[j], missing[j], directions[j], K, total, count,
+                cnt_factor, lam, min_data, min_weight, min_gain, bounded, lo_bound,
+                hi_bound, parent, GL, GR, lefts[s])
+        gains[s] = gain
+        ts[s] = t
+        nan_lefts[s] = nan_left
+        splittable[s] = t >= 0
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", parallel=True)
 def best_splits(hist, feats, usable, n_bins, missing, K, total, count, lam, min_data,
                 min_weight, min_gain, directions, bounded, lo_bound, hi_bound, out_left,
-                splittable):  # pragma: no cover
+                splittable, spans):  # pragma: no cover
     """The best split of a leaf over the features ``feats`` (histograms ``hist[s]`` of
     shape (B, K + 1)), with the leaf's sums ``total`` (K + 1) and row count ``count``.
 
@@ -363,8 +487,13 @@ def best_splits(hist, feats, usable, n_bins, missing, K, total, count, lam, min_
 
     Only the features with ``usable[s]`` are scanned; ``splittable[s]`` says which have
     a valid split (LightGBM's ``is_splittable``: a feature without one is not scanned
-    again below this leaf)."""
+    again below this leaf).
+
+    The features are scanned in ``spans`` spans on numba's threads (each feature's best
+    into its own slot), and the best of them is then taken in feature order: the answer
+    depends neither on the spans nor on the threads."""
     C = K + 1
+    F = feats.size
     H = total[K]
     cnt_factor = count / H if H > 0 else 0.0
     if bounded:
@@ -372,83 +501,32 @@ def best_splits(hist, feats, usable, n_bins, missing, K, total, count, lam, min_
         parent = _gain_at(total[0], H, lam, v)
     else:
         parent = _gain(total, H, K, lam)
+    gains = np.zeros(F)
+    ts = np.full(F, -1, dtype=np.int64)
+    nan_lefts = np.zeros(F, dtype=np.bool_)
+    lefts = np.empty((F, C))
+    T = max(1, min(spans, F))
+    if T == 1:  # (no parallel region to start)
+        _scan_features(hist, feats, usable, n_bins, missing, K, total, count, cnt_factor,
+                       lam, min_data, min_weight, min_gain, directions, bounded, lo_bound,
+                       hi_bound, parent, 0, F, gains, ts, nan_lefts, lefts, splittable)
+    else:
+        for span in numba.prange(T):
+            _scan_features(hist, feats, usable, n_bins, missing, K, total, count,
+                           cnt_factor, lam, min_data, min_weight, min_gain, directions,
+                           bounded, lo_bound, hi_bound, parent, F * span // T,
+                           F * (span + 1) // T, gains, ts, nan_lefts, lefts, splittable)
     best = 0.0
     best_s = -1
-    best_t = -1
-    best_nan_left = False
-    if K == 1:  # one target channel: the scan on scalars (a third of the time)
-        G = total[0]
-        for s in range(feats.size):
-            if not usable[s]:  # (usable and splittable may be one array)
-                splittable[s] = False
-                continue
-            j = feats[s]
-            gain, t, nan_left, gl, hl = _scan_scalar(
-                hist[s], n_bins[j], missing[j], directions[j], G, H, count, cnt_factor,
-                lam, min_data, min_weight, min_gain, bounded, lo_bound, hi_bound, parent)
-            splittable[s] = t >= 0
-            if t >= 0 and gain > best:
-                best = gain
-                best_s = s
-                best_t = t
-                best_nan_left = nan_left
-                out_left[0] = gl
-                out_left[1] = hl
-        return best, best_s, best_t, best_nan_left
-    GL = np.empty(C)
-    GR = np.empty(C)
-    for s in range(feats.size):
-        if not usable[s]:
-            splittable[s] = False
-            continue
-        splittable[s] = False
-        j = feats[s]
-        nb = n_bins[j]
-        h = hist[s]
-        has_nan = missing[j]
-        direction = directions[j]
-        for nan_pass in range(2 if has_nan else 1):
-            nan_left = has_nan and nan_pass == 0
-            for c in range(C):
-                GL[c] = h[nb, c] if nan_left else 0.0
-            n_left = 0.0
-            if nan_left:
-                n_left = np.floor(h[nb, K] * cnt_factor + 0.5)
-            last = nb - 1 if (has_nan and not nan_left) else nb - 2
-            for t in range(last + 1):
-                for c in range(C):
-                    GL[c] += h[t, c]
-                n_left += np.floor(h[t, K] * cnt_factor + 0.5)
-                n_right = count - n_left
-                if n_left < min_data or n_right < min_data:
-                    continue
-                HL = GL[K]
-                for c in range(C):
-                    GR[c] = total[c] - GL[c]
-                HR = GR[K]
-                if HL < min_weight or HR < min_weight:
-                    continue
-                if bounded:
-                    vl = _clamped(GL[0], HL, lam, lo_bound, hi_bound)
-                    vr = _clamped(GR[0], HR, lam, lo_bound, hi_bound)
-                    if (direction > 0 and vl > vr) or (direction < 0 and vl < vr):
-                        continue
-                    gain = _gain_at(GL[0], HL, lam, vl) + _gain_at(GR[0], HR, lam, vr)
-                else:
-                    gain = _gain(GL, HL, K, lam) + _gain(GR, HR, K, lam)
-                children = gain
-                gain -= parent
-                if not (gain > min_gain and gain > NOISE * abs(children)):
-                    continue
-                splittable[s] = True
-                if gain > best:
-                    best = gain
-                    best_s = s
-                    best_t = t
-                    best_nan_left = nan_left
-                    for c in range(C):
-                        out_left[c] = GL[c]
-    return best, best_s, best_t, best_nan_left
+    for s in range(F):
+        if ts[s] >= 0 and gains[s] > best:
+            best = gains[s]
+            best_s = s
+    if best_s < 0:
+        return best, best_s, -1, False
+    for c in range(C):
+        out_left[c] = lefts[best_s, c]
+    return best, best_s, ts[best_s], nan_lefts[best_s]
 
 
 @numba.njit(cache=True, nogil=True)

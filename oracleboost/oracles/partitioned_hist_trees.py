@@ -274,11 +274,9 @@ class PartitionedLeafRows:
     def count(self, leaf: int) -> int:
         return int(sum(self.stop[leaf]) - sum(self.start[leaf]))
 
-    def split(self, leaf: int, j: int, goes_left: np.ndarray, keep_left: bool | None = None
-              ) -> int:
+    def split(self, leaf: int, j: int, goes_left: np.ndarray) -> int:
         """Split the leaf by feature ``j``'s bins in every partition (the left rows stay
-        the leaf, the right ones become the next leaf); how many went left.
-        (``keep_left``, the hint on which side's histogram comes next, is not used: a
+        the leaf, the right ones become the next leaf); how many went left.  (A
         partition gathers a leaf's channels when its histogram is asked.)"""
         b = self.bound
         known = self._bin_rows.pop(leaf, None)
