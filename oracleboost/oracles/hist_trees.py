@@ -766,7 +766,8 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
             return
         GL = np.empty(C)
         gain, s, t, nan_left = run_parallel(
-            kernels.best_splits, scan_threads, hists[leaf], feats, usable[leaf], n_bins, missing, K, sums[leaf],
+            kernels.best_splits, scan_threads, hists[leaf], feats, usable[leaf], n_bins,
+            missing, K, sums[leaf],
             float(count[leaf]), lam, min_data, min_weight, min_gain, directions, bounded,
             lo_b[leaf], hi_b[leaf], GL, usable[leaf], scan_threads)
         if cats is not None:  # categorical features: scanned at every leaf
