@@ -59,12 +59,21 @@ RUN_ROWS = 1 << 15
 
 @numba.njit(cache=True, nogil=True)
 def gather(rows, lo, hi, g, out):  # pragma: no cover - compiled
-    """``out[k] = g[rows[lo + k]]`` for the leaf's segment ``rows[lo:hi]``."""
+    """``out[k] = g[rows[lo + k]]`` for the leaf's segment ``rows[lo:hi]``.  Each row's
+    channels are asked for ``PREFETCH_ROWS`` rows ahead: at 1,000,000 rows ``g`` is
+    16 MB, and a leaf's scattered rows miss the caches."""
     C = g.shape[1]
-    for k in range(hi - lo):
-        i = rows[lo + k]
+    gf = g.reshape(-1)
+    of = out.reshape(-1)
+    uC = np.uint64(C)
+    m = hi - lo
+    for k in range(m):
+        if k + PREFETCH_ROWS < m:
+            prefetch(gf, rows[lo + k + PREFETCH_ROWS] * C)
+        src = np.uint64(rows[lo + k]) * uC
+        dst = np.uint64(k) * uC
         for c in range(C):
-            out[k, c] = g[i, c]
+            of[dst + np.uint64(c)] = gf[src + np.uint64(c)]
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
