@@ -121,9 +121,8 @@ import hashlib
 import math
 import numbers
 import threading
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import lightgbm as lgb  # the library (absolute import; this module is oracleboost.oracles.lightgbm)
 import numpy as np
 import scipy.sparse as sp
 
@@ -139,6 +138,17 @@ from oracleboost.oracles.base import (
 )
 from oracleboost.oracles.trees import TreeStructure
 from oracleboost.rows.parallel import max_threads, run_parallel
+
+if TYPE_CHECKING:
+    import lightgbm as lgb
+
+
+def _lgb() -> Any:
+    """The ``lightgbm`` library, imported when first used (it takes 90 ms and 40 MB:
+    ``import oracleboost`` does not pay them for a fit that never calls it)."""
+    import lightgbm  # (absolute: this module is oracleboost.oracles.lightgbm)
+
+    return lightgbm
 
 __all__ = ["LightGBMOracle", "LightGBMTree"]
 
@@ -296,7 +306,7 @@ def _thread_setting() -> ctypes.c_int | None:
     the booster's ``num_threads``: what the oracle's ``predict(pred_leaf=True)`` did.
     """
     try:
-        return ctypes.c_int.in_dll(lgb.basic._LIB, "LGBM_DEFAULT_NUM_THREADS")
+        return ctypes.c_int.in_dll(_lgb().basic._LIB, "LGBM_DEFAULT_NUM_THREADS")
     except (AttributeError, ValueError, OSError):  # pragma: no cover - other builds
         return None
 
@@ -335,7 +345,7 @@ def _lightgbm_thread_count(num_threads: int) -> int:
         return num_threads
     try:
         with _lightgbm_threads(0):
-            return max(1, int(lgb.basic._LIB.OMP_NUM_THREADS()))
+            return max(1, int(_lgb().basic._LIB.OMP_NUM_THREADS()))
     except AttributeError:  # pragma: no cover - other builds
         return 1
 
@@ -393,7 +403,7 @@ class LightGBMTree(Hypothesis):
             return np.full(X.shape[0], self.constant)
         with _lightgbm_threads(self.num_threads):  # also makes the booster once only
             if self._booster is None:
-                self._booster = lgb.Booster(model_str=self.model_str)
+                self._booster = _lgb().Booster(model_str=self.model_str)
             out = self._booster.predict(X, raw_score=True, num_threads=self.num_threads)
         return np.asarray(out, dtype=np.float64)
 
@@ -659,13 +669,13 @@ def _label_view(dataset: lgb.Dataset, n: int) -> np.ndarray | None:
     length = ctypes.c_int(0)
     dtype = ctypes.c_int(-1)
     try:
-        lgb.basic._safe_call(
-            lgb.basic._LIB.LGBM_DatasetGetField(
+        _lgb().basic._safe_call(
+            _lgb().basic._LIB.LGBM_DatasetGetField(
                 dataset._handle, b"label", ctypes.byref(length), ctypes.byref(ptr),
                 ctypes.byref(dtype),
             )
         )
-    except (AttributeError, lgb.basic.LightGBMError):  # pragma: no cover - other builds
+    except (AttributeError, _lgb().basic.LightGBMError):  # pragma: no cover - other builds
         return None
     if not ptr.value or length.value != n or dtype.value != 0:  # 0: C_API_DTYPE_FLOAT32
         return None  # pragma: no cover
@@ -703,7 +713,7 @@ class _BoundLightGBM(BoundOracle):
         with _lightgbm_threads(self.num_threads):
             # Binned from X as given (LightGBM reads C or Fortran order without
             # copying); X itself is not kept.
-            self.dataset = lgb.Dataset(
+            self.dataset = _lgb().Dataset(
                 X, label=self._label, params=params, free_raw_data=True,
                 categorical_feature=list(categorical) if categorical else "auto",
             ).construct()
@@ -733,7 +743,7 @@ class _BoundLightGBM(BoundOracle):
         if unit:
             params.update(objective="regression", reg_sqrt=False, metric="None")
         with _lightgbm_threads(self.num_threads):
-            booster = lgb.Booster(params=params, train_set=self.dataset)
+            booster = _lgb().Booster(params=params, train_set=self.dataset)
         self.n_boosters_built += 1
         if unit:
             self.unit_booster = booster
