@@ -43,6 +43,7 @@ _LAZY: dict[str, str] = {
     "TreeEnsembleOracle": "oracleboost.oracles",
     "CachedOracle": "oracleboost.oracles",
     "ApproximateOracle": "oracleboost.oracles",
+    "PerClassOracle": "oracleboost.oracles",
     # the losses
     "Loss": "oracleboost.losses",
     "MarginLoss": "oracleboost.losses",
@@ -87,6 +88,7 @@ __all__ = [
     "TreeEnsembleOracle",
     "CachedOracle",
     "ApproximateOracle",
+    "PerClassOracle",
     # the losses
     "Loss",
     "MarginLoss",
@@ -145,6 +147,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         MatrixOracle,
         MLPOracle,
         Oracle,
+        PerClassOracle,
         SklearnOracle,
         StumpOracle,
         TreeEnsembleOracle,

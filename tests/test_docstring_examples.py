@@ -22,7 +22,7 @@ ORACLE_CLASSES = [obj for obj in map(oracles.__dict__.get, oracles.__all__)
 
 
 def test_every_oracle_class_is_listed():
-    assert len(ORACLE_CLASSES) == 11, [cls.__name__ for cls in ORACLE_CLASSES]
+    assert len(ORACLE_CLASSES) == 12, [cls.__name__ for cls in ORACLE_CLASSES]
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")

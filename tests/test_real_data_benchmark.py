@@ -99,15 +99,12 @@ def test_the_tables_are_aligned(bench):
     assert rst[0] == rst[2] == rst[-1] == "======  ===========" and rst[3].startswith("letter")
 
 
-def test_logistic_newton_is_the_log_loss_derivatives(bench):
-    # log(1 + e^f) − y f, y in {0, 1}: its first and second derivatives by central
-    # differences
-    f = np.array([-30.0, -3.0, -0.5, 0.0, 0.7, 4.0, 25.0])
-    y = np.array([0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0])
-    grad, hess = bench.logistic_newton(y, f)
-    loss = lambda z: np.logaddexp(0.0, z) - y * z  # noqa: E731
-    step = 1e-4
-    assert np.allclose(grad, (loss(f + step) - loss(f - step)) / (2 * step), atol=1e-7)
-    assert np.allclose(hess, (loss(f + step) - 2 * loss(f) + loss(f - step)) / step**2,
-                       atol=1e-5)
-    assert (hess > 0).all() and bench.logistic_newton(y[:1], np.array([-800.0]))[1][0] > 0
+def test_functional_newton_asks_newton_s_query_with_a_tree_a_class_on_more_classes(bench):
+    from oracleboost.oracles import HistTreeOracle, PerClassOracle
+
+    binary = bench.make_model("functional_newton", 10, 0.1, 0, n_classes=2)
+    multi = bench.make_model("functional_newton", 10, 0.1, 0, n_classes=5)
+    assert binary.query == multi.query == "newton"
+    assert type(binary.oracle) is HistTreeOracle
+    assert type(multi.oracle) is PerClassOracle and type(multi.oracle.oracle) is HistTreeOracle
+    assert "functional_newton" not in bench.BINARY_ONLY

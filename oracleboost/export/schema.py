@@ -89,6 +89,7 @@ def _library_classes() -> list[type]:
         LinearOracle,
         MatrixOracle,
         MLPOracle,
+        PerClassOracle,
         SklearnOracle,
         StumpOracle,
         TreeOracle,
@@ -96,6 +97,7 @@ def _library_classes() -> list[type]:
     from oracleboost.oracles.hist_trees import HistTree
     from oracleboost.oracles.lightgbm import LightGBMTree
     from oracleboost.oracles.matrix import LinearCoordinate, MatrixColumn
+    from oracleboost.oracles.per_class import PerClassHypothesis
     from oracleboost.oracles.sklearn import FittedEstimator
     from oracleboost.oracles.stumps import (
         ConstantHypothesis,
@@ -114,10 +116,11 @@ def _library_classes() -> list[type]:
         # oracles
         StumpOracle, TreeOracle, LightGBMOracle, SklearnOracle, MLPOracle, MatrixOracle,
         LinearOracle, CachedOracle, ApproximateOracle, TreeEnsembleOracle, HistTreeOracle,
+        PerClassOracle,
         # hypotheses (and the trees an ensemble's and a histogram tree's are)
         ConstantHypothesis, SignStump, RegressionStump, LabelCodeStump, VectorStump,
         MatrixColumn, LinearCoordinate, LightGBMTree, FittedEstimator, ArgmaxVote,
-        EnsembleTree, HistTree, TreeStructure,
+        EnsembleTree, HistTree, TreeStructure, PerClassHypothesis,
         # losses
         Exponential, Logistic, Squared, Absolute, Huber, Quantile, SoftmaxCrossEntropy,
         MulticlassHinge, PairwiseHinge,
@@ -375,6 +378,12 @@ _SPECS: dict[str, dict[str, Check]] = {
     # (its parameters, each present: checked together by the oracle's own rules, in
     # _hist_tree_oracle)
     "HistTreeOracle": {},
+    # (its parts, each of one output: checked together, in _per_class)
+    "PerClassHypothesis": {"parts": ("a non-empty list, each a Hypothesis",
+                                     lambda v: isinstance(v, list) and len(v) > 0
+                                     and all(HYPOTHESIS[1](h) for h in v)),
+                           "key": KEY, **_CACHES},
+    "PerClassOracle": {"oracle": _instance("Oracle")},
     "TreeEnsembleOracle": {"trees": ("a non-empty list of TreeStructure",
                                      lambda v: isinstance(v, (list, tuple)) and len(v) > 0
                                      and all(_instance("TreeStructure")[1](t) for t in v)),
@@ -758,6 +767,19 @@ def _hist_tree_oracle(state: dict, where: str) -> None:
         raise SchemaError(where, str(exc)) from None
 
 
+def _per_class(state: dict, where: str) -> None:
+    """Each part predicts one output (a column of the answer): no vector leaves, no
+    nested answer of several columns."""
+    for k, part in enumerate(state["parts"]):
+        tree = getattr(part, "tree", None)
+        value = getattr(part, "value", None)
+        if (type(part).__name__ == "PerClassHypothesis"
+                or (type(tree).__name__ == "TreeStructure" and tree.n_outputs != 1)
+                or (isinstance(value, np.ndarray) and value.ndim != 0)):
+            raise SchemaError(f"{where}.parts[{k}]", "must predict one output (a column "
+                                                     "of the answer)")
+
+
 _CROSS: dict[str, Callable[[dict, str], None]] = {
     "SignStump": _stump, "RegressionStump": _stump, "LabelCodeStump": _label_code,
     "VectorStump": _vector, "LightGBMTree": _lightgbm, "Ensemble": _ensemble,
@@ -765,6 +787,7 @@ _CROSS: dict[str, Callable[[dict, str], None]] = {
     "TreeStructure": _tree_structure, "EnsembleTree": _ensemble_tree,
     "TreeEnsembleOracle": _tree_ensemble, "HistTree": _hist_tree,
     "HistTreeOracle": _hist_tree_oracle, "ArgmaxVote": _argmax_vote,
+    "PerClassHypothesis": _per_class,
 }
 
 

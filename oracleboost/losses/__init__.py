@@ -17,7 +17,7 @@ One class per loss; estimators also accept the lowercase names of the registry.
 
 from __future__ import annotations
 
-from oracleboost.losses.base import Loss, RankingLoss, RegressionLoss
+from oracleboost.losses.base import Loss, RankingLoss, RegressionLoss, SecondOrder
 from oracleboost.losses.callable_objective import CallableObjective
 from oracleboost.losses.margin import Exponential, Logistic, MarginLoss
 from oracleboost.losses.multiclass import MulticlassHinge, MulticlassLoss, SoftmaxCrossEntropy
@@ -35,6 +35,7 @@ __all__ = [
     "Loss",
     "RegressionLoss",
     "RankingLoss",
+    "SecondOrder",
     "MarginLoss",
     "Exponential",
     "Logistic",

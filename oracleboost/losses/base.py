@@ -28,7 +28,16 @@ import numpy as np
 from oracleboost._typing import ArrayLike
 from oracleboost._validation import check_sample_weight
 
-__all__ = ["Loss", "RegressionLoss", "RankingLoss"]
+__all__ = ["Loss", "RegressionLoss", "RankingLoss", "SecondOrder", "HESSIAN_FLOOR"]
+
+#: The least value a built-in loss's :meth:`~SecondOrder.hessian` returns: where the
+#: second derivative underflows (a margin past ±37 for the logistic loss, a class
+#: probability near 0 or 1 for the softmax), Newton's target ``−g/H`` would divide by
+#: nearly 0.  XGBoost floors its logistic and softmax hessians at the same 1e-16.  A
+#: row at the floor adds ``−s g`` to a leaf's sum of ``s H · (−g/H)`` as before and
+#: at most 1e-16 to its sum of weights, so leaves change by far less than their
+#: ``min_child_weight``.
+HESSIAN_FLOOR = 1e-16
 
 
 class Loss(ABC):
@@ -116,6 +125,26 @@ def _same(a: Any, b: Any) -> bool:
         return bool(a == b)
     except (TypeError, ValueError):
         return False
+
+
+class SecondOrder:
+    """A loss with a positive second derivative in its raw score: it gives
+    :meth:`hessian` and :meth:`grad_hess`, what Newton's step needs (the functional
+    boosters' ``query="newton"``: each weak learner fits ``−g/H`` with the weights
+    ``s H``, Friedman, Hastie & Tibshirani 2000; Chen & Guestrin 2016).  A loss without
+    one (hinges, the absolute and Huber losses, whose second derivative is 0 or
+    undefined) does not inherit it.
+
+    A mixin beside :class:`Loss`: a subclass defines :meth:`hessian`."""
+
+    def hessian(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
+        """The second derivative of each row's loss in its raw score, the shape of
+        ``raw`` (for a vector score, the diagonal ``∂²l/∂f_k²``), positive."""
+        raise NotImplementedError
+
+    def grad_hess(self, y: np.ndarray, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(gradient, hessian)`` at ``raw``."""
+        return self.gradient(y, raw), self.hessian(y, raw)  # type: ignore[attr-defined]
 
 
 class RegressionLoss(Loss):

@@ -24,7 +24,7 @@ from scipy.special import expit, xlogy
 
 from oracleboost._numerics import softplus
 from oracleboost._typing import ArrayLike
-from oracleboost.losses.base import Loss
+from oracleboost.losses.base import HESSIAN_FLOOR, Loss, SecondOrder
 
 __all__ = ["MarginLoss", "Exponential", "Logistic"]
 
@@ -232,8 +232,12 @@ class MarginLoss(Loss):
         return np.where(np.isnan(out), np.inf, out)
 
 
-class Exponential(MarginLoss):
+class Exponential(SecondOrder, MarginLoss):
     """Exponential loss ``φ(m) = exp(−m)`` (AdaBoost; Telgarsky's ℓ(z) = e^z).
+
+    Its hessian in the raw score is ``φ''(y f) = exp(−y f)`` (``y² = 1``), so
+    Newton's target ``−g/H`` is ``y`` itself (Friedman, Hastie & Tibshirani 2000,
+    Gentle AdaBoost's weighted least-squares fit).
 
     The population minimiser is ``f = ½ log(p / (1 − p))`` (Friedman, Hastie &
     Tibshirani 2000), so ``P(y = +1) = σ(2f)``.
@@ -282,6 +286,11 @@ class Exponential(MarginLoss):
         """φ''(m) = exp(−m) (Telgarsky 2012, L485: ℓ = ℓ' = ℓ'' = exp)."""
         return np.exp(-np.asarray(m, dtype=np.float64))
 
+    def hessian(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
+        """``∂²l/∂f² = exp(−y f)``, floored at :data:`~oracleboost.losses.base.
+        HESSIAN_FLOOR` (a margin above about 37)."""
+        return np.maximum(self.d2phi(self._margin(y, raw)), HESSIAN_FLOOR)
+
     def conjugate(self, psi: np.ndarray, weight: np.ndarray | float = 1.0) -> np.ndarray:
         """``s ℓ*(ψ/s) = ψ ln(ψ/s) − ψ``: Boltzmann–Shannon entropy (Telgarsky 2012, Example 2).
 
@@ -314,8 +323,12 @@ class Exponential(MarginLoss):
         return np.where(_in_domain(p, w, self.dual_bound), div, np.inf)
 
 
-class Logistic(MarginLoss):
+class Logistic(SecondOrder, MarginLoss):
     """Logistic loss ``φ(m) = ln(1 + exp(−m))`` (Telgarsky's ℓ(z) = ln(1 + e^z)).
+
+    Its hessian in the raw score is ``φ''(y f) = σ(f) σ(−f)`` (``y² = 1``), ``p(1 − p)``,
+    as LightGBM's binary objective computes it; Newton's leaves are then LightGBM's
+    ``−Σ g / Σ H`` (Friedman, Hastie & Tibshirani 2000, LogitBoost).
 
     ``φ'' ≤ 1/4``, so it is ¼-strongly smooth in f; ``P(y = +1) = σ(f)``.  ``φ'' ≤ φ``
     everywhere (``ln(1 + e^x) ≥ σ(x)``), so η = 1 is valid globally, tighter than the
@@ -375,6 +388,11 @@ class Logistic(MarginLoss):
         """φ''(m) = σ(m) σ(−m) = e^{−|m|} / (1 + e^{−|m|})², without overflow."""
         e = np.exp(-np.abs(m))
         return e / (1.0 + e) ** 2
+
+    def hessian(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
+        """``∂²l/∂f² = σ(f) σ(−f)``, at most ¼, floored at
+        :data:`~oracleboost.losses.base.HESSIAN_FLOOR` (a margin past ±37)."""
+        return np.maximum(self.d2phi(self._margin(y, raw)), HESSIAN_FLOOR)
 
     def conjugate(self, psi: np.ndarray, weight: np.ndarray | float = 1.0) -> np.ndarray:
         """``s ℓ*(ψ/s) = ψ ln(ψ/s) + (s − ψ) ln((s − ψ)/s)``: Fermi–Dirac entropy.

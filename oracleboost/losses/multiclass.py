@@ -13,7 +13,7 @@ from scipy.special import logsumexp
 
 from oracleboost._numerics import class_probabilities
 from oracleboost._validation import check_finite_array, check_sample_weight
-from oracleboost.losses.base import Loss
+from oracleboost.losses.base import HESSIAN_FLOOR, Loss, SecondOrder
 
 __all__ = ["MulticlassLoss", "SoftmaxCrossEntropy", "MulticlassHinge", "ZERO_PRIOR_LOG"]
 
@@ -62,8 +62,17 @@ def _class_indices(y, n_classes: int | None) -> np.ndarray:
     return yi
 
 
-class SoftmaxCrossEntropy(MulticlassLoss):
+class SoftmaxCrossEntropy(SecondOrder, MulticlassLoss):
     """Multiclass logistic loss ``l = logsumexp(f(x)) − f_y(x)``; gradient ``softmax(f) − e_y``.
+
+    :meth:`hessian` is the diagonal of the Hessian, ``p_k (1 − p_k)``: the curvature of
+    each class's score alone, what a tree a class fits with Newton's leaves
+    (``query="newton"``).  LightGBM's multiclass objective multiplies it by
+    ``K/(K − 1)`` (Friedman, Hastie & Tibshirani 2000, §6, whose symmetric
+    parametrisation that factor comes from); a common factor scales every Newton
+    target by its inverse and every weight by it, and the functional booster's step
+    ``a = <h, −g/H>/<h, h>`` (in the weights ``s H``) undoes any such scale of the
+    answer, so the plain diagonal is kept.
 
     The loss is computed as ``logsumexp_k(f_k − f_y)`` and ``softmax`` subtracts the row
     maximum, so scores of ±1e4 neither overflow nor lose the loss value.
@@ -97,6 +106,19 @@ class SoftmaxCrossEntropy(MulticlassLoss):
         g = class_probabilities(raw)  # the link's numbers (on every CPU the same)
         g[np.arange(len(yi)), yi] -= 1.0
         return g
+
+    def hessian(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
+        """``∂²l/∂f_k² = p_k (1 − p_k)`` (``p = softmax(f)``), shape ``(n, K)``, floored
+        at :data:`~oracleboost.losses.base.HESSIAN_FLOOR` (a probability near 0 or 1)."""
+        return self.grad_hess(y, raw)[1]
+
+    def grad_hess(self, y: np.ndarray, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The gradient and :meth:`hessian` from one softmax."""
+        yi, raw = self._check(y, raw)
+        p = class_probabilities(raw)
+        hess = np.maximum(p * (1.0 - p), HESSIAN_FLOOR)
+        p[np.arange(len(yi)), yi] -= 1.0  # (the gradient's bits, as gradient makes them)
+        return p, hess
 
     def init_raw(
         self, y: np.ndarray, sample_weight: np.ndarray | None = None, *,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from oracleboost.losses.base import RegressionLoss
+from oracleboost.losses.base import RegressionLoss, SecondOrder
 
 __all__ = ["Squared", "Absolute", "Huber", "Quantile", "weighted_median", "weighted_quantile"]
 
@@ -32,8 +32,8 @@ def weighted_median(y: np.ndarray, sample_weight: np.ndarray | None = None) -> f
     return weighted_quantile(y, 0.5, sample_weight)
 
 
-class Squared(RegressionLoss):
-    """Squared loss ``l = ½ (f − y)²``; gradient ``f − y``.
+class Squared(SecondOrder, RegressionLoss):
+    """Squared loss ``l = ½ (f − y)²``; gradient ``f − y``, hessian 1.
 
     λ = Λ = 1 in L2(P̂), so naive gradient projection with η = 1 converges at the
     rate (1 − γ²)^T (Grubb & Bagnell 2011, Theorem 3); with least-squares projection it
@@ -50,6 +50,11 @@ class Squared(RegressionLoss):
 
     def gradient(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
         return np.asarray(raw, dtype=np.float64) - np.asarray(y, dtype=np.float64)
+
+    def hessian(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
+        """1 on every row: Newton's step is the gradient step (``−g/1`` and ``s · 1``
+        are ``−g`` and ``s`` exactly)."""
+        return np.ones(np.shape(raw))
 
     def init_raw(self, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
         return float(np.average(y, weights=sample_weight))

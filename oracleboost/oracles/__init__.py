@@ -15,6 +15,7 @@ from oracleboost.oracles.defaults import default_oracle
 from oracleboost.oracles.hist_trees import HistTree, HistTreeOracle
 from oracleboost.oracles.lightgbm import LightGBMOracle
 from oracleboost.oracles.matrix import LinearOracle, MatrixOracle
+from oracleboost.oracles.per_class import PerClassHypothesis, PerClassOracle
 from oracleboost.oracles.sklearn import MLPOracle, SklearnOracle, TreeOracle
 from oracleboost.oracles.stumps import StumpOracle
 from oracleboost.oracles.tree_ensemble import EnsembleTree, TreeEnsembleOracle
@@ -40,5 +41,7 @@ __all__ = [
     "EnsembleTree",
     "CachedOracle",
     "ApproximateOracle",
+    "PerClassOracle",
+    "PerClassHypothesis",
     "default_oracle",
 ]

@@ -220,6 +220,12 @@ class Capabilities:
         come with an edge ≥ 0 on the query's rows, and a booster keeps their
         coefficients ≥ 0 by stepping on those same rows (stochastic boosting's row
         samples, whose step is taken on every row, are refused with such a class).
+    per_class_weights : bool
+        ``project`` of an ``(n, K)`` target also takes ``sample_weight`` of shape
+        ``(n, K)``: each output column fitted with its own weights
+        (:class:`~oracleboost.oracles.PerClassOracle`, one fit a class; Newton's
+        multiclass query, whose weights are each class's hessian).  Every other oracle
+        takes one weight a row.
     """
 
     correlate: bool = True
@@ -235,6 +241,7 @@ class Capabilities:
     categorical: bool = False
     feature_subsets: bool = False
     closed_under_negation: bool = True
+    per_class_weights: bool = False
 
 
 class Hypothesis(ABC):

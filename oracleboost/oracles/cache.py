@@ -334,8 +334,10 @@ class CachedOracle(Oracle):
 
     @property
     def capabilities(self) -> Capabilities:
-        # (queries on a subset of the features are not keyed: refused by the cache)
-        return dataclasses.replace(self._wrapped().capabilities, feature_subsets=False)
+        # (queries on a subset of the features are not keyed: refused by the cache; nor
+        # are weights a class, which its project does not take)
+        return dataclasses.replace(self._wrapped().capabilities, feature_subsets=False,
+                                   per_class_weights=False)
 
     def bind(self, X: ArrayLike, *,
              categorical_features: tuple[int, ...] | None = None) -> BoundOracle:

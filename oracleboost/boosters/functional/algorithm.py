@@ -111,6 +111,9 @@ class _Problem(Problem):
     offset: np.ndarray | None = None
     #: stochastic boosting's draws (``subsample``, ``colsample_bytree``), None without
     draws: RoundDraws | None = None
+    #: each weak learner fits Newton's target ``−g/H`` with the weights ``s H``
+    #: (``query="newton"``, and a loss given by a function): :func:`newton_view`
+    newton: bool = False
 
 
 @stored_as("FunctionalState")
@@ -244,6 +247,38 @@ class InnerProduct:
             self.blocks, target, out, a, self.s) / self.mass)
 
 
+class ClassWeightedInnerProduct(InnerProduct):
+    """``<a, b> = Σ_i Σ_k w_ik a_ik b_ik / Σ w`` for weights of shape (n, K), one
+    column a class (Newton's ``s H`` for vector scores, :func:`newton_view`): each
+    product is :class:`InnerProduct`'s unweighted one of ``w · a`` with ``b``, made by
+    row blocks in the same fixed order."""
+
+    def __init__(self, p: _Problem) -> None:
+        self.blocks, self.mass = p.blocks, p.total
+        self.s = column_kernels.NO_WEIGHTS  # (the products are of w · a: no row weights)
+        self.w = p.s
+
+    @property
+    def weights(self) -> Rows | None:
+        return None  # (no weights of a row: the fused squared step never runs here)
+
+    def __call__(self, a: Rows, b: Rows) -> float:
+        wa = row_passes.scaled(self.blocks, a, self.w)
+        return row_passes.weighted_inner(self.blocks, wa, b, None) / self.mass
+
+    def unit(self, a: Rows, others: tuple = (), known: tuple[float, float] | None = None
+             ) -> tuple[Rows | None, int, float, list[float]]:
+        top = row_passes.peak(self.blocks, a)
+        a_unit, e = _unit(a, self.blocks, top)
+        if a_unit is None:
+            return None, 0, top, [0.0] * (1 + len(others))
+        return a_unit, e, top, [self(a_unit, b) for b in (a_unit, *others)]
+
+    def residual_norm(self, target: Rows, out: Rows, a: float) -> float:
+        left = row_passes.combined(self.blocks, target, [(-a, out)])
+        return math.sqrt(max(self(left, left), 0.0))
+
+
 # -- the projections: Algorithms 1, 2 and 3 ----------------------------------------------
 
 @dataclass(frozen=True)
@@ -367,8 +402,8 @@ def functional_round(p: _Problem, state: _State, ensemble: Any, budget: int,
     Stochastic boosting (``p.draws``, Friedman 2002): each weak learner is fitted to the
     target on its round's sample of rows and features alone (the other rows' weights 0);
     the step along it, the loss and the records are made on every row."""
-    if isinstance(p.loss, CallableObjective):
-        # a function's gradient and hessian: Newton's targets and weights (the query's
+    if p.newton or isinstance(p.loss, CallableObjective):
+        # the loss's gradient and hessian: Newton's targets and weights (the query's
         # problem; the step's loss and records keep the fit's own weights)
         q, v = newton_view(p, state.f)
     else:
@@ -376,7 +411,9 @@ def functional_round(p: _Problem, state: _State, ensemble: Any, budget: int,
         # line 2 (Alg. 3: 3): v = −∇R[f_{t−1}] (the last step's fused pass may have
         # made it)
         v = state.descent if state.descent is not None else descent(p, state.f)
-    ip, rule = InnerProduct(q), p.projection
+    # (Newton's weights of vector scores, one column a class: their own inner product)
+    ip = ClassWeightedInnerProduct(q) if q is not p and q.s.ndim == 2 else InnerProduct(q)
+    rule = p.projection
     eta = p.schedule(p.view, state.outer)  # η_t, t = state.outer + 1 (counted from 1)
     outer = state.outer + 1
     first = rule.start(p.blocks, state.residual, v)  # v, or Δ + v (Alg. 3, line 4)
@@ -424,20 +461,30 @@ def functional_round(p: _Problem, state: _State, ensemble: Any, budget: int,
 
 
 def newton_view(p: _Problem, f: Rows) -> tuple[_Problem, np.ndarray]:
-    """The problem as the query sees it for a loss given by its gradient g and hessian
-    H (:class:`~oracleboost.losses.CallableObjective`), and the
-    target: PROJ is asked ``−g/H`` with the weights ``s H``, the least-squares form of
-    the loss's second-order expansion (Friedman, Hastie & Tibshirani 2000; Chen &
-    Guestrin 2016).  A tree's leaf is then ``−Σ s g / Σ s H``, LightGBM's leaf value,
-    and the step coefficient ``a = <h, −g/H>_{sH} / <h, h>_{sH} = Σ s h (−g) /
-    Σ s H h²`` is Newton's step along h.  With ``H = 1`` both are the gradient
-    step's, bit for bit (``s · 1`` and ``−g / 1`` are ``s`` and ``−g`` exactly)."""
+    """The problem as the query sees it for a loss with a gradient g and a hessian H
+    (``query="newton"``: a :class:`~oracleboost.losses.base.SecondOrder` loss, or a
+    :class:`~oracleboost.losses.CallableObjective`), and the target: PROJ is asked
+    ``−g/H`` with the weights ``s H``, the least-squares form of the loss's
+    second-order expansion (Friedman, Hastie & Tibshirani 2000; Chen & Guestrin 2016).
+    A tree's leaf is then ``−Σ s g / Σ s H``, LightGBM's leaf value, and the step
+    coefficient ``a = <h, −g/H>_{sH} / <h, h>_{sH} = Σ s h (−g) / Σ s H h²`` is
+    Newton's step along h.  With ``H = 1`` both are the gradient step's, bit for bit
+    (``s · 1`` and ``−g / 1`` are ``s`` and ``−g`` exactly).
+
+    Vector scores (f of shape (n, K)) give H of shape (n, K), the hessian's diagonal:
+    the weights are ``s_i H_ik``, one column a class, so an oracle that fits each class
+    with its own weights (:class:`~oracleboost.oracles.PerClassOracle`) grows a tree a
+    class with Newton's leaves, and the inner product sums ``s_i H_ik`` over both
+    (:class:`ClassWeightedInnerProduct`)."""
     g, hess = p.loss.grad_hess(p.y, f)
-    w = hess if p.s is None else p.s * hess
-    weighted = not bool((w == w[0]).all())
+    s = p.s if p.s is None or hess.ndim == 1 else p.s[:, None]
+    w = hess if s is None else s * hess
+    weighted = not bool((w == w.flat[0]).all())
     qw = w if weighted else None
+    # (by lanes, as every sum of the fit; a row's K weights summed in class order)
+    total = row_passes.total(p.blocks, w if w.ndim == 1 else w.sum(axis=1))
     view = dataclasses.replace(p, s=w, sw=qw, query_weight=qw, weighted=weighted,
-                               total=row_passes.total(p.blocks, w))
+                               total=total)
     return view, -g / hess
 
 

@@ -52,6 +52,7 @@ from oracleboost.losses import (
     get_loss,
     ndcg,
 )
+from oracleboost.losses.base import SecondOrder
 from oracleboost.losses.callable_objective import CallableObjective
 from oracleboost.optim import row_passes
 from oracleboost.optim.steps import SCHEDULES, RoundView, Schedule, get_schedule
@@ -85,7 +86,7 @@ class _FunctionalGradientBooster(ExportMixin, BaseBooster):
         "projection": [StrOptions(set(PROJECTIONS))],
         "schedule": [StrOptions(set(SCHEDULES)), Schedule],
         "strong_convexity": [Interval(Real, 0, None, closed="neither"), None],
-        "query": [StrOptions({"auto", "project", "correlate"})],
+        "query": [StrOptions({"auto", "project", "correlate", "newton"})],
         # a finite number: NaN or ±inf would be every prediction (Interval refuses them)
         "init": [StrOptions({"auto"}), Interval(Real, None, None, closed="neither")],
         "n_jobs": [Integral, None],
@@ -190,6 +191,8 @@ default=None
         ctx = {} if ctx is None else ctx
         if isinstance(loss, CallableObjective):
             self._check_callable_loss()
+        elif self.query == "newton":
+            self._check_newton(loss, self._raw_shape(rows.blocks.n, y))
         need = self._need()
         bound = self._bind_rows(rows, need)
         blocks = rows.blocks
@@ -225,6 +228,7 @@ default=None
             booster=type(self).__name__,
             offset=offset,
             draws=draws,
+            newton=self.query == "newton",
         )
 
     def _callable_loss(self) -> bool:
@@ -245,6 +249,35 @@ default=None
                 "loss=<function> gives no loss value for early stopping to watch "
                 "(n_iter_no_change); use a Loss subclass, or stop by n_estimators")
 
+    def _check_newton(self, loss: Loss, shape: tuple[int, ...]) -> None:
+        """What ``query="newton"`` needs, refused by name: the loss's hessian
+        (:class:`~oracleboost.losses.base.SecondOrder`), an oracle that answers
+        ``project`` with weights, and for vector scores one that takes a weight column
+        a class (``Capabilities.per_class_weights``: one tree a class)."""
+        if not isinstance(loss, SecondOrder):
+            raise ValueError(
+                f"query='newton' fits Newton's target -g/H, which needs the loss's "
+                f"hessian H; loss={loss.name or loss!r} has none (the squared, logistic, "
+                "exponential and softmax losses have one): use query='project'")
+        oracle = self._oracle()
+        caps, name = oracle.capabilities, type(oracle).__name__
+        if not caps.project:
+            raise ValueError(
+                f"query='newton' asks the oracle's project (a weighted least-squares fit "
+                f"to -g/H), which {name} does not answer: use query='correlate'")
+        if len(shape) == 2 and not caps.per_class_weights:
+            raise ValueError(
+                f"query='newton' with loss={loss.name or loss!r} weights each class by its "
+                f"own hessian (weights of shape (n, {shape[1]})), which {name} does not "
+                f"take (capabilities.per_class_weights): wrap it as PerClassOracle({name}"
+                "(...)) for one tree a class, or use query='project'")
+
+    def _refuse_newton_on(self, backend: Backend) -> None:
+        """``query="newton"`` makes the gradient and the hessian of every row in this
+        process."""
+        if self.query == "newton":
+            backend.refuse("all_rows", "query='newton'", "fit a NumPy array")
+
     def _objective(self, labels: str) -> CallableObjective:
         """``loss`` (a function) as a loss; refused on a backend that cannot run it."""
         return CallableObjective(self.loss, labels=labels)
@@ -257,8 +290,10 @@ default=None
         return monitors
 
     def _need(self) -> str:
-        """The query the rounds ask: ``query``, or with "auto" ``project`` when the oracle
-        answers it, else ``correlate``."""
+        """The query the rounds ask: ``query`` (``project`` for "newton"), or with "auto"
+        ``project`` when the oracle answers it, else ``correlate``."""
+        if self.query == "newton":
+            return "project"
         if self.query == "auto":
             return "project" if self._oracle().capabilities.project else "correlate"
         return self.query
@@ -328,9 +363,18 @@ _FUNCTIONAL_PARAMETERS = """\
         λ for ``schedule="inv_t"``; defaults to the loss' own (1 for squared; the margin,
         multiclass and ranking losses have none).  An ``InverseTimeStep`` with its own λ
         takes that one.
-    query : {"auto", "project", "correlate"}, default="auto"
+    query : {"auto", "project", "correlate", "newton"}, default="auto"
         How PROJ asks the oracle: least squares (eq. 4) or the inner product (eq. 3);
-        "auto" projects when the oracle can.
+        "auto" projects when the oracle can.  "newton" projects Newton's target
+        ``−g/H`` with the weights ``sample_weight · H`` (g and H the loss's gradient and
+        hessian in the raw score: the least-squares form of its second-order expansion,
+        Friedman, Hastie & Tibshirani 2000; Chen & Guestrin 2016): a tree's leaves are
+        LightGBM's ``−Σ g / Σ H`` and each step is Newton's along the weak learner.  It
+        takes a loss with a hessian (squared, where it equals "project" bit for bit;
+        logistic; exponential; softmax, whose diagonal ``p_k(1 − p_k)`` weights each
+        class: wrap the oracle as ``PerClassOracle(oracle)`` for one tree a class, as
+        LightGBM's multiclass boosting grows) and an oracle that projects, on rows in
+        memory.  A loss given as a function is always fitted this way.
     init : "auto" or float, default="auto"
         f_0: the loss' best constant, or the given constant (the paper starts at 0).
     random_state : int, RandomState or None, default=None
@@ -490,6 +534,7 @@ default="squared"
         backend = fit_backend(X)
         if self._callable_loss():
             backend.refuse("callable_objective", "loss=<function>")
+        self._refuse_newton_on(backend)
         loss = self._regression_loss()
         if not isinstance(loss, RegressionLoss) and not backend.can("all_rows"):
             raise NotDistributedError(
@@ -682,6 +727,7 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         backend = fit_backend(X)
         if self._callable_loss():
             backend.refuse("callable_objective", "loss=<function>")
+        self._refuse_newton_on(backend)
         given = None if self.loss == "auto" else self._classification_loss(2)
         if given is not None:  # (refused before any data moves)
             self._check_start(backend, given)
