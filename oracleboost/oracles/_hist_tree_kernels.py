@@ -168,14 +168,15 @@ def leaf_histograms(codes, d, rows, run_seg, g, feats, cuts, out, sparse):  # pr
     ``i``'s code of feature ``j`` at ``i·d + j``), and ``out`` of shape ``(R, F, B, C)``
     (C-contiguous): run ``r``'s histogram of feature ``feats[s]`` is ``out[r, s]``,
     summed in row order.  A task is a run and a span ``feats[cuts[t]:cuts[t + 1]]`` of
-    the features: how the features are cut changes no sum."""
+    the features, the tasks taken span by span: how the features are cut changes no
+    sum."""
     R, F, B, C = out.shape
     flat = out.reshape(-1)
     T = cuts.size - 1
     every = feats.size == d  # feats is 0 .. d − 1
-    for task in numba.prange(R * T):
-        r = task // T
-        t = task - r * T
+    for task in numba.prange(R * T):  # span by span: a thread takes whole spans
+        t = task // R
+        r = task - t * R
         s0, s1 = cuts[t], cuts[t + 1]
         h = flat[(r * F + s0) * B * C:(r * F + s1) * B * C]
         h[:] = 0.0

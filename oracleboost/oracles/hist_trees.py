@@ -675,7 +675,10 @@ def partition_histogram(codes: np.ndarray, d: int, rows: np.ndarray, part_seg: n
         out[0] = 0.0
         return out[0]
     threads = max(1, min(_threads(n_jobs), (rows.size * F) // _MIN_CELLS_PER_THREAD))
-    spans = max(1, min(F, -(-threads // R)))  # spans of features a run
+    # a span of the features a thread, over every run: numba hands each thread a
+    # contiguous share of the tasks (taken span by span), so the threads get equal
+    # work even where the runs are not (the last run of a partition is short)
+    spans = max(1, min(F, threads))
     cuts = np.array([F * t // spans for t in range(spans + 1)], dtype=np.int64)
     # scattered rows (a small share of the span they lie in) are prefetched
     sparse = rows.size > 0 and 4 * rows.size < int(rows[-1]) - int(rows[0])
