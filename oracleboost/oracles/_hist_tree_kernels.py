@@ -57,9 +57,10 @@ NOISE = 1e-10
 RUN_ROWS = 1 << 15
 
 
-@numba.njit(cache=True, nogil=True)
-def gather(rows, lo, hi, g, out):  # pragma: no cover - compiled
-    """``out[k] = g[rows[lo + k]]`` for the leaf's segment ``rows[lo:hi]``.  Each row's
+@numba.njit(cache=True, nogil=True, parallel=True)
+def gather(rows, lo, hi, g, out, chunks):  # pragma: no cover - compiled
+    """``out[k] = g[rows[lo + k]]`` for the leaf's segment ``rows[lo:hi]``, in
+    ``chunks`` pieces on numba's threads (a copy: the same for any pieces).  Each row's
     channels are asked for ``PREFETCH_ROWS`` rows ahead: at 1,000,000 rows ``g`` is
     16 MB, and a leaf's scattered rows miss the caches."""
     C = g.shape[1]
@@ -67,13 +68,17 @@ def gather(rows, lo, hi, g, out):  # pragma: no cover - compiled
     of = out.reshape(-1)
     uC = np.uint64(C)
     m = hi - lo
-    for k in range(m):
-        if k + PREFETCH_ROWS < m:
-            prefetch(gf, rows[lo + k + PREFETCH_ROWS] * C)
-        src = np.uint64(rows[lo + k]) * uC
-        dst = np.uint64(k) * uC
-        for c in range(C):
-            of[dst + np.uint64(c)] = gf[src + np.uint64(c)]
+    T = max(1, chunks)
+    for t in numba.prange(T):
+        a = m * t // T
+        b = m * (t + 1) // T
+        for k in range(a, b):
+            if k + PREFETCH_ROWS < b:
+                prefetch(gf, rows[lo + k + PREFETCH_ROWS] * C)
+            src = np.uint64(rows[lo + k]) * uC
+            dst = np.uint64(k) * uC
+            for c in range(C):
+                of[dst + np.uint64(c)] = gf[src + np.uint64(c)]
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -209,38 +214,52 @@ def split_rows(codes, d, rows, lo, hi, j, goes_left, tmp):  # pragma: no cover
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def split_sides(codes, d, rows, lo, j, goes_left, bounds, sides, counts):  # pragma: no cover
+def split_chunks(codes, d, rows, lo, j, goes_left, bounds, left, right, counts):  # pragma: no cover
     """The first pass of a split on threads: each chunk ``bounds[t] .. bounds[t + 1]``
-    of the segment (positions from ``lo``) records each row's side in ``sides`` (1:
-    left) and counts its left rows into ``counts[t]``."""
+    of the segment (positions from ``lo``) writes its left rows, in order, from
+    ``left[bounds[t]]`` and its right rows from ``right[bounds[t]]``, and counts its
+    left rows into ``counts[t]``."""
     for t in numba.prange(bounds.size - 1):
         a, b = bounds[t], bounds[t + 1]
         n_left = 0
+        n_right = 0
         for k in range(a, b):
             if k + PREFETCH_ROWS < b:
                 prefetch(codes, rows[lo + k + PREFETCH_ROWS] * d + j)
-            side = goes_left[codes[rows[lo + k] * d + j]]
-            sides[k] = side
-            n_left += np.intp(side)
+            i = rows[lo + k]
+            side = np.intp(goes_left[codes[i * d + j]])
+            left[a + n_left] = i
+            right[a + n_right] = i
+            n_left += side
+            n_right += 1 - side
         counts[t] = n_left
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def split_place(rows, lo, sides, bounds, left_at, right_at, tmp):  # pragma: no cover
-    """The second pass: chunk ``t`` writes its left rows from ``tmp[left_at[t]]`` and
-    its right rows from ``tmp[right_at[t]]``, in order (the stable partition, the same
-    for any chunks)."""
-    for t in numba.prange(bounds.size - 1):
-        a, b = bounds[t], bounds[t + 1]
-        p = left_at[t]
-        q = right_at[t]
-        for k in range(a, b):
-            i = rows[lo + k]
-            left = np.intp(sides[k])
-            # selects, not branches: a row's side is as likely as a coin's
-            tmp[p if left else q] = i
-            p += left
-            q += 1 - left
+def split_join(rows, lo, bounds, left, right, counts, n_left):  # pragma: no cover
+    """The second pass: chunk ``t``'s left rows go after the left rows of the chunks
+    before it, its right rows after all the left rows and the right rows of the chunks
+    before it (the stable partition, the same for any chunks)."""
+    T = bounds.size - 1
+    left_at = np.empty(T, dtype=np.int64)
+    right_at = np.empty(T, dtype=np.int64)
+    p = 0
+    q = 0
+    for t in range(T):
+        left_at[t] = p
+        right_at[t] = q
+        p += counts[t]
+        q += bounds[t + 1] - bounds[t] - counts[t]
+    for t in numba.prange(T):
+        a = bounds[t]
+        nl = counts[t]
+        nr = bounds[t + 1] - a - nl
+        at = lo + left_at[t]
+        for k in range(nl):
+            rows[at + k] = left[a + k]
+        at = lo + n_left + right_at[t]
+        for k in range(nr):
+            rows[at + k] = right[a + k]
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")

@@ -91,6 +91,10 @@ _GROWTHS = ("leaf", "depth")
 #: A split runs on more threads only when each gets at least this many rows.
 _MIN_SPLIT_ROWS_PER_THREAD = 1 << 15
 
+#: A gather of a leaf's channels runs on more threads only when each gets at least this
+#: many rows.
+_MIN_GATHER_ROWS_PER_THREAD = 1 << 12
+
 
 class HistTree(Hypothesis):
     """A tree grown by :class:`HistTreeOracle`.
@@ -565,6 +569,7 @@ class LeafRows:
         index = np.int32 if n < 2**31 else np.int64  # half the bytes of a row's index
         self.rows = np.arange(n, dtype=index)
         self._tmp = np.empty(n, dtype=index)
+        self._right: np.ndarray | None = None  # (a second buffer, for splits on threads)
         self._threads = _threads(bound.n_jobs)  # once a query (it asks the OS)
         self.start, self.stop = [0], [n]
 
@@ -582,7 +587,8 @@ class LeafRows:
             # twentieth of the histogram at 50 features
             part_seg = np.searchsorted(segment, b._part_starts).astype(np.int64)
             ordered = np.empty((hi - lo, C))
-            kernels.gather(self.rows, lo, hi, self.g, ordered)
+            chunks = max(1, min(self._threads, (hi - lo) // _MIN_GATHER_ROWS_PER_THREAD))
+            run_parallel(kernels.gather, chunks, self.rows, lo, hi, self.g, ordered, chunks)
         return partition_histogram(b.codes, b.n_features, segment, part_seg, ordered,
                                    feats, b.n_hist_bins, self._threads)
 
@@ -608,25 +614,21 @@ class LeafRows:
         return n_left
 
     def _split_on_threads(self, lo: int, hi: int, j: int, goes_left: np.ndarray) -> int:
-        """The split of ``rows[lo:hi]`` in two passes over chunks of it, on threads
-        (each row's side, then its place): the same stable partition as one pass.
-        Returns how many went left."""
+        """The split of ``rows[lo:hi]`` on threads, LightGBM's way: each chunk of it
+        partitioned into two buffers, then the chunks' sides joined in order (the same
+        stable partition as one pass).  Returns how many went left."""
         b = self.bound
         m = hi - lo
         T = max(1, min(self._threads, m // _MIN_SPLIT_ROWS_PER_THREAD))
         bounds = np.array([m * t // T for t in range(T + 1)], dtype=np.int64)
-        sides = np.empty(m, dtype=np.bool_)
         counts = np.empty(T, dtype=np.int64)
-        run_parallel(kernels.split_sides, T, b.codes, b.n_features, self.rows, lo, j,
-                     goes_left, bounds, sides, counts)
-        sizes = np.diff(bounds)
+        if self._right is None:
+            self._right = np.empty_like(self._tmp)
+        run_parallel(kernels.split_chunks, T, b.codes, b.n_features, self.rows, lo, j,
+                     goes_left, bounds, self._tmp, self._right, counts)
         n_left = int(counts.sum())
-        left_at = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        right_at = n_left + np.concatenate([[0], np.cumsum(sizes - counts)[:-1]])
-        tmp = self._tmp[:m]
-        run_parallel(kernels.split_place, T, self.rows, lo, sides, bounds, left_at,
-                     right_at, tmp)
-        self.rows[lo:hi] = tmp
+        run_parallel(kernels.split_join, T, self.rows, lo, bounds, self._tmp, self._right,
+                     counts, n_left)
         return n_left
 
     def merge(self) -> None:

@@ -143,7 +143,7 @@ def _leaf_histogram(blocks: RowBlocks, local: LocalTreeBins, g: np.ndarray,
         if rows.size == 0:
             return (), None
         ordered = np.empty((rows.size, g.shape[1]))
-        kernels.gather(rows, 0, rows.size, g, ordered)
+        kernels.gather(rows, 0, rows.size, g, ordered, 1)
     return (), partition_histogram(local.codes, local.n_features, rows,
                                    np.array([0, rows.size], dtype=np.int64), ordered,
                                    feats, n_hist_bins, 1)
