@@ -69,10 +69,11 @@ class SoftmaxCrossEntropy(SecondOrder, MulticlassLoss):
     each class's score alone, what a tree a class fits with Newton's leaves
     (``query="newton"``).  LightGBM's multiclass objective multiplies it by
     ``K/(K − 1)`` (Friedman, Hastie & Tibshirani 2000, §6, whose symmetric
-    parametrisation that factor comes from); a common factor scales every Newton
-    target by its inverse and every weight by it, and the functional booster's step
-    ``a = <h, −g/H>/<h, h>`` (in the weights ``s H``) undoes any such scale of the
-    answer, so the plain diagonal is kept.
+    parametrisation that factor comes from), so its Newton leaves are ``(K − 1)/K`` of
+    these: a smaller step each round.  (The functional booster's step coefficient
+    ``a = <h, −g/H>/<h, h>`` in the weights ``s H`` is 1 for a least-squares tree's
+    leaves whatever the scale, so it does not undo the factor.)  The plain diagonal
+    is kept: it is the loss's own curvature.
 
     The loss is computed as ``logsumexp_k(f_k − f_y)`` and ``softmax`` subtracts the row
     maximum, so scores of ±1e4 neither overflow nor lose the loss value.
