@@ -57,28 +57,35 @@ NOISE = 1e-10
 RUN_ROWS = 1 << 15
 
 
+@numba.njit(cache=True, nogil=True)
+def _gather_span(rows, lo, a, b, gf, of, C):  # pragma: no cover - compiled
+    """:func:`gather`'s rows ``a .. b − 1`` of the segment."""
+    uC = np.uint64(C)
+    for k in range(a, b):
+        if k + PREFETCH_ROWS < b:
+            prefetch(gf, rows[lo + k + PREFETCH_ROWS] * C)
+        src = np.uint64(rows[lo + k]) * uC
+        dst = np.uint64(k) * uC
+        for c in range(C):
+            of[dst + np.uint64(c)] = gf[src + np.uint64(c)]
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
 def gather(rows, lo, hi, g, out, chunks):  # pragma: no cover - compiled
     """``out[k] = g[rows[lo + k]]`` for the leaf's segment ``rows[lo:hi]``, in
-    ``chunks`` pieces on numba's threads (a copy: the same for any pieces).  Each row's
-    channels are asked for ``PREFETCH_ROWS`` rows ahead: at 1,000,000 rows ``g`` is
-    16 MB, and a leaf's scattered rows miss the caches."""
+    ``chunks`` pieces on numba's threads (a copy: the same for any pieces; one piece
+    starts no parallel region).  Each row's channels are asked for ``PREFETCH_ROWS``
+    rows ahead: at 1,000,000 rows ``g`` is 16 MB, and a leaf's scattered rows miss the
+    caches."""
     C = g.shape[1]
     gf = g.reshape(-1)
     of = out.reshape(-1)
-    uC = np.uint64(C)
     m = hi - lo
-    T = max(1, chunks)
-    for t in numba.prange(T):
-        a = m * t // T
-        b = m * (t + 1) // T
-        for k in range(a, b):
-            if k + PREFETCH_ROWS < b:
-                prefetch(gf, rows[lo + k + PREFETCH_ROWS] * C)
-            src = np.uint64(rows[lo + k]) * uC
-            dst = np.uint64(k) * uC
-            for c in range(C):
-                of[dst + np.uint64(c)] = gf[src + np.uint64(c)]
+    if chunks <= 1:
+        _gather_span(rows, lo, 0, m, gf, of, C)
+        return
+    for t in numba.prange(chunks):
+        _gather_span(rows, lo, m * t // chunks, m * (t + 1) // chunks, gf, of, C)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
