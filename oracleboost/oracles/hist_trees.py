@@ -39,6 +39,7 @@ on ``n_jobs``, and a cluster whose workers hold the partitions makes the same su
 
 from __future__ import annotations
 
+import heapq
 import numbers
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -784,16 +785,17 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
                                            float(count[leaf]), lam, min_data, min_weight,
                                            min_gain, bounded, lo_b[leaf], hi_b[leaf],
                                            cat_params)
+        if best[leaf] is not None:
+            # the leaves that can split, the next first: largest gain (best-first) or
+            # shallowest (level by level), the lowest leaf among equals; a heap, as a
+            # scan of every leaf a split costs 255 leaves' trees a tenth of their time
+            heapq.heappush(candidates, (-best[leaf][0] if leaf_wise else depth[leaf], leaf))
 
+    leaf_wise = o.growth == "leaf"
+    candidates: list[tuple[float, int]] = []
     find(0)
-    while len(sums) < num_leaves:
-        candidates = [leaf for leaf in range(len(sums)) if best[leaf] is not None]
-        if not candidates:
-            break
-        if o.growth == "leaf":  # largest gain, lowest leaf among equals
-            leaf = max(candidates, key=lambda q: (best[q][0], -q))
-        else:  # shallowest, lowest leaf among equals
-            leaf = min(candidates, key=lambda q: (depth[q], q))
+    while len(sums) < num_leaves and candidates:
+        _, leaf = heapq.heappop(candidates)  # (a leaf is there once: it is split now)
         gain, j, t, nan_left, GL = best[leaf]
         best[leaf] = None  # made now; the children's are found below, if they can split
         if isinstance(t, np.ndarray):  # a categorical split: the bins t go left
