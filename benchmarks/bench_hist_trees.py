@@ -58,23 +58,30 @@ START, END = "<!-- HIST_TREES_START -->", "<!-- HIST_TREES_END -->"
 #: What the record says of the targets it misses (kept with the table: update it with
 #: the figures of a new record).
 WHY = """
-Targets missed, and why (measured on 2026-12-05):
+Targets missed, and why (measured on 2026-12-05, a 2-core AMD EPYC virtual machine whose
+timings drift by up to a quarter between runs minutes apart: the ratios, ours and
+LightGBM interleaved, are what to read):
 
-- Every timing row.  A tree takes 1.4–1.7 × LightGBM's round on one thread and 2.1–2.9 ×
-  on two.  Where a tree's time goes at 100,000 × 50, 31 leaves (`cProfile` of 5 trees on
-  a quiet machine): on one thread the histograms 99 ms of 170, the splits' partition of
-  the rows 26, the scans for the best split 19, the Python loop the rest; on two threads
-  the histograms 65 ms of 151, while the partition (36: on threads only for leaves of
-  65,536 rows or more) and the scans (19) stay on one.  Runs of 8,192 or 4,096 rows
-  instead of 32,768 (more pieces for the threads) did not help: 28.5 and 36.8 ms a tree on
-  two threads against 27.6, and slower on one.  At 1,000,000 rows the prefetch, a split
-  on threads and a gather without branches took a tree from 275 to 162 ms on one thread
-  and from 225 to 132 on two (LightGBM: 97 and 59).
-- `peak_memory_1m`: the bins are made by the stump oracle, feature-major, and copied
-  row-major for the trees (both alive while binding), and a query holds its channels
-  (16 bytes a row), two row-index arrays and a buffer for the gathered side: 77 MiB of
-  arrays at the peak of a query (`tracemalloc`), 115 in a fit of 20 rounds; the rest of
-  the 240 MiB is the numba runtime and its compiled kernels loaded in the fresh process.
+- One thread (target ≤ 0.8).  A tree is at LightGBM's time at 100,000 × 50 and about
+  1.2 × at 1,000,000 × 20.  Where a tree of 31 leaves goes at 100,000 × 50 (each kernel
+  timed over 20 trees): the histograms 14.4 ms of 26.6 (1.0 ns a row and feature: flat
+  unsigned offsets, two rows at a time, the channels gathered in the leaf's order), the
+  splits' partition of the rows 3.3 (3.7–4 ns a row: the codes are row-major, so each
+  row's code of the split feature is on a cache line of its own), the scans 2.8 (four
+  thresholds at a time), the gathers 1.2, and the Python loop between the kernels about
+  4 (130 µs a split).  A weak learner's saving (no gradient or hessian to compute) is
+  0.2 ms a tree here, not the fifth of LightGBM's time the target asks.
+- Two threads (target ≤ 1).  The histograms scale (14.4 to 7.4 ms) and so do the scans
+  (2.8 to 1.9), but the Python loop (4 ms) does not, and a split runs on threads only
+  for leaves of 65,536 rows or more: below that two threads partitioning halves into two
+  buffers are slower than one (4.3 against 4.0 ns a row at 30,000 rows; 2.8 against 3.7
+  at 100,000).  At 1,000,000 rows the splits and gathers read the codes and channels
+  at random and are bound by memory: two threads give 1.3 ×.  At 255 leaves the loop's
+  254 splits cost about 25 ms of Python a tree.  What is left is a compiled growth loop.
+- `peak_memory_1m` (the data's memory: both sides load their code first).  Ours keeps
+  the codes row-major (20 MB, with the binning's feature-major copy alive while binding),
+  a query's channels (16 bytes a row), two row-index arrays, and the booster's per-row
+  arrays (its scores, the descent and the step, 8 bytes a row each).
 """
 LEARNING_RATE = 0.1
 
