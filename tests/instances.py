@@ -46,6 +46,7 @@ from oracleboost.oracles import (
     LinearOracle,
     MatrixOracle,
     MLPOracle,
+    PerClassOracle,
     SklearnOracle,
     StumpOracle,
     TreeEnsembleOracle,
@@ -196,6 +197,8 @@ ORACLES: dict[str, OracleInstance] = {
                                                                min_data_in_leaf=5)),
         OracleInstance("hist_tree", lambda H, c: HistTreeOracle(num_leaves=4,
                                                                 min_data_in_leaf=5)),
+        OracleInstance("per_class", lambda H, c: PerClassOracle(HistTreeOracle(
+            num_leaves=4, min_data_in_leaf=5))),
         OracleInstance("sklearn", lambda H, c: SklearnOracle(
             DecisionTreeRegressor(max_depth=2))),
         OracleInstance("sklearn_classifier", lambda H, c: SklearnOracle(

@@ -277,9 +277,22 @@ def test_weights_a_class_are_taken_by_the_wrapper_alone():
     with pytest.raises(ValueError, match="column 2 sums to zero"):
         bound.project(target, zero)
     with pytest.raises(OracleCapabilityError, match="PerClassOracle cannot answer correlate"):
-        bound.correlate(np.ones(60))
+        bound.correlate(np.ones((60, 3)))  # (one fit a class answers project)
     with pytest.raises(TypeError, match="PerClassOracle's `oracle` argument"):
         PerClassOracle(DecisionTreeClassifier()).bind(X)
+
+
+def test_a_query_of_one_output_is_the_wrapped_oracles_own():
+    """project and correlate of shape (n,) go to the wrapped oracle as they are: the
+    same answer, bit for bit."""
+    X, _ = _classes(1, 2, n=80)
+    r = np.random.default_rng(1).normal(size=80)
+    inner, outer = _tree().bind(X), PerClassOracle(_tree()).bind(X)
+    for query in ("correlate", "project"):
+        a = getattr(inner, query)(r, random_state=3)
+        b = getattr(outer, query)(r, random_state=3)
+        assert np.array_equal(a.train_output, b.train_output)
+        assert np.array_equal(a.predict(X), b.predict(X))
 
 
 def test_export_to_lightgbm_is_refused_by_name():

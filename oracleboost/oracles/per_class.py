@@ -149,6 +149,15 @@ class _BoundPerClass(BoundOracle):
         h.train_output = np.column_stack([p.train_output for p in parts])
         return self._checked(h, target.shape, finite=True)  # (each part checked)
 
+    def correlate(self, r: ArrayLike, *, random_state: int | None = None,
+                  features: ArrayLike | None = None) -> Hypothesis:
+        """The wrapped oracle's own ``correlate`` of a query of shape ``(n,)`` (its
+        answer, as it is); a query of shape ``(n, K)`` is refused (one fit a class
+        answers ``project``)."""
+        r = check_query(r, self.n_samples, "r", finite=False)
+        self._require("correlate", r.ndim)
+        return self.inner.correlate(r, random_state=random_state, features=features)
+
     def _weights(self, sample_weight: ArrayLike | None, K: int) -> np.ndarray | None:
         """``sample_weight`` checked: None, ``(n,)`` or ``(n, K)``, finite, non-negative,
         each class's column with a positive weight."""
@@ -191,11 +200,12 @@ class PerClassOracle(Oracle):
 
     Notes
     -----
-    It answers ``project`` only (not ``correlate``); a target of shape ``(n,)`` is
-    handed to the wrapped oracle as it is.  It binds in memory (not on a cluster), and
-    a model of its hypotheses is not exported to LightGBM (a hypothesis a class is not
-    one tree).  It costs K fits of the wrapped oracle a query, against one vector-leaf
-    fit.
+    A query of one output (``project`` of a target of shape ``(n,)``, ``correlate`` of
+    ``r`` of shape ``(n,)``) is handed to the wrapped oracle as it is, so the wrapper
+    serves every booster on two classes; ``correlate`` of shape ``(n, K)`` is refused.
+    It binds in memory (not on a cluster), and a model of its hypotheses is not exported
+    to LightGBM (a hypothesis a class is not one tree).  It costs K fits of the wrapped
+    oracle a query, against one vector-leaf fit.
 
     Examples
     --------
@@ -226,7 +236,7 @@ class PerClassOracle(Oracle):
     def capabilities(self) -> Capabilities:
         inner = self._wrapped().capabilities
         return dataclasses.replace(
-            inner, correlate=False, multiclass_correlate=False, correlation_vector=False,
+            inner, multiclass_correlate=False, correlation_vector=False,
             multiclass_project=inner.project, per_class_weights=inner.project)
 
     def bind(self, X: ArrayLike, *,
