@@ -292,27 +292,33 @@ def _gain_at(G, H, lam, v):  # pragma: no cover - compiled
     return 2.0 * G * v - (H + lam) * v * v
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _pass_start(h, nb, has_nan, nan_pass, cnt_factor):  # pragma: no cover - compiled
+    """A scan's pass over one feature of one target channel: ``(nan_left, G, H, rows,
+    m)``, the sums that start it (the missing-value bin's on the first of two passes,
+    LightGBM's ``FindBestThresholdSequentially``) and its ``m`` thresholds (the second
+    pass's last one leaves the missing rows alone on the right)."""
+    nan_left = has_nan and nan_pass == 0
+    if nan_left:
+        hl = h[nb, 1]
+        return True, h[nb, 0], hl, np.floor(hl * cnt_factor + 0.5), nb - 1
+    return False, 0.0, 0.0, 0.0, nb if has_nan else nb - 1
+
+
 @numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _scan_scalar(h, nb, has_nan, direction, G, H, count, cnt_factor, lam, min_data,
-                 min_weight, min_gain, bounded, lo_bound, hi_bound, parent):  # pragma: no cover
-    """:func:`best_splits`'s scan of one feature for one target channel: returns
-    ``(gain, t, nan_left, G_left, H_left)``, ``t = -1`` when no split is valid."""
+def _scan_bounded(h, nb, has_nan, direction, G, H, count, cnt_factor, lam, min_data,
+                  min_weight, min_gain, lo_bound, hi_bound, parent):  # pragma: no cover
+    """:func:`best_splits`' scan of one feature for one target channel whose outputs
+    are clamped to ``[lo_bound, hi_bound]`` (monotone constraints): returns ``(gain, t,
+    nan_left, G_left, H_left)``, ``t = -1`` when no split is valid."""
     best = 0.0
     best_t = -1
     best_nan_left = False
     best_gl = 0.0
     best_hl = 0.0
     for nan_pass in range(2 if has_nan else 1):
-        nan_left = has_nan and nan_pass == 0
-        gl = 0.0
-        hl = 0.0
-        n_left = 0.0
-        if nan_left:
-            gl = h[nb, 0]
-            hl = h[nb, 1]
-            n_left = np.floor(hl * cnt_factor + 0.5)
-        last = nb - 1 if (has_nan and not nan_left) else nb - 2
-        for t in range(last + 1):
+        nan_left, gl, hl, n_left, m = _pass_start(h, nb, has_nan, nan_pass, cnt_factor)
+        for t in range(m):
             gl += h[t, 0]
             hb = h[t, 1]
             hl += hb
@@ -323,16 +329,12 @@ def _scan_scalar(h, nb, has_nan, direction, G, H, count, cnt_factor, lam, min_da
             if hl < min_weight or hr < min_weight:
                 continue
             gr = G - gl
-            if bounded:
-                vl = _clamped(gl, hl, lam, lo_bound, hi_bound)
-                vr = _clamped(gr, hr, lam, lo_bound, hi_bound)
-                if (direction > 0 and vl > vr) or (direction < 0 and vl < vr):
-                    continue
-                gain = _gain_at(gl, hl, lam, vl) + _gain_at(gr, hr, lam, vr)
-            else:
-                gain = gl * gl / (hl + lam) + gr * gr / (hr + lam)
-            children = gain
-            gain -= parent
+            vl = _clamped(gl, hl, lam, lo_bound, hi_bound)
+            vr = _clamped(gr, hr, lam, lo_bound, hi_bound)
+            if (direction > 0 and vl > vr) or (direction < 0 and vl < vr):
+                continue
+            children = _gain_at(gl, hl, lam, vl) + _gain_at(gr, hr, lam, vr)
+            gain = children - parent
             if not (gain > min_gain and gain > NOISE * abs(children)):
                 continue
             if gain > best:
@@ -347,7 +349,7 @@ def _scan_scalar(h, nb, has_nan, direction, G, H, count, cnt_factor, lam, min_da
 @numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _scan_unbounded(h, nb, has_nan, G, H, count, cnt_factor, lam, min_data, min_weight,
                     min_gain, parent, buf):  # pragma: no cover - compiled
-    """:func:`_scan_scalar` without bounds on the outputs, in three loops a pass: the
+    """:func:`_scan_bounded` without bounds on the outputs, in three loops a pass: the
     running sums of the thresholds (in bin order), every threshold's gain (no
     dependence between thresholds: the compiler computes four at a time, and the two
     divisions a threshold are most of a scan's time), then the first of the largest.
@@ -364,15 +366,7 @@ def _scan_unbounded(h, nb, has_nan, G, H, count, cnt_factor, lam, min_data, min_
     best_gl = 0.0
     best_hl = 0.0
     for nan_pass in range(2 if has_nan else 1):
-        nan_left = has_nan and nan_pass == 0
-        gl = 0.0
-        hl = 0.0
-        n_left = 0.0
-        if nan_left:
-            gl = h[nb, 0]
-            hl = h[nb, 1]
-            n_left = np.floor(hl * cnt_factor + 0.5)
-        m = nb if (has_nan and not nan_left) else nb - 1  # thresholds 0 .. m − 1
+        nan_left, gl, hl, n_left, m = _pass_start(h, nb, has_nan, nan_pass, cnt_factor)
         for t in range(m):
             gl += h[t, 0]
             hb = h[t, 1]
@@ -479,10 +473,10 @@ def _scan_features(hist, feats, usable, n_bins, missing, K, total, count, cnt_fa
             lefts[s, 0] = gl
             lefts[s, 1] = hl
         elif K == 1:
-            gain, t, nan_left, gl, hl = _scan_scalar(
+            gain, t, nan_left, gl, hl = _scan_bounded(
                 hist[s], n_bins[j], missing[j], directions[j], total[0], H, count,
-                cnt_factor, lam, min_data, min_weight, min_gain, bounded, lo_bound,
-                hi_bound, parent)
+                cnt_factor, lam, min_data, min_weight, min_gain, lo_bound, hi_bound,
+                parent)
             lefts[s, 0] = gl
             lefts[s, 1] = hl
         else:
