@@ -654,3 +654,46 @@ def test_the_compiled_sum_of_mixed_trees_is_their_predictions():
     for c, t in zip(coef, trees, strict=True):
         loop += c * t.predict(X)
     np.testing.assert_array_equal(out, loop)
+
+
+def test_trees_grown_at_once_on_one_oracle_equal_those_grown_one_by_one():
+    """A bound oracle keeps its trees' histograms in buffers it reuses: trees grown at
+    once from several Python threads must each get buffers of their own, or they would
+    sum into each other's histograms."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(7)
+    n, d = 150_000, 6  # three partitions: several runs a leaf
+    X = rng.normal(size=(n, d))
+    bound = HistTreeOracle(num_leaves=63, min_data_in_leaf=5, n_jobs=1).bind(X)
+    targets = [np.sin(3 * X[:, k % d]) + rng.normal(size=n) for k in range(6)]
+    alone = [bound.project(t).train_output for t in targets]
+    with ThreadPoolExecutor(3) as pool:
+        together = list(pool.map(lambda t: bound.project(t).train_output, targets * 3))
+    for k, out in enumerate(together):
+        assert np.array_equal(out, alone[k % len(targets)])
+
+
+def test_a_tree_reuses_its_oracles_histogram_buffers():
+    """The histograms of a bound oracle's trees are kept in one set of buffers, reused
+    from tree to tree, and never pickled with the oracle."""
+    import pickle
+
+    from oracleboost.oracles._hist_buffers import _free, buffers_of
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(2000, 4))
+    bound = HistTreeOracle(num_leaves=15, min_data_in_leaf=5).bind(X)
+    first = bound.project(X[:, 0]).train_output
+    (buffers,) = _free[bound]
+    kept = buffers._leaves
+    second = bound.project(X[:, 0]).train_output
+    assert _free[bound] == [buffers] and buffers._leaves is kept
+    assert np.array_equal(first, second)
+    with buffers_of(bound) as held:  # held: a tree grown now gets buffers of its own
+        assert held is buffers
+        assert np.array_equal(bound.project(X[:, 0]).train_output, first)
+    assert len(_free[bound]) == 2
+    copy = pickle.loads(pickle.dumps(bound))
+    assert copy not in _free
+    assert np.array_equal(copy.project(X[:, 0]).train_output, first)

@@ -49,6 +49,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from oracleboost.oracles import _hist_tree_kernels as kernels
+from oracleboost.oracles._hist_buffers import HistogramBuffers, buffers_of
 from oracleboost.oracles._hist_tree_categories import CategoryBins
 from oracleboost.oracles._tree_predict import tree_sum
 from oracleboost.oracles.base import (
@@ -574,8 +575,10 @@ class LeafRows:
         self._threads = _threads(bound.n_jobs)  # once a query (it asks the OS)
         self.start, self.stop = [0], [n]
 
-    def histogram(self, leaf: int, feats: np.ndarray) -> np.ndarray:
-        """The histogram ``(F, B, C)`` of the leaf's rows over the features ``feats``."""
+    def histogram(self, leaf: int, feats: np.ndarray, out: np.ndarray,
+                  buffers: HistogramBuffers) -> np.ndarray:
+        """The histogram ``(F, B, C)`` of the leaf's rows over the features ``feats``,
+        written into ``out`` (``buffers``: memory for its runs' sums)."""
         b = self.bound
         lo, hi = self.start[leaf], self.stop[leaf]
         segment = self.rows[lo:hi]
@@ -591,7 +594,7 @@ class LeafRows:
             chunks = max(1, min(self._threads, (hi - lo) // _MIN_GATHER_ROWS_PER_THREAD))
             run_parallel(kernels.gather, chunks, self.rows, lo, hi, self.g, ordered, chunks)
         return partition_histogram(b.codes, b.n_features, segment, part_seg, ordered,
-                                   feats, b.n_hist_bins, self._threads)
+                                   feats, b.n_hist_bins, self._threads, out, buffers)
 
     def count(self, leaf: int) -> int:
         return self.stop[leaf] - self.start[leaf]
@@ -655,13 +658,16 @@ class LeafRows:
 
 def partition_histogram(codes: np.ndarray, d: int, rows: np.ndarray, part_seg: np.ndarray,
                         g: np.ndarray, feats: np.ndarray, n_hist_bins: int,
-                        n_jobs: int | None) -> np.ndarray:
+                        n_jobs: int | None, out: np.ndarray | None = None,
+                        buffers: HistogramBuffers | None = None) -> np.ndarray:
     """The histogram ``(F, B, C)`` of ``rows`` (increasing; their channels ``g``, in
     the same order) over the features ``feats``, with ``rows[part_seg[p]:part_seg[p +
     1]]`` those of partition ``p``: each partition's rows cut into runs of
     ``RUN_ROWS``, each run summed in row order (a task of numba's threads), a
     partition's runs added in order, then the partitions in order.  A worker holding
-    one partition calls it with ``part_seg = [0, len(rows)]``."""
+    one partition calls it with ``part_seg = [0, len(rows)]``.  Written into ``out``
+    where given; the runs' sums are kept in ``buffers`` where given (see
+    :mod:`._hist_buffers`), else in new arrays."""
     F, C = feats.size, g.shape[1]
     run = kernels.RUN_ROWS
     run_seg = [int(part_seg[0])]
@@ -673,10 +679,17 @@ def partition_histogram(codes: np.ndarray, d: int, rows: np.ndarray, part_seg: n
             run_seg.append(k1)
         last_of_part.append(len(run_seg) - 1)
     R = len(run_seg) - 1
-    out = np.empty((max(R, 1), F, n_hist_bins, C))
+    if out is None:
+        out = np.empty((F, n_hist_bins, C))
     if R == 0:
-        out[0] = 0.0
-        return out[0]
+        out[...] = 0.0
+        return out
+    if R == 1:  # one run: summed where it is asked for
+        runs = out.reshape(1, F, n_hist_bins, C)
+    elif buffers is not None:
+        runs = buffers.runs(R, F, n_hist_bins, C)
+    else:
+        runs = np.empty((R, F, n_hist_bins, C))
     threads = max(1, min(_threads(n_jobs), (rows.size * F) // _MIN_CELLS_PER_THREAD))
     # a span of the features a thread, over every run: numba hands each thread a
     # contiguous share of the tasks (taken span by span), so the threads get equal
@@ -686,21 +699,26 @@ def partition_histogram(codes: np.ndarray, d: int, rows: np.ndarray, part_seg: n
     # scattered rows (a small share of the span they lie in) are prefetched
     sparse = rows.size > 0 and 4 * rows.size < int(rows[-1]) - int(rows[0])
     run_parallel(kernels.leaf_histograms, threads, codes, d, rows,
-                 np.array(run_seg, dtype=np.int64), g, feats, cuts, out, sparse)
-    hist = None
+                 np.array(run_seg, dtype=np.int64), g, feats, cuts, runs, sparse)
+    if R == 1:
+        return out
+    parts = []  # each partition's sum: its runs added in order
     first = 0
-    for last in last_of_part:  # a partition's runs, in order; then the partitions
+    for last in last_of_part:
         if last == first:
             continue
-        part = out[first]
+        part = runs[first]
         for r in range(first + 1, last):
-            part += out[r]
-        if hist is None:
-            hist = part
-        else:
-            hist += part
+            part += runs[r]
+        parts.append(part)
         first = last
-    return hist
+    if len(parts) == 1:
+        out[...] = parts[0]
+    else:  # then the partitions, in order
+        np.add(parts[0], parts[1], out=out)
+        for part in parts[2:]:
+            out += part
+    return out
 
 
 class GrownTree(NamedTuple):
@@ -730,7 +748,17 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
     """Grow one tree on ``rows`` (a :class:`LeafRows`, or a backend's rows with its
     methods) by the oracle's rules: best-first or level by level, each leaf's best split
     from its histogram (:func:`._hist_tree_kernels.best_splits`), the smaller child's
-    histogram summed and the larger's its parent's less it."""
+    histogram summed and the larger's its parent's less it.  The histograms are kept in
+    the bound oracle's buffers (:func:`._hist_buffers.buffers_of`): leaf ``k``'s
+    histogram is first summed into slot ``k``, and a split's larger child takes its
+    parent's slot (after histogram subtraction).  So each slot holds the histogram of
+    one leaf at a time."""
+    with buffers_of(bound) as buffers:
+        return _grow_tree(bound, rows, K, features, name, buffers)
+
+
+def _grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int, features: np.ndarray | None,
+               name: str, buffers: HistogramBuffers) -> GrownTree:
     o = bound.oracle
     d = bound.n_features
     C = K + 1
@@ -745,7 +773,8 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
     cat_params = o._category_params()
     scan_threads = _threads(o.n_jobs)  # (the features of a leaf's scan, spread over them)
 
-    hists: list[np.ndarray | None] = [rows.histogram(0, feats)]
+    slots = buffers.leaves(num_leaves, feats.size, bound.n_hist_bins, C)
+    hists: list[np.ndarray | None] = [rows.histogram(0, feats, slots[0], buffers)]
     total = np.empty(C)
     kernels.column_total(hists[0][0], total)
     if not np.isfinite(total).all():
@@ -857,7 +886,7 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
         usable.append(usable[leaf].copy())
         if len(sums) < num_leaves and (can_split(leaf) or can_split(new)):
             small, large = (leaf, new) if count[leaf] <= count[new] else (new, leaf)
-            hists[small] = rows.histogram(small, feats)
+            hists[small] = rows.histogram(small, feats, slots[new], buffers)
             parent_hist -= hists[small]  # LightGBM's histogram subtraction
             hists[large] = parent_hist
             find(leaf)

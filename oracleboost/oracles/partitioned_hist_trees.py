@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from oracleboost.oracles import _hist_tree_kernels as kernels
+from oracleboost.oracles._hist_buffers import HistogramBuffers
 from oracleboost.oracles.base import BoundOracle, Hypothesis
 from oracleboost.oracles.hist_trees import (
     BoundHistTreeOracle,
@@ -239,24 +240,26 @@ class PartitionedLeafRows:
         # yet, every row in order
         self.merge()
 
-    def histogram(self, leaf: int, feats: np.ndarray) -> np.ndarray:
+    def histogram(self, leaf: int, feats: np.ndarray, out: np.ndarray,
+                  buffers: HistogramBuffers) -> np.ndarray:
         """The histogram ``(F, B, C)`` of the leaf's rows over the features ``feats``:
         the partitions' histograms added in order (those without the leaf's rows left
-        out, as in memory)."""
+        out, as in memory), into ``out``.  (``buffers`` serves a histogram summed here;
+        the partitions sum theirs where they are.)"""
         b = self.bound
         _, stats = b.blocks.map(_leaf_histogram, b._local, self.g.g, self.leaves,
                                 leaf=leaf, feats=feats,
                                 n_hist_bins=b.n_hist_bins)
-        hist = None
-        for part in stats:
-            if part is None:
-                continue
-            if hist is None:
-                hist = np.array(part)
-            else:
-                hist += part
-        if hist is None:
-            hist = np.zeros((feats.size, b.n_hist_bins, self.g.width))
+        parts = [part for part in stats if part is not None]
+        if not parts:
+            out[...] = 0.0
+        elif len(parts) == 1:
+            out[...] = parts[0]
+        else:
+            np.add(parts[0], parts[1], out=out)
+            for part in parts[2:]:
+                out += part
+        hist = out
         if self.g.unit:
             self._keep_bin_rows(leaf, feats, stats)
         return hist
