@@ -451,16 +451,24 @@ def _scan_channels(h, nb, has_nan, direction, K, total, count, cnt_factor, lam, 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _scan_features(hist, feats, usable, n_bins, missing, K, total, count, cnt_factor, lam,
                    min_data, min_weight, min_gain, directions, bounded, lo_bound, hi_bound,
-                   parent, s0, s1, gains, ts, nan_lefts, lefts, splittable):  # pragma: no cover
+                   parent, s0, s1, gains, ts, nan_lefts, lefts, splittable,
+                   minus):  # pragma: no cover
     """:func:`best_splits`' scans of the features ``feats[s0:s1]``, each feature's best
-    into its slot of ``gains``, ``ts``, ``nan_lefts`` and ``lefts``.  (A function of its
-    own, not inlined into the parallel loop: compiled there, the gains' loop is no
-    longer widened, and the scan takes 1.7 times as long.)"""
+    into its slot of ``gains``, ``ts``, ``nan_lefts`` and ``lefts``, after ``hist[s] -=
+    minus[s]`` where ``minus`` is not empty.  (A function of its own, not inlined into
+    the parallel loop: compiled there, the gains' loop is no longer widened, and the
+    scan takes 1.7 times as long.)"""
     C = K + 1
     H = total[K]
     buf = np.empty((4, hist.shape[1]))
     GL = np.empty(C)
     GR = np.empty(C)
+    if minus.shape[0] > 0:  # every feature: the children's histograms are this one's less
+        cells = hist.shape[1] * hist.shape[2]
+        hf = hist.reshape(-1)
+        mf = minus.reshape(-1)
+        for q in range(s0 * cells, s1 * cells):
+            hf[q] -= mf[q]
     for s in range(s0, s1):
         if not usable[s]:  # (usable and splittable may be one array)
             splittable[s] = False
@@ -493,7 +501,7 @@ def _scan_features(hist, feats, usable, n_bins, missing, K, total, count, cnt_fa
 @numba.njit(cache=True, nogil=True, error_model="numpy", parallel=True)
 def best_splits(hist, feats, usable, n_bins, missing, K, total, count, lam, min_data,
                 min_weight, min_gain, directions, bounded, lo_bound, hi_bound, out_left,
-                splittable, spans):  # pragma: no cover
+                splittable, spans, minus):  # pragma: no cover
     """The best split of a leaf over the features ``feats`` (histograms ``hist[s]`` of
     shape (B, K + 1)), with the leaf's sums ``total`` (K + 1) and row count ``count``.
 
@@ -521,7 +529,12 @@ def best_splits(hist, feats, usable, n_bins, missing, K, total, count, lam, min_
 
     The features are scanned in ``spans`` spans on numba's threads (each feature's best
     into its own slot), and the best of them is then taken in feature order: the answer
-    depends neither on the spans nor on the threads."""
+    depends neither on the spans nor on the threads.
+
+    ``minus``, where not empty (its shape that of ``hist``), is first taken from
+    ``hist`` in place (LightGBM's histogram subtraction: ``hist`` the parent's histogram,
+    ``minus`` the smaller child's), feature by feature on the threads that then scan
+    them, while they are in the cache."""
     C = K + 1
     F = feats.size
     H = total[K]
@@ -539,13 +552,15 @@ def best_splits(hist, feats, usable, n_bins, missing, K, total, count, lam, min_
     if T == 1:  # (no parallel region to start)
         _scan_features(hist, feats, usable, n_bins, missing, K, total, count, cnt_factor,
                        lam, min_data, min_weight, min_gain, directions, bounded, lo_bound,
-                       hi_bound, parent, 0, F, gains, ts, nan_lefts, lefts, splittable)
+                       hi_bound, parent, 0, F, gains, ts, nan_lefts, lefts, splittable,
+                       minus)
     else:
         for span in numba.prange(T):
             _scan_features(hist, feats, usable, n_bins, missing, K, total, count,
                            cnt_factor, lam, min_data, min_weight, min_gain, directions,
                            bounded, lo_bound, hi_bound, parent, F * span // T,
-                           F * (span + 1) // T, gains, ts, nan_lefts, lefts, splittable)
+                           F * (span + 1) // T, gains, ts, nan_lefts, lefts, splittable,
+                           minus)
     best = 0.0
     best_s = -1
     for s in range(F):

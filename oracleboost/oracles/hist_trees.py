@@ -86,7 +86,7 @@ __all__ = ["HistTreeOracle", "BoundHistTreeOracle", "HistTree"]
 
 #: A leaf's histogram runs on more threads only when each gets at least this many
 #: (row, feature) cells: below it numba's threads cost more than they save.
-_MIN_CELLS_PER_THREAD = 1 << 15
+_MIN_CELLS_PER_THREAD = 1 << 11
 
 _GROWTHS = ("leaf", "depth")
 
@@ -795,7 +795,10 @@ def _grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int, features: np.ndarr
     def can_split(leaf: int) -> bool:
         return count[leaf] >= 2 * min_data and (max_depth < 0 or depth[leaf] < max_depth)
 
-    def find(leaf: int) -> None:
+    no_minus = np.empty((0, 0, 0))
+
+    def find(leaf: int, minus: np.ndarray = no_minus) -> None:
+        """The leaf's best split, from its histogram (less ``minus`` first, if given)."""
         best[leaf] = None
         if not can_split(leaf) or hists[leaf] is None:
             return
@@ -804,7 +807,7 @@ def _grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int, features: np.ndarr
             kernels.best_splits, scan_threads, hists[leaf], feats, usable[leaf], n_bins,
             missing, K, sums[leaf],
             float(count[leaf]), lam, min_data, min_weight, min_gain, directions, bounded,
-            lo_b[leaf], hi_b[leaf], GL, usable[leaf], scan_threads)
+            lo_b[leaf], hi_b[leaf], GL, usable[leaf], scan_threads, minus)
         if cats is not None:  # categorical features: scanned at every leaf
             usable[leaf] |= cats.is_categorical[feats]
         if s >= 0 and gain > min_gain:
@@ -887,10 +890,13 @@ def _grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int, features: np.ndarr
         if len(sums) < num_leaves and (can_split(leaf) or can_split(new)):
             small, large = (leaf, new) if count[leaf] <= count[new] else (new, leaf)
             hists[small] = rows.histogram(small, feats, slots[new], buffers)
-            parent_hist -= hists[small]  # LightGBM's histogram subtraction
-            hists[large] = parent_hist
-            find(leaf)
-            find(new)
+            find(small)
+            if can_split(large):
+                # LightGBM's histogram subtraction, made by the scan (feature by feature,
+                # on its threads): the larger child's histogram is its parent's less the
+                # smaller child's
+                hists[large] = parent_hist
+                find(large, minus=hists[small])
     L = len(sums)
     if L == 1:
         tree = TreeStructure.constant(0.0, d)
