@@ -90,8 +90,9 @@ _MIN_CELLS_PER_THREAD = 1 << 11
 
 _GROWTHS = ("leaf", "depth")
 
-#: A split runs on more threads only when each gets at least this many rows.
-_MIN_SPLIT_ROWS_PER_THREAD = 1 << 15
+#: A split runs on more threads only when each gets at least this many rows (two threads
+#: split 16,000 rows of 100,000 × 50 in the time of one, 24,000 in 0.7 of it).
+_MIN_SPLIT_ROWS_PER_THREAD = 12_000
 
 #: A gather of a leaf's channels runs on more threads only when each gets at least this
 #: many rows.
