@@ -45,6 +45,7 @@ import numba
 import numpy as np
 
 from oracleboost.rows.prefetch import PREFETCH_ROWS, prefetch
+from oracleboost.rows.vector_add import add_pair
 
 #: A split must gain more than this fraction of its children's gains: less is the
 #: rounding of the sums (a constant target's splits gain 1e-16 of them), not a split.
@@ -89,6 +90,17 @@ def gather(rows, lo, hi, g, out, chunks):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _add_channels(h, q, g, k, C):  # pragma: no cover - compiled
+    """``h[q + c] += g[k, c]`` for the C channels, two at a time."""
+    c = 0
+    while c + 1 < C:
+        add_pair(h, q + np.uint64(c), g[k, c], g[k, c + 1])
+        c += 2
+    if c < C:
+        h[q + np.uint64(c)] += g[k, c]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _add_rows(codes, d, rows, g, s0, s1, h, B, sparse):  # pragma: no cover - compiled
     """``h[((s − s0)·B + code)·C + c] += g[k, c]`` for the rows ``rows`` and the
     features ``s0 .. s1 − 1`` (``h`` flat: a feature's ``B`` bins of ``C`` channels,
@@ -127,10 +139,8 @@ def _add_rows(codes, d, rows, g, s0, s1, h, B, sparse):  # pragma: no cover - co
                 us = np.uint64(s)
                 q = (off + np.uint64(codes[b0 + us])) * np.uint64(2)
                 r = (off + np.uint64(codes[b1 + us])) * np.uint64(2)
-                h[q] += a0
-                h[q + u1] += a1
-                h[r] += c0
-                h[r + u1] += c1
+                add_pair(h, q, a0, a1)  # (one 16-byte add of the bin's two sums)
+                add_pair(h, r, c0, c1)
                 off += uB
             k += 2
         if k < m:
@@ -140,17 +150,14 @@ def _add_rows(codes, d, rows, g, s0, s1, h, B, sparse):  # pragma: no cover - co
             off = np.uint64(0)
             for s in range(s1 - s0):
                 q = (off + np.uint64(codes[b0 + np.uint64(s)])) * np.uint64(2)
-                h[q] += a0
-                h[q + u1] += a1
+                add_pair(h, q, a0, a1)
                 off += uB
         return
     for k in range(m):
         base = np.uint64(rows[k]) * ud + first
         off = np.uint64(0)
         for s in range(s1 - s0):
-            q = (off + np.uint64(codes[base + np.uint64(s)])) * uC
-            for c in range(C):
-                h[q + np.uint64(c)] += g[k, c]
+            _add_channels(h, (off + np.uint64(codes[base + np.uint64(s)])) * uC, g, k, C)
             off += uB
 
 
@@ -165,9 +172,8 @@ def _add_rows_of(codes, d, rows, g, feats, s0, s1, h, B):  # pragma: no cover - 
         base = np.uint64(rows[k]) * ud
         off = np.uint64(0)
         for s in range(s0, s1):
-            q = (off + np.uint64(codes[base + np.uint64(feats[s])])) * uC
-            for c in range(C):
-                h[q + np.uint64(c)] += g[k, c]
+            _add_channels(h, (off + np.uint64(codes[base + np.uint64(feats[s])])) * uC, g,
+                          k, C)
             off += uB
 
 
