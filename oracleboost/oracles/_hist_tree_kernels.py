@@ -91,27 +91,28 @@ def gather(rows, lo, hi, g, out, chunks):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _add_channels(h, q, g, k, C):  # pragma: no cover - compiled
-    """``h[q + c] += g[k, c]`` for the C channels, two at a time."""
+    """``h[q + c] += g[k, c]`` for the C channels, two at a time (the last one 1.0 where
+    ``g`` has C − 1 columns: :func:`leaf_histograms`' unit weights)."""
+    G = g.shape[1]
     c = 0
     while c + 1 < C:
-        add_pair(h, q + np.uint64(c), g[k, c], g[k, c + 1])
+        add_pair(h, q + np.uint64(c), g[k, c], g[k, c + 1] if c + 1 < G else 1.0)
         c += 2
     if c < C:
-        h[q + np.uint64(c)] += g[k, c]
+        h[q + np.uint64(c)] += g[k, c] if c < G else 1.0
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _add_rows(codes, d, rows, g, s0, s1, h, B, sparse):  # pragma: no cover - compiled
+def _add_rows(codes, d, rows, g, C, s0, s1, h, B, sparse):  # pragma: no cover - compiled
     """``h[((s − s0)·B + code)·C + c] += g[k, c]`` for the rows ``rows`` and the
     features ``s0 .. s1 − 1`` (``h`` flat: a feature's ``B`` bins of ``C`` channels,
-    then the next feature's): a row's codes are one run of bytes (``codes`` is
-    row-major), read once for all its features.  The offsets are unsigned and the
-    histogram flat: numba then computes an address with one add, where a signed index
-    of a 3-d array costs a check for negative indices and two multiplies (a third of the
-    loop's time).  ``sparse``: the rows are a small share of all, and each row's codes
-    are asked for ``PREFETCH_ROWS`` rows ahead (half the time at 5% of 1,000,000
-    rows)."""
-    C = g.shape[1]
+    then the next feature's; ``g[k, C − 1]`` is 1.0 where ``g`` has C − 1 columns): a
+    row's codes are one run of bytes (``codes`` is row-major), read once for all its
+    features.  The offsets are unsigned and the histogram flat: numba then computes an
+    address with one add, where a signed index of a 3-d array costs a check for
+    negative indices and two multiplies (a third of the loop's time).  ``sparse``: the
+    rows are a small share of all, and each row's codes are asked for
+    ``PREFETCH_ROWS`` rows ahead (half the time at 5% of 1,000,000 rows)."""
     m = rows.size
     ud = np.uint64(d)
     uB = np.uint64(B)
@@ -122,6 +123,8 @@ def _add_rows(codes, d, rows, g, s0, s1, h, B, sparse):  # pragma: no cover - co
         # two rows at a time (their codes' loads overlap); each bin still adds its rows
         # in row order, so the sums are those of one row at a time
         gf = g.reshape(-1)
+        G = np.uint64(g.shape[1])
+        unit = G == u1  # (a loop-invariant test: the compiler makes two loops)
         k = 0
         while k + 1 < m:
             if sparse and k + PREFETCH_ROWS + 1 < m:  # scattered rows: ask ahead
@@ -130,10 +133,10 @@ def _add_rows(codes, d, rows, g, s0, s1, h, B, sparse):  # pragma: no cover - co
             uk = np.uint64(k)
             b0 = np.uint64(rows[uk]) * ud + first
             b1 = np.uint64(rows[uk + u1]) * ud + first
-            a0 = gf[uk * np.uint64(2)]
-            a1 = gf[uk * np.uint64(2) + u1]
-            c0 = gf[uk * np.uint64(2) + np.uint64(2)]
-            c1 = gf[uk * np.uint64(2) + np.uint64(3)]
+            a0 = gf[uk * G]
+            c0 = gf[uk * G + G]
+            a1 = 1.0 if unit else gf[uk * G + u1]
+            c1 = 1.0 if unit else gf[uk * G + G + u1]
             off = np.uint64(0)
             for s in range(s1 - s0):
                 us = np.uint64(s)
@@ -146,7 +149,7 @@ def _add_rows(codes, d, rows, g, s0, s1, h, B, sparse):  # pragma: no cover - co
         if k < m:
             b0 = np.uint64(rows[k]) * ud + first
             a0 = g[k, 0]
-            a1 = g[k, 1]
+            a1 = 1.0 if unit else g[k, 1]
             off = np.uint64(0)
             for s in range(s1 - s0):
                 q = (off + np.uint64(codes[b0 + np.uint64(s)])) * np.uint64(2)
@@ -162,9 +165,8 @@ def _add_rows(codes, d, rows, g, s0, s1, h, B, sparse):  # pragma: no cover - co
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _add_rows_of(codes, d, rows, g, feats, s0, s1, h, B):  # pragma: no cover - compiled
+def _add_rows_of(codes, d, rows, g, C, feats, s0, s1, h, B):  # pragma: no cover - compiled
     """:func:`_add_rows` for the features ``feats[s0:s1]``."""
-    C = g.shape[1]
     ud = np.uint64(d)
     uB = np.uint64(B)
     uC = np.uint64(C)
@@ -185,9 +187,10 @@ def leaf_histograms(codes, d, rows, run_seg, g, feats, cuts, out, sparse):  # pr
     order), ``g[k]`` the channels of ``rows[k]``, ``codes`` the codes row-major (row
     ``i``'s code of feature ``j`` at ``i·d + j``), and ``out`` of shape ``(R, F, B, C)``
     (C-contiguous): run ``r``'s histogram of feature ``feats[s]`` is ``out[r, s]``,
-    summed in row order.  A task is a run and a span ``feats[cuts[t]:cuts[t + 1]]`` of
-    the features, the tasks taken span by span: how the features are cut changes no
-    sum."""
+    summed in row order.  Where ``g`` has C − 1 columns, each row's last channel is 1.0
+    (unit weights: the last channel counts the rows, and no column of ones is kept or
+    gathered).  A task is a run and a span ``feats[cuts[t]:cuts[t + 1]]`` of the
+    features, the tasks taken span by span: how the features are cut changes no sum."""
     R, F, B, C = out.shape
     flat = out.reshape(-1)
     T = cuts.size - 1
@@ -200,9 +203,9 @@ def leaf_histograms(codes, d, rows, run_seg, g, feats, cuts, out, sparse):  # pr
         h[:] = 0.0
         k0, k1 = run_seg[r], run_seg[r + 1]
         if every:
-            _add_rows(codes, d, rows[k0:k1], g[k0:k1], s0, s1, h, B, sparse)
+            _add_rows(codes, d, rows[k0:k1], g[k0:k1], C, s0, s1, h, B, sparse)
         else:
-            _add_rows_of(codes, d, rows[k0:k1], g[k0:k1], feats, s0, s1, h, B)
+            _add_rows_of(codes, d, rows[k0:k1], g[k0:k1], C, feats, s0, s1, h, B)
 
 
 @numba.njit(cache=True, nogil=True)

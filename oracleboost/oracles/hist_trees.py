@@ -492,10 +492,8 @@ class BoundHistTreeOracle(BoundOracle):
                     f"r of shape (n, K) needs K >= 2 classes for label-coded trees; got "
                     f"K={K} (pass r of shape (n,) for binary ±1 trees)")
             rc = _power_of_two_scaled(row_centred(r), self._part_starts)
-            g = np.empty((self.n_samples, K + 1))
-            g[:, :K] = rc
-            g[:, K] = 1.0
-            return self._answer(g, K, "codes", features)
+            return self._answer(np.ascontiguousarray(rc, dtype=np.float64), K, "codes",
+                                features)  # (unit weights: no column of ones)
         scaled = _power_of_two_scaled(r, self._part_starts)
         g = np.empty((self.n_samples, 2))
         g[:, 0] = scaled
@@ -506,12 +504,11 @@ class BoundHistTreeOracle(BoundOracle):
                  random_state: int | None, features: np.ndarray | None = None
                  ) -> Hypothesis:
         K = target.shape[1] if target.ndim == 2 else 1
-        g = np.empty((self.n_samples, K + 1))
         t = target.reshape(self.n_samples, K)
-        if sample_weight is None:  # (no n-sized temporaries: written in place)
-            g[:, :K] = t
-            g[:, K] = 1.0
-        else:
+        if sample_weight is None:  # unit weights: the target alone (no column of ones)
+            g = np.ascontiguousarray(t, dtype=np.float64)
+        else:  # (no n-sized temporaries: written in place)
+            g = np.empty((self.n_samples, K + 1))
             with np.errstate(over="ignore", invalid="ignore"):
                 np.multiply(t, sample_weight[:, None], out=g[:, :K])
             g[:, K] = sample_weight
@@ -564,9 +561,10 @@ class LeafRows:
 
     The rows of every leaf are a segment of one index array, in row order; a split
     partitions its leaf's segment in place, stably (the left child's rows first, LightGBM's
-    ``DataPartition``).  A leaf's histogram is :func:`partition_histogram` of its rows.
+    ``DataPartition``).  A leaf's histogram is :func:`partition_histogram` of its rows'
+    channels ``g``: ``(n, K + 1)``, the weight last, or ``(n, K)`` for unit weights.
 
-    A backend that holds the rows in partitions elsewhere provides the same four
+    A backend that holds the rows in partitions elsewhere provides the same five
     methods (:meth:`histogram`, :meth:`split`, :meth:`counts`, :meth:`outputs`, and
     :meth:`merge`), each partition doing for its rows what this does for them."""
 
@@ -588,7 +586,6 @@ class LeafRows:
         b = self.bound
         lo, hi = self.start[leaf], self.stop[leaf]
         segment = self.rows[lo:hi]
-        C = self.g.shape[1]
         if hi - lo == b.n_samples:  # every row, in order: the rows' own channels
             part_seg, ordered = b._part_starts, self.g
         else:
@@ -596,7 +593,7 @@ class LeafRows:
             # them one after another (LightGBM's ordered gradients); the copy costs a
             # twentieth of the histogram at 50 features
             part_seg = np.searchsorted(segment, b._part_starts).astype(np.int64)
-            ordered = np.empty((hi - lo, C))
+            ordered = np.empty((hi - lo, self.g.shape[1]))
             chunks = max(1, min(self._threads, (hi - lo) // _MIN_GATHER_ROWS_PER_THREAD))
             run_parallel(kernels.gather, chunks, self.rows, lo, hi, self.g, ordered, chunks)
         return partition_histogram(b.codes, b.n_features, segment, part_seg, ordered,
@@ -671,10 +668,12 @@ def partition_histogram(codes: np.ndarray, d: int, rows: np.ndarray, part_seg: n
     1]]`` those of partition ``p``: each partition's rows cut into runs of
     ``RUN_ROWS``, each run summed in row order (a task of numba's threads), a
     partition's runs added in order, then the partitions in order.  A worker holding
-    one partition calls it with ``part_seg = [0, len(rows)]``.  Written into ``out``
-    where given; the runs' sums are kept in ``buffers`` where given (see
+    one partition calls it with ``part_seg = [0, len(rows)]``.  ``g`` has a column a
+    channel, or one fewer for unit weights (the last channel then counts the rows: no
+    column of ones is kept or gathered).  Written into ``out`` where given; the runs' sums are kept in ``buffers`` where given (see
     :mod:`._hist_buffers`), else in new arrays."""
-    F, C = feats.size, g.shape[1]
+    F = feats.size
+    C = g.shape[1] if out is None else out.shape[-1]  # (g: C − 1 columns, unit weights)
     run = kernels.RUN_ROWS
     run_seg = [int(part_seg[0])]
     last_of_part = []
