@@ -618,20 +618,14 @@ def column_total(h, out):  # pragma: no cover - compiled
             out[c] += h[q, c]
 
 
-@numba.njit(cache=True, nogil=True)
-def leaf_outputs(rows, starts, stops, value, out):  # pragma: no cover - compiled
-    """``out[i] = value[leaf]`` for every row ``i`` of every leaf's segment."""
-    for leaf in range(starts.size):
-        for k in range(starts[leaf], stops[leaf]):
-            out[rows[k]] = value[leaf]
-
-
-@numba.njit(cache=True, nogil=True)
-def leaf_outputs_2d(rows, starts, stops, value, out):  # pragma: no cover - compiled
-    """``out[i, :] = value[leaf, :]`` for every row of every leaf's segment."""
-    K = value.shape[1]
-    for leaf in range(starts.size):
-        for k in range(starts[leaf], stops[leaf]):
-            i = rows[k]
-            for c in range(K):
-                out[i, c] = value[leaf, c]
+@numba.njit(cache=True, nogil=True, parallel=True)
+def leaf_outputs(rows, starts, stops, value, out, chunks):  # pragma: no cover - compiled
+    """``out[i] = value[leaf]`` (``value`` of shape (L,) or (L, K)) for every row ``i``
+    of every leaf's segment; the segments tile ``rows``, which is cut into ``chunks``
+    pieces on numba's threads (each row written once: the same for any pieces)."""
+    n = rows.size
+    for t in numba.prange(chunks):
+        a, b = n * t // chunks, n * (t + 1) // chunks
+        for leaf in range(starts.size):
+            for k in range(max(starts[leaf], a), min(stops[leaf], b)):
+                out[rows[k]] = value[leaf]

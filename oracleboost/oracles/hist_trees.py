@@ -652,10 +652,9 @@ class LeafRows:
         stops = np.array(self.stop, dtype=np.int64)
         value = np.ascontiguousarray(value, dtype=np.float64)
         out = np.empty((self.bound.n_samples,) + value.shape[1:])
-        if value.ndim == 2:
-            kernels.leaf_outputs_2d(self.rows, starts, stops, value, out)
-        else:
-            kernels.leaf_outputs(self.rows, starts, stops, value, out)
+        chunks = max(1, min(self._threads, self.rows.size // _MIN_GATHER_ROWS_PER_THREAD))
+        run_parallel(kernels.leaf_outputs, chunks, self.rows, starts, stops, value, out,
+                     chunks)
         return out
 
 
