@@ -180,7 +180,8 @@ def _add_rows_of(codes, d, rows, g, C, feats, s0, s1, h, B):  # pragma: no cover
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def leaf_histograms(codes, d, rows, run_seg, g, feats, cuts, out, sparse):  # pragma: no cover
+def leaf_histograms(codes, d, rows, run_seg, g, feats, cuts, out, sparse,
+                    by_runs):  # pragma: no cover
     """The histograms of runs of a leaf's rows.
 
     ``rows[run_seg[r]:run_seg[r + 1]]`` are the leaf's rows of run ``r`` (in row
@@ -190,14 +191,20 @@ def leaf_histograms(codes, d, rows, run_seg, g, feats, cuts, out, sparse):  # pr
     summed in row order.  Where ``g`` has C − 1 columns, each row's last channel is 1.0
     (unit weights: the last channel counts the rows, and no column of ones is kept or
     gathered).  A task is a run and a span ``feats[cuts[t]:cuts[t + 1]]`` of the
-    features, the tasks taken span by span: how the features are cut changes no sum."""
+    features, the tasks taken span by span (``by_runs``: run by run, so that a thread
+    reads the codes of its runs alone): how the tasks are cut and ordered changes no
+    sum."""
     R, F, B, C = out.shape
     flat = out.reshape(-1)
     T = cuts.size - 1
     every = feats.size == d  # feats is 0 .. d − 1
-    for task in numba.prange(R * T):  # span by span: a thread takes whole spans
-        t = task // R
-        r = task - t * R
+    for task in numba.prange(R * T):  # a thread takes a contiguous share of them
+        if by_runs:
+            r = task // T
+            t = task - r * T
+        else:
+            t = task // R
+            r = task - t * R
         s0, s1 = cuts[t], cuts[t + 1]
         h = flat[(r * F + s0) * B * C:(r * F + s1) * B * C]
         h[:] = 0.0

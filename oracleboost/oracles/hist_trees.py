@@ -93,6 +93,12 @@ _MIN_CELLS_PER_THREAD = 1 << 11
 #: 50 features, two spans of 25 sum a tree's histograms in 0.9 of one span's time).
 _SPAN_HIST_BYTES = 96 << 10
 
+#: A leaf's histogram is cut among threads run by run (each thread reads the codes of its
+#: runs alone, not every run for a span of the features) when it has at least this many
+#: runs a thread: then the runs' unequal sizes hardly matter.  At 1,000,000 × 20 on two
+#: threads, a tree's histograms take 0.95 of the time.
+_BY_RUNS = 8
+
 _GROWTHS = ("leaf", "depth")
 
 #: A split runs on more threads only when each gets at least this many rows (two threads
@@ -574,6 +580,8 @@ class LeafRows:
         n = bound.n_samples
         index = np.int32 if n < 2**31 else np.int64  # half the bytes of a row's index
         self.rows = np.arange(n, dtype=index)
+        # (in the rows' type: searchsorted would otherwise convert a leaf's rows)
+        self._part_starts = bound._part_starts.astype(index)
         self._tmp = np.empty(n, dtype=index)
         self._right: np.ndarray | None = None  # (a second buffer, for splits on threads)
         self._threads = _threads(bound.n_jobs)  # once a query (it asks the OS)
@@ -592,7 +600,7 @@ class LeafRows:
             # the leaf's channels copied into its rows' order, so that the histogram reads
             # them one after another (LightGBM's ordered gradients); the copy costs a
             # twentieth of the histogram at 50 features
-            part_seg = np.searchsorted(segment, b._part_starts).astype(np.int64)
+            part_seg = np.searchsorted(segment, self._part_starts).astype(np.int64)
             ordered = np.empty((hi - lo, self.g.shape[1]))
             chunks = max(1, min(self._threads, (hi - lo) // _MIN_GATHER_ROWS_PER_THREAD))
             run_parallel(kernels.gather, chunks, self.rows, lo, hi, self.g, ordered, chunks)
@@ -705,7 +713,8 @@ def partition_histogram(codes: np.ndarray, d: int, rows: np.ndarray, part_seg: n
     # scattered rows (a small share of the span they lie in) are prefetched
     sparse = rows.size > 0 and 4 * rows.size < int(rows[-1]) - int(rows[0])
     run_parallel(kernels.leaf_histograms, threads, codes, d, rows,
-                 np.array(run_seg, dtype=np.int64), g, feats, cuts, runs, sparse)
+                 np.array(run_seg, dtype=np.int64), g, feats, cuts, runs, sparse,
+                 R >= _BY_RUNS * threads)
     if R == 1:
         return out
     parts = []  # each partition's sum: its runs added in order
