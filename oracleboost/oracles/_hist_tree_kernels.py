@@ -628,11 +628,14 @@ def column_total(h, out):  # pragma: no cover - compiled
 @numba.njit(cache=True, nogil=True, parallel=True)
 def leaf_outputs(rows, starts, stops, value, out, chunks):  # pragma: no cover - compiled
     """``out[i] = value[leaf]`` (``value`` of shape (L,) or (L, K)) for every row ``i``
-    of every leaf's segment; the segments tile ``rows``, which is cut into ``chunks``
-    pieces on numba's threads (each row written once: the same for any pieces)."""
+    of every leaf's segment (the segments tile ``rows``; each is in row order).  The
+    rows ``0 .. n − 1`` are cut into ``chunks`` ranges on numba's threads, and each
+    thread writes only the rows of its range, found in each leaf's segment by binary
+    search: threads writing rows of one cache line would take it from each other."""
     n = rows.size
     for t in numba.prange(chunks):
         a, b = n * t // chunks, n * (t + 1) // chunks
         for leaf in range(starts.size):
-            for k in range(max(starts[leaf], a), min(stops[leaf], b)):
-                out[rows[k]] = value[leaf]
+            segment = rows[starts[leaf]:stops[leaf]]
+            for k in range(np.searchsorted(segment, a), np.searchsorted(segment, b)):
+                out[segment[k]] = value[leaf]
