@@ -250,6 +250,23 @@ def test_inputs_are_not_modified():
     np.testing.assert_array_equal(w, wc)
 
 
+@pytest.mark.parametrize("loss", ["squared", "huber", "absolute", "quantile"])
+@pytest.mark.parametrize("query", ["project", "newton", "correlate"])
+def test_a_regressor_leaves_y_as_given(loss, query):
+    """A float64 y reaches the fit uncopied: a fit that wrote into it would change the
+    caller's array."""
+    from oracleboost.oracles import HistTreeOracle
+
+    if query == "newton" and loss != "squared":
+        pytest.skip("Newton's query needs a loss with a hessian")
+    for oracle in (StumpOracle(), HistTreeOracle(num_leaves=4, min_data_in_leaf=2)):
+        y, w = Y_REG.copy(), np.linspace(0.5, 1.5, 40)
+        FunctionalGradientRegressor(oracle, loss=loss, query=query, n_estimators=4).fit(
+            X, y, sample_weight=w)
+        FunctionalGradientRegressor(oracle, loss=loss, query=query, n_estimators=4).fit(X, y)
+        np.testing.assert_array_equal(y, Y_REG)
+
+
 class _WeightedClassifier(KNeighborsClassifier):
     """A classifier whose fit accepts sample_weight (and ignores it): correlate-only."""
 

@@ -455,14 +455,17 @@ class BoundHistTreeOracle(BoundOracle):
         self.n_bins = np.asarray(bins.n_bins, dtype=np.int64)
         self.missing = np.asarray(bins.missing, dtype=np.bool_)
         self.n_hist_bins = int(bins._B)
-        # the codes row-major (a row's codes one run of bytes); the stump oracle's
-        # feature-major blocks are dropped
-        n, d = bins.n_samples, bins.n_features
-        codes = np.empty((n, d), dtype=bins._codes.dtype)
+        # the codes row-major (a row's codes one run of bytes), made in the stump
+        # oracle's buffer: its block of rows a .. b holds their codes feature by feature
+        # in the same bytes (a·d .. b·d) that hold them row by row, so each block is
+        # transposed in place, through a copy of one block (no second n·d buffer: at
+        # 1,000,000 × 20, 20 MB less at the fit's peak)
+        codes = bins._codes
+        d = bins.n_features
         for (a, b), block in zip(bins.blocks.bounds, bins._block_codes, strict=True):
-            codes[a:b] = block.T
-        bins._codes = bins._block_codes = None  # not kept: the trees read these
-        self.codes = codes.reshape(-1)
+            codes[a * d:b * d] = block.T.ravel()  # (ravel copies: the block is read first)
+        bins._codes = bins._block_codes = None  # the stump oracle's views, not kept
+        self.codes = codes
         directions = monotone_directions(oracle.monotone_constraints, self.n_features)
         self._directions = (np.zeros(self.n_features, np.int64) if directions is None
                             else np.asarray(directions, np.int64))
