@@ -58,31 +58,29 @@ START, END = "<!-- HIST_TREES_START -->", "<!-- HIST_TREES_END -->"
 #: What the record says of the targets it misses (kept with the table: update it with
 #: the figures of a new record).
 WHY = """
-Targets missed, and why (measured on 2026-12-05, a 2-core AMD EPYC virtual machine whose
-timings drift by up to a quarter between runs minutes apart: the ratios, ours and
+Targets missed, and why (measured on 2026-12-05 on a 2-core Intel Xeon virtual machine
+with AVX-512, whose timings drift between runs minutes apart: the ratios, ours and
 LightGBM interleaved, are what to read):
 
-- One thread (target ≤ 0.8).  A tree is at LightGBM's time at 100,000 × 50 and about
-  1.2 × at 1,000,000 × 20.  Where a tree of 31 leaves goes at 100,000 × 50 (each kernel
-  timed over 20 trees): the histograms 14.4 ms of 26.6 (1.0 ns a row and feature: flat
-  unsigned offsets, two rows at a time, the channels gathered in the leaf's order), the
-  splits' partition of the rows 3.3 (3.7–4 ns a row: the codes are row-major, so each
-  row's code of the split feature is on a cache line of its own), the scans 2.8 (four
-  thresholds at a time), the gathers 1.2, and the Python loop between the kernels about
-  4 (130 µs a split).  A weak learner's saving (no gradient or hessian to compute) is
-  one pass over the rows, 0.05 ms at 100,000 rows in NumPy, not the fifth of LightGBM's
-  time the target asks.
-- Two threads (target ≤ 1).  The histograms scale (14.4 to 7.4 ms) and so do the scans
-  (2.8 to 1.9), but the Python loop (4 ms) does not, and a split runs on threads only
-  for leaves of 65,536 rows or more: below that two threads partitioning halves into two
-  buffers are slower than one (4.3 against 4.0 ns a row at 30,000 rows; 2.8 against 3.7
-  at 100,000).  At 1,000,000 rows the splits and gathers read the codes and channels
-  at random and are bound by memory: two threads give 1.3 ×.  At 255 leaves the loop's
-  254 splits cost about 30 ms of Python a tree.  What is left is a compiled growth loop.
-- `peak_memory_1m` (the data's memory: both sides load their code first).  Ours keeps
-  the codes row-major (20 MB, with the binning's feature-major copy alive while binding),
-  a query's channels (16 bytes a row), two row-index arrays, and the booster's per-row
-  arrays (its scores, the descent and the step, 8 bytes a row each).
+- One thread (target ≤ 0.8).  Met at 255 leaves; 0.9–1.0 × LightGBM at 8 and 31.  Where
+  a tree of 31 leaves goes at 100,000 × 50 (each kernel timed over 10 trees, 16 ms in
+  all): the histograms 8.2 ms (0.8 ns a row and feature: a bin's two sums in one
+  two-lane add, spans of at most 96 KB of bins, the channels gathered in the leaf's
+  order), the scans 2.4 (50 features × 255 bins a leaf: the running sums' chain and two
+  divisions a threshold, 30 µs a leaf), the splits' partition of the rows 1.9, the
+  gathers 0.5, and Python between the kernels with the query's set-up 2.7.  LightGBM's
+  histograms make the same two adds a cell, and a weak learner's saving (no gradient or
+  hessian to compute) is one pass over the rows, 0.05 ms at 100,000 rows, not the fifth
+  of LightGBM's time the target asks.
+- Two threads (target ≤ 1).  1.0–1.3 × LightGBM.  At 100,000 × 50 and 31 leaves (12 ms a
+  tree): the histograms 5.0 ms, the scans 2.1 (two threads scan a leaf in 25 µs, one in
+  35: the parallel region's start and the reduce are a quarter of it), the splits 1.7
+  (one thread below 24,000 rows, where two are no faster), and the Python loop with the
+  query's set-up 2.5, which does not scale.  At 1,000,000 × 20 the splits read each row's
+  code of the split feature from the row-major codes, one cache line a row: 14 ms of a
+  50 ms tree.  A feature-major copy of the codes would take them to about a third
+  (measured 0.66 against 2.44 ms for half the rows) at n·d bytes more (20 MB), which the
+  memory row cannot spare.  What is left is a compiled growth loop.
 """
 LEARNING_RATE = 0.1
 

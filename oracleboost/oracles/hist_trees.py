@@ -672,7 +672,8 @@ class LeafRows:
 def partition_histogram(codes: np.ndarray, d: int, rows: np.ndarray, part_seg: np.ndarray,
                         g: np.ndarray, feats: np.ndarray, n_hist_bins: int,
                         n_jobs: int | None, out: np.ndarray | None = None,
-                        buffers: HistogramBuffers | None = None) -> np.ndarray:
+                        buffers: HistogramBuffers | None = None,
+                        channels: int | None = None) -> np.ndarray:
     """The histogram ``(F, B, C)`` of ``rows`` (increasing; their channels ``g``, in
     the same order) over the features ``feats``, with ``rows[part_seg[p]:part_seg[p +
     1]]`` those of partition ``p``: each partition's rows cut into runs of
@@ -680,10 +681,12 @@ def partition_histogram(codes: np.ndarray, d: int, rows: np.ndarray, part_seg: n
     partition's runs added in order, then the partitions in order.  A worker holding
     one partition calls it with ``part_seg = [0, len(rows)]``.  ``g`` has a column a
     channel, or one fewer for unit weights (the last channel then counts the rows: no
-    column of ones is kept or gathered).  Written into ``out`` where given; the runs' sums are kept in ``buffers`` where given (see
+    column of ones is kept or gathered), as ``out`` or ``channels`` then says.  Written
+    into ``out`` where given; the runs' sums are kept in ``buffers`` where given (see
     :mod:`._hist_buffers`), else in new arrays."""
     F = feats.size
-    C = g.shape[1] if out is None else out.shape[-1]  # (g: C − 1 columns, unit weights)
+    # the histogram's channels: g's columns, or one more (unit weights)
+    C = out.shape[-1] if out is not None else (channels or g.shape[1])
     run = kernels.RUN_ROWS
     run_seg = [int(part_seg[0])]
     last_of_part = []

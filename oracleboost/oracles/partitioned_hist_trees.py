@@ -105,25 +105,25 @@ def _centred(blocks: RowBlocks, r: np.ndarray) -> tuple[tuple, None]:
 def _scaled_channels(blocks: RowBlocks, r: np.ndarray, *, exponents: tuple | None,
                      K: int) -> tuple[tuple, None]:
     """``correlate``'s channels, as in memory: ``(scaled r, |scaled r|)`` for ``r`` of
-    shape (n,), ``(scaled row-centred r, 1)`` for (n, K)."""
+    shape (n,), the scaled row-centred r for (n, K) (unit weights: no column of ones)."""
     scaled = scaled_by(r, exponents)
-    g = np.empty((blocks.n, K + 1))
-    if K == 1 and r.ndim == 1:
-        g[:, 0] = scaled
-        np.abs(scaled, out=g[:, 1])
-    else:
-        g[:, :K] = scaled
-        g[:, K] = 1.0
+    if not (K == 1 and r.ndim == 1):
+        return (np.ascontiguousarray(scaled.reshape(blocks.n, K), dtype=np.float64),), None
+    g = np.empty((blocks.n, 2))
+    g[:, 0] = scaled
+    np.abs(scaled, out=g[:, 1])
     return (g,), None
 
 
 @outputs_only(1)
 def _target_channels(blocks: RowBlocks, target: np.ndarray, w: np.ndarray | None, *,
                      K: int) -> tuple[tuple, None]:
-    """``project``'s channels, as in memory: ``(w · target, w)``."""
+    """``project``'s channels, as in memory: ``(w · target, w)``, or the target alone
+    for unit weights (no column of ones)."""
     n = blocks.n
+    if w is None:
+        return (np.ascontiguousarray(target.reshape(n, K), dtype=np.float64),), None
     g = np.empty((n, K + 1))
-    w = np.ones(n) if w is None else w
     with np.errstate(over="ignore", invalid="ignore"):
         g[:, :K] = target.reshape(n, K) * w[:, None]
     g[:, K] = w
@@ -132,7 +132,7 @@ def _target_channels(blocks: RowBlocks, target: np.ndarray, w: np.ndarray | None
 
 def _leaf_histogram(blocks: RowBlocks, local: LocalTreeBins, g: np.ndarray,
                     leaves: tuple | None, *, leaf: int, feats: np.ndarray,
-                    n_hist_bins: int) -> tuple[tuple, Any]:
+                    n_hist_bins: int, channels: int) -> tuple[tuple, Any]:
     """The partition's histogram of a leaf's rows (``leaves[leaf]``; ``leaves`` None:
     no split yet, every row in order), None when it holds none of them."""
     if leaves is None:
@@ -147,7 +147,7 @@ def _leaf_histogram(blocks: RowBlocks, local: LocalTreeBins, g: np.ndarray,
         kernels.gather(rows, 0, rows.size, g, ordered, 1)
     return (), partition_histogram(local.codes, local.n_features, rows,
                                    np.array([0, rows.size], dtype=np.int64), ordered,
-                                   feats, n_hist_bins, 1)
+                                   feats, n_hist_bins, 1, channels=channels)
 
 
 def _split(blocks: RowBlocks, local: LocalTreeBins, leaves: tuple | None, *, leaf: int,
@@ -249,7 +249,7 @@ class PartitionedLeafRows:
         b = self.bound
         _, stats = b.blocks.map(_leaf_histogram, b._local, self.g.g, self.leaves,
                                 leaf=leaf, feats=feats,
-                                n_hist_bins=b.n_hist_bins)
+                                n_hist_bins=b.n_hist_bins, channels=self.g.width)
         parts = [part for part in stats if part is not None]
         if not parts:
             out[...] = 0.0
