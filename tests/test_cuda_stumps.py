@@ -220,7 +220,8 @@ def test_weights_at_the_extremes_do_not_overflow():
 
 def test_two_runs_and_any_launch_give_the_same_bits():
     """Integer atomics: the histogram and the answer are bit-equal run to run and for any
-    launch shape (threads, rows and features a block)."""
+    launch shape (threads, rows and features a block); rows given as codes and thresholds
+    (``from_codes``) answer as the bound oracle's."""
     X, _ = _data(3, n=200, d=5)
     bound = StumpOracle(max_bins=16).bind(X)
     r = np.random.RandomState(3).randn(200)
@@ -230,6 +231,9 @@ def test_two_runs_and_any_launch_give_the_same_bits():
         for _ in range(2):
             h = device.correlate(r)
             results.append((device._dev.hist.copy_to_host()[0].tobytes(), repr(h)))
+    device = DeviceStumps.from_codes(bound.codes.T, bound.thresholds)
+    h = device.correlate(r)
+    results.append((device._dev.hist.copy_to_host()[0].tobytes(), repr(h)))
     assert len(set(results)) == 1
 
 
@@ -301,6 +305,8 @@ def test_what_the_gpu_does_not_do_is_refused_by_name():
     X_nan[3, 1] = np.nan
     with pytest.raises(NotImplementedError, match=f"missing values.*{use_cpu}"):
         DeviceStumps(StumpOracle().bind(X_nan))
+    with pytest.raises(NotImplementedError, match=f"missing values.*{use_cpu}"):
+        DeviceStumps.from_codes(np.array([[0, 2]], dtype=np.uint8), [np.array([0.5])])
     with pytest.raises(NotImplementedError, match=f"sparse X.*{use_cpu}"):
         bind_on_device(StumpOracle(), sp.csr_matrix(X))
     with pytest.raises(NotImplementedError, match=f"categorical features.*{use_cpu}"):

@@ -48,6 +48,7 @@ from oracleboost.rows.fixed_point import fixed_point_exponent, to_fixed
 __all__ = ["DeviceStumps", "DeviceRounds", "Launch", "adaboost_on_device", "bind_on_device"]
 
 _USE_CPU = "use the CPU oracle (StumpOracle's bind and correlate)"
+_MISSING = "missing values (a feature with NaN: its rows' own bin)"
 
 # Shared memory a thread block's histogram may take: 48 KiB, what every CUDA GPU gives
 # a block without opting in to more.
@@ -160,14 +161,38 @@ class DeviceStumps:
                 "DeviceStumps takes a StumpOracle bound in this process's memory "
                 f"(StumpOracle().bind(X)); got {type(bound).__name__}")
         _refuse_parameters(bound.oracle)
-        codes = sk.as_codes(bound.codes.T)  # (d, n), the CPU's codes
-        n_bins = np.asarray(bound.n_bins, dtype=np.int64)
-        if bool(np.any(bound.missing)) or bool((codes.max(axis=1, initial=0) >= n_bins).any()):
-            raise _refuse("missing values (a feature with NaN: its rows' own bin)")
+        if bool(np.any(bound.missing)):
+            raise _refuse(_MISSING)
+        self._upload(bound.codes.T, bound.thresholds, launch)
         self.oracle = bound.oracle
-        self.n_samples, self.n_features = bound.n_samples, bound.n_features
+
+    @classmethod
+    def from_codes(cls, codes: np.ndarray, thresholds: list[np.ndarray], *,
+                   launch: Launch | None = None) -> DeviceStumps:
+        """Rows binned elsewhere: ``codes`` uint8 of shape (n_features, n_samples),
+        feature-major, ``codes[j, i] = #{t : thresholds[j][t] < X[i, j]}`` (what
+        :attr:`BoundStumpOracle.codes` holds, transposed), and each feature's increasing
+        thresholds.  A code past a feature's last bin (a missing value's bin) is
+        refused."""
+        codes = np.asarray(codes)
+        if codes.ndim != 2 or codes.dtype != np.uint8 or codes.shape[0] != len(thresholds):
+            raise ValueError("codes must be uint8 of shape (n_features, n_samples), one row "
+                             f"a feature of thresholds; got {codes.dtype} {codes.shape} for "
+                             f"{len(thresholds)} features")
+        self = object.__new__(cls)
+        self._upload(codes, [np.asarray(t, dtype=np.float64) for t in thresholds], launch)
+        self.oracle = None
+        return self
+
+    def _upload(self, codes: np.ndarray, thresholds: list[np.ndarray],
+                launch: Launch | None) -> None:
+        codes = sk.as_codes(codes)  # (d, n)
+        n_bins = np.array([t.size + 1 for t in thresholds], dtype=np.int64)
+        if bool((codes.max(axis=1, initial=0) >= n_bins).any()):
+            raise _refuse(_MISSING)
+        self.n_features, self.n_samples = codes.shape
         self.n_bins = n_bins
-        self.thresholds = bound.thresholds
+        self.thresholds = thresholds
         self.bins = int(n_bins.max())
         self.launch = launch or Launch.default(self.n_samples, self.n_features, self.bins)
         self.launch.check(self.bins, 2)
@@ -341,6 +366,27 @@ def adaboost_on_device(stumps: DeviceStumps | BoundStumpOracle, y: ArrayLike,
         (below ``2^-e / 2`` of the largest weight, a margin gap beyond about 36 at a
         thousand rows): the step would be infinite here where the CPU's is finite; fit
         on the CPU.
+
+    Notes
+    -----
+    Against the CPU fit (``CoordinateBoostingClassifier(StumpOracle(...))``, whose
+    defaults are AdaBoost's), the rounds differ only by rounding, for these reasons:
+
+    * the weights are rounded to multiples of ``2^-e`` of the largest (``e = 61 −
+      ⌈log2 n⌉``): each within half a step, and a weight below half a step is 0 (the
+      CPU keeps it);
+    * ``exp`` is the device's (CUDA's libdevice; the C library's on the simulator),
+      the CPU's its own polynomial: at most an ulp apart, mostly absorbed by the
+      rounding to ``2^-e``;
+    * the CPU normalises its weights (by a predicted ``Z_t``, checked) and sums them as
+      floats; here they are never normalised and sum exactly, so ``α`` and ``γ`` differ
+      from the CPU's by about the float sums' rounding, and so do the margins after the
+      first step (the step itself is the CPU's formula, bit for bit for the same ``α``);
+    * the stump is the exact best on the rounded query: the CPU's too unless two
+      candidates' scores differ by less than the rounding;
+    * the stops: a stump right on every row is found from exact label counts (the
+      CPU's ``min u >= 1``, the same rows); a zero edge is ``S = 0`` exactly, where the
+      CPU tests its float sum ``Σ w u == 0``.
     """
     if isinstance(stumps, BoundStumpOracle):
         stumps = DeviceStumps(stumps)
