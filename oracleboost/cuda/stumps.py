@@ -82,6 +82,8 @@ class Launch:
                    row_blocks=max(1, min(4096, -(-n // 256))))
 
     def check(self, bins: int, channels: int) -> None:
+        """Refuse (``ValueError``, naming the field) a launch that is not positive ints,
+        or whose histogram blocks would need more shared memory than a block gets."""
         for name in ("threads", "rows_per_block", "features_per_block", "row_blocks"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
