@@ -40,6 +40,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("export", ("oracleboost.export",)),
     ("boosters", ("oracleboost.boosters",)),
     ("distributed", ("oracleboost.distributed", "oracleboost.worker_memory")),
+    ("cuda", ("oracleboost.cuda",)),
     ("applications", ("oracleboost.model_json", "oracleboost.persistence", "oracleboost.datasets",
                       "oracleboost.plotting",
                       "oracleboost.experiments", "oracleboost.grid", "oracleboost.cli",
