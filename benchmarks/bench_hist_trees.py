@@ -62,7 +62,8 @@ Targets missed, and why (measured on 2026-12-05 on a 2-core Intel Xeon virtual m
 with AVX-512, whose timings drift between runs minutes apart: the ratios, ours and
 LightGBM interleaved, are what to read):
 
-- One thread (target ≤ 0.8).  Met at 255 leaves; 0.9–1.0 × LightGBM at 8 and 31.  Where
+- One thread (target ≤ 0.8).  0.78–0.81 × LightGBM at 255 leaves (two full runs an hour
+  apart), 0.89–1.0 at 8 and 31.  Where
   a tree of 31 leaves goes at 100,000 × 50 (each kernel timed over 10 trees, 16 ms in
   all): the histograms 8.2 ms (0.8 ns a row and feature: a bin's two sums in one
   two-lane add, spans of at most 96 KB of bins, the channels gathered in the leaf's
@@ -72,7 +73,7 @@ LightGBM interleaved, are what to read):
   histograms make the same two adds a cell, and a weak learner's saving (no gradient or
   hessian to compute) is one pass over the rows, 0.05 ms at 100,000 rows, not the fifth
   of LightGBM's time the target asks.
-- Two threads (target ≤ 1).  1.0–1.3 × LightGBM.  At 100,000 × 50 and 31 leaves (12 ms a
+- Two threads (target ≤ 1).  1.03–1.33 × LightGBM.  At 100,000 × 50 and 31 leaves (12 ms a
   tree): the histograms 5.0 ms, the scans 2.1 (two threads scan a leaf in 25 µs, one in
   35: the parallel region's start and the reduce are a quarter of it), the splits 1.7
   (one thread below 24,000 rows, where two are no faster), and the Python loop with the
