@@ -40,6 +40,34 @@ def test_every_marker_the_test_command_leaves_out_is_a_ci_step():
         assert f"python3 -m pytest -q -p no:cacheprovider -m {marker}" in ci, marker
 
 
+def test_an_xdist_group_runs_on_one_worker(tmp_path):
+    """The suite's expensive shared results (the docs' build, the experiments' quick
+    runs, a file's LocalCluster) are made once, by the one worker that takes their
+    ``xdist_group``: with the groups broken (pytest-xdist 3.8 under pytest 9.2), two
+    workers built the docs at once into the same folders."""
+    import subprocess
+    import sys
+
+    import pytest
+
+    pytest.importorskip("xdist")
+    (tmp_path / "test_grouped.py").write_text(
+        "import pytest\n"
+        "pytestmark = pytest.mark.xdist_group('one')\n"
+        "@pytest.mark.parametrize('i', range(8))\n"
+        "def test_it(i):\n"
+        "    pass\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")  # (not the project's addopts)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v", "-n", "2",
+         "--dist", "loadgroup", "test_grouped.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    workers = set(re.findall(r"\[(gw\d+)\].*PASSED", done.stdout))
+    assert len(re.findall(r"PASSED", done.stdout)) >= 8
+    assert len(workers) == 1, workers
+
+
 def test_demo_prints_rounds_and_learns():
     out = io.StringIO()
     history = demo(n_rounds=12, every=1, out=out)
