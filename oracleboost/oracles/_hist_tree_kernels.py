@@ -27,7 +27,8 @@ LightGBM's ``DataPartition``).  The kernels here are the loops over rows:
     each row's leaf value, from the leaves' segments.
 
 The sums are float64, channels last: ``g[i, :K]`` are the row's weighted targets
-``w_i t_i`` (or the signed query ``r_i``) and ``g[i, K]`` its weight (or ``|r_i|``).
+``w_i t_i`` (or the signed query ``r_i``) and ``g[i, K]`` its weight (or ``|r_i|``);
+with unit weights ``g`` has no column ``K``, and the histograms count the rows there.
 A leaf's gain is LightGBM's ``G² / (H + λ)`` summed over the K target channels, with
 the leaf's sums ``G`` and ``H``; a split's gain is its children's gains less the
 leaf's.  With bounds on the leaves' outputs (monotone constraints) the gain of a
@@ -503,7 +504,8 @@ def _scan_features(hist, feats, usable, n_bins, missing, K, total, count, cnt_fa
     buf = np.empty((4, hist.shape[1]))
     GL = np.empty(C)
     GR = np.empty(C)
-    if minus.shape[0] > 0:  # every feature: the children's histograms are this one's less
+    if minus.shape[0] > 0:  # every feature, usable or not: this leaf's children's
+        # histograms will be taken from this one
         cells = hist.shape[1] * hist.shape[2]
         hf = hist.reshape(-1)
         mf = minus.reshape(-1)

@@ -733,9 +733,18 @@ def partition_histogram(codes: np.ndarray, d: int, rows: np.ndarray, part_seg: n
             part += runs[r]
         parts.append(part)
         first = last
-    if len(parts) == 1:
+    return add_in_order(parts, out)  # then the partitions, in order
+
+
+def add_in_order(parts: Sequence[np.ndarray], out: np.ndarray) -> np.ndarray:
+    """``out = ((parts[0] + parts[1]) + parts[2]) + …`` (0 when there are none): the
+    partitions' histograms added in partition order, the same bits wherever the
+    partitions are."""
+    if not parts:
+        out[...] = 0.0
+    elif len(parts) == 1:
         out[...] = parts[0]
-    else:  # then the partitions, in order
+    else:
         np.add(parts[0], parts[1], out=out)
         for part in parts[2:]:
             out += part
@@ -770,10 +779,10 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
     methods) by the oracle's rules: best-first or level by level, each leaf's best split
     from its histogram (:func:`._hist_tree_kernels.best_splits`), the smaller child's
     histogram summed and the larger's its parent's less it.  The histograms are kept in
-    the bound oracle's buffers (:func:`._hist_buffers.buffers_of`): leaf ``k``'s
-    histogram is first summed into slot ``k``, and a split's larger child takes its
-    parent's slot (after histogram subtraction).  So each slot holds the histogram of
-    one leaf at a time."""
+    the bound oracle's buffers (:func:`._hist_buffers.buffers_of`), a slot a leaf
+    index: a split's smaller child is summed into the slot of the new leaf's index (which
+    no histogram has used), and its larger child takes its parent's slot, where the
+    subtraction is made.  So each slot holds the histogram of one leaf at a time."""
     with buffers_of(bound) as buffers:
         return _grow_tree(bound, rows, K, features, name, buffers)
 

@@ -38,6 +38,7 @@ from oracleboost.oracles.hist_trees import (
     BoundHistTreeOracle,
     HistTreeOracle,
     abs_sum,
+    add_in_order,
     partition_histogram,
     power_of_two_exponents,
     scaled_by,
@@ -250,19 +251,10 @@ class PartitionedLeafRows:
         _, stats = b.blocks.map(_leaf_histogram, b._local, self.g.g, self.leaves,
                                 leaf=leaf, feats=feats,
                                 n_hist_bins=b.n_hist_bins, channels=self.g.width)
-        parts = [part for part in stats if part is not None]
-        if not parts:
-            out[...] = 0.0
-        elif len(parts) == 1:
-            out[...] = parts[0]
-        else:
-            np.add(parts[0], parts[1], out=out)
-            for part in parts[2:]:
-                out += part
-        hist = out
+        add_in_order([part for part in stats if part is not None], out)
         if self.g.unit:
             self._keep_bin_rows(leaf, feats, stats)
-        return hist
+        return out
 
     def _keep_bin_rows(self, leaf: int, feats: np.ndarray, stats: list) -> None:
         """Keep each partition's rows a bin of the leaf (the last channel of its

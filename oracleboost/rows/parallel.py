@@ -70,23 +70,34 @@ def _thread_count_calls() -> tuple[Callable[[], int], Callable[[int], None]]:
         return numba.get_num_threads, numba.set_num_threads
 
 
+def _switch(threads: int) -> int | None:
+    """Set the calling thread's count to ``threads`` (at most :func:`max_threads`) if it
+    differs; the count it was, to restore, or None when it was already that."""
+    threads = max(1, min(int(threads), max_threads()))
+    get, set_ = _thread_count_calls()
+    previous = get()
+    if previous == threads:
+        return None
+    set_(threads)
+    return previous
+
+
+def _restore(previous: int | None) -> None:
+    if previous is not None:
+        _thread_count_calls()[1](previous)
+
+
 @contextlib.contextmanager
 def kernel_threads(threads: int) -> Iterator[None]:
     """Within the block, the calling thread's parallel kernels run on ``threads`` of
     numba's threads (at most :func:`max_threads`); on the ``workqueue`` layer, one
     Python thread at a time.  The count is set only when it differs, and restored."""
-    threads = max(1, min(int(threads), max_threads()))
-    get, set_ = _thread_count_calls()
     with _lock if _unsafe_layer() else contextlib.nullcontext():
-        previous = get()
-        if previous == threads:
-            yield
-            return
-        set_(threads)
+        previous = _switch(threads)
         try:
             yield
         finally:
-            set_(previous)
+            _restore(previous)
 
 
 def run_parallel(kernel: Callable[..., Any], threads: int, *args: Any) -> Any:
@@ -97,13 +108,8 @@ def run_parallel(kernel: Callable[..., Any], threads: int, *args: Any) -> Any:
     if _unsafe_layer():
         with kernel_threads(threads):
             return kernel(*args)
-    threads = max(1, min(int(threads), max_threads()))
-    get, set_ = _thread_count_calls()
-    previous = get()
-    if previous == threads:
-        return kernel(*args)
-    set_(threads)
+    previous = _switch(threads)
     try:
         return kernel(*args)
     finally:
-        set_(previous)
+        _restore(previous)
