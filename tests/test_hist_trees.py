@@ -272,22 +272,14 @@ def test_every_n_jobs_gives_the_same_bits(monkeypatch):
     monkeypatch.setattr(hist_trees, "_MIN_CELLS_PER_THREAD", 1)
     monkeypatch.setattr(hist_trees, "_MIN_SPLIT_ROWS_PER_THREAD", 64)
     monkeypatch.setattr(hist_trees, "_MIN_GATHER_ROWS_PER_THREAD", 16)
-    threaded_splits = []
-    on_threads = hist_trees.LeafRows._split_on_threads
+    grown = []  # each query's rows, whose tally says what the kernels did
+    leaf_rows = hist_trees.BoundHistTreeOracle._leaf_rows
 
-    def split_counted(self, *args):
-        threaded_splits.append(self._threads)
-        return on_threads(self, *args)
+    def kept(self, g):
+        grown.append(leaf_rows(self, g))
+        return grown[-1]
 
-    monkeypatch.setattr(hist_trees.LeafRows, "_split_on_threads", split_counted)
-    runs = []
-    histograms = kernels.leaf_histograms
-
-    def counted(codes, d, rows, run_seg, g, feats, cuts, out, *rest):
-        runs.append((run_seg.size - 1, rows.size))
-        return histograms(codes, d, rows, run_seg, g, feats, cuts, out, *rest)
-
-    monkeypatch.setattr(kernels, "leaf_histograms", counted)
+    monkeypatch.setattr(hist_trees.BoundHistTreeOracle, "_leaf_rows", kept)
     rng = np.random.default_rng(0)
     n = 2500
     X = rng.normal(size=(n, 5))
@@ -302,11 +294,15 @@ def test_every_n_jobs_gives_the_same_bits(monkeypatch):
         assert bound._part_starts.size - 1 == 3  # partitions of 16 blocks of 64 rows
         answers.append([bound.project(t, w), bound.correlate(r),
                         bound.project(np.column_stack([t, r]))])
-    root_runs, root_rows = runs[0]
+    # the tally: the root's runs, leaves summed in several runs, splits on threads, and
+    # the fewest threads of one
+    root_runs, several = grown[0].tally[:2]
     # partitions of 1024, 1024 and 452 rows, each cut into runs of 97 from its first
-    assert root_rows == n and root_runs == 11 + 11 + 5
-    assert any(R > 1 and m < n for R, m in runs)  # a leaf's rows in several runs too
-    assert threaded_splits and min(threaded_splits) >= 2  # the splits on threads ran
+    assert root_runs == 11 + 11 + 5
+    assert several > 0  # a leaf's rows in several runs too
+    threaded = [rows.tally for rows in grown if rows._threads > 1]
+    assert threaded and all(t[2] > 0 and t[3] >= 2 for t in threaded)  # splits on threads
+    assert all(rows.tally[2] == 0 for rows in grown if rows._threads == 1)
     first = answers[0]
     for other in answers[1:]:
         for a, b in zip(first, other, strict=True):

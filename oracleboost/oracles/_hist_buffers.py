@@ -24,13 +24,15 @@ __all__ = ["HistogramBuffers", "buffers_of"]
 
 
 class HistogramBuffers:
-    """Two growing float64 buffers: one holds the leaves' histograms, the other holds the
-    sums of one histogram's runs.  Each method returns a view of the shape asked for.
+    """Three growing float64 buffers: one holds the leaves' histograms, one the sums of
+    one histogram's runs, and one a leaf's per-row channels in its rows' order (which
+    the histogram reads).  Each method returns a view of the shape asked for.
     The buffer grows when a larger view is asked for; otherwise it is reused."""
 
     def __init__(self) -> None:
         self._leaves = np.empty(0)
         self._runs = np.empty(0)
+        self._ordered = np.empty(0)
 
     @staticmethod
     def _view(buffer: np.ndarray, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -47,6 +49,12 @@ class HistogramBuffers:
     def runs(self, R: int, F: int, B: int, C: int) -> np.ndarray:
         """``(R, F, B, C)``: a histogram for each of ``R`` runs (uninitialised)."""
         self._runs, view = self._view(self._runs, (R, F, B, C))
+        return view
+
+    def ordered(self, m: int, G: int) -> np.ndarray:
+        """``(m, G)``: the per-row channels of a leaf's ``m`` rows, in their order
+        (uninitialised)."""
+        self._ordered, view = self._view(self._ordered, (m, G))
         return view
 
 

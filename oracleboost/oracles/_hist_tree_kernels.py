@@ -180,9 +180,29 @@ def _add_rows_of(codes, d, rows, g, C, feats, s0, s1, h, B):  # pragma: no cover
             off += uB
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, feats, cuts, flat,
+                    F, B, C, every, sparse):  # pragma: no cover - compiled
+    """:func:`leaf_histograms`' task ``task``: a run and a span of the features."""
+    if by_runs:
+        r = task // T
+        t = task - r * T
+    else:
+        t = task // R
+        r = task - t * R
+    s0, s1 = cuts[t], cuts[t + 1]
+    h = flat[(r * F + s0) * B * C:(r * F + s1) * B * C]
+    h[:] = 0.0
+    k0, k1 = run_seg[r], run_seg[r + 1]
+    if every:
+        _add_rows(codes, d, rows[k0:k1], g[k0:k1], C, s0, s1, h, B, sparse)
+    else:
+        _add_rows_of(codes, d, rows[k0:k1], g[k0:k1], C, feats, s0, s1, h, B)
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
-def leaf_histograms(codes, d, rows, run_seg, g, feats, cuts, out, sparse,
-                    by_runs):  # pragma: no cover
+def leaf_histograms(codes, d, rows, run_seg, g, feats, cuts, out, sparse, by_runs,
+                    serial):  # pragma: no cover
     """The histograms of runs of a leaf's rows.
 
     ``rows[run_seg[r]:run_seg[r + 1]]`` are the leaf's rows of run ``r`` (in row
@@ -193,27 +213,21 @@ def leaf_histograms(codes, d, rows, run_seg, g, feats, cuts, out, sparse,
     (unit weights: the last channel counts the rows, and no column of ones is kept or
     gathered).  A task is a run and a span ``feats[cuts[t]:cuts[t + 1]]`` of the
     features, the tasks taken span by span (``by_runs``: run by run, so that a thread
-    reads the codes of its runs alone): how the tasks are cut and ordered changes no
+    reads the codes of its runs alone), on numba's threads (``serial``: one after
+    another on the calling thread): how the tasks are cut, ordered and run changes no
     sum."""
     R, F, B, C = out.shape
     flat = out.reshape(-1)
     T = cuts.size - 1
     every = feats.size == d  # feats is 0 .. d − 1
+    if serial:
+        for task in range(R * T):
+            _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, feats, cuts,
+                            flat, F, B, C, every, sparse)
+        return
     for task in numba.prange(R * T):  # a thread takes a contiguous share of them
-        if by_runs:
-            r = task // T
-            t = task - r * T
-        else:
-            t = task // R
-            r = task - t * R
-        s0, s1 = cuts[t], cuts[t + 1]
-        h = flat[(r * F + s0) * B * C:(r * F + s1) * B * C]
-        h[:] = 0.0
-        k0, k1 = run_seg[r], run_seg[r + 1]
-        if every:
-            _add_rows(codes, d, rows[k0:k1], g[k0:k1], C, s0, s1, h, B, sparse)
-        else:
-            _add_rows_of(codes, d, rows[k0:k1], g[k0:k1], C, feats, s0, s1, h, B)
+        _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, feats, cuts,
+                        flat, F, B, C, every, sparse)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -39,7 +39,6 @@ on ``n_jobs``, and a cluster whose workers hold the partitions makes the same su
 
 from __future__ import annotations
 
-import heapq
 import numbers
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -49,6 +48,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from oracleboost.oracles import _hist_tree_kernels as kernels
+from oracleboost.oracles import _tree_growth as growth
 from oracleboost.oracles._hist_buffers import HistogramBuffers, buffers_of
 from oracleboost.oracles._hist_tree_categories import CategoryBins
 from oracleboost.oracles._tree_predict import tree_sum
@@ -80,7 +80,7 @@ from oracleboost.rows.blocks import (
     ordered_sum,
 )
 from oracleboost.rows.blocks import n_threads as _threads
-from oracleboost.rows.parallel import run_parallel
+from oracleboost.rows.parallel import max_threads, run_parallel
 
 __all__ = ["HistTreeOracle", "BoundHistTreeOracle", "HistTree"]
 
@@ -575,7 +575,12 @@ class LeafRows:
 
     A backend that holds the rows in partitions elsewhere provides the same five
     methods (:meth:`histogram`, :meth:`split`, :meth:`counts`, :meth:`outputs`, and
-    :meth:`merge`), each partition doing for its rows what this does for them."""
+    :meth:`merge`), each partition doing for its rows what this does for them.  In
+    memory a tree is grown by one compiled loop (:meth:`grow`) that makes the same
+    splits and histograms as these methods.
+
+    ``tally`` counts what the kernels did (for tests): the root's runs, the histograms
+    of leaves in several runs, the splits on threads and the fewest threads of one."""
 
     def __init__(self, bound: BoundHistTreeOracle, g: np.ndarray) -> None:
         self.bound = bound
@@ -586,29 +591,37 @@ class LeafRows:
         # (in the rows' type: searchsorted would otherwise convert a leaf's rows)
         self._part_starts = bound._part_starts.astype(index)
         self._tmp = np.empty(n, dtype=index)
-        self._right: np.ndarray | None = None  # (a second buffer, for splits on threads)
-        self._threads = _threads(bound.n_jobs)  # once a query (it asks the OS)
+        self._threads = _kernel_threads(bound.n_jobs)  # once a query (it asks the OS)
+        self._limits = _limits()
+        # a second buffer, for splits on threads
+        threaded = self._threads > 1 and n >= 2 * self._limits.min_split_rows
+        self._right = np.empty(n if threaded else 0, dtype=index)
         self.start, self.stop = [0], [n]
+        self.tally = np.zeros(4, dtype=np.int64)
+
+    def _buffers(self, buffers: HistogramBuffers, feats: np.ndarray, m: int,
+                 C: int) -> tuple[np.ndarray, np.ndarray]:
+        """Memory for a histogram of a leaf of at most ``m`` rows: its runs' sums (as
+        many as the root has, which no leaf exceeds) and its rows' channels."""
+        R = int(growth.count_runs(self.bound._part_starts, self._limits.run_rows))
+        runs = buffers.runs(R, feats.size, self.bound.n_hist_bins, C).reshape(-1)
+        return runs, buffers.ordered(m, self.g.shape[1])
 
     def histogram(self, leaf: int, feats: np.ndarray, out: np.ndarray,
                   buffers: HistogramBuffers) -> np.ndarray:
         """The histogram ``(F, B, C)`` of the leaf's rows over the features ``feats``,
-        written into ``out`` (``buffers``: memory for its runs' sums)."""
+        written into ``out`` (``buffers``: memory for its runs' sums and its rows'
+        channels, copied into the leaf's order so that the histogram reads them one
+        after another: LightGBM's ordered gradients)."""
         b = self.bound
         lo, hi = self.start[leaf], self.stop[leaf]
-        segment = self.rows[lo:hi]
-        if hi - lo == b.n_samples:  # every row, in order: the rows' own channels
-            part_seg, ordered = b._part_starts, self.g
-        else:
-            # the leaf's channels copied into its rows' order, so that the histogram reads
-            # them one after another (LightGBM's ordered gradients); the copy costs a
-            # twentieth of the histogram at 50 features
-            part_seg = np.searchsorted(segment, self._part_starts).astype(np.int64)
-            ordered = np.empty((hi - lo, self.g.shape[1]))
-            chunks = max(1, min(self._threads, (hi - lo) // _MIN_GATHER_ROWS_PER_THREAD))
-            run_parallel(kernels.gather, chunks, self.rows, lo, hi, self.g, ordered, chunks)
-        return partition_histogram(b.codes, b.n_features, segment, part_seg, ordered,
-                                   feats, b.n_hist_bins, self._threads, out, buffers)
+        # (the root reads the rows' own channels: no copy)
+        m = hi - lo if hi - lo < b.n_samples else 0
+        runs, ordered = self._buffers(buffers, feats, m, out.shape[-1])
+        run_parallel(growth.leaf_histogram, self._threads, b.codes, b.n_features,
+                     self.rows, lo, hi, self.g, self._part_starts, feats, self._threads,
+                     out, runs, ordered, self._limits, self.tally)
+        return out
 
     def count(self, leaf: int) -> int:
         return self.stop[leaf] - self.start[leaf]
@@ -621,33 +634,33 @@ class LeafRows:
         rows of the side not kept would cost a write each.)"""
         lo, hi = self.start[leaf], self.stop[leaf]
         b = self.bound
-        if self._threads > 1 and hi - lo >= _MIN_SPLIT_ROWS_PER_THREAD * 2:
-            n_left = self._split_on_threads(lo, hi, j, goes_left)
-        else:
-            n_left = int(kernels.split_rows(b.codes, b.n_features, self.rows, lo, hi, j,
-                                            goes_left, self._tmp))
+        n_left = int(run_parallel(growth.split_leaf, self._threads, b.codes, b.n_features,
+                                  self.rows, lo, hi, j, goes_left, self._tmp, self._right,
+                                  self._threads, self._limits, self.tally))
         self.stop[leaf] = lo + n_left
         self.start.append(lo + n_left)
         self.stop.append(hi)
         return n_left
 
-    def _split_on_threads(self, lo: int, hi: int, j: int, goes_left: np.ndarray) -> int:
-        """The split of ``rows[lo:hi]`` on threads, LightGBM's way: each chunk of it
-        partitioned into two buffers, then the chunks' sides joined in order (the same
-        stable partition as one pass).  Returns how many went left."""
+    def grow(self, st: growth.Growth, rules: growth.Rules, feats: np.ndarray,
+             slots: np.ndarray, buffers: HistogramBuffers) -> None:
+        """Grow the tree ``st`` from its root (whose histogram is in ``slots[0]``) by
+        :func:`grow_tree`'s steps in one compiled loop
+        (:func:`._tree_growth.grow_in_memory`), with this object's splits and
+        histograms."""
         b = self.bound
-        m = hi - lo
-        T = max(1, min(self._threads, m // _MIN_SPLIT_ROWS_PER_THREAD))
-        bounds = np.array([m * t // T for t in range(T + 1)], dtype=np.int64)
-        counts = np.empty(T, dtype=np.int64)
-        if self._right is None:
-            self._right = np.empty_like(self._tmp)
-        run_parallel(kernels.split_chunks, T, b.codes, b.n_features, self.rows, lo, j,
-                     goes_left, bounds, self._tmp, self._right, counts)
-        n_left = int(counts.sum())
-        run_parallel(kernels.split_join, T, self.rows, lo, bounds, self._tmp, self._right,
-                     counts, n_left)
-        return n_left
+        n = b.n_samples
+        L = rules.num_leaves
+        start = np.zeros(L, dtype=np.int64)
+        stop = np.zeros(L, dtype=np.int64)
+        stop[0] = n
+        runs, ordered = self._buffers(buffers, feats, n // 2 + 1, slots.shape[-1])
+        run_parallel(growth.grow_in_memory, self._threads, st, rules, feats, b.n_bins,
+                     b.missing, b._directions, b.codes, b.n_features, self.rows, start,
+                     stop, self.g, self._part_starts, slots, runs, ordered, self._tmp,
+                     self._right, self._threads, self._limits, self.tally)
+        leaves = int(st.n_leaves[0])
+        self.start, self.stop = start[:leaves].tolist(), stop[:leaves].tolist()
 
     def merge(self) -> None:
         """Make every row one leaf again."""
@@ -663,10 +676,24 @@ class LeafRows:
         stops = np.array(self.stop, dtype=np.int64)
         value = np.ascontiguousarray(value, dtype=np.float64)
         out = np.empty((self.bound.n_samples,) + value.shape[1:])
-        chunks = max(1, min(self._threads, self.rows.size // _MIN_GATHER_ROWS_PER_THREAD))
+        chunks = max(1, min(self._threads,
+                            self.rows.size // self._limits.min_gather_rows))
         run_parallel(kernels.leaf_outputs, chunks, self.rows, starts, stops, value, out,
                      chunks)
         return out
+
+
+def _kernel_threads(n_jobs: int | None) -> int:
+    """Threads for a tree's kernels: ``n_jobs``' (:func:`~oracleboost.rows.blocks.n_threads`),
+    at most numba's."""
+    return max(1, min(_threads(n_jobs), max_threads()))
+
+
+def _limits() -> growth.Limits:
+    """The constants above (and ``RUN_ROWS``), as the compiled loops read them: read at
+    each query, so that a test may lower them."""
+    return growth.Limits(kernels.RUN_ROWS, _MIN_CELLS_PER_THREAD, _SPAN_HIST_BYTES,
+                         _BY_RUNS, _MIN_SPLIT_ROWS_PER_THREAD, _MIN_GATHER_ROWS_PER_THREAD)
 
 
 def partition_histogram(codes: np.ndarray, d: int, rows: np.ndarray, part_seg: np.ndarray,
@@ -678,62 +705,27 @@ def partition_histogram(codes: np.ndarray, d: int, rows: np.ndarray, part_seg: n
     the same order) over the features ``feats``, with ``rows[part_seg[p]:part_seg[p +
     1]]`` those of partition ``p``: each partition's rows cut into runs of
     ``RUN_ROWS``, each run summed in row order (a task of numba's threads), a
-    partition's runs added in order, then the partitions in order.  A worker holding
-    one partition calls it with ``part_seg = [0, len(rows)]``.  ``g`` has a column a
-    channel, or one fewer for unit weights (the last channel then counts the rows: no
-    column of ones is kept or gathered), as ``out`` or ``channels`` then says.  Written
-    into ``out`` where given; the runs' sums are kept in ``buffers`` where given (see
-    :mod:`._hist_buffers`), else in new arrays."""
+    partition's runs added in order, then the partitions in order
+    (:func:`._tree_growth.histogram_of_runs`).  A worker holding one partition calls it
+    with ``part_seg = [0, len(rows)]``.  ``g`` has a column a channel, or one fewer for
+    unit weights (the last channel then counts the rows: no column of ones is kept or
+    gathered), as ``out`` or ``channels`` then says.  Written into ``out`` where given;
+    the runs' sums are kept in ``buffers`` where given (see :mod:`._hist_buffers`), else
+    in a new array."""
     F = feats.size
     # the histogram's channels: g's columns, or one more (unit weights)
     C = out.shape[-1] if out is not None else (channels or g.shape[1])
-    run = kernels.RUN_ROWS
-    run_seg = [int(part_seg[0])]
-    last_of_part = []
-    for p in range(part_seg.size - 1):
-        k0, k1 = int(part_seg[p]), int(part_seg[p + 1])
-        run_seg.extend(range(k0 + run, k1, run))
-        if k1 > k0:
-            run_seg.append(k1)
-        last_of_part.append(len(run_seg) - 1)
-    R = len(run_seg) - 1
     if out is None:
         out = np.empty((F, n_hist_bins, C))
-    if R == 0:
-        out[...] = 0.0
-        return out
-    if R == 1:  # one run: summed where it is asked for
-        runs = out.reshape(1, F, n_hist_bins, C)
-    elif buffers is not None:
-        runs = buffers.runs(R, F, n_hist_bins, C)
-    else:
-        runs = np.empty((R, F, n_hist_bins, C))
-    threads = max(1, min(_threads(n_jobs), (rows.size * F) // _MIN_CELLS_PER_THREAD))
-    # the features in spans, as many spans a thread, over every run (a span's bins
-    # at most _SPAN_HIST_BYTES): numba hands each thread a contiguous share of the
-    # tasks (taken span by span), so the threads get equal work even where the runs
-    # are not (the last run of a partition is short)
-    width = max(1, _SPAN_HIST_BYTES // (n_hist_bins * C * 8))  # features a span
-    spans = min(F, threads * -(-F // (width * threads)))
-    cuts = np.array([F * t // spans for t in range(spans + 1)], dtype=np.int64)
-    # scattered rows (a small share of the span they lie in) are prefetched
-    sparse = rows.size > 0 and 4 * rows.size < int(rows[-1]) - int(rows[0])
-    run_parallel(kernels.leaf_histograms, threads, codes, d, rows,
-                 np.array(run_seg, dtype=np.int64), g, feats, cuts, runs, sparse,
-                 R >= _BY_RUNS * threads)
-    if R == 1:
-        return out
-    parts = []  # each partition's sum: its runs added in order
-    first = 0
-    for last in last_of_part:
-        if last == first:
-            continue
-        part = runs[first]
-        for r in range(first + 1, last):
-            part += runs[r]
-        parts.append(part)
-        first = last
-    return add_in_order(parts, out)  # then the partitions, in order
+    limits = _limits()
+    part_seg = np.asarray(part_seg, dtype=np.int64)
+    R = int(growth.count_runs(part_seg, limits.run_rows))
+    shape = (R, F, n_hist_bins, C) if R > 1 else (0,)
+    runs = buffers.runs(*shape) if buffers is not None and R > 1 else np.empty(shape)
+    threads = _kernel_threads(n_jobs)
+    run_parallel(growth.histogram_of_runs, threads, codes, d, rows, part_seg, g, feats,
+                 threads, out, runs.reshape(-1), limits)
+    return out
 
 
 def add_in_order(parts: Sequence[np.ndarray], out: np.ndarray) -> np.ndarray:
@@ -778,11 +770,19 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
     """Grow one tree on ``rows`` (a :class:`LeafRows`, or a backend's rows with its
     methods) by the oracle's rules: best-first or level by level, each leaf's best split
     from its histogram (:func:`._hist_tree_kernels.best_splits`), the smaller child's
-    histogram summed and the larger's its parent's less it.  The histograms are kept in
-    the bound oracle's buffers (:func:`._hist_buffers.buffers_of`), a slot a leaf
-    index: a split's smaller child is summed into the slot of the new leaf's index (which
-    no histogram has used), and its larger child takes its parent's slot, where the
-    subtraction is made.  So each slot holds the histogram of one leaf at a time."""
+    histogram summed and the larger's its parent's less it.
+
+    The tree being grown is :class:`._tree_growth.Growth`, and each step of growth is a
+    compiled function of it (:mod:`._tree_growth`).  Rows in this process grow the tree
+    in one compiled loop of those steps (:meth:`LeafRows.grow`); other rows, and trees
+    with categorical features (whose set splits are found in Python), by the loop
+    :func:`_grow_by_steps`, which asks the rows for each split and histogram.
+
+    The histograms are kept in the bound oracle's buffers
+    (:func:`._hist_buffers.buffers_of`), a slot a leaf index: a split's smaller child
+    is summed into the slot of the new leaf's index (which no histogram has used), and
+    its larger child takes its parent's slot, where the subtraction is made.  So each
+    slot holds the histogram of one leaf at a time."""
     with buffers_of(bound) as buffers:
         return _grow_tree(bound, rows, K, features, name, buffers)
 
@@ -790,157 +790,133 @@ def grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int,
 def _grow_tree(bound: BoundHistTreeOracle, rows: Any, K: int, features: np.ndarray | None,
                name: str, buffers: HistogramBuffers) -> GrownTree:
     o = bound.oracle
-    d = bound.n_features
     C = K + 1
-    feats = (np.arange(d, dtype=np.int64) if features is None
+    feats = (np.arange(bound.n_features, dtype=np.int64) if features is None
              else np.asarray(features, dtype=np.int64))
-    lam, min_data = float(o.reg_lambda), float(o.min_data_in_leaf)
-    min_weight, min_gain = float(o.min_child_weight), float(o.min_split_gain)
-    max_depth, num_leaves = int(o.max_depth), int(o.num_leaves)
-    n_bins, missing, bounded = bound.n_bins, bound.missing, bound._bounded
-    directions = bound._directions
-    cats = bound.categories
-    cat_params = o._category_params()
-    scan_threads = _threads(o.n_jobs)  # (the features of a leaf's scan, spread over them)
-
-    slots = buffers.leaves(num_leaves, feats.size, bound.n_hist_bins, C)
-    hists: list[np.ndarray | None] = [rows.histogram(0, feats, slots[0], buffers)]
+    rules = growth.Rules(K, float(o.reg_lambda), float(o.min_data_in_leaf),
+                         float(o.min_child_weight), float(o.min_split_gain),
+                         int(o.max_depth), int(o.num_leaves), o.growth == "leaf",
+                         bool(bound._bounded))
+    slots = buffers.leaves(rules.num_leaves, feats.size, bound.n_hist_bins, C)
+    rows.histogram(0, feats, slots[0], buffers)
     total = np.empty(C)
-    kernels.column_total(hists[0][0], total)
+    kernels.column_total(slots[0][0], total)
     if not np.isfinite(total).all():
         g = rows.g
         bound._refuse_query(g[:, 0] if K == 1 else g[:, :K], name)
-    sums, depth, count = [total], [0], [rows.count(0)]
-    lo_b, hi_b = [-np.inf], [np.inf]
-    parent_of: list[tuple[int, bool] | None] = [None]
-    best: list[tuple | None] = [None]
-    # the features each leaf scans: LightGBM does not scan a feature again below a leaf
-    # where it had no valid split (its histograms' is_splittable)
-    usable = [np.ones(feats.size, dtype=np.bool_)]
-    # the internal nodes, in the order of their splits
-    feature, threshold, left, right, default_left, missing_type, gains = ([] for _ in
-                                                                          range(7))
-    categories_left: list[np.ndarray | None] = []
+    st = growth.new_growth(rules.num_leaves, feats.size, C, total, rows.count(0))
+    categories_left = None
+    if isinstance(rows, LeafRows) and bound.categories is None:
+        rows.grow(st, rules, feats, slots, buffers)
+    else:
+        categories_left = _grow_by_steps(bound, rows, st, rules, feats, slots, buffers)
+    return _grown(bound, st, categories_left)
 
-    def can_split(leaf: int) -> bool:
-        return count[leaf] >= 2 * min_data and (max_depth < 0 or depth[leaf] < max_depth)
 
+def _grow_by_steps(bound: BoundHistTreeOracle, rows: Any, st: growth.Growth,
+                   rules: growth.Rules, feats: np.ndarray, slots: np.ndarray,
+                   buffers: HistogramBuffers) -> list[np.ndarray | None]:
+    """Grow the tree ``st`` from its root (its histogram in ``slots[0]``) by the
+    compiled steps of :mod:`._tree_growth`, asking ``rows`` for each split and
+    histogram (:func:`._tree_growth.grow_in_memory` is this loop, compiled, for rows in
+    memory).  Categorical features are scanned at every leaf for a set of categories
+    (:meth:`._hist_tree_categories.CategoryBins.better_split`).  Returns each node's
+    categories on the left (None for a threshold)."""
+    o = bound.oracle
+    n_bins, missing, directions = bound.n_bins, bound.missing, bound._directions
+    cats = bound.categories
+    cat_params = o._category_params()
+    threads = _kernel_threads(o.n_jobs)  # (the features of a leaf's scan, spread over them)
     no_minus = np.empty((0, 0, 0))
+    sets: dict[int, np.ndarray] = {}  # a leaf's best set of categories: its bins
+    categories_left: list[np.ndarray | None] = []
 
     def find(leaf: int, minus: np.ndarray = no_minus) -> None:
         """The leaf's best split, from its histogram (less ``minus`` first, if given)."""
-        best[leaf] = None
-        if not can_split(leaf) or hists[leaf] is None:
+        hist = slots[st.slot[leaf]]
+        if not run_parallel(growth.find_split, threads, st, rules, leaf, hist, minus,
+                            feats, n_bins, missing, directions, threads):
             return
-        GL = np.empty(C)
-        gain, s, t, nan_left = run_parallel(
-            kernels.best_splits, scan_threads, hists[leaf], feats, usable[leaf], n_bins,
-            missing, K, sums[leaf],
-            float(count[leaf]), lam, min_data, min_weight, min_gain, directions, bounded,
-            lo_b[leaf], hi_b[leaf], GL, usable[leaf], scan_threads, minus)
-        if cats is not None:  # categorical features: scanned at every leaf
-            usable[leaf] |= cats.is_categorical[feats]
-        if s >= 0 and gain > min_gain:
-            best[leaf] = (gain, int(feats[s]), int(t), bool(nan_left), GL)
-        if cats is not None:  # a set of categories, where it splits better
-            best[leaf] = cats.better_split(best[leaf], hists[leaf], feats, K, sums[leaf],
-                                           float(count[leaf]), lam, min_data, min_weight,
-                                           min_gain, bounded, lo_b[leaf], hi_b[leaf],
-                                           cat_params)
-        if best[leaf] is not None:
-            # the leaves that can split, the next first: largest gain (best-first) or
-            # shallowest (level by level), the lowest leaf among equals; a heap, as a
-            # scan of every leaf a split costs 255 leaves' trees a tenth of their time
-            heapq.heappush(candidates, (-best[leaf][0] if leaf_wise else depth[leaf], leaf))
+        if cats is None:
+            return
+        st.usable[leaf] |= cats.is_categorical[feats]  # (scanned at every leaf)
+        found = None
+        if st.best_feature[leaf] >= 0:
+            found = (float(st.best_gain[leaf]), int(st.best_feature[leaf]),
+                     int(st.best_bin[leaf]), bool(st.best_nan_left[leaf]),
+                     st.best_left[leaf].copy())
+        better = cats.better_split(found, hist, feats, rules.K, st.sums[leaf],
+                                   float(st.count[leaf]), rules.lam, rules.min_data,
+                                   rules.min_weight, rules.min_gain, rules.bounded,
+                                   float(st.lo[leaf]), float(st.hi[leaf]), cat_params)
+        if better is not found:  # a set of categories
+            gain, j, bins, _, left = better
+            st.best_gain[leaf], st.best_feature[leaf], st.best_bin[leaf] = gain, j, -1
+            st.best_nan_left[leaf] = False
+            st.best_left[leaf] = left
+            sets[leaf] = bins
 
-    leaf_wise = o.growth == "leaf"
-    candidates: list[tuple[float, int]] = []
     find(0)
-    while len(sums) < num_leaves and candidates:
-        _, leaf = heapq.heappop(candidates)  # (a leaf is there once: it is split now)
-        gain, j, t, nan_left, GL = best[leaf]
-        best[leaf] = None  # made now; the children's are found below, if they can split
-        if isinstance(t, np.ndarray):  # a categorical split: the bins t go left
-            goes_left, cats_left = cats.node(j, t, bound.n_hist_bins)
+    while st.n_leaves[0] < rules.num_leaves:
+        leaf = int(growth.next_leaf(st, rules))
+        if leaf < 0:
+            break
+        j, t = int(st.best_feature[leaf]), int(st.best_bin[leaf])
+        if t < 0:  # a set of categories goes left
+            goes_left, cats_left = cats.node(j, sets.pop(leaf), bound.n_hist_bins)
         else:
             cats_left = None
-            nb = int(n_bins[j])
             goes_left = np.zeros(bound.n_hist_bins, dtype=np.bool_)
             goes_left[:t + 1] = True
             if missing[j]:
-                goes_left[nb] = nan_left
-        n_all = count[leaf]
+                goes_left[n_bins[j]] = st.best_nan_left[leaf]
         n_left = rows.split(leaf, j, goes_left)
-        node, new = len(feature), len(sums)
-        feature.append(j)
+        new = int(growth.make_split(st, rules, leaf, n_left, bool(missing[j]),
+                                    cats_left is not None, directions))
         categories_left.append(cats_left)
-        if cats_left is None:
-            threshold.append(float(bound.thresholds[j][t]) if t < nb - 1 else np.inf)
-            default_left.append(bool(nan_left) if missing[j] else True)
-            missing_type.append(MISSING_NAN if missing[j] else MISSING_NONE)
-        else:  # as LightGBM writes a categorical node: a missing value goes right
-            threshold.append(0.0)
-            default_left.append(False)
-            missing_type.append(MISSING_NAN)
-        left.append(~leaf)
-        right.append(~new)
-        gains.append(float(gain))
-        if parent_of[leaf] is not None:
-            p, is_left = parent_of[leaf]
-            (left if is_left else right)[p] = node
-        parent_of[leaf] = (node, True)
-        parent_of.append((node, False))
-        # the children: the left keeps the leaf's index, the right is the new leaf
-        GR = sums[leaf] - GL
-        sums[leaf] = GL
-        sums.append(GR)
-        count[leaf] = n_left
-        count.append(n_all - n_left)
-        depth[leaf] += 1
-        depth.append(depth[leaf])
-        lo_b.append(lo_b[leaf])
-        hi_b.append(hi_b[leaf])
-        direction = int(directions[j])
-        if bounded and direction != 0:  # LightGBM's basic method: bound at the midpoint
-            vl = kernels._clamped(GL[0], GL[K], lam, lo_b[leaf], hi_b[leaf])
-            vr = kernels._clamped(GR[0], GR[K], lam, lo_b[leaf], hi_b[leaf])
-            mid = (vl + vr) / 2.0
-            if direction > 0:
-                hi_b[leaf] = min(hi_b[leaf], mid)
-                lo_b[new] = max(lo_b[new], mid)
-            else:
-                lo_b[leaf] = max(lo_b[leaf], mid)
-                hi_b[new] = min(hi_b[new], mid)
-        parent_hist = hists[leaf]
-        hists[leaf] = None
-        hists.append(None)
-        best[leaf] = None  # the leaf's old split is spent: its children find their own
-        best.append(None)
-        usable.append(usable[leaf].copy())
-        if len(sums) < num_leaves and (can_split(leaf) or can_split(new)):
-            small, large = (leaf, new) if count[leaf] <= count[new] else (new, leaf)
-            hists[small] = rows.histogram(small, feats, slots[new], buffers)
-            find(small)
-            if can_split(large):
-                # LightGBM's histogram subtraction, made by the scan (feature by feature,
-                # on its threads): the larger child's histogram is its parent's less the
-                # smaller child's
-                hists[large] = parent_hist
-                find(large, minus=hists[small])
-    L = len(sums)
+        small, large = growth.children(st, rules, leaf, new)
+        if small < 0:
+            continue
+        rows.histogram(small, feats, slots[new], buffers)
+        find(small)
+        if growth.can_split(st, rules, large):
+            # LightGBM's histogram subtraction, made by the scan (feature by feature,
+            # on its threads): the larger child's histogram is its parent's less the
+            # smaller child's
+            find(large, minus=slots[new])
+    return categories_left
+
+
+def _grown(bound: BoundHistTreeOracle, st: growth.Growth,
+           categories_left: list[np.ndarray | None] | None) -> GrownTree:
+    """The grown tree ``st`` as a :class:`GrownTree`."""
+    d = bound.n_features
+    L = int(st.n_leaves[0])
+    nodes = L - 1
     if L == 1:
         tree = TreeStructure.constant(0.0, d)
     else:
+        feature = st.node_feature[:nodes]
+        threshold = np.empty(nodes)
+        for node, (j, t) in enumerate(zip(feature.tolist(), st.node_bin[:nodes].tolist(),
+                                          strict=True)):
+            if t < 0:  # a set of categories (as LightGBM writes such a node)
+                threshold[node] = 0.0
+            else:
+                threshold[node] = (bound.thresholds[j][t] if t < bound.n_bins[j] - 1
+                                   else np.inf)
+        sets = (tuple(categories_left) if categories_left is not None and any(
+            c is not None for c in categories_left) else None)
         tree = TreeStructure(
-            n_features=d, feature=np.array(feature, dtype=np.intp),
-            threshold=np.array(threshold, dtype=np.float64),
-            left=np.array(left, dtype=np.intp), right=np.array(right, dtype=np.intp),
-            value=np.zeros((L, 1)), default_left=np.array(default_left, dtype=bool),
-            missing=np.array(missing_type, dtype=np.intp),
-            categories_left=(tuple(categories_left) if any(
-                c is not None for c in categories_left) else None))
-    return GrownTree(tree, np.array(gains), np.array(sums),
-                     (np.array(lo_b), np.array(hi_b)) if bounded else None)
+            n_features=d, feature=feature.astype(np.intp), threshold=threshold,
+            left=st.node_left[:nodes].astype(np.intp),
+            right=st.node_right[:nodes].astype(np.intp), value=np.zeros((L, 1)),
+            default_left=st.node_default_left[:nodes].copy(),
+            missing=np.where(st.node_missing[:nodes], MISSING_NAN,
+                             MISSING_NONE).astype(np.intp),
+            categories_left=sets)
+    return GrownTree(tree, st.node_gain[:nodes].copy(), st.sums[:L].copy(),
+                     (st.lo[:L].copy(), st.hi[:L].copy()) if bound._bounded else None)
 
 
 def power_of_two_exponents(mean_abs: Callable[[int], float]) -> tuple[int, int] | None:
