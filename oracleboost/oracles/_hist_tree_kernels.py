@@ -407,7 +407,8 @@ def _scan_unbounded(h, nb, has_nan, G, H, count, cnt_factor, lam, min_data, min_
     divisions a threshold are most of a scan's time), then the first of the largest.
     The same operations on the same numbers as the scalar scan, so the same bits and
     the same choice; an invalid threshold's gain is −1 (a valid one gains more than
-    ``min_gain`` ≥ 0).  ``buf``: scratch of shape (4, B)."""
+    ``min_gain`` ≥ 0), and the gains are computed only from the first to the last
+    threshold with ``min_data`` rows on each side.  ``buf``: scratch of shape (4, B)."""
     gla = buf[0]
     hla = buf[1]
     nla = buf[2]
@@ -427,20 +428,33 @@ def _scan_unbounded(h, nb, has_nan, G, H, count, cnt_factor, lam, min_data, min_
             gla[t] = gl
             hla[t] = hl
             nla[t] = n_left
-        for t in range(m):
-            a = gla[t]
-            b = hla[t]
-            c = nla[t]
+        # the thresholds with min_data rows on each side: the gains are computed from
+        # the first to the last of them (the others are invalid; a small leaf's rows
+        # leave most bins of the features it was split on empty, at the ends)
+        first = 0
+        while first < m and not (nla[first] >= min_data and count - nla[first] >= min_data):
+            first += 1
+        stop = m
+        while stop > first and not (nla[stop - 1] >= min_data
+                                    and count - nla[stop - 1] >= min_data):
+            stop -= 1
+        # (views from the first: an index from 0 is known not to be negative, and the
+        # loop is widened; from `first` numba checks each index's sign)
+        ga, ha, na, gv = gla[first:stop], hla[first:stop], nla[first:stop], gains[first:stop]
+        for k in range(stop - first):
+            a = ga[k]
+            b = ha[k]
+            c = na[k]
             hr = H - b
             gr = G - a
             children = a * a / (b + lam) + gr * gr / (hr + lam)
             gain = children - parent
             ok = ((c >= min_data) & (count - c >= min_data) & (b >= min_weight)
                   & (hr >= min_weight) & (gain > min_gain) & (gain > NOISE * abs(children)))
-            gains[t] = gain if ok else -1.0
-        top = _largest(gains, m)
+            gv[k] = gain if ok else -1.0
+        top = _largest(gv, stop - first)
         if top > best:  # the first threshold of the largest gain
-            t = 0
+            t = first
             while gains[t] != top:
                 t += 1
             best = top
