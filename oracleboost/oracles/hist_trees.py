@@ -101,9 +101,11 @@ _BY_RUNS = 8
 
 _GROWTHS = ("leaf", "depth")
 
-#: A split runs on more threads only when each gets at least this many rows (two threads
-#: split 16,000 rows of 100,000 × 50 in the time of one, 24,000 in 0.7 of it).
-_MIN_SPLIT_ROWS_PER_THREAD = 12_000
+#: A split runs on more threads only when each gets at least this many rows.  From the
+#: compiled growth loop a parallel region costs a few microseconds: at 100,000 × 50 and
+#: 31 leaves on two threads, 4,000 took a tree from 10.4 to 9.9 ms against 12,000 (the
+#: bound when each kernel was called from Python), and below it the trees were no faster.
+_MIN_SPLIT_ROWS_PER_THREAD = 4_000
 
 #: A gather of a leaf's channels runs on more threads only when each gets at least this
 #: many rows.
