@@ -33,6 +33,8 @@ from numpy.typing import ArrayLike
 from oracleboost._validation import check_query
 from oracleboost.cuda import stump_kernels as sk
 from oracleboost.cuda.device import cuda_module, simulated
+from oracleboost.cuda.reductions import Reductions
+from oracleboost.cuda.row_kernels import row_kernels
 from oracleboost.engine.model import Ensemble
 from oracleboost.engine.rounds import StopReason
 from oracleboost.oracles.base import Hypothesis
@@ -93,6 +95,13 @@ class Launch:
                 f"Launch.features_per_block={self.features_per_block} needs "
                 f"{8 * channels * bins * self.features_per_block} bytes of shared memory a "
                 f"block at {bins} bins; at most {_SHARED_BYTES}")
+
+
+def _is_device(a: Any) -> bool:
+    """Whether ``a`` is a per-row array on the device (numba's, or the simulator's)."""
+    from oracleboost.engine.backends import is_device_array
+
+    return is_device_array(a)
 
 
 def _refuse(what: str) -> NotImplementedError:
@@ -167,6 +176,8 @@ class DeviceStumps:
             raise _refuse(_MISSING)
         self._upload(bound.codes.T, bound.thresholds, launch)
         self.oracle = bound.oracle
+        #: the CPU oracle's (a booster reads ``bounded`` and ``correlate``)
+        self.capabilities = bound.capabilities
 
     @classmethod
     def from_codes(cls, codes: np.ndarray, thresholds: list[np.ndarray], *,
@@ -184,6 +195,7 @@ class DeviceStumps:
         self = object.__new__(cls)
         self._upload(codes, [np.asarray(t, dtype=np.float64) for t in thresholds], launch)
         self.oracle = None
+        self.capabilities = StumpOracle().capabilities
         return self
 
     def _upload(self, codes: np.ndarray, thresholds: list[np.ndarray],
@@ -212,18 +224,21 @@ class DeviceStumps:
             every_feature=cuda.to_device(np.ones(d, dtype=np.uint8)),
             answer=cuda.device_array(sk.ANSWER_SIZE, dtype=np.int64),
             low=cuda.to_device(np.zeros(1)),
+            query=cuda.device_array(self.n_samples, dtype=np.int64),
         )
+        self._reduce = Reductions(cuda, (self.launch.row_blocks, self.launch.threads))
 
     # -- the queries ------------------------------------------------------------------
-    def correlate(self, r: ArrayLike, *, random_state: int | None = None,
+    def correlate(self, r: Any, *, random_state: int | None = None,
                   features: ArrayLike | None = None) -> Hypothesis:
         """The ±1 stump (or constant) maximising ``<r, h>``, chosen on the GPU.
 
         Parameters
         ----------
-        r : array-like of shape (n_samples,)
-            Finite signed weights.  ``(n, K)`` queries (label-coded multiclass stumps)
-            are refused.
+        r : array-like or device array of shape (n_samples,)
+            Finite signed weights: a NumPy array (uploaded), or a per-row array already
+            on the device (a booster's query on the GPU, never copied to the host).
+            ``(n, K)`` queries (label-coded multiclass stumps) are refused.
         random_state : ignored
             (The answer is deterministic; the Oracle protocol passes a seed.)
         features : array-like of int or None
@@ -232,21 +247,33 @@ class DeviceStumps:
         Returns
         -------
         SignStump or ConstantHypothesis
-            With ``train_output`` set, as the CPU oracle's.
+            With ``train_output`` set, as the CPU oracle's: a NumPy array for a NumPy
+            ``r``, a device array for a device ``r`` (its outputs on the training rows,
+            made on the device from the codes).
         """
         if np.ndim(r) == 2:
             raise _refuse("K-column queries r of shape (n, K) (label-coded multiclass stumps)")
-        r = check_query(r, self.n_samples, "r", multioutput=False)
-        e = fixed_point_exponent(float(np.abs(r).max(initial=0.0)), self.n_samples)
-        query = self._cuda.to_device(to_fixed(r, e))
+        on_device = not isinstance(r, np.ndarray) and _is_device(r)
+        if on_device:
+            if r.shape != (self.n_samples,):
+                raise ValueError(f"r must have shape ({self.n_samples},); got {r.shape}")
+            query = r
+        else:
+            query = self._cuda.to_device(check_query(r, self.n_samples, "r",
+                                                     multioutput=False))
+        dev = self._dev
+        self._reduce.fixed(query, dev.query)
         allowed = self._allowed(features)
-        k, dev = sk.kernels(), self._dev
+        k = sk.kernels()
         self._zero()
-        self._histogram(query, query, 1)
+        self._histogram(dev.query, dev.query, 1)
         self._scan(allowed)
         k.pick[1, 1](dev.hist, dev.score, dev.thr, dev.sign, dev.low, dev.answer)
         at, _, _, t, s, _ = (int(x) for x in dev.answer.copy_to_host())
-        return self.hypothesis(at, t, s)
+        h = self.hypothesis(at, t, s, outputs=not on_device)
+        if on_device:
+            h.train_output = self._device_outputs(at, t, s)
+        return h
 
     def project(self, *args: Any, **kwargs: Any) -> Hypothesis:
         """Refused: least-squares stumps are not answered on the GPU yet."""
@@ -269,6 +296,14 @@ class DeviceStumps:
         if outputs:
             h.train_output = np.where(self._codes[j] > t, float(s), -float(s))
         return h
+
+    def _device_outputs(self, at: int, t: int, s: int) -> Any:
+        """The answer's outputs on the training rows, a device array made from the codes
+        on the device."""
+        out = self._cuda.device_array(self.n_samples, dtype=np.float64)
+        feature = at - 2 if at >= 2 else -1
+        row_kernels().stump_outputs[self._reduce.grid](self._dev.codes, feature, t, s, out)
+        return out
 
     def _allowed(self, features: ArrayLike | None) -> Any:
         if features is None:
@@ -311,6 +346,7 @@ class _DeviceArrays:
     every_feature: Any
     answer: Any
     low: Any
+    query: Any  # the query in fixed point
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,8 @@ import numpy as np
 
 from oracleboost.rows.partitioned import NotDistributedError, is_dask_collection
 
-__all__ = ["Backend", "BackendEntry", "BACKENDS", "NEEDS", "backend_for", "equal_weights",
-           "register_backend"]
+__all__ = ["Backend", "BackendEntry", "BACKENDS", "DEVICES", "NEEDS", "backend_for",
+           "device_backend", "equal_weights", "is_device_array", "register_backend"]
 
 #: What a booster may need of the place its rows are, by name: the keys of
 #: :attr:`Backend.cannot`.
@@ -150,10 +150,25 @@ class BackendEntry:
     module: str
 
 
+def is_device_array(x: object) -> bool:
+    """Whether ``x`` is an array on a CUDA GPU: it exposes ``__cuda_array_interface__``
+    (a CuPy array, a numba device array, a PyTorch CUDA tensor), or it is a device
+    array of numba's CUDA simulator.  Imports nothing."""
+    kind = type(x)
+    return hasattr(kind, "__cuda_array_interface__") or (
+        kind.__module__.startswith("numba.cuda.simulator") and hasattr(x, "copy_to_host"))
+
+
 #: The library's backends (in memory is the default: no row here).
 BACKENDS: tuple[BackendEntry, ...] = (
     BackendEntry("dask", is_dask_collection, "oracleboost.distributed.backend"),
+    BackendEntry("cuda", is_device_array, "oracleboost.cuda.backend"),
 )
+
+#: The backends an oracle's ``device`` selects for rows given in memory (an oracle
+#: declares ``device="cuda"``: its answers, and the booster's passes, on the GPU), by
+#: device: the module whose ``BACKEND`` serves it, imported when a fit asks for it.
+DEVICES: dict[str, str] = {"cuda": "oracleboost.cuda.backend"}
 
 #: Backends added by :func:`register_backend`, tried before :data:`BACKENDS`.
 _REGISTERED: list[tuple[Callable[[Any], bool], Backend]] = []
@@ -168,6 +183,15 @@ def backend_for(X: Any) -> Backend | None:
         if entry.accepts(X):
             return importlib.import_module(entry.module).BACKEND
     return None
+
+
+def device_backend(oracle: Any) -> Backend | None:
+    """The backend of ``oracle``'s ``device`` (:data:`DEVICES`), or None for the CPU (no
+    ``device``, or ``device="cpu"``)."""
+    device = getattr(oracle, "device", "cpu")
+    if device == "cpu" or not isinstance(device, str) or device not in DEVICES:
+        return None
+    return importlib.import_module(DEVICES[device]).BACKEND
 
 
 def equal_weights(s: Any) -> bool:

@@ -415,7 +415,7 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
             )
 
     def _setup(self, X, y, sample_weight, sample_group) -> MirrorProblem:
-        backend = fit_backend(X)
+        backend = fit_backend(X, self._oracle())
         self._refuse_warm_start_on(backend)
         mirror = get_mirror_map(self.mirror)
         self._check_options(mirror, 2, sample_group is not None)  # (before any data moves)

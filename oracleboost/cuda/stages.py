@@ -1,0 +1,213 @@
+"""The device twins of the boosters' stages: a table from a stage to its GPU version.
+
+A booster's round is a chain of *stages* (``stage(blocks, *rows, **consts) -> (outputs,
+stat)``, :mod:`oracleboost.optim.row_passes`), run by its blocks' ``map``.  On the GPU
+(:class:`~oracleboost.cuda.blocks.DeviceBlocks`) each stage runs as its twin here: the
+same arguments, outputs of the same meaning kept on the device (per-row arrays as numba
+device arrays), and the same stat, made of exact reductions
+(:class:`~oracleboost.cuda.reductions.Reductions`: fixed-point sums, exact extremes), as
+one lane's partials (shape ``(1, width)``: the caller combines lanes in order, and one
+lane is its own sum).  The caller reads the stat as it reads the CPU's, so the booster's
+code does not know where its rows are.
+
+:data:`TWINS` is keyed by the stage's qualified name (``module.function``).  A stage with
+no twin is refused by name: :data:`NEEDED_BY` says which option of a booster runs it,
+for the message.  What each twin computes is its stage's docstring; where the twin's
+numbers differ from the CPU's, it is by the fixed-point rounding of the sums' terms
+(:mod:`.reductions`) and by the device's ``exp`` and ``log`` (an ulp at most).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from oracleboost.cuda.row_kernels import LOSS_CODES
+from oracleboost.losses import Exponential, Logistic, MarginLoss
+from oracleboost.rows.partitioned import NotDistributedError
+
+if TYPE_CHECKING:
+    from oracleboost.cuda.blocks import DeviceBlocks
+
+__all__ = ["NEEDED_BY", "TWINS", "stage_name", "twin_of"]
+
+_ROW_PASSES = "oracleboost.optim.row_passes"
+
+
+def stage_name(stage: Callable) -> str:
+    """A stage's key in :data:`TWINS`: ``module.qualname``."""
+    return f"{getattr(stage, '__module__', '?')}.{getattr(stage, '__qualname__', stage)!s}"
+
+
+def _code(loss: MarginLoss) -> int:
+    """The kernels' code of ``loss``, refused by name unless it is one of theirs (a
+    subclass may change the formulas: only the classes themselves)."""
+    if type(loss) in (Exponential, Logistic):
+        return LOSS_CODES[loss.name]
+    name = getattr(loss, "name", type(loss).__name__)
+    raise NotDistributedError(
+        f"loss={name!r} does not run on the GPU: its logits have no device kernel (the GPU "
+        f"runs the margin losses {sorted(LOSS_CODES)}); choose one of those, or fit on "
+        "the CPU")
+
+
+# -- the weights: row_passes.dual_weights, step_and_weights ------------------------------
+def _logits(blocks: DeviceBlocks, margins: Any, log_s: Any, *,
+            loss: MarginLoss) -> tuple[tuple, np.ndarray]:
+    """Pass 1 of the weights: ``z = ln(−φ'(m)) + ln s`` and, unless ``φ = −φ'``,
+    ``ln φ(m) + ln s``; the stat is their maxima (``−inf`` for the second when there is
+    none).  The second output is None when ``φ = −φ'`` (the CPU's empty dict)."""
+    code = _code(loss)
+    separate = not loss.phi_is_neg_dphi
+    z = blocks.empty()
+    lp = blocks.empty() if separate else blocks.nothing
+    blocks.kernels.logits[blocks.grid](code, margins, blocks.optional(log_s), separate, z, lp)
+    tops = np.full((1, 2), -math.inf)
+    tops[0, 0] = blocks.reduce.maxima(z)[0]
+    if separate:
+        tops[0, 1] = blocks.reduce.maxima(lp)[0]
+    return (z, lp if separate else None), tops
+
+
+def _exps(blocks: DeviceBlocks, zs: Any, log_phis: Any, *, top: float,
+          top_phi: float) -> tuple[tuple, np.ndarray]:
+    """Pass 2: ``e = exp(z − top)``, the stat ``(Σ e, Σ exp(ln φ − top_phi))`` (the
+    second 0 without a separate ``ln φ`` or a finite ``top_phi``)."""
+    e = blocks.empty()
+    blocks.kernels.exps[blocks.grid](zs, top, e)
+    sums = np.zeros((1, 2))
+    sums[0, 0] = blocks.reduce.sums(e)[0]
+    if log_phis is not None and math.isfinite(top_phi):
+        scratch = blocks.empty()
+        blocks.kernels.exps[blocks.grid](log_phis, top_phi, scratch)
+        sums[0, 1] = blocks.reduce.sums(scratch)[0]
+    return (e,), sums
+
+
+def _normalise(blocks: DeviceBlocks, e: Any, zs: Any, y: Any, *, top: float,
+               total: float) -> tuple[tuple, np.ndarray]:
+    """Pass 3: the query ``(e · (1 / total)) · y`` and, with the logits ``zs``, the
+    entropy's ``Σ e (z − top)`` (0 without)."""
+    query = blocks.empty()
+    blocks.kernels.normalised[blocks.grid](e, 1.0 / total, y, query)
+    inner = np.zeros((1, 1))
+    if zs is not None:
+        inner[0, 0] = _entropy_sum(blocks, e, zs, top)
+    return (query,), inner
+
+
+def _entropy_sum(blocks: DeviceBlocks, e: Any, z: Any, top: float) -> float:
+    terms = blocks.empty()
+    blocks.kernels.entropy_terms[blocks.grid](e, z, top, terms)
+    return float(blocks.reduce.sums(terms)[0])
+
+
+def _rescaled(blocks: DeviceBlocks, q: Any, *, scale: float) -> tuple[tuple, None]:
+    """``q · scale``."""
+    out = blocks.empty()
+    blocks.kernels.scaled[blocks.grid](q, scale, out)
+    return (out,), None
+
+
+def _step_margins(blocks: DeviceBlocks, m: Any, a: Any, y: Any, s: Any, *,
+                  c: float) -> tuple[tuple, np.ndarray]:
+    """The step ``m + y (c a)`` and the stat ``(min, Σ s [wrong])`` of the new margins."""
+    out, wrong = blocks.empty(), blocks.empty()
+    blocks.kernels.step[blocks.grid](m, a, y, c, blocks.optional(s), out, wrong)
+    parts = np.array([[blocks.reduce.minima(out)[0], blocks.reduce.sums(wrong)[0]]])
+    return (out,), parts
+
+
+def _step_exps(blocks: DeviceBlocks, m: Any, a: Any, y: Any, s: Any, log_s: Any, *,
+               c: float, loss: MarginLoss, top: float, top_phi: float,
+               query: bool = False) -> tuple[tuple, tuple]:
+    """The step, pass 1 at the new margins and, when ``top`` is finite, pass 2 shifted
+    by it: outputs ``(margins, logits, ln φ's, e, query)`` and the stat ``(step's,
+    logits' maxima, exps' sums)``, as the CPU's stage.  The exponential loss keeps no
+    logits (None) and its sums' second entry is the entropy's ``Σ e (z − top)``; with
+    ``query`` its exps are written as ``e · y`` (the last output; ``e`` is then None)."""
+    (stepped,), step_parts = _step_margins(blocks, m, a, y, s, c=c)
+    (zs, log_phis), tops = _logits(blocks, stepped, log_s, loss=loss)
+    if not math.isfinite(top):
+        return (stepped, zs, log_phis, None, None), (step_parts, tops, None)
+    (e,), sums = _exps(blocks, zs, log_phis, top=top, top_phi=top_phi)
+    if loss.log_weight_is_neg_margin:
+        sums[0, 1] = _entropy_sum(blocks, e, zs, top)
+        if query:
+            asked = blocks.empty()
+            blocks.kernels.normalised[blocks.grid](e, 1.0, y, asked)
+            return (stepped, None, None, None, asked), (step_parts, tops, sums)
+        return (stepped, None, None, e, None), (step_parts, tops, sums)
+    return (stepped, zs, log_phis, e, None), (step_parts, tops, sums)
+
+
+# -- a column's sums: SignedColumn.of ---------------------------------------------------
+def _signed_sums(blocks: DeviceBlocks, a: Any, y: Any, w: Any, *,
+                 norm: float) -> tuple[tuple, np.ndarray]:
+    """With ``v = y a / norm``: ``(Σ w v, Σ w (1 + v), Σ w (1 − v), min v, max v,
+    max |a|)`` (``y`` None: ``w`` is the query ``w · y``)."""
+    terms = blocks.empty((4, blocks.n))
+    blocks.kernels.signed_terms[blocks.grid](a, blocks.optional(y), w, norm, terms)
+    sums = blocks.reduce.sums(terms[:3])
+    v = terms[3:]
+    out = np.array([[sums[0], sums[1], sums[2], blocks.reduce.minima(v)[0],
+                     blocks.reduce.maxima(v)[0], blocks.reduce.abs_max(a)[0]]])
+    return (), out
+
+
+# -- the weights given: the problem's Σ s and ln s --------------------------------------
+def _lane_totals(blocks: DeviceBlocks, a: Any) -> tuple[tuple, np.ndarray]:
+    """``Σ a``."""
+    return (), blocks.reduce.sums(a).reshape(1, 1)
+
+
+def _log(blocks: DeviceBlocks, a: Any) -> tuple[tuple, None]:
+    """``ln a`` (``−inf`` at 0)."""
+    out = blocks.empty()
+    blocks.kernels.logs[blocks.grid](a, out)
+    return (out,), None
+
+
+#: The stages that have a device twin, by :func:`stage_name`.
+TWINS: dict[str, Callable[..., tuple]] = {
+    f"{_ROW_PASSES}._logits": _logits,
+    f"{_ROW_PASSES}._exps": _exps,
+    f"{_ROW_PASSES}._normalise": _normalise,
+    f"{_ROW_PASSES}._rescaled": _rescaled,
+    f"{_ROW_PASSES}._step_margins": _step_margins,
+    f"{_ROW_PASSES}._step_exps": _step_exps,
+    f"{_ROW_PASSES}._signed_sums": _signed_sums,
+    f"{_ROW_PASSES}._lane_totals": _lane_totals,
+    f"{_ROW_PASSES}._log": _log,
+}
+
+_LINE = "a step rule that searches the line (step='wolfe' or 'optimal')"
+
+#: Stages without a twin, by :func:`stage_name`: which option of a booster runs them.
+NEEDED_BY: dict[str, str] = {
+    f"{_ROW_PASSES}._oriented": _LINE,
+    f"{_ROW_PASSES}._risk_logits": _LINE,
+    f"{_ROW_PASSES}._line_rho": _LINE,
+    f"{_ROW_PASSES}._line_delta": _LINE,
+    f"{_ROW_PASSES}._line_slope": _LINE,
+    f"{_ROW_PASSES}._phi_and_low": "step='quadratic' (Telgarsky's curvature constant C_t)",
+    f"{_ROW_PASSES}._peak": "an oracle whose answers are not ±1 (their largest |h|)",
+    f"{_ROW_PASSES}._two_value_masses": "an oracle whose answers take other values than ±1",
+}
+
+
+def twin_of(stage: Callable) -> Callable[..., tuple]:
+    """The device twin of ``stage``, or :class:`NotDistributedError` naming the stage and
+    the option that runs it."""
+    name = stage_name(stage)
+    twin = TWINS.get(name)
+    if twin is None:
+        why = NEEDED_BY.get(name, "an option of the booster that has no GPU version")
+        short = name.rsplit(".", 1)[-1]
+        raise NotDistributedError(
+            f"the pass {short} ({name}) does not run on the GPU: it is what {why} runs; "
+            "leave that option at its default, or fit on the CPU")
+    return twin
