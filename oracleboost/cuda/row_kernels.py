@@ -92,6 +92,13 @@ def row_kernels() -> SimpleNamespace:
         return dlog(softplus(-m))
 
     @cuda.jit(device=True)
+    def phi(code, m):  # pragma: no cover - device code
+        """``φ(m)``: ``e^{−m}`` (exponential), ``softplus(−m)`` (logistic)."""
+        if code == 0:
+            return dexp(-m)
+        return softplus(-m)
+
+    @cuda.jit(device=True)
     def rint(x):  # pragma: no cover - device code
         """``x`` rounded to the nearest integer, half to even (``np.rint``)."""
         a = abs(x)
@@ -242,6 +249,30 @@ def row_kernels() -> SimpleNamespace:
             terms[3, i] = v
 
     @cuda.jit
+    def two_value_terms(a, w, norm, sign, lo, hi, terms):  # pragma: no cover - device code
+        """For ``u = (y a / norm) · sign`` (labels and weights from the query ``w``):
+        ``terms = (w [u = lo], w [u = hi, u ≠ lo], [u ∉ {lo, hi}])``
+        (:func:`oracleboost.rows.column_kernels._two_value_masses`)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, a.shape[0], stride):
+            q = w[i]
+            yi, wi = math.copysign(1.0, q), abs(q)
+            v = yi * a[i] / norm * sign
+            at_lo = v == lo
+            at_hi = v == hi
+            terms[0, i] = wi if at_lo else 0.0
+            terms[1, i] = wi if (at_hi and not at_lo) else 0.0
+            terms[2, i] = 0.0 if (at_lo or at_hi) else 1.0
+
+    @cuda.jit
+    def risk_terms(code, m, s, out):  # pragma: no cover - device code
+        """``out = s φ(m)`` (``s`` of length 0: ``φ(m)``)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        weighted = s.shape[0] > 0
+        for i in range(start, m.shape[0], stride):
+            out[i] = s[i] * phi(code, m[i]) if weighted else phi(code, m[i])
+
+    @cuda.jit
     def step(m, a, y, c, s, out, wrong):  # pragma: no cover - device code
         """``out = m + y (c a)`` (the CPU's product: the margins equal the CPU's bit for
         bit for the same ``c``) and ``wrong = s [out < 0 or (out = 0 and y > 0)]``
@@ -270,4 +301,5 @@ def row_kernels() -> SimpleNamespace:
         maxima=maxima, minima=minima, abs_max=abs_max, fixed_sums=fixed_sums, to_fixed=to_fixed, fill=fill,
         logs=logs, scaled=scaled, logits=logits, exps=exps, entropy_terms=entropy_terms,
         normalised=normalised, signed_terms=signed_terms, step=step,
+        two_value_terms=two_value_terms, risk_terms=risk_terms,
         stump_outputs=stump_outputs)

@@ -158,6 +158,29 @@ def _signed_sums(blocks: DeviceBlocks, a: Any, y: Any, w: Any, *,
     return (), out
 
 
+def _two_value_masses(blocks: DeviceBlocks, a: Any, y: Any, w: Any, *, norm: float,
+                      sign: float, lo: float, hi: float) -> tuple[tuple, np.ndarray]:
+    """For ``u = (y a / norm) · sign`` with extremes ``lo`` and ``hi``: ``(Σ w [u = lo],
+    Σ w [u = hi], #{u ∉ {lo, hi}})`` (a stump's line for the exponential loss: two
+    points, whatever ``n``).  ``y`` must be None (``w`` the query)."""
+    if y is not None:
+        raise NotDistributedError("two_value_masses runs on the GPU from the query alone "
+                                  "(y=None)")
+    terms = blocks.empty((3, blocks.n))
+    blocks.kernels.two_value_terms[blocks.grid](a, w, norm, sign, lo, hi, terms)
+    return (), blocks.reduce.sums(terms).reshape(1, 3)
+
+
+def _phi_and_low(blocks: DeviceBlocks, m: Any, s: Any, *,
+                 loss: MarginLoss) -> tuple[tuple, np.ndarray]:
+    """``(Σ s φ(m), min s)`` (unit weights: ``min s = 1``), the argument of Telgarsky's
+    (2013) curvature constant ``C_t``."""
+    terms = blocks.empty()
+    blocks.kernels.risk_terms[blocks.grid](_code(loss), m, blocks.optional(s), terms)
+    low = 1.0 if s is None else float(blocks.reduce.minima(s)[0])
+    return (), np.array([[blocks.reduce.sums(terms)[0], low]])
+
+
 # -- the weights given: the problem's Σ s and ln s --------------------------------------
 def _lane_totals(blocks: DeviceBlocks, a: Any) -> tuple[tuple, np.ndarray]:
     """``Σ a``."""
@@ -180,11 +203,14 @@ TWINS: dict[str, Callable[..., tuple]] = {
     f"{_ROW_PASSES}._step_margins": _step_margins,
     f"{_ROW_PASSES}._step_exps": _step_exps,
     f"{_ROW_PASSES}._signed_sums": _signed_sums,
+    f"{_ROW_PASSES}._two_value_masses": _two_value_masses,
+    f"{_ROW_PASSES}._phi_and_low": _phi_and_low,
     f"{_ROW_PASSES}._lane_totals": _lane_totals,
     f"{_ROW_PASSES}._log": _log,
 }
 
-_LINE = "a step rule that searches the line (step='wolfe' or 'optimal')"
+_LINE = ("a step rule that searches the line (step='wolfe' or 'optimal') over every row "
+         "(the logistic loss, or an answer of more than two values)")
 
 #: Stages without a twin, by :func:`stage_name`: which option of a booster runs them.
 NEEDED_BY: dict[str, str] = {
@@ -193,9 +219,9 @@ NEEDED_BY: dict[str, str] = {
     f"{_ROW_PASSES}._line_rho": _LINE,
     f"{_ROW_PASSES}._line_delta": _LINE,
     f"{_ROW_PASSES}._line_slope": _LINE,
-    f"{_ROW_PASSES}._phi_and_low": "step='quadratic' (Telgarsky's curvature constant C_t)",
     f"{_ROW_PASSES}._peak": "an oracle whose answers are not ±1 (their largest |h|)",
-    f"{_ROW_PASSES}._two_value_masses": "an oracle whose answers take other values than ±1",
+    "oracleboost.rows.subsample._kept": "subsample below 1 (stochastic boosting's draws "
+                                        "of rows)",
 }
 
 
