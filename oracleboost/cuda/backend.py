@@ -91,7 +91,8 @@ class CudaBackend(Backend):
         "warm_start": "the running state (margins, weights) lives on the GPU during the "
                       "fit and is not kept after it; set warm_start=False",
         "all_rows": "it needs every row in one process's memory (an LP over the rows, an "
-                    "n × n Gram matrix, the exact optimum of the risk)",
+                    "n × n Gram matrix, the exact optimum of the risk); give the oracle "
+                    "device='cpu' and X in memory",
         "held_out_rows": "early stopping's hold-out splits X in memory: with X on the "
                          "device, set validation_fraction=None and pass "
                          "eval_set=[(X_val, y_val)] as NumPy arrays",

@@ -231,9 +231,13 @@ def twin_of(stage: Callable) -> Callable[..., tuple]:
     name = stage_name(stage)
     twin = TWINS.get(name)
     if twin is None:
-        why = NEEDED_BY.get(name, "an option of the booster that has no GPU version")
         short = name.rsplit(".", 1)[-1]
+        if name in NEEDED_BY:
+            raise NotDistributedError(
+                f"the pass {short} ({name}) does not run on the GPU: it is what "
+                f"{NEEDED_BY[name]} runs; leave that option at its default, or fit on the "
+                "CPU")
         raise NotDistributedError(
-            f"the pass {short} ({name}) does not run on the GPU: it is what {why} runs; "
-            "leave that option at its default, or fit on the CPU")
+            f"the pass {short} ({name}) does not run on the GPU (it has no device twin); "
+            "fit on the CPU")
     return twin
