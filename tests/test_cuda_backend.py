@@ -286,11 +286,35 @@ class _HeldElsewhere(CudaBackend):
     name, collection = "elsewhere", "held elsewhere"
 
 
-def test_the_mirror_booster_is_refused_by_the_pass_it_needs():
-    """MABoost's passes have no device twins yet: the first one is refused by name."""
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_mirror_booster_s_entropy_round_takes_the_cpu_fit_s_stumps(weighted):
+    """MABoost (the entropy map, its lazy update, uncapped: the defaults) on the device:
+    the CPU fit's stumps every round, its records and decision function equal to 1e-12
+    relatively (the sums' fixed-point rounding and the device's ``exp``, as for the
+    coordinate booster), and a second device fit bit-equal to the first."""
+    X, y = _data(8)
+    w = np.random.RandomState(9).uniform(0.2, 3.0, size=y.size) if weighted else None
+    cpu = MirrorBoostingClassifier(_oracle(), n_estimators=ROUNDS).fit(X, y, w)
+    fits = [MirrorBoostingClassifier(_oracle(device="cuda"), n_estimators=ROUNDS).fit(X, y, w)
+            for _ in range(2)]
+    gpu = fits[0]
+    assert [repr(h) for h in gpu.estimators_] == [repr(h) for h in cpu.estimators_]
+    for key in ("loss", "train_error", "edge", "step", "margin", "max_weight",
+                "n_zero_weights", "bound"):
+        np.testing.assert_allclose(gpu.history_[key], cpu.history_[key], rtol=1e-12,
+                                   atol=1e-14, err_msg=key)
+    np.testing.assert_allclose(gpu.decision_function(X), cpu.decision_function(X),
+                               rtol=1e-12, atol=1e-13)
+    assert _bits(fits[1]) == _bits(gpu)
+
+
+@pytest.mark.parametrize("options", [{"update": "active"}, {"mirror": "euclidean"},
+                                     {"variant": "smooth", "smoothness": 2.0}])
+def test_the_mirror_booster_s_other_rounds_are_refused_by_the_pass_they_need(options):
     X, y = _data(8, n=60)
-    with pytest.raises(NotDistributedError, match="does not run on the GPU"):
-        MirrorBoostingClassifier(_oracle(device="cuda"), n_estimators=2).fit(X, y)
+    _refused(lambda: MirrorBoostingClassifier(_oracle(device="cuda"), n_estimators=2,
+                                              **options),
+             (X, y), NotDistributedError, "MirrorBoostingClassifier's")
 
 
 # -- the tables and the package ------------------------------------------------------------

@@ -189,6 +189,49 @@ def row_kernels() -> SimpleNamespace:
             out[i] = a[i] * scale
 
     @cuda.jit
+    def quotient(a, divisor, out):  # pragma: no cover - device code
+        """``out = a / divisor`` (a quotient, not a product by the reciprocal: the CPU's
+        bits)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, a.shape[0], stride):
+            out[i] = a[i] / divisor
+
+    @cuda.jit
+    def weighted_labels(w, a, out, zeros):  # pragma: no cover - device code
+        """MABoost's query ``out = w · a`` and ``zeros = [w = 0]`` (to be counted)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, w.shape[0], stride):
+            out[i] = w[i] * a[i]
+            zeros[i] = 1.0 if w[i] == 0.0 else 0.0
+
+    @cuda.jit
+    def entropy_step(z, f, a, h, s, coef, log_norm, target, f_new, e, query,
+                     terms):  # pragma: no cover - device code
+        """MABoost's entropy round in one pass
+        (:func:`oracleboost.boosters.mirror.kernels._entropy_lane`'s formulas):
+        ``target = log z + (a h)(−coef)``, ``f_new = f + coef h``, ``e = exp(target −
+        log_norm)``, ``query = e a``, and per row ``terms = (s [a f ≤ 0], s [sign f ≠
+        a], [e = 0], a f)`` (``s`` of length 0: unit weights)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        weighted = s.shape[0] > 0
+        for i in range(start, z.shape[0], stride):
+            ai = float(a[i])
+            hi = h[i]
+            t = z[i] + (ai * hi) * (-coef)
+            target[i] = t
+            fi = f[i] + coef * hi
+            f_new[i] = fi
+            m = ai * fi
+            weight = s[i] if weighted else 1.0
+            terms[0, i] = weight if m <= 0.0 else 0.0  # ties counted as errors
+            terms[1, i] = weight if (fi > 0.0) != (ai > 0.0) else 0.0  # f = 0: classes_[0]
+            ei = dexp(t - log_norm)
+            e[i] = ei
+            query[i] = ei * ai
+            terms[2, i] = 1.0 if ei == 0.0 else 0.0
+            terms[3, i] = m
+
+    @cuda.jit
     def logits(code, m, log_s, separate, z, lp):  # pragma: no cover - device code
         """``z = ln(−φ'(m)) + ln s`` and, with ``separate``, ``lp = ln φ(m) + ln s``
         (``log_s`` of length 0: no ``ln s``)."""
@@ -299,7 +342,8 @@ def row_kernels() -> SimpleNamespace:
 
     return SimpleNamespace(
         maxima=maxima, minima=minima, abs_max=abs_max, fixed_sums=fixed_sums, to_fixed=to_fixed, fill=fill,
-        logs=logs, scaled=scaled, logits=logits, exps=exps, entropy_terms=entropy_terms,
+        logs=logs, scaled=scaled, quotient=quotient,
+        weighted_labels=weighted_labels, entropy_step=entropy_step, logits=logits, exps=exps, entropy_terms=entropy_terms,
         normalised=normalised, signed_terms=signed_terms, step=step,
         two_value_terms=two_value_terms, risk_terms=risk_terms,
         stump_outputs=stump_outputs)

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["NEEDED_BY", "TWINS", "stage_name", "twin_of"]
 
 _ROW_PASSES = "oracleboost.optim.row_passes"
+_MIRROR = "oracleboost.boosters.mirror.passes"
 
 
 def stage_name(stage: Callable) -> str:
@@ -181,6 +182,11 @@ def _phi_and_low(blocks: DeviceBlocks, m: Any, s: Any, *,
     return (), np.array([[blocks.reduce.sums(terms)[0], low]])
 
 
+def _peak(blocks: DeviceBlocks, a: Any) -> tuple[tuple, float]:
+    """``max |a|``."""
+    return (), float(blocks.reduce.abs_max(a)[0])
+
+
 # -- the weights given: the problem's Σ s and ln s --------------------------------------
 def _lane_totals(blocks: DeviceBlocks, a: Any) -> tuple[tuple, np.ndarray]:
     """``Σ a``."""
@@ -194,6 +200,50 @@ def _log(blocks: DeviceBlocks, a: Any) -> tuple[tuple, None]:
     return (out,), None
 
 
+# -- MABoost's entropy round: boosters.mirror.passes ------------------------------------
+def _entropy_map(mirror: Any) -> None:
+    if getattr(mirror, "name", None) != "entropy":
+        raise NotDistributedError(
+            f"mirror={getattr(mirror, 'name', type(mirror).__name__)!r} does not run on the "
+            "GPU: its projection has no device twin (the GPU runs mirror='entropy'); fit on "
+            "the CPU")
+
+
+def _gradient(blocks: DeviceBlocks, w: Any, *, mirror: Any) -> tuple[tuple, None]:
+    """The entropy map's ``∇R(w) = ln w`` (``−inf`` at 0)."""
+    _entropy_map(mirror)
+    return _log(blocks, w)
+
+
+def _divided(blocks: DeviceBlocks, a: Any, *, divisor: float) -> tuple[tuple, None]:
+    """``a / divisor``."""
+    out = blocks.empty()
+    blocks.kernels.quotient[blocks.grid](a, divisor, out)
+    return (out,), None
+
+
+def _query(blocks: DeviceBlocks, w: Any, a: Any) -> tuple[tuple, np.ndarray]:
+    """MABoost's query ``w · a`` and the stat ``(max w, #{w = 0})``."""
+    out, zeros = blocks.empty(), blocks.empty()
+    blocks.kernels.weighted_labels[blocks.grid](w, a, out, zeros)
+    return (out,), np.array([[blocks.reduce.maxima(w)[0], blocks.reduce.sums(zeros)[0]]])
+
+
+def _entropy_step(blocks: DeviceBlocks, z: Any, f: Any, a: Any, out: Any, s: Any, *,
+                  coef: float, log_norm: float) -> tuple[tuple, np.ndarray]:
+    """MABoost's lazy, uncapped entropy round in one pass: outputs ``(log z', f', e,
+    e · a)`` and the stat ``(Σ s [a f' ≤ 0], Σ s [predict wrong], min a f', 0, Σ e,
+    max e, #{e = 0})`` (:data:`oracleboost.boosters.mirror.kernels.N_STATS`)."""
+    target, f_new, e, query = (blocks.empty() for _ in range(4))
+    terms = blocks.empty((4, blocks.n))
+    blocks.kernels.entropy_step[blocks.grid](z, f, a, out, blocks.optional(s), coef,
+                                             log_norm, target, f_new, e, query, terms)
+    wrong, missed, zeros = blocks.reduce.sums(terms[:3])
+    stats = np.array([[wrong, missed, blocks.reduce.minima(terms[3:])[0], 0.0,
+                       blocks.reduce.sums(e)[0], blocks.reduce.maxima(e)[0], zeros]])
+    return (target, f_new, e, query), stats
+
+
 #: The stages that have a device twin, by :func:`stage_name`.
 TWINS: dict[str, Callable[..., tuple]] = {
     f"{_ROW_PASSES}._logits": _logits,
@@ -205,8 +255,13 @@ TWINS: dict[str, Callable[..., tuple]] = {
     f"{_ROW_PASSES}._signed_sums": _signed_sums,
     f"{_ROW_PASSES}._two_value_masses": _two_value_masses,
     f"{_ROW_PASSES}._phi_and_low": _phi_and_low,
+    f"{_ROW_PASSES}._peak": _peak,
     f"{_ROW_PASSES}._lane_totals": _lane_totals,
     f"{_ROW_PASSES}._log": _log,
+    f"{_MIRROR}._gradient": _gradient,
+    f"{_MIRROR}._divided": _divided,
+    f"{_MIRROR}._query": _query,
+    f"{_MIRROR}._entropy_step": _entropy_step,
 }
 
 _LINE = ("a step rule that searches the line (step='wolfe' or 'optimal') over every row "
@@ -219,9 +274,13 @@ NEEDED_BY: dict[str, str] = {
     f"{_ROW_PASSES}._line_rho": _LINE,
     f"{_ROW_PASSES}._line_delta": _LINE,
     f"{_ROW_PASSES}._line_slope": _LINE,
-    f"{_ROW_PASSES}._peak": "an oracle whose answers are not ±1 (their largest |h|)",
     "oracleboost.rows.subsample._kept": "subsample below 1 (stochastic boosting's draws "
                                         "of rows)",
+    f"{_MIRROR}._mirror_step": "MirrorBoostingClassifier's round other than the entropy "
+                               "map's lazy, uncapped one (update='active', a variant, "
+                               "smoothness, sample_group)",
+    f"{_MIRROR}._group_caps": "MirrorBoostingClassifier's sample_group (a capped set)",
+    f"{_MIRROR}._above": "MirrorBoostingClassifier's smoothness (the capped simplex)",
 }
 
 

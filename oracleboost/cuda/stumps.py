@@ -266,6 +266,11 @@ class DeviceStumps:
             h.train_output = self._device_outputs(at, t, s)
         return h
 
+    def _prefetch(self, r: Any, shifted: tuple | None = None, *, project: bool = False
+                  ) -> None:
+        """A booster's hint of its next query (``BoundOracle._prefetch``): nothing to do
+        here, the query runs when it is asked."""
+
     def project(self, *args: Any, **kwargs: Any) -> Hypothesis:
         """Refused: least-squares stumps are not answered on the GPU yet."""
         raise _refuse("project (least-squares stumps)")
