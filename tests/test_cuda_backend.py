@@ -88,6 +88,8 @@ def _bits(model) -> tuple:
     ({"step": "optimal"}, False),  # the exponential loss' line over a stump's two values
     ({"step": "quadratic", "learning_rate": 0.5}, False),
     ({"step": "constant", "learning_rate": 0.3}, True),
+    ({"step": "closed_form"}, False),
+    ({"class_weight": "balanced"}, False),  # weights made on the CPU, then uploaded
 ])
 def test_the_device_fit_takes_the_cpu_fit_s_stumps(options, weighted):
     """Every round the same stump (feature, threshold, sign); the steps, edges, losses,
@@ -111,6 +113,23 @@ def test_the_device_fit_takes_the_cpu_fit_s_stumps(options, weighted):
                                rtol=1e-12, atol=1e-13)
     np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
     assert gpu._state_ is None  # the running state stayed on the device
+
+
+def test_eval_sets_and_early_stopping_score_on_the_cpu_as_the_cpu_fit_does():
+    """X in memory with ``device="cuda"``: early stopping's held-out rows are split and
+    the eval set scored in this process, round by round, as in the CPU's fit (to the
+    same rounding as the scores)."""
+    X, y = _data(10, n=240)
+    X_val, y_val = _data(11, n=80)
+    options = {"n_estimators": 8, "n_iter_no_change": 2, "validation_fraction": 0.25,
+               "random_state": 0}
+    cpu, gpu = (CoordinateBoostingClassifier(_oracle(device=d), **options).fit(
+        X, y, eval_set=[(X_val, y_val)]) for d in ("cpu", "cuda"))
+    assert _stumps(gpu) == _stumps(cpu)
+    assert gpu.best_iteration_ == cpu.best_iteration_
+    np.testing.assert_allclose(gpu.validation_loss_, cpu.validation_loss_, rtol=1e-12)
+    np.testing.assert_allclose(gpu.history_["val_loss_0"], cpu.history_["val_loss_0"],
+                               rtol=1e-12)
 
 
 def test_the_device_stops_as_the_cpu_stops():
@@ -224,7 +243,7 @@ def test_what_the_gpu_does_not_run_is_refused_by_name(case):
                  "loss='exponential' does not run on the GPU")
     elif case == "step":
         _refused(coordinate(loss="logistic", step="wolfe"), (X, y), NotDistributedError,
-                 "step='wolfe' or 'optimal'")
+                 "step='wolfe', 'optimal' or 'closed_form' with the logistic")
     elif case == "subsample":
         _refused(coordinate(subsample=0.5), (X, y), NotDistributedError, "subsample below 1")
     elif case == "init_score":
@@ -306,6 +325,7 @@ def test_the_mirror_booster_s_entropy_round_takes_the_cpu_fit_s_stumps(weighted)
     np.testing.assert_allclose(gpu.decision_function(X), cpu.decision_function(X),
                                rtol=1e-12, atol=1e-13)
     assert _bits(fits[1]) == _bits(gpu)
+    assert gpu.weights_ is None  # they stayed on the device
 
 
 @pytest.mark.parametrize("options", [{"update": "active"}, {"mirror": "euclidean"},

@@ -128,8 +128,9 @@ class CudaBackend(Backend):
                 "run on the GPU: its rounds there are binary (labels ±1); fit on the CPU")
         cuda = cuda_module()
         rows = DeviceRows(data.rows.X, self._blocks(data.rows.X.shape[0]), self)
-        # equal weights cancel where the booster is scale-free in them (as on a cluster)
-        equal = sample_weight is None or (scale_free and bool((data.s == data.s[0]).all()))
+        # equal weights cancel where the booster is scale-free in them, and unit weights
+        # everywhere (class_weight has made them unequal by now, if it applies)
+        equal = bool((data.s == data.s[0]).all()) and (scale_free or data.s[0] == 1.0)
         s = None if equal else cuda.to_device(np.ascontiguousarray(data.s, dtype=np.float64))
         group = None if data.group is None else cuda.to_device(data.group)
         return DeviceClassificationData(rows, cuda.to_device(data.ypm), s, group)

@@ -65,9 +65,11 @@ class DeviceBlocks(RowBlocks):
     def __init__(self, n: int, grid: tuple[int, int] | None = None) -> None:
         super().__init__(n, max(1, int(n)), n_jobs=1)
         self.cuda = cuda_module()
-        self.grid = tuple(grid) if grid is not None else row_grid(self.n)
-        if len(self.grid) != 2 or not all(isinstance(g, int) and g >= 1 for g in self.grid):
+        grid = row_grid(self.n) if grid is None else tuple(grid)
+        if len(grid) != 2 or not all(isinstance(g, int | np.integer) and not isinstance(
+                g, bool) and g >= 1 for g in grid):
             raise ValueError(f"grid must be two positive ints (blocks, threads); got {grid!r}")
+        self.grid = (int(grid[0]), int(grid[1]))
         self.kernels = row_kernels()
         self.reduce = Reductions(self.cuda, self.grid)
         #: a device array of length 0: the kernels' "none" for an optional per-row array

@@ -69,7 +69,8 @@ def row_kernels() -> SimpleNamespace:
 
     @cuda.jit(device=True)
     def softplus(x):  # pragma: no cover - device code
-        """``ln(1 + e^x) = max(x, 0) + log1p(e^{−|x|})`` (:func:`oracleboost._numerics.softplus`)."""
+        """``ln(1 + e^x) = max(x, 0) + log1p(e^{−|x|})``
+        (:func:`oracleboost._numerics.softplus`)."""
         return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
 
     @cuda.jit(device=True)
@@ -340,10 +341,7 @@ def row_kernels() -> SimpleNamespace:
                 h = -s
             out[i] = h
 
-    return SimpleNamespace(
-        maxima=maxima, minima=minima, abs_max=abs_max, fixed_sums=fixed_sums, to_fixed=to_fixed, fill=fill,
-        logs=logs, scaled=scaled, quotient=quotient,
-        weighted_labels=weighted_labels, entropy_step=entropy_step, logits=logits, exps=exps, entropy_terms=entropy_terms,
-        normalised=normalised, signed_terms=signed_terms, step=step,
-        two_value_terms=two_value_terms, risk_terms=risk_terms,
-        stump_outputs=stump_outputs)
+    kernels = (maxima, minima, abs_max, fixed_sums, to_fixed, fill, logs, scaled, quotient,
+               weighted_labels, entropy_step, logits, exps, entropy_terms, normalised,
+               signed_terms, step, two_value_terms, risk_terms, stump_outputs)
+    return SimpleNamespace(**{k.__name__: k for k in kernels})

@@ -264,8 +264,9 @@ TWINS: dict[str, Callable[..., tuple]] = {
     f"{_MIRROR}._entropy_step": _entropy_step,
 }
 
-_LINE = ("a step rule that searches the line (step='wolfe' or 'optimal') over every row "
-         "(the logistic loss, or an answer of more than two values)")
+_LINE = ("a step rule that reads the risk along the line over every row (step='wolfe', "
+         "'optimal' or 'closed_form' with the logistic loss, or an answer of more than two "
+         "values)")
 
 #: Stages without a twin, by :func:`stage_name`: which option of a booster runs them.
 NEEDED_BY: dict[str, str] = {

@@ -1,9 +1,10 @@
 """Where a fit's rows live: the backend seam.
 
 A fit's rows are in this process's memory (passed over by threads, :mod:`oracleboost.rows`)
-unless ``fit`` is given a collection that another backend accepts: a dask array puts them
-on a Dask cluster's workers.  Memory is a backend too
-(:class:`~oracleboost.engine.fit_data.MemoryBackend`): a booster asks
+unless ``fit`` is given a collection that another backend accepts (a dask array puts them
+on a Dask cluster's workers, an array on a GPU on that GPU), or its oracle names a device
+(``StumpOracle(device="cuda")``: the rows given in memory go to the GPU, :data:`DEVICES`).
+Memory is a backend too (:class:`~oracleboost.engine.fit_data.MemoryBackend`): a booster asks
 :func:`~oracleboost.engine.fit_data.fit_backend` for ``X``'s backend, builds its problem
 from the fit's data that backend makes, and asks it by need (:meth:`Backend.can`,
 :meth:`Backend.refuse`), never by name.
@@ -11,7 +12,8 @@ from the fit's data that backend makes, and asks it by need (:meth:`Backend.can`
 * :data:`BACKENDS` is the table of the library's backends beyond memory: the collections
   each accepts, and the module that serves it, imported the first time a fit is given
   such a collection (so that nothing imports Dask unless a fit is given a dask array).
-  :func:`backend_for` is ``X``'s backend among them, or None for arrays in memory.
+  :func:`backend_for` is ``X``'s backend among them, or None for arrays in memory;
+  :data:`DEVICES` names the backend of an oracle's ``device`` (:func:`device_backend`).
 * :class:`Backend` is what a backend provides: the fit's data made where the rows are
   (its checks equal to those in memory), the oracle bound there, predictions on its
   collections, and :attr:`Backend.cannot`, the one table of what it cannot do, refused
@@ -154,9 +156,9 @@ def is_device_array(x: object) -> bool:
     """Whether ``x`` is an array on a CUDA GPU: it exposes ``__cuda_array_interface__``
     (a CuPy array, a numba device array, a PyTorch CUDA tensor), or it is a device
     array of numba's CUDA simulator.  Imports nothing."""
-    kind = type(x)
-    return hasattr(kind, "__cuda_array_interface__") or (
-        kind.__module__.startswith("numba.cuda.simulator") and hasattr(x, "copy_to_host"))
+    # (asked of the instance: a CPU tensor's class has the property, which refuses it)
+    return hasattr(x, "__cuda_array_interface__") or (
+        type(x).__module__.startswith("numba.cuda.simulator") and hasattr(x, "copy_to_host"))
 
 
 #: The library's backends (in memory is the default: no row here).
