@@ -23,6 +23,7 @@ from cuda_simulator import IN_CHILD, ROOT, run_in_a_child
 
 from oracleboost.boosters import (
     CoordinateBoostingClassifier,
+    FunctionalGradientRegressor,
     MirrorBoostingClassifier,
     TotallyCorrectiveClassifier,
 )
@@ -227,7 +228,7 @@ def _refused(make, fit_args, error, match):
 @pytest.mark.parametrize("case", [
     "loss", "step", "subsample", "init_score", "exact", "monotone", "nan", "sparse",
     "oracle", "device", "bind", "eval_set", "validation_fraction", "dask_like",
-    "totally_corrective",
+    "totally_corrective", "functional",
 ])
 def test_what_the_gpu_does_not_run_is_refused_by_name(case):
     X, y = _data(6, n=60)
@@ -287,7 +288,10 @@ def test_what_the_gpu_does_not_run_is_refused_by_name(case):
             _refused(coordinate(), (_Held(), y), ValueError, "device='cuda' runs a fit on")
     elif case == "totally_corrective":
         _refused(lambda: TotallyCorrectiveClassifier(gpu, n_estimators=2), (X, y),
-                 NotDistributedError, "does not run on the GPU")
+                 NotDistributedError, "TotallyCorrectiveClassifier does not run on the GPU")
+    elif case == "functional":
+        _refused(lambda: FunctionalGradientRegressor(gpu, n_estimators=2), (X, X[:, 0]),
+                 NotDistributedError, "FunctionalGradientRegressor does not run on the GPU")
 
 
 def test_warm_start_is_refused_by_name():

@@ -21,21 +21,11 @@ from oracleboost.cuda.device import cuda_module
 from oracleboost.cuda.reductions import Reductions
 from oracleboost.cuda.row_kernels import row_kernels
 from oracleboost.cuda.stages import twin_of
+from oracleboost.cuda.stumps import Launch
 from oracleboost.rows.blocks import ReadyStats, RowBlocks
 from oracleboost.rows.partitioned import NotDistributedError
 
-__all__ = ["DeviceBlocks", "row_grid"]
-
-
-def row_grid(n: int) -> tuple[int, int]:
-    """The row kernels' launch, ``(blocks, threads)``: a GPU's 256 threads a block and up
-    to 4,096 blocks striding over the rows; on the simulator (a Python thread a GPU
-    thread) two blocks of 8, so that several blocks' atomics still meet."""
-    from oracleboost.cuda.device import simulated
-
-    if simulated():
-        return (2, 8)
-    return (max(1, min(4096, -(-n // 256))), 256)
+__all__ = ["DeviceBlocks"]
 
 
 class DeviceBlocks(RowBlocks):
@@ -46,8 +36,8 @@ class DeviceBlocks(RowBlocks):
     n : int
         Rows.
     grid : (int, int) or None
-        The row kernels' ``(blocks, threads a block)``; None: :func:`row_grid`.  The
-        fit's bits do not depend on it.
+        The row kernels' ``(blocks, threads a block)``; None: those of
+        :meth:`.stumps.Launch.default`.  The fit's bits do not depend on it.
 
     Notes
     -----
@@ -65,7 +55,10 @@ class DeviceBlocks(RowBlocks):
     def __init__(self, n: int, grid: tuple[int, int] | None = None) -> None:
         super().__init__(n, max(1, int(n)), n_jobs=1)
         self.cuda = cuda_module()
-        grid = row_grid(self.n) if grid is None else tuple(grid)
+        if grid is None:
+            launch = Launch.default(self.n, 1, 2)
+            grid = (launch.row_blocks, launch.threads)
+        grid = tuple(grid)
         if len(grid) != 2 or not all(isinstance(g, int | np.integer) and not isinstance(
                 g, bool) and g >= 1 for g in grid):
             raise ValueError(f"grid must be two positive ints (blocks, threads); got {grid!r}")

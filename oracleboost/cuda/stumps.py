@@ -28,6 +28,7 @@ from oracleboost.cuda import stump_kernels as sk
 from oracleboost.cuda.device import cuda_module, simulated
 from oracleboost.cuda.reductions import Reductions
 from oracleboost.cuda.row_kernels import row_kernels
+from oracleboost.engine.backends import is_device_array
 from oracleboost.oracles.base import Hypothesis
 from oracleboost.oracles.monotone import is_constrained
 from oracleboost.oracles.stumps import (
@@ -85,13 +86,6 @@ class Launch:
                 f"Launch.features_per_block={self.features_per_block} needs "
                 f"{8 * channels * bins * self.features_per_block} bytes of shared memory a "
                 f"block at {bins} bins; at most {_SHARED_BYTES}")
-
-
-def _is_device(a: Any) -> bool:
-    """Whether ``a`` is a per-row array on the device (numba's, or the simulator's)."""
-    from oracleboost.engine.backends import is_device_array
-
-    return is_device_array(a)
 
 
 def _refuse(what: str) -> NotImplementedError:
@@ -244,7 +238,7 @@ class DeviceStumps:
         """
         if np.ndim(r) == 2:
             raise _refuse("K-column queries r of shape (n, K) (label-coded multiclass stumps)")
-        on_device = not isinstance(r, np.ndarray) and _is_device(r)
+        on_device = not isinstance(r, np.ndarray) and is_device_array(r)
         if on_device:
             if r.shape != (self.n_samples,):
                 raise ValueError(f"r must have shape ({self.n_samples},); got {r.shape}")
