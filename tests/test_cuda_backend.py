@@ -228,7 +228,7 @@ def _refused(make, fit_args, error, match):
 @pytest.mark.parametrize("case", [
     "loss", "step", "subsample", "init_score", "exact", "monotone", "nan", "sparse",
     "oracle", "device", "bind", "eval_set", "validation_fraction", "dask_like",
-    "totally_corrective", "functional",
+    "totally_corrective", "functional", "categorical",
 ])
 def test_what_the_gpu_does_not_run_is_refused_by_name(case):
     X, y = _data(6, n=60)
@@ -289,6 +289,10 @@ def test_what_the_gpu_does_not_run_is_refused_by_name(case):
     elif case == "totally_corrective":
         _refused(lambda: TotallyCorrectiveClassifier(gpu, n_estimators=2), (X, y),
                  NotDistributedError, "TotallyCorrectiveClassifier does not run on the GPU")
+    elif case == "categorical":  # checked in memory, as the CPU's fit checks it
+        pd = pytest.importorskip("pandas")
+        frame = pd.DataFrame({"a": X[:, 0], "b": pd.Categorical(np.where(y > 0, "u", "v"))})
+        _refused(coordinate(), (frame, y), ValueError, "column 'b' .*categorical")
     elif case == "functional":
         _refused(lambda: FunctionalGradientRegressor(gpu, n_estimators=2), (X, X[:, 0]),
                  NotDistributedError, "FunctionalGradientRegressor does not run on the GPU")
