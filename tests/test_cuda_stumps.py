@@ -3,13 +3,9 @@ is the CPU oracle's stump, two device runs are bit-equal whatever the launch sha
 fixed-point sums do not overflow at the extremes of the weights, AdaBoost's rounds on the
 device take the CPU fit's stumps and steps, and what the GPU does not do is refused by name.
 
-No GPU is needed: numba reads ``NUMBA_ENABLE_CUDASIM`` when its configuration loads, and
-its ``numba.core.config.ENABLE_CUDASIM`` is read again when ``numba.cuda`` is first
-imported, so setting it here (numba imported, ``numba.cuda`` not yet) selects the
-simulator (the first test checks that in a fresh process).  Where ``numba.cuda`` was
-already imported without it, this module runs itself in a child process with the
-environment variable set.  The simulator runs a Python thread a GPU thread: the data are
-small (a few hundred rows, a few features, 16 bins).
+No GPU is needed: :mod:`cuda_simulator` selects numba's simulator (the first test checks
+the switch in a fresh process).  The simulator runs a Python thread a GPU thread: the
+data are small (a few hundred rows, a few features, 16 bins).
 """
 
 from __future__ import annotations
@@ -18,23 +14,16 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
-import numba.core.config
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from cuda_simulator import IN_CHILD, ROOT, run_in_a_child
 
-_IN_CHILD = "numba.cuda" in sys.modules and not numba.core.config.ENABLE_CUDASIM
-if not _IN_CHILD:
-    numba.core.config.ENABLE_CUDASIM = True
-
-from oracleboost.boosters import CoordinateBoostingClassifier  # noqa: E402
 from oracleboost.cuda import (  # noqa: E402
     DeviceStumps,
     Launch,
     NoDeviceError,
-    adaboost_on_device,
     bind_on_device,
     cuda_module,
 )
@@ -42,24 +31,19 @@ from oracleboost.oracles import StumpOracle  # noqa: E402
 from oracleboost.oracles.stumps import ConstantHypothesis, SignStump  # noqa: E402
 from oracleboost.rows.fixed_point import HEADROOM, fixed_point_exponent, to_fixed  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 SEEDS = [0, 1, 2]
 
 
 @pytest.fixture(autouse=True)
 def _simulator_here(request):
-    if _IN_CHILD and request.node.name != "test_in_a_child_process":
+    if IN_CHILD and request.node.name != "test_in_a_child_process":
         pytest.skip("numba.cuda was imported without the simulator: run in a child process")
 
 
 def test_in_a_child_process():
-    if not _IN_CHILD:
+    if not IN_CHILD:
         pytest.skip("the simulator is on in this process")
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p",
-                           "no:cacheprovider", __file__], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    run_in_a_child(__file__)
 
 
 def _data(seed: int, n: int = 300, d: int = 4) -> tuple[np.ndarray, np.ndarray]:
@@ -237,66 +221,6 @@ def test_two_runs_and_any_launch_give_the_same_bits():
     assert len(set(results)) == 1
 
 
-# -- AdaBoost on the device against the CPU fit ---------------------------------------------
-@pytest.mark.parametrize("seed", SEEDS)
-def test_adaboost_on_device_takes_the_cpu_fit_s_stumps(seed):
-    """``CoordinateBoostingClassifier`` (AdaBoost: ``loss="exponential",
-    step="adaboost"``) and the device's rounds choose the same stump every round.  The
-    steps, edges and ℓ1 margins agree to 1e-9 relatively, not to the bit: the device's
-    weights are ``exp`` rounded to fixed point (``2^-e`` of the largest, e = 52 at 300
-    rows: a relative error of ~1e-16 on the largest weights, more on small ones), the
-    CPU's are floats normalised by another route, and ``exp`` itself differs (the CPU's
-    own polynomial, the C library's on the simulator, CUDA's libdevice on a GPU)."""
-    X, y = _data(seed)
-    oracle = StumpOracle(max_bins=16)
-    rounds = 8
-    cpu = CoordinateBoostingClassifier(oracle, n_estimators=rounds).fit(X, y)
-    gpu = adaboost_on_device(DeviceStumps(oracle.bind(X)), y, rounds)
-    cpu_stumps = [cpu.estimators_[i] for i in cpu.ensemble_.round_index]
-    assert len(gpu.hypotheses) == len(cpu_stumps) == rounds
-    for h, g in zip(gpu.hypotheses, cpu_stumps, strict=True):
-        assert _same(h, g), (h, g)
-    np.testing.assert_allclose(gpu.steps, cpu.history_["step"], rtol=1e-9)
-    np.testing.assert_allclose(gpu.edges, cpu.history_["edge"], rtol=1e-9)
-    np.testing.assert_allclose(gpu.margins, cpu.history_["margin"], rtol=1e-9, atol=1e-12)
-    assert str(gpu.stop_reason) == cpu.stop_reason_ == "max_rounds"
-    np.testing.assert_array_equal(np.sign(gpu.ensemble.decision_function(X)),
-                                  np.sign(cpu.decision_function(X)))
-
-
-def test_adaboost_on_device_is_bit_equal_run_to_run_and_launch_to_launch():
-    X, y = _data(4, n=150)
-    bound = StumpOracle(max_bins=16).bind(X)
-    runs = [adaboost_on_device(DeviceStumps(bound, launch=launch), y, 4)
-            for launch in (None, Launch(4, 70, 4, 1))]
-    a, b = runs
-    assert [repr(h) for h in a.hypotheses] == [repr(h) for h in b.hypotheses]
-    for name in ("steps", "edges", "margins"):
-        assert getattr(a, name).tobytes() == getattr(b, name).tobytes()
-
-
-def test_adaboost_on_device_stops_as_the_cpu_round_stops():
-    """A stump right on every row: the perfect-hypothesis stop, with the CPU's step
-    (a coefficient above ‖λ‖₁: 1 in the first round).  Balanced labels and no split: the
-    zero-edge stop."""
-    rng = np.random.RandomState(0)
-    X = rng.randn(100, 2)
-    y = np.where(X[:, 1] > 0.2, 1, -1)
-    oracle = StumpOracle()  # a bin a value: some threshold splits at 0.2
-    cpu = CoordinateBoostingClassifier(oracle, n_estimators=5).fit(X, y)
-    gpu = adaboost_on_device(oracle.bind(X), y, 5)
-    assert str(gpu.stop_reason) == cpu.stop_reason_ == "perfect_hypothesis"
-    assert gpu.steps.tolist() == cpu.history_["step"].tolist() == [1.0]
-    assert _same(gpu.hypotheses[0], cpu.estimators_[0])
-
-    X = np.ones((10, 1))
-    y = np.array([1, -1] * 5)
-    cpu = CoordinateBoostingClassifier(oracle, n_estimators=5).fit(X, y)
-    gpu = adaboost_on_device(oracle.bind(X), y, 5)
-    assert str(gpu.stop_reason) == cpu.stop_reason_ == "zero_edge"
-    assert len(gpu.steps) == 0
-
-
 # -- refusals by name -----------------------------------------------------------------------
 def test_what_the_gpu_does_not_do_is_refused_by_name():
     X, y = _data(0, n=60, d=3)
@@ -324,9 +248,5 @@ def test_what_the_gpu_does_not_do_is_refused_by_name():
         DeviceStumps(object())
     with pytest.raises(ValueError, match="r"):
         device.correlate(np.full(60, np.nan))
-    with pytest.raises(ValueError, match="-1 or \\+1"):
-        adaboost_on_device(device, (y > 0).astype(int), 3)
-    with pytest.raises(ValueError, match="rounds"):
-        adaboost_on_device(device, y, 0)
     with pytest.raises(ValueError, match="shared memory"):
         DeviceStumps(StumpOracle(max_bins=8).bind(X), launch=Launch(8, 10, 10**6, 1))

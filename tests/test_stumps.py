@@ -506,7 +506,8 @@ def test_sklearn_conventions_and_capabilities():
     oracle = StumpOracle(max_bins=16, exact=True)
     assert oracle.get_params() == {"max_bins": 16, "exact": True, "n_jobs": None,
                                    "block_size": 1 << 16, "bin_sample": 200_000,
-                                   "histogram_refresh": 32, "monotone_constraints": None}
+                                   "histogram_refresh": 32, "monotone_constraints": None,
+                                   "device": "cpu"}
     assert clone(oracle).get_params() == oracle.get_params()
     assert oracle.capabilities == Capabilities(
         correlate=True,

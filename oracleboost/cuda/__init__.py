@@ -8,20 +8,19 @@ test the library (numba's simulator runs the same kernels on the CPU,
 any order with the same bits, so a GPU fit is the same run to run and equals the CPU's
 to rounding.
 
+* :class:`CudaBackend` (:mod:`.backend`) — the backend a fit runs on when its X is on
+  the GPU or its oracle says ``device="cuda"``: the booster's passes by their device
+  twins (:class:`DeviceBlocks`, :mod:`.stages`), every sum exact
+  (:class:`~.reductions.Reductions`);
 * :class:`DeviceStumps` — a bound :class:`~oracleboost.oracles.StumpOracle`'s rows on
   the GPU, answering ``correlate`` with the CPU's ±1 stump;
-* :func:`adaboost_on_device` — AdaBoost's rounds with the weights on the GPU;
 * :func:`cuda_module` — ``numba.cuda``, or :class:`NoDeviceError` naming ``device="cuda"``.
 """
 
+from oracleboost.cuda.backend import CudaBackend
+from oracleboost.cuda.blocks import DeviceBlocks
 from oracleboost.cuda.device import NoDeviceError, cuda_module
-from oracleboost.cuda.stumps import (
-    DeviceRounds,
-    DeviceStumps,
-    Launch,
-    adaboost_on_device,
-    bind_on_device,
-)
+from oracleboost.cuda.stumps import DeviceStumps, Launch, bind_on_device
 
-__all__ = ["DeviceRounds", "DeviceStumps", "Launch", "NoDeviceError", "adaboost_on_device",
+__all__ = ["CudaBackend", "DeviceBlocks", "DeviceStumps", "Launch", "NoDeviceError",
            "bind_on_device", "cuda_module"]

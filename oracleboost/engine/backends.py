@@ -1,9 +1,10 @@
 """Where a fit's rows live: the backend seam.
 
 A fit's rows are in this process's memory (passed over by threads, :mod:`oracleboost.rows`)
-unless ``fit`` is given a collection that another backend accepts: a dask array puts them
-on a Dask cluster's workers.  Memory is a backend too
-(:class:`~oracleboost.engine.fit_data.MemoryBackend`): a booster asks
+unless ``fit`` is given a collection that another backend accepts (a dask array puts them
+on a Dask cluster's workers, an array on a GPU on that GPU), or its oracle names a device
+(``StumpOracle(device="cuda")``: the rows given in memory go to the GPU, :data:`DEVICES`).
+Memory is a backend too (:class:`~oracleboost.engine.fit_data.MemoryBackend`): a booster asks
 :func:`~oracleboost.engine.fit_data.fit_backend` for ``X``'s backend, builds its problem
 from the fit's data that backend makes, and asks it by need (:meth:`Backend.can`,
 :meth:`Backend.refuse`), never by name.
@@ -11,7 +12,8 @@ from the fit's data that backend makes, and asks it by need (:meth:`Backend.can`
 * :data:`BACKENDS` is the table of the library's backends beyond memory: the collections
   each accepts, and the module that serves it, imported the first time a fit is given
   such a collection (so that nothing imports Dask unless a fit is given a dask array).
-  :func:`backend_for` is ``X``'s backend among them, or None for arrays in memory.
+  :func:`backend_for` is ``X``'s backend among them, or None for arrays in memory;
+  :data:`DEVICES` names the backend of an oracle's ``device`` (:func:`device_backend`).
 * :class:`Backend` is what a backend provides: the fit's data made where the rows are
   (its checks equal to those in memory), the oracle bound there, predictions on its
   collections, and :attr:`Backend.cannot`, the one table of what it cannot do, refused
@@ -37,8 +39,8 @@ import numpy as np
 
 from oracleboost.rows.partitioned import NotDistributedError, is_dask_collection
 
-__all__ = ["Backend", "BackendEntry", "BACKENDS", "NEEDS", "backend_for", "equal_weights",
-           "register_backend"]
+__all__ = ["Backend", "BackendEntry", "BACKENDS", "DEVICES", "NEEDS", "backend_for",
+           "device_backend", "equal_weights", "is_device_array", "register_backend"]
 
 #: What a booster may need of the place its rows are, by name: the keys of
 #: :attr:`Backend.cannot`.
@@ -150,10 +152,25 @@ class BackendEntry:
     module: str
 
 
+def is_device_array(x: object) -> bool:
+    """Whether ``x`` is an array on a CUDA GPU: it exposes ``__cuda_array_interface__``
+    (a CuPy array, a numba device array, a PyTorch CUDA tensor), or it is a device
+    array of numba's CUDA simulator.  Imports nothing."""
+    # (asked of the instance: a CPU tensor's class has the property, which refuses it)
+    return hasattr(x, "__cuda_array_interface__") or (
+        type(x).__module__.startswith("numba.cuda.simulator") and hasattr(x, "copy_to_host"))
+
+
 #: The library's backends (in memory is the default: no row here).
 BACKENDS: tuple[BackendEntry, ...] = (
     BackendEntry("dask", is_dask_collection, "oracleboost.distributed.backend"),
+    BackendEntry("cuda", is_device_array, "oracleboost.cuda.backend"),
 )
+
+#: The backends an oracle's ``device`` selects for rows given in memory (an oracle
+#: declares ``device="cuda"``: its answers, and the booster's passes, on the GPU), by
+#: device: the module whose ``BACKEND`` serves it, imported when a fit asks for it.
+DEVICES: dict[str, str] = {"cuda": "oracleboost.cuda.backend"}
 
 #: Backends added by :func:`register_backend`, tried before :data:`BACKENDS`.
 _REGISTERED: list[tuple[Callable[[Any], bool], Backend]] = []
@@ -168,6 +185,15 @@ def backend_for(X: Any) -> Backend | None:
         if entry.accepts(X):
             return importlib.import_module(entry.module).BACKEND
     return None
+
+
+def device_backend(oracle: Any) -> Backend | None:
+    """The backend of ``oracle``'s ``device`` (:data:`DEVICES`), or None for the CPU (no
+    ``device``, or ``device="cpu"``)."""
+    device = getattr(oracle, "device", "cpu")
+    if device == "cpu" or not isinstance(device, str) or device not in DEVICES:
+        return None
+    return importlib.import_module(DEVICES[device]).BACKEND
 
 
 def equal_weights(s: Any) -> bool:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from oracleboost._validation import check_sample_weight
-from oracleboost.engine.backends import Backend, backend_for
+from oracleboost.engine.backends import Backend, backend_for, device_backend
 from oracleboost.engine.classifier import classification_data
 from oracleboost.engine.input import check_offset, validate_input
 from oracleboost.oracles.base import BoundOracle, Oracle
@@ -129,7 +129,17 @@ def _checked_group(sample_group: Any, n: int) -> np.ndarray:
 MEMORY = MemoryBackend()
 
 
-def fit_backend(X: Any) -> Backend:
-    """The backend a fit on ``X`` runs on: ``X``'s (:func:`backend_for`), else memory."""
+def fit_backend(X: Any, oracle: Any = None) -> Backend:
+    """The backend a fit on ``X`` runs on: ``X``'s (:func:`backend_for`); for rows in
+    memory, the backend of the ``oracle``'s ``device`` (``StumpOracle(device="cuda")``:
+    :func:`~oracleboost.engine.backends.device_backend`), else memory."""
     backend = backend_for(X)
+    wanted = None if oracle is None else device_backend(oracle)
+    if backend is None:
+        backend = wanted
+    elif wanted is not None and wanted.name != backend.name:
+        raise ValueError(
+            f"the oracle's device={oracle.device!r} runs a fit on {wanted.collection}, but "
+            f"X is {backend.collection}; pass X in memory (NumPy) or set the oracle's "
+            "device='cpu'")
     return MEMORY if backend is None else backend

@@ -817,6 +817,17 @@ class StumpOracle(Oracle):
         then (vector leaves have no order).  A booster keeps its model monotone only if
         it never gives a stump a negative coefficient; those that may refuse a
         constrained oracle (see :mod:`oracleboost.oracles.monotone`).
+    device : {"cpu", "cuda"}, default="cpu"
+        Where a booster's fit answers this oracle's queries and runs its own passes over
+        the rows.  ``"cuda"``: on one NVIDIA GPU (:mod:`oracleboost.cuda`), the codes
+        uploaded once and the per-row state (margins, weights) kept there for the whole
+        fit, only the chosen stump and a few scalars coming back each round; every sum
+        over rows in fixed point, so the fit is the same bit for bit in every run and
+        equal to the CPU's to rounding.  A fit given X on the GPU (a CuPy or numba
+        device array) runs there whatever this says.  The GPU answers ``correlate``
+        (±1 stumps) on dense X without missing values, categorical features,
+        ``exact=True`` or ``monotone_constraints``; what it does not run is refused by
+        name.  ``bind(X)`` outside a booster is for ``"cpu"`` only.
 
     Notes
     -----
@@ -883,7 +894,8 @@ class StumpOracle(Oracle):
     def __init__(self, max_bins: int = 255, exact: bool = False, n_jobs: int | None = None,
                  block_size: int = DEFAULT_BLOCK_SIZE,
                  bin_sample: int | None = 200_000, histogram_refresh: int = 32,
-                 monotone_constraints: Sequence[int] | None = None) -> None:
+                 monotone_constraints: Sequence[int] | None = None,
+                 device: str = "cpu") -> None:
         self.max_bins = max_bins
         self.exact = exact
         self.n_jobs = n_jobs
@@ -891,6 +903,7 @@ class StumpOracle(Oracle):
         self.bin_sample = bin_sample
         self.histogram_refresh = histogram_refresh
         self.monotone_constraints = monotone_constraints
+        self.device = device
 
     @property
     def capabilities(self) -> Capabilities:
@@ -926,6 +939,8 @@ class StumpOracle(Oracle):
         if isinstance(hr, bool) or not isinstance(hr, numbers.Integral) or hr < 1:
             raise ValueError(f"histogram_refresh must be an int of at least 1; got {hr!r}")
         check_monotone_constraints(self.monotone_constraints)
+        if self.device not in ("cpu", "cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda'; got {self.device!r}")
 
     def _sample(self, n: int) -> np.ndarray | None:
         """The rows the bins are made from (None: every row)."""
@@ -950,6 +965,13 @@ class StumpOracle(Oracle):
         BoundStumpOracle
         """
         self._check_params()
+        if self.device != "cpu":
+            # the GPU's rows live with a booster's fit (its backend binds them there)
+            raise ValueError(
+                f"StumpOracle(device={self.device!r}).bind(X) binds in this process's "
+                "memory, which device='cpu' does; pass the oracle to a booster to fit on "
+                "the GPU (through CachedOracle it cannot: the cache holds answers in "
+                "memory), or set device='cpu'")
         X = check_X(X, allow_nan=True, accept_sparse=True, who="StumpOracle")
         monotone_directions(self.monotone_constraints, X.shape[1])  # one a feature
         if sp.issparse(X):

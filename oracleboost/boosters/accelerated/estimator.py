@@ -459,7 +459,7 @@ class AcceleratedMarginClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
                     "anew with the longer horizon."
                 )
         self._horizon_ = self.n_estimators
-        backend = fit_backend(X)
+        backend = fit_backend(X, self._oracle())
         if self.kernel is not None:
             backend.refuse("all_rows", f"{name}'s kernel form (the n × n Gram matrix)",
                            "use the linear form (kernel=None, LinearOracle or "

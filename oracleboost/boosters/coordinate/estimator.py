@@ -311,7 +311,7 @@ class CoordinateBoostingClassifier(ExportMixin, ScoreClassifierMixin, Classifier
         )
 
     def _setup(self, X, y, sample_weight, offset=None) -> CoordinateProblem:
-        backend = fit_backend(X)
+        backend = fit_backend(X, self._oracle())
         self._refuse_warm_start_on(backend)
         if self.duality_gap is True:
             # the optimal risk is solved (LPs, Newton's method) over every row at once

@@ -531,7 +531,7 @@ default="squared"
         self.colsample_bytree = colsample_bytree
 
     def _setup(self, X, y, sample_weight, offset=None) -> _Problem:
-        backend = fit_backend(X)
+        backend = fit_backend(X, self._oracle())
         if self._callable_loss():
             backend.refuse("callable_objective", "loss=<function>")
         self._refuse_newton_on(backend)
@@ -724,7 +724,7 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         return (yi, {}), self._eval_weight(extra, y.shape[0], where)
 
     def _setup(self, X, y, sample_weight, offset=None) -> _Problem:
-        backend = fit_backend(X)
+        backend = fit_backend(X, self._oracle())
         if self._callable_loss():
             backend.refuse("callable_objective", "loss=<function>")
         self._refuse_newton_on(backend)

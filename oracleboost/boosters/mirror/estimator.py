@@ -183,7 +183,8 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         0 (or zeros, one a class): the vote starts empty.
     weights_ : ndarray of shape (n_samples,) or (n_samples, n_classes − 1), or None
         The distribution w_{T+1} the next round would use (SparseBoost: y/‖y‖₁); None
-        after a fit on a dask array (the weights stay on the workers, and are freed).
+        after a fit on a dask array or on the GPU (the weights stay where the rows are,
+        and are freed).
     history_ : dict of ndarray
         Per round: ``loss`` (the weighted training error of the vote, ties counted as
         errors: the quantity Theorems 1–5 bound), ``train_error`` (of ``predict``),
@@ -415,7 +416,7 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
             )
 
     def _setup(self, X, y, sample_weight, sample_group) -> MirrorProblem:
-        backend = fit_backend(X)
+        backend = fit_backend(X, self._oracle())
         self._refuse_warm_start_on(backend)
         mirror = get_mirror_map(self.mirror)
         self._check_options(mirror, 2, sample_group is not None)  # (before any data moves)
@@ -549,7 +550,7 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
 
     def _boost(self, problem, evals=(), fit_data=None):
         super()._boost(problem, evals, fit_data)
-        if self._state_ is None:  # a fit on a cluster: the weights stayed on the workers
+        if self._state_ is None:  # a fit on a cluster or a GPU: the weights stayed there
             self.weights_ = None
             return
         w = self._state_.w

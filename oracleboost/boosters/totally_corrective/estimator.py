@@ -476,7 +476,7 @@ class TotallyCorrectiveClassifier(ExportMixin, ScoreClassifierMixin, ClassifierM
 
     # -- the problem ---------------------------------------------------------------------
     def _setup(self, X, y, sample_weight) -> TCProblem:
-        backend = fit_backend(X)  # its LP is over every row at once
+        backend = fit_backend(X, self._oracle())  # its LP is over every row at once
         backend.refuse("all_rows", "TotallyCorrectiveClassifier", "fit a NumPy array")
         data = classification_data(self, X, y, sample_weight)
         K = data.n_classes

@@ -1,0 +1,177 @@
+"""The GPU backend: a fit's rows and per-row state on one NVIDIA GPU (see
+:mod:`oracleboost.engine.backends` for the seam it sits on).
+
+A fit runs here when its X is on the GPU (an array with ``__cuda_array_interface__``: a
+CuPy or numba device array) or when its oracle asks for it (``StumpOracle(device=
+"cuda")`` with X in memory).  The fit's data are checked in memory as every fit's are
+(:class:`~oracleboost.engine.fit_data.MemoryBackend`: the same labels, weights and rows
+of weight 0 dropped), X binned there by the CPU oracle (the same thresholds and codes),
+then uploaded once: the codes, the labels and the weights.  From there the booster's
+passes run on the device (:class:`~oracleboost.cuda.blocks.DeviceBlocks`) and the oracle
+answers there (:class:`~oracleboost.cuda.stumps.DeviceStumps`): the margins and weights
+stay on the GPU for the whole fit, and a round brings back the chosen stump and a few
+scalars.
+
+Predictions are made on the CPU: a fitted booster's model is the CPU's (its stumps and
+coefficients), and X on the device is copied to the host to be scored; they come back as
+NumPy arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import clone
+
+from oracleboost.cuda.blocks import DeviceBlocks
+from oracleboost.cuda.device import cuda_module
+from oracleboost.cuda.stumps import DeviceStumps, Launch
+from oracleboost.engine.backends import Backend, is_device_array
+from oracleboost.engine.fit_data import MEMORY
+from oracleboost.oracles.stumps import StumpOracle
+from oracleboost.rows.partitioned import NotDistributedError
+
+__all__ = ["BACKEND", "CudaBackend", "DeviceClassificationData", "DeviceRows", "to_host"]
+
+
+def to_host(a: Any) -> Any:
+    """``a`` in this process's memory: a device array copied to a NumPy array (numba's
+    ``copy_to_host``, CuPy's ``get``, or any ``__cuda_array_interface__`` through
+    numba); anything else as it is."""
+    if a is None or not is_device_array(a):
+        return a
+    if hasattr(a, "copy_to_host"):
+        return a.copy_to_host()
+    if type(a).__module__.split(".")[0] == "cupy":
+        return a.get()
+    return cuda_module().as_cuda_array(a).copy_to_host()
+
+
+@dataclass(frozen=True)
+class DeviceRows:
+    """A fit's features for the GPU: ``X`` checked in memory (the CPU oracle bins it
+    there; its codes are uploaded), the blocks on the device, and the backend."""
+
+    X: np.ndarray
+    blocks: DeviceBlocks
+    backend: CudaBackend
+
+
+@dataclass(frozen=True)
+class DeviceClassificationData:
+    """A classifier's data on the GPU: the labels ±1 (``int8``) and the weights of the
+    kept rows as device arrays; ``s`` is None when the weights are all equal (they
+    cancel: :func:`~oracleboost.engine.backends.equal_weights`)."""
+
+    rows: DeviceRows
+    ypm: Any
+    s: Any
+    group: Any = None
+    offset: None = None
+
+
+class CudaBackend(Backend):
+    """Rows and per-row state on one NVIDIA GPU (numba's CUDA target; its simulator
+    where ``NUMBA_ENABLE_CUDASIM=1``).
+
+    Parameters
+    ----------
+    launch : Launch or None
+        The kernels' launch shape (None: :meth:`Launch.default` for the data).  A fit's
+        bits do not depend on it: every sum is exact on integers, every extreme exact.
+    """
+
+    name = "cuda"
+    collection = "the GPU (device='cuda', or X on the device)"
+    cannot = {
+        "warm_start": "the running state (margins, weights) lives on the GPU during the "
+                      "fit and is not kept after it; set warm_start=False",
+        "all_rows": "it needs every row in one process's memory (an LP over the rows, an "
+                    "n × n Gram matrix, the exact optimum of the risk); give the oracle "
+                    "device='cpu' and X in memory",
+        "held_out_rows": "early stopping's hold-out splits X in memory: with X on the "
+                         "device, set validation_fraction=None and pass "
+                         "eval_set=[(X_val, y_val)] as NumPy arrays",
+        "eval_rows": "an eval set is scored in this process, round by round: pass NumPy "
+                     "arrays (a CuPy array's .get()); the fit's own X may be on the device",
+        "categories": "categorical features have no device kernel (the GPU's stumps split "
+                      "numeric bins); fit on the CPU, or give the codes as numbers",
+        "init_score": "the rounds on the GPU start from zero scores; fit on the CPU to "
+                      "start from init_score",
+        "callable_objective": "a loss given as a Python function runs row by row on the "
+                              "host; use a loss the GPU runs, or fit on the CPU",
+    }
+
+    def __init__(self, launch: Launch | None = None) -> None:
+        if launch is not None and not isinstance(launch, Launch):
+            raise TypeError(f"launch must be a Launch or None; got {type(launch).__name__}")
+        self.launch = launch
+
+    # -- the fit's data -------------------------------------------------------------------
+    def classification_data(self, estimator: Any, X: Any, y: Any, sample_weight: Any,
+                            block_size: int, sample_group: Any = None,
+                            scale_free: bool = True, labels: str = "signs",
+                            offset: Any = None) -> DeviceClassificationData:
+        if offset is not None:
+            self.refuse("init_score", "init_score")
+        X = self._dense(to_host(X))
+        data = MEMORY.classification_data(
+            estimator, X, to_host(y), to_host(sample_weight), block_size,
+            sample_group=to_host(sample_group), scale_free=scale_free, labels=labels)
+        if data.ypm.dtype != np.int8:
+            raise NotDistributedError(
+                f"{type(estimator).__name__} with {len(estimator.classes_)} classes does not "
+                "run on the GPU: its rounds there are binary (labels ±1); fit on the CPU")
+        cuda = cuda_module()
+        rows = DeviceRows(data.rows.X, self._blocks(data.rows.X.shape[0]), self)
+        # equal weights cancel where the booster is scale-free in them, and unit weights
+        # everywhere (class_weight has made them unequal by now, if it applies)
+        equal = bool((data.s == data.s[0]).all()) and (scale_free or data.s[0] == 1.0)
+        s = None if equal else cuda.to_device(np.ascontiguousarray(data.s, dtype=np.float64))
+        group = None if data.group is None else cuda.to_device(data.group)
+        return DeviceClassificationData(rows, cuda.to_device(data.ypm), s, group)
+
+    def _blocks(self, n: int) -> DeviceBlocks:
+        grid = None if self.launch is None else (self.launch.row_blocks, self.launch.threads)
+        return DeviceBlocks(n, grid)
+
+    @staticmethod
+    def _dense(X: Any) -> Any:
+        if sp.issparse(X):
+            raise NotDistributedError(
+                "sparse X does not run on the GPU (its stumps read dense codes); pass "
+                "X.toarray(), or fit on the CPU")
+        return X
+
+    # -- oracles --------------------------------------------------------------------------
+    def bind(self, oracle: Any, rows: DeviceRows, **keywords: Any) -> DeviceStumps:
+        if keywords.get("categorical_features"):
+            self.refuse("categories", "categorical_features")
+        if not isinstance(oracle, StumpOracle):
+            raise NotDistributedError(
+                f"oracle={type(oracle).__name__} does not answer on the GPU: only "
+                "StumpOracle's ±1 stumps do (StumpOracle(device='cuda')); fit on the CPU "
+                "for other oracles")
+        return self.bind_stumps(oracle, rows)
+
+    def bind_stumps(self, oracle: StumpOracle, rows: DeviceRows) -> DeviceStumps:
+        """The CPU oracle's bins and codes of ``rows.X``, the codes uploaded: the
+        device's stumps are the CPU's candidates."""
+        cpu = clone(oracle).set_params(device="cpu")
+        return DeviceStumps(cpu.bind(rows.X), launch=self.launch)
+
+    # -- predictions ----------------------------------------------------------------------
+    def predict(self, estimator: Any, method: Callable, X: Any, *,
+                staged: bool = False) -> Any:
+        """``method`` on a host copy of ``X``: NumPy arrays (a generator of them when
+        ``staged``)."""
+        return method(to_host(X))
+
+
+#: The backend :data:`oracleboost.engine.backends.BACKENDS` names for device arrays, and
+#: :data:`~oracleboost.engine.backends.DEVICES` for ``device="cuda"``.
+BACKEND = CudaBackend()

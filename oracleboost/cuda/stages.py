@@ -1,0 +1,303 @@
+"""The device twins of the boosters' stages: a table from a stage to its GPU version.
+
+A booster's round is a chain of *stages* (``stage(blocks, *rows, **consts) -> (outputs,
+stat)``, :mod:`oracleboost.optim.row_passes`), run by its blocks' ``map``.  On the GPU
+(:class:`~oracleboost.cuda.blocks.DeviceBlocks`) each stage runs as its twin here: the
+same arguments, outputs of the same meaning kept on the device (per-row arrays as numba
+device arrays), and the same stat, made of exact reductions
+(:class:`~oracleboost.cuda.reductions.Reductions`: fixed-point sums, exact extremes), as
+one lane's partials (shape ``(1, width)``: the caller combines lanes in order, and one
+lane is its own sum).  The caller reads the stat as it reads the CPU's, so the booster's
+code does not know where its rows are.
+
+:data:`TWINS` is keyed by the stage's qualified name (``module.function``).  A stage with
+no twin is refused by name: :data:`NEEDED_BY` says which option of a booster runs it,
+for the message.  What each twin computes is its stage's docstring; where the twin's
+numbers differ from the CPU's, it is by the fixed-point rounding of the sums' terms
+(:mod:`.reductions`) and by the device's ``exp`` and ``log`` (an ulp at most).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from oracleboost.cuda.row_kernels import LOSS_CODES
+from oracleboost.losses import Exponential, Logistic, MarginLoss
+from oracleboost.rows.partitioned import NotDistributedError
+
+if TYPE_CHECKING:
+    from oracleboost.cuda.blocks import DeviceBlocks
+
+__all__ = ["NEEDED_BY", "TWINS", "stage_name", "twin_of"]
+
+_ROW_PASSES = "oracleboost.optim.row_passes"
+_MIRROR = "oracleboost.boosters.mirror.passes"
+
+
+def stage_name(stage: Callable) -> str:
+    """A stage's key in :data:`TWINS`: ``module.qualname``."""
+    return f"{getattr(stage, '__module__', '?')}.{getattr(stage, '__qualname__', stage)!s}"
+
+
+def _code(loss: MarginLoss) -> int:
+    """The kernels' code of ``loss``, refused by name unless it is one of theirs (a
+    subclass may change the formulas: only the classes themselves)."""
+    if type(loss) in (Exponential, Logistic):
+        return LOSS_CODES[loss.name]
+    name = getattr(loss, "name", type(loss).__name__)
+    raise NotDistributedError(
+        f"loss={name!r} does not run on the GPU: its logits have no device kernel (the GPU "
+        f"runs the margin losses {sorted(LOSS_CODES)}); choose one of those, or fit on "
+        "the CPU")
+
+
+# -- the weights: row_passes.dual_weights, step_and_weights ------------------------------
+def _logits(blocks: DeviceBlocks, margins: Any, log_s: Any, *,
+            loss: MarginLoss) -> tuple[tuple, np.ndarray]:
+    """Pass 1 of the weights: ``z = ln(−φ'(m)) + ln s`` and, unless ``φ = −φ'``,
+    ``ln φ(m) + ln s``; the stat is their maxima (``−inf`` for the second when there is
+    none).  The second output is None when ``φ = −φ'`` (the CPU's empty dict)."""
+    code = _code(loss)
+    separate = not loss.phi_is_neg_dphi
+    z = blocks.empty()
+    lp = blocks.empty() if separate else blocks.nothing
+    blocks.kernels.logits[blocks.grid](code, margins, blocks.optional(log_s), separate, z, lp)
+    tops = np.full((1, 2), -math.inf)
+    tops[0, 0] = blocks.reduce.maxima(z)[0]
+    if separate:
+        tops[0, 1] = blocks.reduce.maxima(lp)[0]
+    return (z, lp if separate else None), tops
+
+
+def _exps(blocks: DeviceBlocks, zs: Any, log_phis: Any, *, top: float,
+          top_phi: float) -> tuple[tuple, np.ndarray]:
+    """Pass 2: ``e = exp(z − top)``, the stat ``(Σ e, Σ exp(ln φ − top_phi))`` (the
+    second 0 without a separate ``ln φ`` or a finite ``top_phi``)."""
+    e = blocks.empty()
+    blocks.kernels.exps[blocks.grid](zs, top, e)
+    sums = np.zeros((1, 2))
+    sums[0, 0] = blocks.reduce.sums(e)[0]
+    if log_phis is not None and math.isfinite(top_phi):
+        scratch = blocks.empty()
+        blocks.kernels.exps[blocks.grid](log_phis, top_phi, scratch)
+        sums[0, 1] = blocks.reduce.sums(scratch)[0]
+    return (e,), sums
+
+
+def _normalise(blocks: DeviceBlocks, e: Any, zs: Any, y: Any, *, top: float,
+               total: float) -> tuple[tuple, np.ndarray]:
+    """Pass 3: the query ``(e · (1 / total)) · y`` and, with the logits ``zs``, the
+    entropy's ``Σ e (z − top)`` (0 without)."""
+    query = blocks.empty()
+    blocks.kernels.normalised[blocks.grid](e, 1.0 / total, y, query)
+    inner = np.zeros((1, 1))
+    if zs is not None:
+        inner[0, 0] = _entropy_sum(blocks, e, zs, top)
+    return (query,), inner
+
+
+def _entropy_sum(blocks: DeviceBlocks, e: Any, z: Any, top: float) -> float:
+    terms = blocks.empty()
+    blocks.kernels.entropy_terms[blocks.grid](e, z, top, terms)
+    return float(blocks.reduce.sums(terms)[0])
+
+
+def _rescaled(blocks: DeviceBlocks, q: Any, *, scale: float) -> tuple[tuple, None]:
+    """``q · scale``."""
+    out = blocks.empty()
+    blocks.kernels.scaled[blocks.grid](q, scale, out)
+    return (out,), None
+
+
+def _step_margins(blocks: DeviceBlocks, m: Any, a: Any, y: Any, s: Any, *,
+                  c: float) -> tuple[tuple, np.ndarray]:
+    """The step ``m + y (c a)`` and the stat ``(min, Σ s [wrong])`` of the new margins."""
+    out, wrong = blocks.empty(), blocks.empty()
+    blocks.kernels.step[blocks.grid](m, a, y, c, blocks.optional(s), out, wrong)
+    parts = np.array([[blocks.reduce.minima(out)[0], blocks.reduce.sums(wrong)[0]]])
+    return (out,), parts
+
+
+def _step_exps(blocks: DeviceBlocks, m: Any, a: Any, y: Any, s: Any, log_s: Any, *,
+               c: float, loss: MarginLoss, top: float, top_phi: float,
+               query: bool = False) -> tuple[tuple, tuple]:
+    """The step, pass 1 at the new margins and, when ``top`` is finite, pass 2 shifted
+    by it: outputs ``(margins, logits, ln φ's, e, query)`` and the stat ``(step's,
+    logits' maxima, exps' sums)``, as the CPU's stage.  The exponential loss keeps no
+    logits (None) and its sums' second entry is the entropy's ``Σ e (z − top)``; with
+    ``query`` its exps are written as ``e · y`` (the last output; ``e`` is then None)."""
+    (stepped,), step_parts = _step_margins(blocks, m, a, y, s, c=c)
+    (zs, log_phis), tops = _logits(blocks, stepped, log_s, loss=loss)
+    if not math.isfinite(top):
+        return (stepped, zs, log_phis, None, None), (step_parts, tops, None)
+    (e,), sums = _exps(blocks, zs, log_phis, top=top, top_phi=top_phi)
+    if loss.log_weight_is_neg_margin:
+        sums[0, 1] = _entropy_sum(blocks, e, zs, top)
+        if query:
+            asked = blocks.empty()
+            blocks.kernels.normalised[blocks.grid](e, 1.0, y, asked)
+            return (stepped, None, None, None, asked), (step_parts, tops, sums)
+        return (stepped, None, None, e, None), (step_parts, tops, sums)
+    return (stepped, zs, log_phis, e, None), (step_parts, tops, sums)
+
+
+# -- a column's sums: SignedColumn.of ---------------------------------------------------
+def _signed_sums(blocks: DeviceBlocks, a: Any, y: Any, w: Any, *,
+                 norm: float) -> tuple[tuple, np.ndarray]:
+    """With ``v = y a / norm``: ``(Σ w v, Σ w (1 + v), Σ w (1 − v), min v, max v,
+    max |a|)`` (``y`` None: ``w`` is the query ``w · y``)."""
+    terms = blocks.empty((4, blocks.n))
+    blocks.kernels.signed_terms[blocks.grid](a, blocks.optional(y), w, norm, terms)
+    sums = blocks.reduce.sums(terms[:3])
+    v = terms[3:]
+    out = np.array([[sums[0], sums[1], sums[2], blocks.reduce.minima(v)[0],
+                     blocks.reduce.maxima(v)[0], blocks.reduce.abs_max(a)[0]]])
+    return (), out
+
+
+def _two_value_masses(blocks: DeviceBlocks, a: Any, y: Any, w: Any, *, norm: float,
+                      sign: float, lo: float, hi: float) -> tuple[tuple, np.ndarray]:
+    """For ``u = (y a / norm) · sign`` with extremes ``lo`` and ``hi``: ``(Σ w [u = lo],
+    Σ w [u = hi], #{u ∉ {lo, hi}})`` (a stump's line for the exponential loss: two
+    points, whatever ``n``).  ``y`` must be None (``w`` the query)."""
+    if y is not None:
+        raise NotDistributedError("two_value_masses runs on the GPU from the query alone "
+                                  "(y=None)")
+    terms = blocks.empty((3, blocks.n))
+    blocks.kernels.two_value_terms[blocks.grid](a, w, norm, sign, lo, hi, terms)
+    return (), blocks.reduce.sums(terms).reshape(1, 3)
+
+
+def _phi_and_low(blocks: DeviceBlocks, m: Any, s: Any, *,
+                 loss: MarginLoss) -> tuple[tuple, np.ndarray]:
+    """``(Σ s φ(m), min s)`` (unit weights: ``min s = 1``), the argument of Telgarsky's
+    (2013) curvature constant ``C_t``."""
+    terms = blocks.empty()
+    blocks.kernels.risk_terms[blocks.grid](_code(loss), m, blocks.optional(s), terms)
+    low = 1.0 if s is None else float(blocks.reduce.minima(s)[0])
+    return (), np.array([[blocks.reduce.sums(terms)[0], low]])
+
+
+def _peak(blocks: DeviceBlocks, a: Any) -> tuple[tuple, float]:
+    """``max |a|``."""
+    return (), float(blocks.reduce.abs_max(a)[0])
+
+
+# -- the weights given: the problem's Σ s and ln s --------------------------------------
+def _lane_totals(blocks: DeviceBlocks, a: Any) -> tuple[tuple, np.ndarray]:
+    """``Σ a``."""
+    return (), blocks.reduce.sums(a).reshape(1, 1)
+
+
+def _log(blocks: DeviceBlocks, a: Any) -> tuple[tuple, None]:
+    """``ln a`` (``−inf`` at 0)."""
+    out = blocks.empty()
+    blocks.kernels.logs[blocks.grid](a, out)
+    return (out,), None
+
+
+# -- MABoost's entropy round: boosters.mirror.passes ------------------------------------
+def _entropy_map(mirror: Any) -> None:
+    if getattr(mirror, "name", None) != "entropy":
+        raise NotDistributedError(
+            f"mirror={getattr(mirror, 'name', type(mirror).__name__)!r} does not run on the "
+            "GPU: its projection has no device twin (the GPU runs mirror='entropy'); fit on "
+            "the CPU")
+
+
+def _gradient(blocks: DeviceBlocks, w: Any, *, mirror: Any) -> tuple[tuple, None]:
+    """The entropy map's ``∇R(w) = ln w`` (``−inf`` at 0)."""
+    _entropy_map(mirror)
+    return _log(blocks, w)
+
+
+def _divided(blocks: DeviceBlocks, a: Any, *, divisor: float) -> tuple[tuple, None]:
+    """``a / divisor``."""
+    out = blocks.empty()
+    blocks.kernels.quotient[blocks.grid](a, divisor, out)
+    return (out,), None
+
+
+def _query(blocks: DeviceBlocks, w: Any, a: Any) -> tuple[tuple, np.ndarray]:
+    """MABoost's query ``w · a`` and the stat ``(max w, #{w = 0})``."""
+    out, zeros = blocks.empty(), blocks.empty()
+    blocks.kernels.weighted_labels[blocks.grid](w, a, out, zeros)
+    return (out,), np.array([[blocks.reduce.maxima(w)[0], blocks.reduce.sums(zeros)[0]]])
+
+
+def _entropy_step(blocks: DeviceBlocks, z: Any, f: Any, a: Any, out: Any, s: Any, *,
+                  coef: float, log_norm: float) -> tuple[tuple, np.ndarray]:
+    """MABoost's lazy, uncapped entropy round in one pass: outputs ``(log z', f', e,
+    e · a)`` and the stat ``(Σ s [a f' ≤ 0], Σ s [predict wrong], min a f', 0, Σ e,
+    max e, #{e = 0})`` (:data:`oracleboost.boosters.mirror.kernels.N_STATS`)."""
+    target, f_new, e, query = (blocks.empty() for _ in range(4))
+    terms = blocks.empty((4, blocks.n))
+    blocks.kernels.entropy_step[blocks.grid](z, f, a, out, blocks.optional(s), coef,
+                                             log_norm, target, f_new, e, query, terms)
+    wrong, missed, zeros = blocks.reduce.sums(terms[:3])
+    stats = np.array([[wrong, missed, blocks.reduce.minima(terms[3:])[0], 0.0,
+                       blocks.reduce.sums(e)[0], blocks.reduce.maxima(e)[0], zeros]])
+    return (target, f_new, e, query), stats
+
+
+#: The stages that have a device twin, by :func:`stage_name`.
+TWINS: dict[str, Callable[..., tuple]] = {
+    f"{_ROW_PASSES}._logits": _logits,
+    f"{_ROW_PASSES}._exps": _exps,
+    f"{_ROW_PASSES}._normalise": _normalise,
+    f"{_ROW_PASSES}._rescaled": _rescaled,
+    f"{_ROW_PASSES}._step_margins": _step_margins,
+    f"{_ROW_PASSES}._step_exps": _step_exps,
+    f"{_ROW_PASSES}._signed_sums": _signed_sums,
+    f"{_ROW_PASSES}._two_value_masses": _two_value_masses,
+    f"{_ROW_PASSES}._phi_and_low": _phi_and_low,
+    f"{_ROW_PASSES}._peak": _peak,
+    f"{_ROW_PASSES}._lane_totals": _lane_totals,
+    f"{_ROW_PASSES}._log": _log,
+    f"{_MIRROR}._gradient": _gradient,
+    f"{_MIRROR}._divided": _divided,
+    f"{_MIRROR}._query": _query,
+    f"{_MIRROR}._entropy_step": _entropy_step,
+}
+
+_LINE = ("a step rule that reads the risk along the line over every row (step='wolfe', "
+         "'optimal' or 'closed_form' with the logistic loss, or an answer of more than two "
+         "values)")
+
+#: Stages without a twin, by :func:`stage_name`: which option of a booster runs them.
+NEEDED_BY: dict[str, str] = {
+    f"{_ROW_PASSES}._oriented": _LINE,
+    f"{_ROW_PASSES}._risk_logits": _LINE,
+    f"{_ROW_PASSES}._line_rho": _LINE,
+    f"{_ROW_PASSES}._line_delta": _LINE,
+    f"{_ROW_PASSES}._line_slope": _LINE,
+    "oracleboost.rows.subsample._kept": "subsample below 1 (stochastic boosting's draws "
+                                        "of rows)",
+    f"{_MIRROR}._mirror_step": "MirrorBoostingClassifier's round other than the entropy "
+                               "map's lazy, uncapped one (update='active', a variant, "
+                               "smoothness, sample_group)",
+    f"{_MIRROR}._group_caps": "MirrorBoostingClassifier's sample_group (a capped set)",
+    f"{_MIRROR}._above": "MirrorBoostingClassifier's smoothness (the capped simplex)",
+}
+
+
+def twin_of(stage: Callable) -> Callable[..., tuple]:
+    """The device twin of ``stage``, or :class:`NotDistributedError` naming the stage and
+    the option that runs it."""
+    name = stage_name(stage)
+    twin = TWINS.get(name)
+    if twin is None:
+        short = name.rsplit(".", 1)[-1]
+        if name in NEEDED_BY:
+            raise NotDistributedError(
+                f"the pass {short} ({name}) does not run on the GPU: it is what "
+                f"{NEEDED_BY[name]} runs; leave that option at its default, or fit on the "
+                "CPU")
+        raise NotDistributedError(
+            f"the pass {short} ({name}) does not run on the GPU (it has no device twin); "
+            "fit on the CPU")
+    return twin
