@@ -60,28 +60,27 @@ START, END = "<!-- HIST_TREES_START -->", "<!-- HIST_TREES_END -->"
 WHY = """
 Targets missed, and why (measured on 2026-12-05 on a 2-core Intel Xeon virtual machine
 with AVX-512, whose timings drift between runs minutes apart: the ratios, ours and
-LightGBM interleaved, are what to read):
+LightGBM interleaved, are what to read).  A tree is grown by one compiled loop of its
+steps, with no Python between its kernels (a tree of 255 leaves makes about 2,000 kernel
+calls); against the same code's kernels called from Python, that took the two-thread
+rows of 255 leaves from 1.17–1.31 × LightGBM to 0.93–0.96 and of 31 leaves from
+1.14–1.19 to 0.92–0.94 (two full runs each).
 
-- One thread (target ≤ 0.8).  0.78–0.81 × LightGBM at 255 leaves (two full runs an hour
-  apart), 0.89–1.0 at 8 and 31.  Where
-  a tree of 31 leaves goes at 100,000 × 50 (each kernel timed over 10 trees, 16 ms in
-  all): the histograms 8.2 ms (0.8 ns a row and feature: a bin's two sums in one
-  two-lane add, spans of at most 96 KB of bins, the channels gathered in the leaf's
-  order), the scans 2.4 (50 features × 255 bins a leaf: the running sums' chain and two
-  divisions a threshold, 30 µs a leaf), the splits' partition of the rows 1.9, the
-  gathers 0.5, and Python between the kernels with the query's set-up 2.7.  LightGBM's
-  histograms make the same two adds a cell, and a weak learner's saving (no gradient or
-  hessian to compute) is one pass over the rows, 0.05 ms at 100,000 rows, not the fifth
-  of LightGBM's time the target asks.
-- Two threads (target ≤ 1).  1.03–1.33 × LightGBM.  At 100,000 × 50 and 31 leaves (12 ms a
-  tree): the histograms 5.0 ms, the scans 2.1 (two threads scan a leaf in 25 µs, one in
-  35: the parallel region's start and the reduce are a quarter of it), the splits 1.7
-  (one thread below 24,000 rows, where two are no faster), and the Python loop with the
-  query's set-up 2.5, which does not scale.  At 1,000,000 × 20 the splits read each row's
-  code of the split feature from the row-major codes, one cache line a row: 14 ms of a
-  50 ms tree.  A feature-major copy of the codes would take them to about a third
-  (measured 0.66 against 2.44 ms for half the rows) at n·d bytes more (20 MB), which the
-  memory row cannot spare.  What is left is a compiled growth loop.
+- 8 leaves: 0.84–0.88 on one thread, 1.08–1.09 on two.  Such a tree is mostly
+  histograms: of 6.5 ms on two threads at 100,000 × 50, 4.2 ms are the histograms (the
+  root's and three levels of smaller children: 0.57 ns a row and feature on one thread,
+  1.8 times faster on two), 0.9 the splits and 0.8 the scans.  LightGBM's histograms
+  make the same two adds a cell, and a weak learner's saving (no gradient or hessian to
+  compute) is one pass over the rows, 0.05 ms at 100,000 rows, not the fifth of
+  LightGBM's time the one-thread target asks.
+- 1,000,000 × 20: 0.92–1.03 on one thread, 1.26–1.42 on two.  Of a 50 ms tree on two
+  threads the histograms take 29 ms and the splits 14 ms: a split reads each row's code
+  of its feature from the row-major codes, one cache line a row.  A feature-major copy
+  of the codes would take the splits to about a third (measured 0.66 against 2.44 ms for
+  half the rows) at n·d bytes more (20 MB), which the memory row cannot spare (ours
+  74.6 MiB against LightGBM's 80.0).
+- `FunctionalGradientRegressor` on two threads: 1.00–1.02, the trees' ratio with the
+  booster's own passes over the rows on top.
 """
 LEARNING_RATE = 0.1
 
@@ -239,7 +238,7 @@ def section(rows: list[dict], cfg: run.Config, argv: list[str], seconds: float) 
     import oracleboost
 
     when = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
-    cpu = run.cpu_model() if hasattr(run, "cpu_model") else platform.processor()
+    cpu = run._cpu_model()
     return f"""{START}
 ## Histogram trees: `HistTreeOracle` against LightGBM
 
