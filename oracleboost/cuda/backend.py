@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 
 from oracleboost.cuda.blocks import DeviceBlocks
-from oracleboost.cuda.device import cuda_module
+from oracleboost.cuda.device import cuda_module, upload
 from oracleboost.cuda.stumps import DeviceStumps, Launch
 from oracleboost.engine.backends import Backend, is_device_array
 from oracleboost.engine.fit_data import MEMORY
@@ -126,14 +126,14 @@ class CudaBackend(Backend):
             raise NotDistributedError(
                 f"{type(estimator).__name__} with {len(estimator.classes_)} classes does not "
                 "run on the GPU: its rounds there are binary (labels ±1); fit on the CPU")
-        cuda = cuda_module()
+        cuda_module()  # no GPU: refused by name before anything is uploaded
         rows = DeviceRows(data.rows.X, self._blocks(data.rows.X.shape[0]), self)
         # equal weights cancel where the booster is scale-free in them, and unit weights
         # everywhere (class_weight has made them unequal by now, if it applies)
         equal = bool((data.s == data.s[0]).all()) and (scale_free or data.s[0] == 1.0)
-        s = None if equal else cuda.to_device(np.ascontiguousarray(data.s, dtype=np.float64))
-        group = None if data.group is None else cuda.to_device(data.group)
-        return DeviceClassificationData(rows, cuda.to_device(data.ypm), s, group)
+        s = None if equal else upload(np.ascontiguousarray(data.s, dtype=np.float64))
+        group = None if data.group is None else upload(data.group)
+        return DeviceClassificationData(rows, upload(data.ypm), s, group)
 
     def _blocks(self, n: int) -> DeviceBlocks:
         grid = None if self.launch is None else (self.launch.row_blocks, self.launch.threads)

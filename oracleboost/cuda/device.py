@@ -10,9 +10,72 @@ every machine tests the GPU code, on small data.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
-__all__ = ["NoDeviceError", "cuda_module", "simulated"]
+import numpy as np
+
+__all__ = ["TRAFFIC", "NoDeviceError", "Traffic", "counted", "cuda_module", "fetch",
+           "simulated", "upload"]
+
+
+class Traffic:
+    """What this process has asked of the GPU: kernel launches and copies each way.
+
+    A round's cost on a GPU is mostly latency: each launch, and each copy back (which
+    waits for every kernel before it), costs microseconds whatever the rows.  The device
+    layer launches every kernel through :func:`counted` and copies through :func:`fetch`
+    and :func:`upload`, so a test reads a round's counts here (the differences of two
+    :meth:`snapshot`\ s) and catches a regression without timing anything."""
+
+    def __init__(self) -> None:
+        self.launches = 0
+        self.to_host = 0
+        self.to_device = 0
+
+    def snapshot(self) -> tuple[int, int, int]:
+        """``(launches, copies to the host, copies to the device)`` so far."""
+        return self.launches, self.to_host, self.to_device
+
+
+#: The process's counts (:class:`Traffic`).
+TRAFFIC = Traffic()
+
+
+class _Counted:
+    """A kernel whose launches :data:`TRAFFIC` counts: ``kernel[grid](*args)`` as
+    numba's."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self.__name__ = getattr(kernel, "__name__", "kernel")
+
+    def __getitem__(self, config: Any) -> Callable[..., None]:
+        configured = self.kernel[config]
+
+        def launch(*args: Any) -> None:
+            TRAFFIC.launches += 1
+            configured(*args)
+
+        return launch
+
+
+def counted(kernel: Any) -> _Counted:
+    """``kernel`` (a numba CUDA kernel) with its launches counted in :data:`TRAFFIC`."""
+    return _Counted(kernel)
+
+
+def fetch(a: Any) -> np.ndarray:
+    """The device array ``a`` copied to the host (counted in :data:`TRAFFIC`)."""
+    TRAFFIC.to_host += 1
+    return a.copy_to_host()
+
+
+def upload(a: Any) -> Any:
+    """The host array ``a`` copied to the device (counted in :data:`TRAFFIC`)."""
+    TRAFFIC.to_device += 1
+    return cuda_module().to_device(a)
 
 
 class NoDeviceError(RuntimeError):

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from oracleboost.cuda.device import fetch, upload
 from oracleboost.cuda.row_kernels import row_kernels
 from oracleboost.rows.fixed_point import fixed_point_exponent, from_fixed
 
@@ -53,9 +54,9 @@ class Reductions:
 
     def _extreme(self, kernel: str, values: Any, start: float) -> np.ndarray:
         values = _channels(values)
-        out = self.cuda.to_device(np.full(values.shape[0], start))
+        out = upload(np.full(values.shape[0], start))
         getattr(row_kernels(), kernel)[self.grid](values, out)
-        return out.copy_to_host()
+        return fetch(out)
 
     def maxima(self, values: Any) -> np.ndarray:
         """``max`` of each channel (``−inf`` for no rows; NaN passed over)."""
@@ -81,13 +82,13 @@ class Reductions:
         k, n = values.shape
         peaks = self.abs_max(values)
         if not np.isfinite(peaks).all():
-            return values.copy_to_host().sum(axis=1)
+            return fetch(values).sum(axis=1)
         exponents = [fixed_point_exponent(float(p), max(1, n)) for p in peaks]
         low, high = (np.array(f) for f in zip(*map(scale_factors, exponents), strict=True))
-        out = self.cuda.to_device(np.zeros(k, dtype=np.int64))
-        row_kernels().fixed_sums[self.grid](values, self.cuda.to_device(low),
-                                            self.cuda.to_device(high), out)
-        ints = out.copy_to_host()
+        out = upload(np.zeros(k, dtype=np.int64))
+        row_kernels().fixed_sums[self.grid](values, upload(low),
+                                            upload(high), out)
+        ints = fetch(out)
         return np.array([float(from_fixed(ints[c], exponents[c])) for c in range(k)])
 
     def fixed(self, values: Any, out: Any) -> int:

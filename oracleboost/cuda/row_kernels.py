@@ -34,7 +34,7 @@ import math
 from types import SimpleNamespace
 from typing import Any
 
-from oracleboost.cuda.device import cuda_module
+from oracleboost.cuda.device import counted, cuda_module
 
 __all__ = ["EXP_MAX", "LOSS_CODES", "row_kernels"]
 
@@ -344,4 +344,4 @@ def row_kernels() -> SimpleNamespace:
     kernels = (maxima, minima, abs_max, fixed_sums, to_fixed, fill, logs, scaled, quotient,
                weighted_labels, entropy_step, logits, exps, entropy_terms, normalised,
                signed_terms, step, two_value_terms, risk_terms, stump_outputs)
-    return SimpleNamespace(**{k.__name__: k for k in kernels})
+    return SimpleNamespace(**{k.__name__: counted(k) for k in kernels})

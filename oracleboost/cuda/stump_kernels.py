@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from oracleboost.cuda.device import cuda_module
+from oracleboost.cuda.device import counted, cuda_module
 
 __all__ = ["NO_SCORE", "ANSWER_SIZE", "kernels", "histogram_kernel"]
 
@@ -127,7 +127,7 @@ def histogram_kernel(bins: int, features: int, channels: int) -> Any:
                     if x != 0:  # an empty bin costs no global atomic
                         cuda.atomic.add(out, (c, j, q), x)
 
-    return histogram
+    return counted(histogram)
 
 
 @functools.cache
@@ -245,8 +245,9 @@ def kernels() -> SimpleNamespace:
         if cuda.threadIdx.x == 0:
             cuda.atomic.min(low, 0, part[0])
 
-    return SimpleNamespace(zero=zero, fixed_weights=fixed_weights, sign_scan=sign_scan,
-                           pick=pick, step_margins=step_margins)
+    return SimpleNamespace(zero=counted(zero), fixed_weights=counted(fixed_weights),
+                           sign_scan=counted(sign_scan), pick=counted(pick),
+                           step_margins=counted(step_margins))
 
 
 def as_codes(codes: np.ndarray) -> np.ndarray:

@@ -25,7 +25,7 @@ from numpy.typing import ArrayLike
 
 from oracleboost._validation import check_query
 from oracleboost.cuda import stump_kernels as sk
-from oracleboost.cuda.device import cuda_module, simulated
+from oracleboost.cuda.device import cuda_module, fetch, simulated, upload
 from oracleboost.cuda.reductions import Reductions
 from oracleboost.cuda.row_kernels import row_kernels
 from oracleboost.engine.backends import is_device_array
@@ -200,15 +200,15 @@ class DeviceStumps:
         d = self.n_features
         self._cuda = cuda
         self._dev = _DeviceArrays(
-            codes=cuda.to_device(codes),
-            n_bins=cuda.to_device(n_bins),
+            codes=upload(codes),
+            n_bins=upload(n_bins),
             hist=cuda.device_array((2, d, self.bins), dtype=np.int64),
             score=cuda.device_array(d, dtype=np.int64),
             thr=cuda.device_array(d, dtype=np.int64),
             sign=cuda.device_array(d, dtype=np.int64),
-            every_feature=cuda.to_device(np.ones(d, dtype=np.uint8)),
+            every_feature=upload(np.ones(d, dtype=np.uint8)),
             answer=cuda.device_array(sk.ANSWER_SIZE, dtype=np.int64),
-            low=cuda.to_device(np.zeros(1)),
+            low=upload(np.zeros(1)),
             query=cuda.device_array(self.n_samples, dtype=np.int64),
         )
         self._reduce = Reductions(cuda, (self.launch.row_blocks, self.launch.threads))
@@ -244,8 +244,7 @@ class DeviceStumps:
                 raise ValueError(f"r must have shape ({self.n_samples},); got {r.shape}")
             query = r
         else:
-            query = self._cuda.to_device(check_query(r, self.n_samples, "r",
-                                                     multioutput=False))
+            query = upload(check_query(r, self.n_samples, "r", multioutput=False))
         dev = self._dev
         self._reduce.fixed(query, dev.query)
         allowed = self._allowed(features)
@@ -254,7 +253,7 @@ class DeviceStumps:
         self._histogram(dev.query, dev.query, 1)
         self._scan(allowed)
         k.pick[1, 1](dev.hist, dev.score, dev.thr, dev.sign, dev.low, dev.answer)
-        at, _, _, t, s, _ = (int(x) for x in dev.answer.copy_to_host())
+        at, _, _, t, s, _ = (int(x) for x in fetch(dev.answer))
         h = self.hypothesis(at, t, s, outputs=not on_device)
         if on_device:
             h.train_output = self._device_outputs(at, t, s)
@@ -305,7 +304,7 @@ class DeviceStumps:
                              f"[0, {self.n_features}); got {features!r}")
         allowed = np.zeros(self.n_features, dtype=np.uint8)
         allowed[f] = 1
-        return self._cuda.to_device(allowed)
+        return upload(allowed)
 
     def _zero(self) -> None:
         dev, L = self._dev, self.launch
