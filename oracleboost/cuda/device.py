@@ -26,8 +26,8 @@ class Traffic:
     A round's cost on a GPU is mostly latency: each launch, and each copy back (which
     waits for every kernel before it), costs microseconds whatever the rows.  The device
     layer launches every kernel through :func:`counted` and copies through :func:`fetch`
-    and :func:`upload`, so a test reads a round's counts here (the differences of two
-    :meth:`snapshot`\ s) and catches a regression without timing anything."""
+    and :func:`upload`, so a test reads a round's counts here (the difference of two
+    snapshots) and catches a regression without timing anything."""
 
     def __init__(self) -> None:
         self.launches = 0

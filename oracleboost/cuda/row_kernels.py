@@ -11,15 +11,23 @@ Two kinds:
   :data:`LOSS_CODES`), the shifted exps, the entropy's terms, the normalised query, the
   step on the margins with each row's wrong mass, the terms of a column's signed sums,
   a product by a number, a logarithm, a fill.
-* **Reductions**, whose order does not change their result: exact extremes
-  (``maxima``, ``minima``, ``abs_max``: a thread's running extreme, then one atomic a
-  thread) and fixed-point sums (``fixed_sums``: each term rounded to an int64 on the
-  scale ``2^e`` of :func:`oracleboost.rows.fixed_point.fixed_point_exponent`, the
-  integers added with atomics).  ``2^e`` is applied as two factors ``2^⌈e/2⌉ 2^⌊e/2⌋``
-  (``e`` may pass 1023, beyond a float64's powers of two), which is exact: for ``e ≥ 0``
-  both factors are at least 1 and the product stays below ``2^62``; for ``e < 0`` a
-  product that leaves the normal range after the first factor is below ``2^-1022`` after
-  the second, and rounds to 0 either way.
+* **Reductions**, whose order does not change their result, in two launches a stage
+  whatever its channels (:class:`~oracleboost.cuda.reductions.Reductions`): a kernel
+  *folds* each channel's exact extremes (``max |x|``, ``min``, ``max``: a thread's
+  running values, then a block's in shared memory, then one global atomic a block; an
+  elementwise kernel folds its own outputs as it writes them, ``fold`` those of any
+  array), and ``settle`` sums the channels in fixed point, each term rounded once to an
+  int64 ``round(x · 2^e)`` on the scale of
+  :func:`oracleboost.rows.fixed_point.fixed_point_exponent` (:func:`exponent`, its
+  device twin, made from the folded maximum on the device), the integers added with
+  atomics, and its last block writes every channel's results into one buffer (one copy
+  back) and resets the fold's.  ``ldexp`` by ``e`` is exact where it matters: ``e`` may
+  pass 1023, and a term it scales out of the normal range is far below 1/2, and rounds
+  to 0 either way.
+
+Device functions that name ``cuda`` (``publish``) are called only from this module's
+kernels: the simulator swaps a kernel's module global ``cuda`` for its own around a
+launch, and a device function of another module would see the real one.
 
 The formulas are the CPU's (:mod:`oracleboost.rows.column_kernels`,
 :mod:`oracleboost.losses.margin`), with the device's ``exp``, ``log`` and ``log1p``
@@ -35,8 +43,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from oracleboost.cuda.device import counted, cuda_module
+from oracleboost.rows.fixed_point import HEADROOM
 
-__all__ = ["EXP_MAX", "LOSS_CODES", "row_kernels"]
+__all__ = ["EXP_MAX", "LOSS_CODES", "MAX_CHANNELS", "row_kernels"]
 
 #: ``numba.cuda``, set by :func:`row_kernels` (a module global: see
 #: :mod:`.stump_kernels`, whose kernels name it the same way for the same reason).
@@ -44,6 +53,10 @@ cuda: Any = None
 
 #: Above this ``exp`` is ``inf`` (and the simulator's ``math.exp`` would raise).
 EXP_MAX = 709.782712893384
+
+#: The most channels a stage's reduction folds and settles at once
+#: (:class:`~oracleboost.cuda.reductions.Reductions`).
+MAX_CHANNELS = 8
 
 #: The margin losses whose logits the device computes, by name: their code in the
 #: kernels.  (Exponential ``φ(m) = e^{−m}``; logistic ``φ(m) = ln(1 + e^{−m})``.)
@@ -55,7 +68,11 @@ def row_kernels() -> SimpleNamespace:
     """The row kernels (compiled on first launch), as a namespace."""
     global cuda
     cuda = cuda_module()
+    from numba.core import types
+
     exp_max = EXP_MAX
+    max_channels = MAX_CHANNELS
+    headroom = HEADROOM
 
     @cuda.jit(device=True)
     def dexp(x):  # pragma: no cover - device code
@@ -109,66 +126,155 @@ def row_kernels() -> SimpleNamespace:
         r = int(f) + (1 if up else 0)
         return r if x >= 0.0 else -r
 
-    # -- reductions -------------------------------------------------------------------
-    @cuda.jit
-    def maxima(values, out):  # pragma: no cover - device code
-        """``out[c] = max(out[c], max_i values[c, i])`` (NaN passed over)."""
-        start, stride = cuda.grid(1), cuda.gridsize(1)
-        for c in range(values.shape[0]):
-            mine = -math.inf
-            for i in range(start, values.shape[1], stride):
-                x = values[c, i]
-                if x > mine:
-                    mine = x
-            cuda.atomic.max(out, c, mine)
+    # -- reductions: a stage's channels folded, then settled in one launch ------------
+    @cuda.jit(device=True)
+    def exponent(m, n):  # pragma: no cover - device code
+        """:func:`oracleboost.rows.fixed_point.fixed_point_exponent` of a finite ``m ≥ 0``
+        and ``n`` terms, on the device: the first guess from ``frexp``, then the exact
+        integer checks ``n · M < 2^62`` written as ``M ≤ (2^62 − 1) // n`` (no product to
+        overflow int64; ``M < 2^63`` at every ``e`` the loops try)."""
+        if m == 0.0:
+            return 0
+        _, k = math.frexp(m)
+        bits = 0
+        rest = n - 1
+        while rest > 0:
+            bits += 1
+            rest >>= 1
+        e = 62 - k - bits
+        limit = (headroom - 1) // n
+        while rint(math.ldexp(m, e)) > limit:
+            e -= 1
+        while rint(math.ldexp(m, e + 1)) <= limit:
+            e += 1
+        return e
+
+    @cuda.jit(device=True)
+    def begin(peak, lo, hi):  # pragma: no cover - device code
+        """A thread's running extremes, empty: ``(0, inf, −inf)`` a channel."""
+        for c in range(max_channels):
+            peak[c] = 0.0
+            lo[c] = math.inf
+            hi[c] = -math.inf
+
+    @cuda.jit(device=True)
+    def see(peak, lo, hi, c, x):  # pragma: no cover - device code
+        """Channel ``c`` of a thread's running extremes takes ``x``: ``max |x|`` (a NaN
+        counted as ``inf``, so that a caller sees a non-finite term), ``min`` and
+        ``max`` (NaN passed over)."""
+        a = math.inf if x != x else abs(x)
+        if a > peak[c]:
+            peak[c] = a
+        if x < lo[c]:
+            lo[c] = x
+        if x > hi[c]:
+            hi[c] = x
+
+    @cuda.jit(device=True)
+    def publish(ext, peak, lo, hi, k, shared):  # pragma: no cover - device code
+        """The block's extremes of channels ``0:k`` (its threads' in the shared ``(3,
+        MAX_CHANNELS)`` array, one atomic a thread a channel), then one global atomic a
+        block a channel into ``ext``.  Every thread of the block must call it."""
+        tid = cuda.threadIdx.x
+        if tid == 0:
+            for c in range(k):
+                shared[0, c] = 0.0
+                shared[1, c] = math.inf
+                shared[2, c] = -math.inf
+        cuda.syncthreads()
+        for c in range(k):
+            cuda.atomic.max(shared, (0, c), peak[c])
+            cuda.atomic.min(shared, (1, c), lo[c])
+            cuda.atomic.max(shared, (2, c), hi[c])
+        cuda.syncthreads()
+        if tid == 0:
+            for c in range(k):
+                cuda.atomic.max(ext, (c, 0), shared[0, c])
+                cuda.atomic.min(ext, (c, 1), shared[1, c])
+                cuda.atomic.max(ext, (c, 2), shared[2, c])
 
     @cuda.jit
-    def minima(values, out):  # pragma: no cover - device code
-        """``out[c] = min(out[c], min_i values[c, i])`` (NaN passed over)."""
+    def fold(values, ext):  # pragma: no cover - device code
+        """The extremes of each row ``c`` of ``values`` ``(k, n)`` into ``ext[c]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
         start, stride = cuda.grid(1), cuda.gridsize(1)
-        for c in range(values.shape[0]):
-            mine = math.inf
+        k = values.shape[0]
+        for c in range(k):
             for i in range(start, values.shape[1], stride):
-                x = values[c, i]
-                if x < mine:
-                    mine = x
-            cuda.atomic.min(out, c, mine)
+                see(peak, lo, hi, c, values[c, i])
+        publish(ext, peak, lo, hi, k, shared)
 
     @cuda.jit
-    def abs_max(values, out):  # pragma: no cover - device code
-        """``out[c] = max(out[c], max_i |values[c, i]|)``, a NaN counted as ``inf`` (so
-        that a caller sees a non-finite term)."""
+    def start_query(r, ext, hist):  # pragma: no cover - device code
+        """A stump query's first pass: ``max |r|`` folded into channel 0 of ``ext`` (its
+        fixed-point scale, made on the device by the settle after it: the scale never
+        crosses the bus) and the histogram ``(channels, d, B)`` zeroed."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
         start, stride = cuda.grid(1), cuda.gridsize(1)
-        for c in range(values.shape[0]):
-            mine = 0.0
-            for i in range(start, values.shape[1], stride):
-                x = values[c, i]
-                a = math.inf if x != x else abs(x)
-                if a > mine:
-                    mine = a
-            cuda.atomic.max(out, c, mine)
+        for i in range(start, r.shape[0], stride):
+            see(peak, lo, hi, 0, r[i])
+        C, d, B = hist.shape
+        for k in range(start, C * d * B, stride):
+            hist[k // (d * B), (k // B) % d, k % B] = 0
+        publish(ext, peak, lo, hi, 1, shared)
 
     @cuda.jit
-    def fixed_sums(values, low, high, out):  # pragma: no cover - device code
-        """``out[c] += Σ_i rint(values[c, i] · low[c] · high[c])`` in int64: each term
-        rounded once, then added exactly (a thread's running sum, then one atomic)."""
+    def settle(values, k, summed, n, ext, acc, count, out, outf):  # pragma: no cover
+        """The fixed-point sums of the rows ``c`` of ``values`` whose bit is set in
+        ``summed``, each on the scale of its folded ``max |x|`` (``ext[c, 0]``,
+        :func:`exponent` of it and ``n``; a channel with a non-finite term is not
+        summed), then, in the last block to finish (its ticket from ``count``), every
+        channel's ``(max |x|, min, max)`` into ``outf[c, 0:3]``, its sum and exponent
+        into ``out[c, 3:5]`` (``out`` and ``outf`` one buffer: one copy back), and
+        ``ext``, ``acc`` and ``count`` reset for the next stage."""
+        sums = cuda.shared.array(max_channels, types.int64)
+        last = cuda.shared.array(1, types.int64)
+        tid = cuda.threadIdx.x
+        if tid == 0:
+            for c in range(max_channels):
+                sums[c] = 0
+        cuda.syncthreads()
         start, stride = cuda.grid(1), cuda.gridsize(1)
-        for c in range(values.shape[0]):
-            mine = 0
-            f0, f1 = low[c], high[c]
-            for i in range(start, values.shape[1], stride):
-                mine += rint((values[c, i] * f0) * f1)
-            cuda.atomic.add(out, c, mine)
+        for c in range(k):
+            peak = ext[c, 0]
+            if (summed >> c) & 1 and peak < math.inf:
+                e = exponent(peak, n)
+                mine = 0
+                for i in range(start, values.shape[1], stride):
+                    mine += rint(math.ldexp(values[c, i], e))
+                cuda.atomic.add(sums, c, mine)
+        cuda.syncthreads()
+        if tid == 0:
+            for c in range(k):
+                if sums[c] != 0:
+                    cuda.atomic.add(acc, c, sums[c])
+            cuda.threadfence()  # this block's sums seen before its ticket
+            last[0] = 1 if cuda.atomic.add(count, 0, 1) == cuda.gridDim.x - 1 else 0
+        cuda.syncthreads()
+        if tid == 0 and last[0] == 1:
+            cuda.threadfence()
+            for c in range(k):
+                peak = ext[c, 0]
+                outf[c, 0] = peak
+                outf[c, 1] = ext[c, 1]
+                outf[c, 2] = ext[c, 2]
+                out[c, 3] = cuda.atomic.add(acc, c, 0)  # every block's sum, read whole
+                out[c, 4] = exponent(peak, n) if peak < math.inf else 0
+                ext[c, 0] = 0.0
+                ext[c, 1] = math.inf
+                ext[c, 2] = -math.inf
+                acc[c] = 0
+            count[0] = 0
 
     # -- elementwise ------------------------------------------------------------------
-    @cuda.jit
-    def to_fixed(values, low, high, out):  # pragma: no cover - device code
-        """``out = rint(values · low · high)`` in int64 (a query's fixed-point image,
-        :func:`oracleboost.rows.fixed_point.to_fixed` with ``2^e = low · high``)."""
-        start, stride = cuda.grid(1), cuda.gridsize(1)
-        for i in range(start, values.shape[0], stride):
-            out[i] = rint((values[i] * low) * high)
-
     @cuda.jit
     def fill(out, value):  # pragma: no cover - device code
         start, stride = cuda.grid(1), cuda.gridsize(1)
@@ -273,10 +379,16 @@ def row_kernels() -> SimpleNamespace:
             query[i] = (e[i] * scale) * y[i]
 
     @cuda.jit
-    def signed_terms(a, y, w, norm, terms):  # pragma: no cover - device code
+    def signed_terms(a, y, w, norm, terms, ext):  # pragma: no cover - device code
         """With ``v = y a / norm`` (``y`` of length 0: the label and weight from the
         query ``w``, :func:`oracleboost.rows.column_kernels._label_and_weight`):
-        ``terms = (w v, w (1 + v), w (1 − v), v)``."""
+        ``terms = (w v, w (1 + v), w (1 − v), v)``, each row's extremes folded into
+        ``ext[0:4]`` and those of ``a`` into ``ext[4]`` (``max |a|``: not written)."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         labelled = y.shape[0] > 0
         unit = norm == 1.0
@@ -287,10 +399,17 @@ def row_kernels() -> SimpleNamespace:
                 q = w[i]
                 yi, wi = math.copysign(1.0, q), abs(q)
             v = yi * a[i] if unit else yi * a[i] / norm
-            terms[0, i] = wi * v
-            terms[1, i] = wi * (1.0 + v)
-            terms[2, i] = wi * (1.0 - v)
+            t0, t1, t2 = wi * v, wi * (1.0 + v), wi * (1.0 - v)
+            terms[0, i] = t0
+            terms[1, i] = t1
+            terms[2, i] = t2
             terms[3, i] = v
+            see(peak, lo, hi, 0, t0)
+            see(peak, lo, hi, 1, t1)
+            see(peak, lo, hi, 2, t2)
+            see(peak, lo, hi, 3, v)
+            see(peak, lo, hi, 4, a[i])
+        publish(ext, peak, lo, hi, 5, shared)
 
     @cuda.jit
     def two_value_terms(a, w, norm, sign, lo, hi, terms):  # pragma: no cover - device code
@@ -317,10 +436,16 @@ def row_kernels() -> SimpleNamespace:
             out[i] = s[i] * phi(code, m[i]) if weighted else phi(code, m[i])
 
     @cuda.jit
-    def step(m, a, y, c, s, out, wrong):  # pragma: no cover - device code
+    def step(m, a, y, c, s, out, wrong, ext):  # pragma: no cover - device code
         """``out = m + y (c a)`` (the CPU's product: the margins equal the CPU's bit for
         bit for the same ``c``) and ``wrong = s [out < 0 or (out = 0 and y > 0)]``
-        (``s`` of length 0: unit weights)."""
+        (``s`` of length 0: unit weights); the extremes of ``wrong`` folded into
+        ``ext[0]``, those of ``out`` into ``ext[1]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         weighted = s.shape[0] > 0
         for i in range(start, m.shape[0], stride):
@@ -328,7 +453,49 @@ def row_kernels() -> SimpleNamespace:
             out[i] = v
             bad = v < 0.0 or (v == 0.0 and y[i] > 0)
             weight = s[i] if weighted else 1.0
-            wrong[i] = weight if bad else 0.0
+            w = weight if bad else 0.0
+            wrong[i] = w
+            see(peak, lo, hi, 0, w)
+            see(peak, lo, hi, 1, v)
+        publish(ext, peak, lo, hi, 2, shared)
+
+    @cuda.jit
+    def exponential_step(m, a, y, c, s, log_s, top, margins, out, asked, terms,
+                         ext):  # pragma: no cover - device code
+        """The exponential loss's step and next weights in one pass
+        (:func:`oracleboost.rows.column_kernels.exponential_step`'s formulas): the
+        margins ``m + y (c a)``, the logits ``z = −m' + log s`` (not kept), ``e = exp(z
+        − top)`` written to ``out`` (``asked``: ``e · y``, the next query), and the terms
+        ``(s [wrong], e, e (z − top))`` (0 where ``e`` is 0); the extremes of the terms
+        folded into ``ext[0:3]``, of the margins into ``ext[3]``, of ``z`` into
+        ``ext[4]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        weighted = s.shape[0] > 0
+        logged = log_s.shape[0] > 0
+        for i in range(start, m.shape[0], stride):
+            v = m[i] + y[i] * (c * a[i])
+            margins[i] = v
+            bad = v < 0.0 or (v == 0.0 and y[i] > 0)
+            w = (s[i] if weighted else 1.0) if bad else 0.0
+            z = -v + log_s[i] if logged else -v
+            t = z - top
+            ei = dexp(t)
+            entropy = 0.0 if ei == 0.0 else ei * t
+            out[i] = ei * y[i] if asked else ei
+            terms[0, i] = w
+            terms[1, i] = ei
+            terms[2, i] = entropy
+            see(peak, lo, hi, 0, w)
+            see(peak, lo, hi, 1, ei)
+            see(peak, lo, hi, 2, entropy)
+            see(peak, lo, hi, 3, v)
+            see(peak, lo, hi, 4, z)
+        publish(ext, peak, lo, hi, 5, shared)
 
     @cuda.jit
     def stump_outputs(codes, feature, t, s, out):  # pragma: no cover - device code
@@ -341,7 +508,9 @@ def row_kernels() -> SimpleNamespace:
                 h = -s
             out[i] = h
 
-    kernels = (maxima, minima, abs_max, fixed_sums, to_fixed, fill, logs, scaled, quotient,
+    kernels = (fold, start_query, settle, fill, logs, scaled, quotient,
                weighted_labels, entropy_step, logits, exps, entropy_terms, normalised,
-               signed_terms, step, two_value_terms, risk_terms, stump_outputs)
-    return SimpleNamespace(**{k.__name__: counted(k) for k in kernels})
+               signed_terms, step, exponential_step, two_value_terms, risk_terms, stump_outputs)
+    # the device functions too, for the other kernel factories (:mod:`.stump_kernels`)
+    return SimpleNamespace(**{k.__name__: counted(k) for k in kernels}, rint=rint,
+                           exponent=exponent, begin=begin, see=see, publish=publish)

@@ -63,13 +63,11 @@ def _logits(blocks: DeviceBlocks, margins: Any, log_s: Any, *,
     none).  The second output is None when ``φ = −φ'`` (the CPU's empty dict)."""
     code = _code(loss)
     separate = not loss.phi_is_neg_dphi
-    z = blocks.empty()
-    lp = blocks.empty() if separate else blocks.nothing
+    both = blocks.empty((2 if separate else 1, blocks.n))  # one reduction for both
+    z, lp = both[0], both[1] if separate else blocks.nothing
     blocks.kernels.logits[blocks.grid](code, margins, blocks.optional(log_s), separate, z, lp)
     tops = np.full((1, 2), -math.inf)
-    tops[0, 0] = blocks.reduce.maxima(z)[0]
-    if separate:
-        tops[0, 1] = blocks.reduce.maxima(lp)[0]
+    tops[0, :both.shape[0]] = blocks.reduce.tally(both).high
     return (z, lp if separate else None), tops
 
 
@@ -77,15 +75,14 @@ def _exps(blocks: DeviceBlocks, zs: Any, log_phis: Any, *, top: float,
           top_phi: float) -> tuple[tuple, np.ndarray]:
     """Pass 2: ``e = exp(z − top)``, the stat ``(Σ e, Σ exp(ln φ − top_phi))`` (the
     second 0 without a separate ``ln φ`` or a finite ``top_phi``)."""
-    e = blocks.empty()
-    blocks.kernels.exps[blocks.grid](zs, top, e)
+    phis = log_phis is not None and math.isfinite(top_phi)
+    both = blocks.empty((2 if phis else 1, blocks.n))  # one reduction for both sums
+    blocks.kernels.exps[blocks.grid](zs, top, both[0])
+    if phis:
+        blocks.kernels.exps[blocks.grid](log_phis, top_phi, both[1])
     sums = np.zeros((1, 2))
-    sums[0, 0] = blocks.reduce.sums(e)[0]
-    if log_phis is not None and math.isfinite(top_phi):
-        scratch = blocks.empty()
-        blocks.kernels.exps[blocks.grid](log_phis, top_phi, scratch)
-        sums[0, 1] = blocks.reduce.sums(scratch)[0]
-    return (e,), sums
+    sums[0, :both.shape[0]] = blocks.reduce.sums(both)
+    return (both[0],), sums
 
 
 def _normalise(blocks: DeviceBlocks, e: Any, zs: Any, y: Any, *, top: float,
@@ -117,9 +114,10 @@ def _step_margins(blocks: DeviceBlocks, m: Any, a: Any, y: Any, s: Any, *,
                   c: float) -> tuple[tuple, np.ndarray]:
     """The step ``m + y (c a)`` and the stat ``(min, Σ s [wrong])`` of the new margins."""
     out, wrong = blocks.empty(), blocks.empty()
-    blocks.kernels.step[blocks.grid](m, a, y, c, blocks.optional(s), out, wrong)
-    parts = np.array([[blocks.reduce.minima(out)[0], blocks.reduce.sums(wrong)[0]]])
-    return (out,), parts
+    blocks.kernels.step[blocks.grid](m, a, y, c, blocks.optional(s), out, wrong,
+                                     blocks.reduce.ext)
+    got = blocks.reduce.settle(wrong, 2, (0,))
+    return (out,), np.array([[got.low[1], got.sums[0]]])
 
 
 def _step_exps(blocks: DeviceBlocks, m: Any, a: Any, y: Any, s: Any, log_s: Any, *,
@@ -130,19 +128,31 @@ def _step_exps(blocks: DeviceBlocks, m: Any, a: Any, y: Any, s: Any, log_s: Any,
     logits' maxima, exps' sums)``, as the CPU's stage.  The exponential loss keeps no
     logits (None) and its sums' second entry is the entropy's ``Σ e (z − top)``; with
     ``query`` its exps are written as ``e · y`` (the last output; ``e`` is then None)."""
+    _code(loss)  # refused by name unless the kernels know it
+    if loss.log_weight_is_neg_margin and math.isfinite(top):
+        return _exponential_step(blocks, m, a, y, s, log_s, c=c, top=top, query=query)
     (stepped,), step_parts = _step_margins(blocks, m, a, y, s, c=c)
     (zs, log_phis), tops = _logits(blocks, stepped, log_s, loss=loss)
     if not math.isfinite(top):
         return (stepped, zs, log_phis, None, None), (step_parts, tops, None)
     (e,), sums = _exps(blocks, zs, log_phis, top=top, top_phi=top_phi)
-    if loss.log_weight_is_neg_margin:
-        sums[0, 1] = _entropy_sum(blocks, e, zs, top)
-        if query:
-            asked = blocks.empty()
-            blocks.kernels.normalised[blocks.grid](e, 1.0, y, asked)
-            return (stepped, None, None, None, asked), (step_parts, tops, sums)
-        return (stepped, None, None, e, None), (step_parts, tops, sums)
     return (stepped, zs, log_phis, e, None), (step_parts, tops, sums)
+
+
+def _exponential_step(blocks: DeviceBlocks, m: Any, a: Any, y: Any, s: Any, log_s: Any, *,
+                      c: float, top: float, query: bool) -> tuple[tuple, tuple]:
+    """:func:`_step_exps` for the exponential loss with a finite ``top``: one kernel
+    (the step, the logits, the exps and the entropy's terms, or the query ``e · y``)
+    and one reduction of its five channels, where the stages it stands for made six
+    reductions and four passes."""
+    margins, out, terms = blocks.empty(), blocks.empty(), blocks.empty((3, blocks.n))
+    blocks.kernels.exponential_step[blocks.grid](
+        m, a, y, c, blocks.optional(s), blocks.optional(log_s), top, margins, out, query,
+        terms, blocks.reduce.ext)
+    got = blocks.reduce.settle(terms, 5, (0, 1, 2))
+    parts = (np.array([[got.low[3], got.sums[0]]]), np.array([[got.high[4], -math.inf]]),
+             np.array([[got.sums[1], got.sums[2]]]))
+    return (margins, None, None, None if query else out, out if query else None), parts
 
 
 # -- a column's sums: SignedColumn.of ---------------------------------------------------
@@ -151,12 +161,10 @@ def _signed_sums(blocks: DeviceBlocks, a: Any, y: Any, w: Any, *,
     """With ``v = y a / norm``: ``(Σ w v, Σ w (1 + v), Σ w (1 − v), min v, max v,
     max |a|)`` (``y`` None: ``w`` is the query ``w · y``)."""
     terms = blocks.empty((4, blocks.n))
-    blocks.kernels.signed_terms[blocks.grid](a, blocks.optional(y), w, norm, terms)
-    sums = blocks.reduce.sums(terms[:3])
-    v = terms[3:]
-    out = np.array([[sums[0], sums[1], sums[2], blocks.reduce.minima(v)[0],
-                     blocks.reduce.maxima(v)[0], blocks.reduce.abs_max(a)[0]]])
-    return (), out
+    blocks.kernels.signed_terms[blocks.grid](a, blocks.optional(y), w, norm, terms,
+                                             blocks.reduce.ext)
+    got = blocks.reduce.settle(terms, 5, (0, 1, 2))
+    return (), np.array([[*got.sums[:3], got.low[3], got.high[3], got.peak[4]]])
 
 
 def _two_value_masses(blocks: DeviceBlocks, a: Any, y: Any, w: Any, *, norm: float,
@@ -224,9 +232,11 @@ def _divided(blocks: DeviceBlocks, a: Any, *, divisor: float) -> tuple[tuple, No
 
 def _query(blocks: DeviceBlocks, w: Any, a: Any) -> tuple[tuple, np.ndarray]:
     """MABoost's query ``w · a`` and the stat ``(max w, #{w = 0})``."""
-    out, zeros = blocks.empty(), blocks.empty()
-    blocks.kernels.weighted_labels[blocks.grid](w, a, out, zeros)
-    return (out,), np.array([[blocks.reduce.maxima(w)[0], blocks.reduce.sums(zeros)[0]]])
+    out, both = blocks.empty(), blocks.empty((2, blocks.n))  # one reduction for both
+    blocks.kernels.weighted_labels[blocks.grid](w, a, out, both[1])
+    blocks.kernels.scaled[blocks.grid](w, 1.0, both[0])  # (a copy: w is the caller's)
+    got = blocks.reduce.tally(both, (1,))
+    return (out,), np.array([[got.high[0], got.sums[1]]])
 
 
 def _entropy_step(blocks: DeviceBlocks, z: Any, f: Any, a: Any, out: Any, s: Any, *,
@@ -234,13 +244,14 @@ def _entropy_step(blocks: DeviceBlocks, z: Any, f: Any, a: Any, out: Any, s: Any
     """MABoost's lazy, uncapped entropy round in one pass: outputs ``(log z', f', e,
     e · a)`` and the stat ``(Σ s [a f' ≤ 0], Σ s [predict wrong], min a f', 0, Σ e,
     max e, #{e = 0})`` (:data:`oracleboost.boosters.mirror.kernels.N_STATS`)."""
-    target, f_new, e, query = (blocks.empty() for _ in range(4))
-    terms = blocks.empty((4, blocks.n))
+    target, f_new, query = (blocks.empty() for _ in range(3))
+    terms = blocks.empty((5, blocks.n))  # e is the last: one reduction for all five
+    e = terms[4]
     blocks.kernels.entropy_step[blocks.grid](z, f, a, out, blocks.optional(s), coef,
                                              log_norm, target, f_new, e, query, terms)
-    wrong, missed, zeros = blocks.reduce.sums(terms[:3])
-    stats = np.array([[wrong, missed, blocks.reduce.minima(terms[3:])[0], 0.0,
-                       blocks.reduce.sums(e)[0], blocks.reduce.maxima(e)[0], zeros]])
+    got = blocks.reduce.tally(terms, (0, 1, 2, 4))
+    wrong, missed, zeros = got.sums[:3]
+    stats = np.array([[wrong, missed, got.low[3], 0.0, got.sums[4], got.high[4], zeros]])
     return (target, f_new, e, query), stats
 
 

@@ -1,4 +1,4 @@
-"""The GPU's stump kernels: fixed-point histograms, the best ±1 stump, AdaBoost's step.
+"""The GPU's stump kernels: the query's scale, fixed-point histograms, the best ±1 stump.
 
 The kernels are numba CUDA kernels, compiled the first time they are asked for
 (:func:`kernels`, :func:`histogram_kernel`): importing this module imports nothing of
@@ -7,35 +7,25 @@ The kernels are numba CUDA kernels, compiled the first time they are asked for
 give the same bits in any order, so the GPU's answer does not depend on how its threads
 are scheduled, and two runs are bit-identical.
 
-* :func:`histogram_kernel` — ``out[c, j, b] = Σ_{i : codes[j, i] = b} v_c[i]`` over the
-  feature-major codes ``(d, n)``, for one or two channels ``v_c`` (the query, and when
-  asked a second per-row value: weights, or counts).  A thread block takes a range of
-  rows and a group of features, sums them into a shared-memory int64 histogram with
-  shared atomics, then adds each non-zero bin to the global histogram with one global
-  atomic: the global traffic is a bin's worth a block, not a row's.
-* ``sign_scan`` — for each feature (one thread a feature: ``B`` is at most 255 and a
-  scan is ``O(B)``), the best ±1 stump by the CPU oracle's rule
-  (:func:`oracleboost.oracles._stump_kernels.sign_scan`): thresholds ``t`` left to right,
-  the score ``s · (R_right − R_left)``, the first strictly best kept, ``s = +1`` before
-  ``s = −1``.  On integers ``R_right = total − R_left`` is exact, so the scores are the
-  exact scores of the rounded query and the choice is exact.  A GPU at 255 bins and a
-  few features leaves most of its threads idle here; at many features (or for trees'
-  many leaves) a warp a feature with a prefix sum over the bins
-  (``cub::WarpScan``-style shuffles) and a warp's argmax would replace the loop.
-* ``pick`` — one thread: the constants first (``+1``, then ``−1``: the sum of the query
-  over all rows, from feature 0's bins, and its negation), then the features in order, the
-  first strictly best (the CPU's ``argmax`` over the same list); writes the answer as six
-  int64 (what crosses the bus).
-* ``fixed_weights`` — AdaBoost's weights in log space, lazily normalised: ``w_i =
-  exp(−m_i − top)`` with ``top = −min_i m_i`` (the CPU round's logits ``z = −m`` less
-  their maximum: the largest weight is exactly 1), rounded to ``round(w_i · 2^e)`` on the
-  scale ``e`` of :func:`~oracleboost.rows.fixed_point.fixed_point_exponent` ``(1, n)``;
-  the query is ``y_i`` times it, and ``Σ w`` (an int64) is summed beside.  The weights
-  are never divided by their sum: the stump's choice and AdaBoost's step are ratios.
-* ``step_margins`` — ``m_i += y_i (c h_i)``, the CPU's formula
-  (:func:`oracleboost.rows.column_kernels.step_margins`: ``y h = ±1``, so the product is
-  exact and the margins equal the CPU's bit for bit for the same ``c``), and
-  ``min_i m_i`` (an atomic minimum: exact in any order) for the next weights.
+* :func:`histogram_kernel` — ``out[c, j, b] = Σ_{i : codes[j, i] = b} round(v_c[i] ·
+  2^{e_c})`` over the feature-major codes ``(d, n)``, for one or two channels ``v_c``
+  (the query, and when asked a second per-row value: weights, or counts), each rounded
+  to fixed point as it is read (no integer copy of the query is written).  A thread
+  block takes a range of rows and a group of features, sums them into a shared-memory
+  int64 histogram with shared atomics, then adds each non-zero bin to the global
+  histogram with one global atomic: the global traffic is a bin's worth a block, not
+  a row's.
+* ``scan_and_pick`` — one thread block: each feature's best ±1 stump by the CPU
+  oracle's rule (:func:`oracleboost.oracles._stump_kernels.sign_scan`, a thread a
+  feature: ``B`` is at most 255 and a scan is ``O(B)``): thresholds ``t`` left to
+  right, the score ``s · (R_right − R_left)``, the first strictly best kept, ``s = +1``
+  before ``s = −1``.  On integers ``R_right = total − R_left`` is exact, so the scores
+  are the exact scores of the rounded query and the choice is exact.  Then one thread
+  picks: the constants first (``+1``, then ``−1``: the sum of the query over all rows,
+  from feature 0's bins, and its negation), then the features in order, the first
+  strictly best (the CPU's ``argmax`` over the same list), and writes the answer as six
+  int64 (what crosses the bus).  At many features a warp a feature with a prefix sum
+  over the bins (``cub::WarpScan``-style shuffles) would replace the loop.
 
 On the simulator (``NUMBA_ENABLE_CUDASIM=1``) the same Python functions run, one Python
 thread a GPU thread.
@@ -51,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from oracleboost.cuda.device import counted, cuda_module
+from oracleboost.cuda.row_kernels import row_kernels
 
 __all__ = ["NO_SCORE", "ANSWER_SIZE", "kernels", "histogram_kernel"]
 
@@ -64,8 +55,9 @@ cuda: Any = None
 #: query summing below 2^62 lie in (−2^62, 2^62)).
 NO_SCORE = -(1 << 63)
 
-#: The int64 entries of ``pick``'s answer: ``(candidate, score, total, threshold bin,
-#: sign, Σ w)``; ``candidate`` 0 and 1 are the constants +1 and −1, ``2 + j`` feature j.
+#: The int64 entries of ``scan_and_pick``'s answer: ``(candidate, score, total, threshold
+#: bin, sign, finite)``; ``candidate`` 0 and 1 are the constants +1 and −1, ``2 + j``
+#: feature j; ``finite`` is 0 when the query held a NaN or an infinity.
 ANSWER_SIZE = 6
 
 
@@ -80,9 +72,11 @@ def histogram_kernel(bins: int, features: int, channels: int) -> Any:
     block and ``channels`` (1 or 2) per-row values.
 
     Launch it on a grid ``(row blocks, ceil(d / features))`` with
-    ``(codes, v0, v1, rows_per_block, out)``: ``codes`` uint8 ``(d, n)``, ``v0`` and ``v1``
-    int64 ``(n,)`` (``v1`` unread with one channel: any int64 array), ``out`` int64
-    ``(channels, d, bins)``, zeroed.  The shared histogram holds ``channels · features ·
+    ``(codes, v0, v1, e, rows_per_block, out)``: ``codes`` uint8 ``(d, n)``, ``v0`` and
+    ``v1`` float64 ``(n,)`` (``v1`` unread with one channel: any float64 array), ``e``
+    int64 the channels' fixed-point exponents (``v_c`` is summed as ``round(v_c ·
+    2^{e[c]})``; a non-finite value as 0: its fit is refused by the caller), ``out``
+    int64 ``(channels, d, bins)``, zeroed.  The shared histogram holds ``channels · features ·
     bins`` int64 (the sizes are compile-time constants, hence one kernel a size).
     """
     if channels not in (1, 2):
@@ -90,12 +84,13 @@ def histogram_kernel(bins: int, features: int, channels: int) -> Any:
     _load()
     from numba.core import types
 
+    fixed = kernels().fixed
     size = int(bins) * int(features)
     shared_size = size * int(channels)
     two = channels == 2
 
     @cuda.jit
-    def histogram(codes, v0, v1, rows_per_block, out):  # pragma: no cover - device code
+    def histogram(codes, v0, v1, e, rows_per_block, out):  # pragma: no cover - device code
         d = codes.shape[0]
         n = codes.shape[1]
         j0 = cuda.blockIdx.y * features
@@ -107,9 +102,11 @@ def histogram_kernel(bins: int, features: int, channels: int) -> Any:
         cuda.syncthreads()
         a = cuda.blockIdx.x * rows_per_block
         b = min(n, a + rows_per_block)
+        e0 = e[0]
+        e1 = e[1] if two else e0
         for i in range(a + tid, b, width):
-            x0 = v0[i]
-            x1 = v1[i] if two else x0
+            x0 = fixed(v0[i], e0)
+            x1 = fixed(v1[i], e1) if two else x0
             for f in range(features):
                 j = j0 + f
                 if j < d:
@@ -134,54 +131,28 @@ def histogram_kernel(bins: int, features: int, channels: int) -> Any:
 def kernels() -> SimpleNamespace:
     """The row and scan kernels (compiled on first launch), as a namespace."""
     _load()
-    from numba.core import types
 
     no_score = NO_SCORE
+    rows = row_kernels()
+    rint = rows.rint
 
     @cuda.jit(device=True)
-    def rint(x):  # pragma: no cover - device code
-        """``x >= 0`` rounded to the nearest integer, half to even (``np.rint``)."""
-        f = math.floor(x)
-        rest = x - f  # exact: f is x's integer part
-        up = rest > 0.5 or (rest == 0.5 and f % 2 == 1)
-        return int(f) + (1 if up else 0)
+    def fixed(x, e):  # pragma: no cover - device code
+        """``round(x · 2^e)`` (:func:`oracleboost.rows.fixed_point.to_fixed`'s integer),
+        0 for a non-finite ``x``."""
+        if x != x or abs(x) == math.inf:
+            return 0
+        return rint(math.ldexp(x, int(e)))
 
     @cuda.jit
-    def zero(hist, answer):  # pragma: no cover - device code
-        """Zero a histogram ``(channels, d, B)`` and the answer's ``Σ w``."""
-        C, d, B = hist.shape
-        start, stride = cuda.grid(1), cuda.gridsize(1)
-        for k in range(start, C * d * B, stride):
-            hist[k // (d * B), (k // B) % d, k % B] = 0
-        if start == 0:
-            answer[5] = 0
-
-    @cuda.jit
-    def fixed_weights(margins, y, low, scale, query, answer):  # pragma: no cover
-        """``query_i = y_i · rint(exp(−m_i − top) · scale)``, ``top = −low[0]``, and
-        ``Σ_i rint(...)`` added into ``answer[5]`` (a block's sum first, in shared
-        memory, then one global atomic a block)."""
-        part = cuda.shared.array(1, types.int64)
-        if cuda.threadIdx.x == 0:
-            part[0] = 0
-        cuda.syncthreads()
-        top = -low[0]
-        start, stride = cuda.grid(1), cuda.gridsize(1)
-        mine = 0
-        for i in range(start, margins.shape[0], stride):
-            w = rint(math.exp(-margins[i] - top) * scale)
-            query[i] = w if y[i] > 0 else -w
-            mine += w
-        cuda.atomic.add(part, 0, mine)
-        cuda.syncthreads()
-        if cuda.threadIdx.x == 0:
-            cuda.atomic.add(answer, 5, part[0])
-
-    @cuda.jit
-    def sign_scan(hist, n_bins, allowed, score, thr, sign):  # pragma: no cover
-        """Feature j's best ±1 stump on channel 0 of ``hist``, one thread a feature."""
-        j = cuda.grid(1)
-        if j < n_bins.shape[0]:
+    def scan_and_pick(hist, n_bins, allowed, peaks, score, thr, sign,
+                      answer):  # pragma: no cover - device code
+        """Every feature's best ±1 stump on channel 0 of ``hist`` (a thread a feature,
+        striding), then the answer among the constants and the features (one thread)
+        into ``answer``; ``peaks[0]``, the query's ``max |r|`` (the settle's), says
+        whether it was finite.  Launch one block."""
+        tid = cuda.threadIdx.x
+        for j in range(tid, n_bins.shape[0], cuda.blockDim.x):
             best, bt, bs = no_score, -1, 0
             if allowed[j]:
                 nb = n_bins[j]
@@ -199,13 +170,8 @@ def kernels() -> SimpleNamespace:
             score[j] = best
             thr[j] = bt
             sign[j] = bs
-
-    @cuda.jit
-    def pick(hist, score, thr, sign, low, answer):  # pragma: no cover - device code
-        """The answer among the constants and the features' best stumps (one thread),
-        into ``answer[0:5]``; ``low[0]`` reset for the step's minimum (the weights,
-        which read it, are made by now)."""
-        if cuda.grid(1) == 0:
+        cuda.syncthreads()
+        if tid == 0:
             total = 0
             for q in range(hist.shape[2]):
                 total += hist[0, 0, q]  # every row is in one of feature 0's bins
@@ -220,34 +186,9 @@ def kernels() -> SimpleNamespace:
             answer[2] = total
             answer[3] = thr[at - 2] if at >= 2 else -1
             answer[4] = sign[at - 2] if at >= 2 else (1 if at == 0 else -1)
-            low[0] = math.inf
+            answer[5] = 1 if peaks[0] < math.inf else 0
 
-    @cuda.jit
-    def step_margins(codes, y, feature, t, s, c, margins, low):  # pragma: no cover
-        """``m_i += y_i · (c · h_i)``, ``h_i = s`` where ``codes[feature, i] > t`` and
-        ``−s`` elsewhere (``feature < 0``: the constant ``s``), and ``low[0] = min m``
-        (a block's minimum in shared memory, then one global atomic a block)."""
-        part = cuda.shared.array(1, types.float64)
-        if cuda.threadIdx.x == 0:
-            part[0] = math.inf
-        cuda.syncthreads()
-        start, stride = cuda.grid(1), cuda.gridsize(1)
-        mine = math.inf
-        for i in range(start, margins.shape[0], stride):
-            h = s
-            if feature >= 0 and codes[feature, i] <= t:
-                h = -s
-            m = margins[i] + y[i] * (c * h)
-            margins[i] = m
-            mine = min(mine, m)
-        cuda.atomic.min(part, 0, mine)
-        cuda.syncthreads()
-        if cuda.threadIdx.x == 0:
-            cuda.atomic.min(low, 0, part[0])
-
-    return SimpleNamespace(zero=counted(zero), fixed_weights=counted(fixed_weights),
-                           sign_scan=counted(sign_scan), pick=counted(pick),
-                           step_margins=counted(step_margins))
+    return SimpleNamespace(fixed=fixed, scan_and_pick=counted(scan_and_pick))
 
 
 def as_codes(codes: np.ndarray) -> np.ndarray:

@@ -144,11 +144,12 @@ class DeviceStumps:
 
     Notes
     -----
-    The query is rounded to fixed point on the device (the integers of
-    :func:`~oracleboost.rows.fixed_point.to_fixed` at the scale of its largest
-    ``|r_i|``, :meth:`.reductions.Reductions.fixed`); a NumPy query is uploaded first.  Rows
-    whose ``|r_i|`` is below half a step (``2^-e / 2``) count as 0, where the CPU's float
-    sums keep them: they can decide only between candidates that tie to that precision.
+    The query is rounded to fixed point on the device as the histogram reads it (the
+    integers of :func:`~oracleboost.rows.fixed_point.to_fixed` at the scale of its
+    largest ``|r_i|``, made on the device by :meth:`.reductions.Reductions.settle`); a
+    NumPy query is uploaded first.  Rows whose ``|r_i|`` is below half a step
+    (``2^-e / 2``) count as 0, where the CPU's float sums keep them: they can decide only
+    between candidates that tie to that precision.
     """
 
     def __init__(self, bound: BoundStumpOracle, *, launch: Launch | None = None) -> None:
@@ -208,8 +209,6 @@ class DeviceStumps:
             sign=cuda.device_array(d, dtype=np.int64),
             every_feature=upload(np.ones(d, dtype=np.uint8)),
             answer=cuda.device_array(sk.ANSWER_SIZE, dtype=np.int64),
-            low=upload(np.zeros(1)),
-            query=cuda.device_array(self.n_samples, dtype=np.int64),
         )
         self._reduce = Reductions(cuda, (self.launch.row_blocks, self.launch.threads))
 
@@ -246,14 +245,17 @@ class DeviceStumps:
         else:
             query = upload(check_query(r, self.n_samples, "r", multioutput=False))
         dev = self._dev
-        self._reduce.fixed(query, dev.query)
         allowed = self._allowed(features)
-        k = sk.kernels()
-        self._zero()
-        self._histogram(dev.query, dev.query, 1)
-        self._scan(allowed)
-        k.pick[1, 1](dev.hist, dev.score, dev.thr, dev.sign, dev.low, dev.answer)
-        at, _, _, t, s, _ = (int(x) for x in fetch(dev.answer))
+        L, k = self.launch, sk.kernels()
+        # the query's scale, made and kept on the device; the histogram of its integers
+        row_kernels().start_query[L.row_blocks, L.threads](query, self._reduce.ext, dev.hist)
+        self._reduce.settle(query, 1, read=False)
+        self._histogram(query, query, 1)
+        k.scan_and_pick[1, L.threads](dev.hist, dev.n_bins, allowed, self._reduce.peaks,
+                                      dev.score, dev.thr, dev.sign, dev.answer)
+        at, _, _, t, s, finite = (int(x) for x in fetch(dev.answer))
+        if not finite:
+            raise ValueError("the query r must be finite; it holds a NaN or an infinity")
         h = self.hypothesis(at, t, s, outputs=not on_device)
         if on_device:
             h.train_output = self._device_outputs(at, t, s)
@@ -270,9 +272,9 @@ class DeviceStumps:
 
     # -- pieces the rounds share -------------------------------------------------------
     def hypothesis(self, at: int, t: int, s: int, *, outputs: bool = True) -> Hypothesis:
-        """The answer ``pick`` names (``at``: 0 or 1 the constants ±1, ``2 + j`` feature j's
-        stump after bin ``t`` with sign ``s``), as the CPU oracle builds it; ``outputs``:
-        with its ``train_output`` (from the host's copy of the codes)."""
+        """The answer ``scan_and_pick`` names (``at``: 0 or 1 the constants ±1, ``2 + j``
+        feature j's stump after bin ``t`` with sign ``s``), as the CPU oracle builds it;
+        ``outputs``: with its ``train_output`` (from the host's copy of the codes)."""
         d = self.n_features
         if at < 2:
             h: Hypothesis = ConstantHypothesis(float(s), d)
@@ -306,22 +308,15 @@ class DeviceStumps:
         allowed[f] = 1
         return upload(allowed)
 
-    def _zero(self) -> None:
-        dev, L = self._dev, self.launch
-        sk.kernels().zero[L.row_blocks, L.threads](dev.hist, dev.answer)
-
     def _histogram(self, v0: Any, v1: Any, channels: int) -> None:
+        """The histograms of ``v0`` (and ``v1``) in fixed point, on the scales the last
+        settle made (:meth:`.reductions.Reductions.exponents`)."""
         L, dev = self.launch, self._dev
         kernel = sk.histogram_kernel(self.bins, L.features_per_block, channels)
         grid = (max(1, -(-self.n_samples // L.rows_per_block)),
                 -(-self.n_features // L.features_per_block))
-        kernel[grid, L.threads](dev.codes, v0, v1, L.rows_per_block, dev.hist)
-
-    def _scan(self, allowed: Any) -> None:
-        dev, threads = self._dev, self.launch.threads
-        blocks = -(-self.n_features // threads)
-        sk.kernels().sign_scan[blocks, threads](dev.hist, dev.n_bins, allowed, dev.score,
-                                                dev.thr, dev.sign)
+        kernel[grid, L.threads](dev.codes, v0, v1, self._reduce.exponents,
+                                L.rows_per_block, dev.hist)
 
 
 @dataclass
@@ -334,5 +329,3 @@ class _DeviceArrays:
     sign: Any
     every_feature: Any
     answer: Any
-    low: Any
-    query: Any  # the query in fixed point

@@ -1,0 +1,106 @@
+"""What a boosting round asks of the GPU (:data:`oracleboost.cuda.device.TRAFFIC`), on
+numba's CUDA simulator: its kernel launches and copies, counted (not timed), so that a
+change that adds a launch or a copy to a round is caught; and the device's own
+fixed-point exponent, which sets every sum's scale on the GPU, equal to the host's.
+
+On a GPU a round's time at small and medium n is mostly latency: each launch costs a
+few microseconds, each copy back waits for every kernel before it.  An AdaBoost round
+is five launches for the stump (the query's scale, its settle, the histogram, the scan
+and pick, the stump's outputs), two for the column's sums and two for the step with the
+next weights; three copies back (the answer, the column's sums, the step's sums) and
+none to the device.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from cuda_simulator import IN_CHILD, run_in_a_child
+
+from oracleboost.boosters import CoordinateBoostingClassifier, MirrorBoostingClassifier
+from oracleboost.cuda import cuda_module
+from oracleboost.cuda.device import TRAFFIC
+from oracleboost.cuda.row_kernels import row_kernels
+from oracleboost.oracles import StumpOracle
+from oracleboost.rows.fixed_point import fixed_point_exponent
+
+cuda = None  # numba.cuda, set by the test that launches a kernel of its own
+
+
+@pytest.fixture(autouse=True)
+def _simulator_here(request):
+    if IN_CHILD and request.node.name != "test_in_a_child_process":
+        pytest.skip("numba.cuda was imported without the simulator: run in a child process")
+
+
+def test_in_a_child_process():
+    if not IN_CHILD:
+        pytest.skip("the simulator is on in this process")
+    run_in_a_child(__file__)
+
+
+def _data(n: int = 160) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.RandomState(0)
+    X = rng.randn(n, 3)
+    return X, np.where(X[:, 0] + 0.4 * rng.randn(n) > 0, 1, -1)
+
+
+def _round_cost(make) -> np.ndarray:
+    """A round's ``(launches, copies to the host, copies to the device)``: a fit of four
+    rounds less a fit of three (the set-up is the same in both)."""
+    X, y = _data()
+    costs = []
+    for rounds in (3, 4):
+        before = np.array(TRAFFIC.snapshot())
+        model = make(rounds).fit(X, y)
+        costs.append(np.array(TRAFFIC.snapshot()) - before)
+        assert len(model.history_["step"]) == rounds  # no stop: every round ran
+    return costs[1] - costs[0]
+
+
+@pytest.mark.parametrize("options, expected", [
+    # AdaBoost: 26 launches, 15 copies back and 22 uploads before the stages were fused
+    ({}, (9, 3, 0)),
+    # the logistic loss (its weights are normalised by a pass of their own): was 30, 18, 27
+    ({"loss": "logistic"}, (20, 6, 0)),
+])
+def test_a_coordinate_round_s_launches_and_copies(options, expected):
+    cost = _round_cost(lambda k: CoordinateBoostingClassifier(
+        StumpOracle(max_bins=16, device="cuda"), n_estimators=k, **options))
+    assert tuple(cost) == expected
+
+
+def test_a_mirror_round_s_launches_and_copies():
+    """MABoost's entropy round (was 20 launches, 13 copies back, 18 uploads)."""
+    cost = _round_cost(lambda k: MirrorBoostingClassifier(
+        StumpOracle(max_bins=16, device="cuda"), n_estimators=k))
+    assert tuple(cost) == (10, 3, 0)
+
+
+def test_the_device_s_exponent_is_the_host_s():
+    """The scale of every sum on the device (``row_kernels().exponent``, run in a
+    kernel) equals :func:`fixed_point_exponent` for largest magnitudes from subnormal to
+    near the largest float and counts from 1 to 2^40."""
+    rng = np.random.RandomState(1)
+    peaks = np.concatenate([[0.0, 5e-324, 2.2250738585072014e-308, 1.0, 0.5, 2.0,
+                             np.nextafter(1.0, 2.0), 1.7e308],
+                            10.0 ** rng.uniform(-310, 308, 40)])
+    counts = np.array([1, 2, 3, 4, 1000, 1024, 1025, 65536, 10**7, 2**40])
+    pairs = np.array([(p, c) for p in peaks for c in counts], dtype=object)
+    m = np.array([float(p) for p, _ in pairs])
+    n = np.array([int(c) for _, c in pairs], dtype=np.int64)
+    global cuda  # a kernel's module global: the simulator swaps it for its own module
+    cuda = cuda_module()
+    out = cuda.to_device(np.zeros(m.size, dtype=np.int64))
+    exponent = row_kernels().exponent
+
+    @cuda.jit
+    def run(m, n, out):
+        i = cuda.grid(1)
+        if i < m.shape[0]:
+            out[i] = exponent(m[i], n[i])
+
+    run[-(-m.size // 32), 32](cuda.to_device(m), cuda.to_device(n), out)
+    got = out.copy_to_host()
+    want = [fixed_point_exponent(p, int(c)) for p, c in zip(m, n, strict=True)]
+    assert got.tolist() == want
