@@ -23,7 +23,7 @@ from cuda_simulator import IN_CHILD, ROOT, run_in_a_child
 
 from oracleboost.boosters import (
     CoordinateBoostingClassifier,
-    FunctionalGradientRegressor,
+    FunctionalGradientClassifier,
     MirrorBoostingClassifier,
     TotallyCorrectiveClassifier,
 )
@@ -293,9 +293,9 @@ def test_what_the_gpu_does_not_run_is_refused_by_name(case):
         pd = pytest.importorskip("pandas")
         frame = pd.DataFrame({"a": X[:, 0], "b": pd.Categorical(np.where(y > 0, "u", "v"))})
         _refused(coordinate(), (frame, y), ValueError, "column 'b' .*categorical")
-    elif case == "functional":
-        _refused(lambda: FunctionalGradientRegressor(gpu, n_estimators=2), (X, X[:, 0]),
-                 NotDistributedError, "FunctionalGradientRegressor does not run on the GPU")
+    elif case == "functional":  # (the regressor runs: tests/test_cuda_functional.py)
+        _refused(lambda: FunctionalGradientClassifier(gpu, n_estimators=2), (X, y),
+                 NotDistributedError, "what FunctionalGradientClassifier")
 
 
 def test_warm_start_is_refused_by_name():

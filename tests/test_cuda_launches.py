@@ -17,7 +17,11 @@ import numpy as np
 import pytest
 from cuda_simulator import IN_CHILD, run_in_a_child
 
-from oracleboost.boosters import CoordinateBoostingClassifier, MirrorBoostingClassifier
+from oracleboost.boosters import (
+    CoordinateBoostingClassifier,
+    FunctionalGradientRegressor,
+    MirrorBoostingClassifier,
+)
 from oracleboost.cuda import cuda_module
 from oracleboost.cuda.device import TRAFFIC
 from oracleboost.cuda.row_kernels import row_kernels
@@ -45,10 +49,12 @@ def _data(n: int = 160) -> tuple[np.ndarray, np.ndarray]:
     return X, np.where(X[:, 0] + 0.4 * rng.randn(n) > 0, 1, -1)
 
 
-def _round_cost(make) -> np.ndarray:
+def _round_cost(make, regression: bool = False) -> np.ndarray:
     """A round's ``(launches, copies to the host, copies to the device)``: a fit of four
     rounds less a fit of three (the set-up is the same in both)."""
     X, y = _data()
+    if regression:
+        y = X[:, 0] + np.sin(3.0 * X[:, 1])
     costs = []
     for rounds in (3, 4):
         before = np.array(TRAFFIC.snapshot())
@@ -75,6 +81,16 @@ def test_a_mirror_round_s_launches_and_copies():
     cost = _round_cost(lambda k: MirrorBoostingClassifier(
         StumpOracle(max_bins=16, device="cuda"), n_estimators=k))
     assert tuple(cost) == (10, 3, 0)
+
+
+def test_a_functional_regressor_round_s_launches_and_copies():
+    """The squared loss's round: the least-squares stump (the scales' fold and settle,
+    the histogram, its values, the stump's outputs: five launches, one copy of the
+    histograms' values), the inner products of its outputs (two launches, one copy) and
+    the step with the next descent (two launches, one copy)."""
+    cost = _round_cost(lambda k: FunctionalGradientRegressor(
+        StumpOracle(max_bins=16, device="cuda"), n_estimators=k), regression=True)
+    assert tuple(cost) == (9, 3, 0)
 
 
 def test_the_device_s_exponent_is_the_host_s():

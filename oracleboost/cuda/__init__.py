@@ -13,7 +13,8 @@ to rounding.
   twins (:class:`DeviceBlocks`, :mod:`.stages`), every sum exact
   (:class:`~.reductions.Reductions`);
 * :class:`DeviceStumps` — a bound :class:`~oracleboost.oracles.StumpOracle`'s rows on
-  the GPU, answering ``correlate`` with the CPU's ±1 stump;
+  the GPU, answering ``correlate`` (the CPU's ±1 stump) and ``project`` (its
+  least-squares stump);
 * :func:`cuda_module` — ``numba.cuda``, or :class:`NoDeviceError` naming ``device="cuda"``.
 """
 

@@ -35,7 +35,8 @@ from oracleboost.engine.fit_data import MEMORY
 from oracleboost.oracles.stumps import StumpOracle
 from oracleboost.rows.partitioned import NotDistributedError
 
-__all__ = ["BACKEND", "CudaBackend", "DeviceClassificationData", "DeviceRows", "to_host"]
+__all__ = ["BACKEND", "CudaBackend", "DeviceClassificationData", "DeviceRegressionData",
+           "DeviceRows", "to_host"]
 
 
 def to_host(a: Any) -> Any:
@@ -71,6 +72,18 @@ class DeviceClassificationData:
     ypm: Any
     s: Any
     group: Any = None
+    offset: None = None
+
+
+@dataclass(frozen=True)
+class DeviceRegressionData:
+    """A regressor's data on the GPU: the float64 targets and the weights of the kept
+    rows as device arrays; ``s`` is None when the weights are all equal (the functional
+    regressor's fit is scale-free in them: they cancel)."""
+
+    rows: DeviceRows
+    y: Any
+    s: Any
     offset: None = None
 
 
@@ -134,6 +147,22 @@ class CudaBackend(Backend):
         s = None if equal else upload(np.ascontiguousarray(data.s, dtype=np.float64))
         group = None if data.group is None else upload(data.group)
         return DeviceClassificationData(rows, upload(data.ypm), s, group)
+
+    def regression_data(self, estimator: Any, X: Any, y: Any, sample_weight: Any,
+                        block_size: int, offset: Any = None) -> DeviceRegressionData:
+        """The checks of a fit in memory (the same targets, weights and rows of weight 0
+        dropped), then the targets and the weights uploaded once."""
+        if offset is not None:
+            self.refuse("init_score", "init_score")
+        X = self._dense(to_host(X))
+        data = MEMORY.regression_data(estimator, X, to_host(y), to_host(sample_weight),
+                                      block_size)
+        cuda_module()  # no GPU: refused by name before anything is uploaded
+        rows = DeviceRows(data.rows.X, self._blocks(data.rows.X.shape[0]), self)
+        equal = bool((data.s == data.s[0]).all())
+        s = None if equal else upload(np.ascontiguousarray(data.s, dtype=np.float64))
+        y = upload(np.ascontiguousarray(data.y, dtype=np.float64))
+        return DeviceRegressionData(rows, y, s)
 
     def _blocks(self, n: int) -> DeviceBlocks:
         grid = None if self.launch is None else (self.launch.row_blocks, self.launch.threads)

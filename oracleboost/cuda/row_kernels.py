@@ -227,6 +227,35 @@ def row_kernels() -> SimpleNamespace:
         publish(ext, peak, lo, hi, 1, shared)
 
     @cuda.jit
+    def lsq_start(t, w, wt, ext, hist):  # pragma: no cover - device code
+        """A least-squares stump query's first pass: the weighted target ``wt = w t``
+        (:func:`oracleboost.oracles._stump_kernels.hist_weighted`'s product; ``w`` of
+        length 0: unit weights, ``t`` itself is summed and ``wt`` not written), the
+        extremes of the summed target folded into ``ext[0]`` and of ``w`` into
+        ``ext[1]`` (their fixed-point scales, made on the device by the settle after
+        it), and the histogram ``(channels, d, B)`` zeroed."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        weighted = w.shape[0] > 0
+        for i in range(start, t.shape[0], stride):
+            if weighted:
+                wi = w[i]
+                x = wi * t[i]
+                wt[i] = x
+                see(peak, lo, hi, 1, wi)
+            else:
+                x = t[i]
+            see(peak, lo, hi, 0, x)
+        C, d, B = hist.shape
+        for k in range(start, C * d * B, stride):
+            hist[k // (d * B), (k // B) % d, k % B] = 0
+        publish(ext, peak, lo, hi, 2 if weighted else 1, shared)
+
+    @cuda.jit
     def settle(values, k, summed, n, ext, acc, count, out, outf):  # pragma: no cover
         """The fixed-point sums of the rows ``c`` of ``values`` whose bit is set in
         ``summed``, each on the scale of its folded ``max |x|`` (``ext[c, 0]``,
@@ -498,19 +527,96 @@ def row_kernels() -> SimpleNamespace:
         publish(ext, peak, lo, hi, 5, shared)
 
     @cuda.jit
-    def stump_outputs(codes, feature, t, s, out):  # pragma: no cover - device code
-        """A ±1 stump's outputs on the training rows: ``s`` where ``codes[feature] > t``,
-        ``−s`` elsewhere (``feature < 0``: the constant ``s``)."""
+    def negative_residual(f, y, out):  # pragma: no cover - device code
+        """``out = −(f − y)``: the squared loss's descent, ``−∇`` as the CPU makes it
+        (:meth:`oracleboost.losses.Squared.gradient` negated)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, f.shape[0], stride):
+            out[i] = -(f[i] - y[i])
+
+    @cuda.jit
+    def ldexps(a, e, out):  # pragma: no cover - device code
+        """``out = a · 2^e`` (``ldexp``: exact, for any ``e``)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, a.shape[0], stride):
+            out[i] = math.ldexp(a[i], int(e))
+
+    @cuda.jit
+    def products(a, b0, b1, nb, s, terms, ext):  # pragma: no cover - device code
+        """The terms ``s (a b_k)`` of the inner products of ``a`` with ``b0`` (and
+        ``b1``: ``nb`` of them) into ``terms[k]`` (``s`` of length 0: unit weights;
+        :func:`oracleboost.rows.column_kernels._peak_row`'s), their extremes folded into
+        ``ext[0:nb]`` and those of ``a`` into ``ext[nb]`` (``max |a|``)."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        weighted = s.shape[0] > 0
+        for i in range(start, a.shape[0], stride):
+            ai = a[i]
+            for k in range(nb):
+                x = ai * (b0[i] if k == 0 else b1[i])
+                if weighted:
+                    x = s[i] * x
+                terms[k, i] = x
+                see(peak, lo, hi, k, x)
+            see(peak, lo, hi, nb, ai)
+        publish(ext, peak, lo, hi, nb + 1, shared)
+
+    @cuda.jit
+    def squared_step(f, y, h, c, s, inner_s, t, coef, f_new, v, terms,
+                     ext):  # pragma: no cover - device code
+        """The squared loss's step in one pass
+        (:func:`oracleboost.rows.column_kernels._squared_row`'s formulas): ``f_new = f +
+        c h``, ``v = −(f_new − y)`` and the terms ``(s ½ d², s' d², s' (t − coef h)²)``
+        with ``d = f_new − y`` (``s``, ``inner_s``, ``t`` of length 0: unit weights, no
+        target), their extremes folded into ``ext[0:3]`` and those of ``d`` into
+        ``ext[3]`` (``max |v|``)."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        weighted = s.shape[0] > 0
+        inner = inner_s.shape[0] > 0
+        targeted = t.shape[0] > 0
+        for i in range(start, f.shape[0], stride):
+            fi = f[i] + c * h[i]
+            f_new[i] = fi
+            d = fi - y[i]
+            v[i] = -d
+            sq = d * d
+            r = t[i] - coef * h[i] if targeted else 0.0
+            x0 = s[i] * (0.5 * sq) if weighted else 0.5 * sq
+            x1 = inner_s[i] * sq if inner else sq
+            x2 = inner_s[i] * (r * r) if inner else r * r
+            terms[0, i] = x0
+            terms[1, i] = x1
+            terms[2, i] = x2
+            see(peak, lo, hi, 0, x0)
+            see(peak, lo, hi, 1, x1)
+            see(peak, lo, hi, 2, x2)
+            see(peak, lo, hi, 3, d)
+        publish(ext, peak, lo, hi, 4, shared)
+
+    @cuda.jit
+    def stump_outputs(codes, feature, t, left, right, out):  # pragma: no cover
+        """A stump's outputs on the training rows: ``right`` where ``codes[feature] >
+        t``, ``left`` elsewhere (``feature < 0``: the constant ``right``)."""
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, out.shape[0], stride):
-            h = s
+            h = right
             if feature >= 0 and codes[feature, i] <= t:
-                h = -s
+                h = left
             out[i] = h
 
-    kernels = (fold, start_query, settle, fill, logs, scaled, quotient,
+    kernels = (fold, start_query, lsq_start, settle, fill, logs, scaled, quotient,
                weighted_labels, entropy_step, logits, exps, entropy_terms, normalised,
-               signed_terms, step, exponential_step, two_value_terms, risk_terms, stump_outputs)
+               signed_terms, step, exponential_step, two_value_terms, risk_terms, stump_outputs,
+               negative_residual, ldexps, products, squared_step)
     # the device functions too, for the other kernel factories (:mod:`.stump_kernels`)
     return SimpleNamespace(**{k.__name__: counted(k) for k in kernels}, rint=rint,
                            exponent=exponent, begin=begin, see=see, publish=publish)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from oracleboost.cuda.row_kernels import LOSS_CODES
-from oracleboost.losses import Exponential, Logistic, MarginLoss
+from oracleboost.losses import Exponential, Logistic, Loss, MarginLoss, Squared
 from oracleboost.rows.partitioned import NotDistributedError
 
 if TYPE_CHECKING:
@@ -255,6 +255,62 @@ def _entropy_step(blocks: DeviceBlocks, z: Any, f: Any, a: Any, out: Any, s: Any
     return (target, f_new, e, query), stats
 
 
+# -- the functional regressor's squared loss: row_passes ---------------------------------
+def _descent(blocks: DeviceBlocks, y: Any, f: Any, *, loss: Loss) -> tuple[tuple, None]:
+    """``−∇l(y, f)`` of the squared loss (others refused by name)."""
+    if type(loss) is not Squared:
+        name = getattr(loss, "name", type(loss).__name__)
+        raise NotDistributedError(
+            f"loss={name!r} does not run on the GPU: its gradient has no device kernel "
+            "(the functional regressor runs loss='squared' there); fit on the CPU")
+    out = blocks.empty()
+    blocks.kernels.negative_residual[blocks.grid](f, y, out)
+    return (out,), None
+
+
+def _ldexp(blocks: DeviceBlocks, a: Any, *, e: int) -> tuple[tuple, None]:
+    """``a · 2^e`` (exact)."""
+    out = blocks.empty()
+    blocks.kernels.ldexps[blocks.grid](a, int(e), out)
+    return (out,), None
+
+
+def _inner_products(blocks: DeviceBlocks, a: Any, s: Any, bs: tuple) -> Any:
+    """``max |a|`` and ``Σ s a b`` for each of ``bs`` (one or two): one kernel, one
+    reduction (:class:`~oracleboost.cuda.reductions.Tallied`)."""
+    if not 1 <= len(bs) <= 2 or any(getattr(x, "ndim", 1) != 1 for x in (a, *bs)):
+        raise NotDistributedError("inner products of more than two columns, or of several "
+                                  "scores a row, do not run on the GPU; fit on the CPU")
+    terms = blocks.empty((len(bs), blocks.n))
+    blocks.kernels.products[blocks.grid](a, bs[0], bs[-1], len(bs), blocks.optional(s),
+                                         terms, blocks.reduce.ext)
+    return blocks.reduce.settle(terms, len(bs) + 1, tuple(range(len(bs))))
+
+
+def _peak_inners(blocks: DeviceBlocks, a: Any, s: Any, *bs: Any) -> tuple[tuple, np.ndarray]:
+    """``(max |a|, Σ s a b for b in bs)``."""
+    got = _inner_products(blocks, a, s, bs)
+    return (), np.array([[got.peak[len(bs)], *got.sums[:len(bs)]]])
+
+
+def _weighted_inner(blocks: DeviceBlocks, a: Any, b: Any, s: Any) -> tuple[tuple, np.ndarray]:
+    """``Σ s a b`` (``s`` None: unit weights)."""
+    return (), _inner_products(blocks, a, s, (b,)).sums[:1].reshape(1, 1)
+
+
+def _squared_step(blocks: DeviceBlocks, f: Any, y: Any, h: Any, s: Any, inner_s: Any,
+                  t: Any, *, c: float, coef: float) -> tuple[tuple, np.ndarray]:
+    """The squared loss's step: outputs ``(f + c h, −(f + c h − y))`` and the stat
+    ``(Σ s ½ d², max |v|, Σ s' v², Σ s' (t − coef h)²)`` (the last 0 without ``t``),
+    one kernel and one reduction."""
+    f_new, v, terms = blocks.empty(), blocks.empty(), blocks.empty((3, blocks.n))
+    blocks.kernels.squared_step[blocks.grid](
+        f, y, h, c, blocks.optional(s), blocks.optional(inner_s), blocks.optional(t), coef,
+        f_new, v, terms, blocks.reduce.ext)
+    got = blocks.reduce.settle(terms, 4, (0, 1, 2))
+    return (f_new, v), np.array([[got.sums[0], got.peak[3], got.sums[1], got.sums[2]]])
+
+
 #: The stages that have a device twin, by :func:`stage_name`.
 TWINS: dict[str, Callable[..., tuple]] = {
     f"{_ROW_PASSES}._logits": _logits,
@@ -273,6 +329,11 @@ TWINS: dict[str, Callable[..., tuple]] = {
     f"{_MIRROR}._divided": _divided,
     f"{_MIRROR}._query": _query,
     f"{_MIRROR}._entropy_step": _entropy_step,
+    f"{_ROW_PASSES}._descent": _descent,
+    f"{_ROW_PASSES}._ldexp": _ldexp,
+    f"{_ROW_PASSES}._peak_inners": _peak_inners,
+    f"{_ROW_PASSES}._weighted_inner": _weighted_inner,
+    f"{_ROW_PASSES}._squared_step": _squared_step,
 }
 
 _LINE = ("a step rule that reads the risk along the line over every row (step='wolfe', "
@@ -293,6 +354,23 @@ NEEDED_BY: dict[str, str] = {
                                "smoothness, sample_group)",
     f"{_MIRROR}._group_caps": "MirrorBoostingClassifier's sample_group (a capped set)",
     f"{_MIRROR}._above": "MirrorBoostingClassifier's smoothness (the capped simplex)",
+    f"{_ROW_PASSES}._combined": "the functional boosters' projection='repeated' or "
+                                "'residual' (the GPU runs the naive projection)",
+    f"{_ROW_PASSES}._weighted_residual": "the functional boosters' projection='repeated' "
+                                         "or 'residual' (the GPU runs the naive "
+                                         "projection)",
+    f"{_ROW_PASSES}._scaled": "query='correlate' with sample weights (the GPU's "
+                              "functional rounds ask project, or correlate unweighted)",
+    f"{_ROW_PASSES}._weighted_loss": "a loss other than the squared (the GPU's "
+                                     "functional rounds run loss='squared')",
+    f"{_ROW_PASSES}._class_masses": "FunctionalGradientClassifier (its starting constant "
+                                    "is made from the classes' masses; the GPU's "
+                                    "functional rounds are FunctionalGradientRegressor's "
+                                    "with loss='squared')",
+    "oracleboost.rows.quantile._range_stage": "loss='absolute', 'huber' or 'quantile' "
+                                              "(their starting constant is a weighted "
+                                              "quantile; the GPU's functional rounds run "
+                                              "loss='squared')",
 }
 
 

@@ -15,6 +15,9 @@ are scheduled, and two runs are bit-identical.
   int64 histogram with shared atomics, then adds each non-zero bin to the global
   histogram with one global atomic: the global traffic is a bin's worth a block, not
   a row's.
+* ``unfixed`` — a least-squares query's histograms as floats (the integers' values), for
+  the CPU oracle's choice rule
+  (:meth:`oracleboost.oracles.stumps.BoundStumpOracle._lsq_choice`).
 * ``scan_and_pick`` — one thread block: each feature's best ±1 stump by the CPU
   oracle's rule (:func:`oracleboost.oracles._stump_kernels.sign_scan`, a thread a
   feature: ``B`` is at most 255 and a scan is ``O(B)``): thresholds ``t`` left to
@@ -188,7 +191,23 @@ def kernels() -> SimpleNamespace:
             answer[4] = sign[at - 2] if at >= 2 else (1 if at == 0 else -1)
             answer[5] = 1 if peaks[0] < math.inf else 0
 
-    return SimpleNamespace(fixed=fixed, scan_and_pick=counted(scan_and_pick))
+    @cuda.jit
+    def unfixed(hist, exponents, peaks, out):  # pragma: no cover - device code
+        """The float values of the fixed-point histogram ``(channels, d, B)``
+        (:func:`oracleboost.rows.fixed_point.from_fixed`: ``float(x) · 2^−e``, ``e`` the
+        channel's exponent), NaN for a channel whose values held a NaN or an
+        infinity (``peaks[c]`` not finite: its caller refuses the query)."""
+        C, d, B = hist.shape
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for k in range(start, C * d * B, stride):
+            c, j, b = k // (d * B), (k // B) % d, k % B
+            if peaks[c] < math.inf:
+                out[c, j, b] = math.ldexp(float(hist[c, j, b]), -int(exponents[c]))
+            else:
+                out[c, j, b] = math.nan
+
+    return SimpleNamespace(fixed=fixed, scan_and_pick=counted(scan_and_pick),
+                           unfixed=counted(unfixed))
 
 
 def as_codes(codes: np.ndarray) -> np.ndarray:

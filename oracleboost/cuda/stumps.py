@@ -1,4 +1,5 @@
-"""±1 decision stumps answered on the GPU.
+"""Decision stumps answered on the GPU: ±1 stumps (``correlate``) and least-squares
+stumps (``project``).
 
 :class:`DeviceStumps` holds a :class:`~oracleboost.oracles.StumpOracle`'s binned training
 rows on the GPU (its codes, uploaded once, feature-major) and answers ``correlate(r)``
@@ -12,6 +13,11 @@ of the rounded query, exactly.  The answer is the CPU's whenever the CPU's float
 rank the candidates as the exact sums of the rounded query do, which fails only for
 candidates whose scores differ by about the rounding (``2^-e`` a row, ``e`` the scale:
 about ``2^-52`` of the largest ``|r|`` at a thousand rows).
+
+``project(target, w)`` sums the target (or ``w · target``) and the weights by bins in
+fixed point the same way, brings the histograms' values back (two floats a bin), and
+chooses with the CPU oracle's own least-squares rule on them: its scores are ratios
+``S²/W``, which the integers alone do not order.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from oracleboost.oracles.monotone import is_constrained
 from oracleboost.oracles.stumps import (
     BoundStumpOracle,
     ConstantHypothesis,
+    RegressionStump,
     SignStump,
     StumpOracle,
 )
@@ -121,7 +128,8 @@ def _refuse_parameters(oracle: StumpOracle) -> None:
 
 class DeviceStumps:
     """A bound :class:`~oracleboost.oracles.StumpOracle`'s rows on the GPU, answering
-    ``correlate(r)`` for ``r`` of shape (n,) with the CPU oracle's ±1 stump.
+    ``correlate(r)`` for ``r`` of shape (n,) with the CPU oracle's ±1 stump, and
+    ``project(target, w)`` with its least-squares stump.
 
     Parameters
     ----------
@@ -161,6 +169,9 @@ class DeviceStumps:
         if bool(np.any(bound.missing)):
             raise _refuse(_MISSING)
         self._upload(bound.codes.T, bound.thresholds, launch)
+        #: the CPU oracle bound to the rows: its bins, its counts and its least-squares
+        #: choice rule (:meth:`project`)
+        self._bound: BoundStumpOracle | None = bound
         self.oracle = bound.oracle
         #: the CPU oracle's (a booster reads ``bounded`` and ``correlate``)
         self.capabilities = bound.capabilities
@@ -180,6 +191,7 @@ class DeviceStumps:
                              f"{len(thresholds)} features")
         self = object.__new__(cls)
         self._upload(codes, [np.asarray(t, dtype=np.float64) for t in thresholds], launch)
+        self._bound = None
         self.oracle = None
         self.capabilities = StumpOracle().capabilities
         return self
@@ -209,6 +221,8 @@ class DeviceStumps:
             sign=cuda.device_array(d, dtype=np.int64),
             every_feature=upload(np.ones(d, dtype=np.uint8)),
             answer=cuda.device_array(sk.ANSWER_SIZE, dtype=np.int64),
+            values=cuda.device_array((2, d, self.bins)),
+            nothing=cuda.device_array(0),
         )
         self._reduce = Reductions(cuda, (self.launch.row_blocks, self.launch.threads))
 
@@ -258,7 +272,7 @@ class DeviceStumps:
             raise ValueError("the query r must be finite; it holds a NaN or an infinity")
         h = self.hypothesis(at, t, s, outputs=not on_device)
         if on_device:
-            h.train_output = self._device_outputs(at, t, s)
+            h.train_output = self._device_outputs(at - 2 if at >= 2 else -1, t, -s, s)
         return h
 
     def _prefetch(self, r: Any, shifted: tuple | None = None, *, project: bool = False
@@ -266,9 +280,105 @@ class DeviceStumps:
         """A booster's hint of its next query (``BoundOracle._prefetch``): nothing to do
         here, the query runs when it is asked."""
 
-    def project(self, *args: Any, **kwargs: Any) -> Hypothesis:
-        """Refused: least-squares stumps are not answered on the GPU yet."""
-        raise _refuse("project (least-squares stumps)")
+    def project(self, target: Any, sample_weight: Any = None, *,
+                random_state: int | None = None, features: ArrayLike | None = None
+                ) -> Hypothesis:
+        """The least-squares two-leaf stump (or constant) of the CPU oracle, chosen from
+        histograms summed on the GPU.
+
+        The target (or, with weights, ``w · target``) and the weights are rounded to
+        fixed point on the device, each on the scale of its largest magnitude, and
+        summed by bins with integer atomics (any order, the same bits); the histograms'
+        values (floats of the integers) come back, and the CPU oracle's own rule
+        chooses from them (:meth:`~oracleboost.oracles.stumps.BoundStumpOracle.
+        _lsq_choice`: every split's ``S_L²/W_L + S_R²/W_R``, the constant first).  The
+        answer is the CPU's wherever the CPU's float sums rank the candidates as the
+        integers' values do: it fails only for candidates whose scores differ by about
+        the rounding.  Unweighted, ``W`` is each bin's count (exact).
+
+        Parameters
+        ----------
+        target : array-like or device array of shape (n_samples,)
+            Finite values: a NumPy array (uploaded), or a per-row array on the device (a
+            booster's target, never copied to the host).  ``(n, K)`` targets
+            (vector-leaf stumps) are refused.
+        sample_weight : array-like, device array or None
+            Positive weights of the rows (None: every row weighs 1).  Their scale does
+            not change the answer (each sum has its own fixed-point scale; the CPU
+            oracle divides them by a constant first: the leaves agree to rounding).
+        random_state : ignored
+            (The answer is deterministic.)
+        features : array-like of int or None
+            Only these features' stumps are candidates (the constant always is).
+
+        Returns
+        -------
+        RegressionStump or ConstantHypothesis
+            With ``train_output`` as for :meth:`correlate`.
+        """
+        if self._bound is None:
+            raise _refuse("project on rows given as codes (from_codes): bind a "
+                          "StumpOracle to X")
+        if np.ndim(target) == 2:
+            raise _refuse("K-column targets of shape (n, K) (vector-leaf stumps)")
+        on_device = not isinstance(target, np.ndarray) and is_device_array(target)
+        t = self._on_device(target, "target")
+        w = None if sample_weight is None else self._on_device(sample_weight,
+                                                               "sample_weight")
+        self._features(features)
+        dev, L = self._dev, self.launch
+        rows, grid = row_kernels(), (L.row_blocks, L.threads)
+        channels = 1 if w is None else 2
+        if w is not None and dev.weighted is None:
+            dev.weighted = self._cuda.device_array(self.n_samples, dtype=np.float64)
+        # the summed target's (and the weights') scales, made and kept on the device
+        rows.lsq_start[grid](t, dev.nothing if w is None else w,
+                             dev.nothing if w is None else dev.weighted,
+                             self._reduce.ext, dev.hist)
+        self._reduce.settle(t, channels, read=False)
+        summed = t if w is None else dev.weighted
+        self._histogram(summed, t if w is None else w, channels)
+        sk.kernels().unfixed[grid](dev.hist, self._reduce.exponents, self._reduce.peaks,
+                                   dev.values)
+        values = fetch(dev.values)
+        bound = self._bound
+        hist_s = values[0][:, :, None]
+        if not np.isfinite(hist_s[0]).all():  # a NaN or an infinity in the target
+            raise ValueError("the target must be finite; it holds a NaN or an infinity")
+        if w is None:
+            hist_w, W_tot = bound._counts, float(self.n_samples)
+        else:
+            hist_w = values[1]
+            if not np.isfinite(hist_w[0]).all() or not hist_w[0].min() >= 0.0:
+                raise ValueError("sample_weight must be finite and non-negative")
+            W_tot = float(bound._total(hist_w)[0])
+        split, mean = bound._lsq_choice(hist_w, hist_s, bound._total(hist_s), W_tot,
+                                        self._features(features), target)
+        if split is None:
+            h: Hypothesis = ConstantHypothesis(float(mean[0]), self.n_features)
+            feature, t_bin, left, right = -1, -1, float(mean[0]), float(mean[0])
+        else:
+            j, t_bin, a, b, default_left = split
+            left, right = float(a[0]), float(b[0])
+            h = RegressionStump(j, float(self.thresholds[j][t_bin]), left, right,
+                                self.n_features, default_left)
+            feature = j
+        if on_device:
+            h.train_output = self._device_outputs(feature, t_bin, left, right)
+        else:
+            codes = self._codes[feature] if feature >= 0 else None
+            h.train_output = np.full(self.n_samples, right) if codes is None else \
+                np.where(codes > t_bin, right, left)
+        return h
+
+    def _on_device(self, a: Any, name: str) -> Any:
+        """``a`` (shape (n,)) as a device array: a NumPy array checked and uploaded."""
+        if not isinstance(a, np.ndarray) and is_device_array(a):
+            if a.shape != (self.n_samples,):
+                raise ValueError(f"{name} must have shape ({self.n_samples},); got "
+                                 f"{a.shape}")
+            return a
+        return upload(check_query(a, self.n_samples, name, multioutput=False))
 
     # -- pieces the rounds share -------------------------------------------------------
     def hypothesis(self, at: int, t: int, s: int, *, outputs: bool = True) -> Hypothesis:
@@ -288,22 +398,30 @@ class DeviceStumps:
             h.train_output = np.where(self._codes[j] > t, float(s), -float(s))
         return h
 
-    def _device_outputs(self, at: int, t: int, s: int) -> Any:
-        """The answer's outputs on the training rows, a device array made from the codes
-        on the device."""
+    def _device_outputs(self, feature: int, t: int, left: float, right: float) -> Any:
+        """A stump's outputs on the training rows (``right`` above bin ``t`` of
+        ``feature``, ``left`` at or below; ``feature < 0``: the constant ``right``), a
+        device array made from the codes on the device."""
         out = self._cuda.device_array(self.n_samples, dtype=np.float64)
-        feature = at - 2 if at >= 2 else -1
-        row_kernels().stump_outputs[self._reduce.grid](self._dev.codes, feature, t, s, out)
+        row_kernels().stump_outputs[self._reduce.grid](self._dev.codes, feature, t,
+                                                      float(left), float(right), out)
         return out
 
-    def _allowed(self, features: ArrayLike | None) -> Any:
+    def _features(self, features: ArrayLike | None) -> np.ndarray | None:
+        """``features`` checked: a non-empty 1-D array of column indices, or None."""
         if features is None:
-            return self._dev.every_feature
+            return None
         f = np.asarray(features)
         if f.ndim != 1 or f.size == 0 or not np.issubdtype(f.dtype, np.integer) \
                 or f.min() < 0 or f.max() >= self.n_features:
             raise ValueError(f"features must be a non-empty 1-D array of column indices in "
                              f"[0, {self.n_features}); got {features!r}")
+        return f
+
+    def _allowed(self, features: ArrayLike | None) -> Any:
+        f = self._features(features)
+        if f is None:
+            return self._dev.every_feature
         allowed = np.zeros(self.n_features, dtype=np.uint8)
         allowed[f] = 1
         return upload(allowed)
@@ -329,3 +447,6 @@ class _DeviceArrays:
     sign: Any
     every_feature: Any
     answer: Any
+    values: Any  # a least-squares query's histograms, as floats
+    nothing: Any  # a per-row array of length 0: the kernels' "none"
+    weighted: Any = None  # its weighted target w · t (made when weights are given)

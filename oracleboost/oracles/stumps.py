@@ -1492,6 +1492,45 @@ class BoundStumpOracle(BoundOracle):
         except OverflowError:  # finite bins whose sum does not fit
             self._refuse_query(target, "target")
 
+        split, mean = self._lsq_choice(hist_w, hist_s, S_tot, W_tot, features, target)
+        if split is not None:
+            j, t, a, b, default_left = split
+            theta = self._split(j, t)
+            h: Hypothesis
+            if vector:
+                h = VectorStump(j, theta, a, b, d, default_left)
+                h.train_output = self._outputs(j, t, a, b, default_left)
+            else:
+                h = RegressionStump(j, theta, float(a[0]), float(b[0]), d, default_left)
+                h.train_output = self._outputs(j, t, float(a[0]), float(b[0]),
+                                               default_left)
+                if sample_weight is None:
+                    h.query_memo = self._memo(
+                        hist_s, shifted, (j, t, bool(default_left),
+                                          float(a[0]), float(b[0])))
+            return h
+        if vector:
+            h = ConstantHypothesis(mean, d)
+            h.train_output = self._full(mean)
+        else:
+            h = ConstantHypothesis(float(mean[0]), d)
+            h.train_output = self._full(float(mean[0]))
+            if sample_weight is None:
+                h.query_memo = self._memo(hist_s, shifted, None, float(mean[0]))
+        return h
+
+    def _lsq_choice(self, hist_w: np.ndarray, hist_s: np.ndarray, S_tot: np.ndarray,
+                    W_tot: float, features: np.ndarray | None, target: Any
+                    ) -> tuple[tuple | None, np.ndarray]:
+        """The least-squares stump's choice from the histograms of the weights
+        ``hist_w`` (d, B) and of the weighted target ``hist_s`` (d, B, K) and their
+        totals: ``((j, t, a, b, default_left), mean)`` for feature j's split after bin t
+        with leaves ``a`` and ``b`` (K values each), or ``(None, mean)`` for the
+        constant ``mean = S_tot / W_tot``.  Every candidate scores ``Σ_k S_k²/W`` of its
+        sides (the constant ``S·(S/W)``); the first strictly best wins, the constant
+        first.  A non-finite mean or leaf refuses ``target`` by name.  (The GPU's
+        stumps choose with this rule too, from their fixed-point histograms.)"""
+        d, K = self.n_features, hist_s.shape[2]
         score, thr = np.empty(d), np.empty(d, np.intp)
         sums_left, sums_right, sums_w = np.empty((d, K)), np.empty((d, K)), np.empty((d, 2))
         nan_left = np.zeros(d, dtype=bool)
@@ -1523,30 +1562,8 @@ class BoundStumpOracle(BoundOracle):
             if not (np.isfinite(a).all() and np.isfinite(b).all()):
                 self._refuse_query(target, "target")
             if not np.array_equal(a, b):
-                theta = self._split(j, t)
-                default_left = self._default_left(j, nan_left)
-                h: Hypothesis
-                if vector:
-                    h = VectorStump(j, theta, a, b, d, default_left)
-                    h.train_output = self._outputs(j, t, a, b, default_left)
-                else:
-                    h = RegressionStump(j, theta, float(a[0]), float(b[0]), d, default_left)
-                    h.train_output = self._outputs(j, t, float(a[0]), float(b[0]),
-                                                   default_left)
-                    if sample_weight is None:
-                        h.query_memo = self._memo(
-                            hist_s, shifted, (j, t, bool(default_left),
-                                              float(a[0]), float(b[0])))
-                return h
-        if vector:
-            h = ConstantHypothesis(mean, d)
-            h.train_output = self._full(mean)
-        else:
-            h = ConstantHypothesis(float(mean[0]), d)
-            h.train_output = self._full(float(mean[0]))
-            if sample_weight is None:
-                h.query_memo = self._memo(hist_s, shifted, None, float(mean[0]))
-        return h
+                return (j, t, a, b, self._default_left(j, nan_left)), mean
+        return None, mean
 
     # -- the next query as this one less a step along the answer --------------------------
     @functools.cached_property
