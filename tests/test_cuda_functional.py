@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cuda_simulator import IN_CHILD, run_in_a_child
+from cuda_simulator import simulator_here, test_in_a_child_process  # noqa: F401
 
 from oracleboost.boosters import FunctionalGradientRegressor
 from oracleboost.cuda import CudaBackend, DeviceStumps, Launch, cuda_module
@@ -28,18 +28,6 @@ from oracleboost.oracles.stumps import ConstantHypothesis, RegressionStump
 from oracleboost.rows.partitioned import NotDistributedError
 
 ROUNDS = 6
-
-
-@pytest.fixture(autouse=True)
-def _simulator_here(request):
-    if IN_CHILD and request.node.name != "test_in_a_child_process":
-        pytest.skip("numba.cuda was imported without the simulator: run in a child process")
-
-
-def test_in_a_child_process():
-    if not IN_CHILD:
-        pytest.skip("the simulator is on in this process")
-    run_in_a_child(__file__)
 
 
 def _data(seed: int, n: int = 200, d: int = 3) -> tuple[np.ndarray, np.ndarray]:

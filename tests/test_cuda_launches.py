@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cuda_simulator import IN_CHILD, run_in_a_child
+from cuda_simulator import simulator_here, test_in_a_child_process  # noqa: F401
 
 from oracleboost.boosters import (
     CoordinateBoostingClassifier,
@@ -29,18 +29,6 @@ from oracleboost.oracles import StumpOracle
 from oracleboost.rows.fixed_point import fixed_point_exponent
 
 cuda = None  # numba.cuda, set by the test that launches a kernel of its own
-
-
-@pytest.fixture(autouse=True)
-def _simulator_here(request):
-    if IN_CHILD and request.node.name != "test_in_a_child_process":
-        pytest.skip("numba.cuda was imported without the simulator: run in a child process")
-
-
-def test_in_a_child_process():
-    if not IN_CHILD:
-        pytest.skip("the simulator is on in this process")
-    run_in_a_child(__file__)
 
 
 def _data(n: int = 160) -> tuple[np.ndarray, np.ndarray]:

@@ -18,7 +18,7 @@ import textwrap
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from cuda_simulator import IN_CHILD, ROOT, run_in_a_child
+from cuda_simulator import ROOT, simulator_here, test_in_a_child_process  # noqa: F401
 
 from oracleboost.cuda import (  # noqa: E402
     DeviceStumps,
@@ -32,18 +32,6 @@ from oracleboost.oracles.stumps import ConstantHypothesis, SignStump  # noqa: E4
 from oracleboost.rows.fixed_point import HEADROOM, fixed_point_exponent, to_fixed  # noqa: E402
 
 SEEDS = [0, 1, 2]
-
-
-@pytest.fixture(autouse=True)
-def _simulator_here(request):
-    if IN_CHILD and request.node.name != "test_in_a_child_process":
-        pytest.skip("numba.cuda was imported without the simulator: run in a child process")
-
-
-def test_in_a_child_process():
-    if not IN_CHILD:
-        pytest.skip("the simulator is on in this process")
-    run_in_a_child(__file__)
 
 
 def _data(seed: int, n: int = 300, d: int = 4) -> tuple[np.ndarray, np.ndarray]:
