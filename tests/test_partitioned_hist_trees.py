@@ -16,6 +16,7 @@ from oracleboost._validation import normalise_weights
 from oracleboost.engine.backends import Backend, register_backend
 from oracleboost.oracles import HistTreeOracle
 from oracleboost.oracles.partitioned_hist_trees import PartitionedHistTreeOracle
+from oracleboost.rows.exchange import ThreadExchange
 from oracleboost.rows.partition_blocks import PartitionBlocks, part_value
 from oracleboost.rows.partitioned import NotDistributedError, with_ndim
 
@@ -175,39 +176,56 @@ def test_an_infinite_query_on_partitions_is_refused(held):
 
 
 @pytest.mark.parametrize("weighted", (False, True))
-def test_only_histograms_and_split_counts_come_back_from_the_partitions(held, monkeypatch,
-                                                                       weighted):
-    """A tree of L leaves: L - 1 splits and L - 1 histograms (the root's, then the
-    smaller child's of each split but the last one); no per-row array comes back.  A
-    split waits for its rows that went left only when the query's rows are weighted:
-    without weights the histograms count each bin's rows, and the client counts them."""
+def test_a_tree_is_one_collective_call_exchanging_histograms_and_split_counts(
+        held, monkeypatch, weighted):
+    """A tree of L leaves is one collective call between the partitions' holders (and
+    a stage for its channels, one for its outputs): they exchange L - 1 histograms (the
+    root's, then the smaller child's of each split but the last one), each partition's
+    of shape (F, B, C), and L - 1 counts of rows that went left; only the tree and its
+    leaves' rows come back, no per-row array."""
     X, y = _data("regression", 3)
     w = np.random.RandomState(3).rand(len(y)) + 0.5
     mem, parts, sizes = _bound_pair(held, X, num_leaves=6)
-    stats_seen = []
-    real = PartitionBlocks.map
+    calls, exchanged = [], []
+    real_map, real_collective = PartitionBlocks.map, PartitionBlocks.collective
+    real_allgather = ThreadExchange.allgather
 
-    def recording(self, stage, *rows, **consts):
-        outputs, stats = real(self, stage, *rows, **consts)
-        stats_seen.append((stage.__name__, stats))
+    def recording_map(self, stage, *rows, **consts):
+        calls.append(stage.__name__)
+        return real_map(self, stage, *rows, **consts)
+
+    def recording_collective(self, stage, *rows, **consts):
+        outputs, stats = real_collective(self, stage, *rows, **consts)
+        calls.append(stage.__name__)
+        exchanged.append(stats)
         return outputs, stats
 
-    monkeypatch.setattr(PartitionBlocks, "map", recording)
+    def recording_allgather(self, payload):
+        if self.member == 0:
+            exchanged.append(payload)
+        return real_allgather(self, payload)
+
+    monkeypatch.setattr(PartitionBlocks, "map", recording_map)
+    monkeypatch.setattr(PartitionBlocks, "collective", recording_collective)
+    monkeypatch.setattr(ThreadExchange, "allgather", recording_allgather)
     args = (y, normalise_weights(w)) if weighted else (y,)
     h = parts.project(*(_held(a, sizes) for a in args))
     _same_answer(mem.project(*args), h)
     L = h.tree.n_leaves
     assert L == 6
-    names = [name for name, _ in stats_seen]
-    waited = "_split" if weighted else "_split_counted"
-    assert names.count(waited) == L - 1 and len(names) - names.count(waited) == L + 1
-    assert names.count("_leaf_histogram") == L - 1  # (none for the last split)
-    for name, stats in stats_seen:
-        assert len(stats) == len(sizes)
-        for stat in stats:
-            if name == "_split":
-                assert isinstance(stat, int)
-            elif name == "_leaf_histogram":
-                assert stat is None or stat.shape == (X.shape[1], parts.n_hist_bins, 2)
-            else:  # the channels, the splits counted here and the outputs
-                assert stat is None
+    assert calls == ["_target_channels", "_grow_member", "_leaf_outputs"]
+    *payloads, stats = exchanged
+    histograms = [p for p in payloads if isinstance(p, list)]
+    counts = [p for p in payloads if not isinstance(p, list)]
+    assert len(histograms) == L - 1 and len(counts) == L - 1
+    for payload in histograms:  # (member 0's partitions with rows of the leaf)
+        for part, hist in payload:
+            assert 0 <= part < len(sizes)
+            assert hist.shape == (X.shape[1], parts.n_hist_bins, 2)
+    assert all(isinstance(c, int) for c in counts)
+    reports = [s for s in stats if s is not None]
+    assert len(reports) == 2  # (one a member: the same tree)
+    for grown, counts in reports:  # (the splits; the leaves' values are set here)
+        np.testing.assert_array_equal(grown.tree.feature, h.tree.feature)
+        np.testing.assert_array_equal(grown.tree.threshold, h.tree.threshold)
+        np.testing.assert_array_equal(counts, h.tree.leaf_count)

@@ -229,6 +229,7 @@ class DaskExecutor:
     def __init__(self, client: Any) -> None:
         self.client = client
         self.generation = getattr(client, "generation", None)
+        self._exchanging = False  # (the workers' handler of collective calls installed)
 
     def map(self, fn: Callable, *iterables: Sequence, key: list[str]) -> list:
         # (``client.map``: one message to the scheduler for the whole stage)
@@ -239,6 +240,18 @@ class DaskExecutor:
 
     def gather(self, handles: list) -> list:
         return gather(self.client, handles, self.generation)
+
+    def collective(self, fn: Callable, args: Sequence[tuple], anchors: Sequence[list], *,
+                   key: str) -> list:
+        """A task a member, pinned to the worker that holds its anchors, the members'
+        payloads sent from worker to worker (:mod:`.exchange`); run again where a
+        member's worker was lost."""
+        from oracleboost.distributed import exchange
+
+        if not self._exchanging:
+            self.client.register_plugin(exchange.ExchangePlugin())
+            self._exchanging = True
+        return exchange.collective(self.client, fn, args, anchors, key, self.generation)
 
     def release(self, handle: Any) -> None:
         handle.release()

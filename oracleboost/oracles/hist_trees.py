@@ -533,8 +533,7 @@ class BoundHistTreeOracle(BoundOracle):
     def _answer(self, g: np.ndarray, K: int, kind: str, features: np.ndarray | None
                 ) -> Hypothesis:
         rows = self._leaf_rows(g)
-        grown = grow_tree(self, rows, K, features,
-                          "target" if kind in ("value", "vector") else "r")
+        grown = rows.grown(K, features, "target" if kind in ("value", "vector") else "r")
         d = self.n_features
         sums = grown.sums
         if kind == "codes":
@@ -624,6 +623,10 @@ class LeafRows:
                      self.rows, lo, hi, self.g, self._part_starts, feats, self._threads,
                      out, runs, ordered, self._limits, self.tally)
         return out
+
+    def grown(self, K: int, features: np.ndarray | None, name: str) -> GrownTree:
+        """The tree grown on these rows (:func:`grow_tree`)."""
+        return grow_tree(self.bound, self, K, features, name)
 
     def count(self, leaf: int) -> int:
         return self.stop[leaf] - self.start[leaf]

@@ -4,21 +4,23 @@
 Each partition keeps, where it is held, the codes of its rows (row-major, binned with
 the thresholds of the whole data, as the stump oracle's partitions are: missing values
 included, a feature whose column holds NaN in any partition having the missing-value bin
-everywhere), a query's channels (made there from the booster's query), and its rows of
-each leaf, in row order (one index array a leaf).
-The client grows the tree (:func:`~.hist_trees.grow_tree`), counting each leaf's rows
-partition by partition, and asks the partitions for
+everywhere) and a query's channels (made there from the booster's query).
 
-* a leaf's histogram: each partition's sum over the leaf's rows there
-  (:func:`~.hist_trees.partition_histogram` of that partition alone), which the client
-  adds in partition order, skipping the partitions without such rows, exactly as the
-  oracle in memory sums the histogram of rows of several partitions;
-* a split: each partition splits its rows of the leaf (stably, the left rows first, on a
-  copy of them alone: a task leaves its inputs as they were) and says how many rows
-  went left;
-* the tree's outputs on the training rows, which stay with the partitions.
+A tree is grown where the rows are, by a collective call
+(:meth:`~oracleboost.rows.partition_blocks.PartitionBlocks.collective`): each group of
+partitions (a worker's, on a cluster) is a member, and every member runs
+:func:`~.hist_trees.grow_tree`'s loop itself.  For a leaf's histogram each member sums
+its partitions' (:func:`~.hist_trees.partition_histogram` of each partition's rows of
+the leaf alone), the members exchange them, and each adds them in partition order,
+skipping the partitions without such rows, exactly as the oracle in memory sums the
+histogram of rows of several partitions; a split partitions each partition's rows of
+the leaf in place, stably, and the members exchange how many went left.  So every member
+makes the same splits, and a split costs no round trip to the caller: only the tree
+comes back, and each partition keeps its rows of each leaf, from which a later stage
+makes the tree's outputs on the training rows.
 
-Only histograms and splits travel; a tree is the one grown in memory, bit for bit.
+Only histograms, split counts and the tree travel; a tree is the one grown in memory,
+bit for bit.
 ``correlate``'s scale (the power of two that brings the mean of ``|r|`` into [1, 2)) is
 the mean summed partition by partition, as in memory
 (:func:`~.hist_trees.partition_mean_abs`).
@@ -26,6 +28,7 @@ the mean summed partition by partition, as in memory
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,9 +39,11 @@ from oracleboost.oracles._hist_buffers import HistogramBuffers
 from oracleboost.oracles.base import BoundOracle, Hypothesis
 from oracleboost.oracles.hist_trees import (
     BoundHistTreeOracle,
+    GrownTree,
     HistTreeOracle,
     abs_sum,
     add_in_order,
+    grow_tree,
     partition_histogram,
     power_of_two_exponents,
     scaled_by,
@@ -51,6 +56,7 @@ from oracleboost.oracles.partitioned_stumps import (
 )
 from oracleboost.oracles.stumps import StumpOracle, row_centred
 from oracleboost.rows.blocks import RowBlocks, ordered_sum, outputs_only
+from oracleboost.rows.exchange import Exchange
 from oracleboost.rows.partitioned import (
     NotDistributedError,
     Partitioned,
@@ -58,7 +64,7 @@ from oracleboost.rows.partitioned import (
     with_ndim,
 )
 
-__all__ = ["LocalTreeBins", "PartitionedHistTreeOracle", "PartitionedLeafRows",
+__all__ = ["GrownOnPartitions", "LocalTreeBins", "PartitionedHistTreeOracle", "TreeSpec",
            "local_tree_bins"]
 
 
@@ -131,76 +137,141 @@ def _target_channels(blocks: RowBlocks, target: np.ndarray, w: np.ndarray | None
     return (g,), None
 
 
-def _leaf_histogram(blocks: RowBlocks, local: LocalTreeBins, g: np.ndarray,
-                    leaves: tuple | None, *, leaf: int, feats: np.ndarray,
-                    n_hist_bins: int, channels: int) -> tuple[tuple, Any]:
-    """The partition's histogram of a leaf's rows (``leaves[leaf]``; ``leaves`` None:
-    no split yet, every row in order), None when it holds none of them."""
-    if leaves is None:
-        if blocks.n == 0:
-            return (), None
-        rows, ordered = np.arange(blocks.n, dtype=np.int64), g
-    else:
-        rows = leaves[leaf]
-        if rows.size == 0:
-            return (), None
-        ordered = np.empty((rows.size, g.shape[1]))
-        kernels.gather(rows, 0, rows.size, g, ordered, 1)
-    return (), partition_histogram(local.codes, local.n_features, rows,
-                                   np.array([0, rows.size], dtype=np.int64), ordered,
-                                   feats, n_hist_bins, 1, channels=channels)
+class _NotFinite(Exception):
+    """A member's root histogram is not finite: the query is refused (by the caller,
+    in the words it uses for such a query)."""
 
 
-def _split(blocks: RowBlocks, local: LocalTreeBins, leaves: tuple | None, *, leaf: int,
-           j: int, goes_left: np.ndarray) -> tuple[tuple, int]:
-    """The partition's rows of each leaf after the leaf's split: its rows in row order,
-    the left ones staying the leaf, the right ones a new last leaf (a stable partition),
-    and how many went left.  Only the split leaf's rows are copied: a task leaves its
-    inputs as they were, and the other leaves' arrays are shared, not copied (a copy of
-    every row a split cost a tenth of a round's time at 10,000,000 rows)."""
-    if leaves is None:
-        leaves = (np.arange(blocks.n, dtype=np.int64),)
-    rows = leaves[leaf].copy()
-    n_left = int(kernels.split_rows(local.codes, local.n_features, rows, 0, rows.size, j,
-                                    goes_left, np.empty(rows.size, dtype=np.int64)))
-    new = list(leaves)
-    new[leaf] = rows[:n_left]
-    new.append(rows[n_left:])
-    return (tuple(new),), n_left
+#: A member's report of a query that the caller refuses (see :class:`_NotFinite`)
+_REFUSED = "not finite"
+
+
+class TreeSpec:
+    """What a member of a tree's collective call reads of the bound oracle to grow the
+    tree as :func:`~.hist_trees.grow_tree` grows it: the oracle's parameters (on one
+    thread: a member is one of a worker's threads) and the bins.  A categorical
+    feature is refused on partitions, so there are no category bins."""
+
+    categories = None
+
+    def __init__(self, bound: PartitionedHistTreeOracle) -> None:
+        self.oracle = copy.copy(bound.oracle)
+        self.oracle.n_jobs = 1
+        self.n_features = bound.n_features
+        self.n_hist_bins = bound.n_hist_bins
+        self.n_bins, self.missing = bound.n_bins, bound.missing
+        self.thresholds = bound.thresholds
+        self._directions, self._bounded = bound._directions, bound._bounded
+
+    def _refuse_query(self, r: Any, name: str) -> None:
+        raise _NotFinite
+
+
+class _MemberRows:
+    """A member's partitions of the training rows of a tree being grown:
+    :class:`~.hist_trees.LeafRows`' methods, for a group of partitions whose other
+    groups are the other members of a collective call.
+
+    Each partition's rows of a leaf are a segment of its index array, in row order
+    (``start[leaf][p]`` to ``stop[leaf][p]``), and a split partitions each partition's
+    segment in place, stably, as in memory.  A leaf's histogram is each partition's
+    (:func:`~.hist_trees.partition_histogram` of its rows of the leaf alone), every
+    member's exchanged, and added in partition order, skipping the partitions without
+    such rows: the histogram in memory, bit for bit.  A split's rows that went left are
+    each member's count, exchanged and added (integers: in any order)."""
+
+    def __init__(self, exchange: Exchange, spec: TreeSpec, local: list[LocalTreeBins],
+                 g: list[np.ndarray], parts: list[int], width: int, n_rows: int) -> None:
+        self.exchange, self.spec = exchange, spec
+        self.local, self.channels, self.parts = local, g, parts
+        self.width = width
+        self.g = np.empty((0, width))  # (what a refusal reads: a member reports it)
+        sizes = [c.shape[0] for c in g]
+        index = np.int32 if max(sizes, default=0) < 2**31 else np.int64
+        self.rows = [np.arange(m, dtype=index) for m in sizes]
+        self._tmp = np.empty(max(sizes, default=0), dtype=index)
+        self.start = [[0] * len(sizes)]
+        self.stop = [list(sizes)]
+        self.total = [int(n_rows)]  # every leaf's rows, in all partitions
+
+    def histogram(self, leaf: int, feats: np.ndarray, out: np.ndarray,
+                  buffers: HistogramBuffers) -> np.ndarray:
+        spec = self.spec
+        mine = []
+        for p, (local, g) in enumerate(zip(self.local, self.channels, strict=True)):
+            lo, hi = self.start[leaf][p], self.stop[leaf][p]
+            if hi == lo:
+                continue
+            rows = self.rows[p][lo:hi]
+            if hi - lo == g.shape[0]:  # every row, in order: the channels as they are
+                ordered = g
+            else:  # (copied into the leaf's order, so that the sums read them in turn)
+                ordered = np.empty((hi - lo, g.shape[1]))
+                kernels.gather(rows, 0, hi - lo, g, ordered, 1)
+            mine.append((self.parts[p], partition_histogram(
+                local.codes, local.n_features, rows,
+                np.array([0, hi - lo], dtype=np.int64), ordered, feats, spec.n_hist_bins,
+                1, channels=self.width)))
+        found = sorted((part for payload in self.exchange.allgather(mine)
+                        for part in payload), key=lambda part: part[0])
+        return add_in_order([h for _, h in found], out)
+
+    def count(self, leaf: int) -> int:
+        return self.total[leaf]
+
+    def split(self, leaf: int, j: int, goes_left: np.ndarray) -> int:
+        starts, stops = [], []
+        went_left = 0
+        for p, local in enumerate(self.local):
+            lo, hi = self.start[leaf][p], self.stop[leaf][p]
+            n_left = 0 if hi == lo else int(kernels.split_rows(
+                local.codes, local.n_features, self.rows[p], lo, hi, j, goes_left,
+                self._tmp))
+            went_left += n_left
+            starts.append(lo + n_left)
+            stops.append(hi)
+            self.stop[leaf][p] = lo + n_left
+        self.start.append(starts)
+        self.stop.append(stops)
+        n_left = sum(int(k) for k in self.exchange.allgather(went_left))
+        self.total.append(self.total[leaf] - n_left)
+        self.total[leaf] = n_left
+        return n_left
+
+    def counts(self) -> np.ndarray:
+        return np.array(self.total)
+
+    def layout(self, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Partition ``p``'s rows of every leaf: its index array and each leaf's
+        segment of it (starts, stops)."""
+        return (self.rows[p], np.array([s[p] for s in self.start], dtype=np.int64),
+                np.array([s[p] for s in self.stop], dtype=np.int64))
+
+
+def _grow_member(exchange: Exchange, blocks: list[RowBlocks], local: list[LocalTreeBins],
+                 g: list[np.ndarray], parts: list[int], *, spec: TreeSpec, K: int,
+                 features: np.ndarray | None, name: str, width: int, n_rows: int) -> list:
+    """A member of a tree's collective call: the tree grown on its partitions with the
+    others' histograms (:class:`_MemberRows`).  Each partition's output is its rows of
+    each leaf; the first partition's stat reports the tree and every leaf's rows (the
+    same from every member), or :data:`_REFUSED`."""
+    rows = _MemberRows(exchange, spec, local, g, parts, width, n_rows)
+    try:
+        report: Any = (grow_tree(spec, rows, K, features, name), rows.counts())
+    except _NotFinite:
+        report = _REFUSED
+    return [((rows.layout(p),), report if p == 0 else None) for p in range(len(blocks))]
 
 
 @outputs_only(1)
-def _split_counted(blocks: RowBlocks, local: LocalTreeBins, leaves: tuple | None,
-                   n_left: int, *, leaf: int, j: int, goes_left: np.ndarray
-                   ) -> tuple[tuple, None]:
-    """:func:`_split` whose rows that go left the client has counted already (``n_left``,
-    from the leaf's histogram): no stat, so no wait.  A count that is not the
-    partition's own stops the fit here, before any stage reads the leaves made from
-    it."""
-    outputs, counted = _split(blocks, local, leaves, leaf=leaf, j=j, goes_left=goes_left)
-    if counted != n_left:
-        raise RuntimeError(f"a split sent {counted} rows of a partition left, where its "
-                           f"histogram counted {n_left}")
-    return outputs, None
-
-
-def _less(parent: np.ndarray | None, child: np.ndarray | None) -> np.ndarray | None:
-    """A partition's rows a bin of a split's other child (None: none there)."""
-    if parent is None or child is None:
-        return parent
-    return parent - child
-
-
-@outputs_only(1)
-def _leaf_outputs(blocks: RowBlocks, leaves: tuple | None, *, value: np.ndarray
+def _leaf_outputs(blocks: RowBlocks, layout: tuple | None, *, value: np.ndarray
                   ) -> tuple[tuple, None]:
-    """Each of the partition's rows' leaf value (``leaves`` None: one leaf)."""
+    """Each of the partition's rows' leaf value (``layout`` None: one leaf)."""
     out = np.empty((blocks.n,) + value.shape[1:])
-    if leaves is None:
+    if layout is None:
         out[:] = value[0]
     else:
-        for leaf, rows in enumerate(leaves):
-            out[rows] = value[leaf]
+        kernels.leaf_outputs(*layout, value, out, 1)
     return (out,), None
 
 
@@ -221,101 +292,50 @@ class _HeldChannels:
         return self
 
 
-class PartitionedLeafRows:
-    """The training rows of a tree being grown, held in partitions: :class:`LeafRows`'
-    methods, each a map over the partitions.  The client keeps every leaf's segment in
-    each partition (``start[leaf][p]``, ``stop[leaf][p]``); the partitions keep their
-    rows' order.
-
-    A split waits for the partitions' counts of the rows that went left, unless the
-    query's last channel is 1 on every row: each partition's histogram then counts the
-    leaf's rows a bin (kept, and for the larger child its parent's less the smaller
-    child's, as the histograms are), and the client counts the rows a split sends left
-    itself, a wait fewer a split."""
+class GrownOnPartitions:
+    """The training rows of a tree grown on the partitions by a collective call
+    (:meth:`~oracleboost.rows.partition_blocks.PartitionBlocks.collective`): each
+    member grows the tree on its partitions, exchanging histograms and split counts
+    with the others, and keeps its rows of each leaf; only the tree comes back.  Then
+    :meth:`counts` and :meth:`outputs`, as :class:`~.hist_trees.LeafRows` has them."""
 
     def __init__(self, bound: PartitionedHistTreeOracle, g: _HeldChannels) -> None:
         self.bound = bound
         self.g = g
-        self.sizes = bound.blocks.sizes
-        # each partition's rows of each leaf (a tuple of arrays, by leaf); None: no split
-        # yet, every row in order
-        self.merge()
+        self._layout: Partitioned | None = None
+        self._counts = np.array([bound.n_samples])
 
-    def histogram(self, leaf: int, feats: np.ndarray, out: np.ndarray,
-                  buffers: HistogramBuffers) -> np.ndarray:
-        """The histogram ``(F, B, C)`` of the leaf's rows over the features ``feats``:
-        the partitions' histograms added in order (those without the leaf's rows left
-        out, as in memory), into ``out``.  (``buffers`` serves a histogram summed here;
-        the partitions sum theirs where they are.)"""
+    def grown(self, K: int, features: np.ndarray | None, name: str) -> GrownTree:
         b = self.bound
-        _, stats = b.blocks.map(_leaf_histogram, b._local, self.g.g, self.leaves,
-                                leaf=leaf, feats=feats,
-                                n_hist_bins=b.n_hist_bins, channels=self.g.width)
-        add_in_order([part for part in stats if part is not None], out)
-        if self.g.unit:
-            self._keep_bin_rows(leaf, feats, stats)
-        return out
-
-    def _keep_bin_rows(self, leaf: int, feats: np.ndarray, stats: list) -> None:
-        """Keep each partition's rows a bin of the leaf (the last channel of its
-        histogram) and, after a split, of its sibling."""
-        last = self.g.width - 1
-        rows = [None if s is None else np.array(s[:, :, last]) for s in stats]
-        self._bin_rows[leaf] = (feats, rows)
-        parent, self._split_parent = self._split_parent, None
-        if parent is not None and leaf in parent[:2] and np.array_equal(parent[2], feats):
-            other = parent[1] if leaf == parent[0] else parent[0]
-            self._bin_rows[other] = (feats, [_less(p, c) for p, c in
-                                             zip(parent[3], rows, strict=True)])
-
-    def count(self, leaf: int) -> int:
-        return int(sum(self.stop[leaf]) - sum(self.start[leaf]))
-
-    def split(self, leaf: int, j: int, goes_left: np.ndarray) -> int:
-        """Split the leaf by feature ``j``'s bins in every partition (the left rows stay
-        the leaf, the right ones become the next leaf); how many went left.  (A
-        partition gathers a leaf's channels when its histogram is asked.)"""
-        b = self.bound
-        known = self._bin_rows.pop(leaf, None)
-        self._split_parent = None
-        if known is None:
-            (leaves,), n_left = b.blocks.map(_split, b._local, self.leaves,
-                                             leaf=leaf, j=int(j), goes_left=goes_left)
-        else:  # counted here, from the leaf's rows a bin: submitted without a wait
-            feats, rows = known
-            at = int(np.flatnonzero(feats == j)[0])
-            n_left = [0 if r is None else int(r[at][goes_left].sum()) for r in rows]
-            (leaves,), _ = b.blocks.map(_split_counted, b._local, self.leaves,
-                                        PerPartition(tuple(n_left)), leaf=leaf, j=int(j),
-                                        goes_left=goes_left)
-            self._split_parent = (leaf, len(self.start), feats, rows)
-        self.leaves = leaves
-        lo, hi = self.start[leaf], self.stop[leaf]
-        mid = [a + int(k) for a, k in zip(lo, n_left, strict=True)]
-        self.stop[leaf] = mid
-        self.start.append(mid)
-        self.stop.append(list(hi))
-        return int(sum(int(k) for k in n_left))
+        parts = PerPartition(tuple(range(b.blocks.n_partitions)))
+        (layout,), stats = b.blocks.collective(
+            _grow_member, b._local, self.g.g, parts, spec=b._spec, K=K, features=features,
+            name=name, width=self.g.width, n_rows=b.n_samples)
+        reports = [s for s in stats if s is not None]
+        if reports[0] == _REFUSED:
+            b._refuse_query(self.g, name)
+        grown, counts = reports[0]
+        for other in reports[1:]:  # (every member made the same tree)
+            if not (other[0].tree.digest() == grown.tree.digest()
+                    and np.array_equal(other[0].sums, grown.sums)):
+                raise RuntimeError("the members of a tree's collective call grew "
+                                   "different trees")
+        self._layout, self._counts = layout, counts
+        return grown
 
     def merge(self) -> None:
         """Make every row one leaf again."""
-        self.leaves: Partitioned | None = None
-        self.start = [[0] * len(self.sizes)]
-        self.stop = [list(self.sizes)]
-        # a leaf -> (features, each partition's rows a bin of them, or None), and the
-        # last split's (leaf, new leaf, features, rows a bin) until a child's histogram
-        self._bin_rows: dict[int, tuple[np.ndarray, list]] = {}
-        self._split_parent: tuple | None = None
+        self._layout = None
+        self._counts = np.array([self.bound.n_samples])
 
     def counts(self) -> np.ndarray:
-        """Every leaf's rows."""
-        return np.array([self.count(leaf) for leaf in range(len(self.start))])
+        return self._counts
 
     def outputs(self, value: np.ndarray) -> Partitioned:
         """Each training row's leaf value, held with the partitions (``value`` of shape
         (L,) or (L, K))."""
         value = np.ascontiguousarray(value, dtype=np.float64)
-        (out,), _ = self.bound.blocks.map(_leaf_outputs, self.leaves, value=value)
+        (out,), _ = self.bound.blocks.map(_leaf_outputs, self._layout, value=value)
         return with_ndim(out, value.ndim, value.shape[1] if value.ndim == 2 else None)
 
 
@@ -341,6 +361,7 @@ class PartitionedHistTreeOracle(BoundHistTreeOracle):
         self._directions = (np.zeros(self.n_features, np.int64) if directions is None
                             else np.asarray(directions, np.int64))
         self._bounded = directions is not None
+        self._spec = TreeSpec(self)
 
     @property
     def codes(self) -> np.ndarray:
@@ -409,8 +430,8 @@ class PartitionedHistTreeOracle(BoundHistTreeOracle):
         return self._answer(_HeldChannels(g, K + 1, sample_weight is None), K, kind,
                             features)
 
-    def _leaf_rows(self, g: _HeldChannels) -> PartitionedLeafRows:  # type: ignore[override]
-        return PartitionedLeafRows(self, g)
+    def _leaf_rows(self, g: _HeldChannels) -> GrownOnPartitions:  # type: ignore[override]
+        return GrownOnPartitions(self, g)
 
     # (a query held by the workers is refused in the partitioned stump oracle's words)
     _refuse_query = PartitionedStumpOracle._refuse_query

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from oracleboost.rows.blocks import RowBlocks
+from oracleboost.rows.exchange import run_members_in_threads
 
 __all__ = ["Executor", "InProcessExecutor", "PartitionRowBlocks"]
 
@@ -54,6 +55,15 @@ class Executor(Protocol):
 
     def gather(self, handles: list) -> list:
         """The values of ``handles``, in order."""
+
+    def collective(self, fn: Callable, args: Sequence[tuple], anchors: Sequence[list], *,
+                   key: str) -> list:
+        """A collective call (:mod:`.exchange`): ``fn(exchange, *args[m])`` for every
+        member ``m``, all running at once, each where ``anchors[m]`` (handles) are held,
+        with an :class:`~.exchange.Exchange` between them.  Returns a handle a member,
+        once every member has finished; raises the first member's error that is not
+        a :class:`~.exchange.MemberLostError` (an executor whose places can be lost
+        runs the call again after such a loss)."""
 
     def release(self, handle: Any) -> None:
         """Let go of a handle's result."""
@@ -91,6 +101,11 @@ class InProcessExecutor:
 
     def gather(self, handles: list) -> list:
         return list(handles)
+
+    def collective(self, fn: Callable, args: Sequence[tuple], anchors: Sequence[list], *,
+                   key: str) -> list:
+        # (each member a thread: the members must run at once to exchange)
+        return run_members_in_threads(fn, args)
 
     def release(self, handle: Any) -> None:
         pass

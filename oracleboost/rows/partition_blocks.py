@@ -40,7 +40,7 @@ from oracleboost.rows.partitioned import (
     with_ndim,
 )
 
-__all__ = ["PartitionBlocks", "PartitionedRows", "part_value", "run_group"]
+__all__ = ["PartitionBlocks", "PartitionedRows", "part_value", "run_group", "run_member"]
 
 
 def part_value(result: Any, index: tuple[int, int] | None) -> Any:
@@ -85,6 +85,17 @@ def run_group(make_blocks: Callable[[int, int], RowBlocks], stage: Callable, siz
     make the call depend on them: see :meth:`PartitionBlocks.map`."""
     return [stage(make_blocks(n, block_size), *map(_value, r), **consts)
             for n, r in zip(sizes, refs, strict=True)]
+
+
+def run_member(exchange: Any, make_blocks: Callable[[int, int], RowBlocks], stage: Callable,
+               sizes: list, block_size: int, refs: list, consts: dict) -> list:
+    """A member of :meth:`PartitionBlocks.collective`: ``stage(exchange, blocks, *rows,
+    **consts)`` on its group of partitions at once, ``blocks`` theirs (one a partition,
+    as :func:`run_group` makes them) and each of ``rows`` a list of their values."""
+    blocks = [make_blocks(n, block_size) for n in sizes]
+    rows = [list(column) for column in zip(*[list(map(_value, r)) for r in refs],
+                                            strict=True)] if refs and refs[0] else []
+    return stage(exchange, blocks, *rows, **consts)
 
 
 def _group_stats(results: list) -> list:
@@ -232,6 +243,42 @@ class PartitionBlocks(RowBlocks):
         # same places, and no round trip is made for this one
         where: list = [None] * len(self.sizes)  # (the group's handle, position in it)
         for g, f in zip(groups, results, strict=True):
+            for pos, i in enumerate(g):
+                where[i] = (f, pos)
+        outputs = tuple(Partitioned(tuple((f, (pos, k)) for f, pos in where), self.sizes)
+                        for k in range(n_out))
+        return outputs, stats
+
+    def collective(self, stage: Callable, *rows: Any, **consts: Any) -> tuple[tuple, list]:
+        """``stage`` as a collective call (:mod:`.exchange`): one member a group of
+        partitions (see :meth:`place`), all at once, each calling ``stage(exchange,
+        blocks, *rows, **consts)`` for its partitions together (each of ``rows`` a list
+        of their parts) and returning each partition's ``(outputs, stat)``, in order.
+        The members talk through ``exchange`` alone.  Returns ``(outputs as
+        Partitioned, [stat of each partition, in order])``, the stats waited for."""
+        name = f"{getattr(stage, '__name__', 'stage')}-{uuid.uuid4().hex}"
+        groups = self.groups
+        executor = self.executor
+        args = [(executor.worker_blocks, stage, [self.sizes[i] for i in g], self.block_size,
+                 [[_ref(r, i) for r in rows] for i in g], consts) for g in groups]
+        anchors = [[] if self._anchor is None else [self._anchor.parts[i][0] for i in g]
+                   for g in groups]
+        members = executor.collective(run_member, args, anchors, key=name)
+        try:
+            gathered = executor.gather(executor.map(
+                _group_stats, members, key=[f"{name}-stat-{j}" for j in range(len(groups))]))
+        except BaseException:
+            self.executor.abandon(members)
+            raise
+        stats: list = [None] * len(self.sizes)
+        n_outs = {0}
+        for g, group_stats in zip(groups, gathered, strict=True):
+            for i, (n, stat) in zip(g, group_stats, strict=True):
+                stats[i] = stat
+                n_outs.add(n)
+        n_out = max(n_outs)
+        where: list = [None] * len(self.sizes)
+        for g, f in zip(groups, members, strict=True):
             for pos, i in enumerate(g):
                 where[i] = (f, pos)
         outputs = tuple(Partitioned(tuple((f, (pos, k)) for f, pos in where), self.sizes)
