@@ -40,10 +40,11 @@ from oracleboost.boosters import (  # noqa: E402
     AcceleratedMarginClassifier,
     BoostingWarning,
     CoordinateBoostingClassifier,
+    FunctionalGradientRegressor,
     MirrorBoostingClassifier,
 )
 from oracleboost.distributed.cluster import LostRowsError  # noqa: E402
-from oracleboost.oracles import LinearOracle, StumpOracle  # noqa: E402
+from oracleboost.oracles import HistTreeOracle, LinearOracle, StumpOracle  # noqa: E402
 
 ROUNDS = 15
 
@@ -124,6 +125,38 @@ def test_a_lost_worker_does_not_change_the_fit(client, when):
     callback = AfterRound(5, kill)
     dk = _booster(callback=callback).fit(da.from_array(X, chunks=(3000, 2)),
                                          da.from_array(y, chunks=5000), sample_weight=s)
+    assert callback.done
+    assert dk.stop_reason_ == mem.stop_reason_
+    _same_model(mem, dk)
+
+
+def _trees(callback=None):
+    model = FunctionalGradientRegressor(
+        HistTreeOracle(num_leaves=8, min_data_in_leaf=20, block_size=BLOCK),
+        block_size=BLOCK, n_estimators=ROUNDS, learning_rate=0.3)
+    return model if callback is None else model.set_callbacks(callback)
+
+
+@pytest.mark.parametrize("when", ["between rounds", "during a round"])
+def test_a_lost_worker_does_not_change_a_fit_of_trees(client, when):
+    """Histogram trees, grown where the rows are by the workers together (a collective
+    call, its members exchanging histograms by sockets of their own): a worker lost
+    between two rounds, or while the next round's tasks (the next tree's members among
+    them) run, and the call is run again where the partitions are then."""
+    client.wait_for_workers(2, timeout=60)
+    X, _, s = _data(2)
+    y = X[:, 0] + 0.5 * np.sin(3 * X[:, 1]) - X[:, 2] * X[:, 3]
+    mem = _trees().fit(X, y, sample_weight=s)
+
+    def kill():
+        if when == "between rounds":
+            _kill_a_worker(client)
+        else:
+            threading.Timer(0.05, _kill_a_worker, (client,)).start()
+
+    callback = AfterRound(5, kill)
+    dk = _trees(callback).fit(da.from_array(X, chunks=(3000, 2)),
+                              da.from_array(y, chunks=5000), sample_weight=s)
     assert callback.done
     assert dk.stop_reason_ == mem.stop_reason_
     _same_model(mem, dk)

@@ -243,9 +243,9 @@ class DaskExecutor:
 
     def collective(self, fn: Callable, args: Sequence[tuple], anchors: Sequence[list], *,
                    key: str) -> list:
-        """A task a member, pinned to the worker that holds its anchors, the members'
-        payloads sent from worker to worker (:mod:`.exchange`); run again where a
-        member's worker was lost."""
+        """A task a worker for the members whose anchors it holds, pinned there, the
+        members' payloads sent from worker to worker (:mod:`.exchange`); run again
+        where a member's worker was lost."""
         from oracleboost.distributed import exchange
 
         if not self._exchanging:

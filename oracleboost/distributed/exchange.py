@@ -2,11 +2,15 @@
 task, pinned to the worker that holds its partitions, the members' payloads sent from
 worker to worker.
 
-A worker receives payloads through a handler of its own (:data:`HANDLER`, installed by
-:class:`ExchangePlugin`, as Dask's peer-to-peer shuffle installs its own) into a
-mailbox of its process, keyed by the call, the step and the sending member; a member
-waits there for the others' payloads of each step.  Only the members' payloads travel
-between the workers, never through the scheduler or the client.
+The members meet through Dask's messages between the workers: a worker receives them
+through a handler of its own (:data:`HANDLER`, installed by :class:`ExchangePlugin`,
+as Dask's peer-to-peer shuffle installs its own) into a mailbox of its process, keyed
+by the call, the step and the sending member.  Each member says there where it listens,
+and the members then connect by sockets of their own (:mod:`.sockets`), through which
+every later exchange goes: a Dask message costs about a millisecond (through each
+worker's event loop), a step of a tree is a few.  (Where the workers talk by TLS, every
+exchange stays with Dask's messages.)  Only the members' payloads travel between the
+workers, never through the scheduler or the client.
 
 A member that waits checks, every :data:`_CHECK_EVERY` seconds, that its own task is
 still wanted (the client cancels a call whose other member failed) and that the workers
@@ -22,14 +26,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
+from oracleboost.distributed.sockets import SocketMesh
 from oracleboost.rows.exchange import MemberLostError
 
-__all__ = ["HANDLER", "DaskExchange", "ExchangePlugin", "collective", "run_member_task"]
+__all__ = ["HANDLER", "DaskExchange", "ExchangePlugin", "collective", "run_place_task"]
 
 #: The name of the workers' handler that receives a member's payload
 HANDLER = "oracleboost_exchange"
@@ -84,22 +89,49 @@ async def _answers(worker: Any, address: str) -> None:
 
 class DaskExchange:
     """:class:`~oracleboost.rows.exchange.Exchange` for member ``member`` of the call
-    ``cid``, running in a task on a worker; ``places[m]``: the worker of member ``m``."""
+    ``cid``, running on ``worker`` in the task ``key`` (``places[m]``: the worker of
+    member ``m``); ``abort`` is set when a member of the same task failed."""
 
-    def __init__(self, cid: str, member: int, places: Sequence[str]) -> None:
-        from distributed import get_worker
-        from distributed.worker import thread_state
-
-        self.worker = get_worker()
-        self.key = getattr(thread_state, "key", None)
+    def __init__(self, cid: str, member: int, places: Sequence[str], worker: Any,
+                 key: Any, abort: threading.Event) -> None:
+        self.worker, self.key, self.abort = worker, key, abort
         self.cid, self.member, self.places = cid, member, list(places)
         self.members = len(places)
         here = self.worker.address
         self._elsewhere = sorted({a for a in places if a != here})
         self._here = sum(a == here for a in places)  # this process's members
         self._step = 0
+        self._mesh: SocketMesh | bool | None = None  # (made at the first exchange)
 
     def allgather(self, payload: Any) -> list:
+        if self._mesh is None:
+            self._mesh = self._connect()
+        if self._mesh is False:
+            return self._through_dask(payload)
+        return self._mesh.allgather(
+            payload, lambda: self._check(range(self.members)), _CHECK_EVERY)
+
+    def _connect(self) -> SocketMesh | bool:
+        """Sockets between the members (:mod:`.sockets`), met through Dask's messages;
+        False (every exchange through Dask's messages) for a single member, or where a
+        worker's address is not plain TCP (TLS, say: the sockets would not be)."""
+        if self.members == 1 or not all(a.startswith("tcp://") for a in self.places):
+            return False
+        host = self.worker.address[len("tcp://"):].rsplit(":", 1)[0].strip("[]")
+        mesh = SocketMesh(self.member, self.members, host, _ANSWER_WITHIN)
+        try:
+            mesh.connect([tuple(a) for a in self._through_dask(mesh.address)])
+        except BaseException:
+            mesh.close()
+            raise
+        return mesh
+
+    def close(self) -> None:
+        if self._mesh:
+            self._mesh.close()
+
+    def _through_dask(self, payload: Any) -> list:
+        """An exchange through Dask's messages between the workers (the mailbox)."""
         from distributed.protocol import to_serialize
         from distributed.utils import sync
 
@@ -134,11 +166,13 @@ class DaskExchange:
                 missing = [m for m in range(self.members) if m not in box]
             self._check(missing)
 
-    def _check(self, missing: list[int]) -> None:
+    def _check(self, missing: Iterable[int]) -> None:
         """Raise :class:`MemberLostError` if this member's task is no longer wanted or
         a missing member's worker does not answer."""
         from distributed.utils import sync
 
+        if self.abort.is_set():
+            raise MemberLostError("a member of the collective call failed")
         ts = self.worker.state.tasks.get(self.key) if self.key is not None else None
         if self.key is not None and (ts is None or ts.state in ("cancelled", "released")):
             raise MemberLostError("the collective call was cancelled")
@@ -151,20 +185,51 @@ class DaskExchange:
                     f"{exc!r}") from exc
 
 
-def run_member_task(fn: Callable, cid: str, member: int, places: Sequence[str],
-                    *args: Any) -> Any:
-    """A member's task: ``fn(exchange, *args)`` with a :class:`DaskExchange`."""
-    exchange = DaskExchange(cid, member, places)
-    try:
-        return fn(exchange, *args)
-    except BaseException:
-        _forget(cid)
-        raise
+def run_place_task(fn: Callable, cid: str, members: list[int], places: Sequence[str],
+                   args: list[tuple]) -> Any:
+    """A worker's task of a collective call: ``fn(exchange, *args[k])`` for each of its
+    ``members`` (their results in order; the result itself for one member), each with
+    a :class:`DaskExchange`, several members each in a thread of their own (they must
+    run at once; the kernels release the GIL).  A member that fails stops the
+    others here (``abort``); its own error is raised."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from distributed import get_worker
+    from distributed.worker import thread_state
+
+    worker, key = get_worker(), getattr(thread_state, "key", None)
+    abort = threading.Event()
+
+    def one(k: int) -> Any:
+        exchange = DaskExchange(cid, members[k], places, worker, key, abort)
+        try:
+            return fn(exchange, *args[k])
+        except BaseException:
+            abort.set()
+            _forget(cid)
+            raise
+        finally:
+            exchange.close()
+
+    if len(members) == 1:
+        return one(0)
+    with ThreadPoolExecutor(len(members)) as pool:
+        futures = [pool.submit(one, k) for k in range(len(members))]
+        errors = [f.exception() for f in futures]
+    first = next((e for e in errors if e is not None and not isinstance(e, MemberLostError)),
+                 next((e for e in errors if e is not None), None))
+    if first is not None:
+        raise first
+    return [f.result() for f in futures]
 
 
-def _places(client: Any, anchors: Sequence[list], generation: int | None) -> list[str]:
-    """Each member's worker: the one that holds most of its anchors (handles), those
-    lost made again first; a member without anchors goes round the workers."""
+def _places(client: Any, anchors: Sequence[list], inputs: list,
+            generation: int | None) -> list[str]:
+    """Each member's worker: the one that holds most of its anchors (handles); a
+    member without anchors goes round the workers.  Every input of the call (the
+    futures ``inputs``) is waited for first, lost ones made again: a member waiting
+    for its peers holds a worker's thread, and a peer's input left to compute there
+    would never be."""
     from concurrent.futures import CancelledError
 
     from distributed import wait
@@ -172,9 +237,9 @@ def _places(client: Any, anchors: Sequence[list], generation: int | None) -> lis
     from oracleboost.distributed.cluster import LostRowsError, lost_rows_message
 
     flat = [f for group in anchors for f in group]
-    if flat:
+    if flat or inputs:
         try:
-            wait(flat)
+            wait(flat + inputs)
         except CancelledError as exc:
             raise LostRowsError(lost_rows_message(exc, client, generation)) from exc
     holders = client.who_has(flat) if flat else {}
@@ -217,28 +282,61 @@ def _outcome(client: Any, futures: list, places: list[str]) -> BaseException | N
             return MemberLostError(f"the workers {sorted(set(gone))} left the cluster")
 
 
+def _results(client: Any, futures: list, places: list[str]) -> list | None:
+    """The finished members' results, fetched; None when a worker that held one left
+    first (Dask would run its task again, and a member cannot run alone).  The futures
+    are released: nothing later depends on them."""
+    from distributed import TimeoutError as DaskTimeout
+
+    results = []
+    for f, place in zip(futures, places, strict=True):
+        while True:
+            try:
+                results.append(f.result(timeout=_CHECK_EVERY))
+                break
+            except (TimeoutError, DaskTimeout):
+                if place not in set(client.scheduler_info()["workers"]):
+                    return None
+    for f in futures:
+        f.release()
+    return results
+
+
 def collective(client: Any, fn: Callable, args: Sequence[tuple], anchors: Sequence[list],
                key: str, generation: int | None) -> list:
     """The Dask executor's collective call (see
-    :meth:`oracleboost.rows.executor.Executor.collective`): a task a member, pinned to
-    its place; run again where a member was lost."""
+    :meth:`oracleboost.rows.executor.Executor.collective`): a task a worker for its
+    members (:func:`run_place_task`), pinned there; run again where a member was lost.
+    The members' results, by member."""
     from concurrent.futures import CancelledError
+
+    from distributed import futures_of
 
     from oracleboost.distributed.cluster import LostRowsError, lost_rows_message
 
     error: BaseException | None = None
     for attempt in range(_TRIES):
-        places = _places(client, anchors, generation)
+        places = _places(client, anchors, futures_of(list(args)), generation)
         cid = f"{key}-{attempt}"
-        futures = [client.submit(run_member_task, fn, cid, m, places, *args[m],
-                                 key=f"{cid}-{m}", workers=[places[m]],
-                                 allow_other_workers=False, pure=False)
-                   for m in range(len(args))]
-        error = _outcome(client, futures, places)
+        by_place: dict[str, list[int]] = {}
+        for m, place in enumerate(places):
+            by_place.setdefault(place, []).append(m)
+        tasks = [client.submit(run_place_task, fn, cid, members, places,
+                               [args[m] for m in members], key=f"{cid}-{members[0]}",
+                               workers=[place], allow_other_workers=False, pure=False)
+                 for place, members in by_place.items()]
+        error = _outcome(client, tasks, list(by_place))
         if error is None:
-            return futures
+            results = _results(client, tasks, list(by_place))
+            if results is not None:
+                out: list = [None] * len(args)
+                for got, members in zip(results, by_place.values(), strict=True):
+                    for k, m in enumerate(members):
+                        out[m] = got if len(members) == 1 else got[k]
+                return out
+            error = MemberLostError("a worker that held a member's result was lost")
         with contextlib.suppress(Exception):
-            client.cancel(futures)
+            client.cancel(tasks)
         with contextlib.suppress(Exception):
             client.run(_forget, cid)
         if isinstance(error, CancelledError):

@@ -655,6 +655,29 @@ def column_total(h, out):  # pragma: no cover - compiled
             out[c] += h[q, c]
 
 
+@numba.njit(cache=True, nogil=True)
+def binned_tree_outputs(codes, d, feature, node_bin, missing_bin, default_left, left,
+                        right, value, out):  # pragma: no cover - compiled
+    """``out[i] = value[leaf]`` for each row ``i`` of the row-major ``codes``, its leaf
+    found by walking the tree on its bins: at a node, the row goes left when its code of
+    the node's feature is at most ``node_bin``, or is the feature's missing-value bin
+    (``missing_bin``, -1 for none) and ``default_left``; the children are node indices,
+    or ``~leaf``.  The same rows a leaf as the splits that grew the tree
+    (``split_rows`` with their ``goes_left``)."""
+    K = value.shape[1]
+    for i in range(out.shape[0]):
+        node = 0
+        while node >= 0:
+            code = np.int64(codes[i * d + feature[node]])
+            if code == missing_bin[node]:
+                go_left = default_left[node]
+            else:
+                go_left = code <= node_bin[node]
+            node = left[node] if go_left else right[node]
+        for k in range(K):
+            out[i, k] = value[~node, k]
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
 def leaf_outputs(rows, starts, stops, value, out, chunks):  # pragma: no cover - compiled
     """``out[i] = value[leaf]`` (``value`` of shape (L,) or (L, K)) for every row ``i``

@@ -750,12 +750,15 @@ def add_in_order(parts: Sequence[np.ndarray], out: np.ndarray) -> np.ndarray:
 
 class GrownTree(NamedTuple):
     """:func:`grow_tree`'s tree (leaf values 0), its splits' gains, its leaves' sums
-    ``(L, K + 1)`` and (under monotone constraints) their output bounds, else None."""
+    ``(L, K + 1)``, (under monotone constraints) their output bounds, else None, and
+    each node's threshold as a bin (the last bin that goes left; -1 for a set of
+    categories)."""
 
     tree: TreeStructure
     gains: np.ndarray
     sums: np.ndarray
     bounds: tuple[np.ndarray, np.ndarray] | None
+    bins: np.ndarray
 
 
 def leaf_values(sums: np.ndarray, K: int, lam: float,
@@ -921,7 +924,8 @@ def _grown(bound: BoundHistTreeOracle, st: growth.Growth,
                              MISSING_NONE).astype(np.intp),
             categories_left=sets)
     return GrownTree(tree, st.node_gain[:nodes].copy(), st.sums[:L].copy(),
-                     (st.lo[:L].copy(), st.hi[:L].copy()) if bound._bounded else None)
+                     (st.lo[:L].copy(), st.hi[:L].copy()) if bound._bounded else None,
+                     st.node_bin[:nodes].copy())
 
 
 def power_of_two_exponents(mean_abs: Callable[[int], float]) -> tuple[int, int] | None:

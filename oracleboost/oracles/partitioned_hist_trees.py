@@ -55,6 +55,7 @@ from oracleboost.oracles.partitioned_stumps import (
     local_stump_oracle,
 )
 from oracleboost.oracles.stumps import StumpOracle, row_centred
+from oracleboost.oracles.trees import MISSING_NAN
 from oracleboost.rows.blocks import RowBlocks, ordered_sum, outputs_only
 from oracleboost.rows.exchange import Exchange
 from oracleboost.rows.partitioned import (
@@ -241,37 +242,36 @@ class _MemberRows:
     def counts(self) -> np.ndarray:
         return np.array(self.total)
 
-    def layout(self, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Partition ``p``'s rows of every leaf: its index array and each leaf's
-        segment of it (starts, stops)."""
-        return (self.rows[p], np.array([s[p] for s in self.start], dtype=np.int64),
-                np.array([s[p] for s in self.stop], dtype=np.int64))
-
 
 def _grow_member(exchange: Exchange, blocks: list[RowBlocks], local: list[LocalTreeBins],
                  g: list[np.ndarray], parts: list[int], *, spec: TreeSpec, K: int,
                  features: np.ndarray | None, name: str, width: int, n_rows: int) -> list:
     """A member of a tree's collective call: the tree grown on its partitions with the
-    others' histograms (:class:`_MemberRows`).  Each partition's output is its rows of
-    each leaf; the first partition's stat reports the tree and every leaf's rows (the
-    same from every member), or :data:`_REFUSED`."""
+    others' histograms (:class:`_MemberRows`).  Its first partition's stat reports the
+    tree and every leaf's rows (the same from every member), or :data:`_REFUSED`; the
+    rows' leaves are not kept (a later stage finds them from the tree: nothing is made
+    from a member's result)."""
     rows = _MemberRows(exchange, spec, local, g, parts, width, n_rows)
     try:
         report: Any = (grow_tree(spec, rows, K, features, name), rows.counts())
     except _NotFinite:
         report = _REFUSED
-    return [((rows.layout(p),), report if p == 0 else None) for p in range(len(blocks))]
+    return [report] + [None] * (len(blocks) - 1)
 
 
 @outputs_only(1)
-def _leaf_outputs(blocks: RowBlocks, layout: tuple | None, *, value: np.ndarray
-                  ) -> tuple[tuple, None]:
-    """Each of the partition's rows' leaf value (``layout`` None: one leaf)."""
+def _leaf_outputs(blocks: RowBlocks, local: LocalTreeBins, *, tree: tuple | None,
+                  value: np.ndarray) -> tuple[tuple, None]:
+    """Each of the partition's rows' leaf value, its leaf found by walking the tree
+    (``tree``: its nodes as :func:`._hist_tree_kernels.binned_tree_outputs` reads them;
+    None: one leaf) on the partition's codes."""
     out = np.empty((blocks.n,) + value.shape[1:])
-    if layout is None:
+    if tree is None:
         out[:] = value[0]
-    else:
-        kernels.leaf_outputs(*layout, value, out, 1)
+    else:  # (the kernel reads and writes a column a channel)
+        kernels.binned_tree_outputs(local.codes, local.n_features, *tree,
+                                    value.reshape(value.shape[0], -1),
+                                    out.reshape(blocks.n, -1))
     return (out,), None
 
 
@@ -284,9 +284,6 @@ class _HeldChannels:
 
     g: Partitioned
     width: int  # channels a row (C = K + 1)
-    #: Whether the last channel is 1 on every row: its histogram then counts each
-    #: bin's rows, exactly (``project`` without weights, label-coded ``correlate``)
-    unit: bool = False
 
     def __getitem__(self, key: Any) -> _HeldChannels:
         return self
@@ -296,36 +293,43 @@ class GrownOnPartitions:
     """The training rows of a tree grown on the partitions by a collective call
     (:meth:`~oracleboost.rows.partition_blocks.PartitionBlocks.collective`): each
     member grows the tree on its partitions, exchanging histograms and split counts
-    with the others, and keeps its rows of each leaf; only the tree comes back.  Then
-    :meth:`counts` and :meth:`outputs`, as :class:`~.hist_trees.LeafRows` has them."""
+    with the others; only the tree comes back.  Then :meth:`counts` and
+    :meth:`outputs`, as :class:`~.hist_trees.LeafRows` has them."""
 
     def __init__(self, bound: PartitionedHistTreeOracle, g: _HeldChannels) -> None:
         self.bound = bound
         self.g = g
-        self._layout: Partitioned | None = None
+        self._tree: tuple | None = None  # the nodes, as _leaf_outputs reads them
         self._counts = np.array([bound.n_samples])
 
     def grown(self, K: int, features: np.ndarray | None, name: str) -> GrownTree:
         b = self.bound
         parts = PerPartition(tuple(range(b.blocks.n_partitions)))
-        (layout,), stats = b.blocks.collective(
+        stats = b.blocks.collective(
             _grow_member, b._local, self.g.g, parts, spec=b._spec, K=K, features=features,
             name=name, width=self.g.width, n_rows=b.n_samples)
         reports = [s for s in stats if s is not None]
         if reports[0] == _REFUSED:
             b._refuse_query(self.g, name)
         grown, counts = reports[0]
-        for other in reports[1:]:  # (every member made the same tree)
-            if not (other[0].tree.digest() == grown.tree.digest()
-                    and np.array_equal(other[0].sums, grown.sums)):
+        for other, _ in reports[1:]:  # (every member made the same tree)
+            if not (np.array_equal(other.bins, grown.bins)
+                    and np.array_equal(other.sums, grown.sums)):
                 raise RuntimeError("the members of a tree's collective call grew "
                                    "different trees")
-        self._layout, self._counts = layout, counts
+        self._counts = counts
+        tree = grown.tree
+        if tree.n_leaves > 1:
+            feature = tree.feature.astype(np.int64)
+            missing_bin = np.where(tree.missing == MISSING_NAN, b.n_bins[feature], -1)
+            self._tree = (feature, grown.bins.astype(np.int64), missing_bin.astype(np.int64),
+                          tree.default_left.astype(np.bool_), tree.left.astype(np.int64),
+                          tree.right.astype(np.int64))
         return grown
 
     def merge(self) -> None:
         """Make every row one leaf again."""
-        self._layout = None
+        self._tree = None
         self._counts = np.array([self.bound.n_samples])
 
     def counts(self) -> np.ndarray:
@@ -335,7 +339,8 @@ class GrownOnPartitions:
         """Each training row's leaf value, held with the partitions (``value`` of shape
         (L,) or (L, K))."""
         value = np.ascontiguousarray(value, dtype=np.float64)
-        (out,), _ = self.bound.blocks.map(_leaf_outputs, self._layout, value=value)
+        (out,), _ = self.bound.blocks.map(_leaf_outputs, self.bound._local, tree=self._tree,
+                                          value=value)
         return with_ndim(out, value.ndim, value.shape[1] if value.ndim == 2 else None)
 
 
@@ -406,10 +411,10 @@ class PartitionedHistTreeOracle(BoundHistTreeOracle):
                     f"r of shape (n, K) needs K >= 2 classes for label-coded trees; got "
                     f"K={K} (pass r of shape (n,) for binary ±1 trees)")
             (r,), _ = self.blocks.map(_centred, r)
-            return self._answer(self._scaled(r, K, unit=True), K, "codes", features)
+            return self._answer(self._scaled(r, K), K, "codes", features)
         return self._answer(self._scaled(r, 1), 1, "sign", features)
 
-    def _scaled(self, r: Partitioned, K: int, unit: bool = False) -> _HeldChannels:
+    def _scaled(self, r: Partitioned, K: int) -> _HeldChannels:
         """``correlate``'s channels: ``r`` scaled by the power of two that brings the
         mean of ``|r|`` into [1, 2), the mean summed partition by partition."""
         size = self.n_samples * K
@@ -419,7 +424,7 @@ class PartitionedHistTreeOracle(BoundHistTreeOracle):
 
         exponents = power_of_two_exponents(mean_abs)
         (g,), _ = self.blocks.map(_scaled_channels, r, exponents=exponents, K=K)
-        return _HeldChannels(g, K + 1, unit)
+        return _HeldChannels(g, K + 1)
 
     def _project(  # type: ignore[override]
             self, target: Partitioned, sample_weight: Partitioned | None,
@@ -427,7 +432,7 @@ class PartitionedHistTreeOracle(BoundHistTreeOracle):
         K = int(target.columns) if target.ndim == 2 else 1
         (g,), _ = self.blocks.map(_target_channels, target, sample_weight, K=K)
         kind = "vector" if target.ndim == 2 else "value"
-        return self._answer(_HeldChannels(g, K + 1, sample_weight is None), K, kind,
+        return self._answer(_HeldChannels(g, K + 1), K, kind,
                             features)
 
     def _leaf_rows(self, g: _HeldChannels) -> GrownOnPartitions:  # type: ignore[override]

@@ -42,7 +42,9 @@ class Exchange(Protocol):
     def allgather(self, payload: Any) -> list:
         """Every member's ``payload`` for this step, in member order (this one's
         included).  Every member must call it the same number of times, in the same
-        order: the ``k``-th calls of all members are one exchange."""
+        order: the ``k``-th calls of all members are one exchange.  The others'
+        payloads are the caller's to read until its next call (an exchange between
+        processes may hand out views of its buffers), never to change."""
 
 
 _MISSING = object()

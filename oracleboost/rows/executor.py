@@ -60,10 +60,11 @@ class Executor(Protocol):
                    key: str) -> list:
         """A collective call (:mod:`.exchange`): ``fn(exchange, *args[m])`` for every
         member ``m``, all running at once, each where ``anchors[m]`` (handles) are held,
-        with an :class:`~.exchange.Exchange` between them.  Returns a handle a member,
-        once every member has finished; raises the first member's error that is not
-        a :class:`~.exchange.MemberLostError` (an executor whose places can be lost
-        runs the call again after such a loss)."""
+        with an :class:`~.exchange.Exchange` between them.  Returns the members'
+        results (values, not handles: nothing is made later from a member), once every
+        member has finished; raises the first member's error that is not a
+        :class:`~.exchange.MemberLostError` (an executor whose places can be lost runs
+        the call again after such a loss)."""
 
     def release(self, handle: Any) -> None:
         """Let go of a handle's result."""

@@ -91,7 +91,8 @@ def run_member(exchange: Any, make_blocks: Callable[[int, int], RowBlocks], stag
                sizes: list, block_size: int, refs: list, consts: dict) -> list:
     """A member of :meth:`PartitionBlocks.collective`: ``stage(exchange, blocks, *rows,
     **consts)`` on its group of partitions at once, ``blocks`` theirs (one a partition,
-    as :func:`run_group` makes them) and each of ``rows`` a list of their values."""
+    as :func:`run_group` makes them) and each of ``rows`` a list of their values: the
+    partitions' stats."""
     blocks = [make_blocks(n, block_size) for n in sizes]
     rows = [list(column) for column in zip(*[list(map(_value, r)) for r in refs],
                                             strict=True)] if refs and refs[0] else []
@@ -249,13 +250,17 @@ class PartitionBlocks(RowBlocks):
                         for k in range(n_out))
         return outputs, stats
 
-    def collective(self, stage: Callable, *rows: Any, **consts: Any) -> tuple[tuple, list]:
+    def collective(self, stage: Callable, *rows: Any, **consts: Any) -> list:
         """``stage`` as a collective call (:mod:`.exchange`): one member a group of
         partitions (see :meth:`place`), all at once, each calling ``stage(exchange,
         blocks, *rows, **consts)`` for its partitions together (each of ``rows`` a list
-        of their parts) and returning each partition's ``(outputs, stat)``, in order.
-        The members talk through ``exchange`` alone.  Returns ``(outputs as
-        Partitioned, [stat of each partition, in order])``, the stats waited for."""
+        of their parts) and returning each partition's stat, in order.  The members
+        talk through ``exchange`` alone.  Returns ``[stat of each partition, in
+        order]``.
+
+        A collective call makes no per-row outputs: nothing later is made from its
+        members' results, so that an executor that makes a lost place's results again
+        from their calls never has to run one member alone (its peers are gone)."""
         name = f"{getattr(stage, '__name__', 'stage')}-{uuid.uuid4().hex}"
         groups = self.groups
         executor = self.executor
@@ -263,27 +268,12 @@ class PartitionBlocks(RowBlocks):
                  [[_ref(r, i) for r in rows] for i in g], consts) for g in groups]
         anchors = [[] if self._anchor is None else [self._anchor.parts[i][0] for i in g]
                    for g in groups]
-        members = executor.collective(run_member, args, anchors, key=name)
-        try:
-            gathered = executor.gather(executor.map(
-                _group_stats, members, key=[f"{name}-stat-{j}" for j in range(len(groups))]))
-        except BaseException:
-            self.executor.abandon(members)
-            raise
+        results = executor.collective(run_member, args, anchors, key=name)
         stats: list = [None] * len(self.sizes)
-        n_outs = {0}
-        for g, group_stats in zip(groups, gathered, strict=True):
-            for i, (n, stat) in zip(g, group_stats, strict=True):
+        for g, group_stats in zip(groups, results, strict=True):
+            for i, stat in zip(g, group_stats, strict=True):
                 stats[i] = stat
-                n_outs.add(n)
-        n_out = max(n_outs)
-        where: list = [None] * len(self.sizes)
-        for g, f in zip(groups, members, strict=True):
-            for pos, i in enumerate(g):
-                where[i] = (f, pos)
-        outputs = tuple(Partitioned(tuple((f, (pos, k)) for f, pos in where), self.sizes)
-                        for k in range(n_out))
-        return outputs, stats
+        return stats
 
     def map_one(self, part: int, stage: Callable, *rows: Any, **consts: Any) -> Any:
         """The stat of ``stage`` on partition ``part`` alone, run where it is (one call:
