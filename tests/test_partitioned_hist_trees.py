@@ -16,6 +16,7 @@ from oracleboost._validation import normalise_weights
 from oracleboost.engine.backends import Backend, register_backend
 from oracleboost.oracles import HistTreeOracle
 from oracleboost.oracles.partitioned_hist_trees import PartitionedHistTreeOracle
+from oracleboost.rows import local_store
 from oracleboost.rows.exchange import ThreadExchange
 from oracleboost.rows.partition_blocks import PartitionBlocks, part_value
 from oracleboost.rows.partitioned import NotDistributedError, with_ndim
@@ -113,12 +114,17 @@ def _same_answer(h_mem, h_parts) -> None:
     np.testing.assert_array_equal(_bits(got), _bits(h_mem.train_output))
 
 
+@pytest.mark.parametrize("kept", (True, False), ids=("leaves-kept", "tree-walked"))
 @pytest.mark.parametrize("seed", (0, 1, 2))
-def test_each_query_on_partitions_is_the_query_in_memory(held, seed):
+def test_each_query_on_partitions_is_the_query_in_memory(held, monkeypatch, seed, kept):
     """project (weighted, vector), correlate (±1, label-coded), on a feature subset,
     leaf- and depth-wise, with L2 leaves and monotone constraints: queries whose entries
     span many magnitudes (where the order of each sum shows in its bits), on few bins
-    (each bin sums rows of every partition)."""
+    (each bin sums rows of every partition).  The training rows' outputs come from the
+    rows of each leaf that the members kept, or (where none were kept: a place lost
+    after the tree) from the tree walked on each partition's codes."""
+    if not kept:
+        monkeypatch.setattr(local_store, "take", lambda key: None)
     rng = np.random.RandomState(seed)
     n = 150
     X = _with_nan(rng.randn(n, 4), seed)

@@ -61,6 +61,7 @@ from typing import Any
 
 import numpy as np
 
+from oracleboost.rows import local_store
 from oracleboost.rows.blocks import BLOCKS_PER_PARTITION, LANE_ROWS
 from oracleboost.rows.executor import PartitionRowBlocks
 from oracleboost.rows.partition_blocks import PartitionBlocks, part_value
@@ -154,9 +155,11 @@ def pooled_empty(shape: int | tuple[int, ...]) -> np.ndarray:
 
 
 def release_pool() -> None:
-    """Let go of this process's pooled buffers (run on every worker after a fit)."""
+    """Let go of this process's pooled buffers and of what its calls kept for later ones
+    (:mod:`oracleboost.rows.local_store`; run on every worker after a fit)."""
     with _POOL_LOCK:
         _POOL.clear()
+    local_store.clear()
 
 
 class LostRowsError(RuntimeError):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -137,7 +138,8 @@ class DaskExchange:
 
         step = self._step
         self._step += 1
-        _receive(self.cid, step, self.member, payload)  # (for the members here)
+        # (for the members here: a copy, as the sender may reuse its arrays at once)
+        _receive(self.cid, step, self.member, copy.deepcopy(payload))
         if self._elsewhere:
             msg = {"cid": self.cid, "step": step, "member": self.member,
                    "payload": to_serialize(payload)}

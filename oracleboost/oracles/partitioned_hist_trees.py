@@ -29,6 +29,8 @@ the mean summed partition by partition, as in memory
 from __future__ import annotations
 
 import copy
+import threading
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +58,7 @@ from oracleboost.oracles.partitioned_stumps import (
 )
 from oracleboost.oracles.stumps import StumpOracle, row_centred
 from oracleboost.oracles.trees import MISSING_NAN
+from oracleboost.rows import local_store
 from oracleboost.rows.blocks import RowBlocks, ordered_sum, outputs_only
 from oracleboost.rows.exchange import Exchange
 from oracleboost.rows.partitioned import (
@@ -71,11 +74,19 @@ __all__ = ["GrownOnPartitions", "LocalTreeBins", "PartitionedHistTreeOracle", "T
 
 @dataclass(frozen=True)
 class LocalTreeBins:
-    """A partition's binned rows, where it is held: ``codes`` row-major (``i * d + j``),
-    with what the oracle over partitions reads of its stump oracle (the features whose
-    column holds NaN here, and the rows a bin)."""
+    """A partition's binned rows, where it is held: ``codes`` row-major (``i * d + j``)
+    and ``columns`` column-major (``columns[j]``: feature ``j``'s), with what the oracle
+    over partitions reads of its stump oracle (the features whose column holds NaN here,
+    and the rows a bin).
+
+    Both layouts, as LightGBM keeps both for its row-wise histograms: a histogram reads
+    every code of each of a leaf's rows (one run of bytes a row), a split one feature's
+    code of each (one byte a row, where the row-major codes cost a cache line a row:
+    at 5,000,000 rows a split took three times as long, and more with two workers on
+    one machine's memory)."""
 
     codes: np.ndarray
+    columns: np.ndarray
     n_features: int
     _nan_bins: np.ndarray
     _counts: np.ndarray
@@ -84,11 +95,13 @@ class LocalTreeBins:
 def local_tree_bins(X: np.ndarray, oracle: StumpOracle,
                     thresholds: list[np.ndarray]) -> LocalTreeBins:
     """A partition's rows binned with the whole data's ``thresholds``
-    (:func:`~.partitioned_stumps.local_stump_oracle`), kept row-major; the stump
-    oracle's own codes are let go."""
+    (:func:`~.partitioned_stumps.local_stump_oracle`), kept row-major and column-major;
+    the stump oracle's own codes (column-major by block) are let go."""
     stumps = local_stump_oracle(X, oracle, thresholds)
     codes = np.ascontiguousarray(stumps.codes).reshape(-1)
-    return LocalTreeBins(codes, stumps.n_features, stumps._nan_bins, stumps._counts)
+    columns = np.ascontiguousarray(stumps.codes.T)
+    return LocalTreeBins(codes, columns, stumps.n_features, stumps._nan_bins,
+                         stumps._counts)
 
 
 class _PartitionBins(PartitionedStumpOracle):
@@ -163,9 +176,33 @@ class TreeSpec:
         self.n_bins, self.missing = bound.n_bins, bound.missing
         self.thresholds = bound.thresholds
         self._directions, self._bounded = bound._directions, bound._bounded
+        #: which fit's spec: a process keeps one (:meth:`here`), with its buffers
+        self.key = uuid.uuid4().hex
+        self._scratch = threading.local()
+
+    def here(self) -> TreeSpec:
+        """This fit's spec as this process keeps it from tree to tree (the first one
+        it was sent), so that its buffers (:func:`~._hist_buffers.buffers_of`) and
+        scratch are reused."""
+        return local_store.shared(("tree-spec", self.key), self)
 
     def _refuse_query(self, r: Any, name: str) -> None:
         raise _NotFinite
+
+    def scratch(self, n: int, dtype: Any) -> np.ndarray:
+        """An array of at least ``n`` entries of ``dtype``, kept from tree to tree, the
+        calling thread's own (members that share a process run in threads)."""
+        kept = getattr(self._scratch, "array", None)
+        if kept is None or kept.size < n or kept.dtype != dtype:
+            kept = self._scratch.array = np.empty(n, dtype=dtype)
+        return kept
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_scratch"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._scratch = threading.local()
 
 
 class _MemberRows:
@@ -190,14 +227,16 @@ class _MemberRows:
         sizes = [c.shape[0] for c in g]
         index = np.int32 if max(sizes, default=0) < 2**31 else np.int64
         self.rows = [np.arange(m, dtype=index) for m in sizes]
-        self._tmp = np.empty(max(sizes, default=0), dtype=index)
+        self._tmp = spec.scratch(max(sizes, default=0), index)
         self.start = [[0] * len(sizes)]
         self.stop = [list(sizes)]
         self.total = [int(n_rows)]  # every leaf's rows, in all partitions
 
     def histogram(self, leaf: int, feats: np.ndarray, out: np.ndarray,
                   buffers: HistogramBuffers) -> np.ndarray:
-        spec = self.spec
+        # (every array from the buffers, kept from tree to tree: on a Dask worker, whose
+        # allocator gives freed memory back at once, a new array's pages fault in)
+        hists = buffers.parts(len(self.local), *out.shape)
         mine = []
         for p, (local, g) in enumerate(zip(self.local, self.channels, strict=True)):
             lo, hi = self.start[leaf][p], self.stop[leaf][p]
@@ -207,12 +246,12 @@ class _MemberRows:
             if hi - lo == g.shape[0]:  # every row, in order: the channels as they are
                 ordered = g
             else:  # (copied into the leaf's order, so that the sums read them in turn)
-                ordered = np.empty((hi - lo, g.shape[1]))
+                ordered = buffers.ordered(hi - lo, g.shape[1])
                 kernels.gather(rows, 0, hi - lo, g, ordered, 1)
             mine.append((self.parts[p], partition_histogram(
                 local.codes, local.n_features, rows,
-                np.array([0, hi - lo], dtype=np.int64), ordered, feats, spec.n_hist_bins,
-                1, channels=self.width)))
+                np.array([0, hi - lo], dtype=np.int64), ordered, feats,
+                self.spec.n_hist_bins, 1, out=hists[p], buffers=buffers)))
         found = sorted((part for payload in self.exchange.allgather(mine)
                         for part in payload), key=lambda part: part[0])
         return add_in_order([h for _, h in found], out)
@@ -225,9 +264,8 @@ class _MemberRows:
         went_left = 0
         for p, local in enumerate(self.local):
             lo, hi = self.start[leaf][p], self.stop[leaf][p]
-            n_left = 0 if hi == lo else int(kernels.split_rows(
-                local.codes, local.n_features, self.rows[p], lo, hi, j, goes_left,
-                self._tmp))
+            n_left = 0 if hi == lo else int(kernels.split_rows(  # (on the column)
+                local.columns[j], 1, self.rows[p], lo, hi, 0, goes_left, self._tmp))
             went_left += n_left
             starts.append(lo + n_left)
             stops.append(hi)
@@ -242,32 +280,48 @@ class _MemberRows:
     def counts(self) -> np.ndarray:
         return np.array(self.total)
 
+    def leaves(self, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Partition ``p``'s rows of every leaf: its index array and each leaf's
+        segment of it (starts, stops)."""
+        return (self.rows[p], np.array([s[p] for s in self.start], dtype=np.int64),
+                np.array([s[p] for s in self.stop], dtype=np.int64))
+
 
 def _grow_member(exchange: Exchange, blocks: list[RowBlocks], local: list[LocalTreeBins],
                  g: list[np.ndarray], parts: list[int], *, spec: TreeSpec, K: int,
-                 features: np.ndarray | None, name: str, width: int, n_rows: int) -> list:
+                 features: np.ndarray | None, name: str, width: int, n_rows: int,
+                 tree_id: str) -> list:
     """A member of a tree's collective call: the tree grown on its partitions with the
     others' histograms (:class:`_MemberRows`).  Its first partition's stat reports the
-    tree and every leaf's rows (the same from every member), or :data:`_REFUSED`; the
-    rows' leaves are not kept (a later stage finds them from the tree: nothing is made
-    from a member's result)."""
+    tree and every leaf's rows (the same from every member), or :data:`_REFUSED`.  Each
+    partition's rows of each leaf are kept in the process
+    (:mod:`~oracleboost.rows.local_store`, under ``(tree_id, partition)``) for the
+    outputs' stage: nothing is made from a member's result."""
+    spec = spec.here()
     rows = _MemberRows(exchange, spec, local, g, parts, width, n_rows)
     try:
         report: Any = (grow_tree(spec, rows, K, features, name), rows.counts())
     except _NotFinite:
-        report = _REFUSED
+        return [_REFUSED] + [None] * (len(blocks) - 1)
+    for p, part in enumerate(parts):  # (for the outputs' stage, if it runs here)
+        local_store.keep((tree_id, part), rows.leaves(p))
     return [report] + [None] * (len(blocks) - 1)
 
 
 @outputs_only(1)
-def _leaf_outputs(blocks: RowBlocks, local: LocalTreeBins, *, tree: tuple | None,
-                  value: np.ndarray) -> tuple[tuple, None]:
-    """Each of the partition's rows' leaf value, its leaf found by walking the tree
-    (``tree``: its nodes as :func:`._hist_tree_kernels.binned_tree_outputs` reads them;
-    None: one leaf) on the partition's codes."""
+def _leaf_outputs(blocks: RowBlocks, local: LocalTreeBins, part: int, *, tree_id: str,
+                  tree: tuple | None, value: np.ndarray) -> tuple[tuple, None]:
+    """Each of the partition's rows' leaf value: from its rows of each leaf where the
+    tree's member kept them in this process, else by walking the tree on the
+    partition's codes (``tree``: its nodes as
+    :func:`._hist_tree_kernels.binned_tree_outputs` reads them; None: one leaf).  The
+    same rows a leaf either way."""
+    kept = local_store.take((tree_id, part))
     out = np.empty((blocks.n,) + value.shape[1:])
     if tree is None:
         out[:] = value[0]
+    elif kept is not None:
+        kernels.leaf_outputs(*kept, value, out, 1)
     else:  # (the kernel reads and writes a column a channel)
         kernels.binned_tree_outputs(local.codes, local.n_features, *tree,
                                     value.reshape(value.shape[0], -1),
@@ -300,14 +354,16 @@ class GrownOnPartitions:
         self.bound = bound
         self.g = g
         self._tree: tuple | None = None  # the nodes, as _leaf_outputs reads them
+        self._id = ""  # the tree's, for what its members kept (local_store)
         self._counts = np.array([bound.n_samples])
 
     def grown(self, K: int, features: np.ndarray | None, name: str) -> GrownTree:
         b = self.bound
         parts = PerPartition(tuple(range(b.blocks.n_partitions)))
+        self._id = uuid.uuid4().hex
         stats = b.blocks.collective(
             _grow_member, b._local, self.g.g, parts, spec=b._spec, K=K, features=features,
-            name=name, width=self.g.width, n_rows=b.n_samples)
+            name=name, width=self.g.width, n_rows=b.n_samples, tree_id=self._id)
         reports = [s for s in stats if s is not None]
         if reports[0] == _REFUSED:
             b._refuse_query(self.g, name)
@@ -339,8 +395,10 @@ class GrownOnPartitions:
         """Each training row's leaf value, held with the partitions (``value`` of shape
         (L,) or (L, K))."""
         value = np.ascontiguousarray(value, dtype=np.float64)
-        (out,), _ = self.bound.blocks.map(_leaf_outputs, self.bound._local, tree=self._tree,
-                                          value=value)
+        b = self.bound
+        parts = PerPartition(tuple(range(b.blocks.n_partitions)))
+        (out,), _ = b.blocks.map(_leaf_outputs, b._local, parts, tree_id=self._id,
+                                 tree=self._tree, value=value)
         return with_ndim(out, value.ndim, value.shape[1] if value.ndim == 2 else None)
 
 

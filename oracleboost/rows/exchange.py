@@ -18,6 +18,7 @@ executor's collectives); the Dask one, between the workers of a cluster, is
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -74,6 +75,7 @@ class ThreadExchange:
     def allgather(self, payload: Any) -> list:
         s, step = self._steps, self._step
         self._step += 1
+        payload = copy.deepcopy(payload)  # (the caller may reuse its arrays at once)
         with s.cond:
             box = s.boxes.setdefault(step, [_MISSING] * s.members)
             box[self.member] = payload
