@@ -233,6 +233,7 @@ class DaskExecutor:
         self.client = client
         self.generation = getattr(client, "generation", None)
         self._exchanging = False  # (the workers' handler of collective calls installed)
+        self._placed: dict = {}  # (where the collective calls' anchors were last found)
 
     def map(self, fn: Callable, *iterables: Sequence, key: list[str]) -> list:
         # (``client.map``: one message to the scheduler for the whole stage)
@@ -254,7 +255,8 @@ class DaskExecutor:
         if not self._exchanging:
             self.client.register_plugin(exchange.ExchangePlugin())
             self._exchanging = True
-        return exchange.collective(self.client, fn, args, anchors, key, self.generation)
+        return exchange.collective(self.client, fn, args, anchors, key, self.generation,
+                                   self._placed)
 
     def release(self, handle: Any) -> None:
         handle.release()

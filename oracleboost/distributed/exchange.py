@@ -196,7 +196,7 @@ def run_place_task(fn: Callable, cid: str, members: list[int], places: Sequence[
     others here (``abort``); its own error is raised."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from distributed import get_worker
+    from distributed import get_worker, rejoin, secede
     from distributed.worker import thread_state
 
     worker, key = get_worker(), getattr(thread_state, "key", None)
@@ -213,48 +213,68 @@ def run_place_task(fn: Callable, cid: str, members: list[int], places: Sequence[
         finally:
             exchange.close()
 
-    if len(members) == 1:
-        return one(0)
-    with ThreadPoolExecutor(len(members)) as pool:
-        futures = [pool.submit(one, k) for k in range(len(members))]
-        errors = [f.exception() for f in futures]
-    first = next((e for e in errors if e is not None and not isinstance(e, MemberLostError)),
-                 next((e for e in errors if e is not None), None))
-    if first is not None:
-        raise first
-    return [f.result() for f in futures]
+    # A member waiting for its peers must not hold one of the worker's threads: a
+    # peer's input that Dask makes again after a lost worker could be given to this
+    # worker and wait for that thread for ever.  So the task leaves the worker's pool
+    # (Dask's secede: the worker may start another task meanwhile) and joins it again
+    # at the end.
+    secede()
+    try:
+        if len(members) == 1:
+            return one(0)
+        with ThreadPoolExecutor(len(members)) as pool:
+            futures = [pool.submit(one, k) for k in range(len(members))]
+            errors = [f.exception() for f in futures]
+        first = next((e for e in errors if e is not None
+                      and not isinstance(e, MemberLostError)),
+                     next((e for e in errors if e is not None), None))
+        if first is not None:
+            raise first
+        return [f.result() for f in futures]
+    finally:
+        rejoin()
 
 
-def _places(client: Any, anchors: Sequence[list], inputs: list,
-            generation: int | None) -> list[str]:
+def _places(client: Any, anchors: Sequence[list], known: dict | None,
+            ask: bool = False) -> list[str]:
     """Each member's worker: the one that holds most of its anchors (handles); a
-    member without anchors goes round the workers.  Every input of the call (the
-    futures ``inputs``) is waited for first, lost ones made again: a member waiting
-    for its peers holds a worker's thread, and a peer's input left to compute there
-    would never be."""
-    from concurrent.futures import CancelledError
-
-    from distributed import wait
-
-    from oracleboost.distributed.cluster import LostRowsError, lost_rows_message
-
+    member without anchors goes round the workers.  ``known`` keeps the answer for the
+    same anchors, used unless ``ask`` (after a lost member)."""
+    keys = tuple(tuple(f.key for f in group) for group in anchors)
+    if known is not None and not ask and known.get("anchors") == keys:
+        return known["places"]
     flat = [f for group in anchors for f in group]
-    if flat or inputs:
-        try:
-            wait(flat + inputs)
-        except CancelledError as exc:
-            raise LostRowsError(lost_rows_message(exc, client, generation)) from exc
     holders = client.who_has(flat) if flat else {}
-    workers = sorted(client.scheduler_info()["workers"])
+    workers = None
     places = []
     for m, group in enumerate(anchors):
         votes: dict[str, int] = {}
         for f in group:
             for w in holders.get(f.key, ()):
                 votes[w] = votes.get(w, 0) + 1
-        places.append(min(votes, key=lambda w: (-votes[w], w)) if votes
-                      else workers[m % len(workers)])
+        if votes:
+            places.append(min(votes, key=lambda w: (-votes[w], w)))
+        else:
+            workers = workers or sorted(client.scheduler_info()["workers"])
+            places.append(workers[m % len(workers)])
+    if known is not None and all(holders.get(f.key) for f in flat):
+        known.update(anchors=keys, places=places)
     return places
+
+
+def _wait_for(client: Any, futures: list, generation: int | None) -> None:
+    """Wait for ``futures`` (those lost made again by Dask), saying what a cancelled one
+    means to the fit."""
+    from concurrent.futures import CancelledError
+
+    from distributed import wait
+
+    from oracleboost.distributed.cluster import LostRowsError, lost_rows_message
+
+    try:
+        wait(futures)
+    except CancelledError as exc:
+        raise LostRowsError(lost_rows_message(exc, client, generation)) from exc
 
 
 def _outcome(client: Any, futures: list, places: list[str]) -> BaseException | None:
@@ -305,20 +325,20 @@ def _results(client: Any, futures: list, places: list[str]) -> list | None:
 
 
 def collective(client: Any, fn: Callable, args: Sequence[tuple], anchors: Sequence[list],
-               key: str, generation: int | None) -> list:
+               key: str, generation: int | None, known: dict | None = None) -> list:
     """The Dask executor's collective call (see
     :meth:`oracleboost.rows.executor.Executor.collective`): a task a worker for its
     members (:func:`run_place_task`), pinned there; run again where a member was lost.
     The members' results, by member."""
     from concurrent.futures import CancelledError
 
-    from distributed import futures_of
-
     from oracleboost.distributed.cluster import LostRowsError, lost_rows_message
 
     error: BaseException | None = None
     for attempt in range(_TRIES):
-        places = _places(client, anchors, futures_of(list(args)), generation)
+        if attempt:  # (the anchors' places then, where Dask has made them again)
+            _wait_for(client, [f for group in anchors for f in group], generation)
+        places = _places(client, anchors, known, ask=attempt > 0)
         cid = f"{key}-{attempt}"
         by_place: dict[str, list[int]] = {}
         for m, place in enumerate(places):
