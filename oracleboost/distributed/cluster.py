@@ -63,6 +63,7 @@ import numpy as np
 
 from oracleboost.rows import local_store
 from oracleboost.rows.blocks import BLOCKS_PER_PARTITION, LANE_ROWS
+from oracleboost.rows.exchange import MemberLostError
 from oracleboost.rows.executor import PartitionRowBlocks
 from oracleboost.rows.partition_blocks import PartitionBlocks, part_value
 from oracleboost.rows.partitioned import Partitioned
@@ -250,13 +251,21 @@ class DaskExecutor:
         """A task a worker for the members whose anchors it holds, pinned there, the
         members' payloads sent from worker to worker (:mod:`.exchange`); run again
         where a member's worker was lost."""
+        from concurrent.futures import CancelledError
+
         from oracleboost.distributed import exchange
 
         if not self._exchanging:
             self.client.register_plugin(exchange.ExchangePlugin())
             self._exchanging = True
-        return exchange.collective(self.client, fn, args, anchors, key, self.generation,
-                                   self._placed)
+        try:
+            return exchange.collective(self.client, fn, args, anchors, key, self._placed)
+        except CancelledError as exc:
+            raise LostRowsError(lost_rows_message(exc, self.client, self.generation)) \
+                from exc
+        except MemberLostError as exc:
+            raise LostRowsError(f"a fit on a dask array kept losing workers: {exc}") \
+                from exc
 
     def release(self, handle: Any) -> None:
         handle.release()

@@ -262,19 +262,12 @@ def _places(client: Any, anchors: Sequence[list], known: dict | None,
     return places
 
 
-def _wait_for(client: Any, futures: list, generation: int | None) -> None:
-    """Wait for ``futures`` (those lost made again by Dask), saying what a cancelled one
-    means to the fit."""
-    from concurrent.futures import CancelledError
-
+def _wait_for(futures: list) -> None:
+    """Wait for ``futures`` (those lost made again by Dask; a cancelled one raises
+    ``CancelledError``)."""
     from distributed import wait
 
-    from oracleboost.distributed.cluster import LostRowsError, lost_rows_message
-
-    try:
-        wait(futures)
-    except CancelledError as exc:
-        raise LostRowsError(lost_rows_message(exc, client, generation)) from exc
+    wait(futures)
 
 
 def _outcome(client: Any, futures: list, places: list[str]) -> BaseException | None:
@@ -325,19 +318,16 @@ def _results(client: Any, futures: list, places: list[str]) -> list | None:
 
 
 def collective(client: Any, fn: Callable, args: Sequence[tuple], anchors: Sequence[list],
-               key: str, generation: int | None, known: dict | None = None) -> list:
+               key: str, known: dict | None = None) -> list:
     """The Dask executor's collective call (see
     :meth:`oracleboost.rows.executor.Executor.collective`): a task a worker for its
     members (:func:`run_place_task`), pinned there; run again where a member was lost.
-    The members' results, by member."""
-    from concurrent.futures import CancelledError
-
-    from oracleboost.distributed.cluster import LostRowsError, lost_rows_message
-
+    The members' results, by member.  Raises ``CancelledError`` when an input or a
+    member was cancelled, and :class:`MemberLostError` after ``_TRIES`` lost members."""
     error: BaseException | None = None
     for attempt in range(_TRIES):
         if attempt:  # (the anchors' places then, where Dask has made them again)
-            _wait_for(client, [f for group in anchors for f in group], generation)
+            _wait_for([f for group in anchors for f in group])
         places = _places(client, anchors, known, ask=attempt > 0)
         cid = f"{key}-{attempt}"
         by_place: dict[str, list[int]] = {}
@@ -361,8 +351,6 @@ def collective(client: Any, fn: Callable, args: Sequence[tuple], anchors: Sequen
             client.cancel(tasks)
         with contextlib.suppress(Exception):
             client.run(_forget, cid)
-        if isinstance(error, CancelledError):
-            raise LostRowsError(lost_rows_message(error, client, generation)) from error
-        if not isinstance(error, MemberLostError):
+        if not isinstance(error, MemberLostError):  # (a member's own, or a cancel)
             raise error
-    raise LostRowsError(f"a collective call lost a member {_TRIES} times: {error}")
+    raise MemberLostError(f"a collective call lost a member {_TRIES} times: {error}")
