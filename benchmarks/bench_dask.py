@@ -140,9 +140,9 @@ def main(argv=None) -> dict:
                     client=client).fit(X, y)
             return time.perf_counter() - start
 
-        def busy(rounds: int) -> tuple[float, float, int, int]:
+        def busy(rounds: int) -> tuple[float, float, int, int, dict]:
             """(wall, the busier worker's compute seconds, tasks, the client's waits for
-            stats) of one fit."""
+            stats, that worker's compute seconds by the tasks' stage) of one fit."""
             from oracleboost.distributed.cluster import ClusterBlocks
 
             fetch, waits = ClusterBlocks._fetch_pending, [0]
@@ -158,11 +158,18 @@ def main(argv=None) -> dict:
             finally:
                 ClusterBlocks._fetch_pending = fetch
             per_worker: dict[str, float] = {}
+            by_stage: dict[str, dict[str, float]] = {}
             for task in stream.data:
                 compute = sum(s["stop"] - s["start"] for s in task["startstops"]
                               if s["action"] == "compute")
                 per_worker[task["worker"]] = per_worker.get(task["worker"], 0.0) + compute
-            return wall, max(per_worker.values()), len(stream.data), waits[0]
+                key = task["key"] if isinstance(task["key"], str) else str(task["key"][0])
+                stage = key.split("-")[0].strip("('_") or key
+                kept = by_stage.setdefault(task["worker"], {})
+                kept[stage] = kept.get(stage, 0.0) + compute
+            busier = max(per_worker, key=per_worker.get)
+            return (wall, per_worker[busier], len(stream.data), waits[0],
+                    by_stage[busier])
 
         ours(1), lightgbm(1)  # warm: compiled kernels, imports on the workers
         trip = _round_trip(client)
@@ -172,7 +179,7 @@ def main(argv=None) -> dict:
             times["l1"].append(lightgbm(r1))
             times["o2"].append(ours(r2))
             times["l2"].append(lightgbm(r2))
-        (w1, c1, n1, k1), (w2, c2, n2, k2) = busy(r1), busy(r2)
+        (w1, c1, n1, k1, s1), (w2, c2, n2, k2, s2) = busy(r1), busy(r2)
     med = {k: statistics.median(v) for k, v in times.items()}
     per_ours = (med["o2"] - med["o1"]) / (r2 - r1)
     per_lgb = (med["l2"] - med["l1"]) / (r2 - r1)
@@ -196,6 +203,10 @@ def main(argv=None) -> dict:
         "a round",
         f"an empty stage waited on (a task a worker, a stat task a worker, the gather; "
         f"median of 30): {trip * 1e3:.1f} ms",
+        "the busier worker's compute a round, by stage: " + ", ".join(
+            f"{stage} {(s2.get(stage, 0.0) - s1.get(stage, 0.0)) / (r2 - r1) * 1e3:.0f} ms"
+            for stage in sorted(s2, key=lambda k: s1.get(k, 0.0) - s2[k])
+            if (s2[stage] - s1.get(stage, 0.0)) / (r2 - r1) >= 0.002),
     ]
     print("\n".join(lines))
     if args.write and args.trees:
@@ -274,7 +285,8 @@ def _write_trees(args, lines: list[str], ours: float, lgb: float, ratios: list[f
     section = f"""{TREES_START}
 ## Dask: histogram trees on a LocalCluster
 
-Written by `python benchmarks/bench_dask.py --trees {args.trees} --write`:
+Written by `python benchmarks/bench_dask.py --trees {args.trees} --repeats {args.repeats} \
+--rounds {args.rounds} --write`:
 {args.rows:,} × {args.features} float64 on a `LocalCluster` of 2 single-threaded worker
 processes, {args.repeats} repeats interleaved, marginal cost a round
 (R = {args.rounds}→{3 * args.rounds}) from the medians.  Ours:
@@ -287,15 +299,20 @@ learning_rate=0.1, num_threads=1)` on the same cluster and persisted arrays.
 | `dask_trees_{args.trees}` | {ours * 1e3:.0f} ms | {lgb * 1e3:.0f} ms | {ours / lgb:.2f} | \
 {ratios[0]:.2f}–{ratios[-1]:.2f} | ≤ 1 | {met} |
 
-A tree is grown on the client from the partitions' histograms: each split is a round trip
-to the workers (one when the query's weights are equal, as here; the split and the smaller
-child's histogram together), where LightGBM's workers reduce their histograms among
-themselves and never come back within a round.  The round trips are about a third of a
-round (32 waits of about 17 ms), and the scheduler and the client take about half of
-it.  The rest is the workers' own work, which is bound by memory: 5,000,000 rows take
-0.56 s a tree in one process alone (the histograms 0.21 s, the splits 0.21, the gathers
-0.06, each row's leaf value 0.03), and the busier worker about 1 s a round; the splits
-read each row's code of the split feature from the row-major codes, a cache line a row.
+The workers grow each tree together, as LightGBM's do: every worker sums its
+partitions' histograms of a leaf, the workers exchange them over TCP connections of
+their own, and each makes the same split (a collective call: one task a worker, one
+wait for the client a tree, whatever its leaves).  Until 2026-12-05 the client grew the
+tree from the histograms, a round trip to the workers for every split (2.40×, 32 waits
+of about 17 ms a round).  What is left is the workers' own work: the busier worker's
+compute a round by stage is in the output (the tree's task `grow_member`; the tree's
+outputs on the training rows; the booster's step), against LightGBM's whole round.  In
+one process alone, a tree of 5,000,000 rows takes about 350 ms where LightGBM's round
+takes about 460 ms; with two workers, the scheduler and this process on the machine's
+two cores, the same tree takes about 500 ms, and LightGBM's round about 500 ms.  The
+rest of the gap is the stages a round that LightGBM makes in one pass (the booster's
+step, the query's channels, the tree's outputs: about 120 ms) and the client's share.
+On this machine LightGBM's own round varies by about ±25% from run to run.
 
 Output:
 

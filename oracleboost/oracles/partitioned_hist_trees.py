@@ -317,7 +317,7 @@ def _leaf_outputs(blocks: RowBlocks, local: LocalTreeBins, part: int, *, tree_id
     :func:`._hist_tree_kernels.binned_tree_outputs` reads them; None: one leaf).  The
     same rows a leaf either way."""
     kept = local_store.take((tree_id, part))
-    out = np.empty((blocks.n,) + value.shape[1:])
+    out = blocks.empty((blocks.n,) + value.shape[1:])  # (a worker's pooled buffer)
     if tree is None:
         out[:] = value[0]
     elif kept is not None:
