@@ -1,6 +1,6 @@
-"""Collective calls on a Dask cluster (:mod:`oracleboost.rows.exchange`): a member a
-task, pinned to the worker that holds its partitions, the members' payloads sent from
-worker to worker.
+"""Collective calls on a Dask cluster (:mod:`oracleboost.rows.exchange`): one task a
+worker for the members whose partitions it holds, pinned there, the members' payloads
+sent from worker to worker.
 
 The members meet through Dask's messages between the workers: a worker receives them
 through a handler of its own (:data:`HANDLER`, installed by :class:`ExchangePlugin`,
@@ -18,7 +18,10 @@ of the members it waits for still answer; when not, it raises
 :class:`~oracleboost.rows.exchange.MemberLostError`, and the client runs the call
 again, where the partitions are then (Dask makes a lost worker's results again from
 their tasks).  Every member's result depends only on the partitions' data, never on
-where they were, so a call run again gives the same bits.
+where they were, so a call run again gives the same bits.  The members' tasks leave the
+worker's thread pool while they run (Dask's ``secede``), so that a task a peer waits
+for can always run, and nothing depends on them afterwards: their results are fetched
+and let go, never made again from their tasks.
 """
 
 from __future__ import annotations
