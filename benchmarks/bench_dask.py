@@ -230,7 +230,8 @@ def _write(args, lines: list[str], ours: float, lgb: float, ratios: list[float],
     section = f"""{DASK_START}
 ## Dask: AdaBoost stumps on a LocalCluster
 
-Written by `python benchmarks/bench_dask.py --write` (its docstring gives the method):
+Written by `python benchmarks/bench_dask.py --repeats {args.repeats} --rounds {args.rounds} \
+--write` (its docstring gives the method):
 {args.rows:,} × {args.features} float64 on a `LocalCluster` of 2 single-threaded worker
 processes (`OMP_NUM_THREADS=1`), {args.repeats} repeats interleaved, marginal cost a round
 (R = {args.rounds}→{3 * args.rounds}) from the medians.  Anchor:
@@ -309,7 +310,7 @@ compute a round by stage is in the output (the tree's task `grow_member`; the tr
 outputs on the training rows; the booster's step), against LightGBM's whole round.  In
 one process alone, a tree of 5,000,000 rows takes about 350 ms where LightGBM's round
 takes about 460 ms; with two workers, the scheduler and this process on the machine's
-two cores, the same tree takes about 500 ms, and LightGBM's round about 500 ms.  The
+two cores, the same tree takes 450–500 ms, and LightGBM's round about 500 ms.  The
 rest of the gap is the stages a round that LightGBM makes in one pass (the booster's
 step, the query's channels, the tree's outputs: about 120 ms) and the client's share.
 On this machine LightGBM's own round varies by about ±25% from run to run.
