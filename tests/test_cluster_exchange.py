@@ -120,3 +120,29 @@ def test_a_member_whose_worker_dies_is_run_again(client, tmp_path):
     assert os.path.exists(marker)  # (it died, and the call ran again)
     _check_rounds(results, 2, 5)
     client.wait_for_workers(2, timeout=60)
+
+
+def test_workers_sharing_a_process_and_sockets_that_cannot_connect(monkeypatch):
+    """A LocalCluster of threads talking by TCP (two workers in this process: each has
+    a mailbox of its own), whose sockets fail to connect (a firewall between the
+    workers, say): the members agree to exchange through Dask's messages, and the
+    process does not try its sockets again.  (A LocalCluster of threads talks
+    "inproc" by default: its exchanges are Dask's messages at once.)"""
+    from oracleboost.distributed import exchange, sockets
+    from oracleboost.rows.exchange import MemberLostError
+
+    tries = []
+
+    def refused(self, addresses):
+        tries.append(self.member)
+        raise MemberLostError("connection refused (a test's firewall)")
+
+    monkeypatch.setattr(sockets.SocketMesh, "connect", refused)
+    monkeypatch.setattr(exchange, "_NO_SOCKETS", [])
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  protocol="tcp", dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        _check_rounds(_within(120, _call, c, _rounds, [(4,), (4,)], "refused"), 2, 4)
+        assert sorted(tries) == [0, 1] and exchange._NO_SOCKETS
+        _check_rounds(_within(120, _call, c, _rounds, [(4,), (4,)], "no-sockets"), 2, 4)
+        assert sorted(tries) == [0, 1]  # (not tried again)

@@ -52,24 +52,31 @@ _ANSWER_WITHIN = 20.0
 #: Times the client runs a call whose member was lost before it gives up
 _TRIES = 4
 
-# This process's mailbox: (call, step) -> {member: payload}, and how many of this
-# process's members have read each step's payloads
-_MAILBOX: dict[tuple[str, int], dict[int, Any]] = {}
-_READ: dict[tuple[str, int], int] = {}
+# This process's mailbox: (worker, call, step) -> {member: payload}, and how many of
+# that worker's members have read each step's payloads (a process may hold several
+# workers: a LocalCluster of threads)
+_MAILBOX: dict[tuple[str, str, int], dict[int, Any]] = {}
+_READ: dict[tuple[str, str, int], int] = {}
 _COND = threading.Condition()
 
+#: Calls in which this process's members could not connect their sockets while their
+#: peers answered (a firewall between the workers, say): not empty, its later calls
+#: exchange through Dask's messages at once
+_NO_SOCKETS: list[str] = []
 
-def _receive(cid: str, step: int, member: int, payload: Any) -> None:
-    """The handler: a member's payload for a step, into this process's mailbox."""
+
+def _receive(address: str, cid: str, step: int, member: int, payload: Any) -> None:
+    """The handler of the worker at ``address``: a member's payload for a step, into
+    this process's mailbox."""
     with _COND:
-        _MAILBOX.setdefault((cid, step), {})[member] = payload
+        _MAILBOX.setdefault((address, cid, step), {})[member] = payload
         _COND.notify_all()
 
 
 def _forget(cid: str) -> None:
     """Drop whatever the mailbox holds of the call ``cid`` (a call that failed)."""
     with _COND:
-        for key in [k for k in _MAILBOX if k[0] == cid]:
+        for key in [k for k in _MAILBOX if k[1] == cid]:
             _MAILBOX.pop(key, None)
             _READ.pop(key, None)
 
@@ -80,7 +87,12 @@ class ExchangePlugin(WorkerPlugin):
     name = "oracleboost-exchange"
 
     def setup(self, worker: Any) -> None:
-        worker.handlers[HANDLER] = _receive
+        address = worker.address
+
+        def receive(cid: str, step: int, member: int, payload: Any) -> None:
+            _receive(address, cid, step, member, payload)
+
+        worker.handlers[HANDLER] = receive
 
 
 async def _send(worker: Any, addresses: Sequence[str], msg: dict) -> None:
@@ -117,17 +129,38 @@ class DaskExchange:
 
     def _connect(self) -> SocketMesh | bool:
         """Sockets between the members (:mod:`.sockets`), met through Dask's messages;
-        False (every exchange through Dask's messages) for a single member, or where a
-        worker's address is not plain TCP (TLS, say: the sockets would not be)."""
+        False (every exchange through Dask's messages) for a single member, where a
+        worker's address is not plain TCP (TLS, say: the sockets would not be), or where
+        the sockets cannot connect (a firewall between the workers, say).
+
+        The members agree: each says where it listens (or that it will not: this
+        process failed to connect before), and after connecting whether it could; all
+        use the sockets, or none.  A process whose sockets failed to connect while
+        the others answered does not try again in its later calls (``_NO_SOCKETS``)."""
         if self.members == 1 or not all(a.startswith("tcp://") for a in self.places):
             return False
-        host = self.worker.address[len("tcp://"):].rsplit(":", 1)[0].strip("[]")
-        mesh = SocketMesh(self.member, self.members, host, _ANSWER_WITHIN)
+        mesh = None
+        if not _NO_SOCKETS:
+            host = self.worker.address[len("tcp://"):].rsplit(":", 1)[0].strip("[]")
+            with contextlib.suppress(OSError):
+                mesh = SocketMesh(self.member, self.members, host, _ANSWER_WITHIN)
+        addresses = self._through_dask(None if mesh is None else mesh.address)
+        if mesh is None or any(a is None for a in addresses):
+            if mesh is not None:
+                mesh.close()
+            return False
         try:
-            mesh.connect([tuple(a) for a in self._through_dask(mesh.address)])
-        except BaseException:
+            mesh.connect([tuple(a) for a in addresses])
+            connected = True
+        except MemberLostError:
+            connected = False
+        # (a member lost meanwhile is found by this exchange's checks, and raises)
+        agreed = all(self._through_dask(connected))
+        if not connected:  # (the others answered: the sockets, not they, failed)
+            _NO_SOCKETS.append(self.cid)
+        if not agreed:
             mesh.close()
-            raise
+            return False
         return mesh
 
     def close(self) -> None:
@@ -142,7 +175,7 @@ class DaskExchange:
         step = self._step
         self._step += 1
         # (for the members here: a copy, as the sender may reuse its arrays at once)
-        _receive(self.cid, step, self.member, copy.deepcopy(payload))
+        _receive(self.worker.address, self.cid, step, self.member, copy.deepcopy(payload))
         if self._elsewhere:
             msg = {"cid": self.cid, "step": step, "member": self.member,
                    "payload": to_serialize(payload)}
@@ -155,7 +188,7 @@ class DaskExchange:
         return self._wait(step)
 
     def _wait(self, step: int) -> list:
-        key = (self.cid, step)
+        key = (self.worker.address, self.cid, step)
         while True:
             with _COND:
                 box = _MAILBOX.get(key, {})
