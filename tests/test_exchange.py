@@ -65,12 +65,12 @@ def test_a_member_that_raises_stops_the_others_and_its_error_is_raised():
 
 
 def _mesh_members(members: int, steps: int, hello=None) -> list:
-    """``_steps`` over sockets, each member a thread; ``hello(address)`` is called with
-    member 0's address before the members connect (a stranger's visit)."""
+    """``_steps`` over sockets, each member a thread; ``hello(addresses)`` is called
+    with the members' addresses before they connect (a stranger's visit)."""
     meshes = [SocketMesh(m, members, "127.0.0.1", 30.0) for m in range(members)]
     addresses = [m.address for m in meshes]
     if hello is not None:
-        hello(addresses[0])
+        hello(addresses)
     results: list = [None] * members
     errors: list = []
 
@@ -109,10 +109,11 @@ def test_sockets_exchange_every_members_payload_in_member_order(members):
 
 
 def test_a_stranger_without_the_token_is_turned_away():
-    """A connection that does not present the member's token is closed unread; the
-    members then connect as usual."""
-    def stranger(address):
-        host, port, _ = address
+    """A connection to member 1 that says it is member 0 but does not present member
+    1's token is closed unread (were it taken for member 0, the real member 0 would be
+    turned away and the exchanges would fail); the members then connect as usual."""
+    def stranger(addresses):
+        host, port, _ = addresses[1]
         s = socket.create_connection((host, port))
         s.sendall(b"x" * 16 + (0).to_bytes(8, "little"))
         s.close()

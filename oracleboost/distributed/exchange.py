@@ -298,14 +298,6 @@ def _places(client: Any, anchors: Sequence[list], known: dict | None,
     return places
 
 
-def _wait_for(futures: list) -> None:
-    """Wait for ``futures`` (those lost made again by Dask; a cancelled one raises
-    ``CancelledError``)."""
-    from distributed import wait
-
-    wait(futures)
-
-
 def _outcome(client: Any, futures: list, places: list[str]) -> BaseException | None:
     """Wait for a call's members: None when all finished, else the error to act on (a
     member's own, or :class:`MemberLostError` when a member's worker left)."""
@@ -360,10 +352,13 @@ def collective(client: Any, fn: Callable, args: Sequence[tuple], anchors: Sequen
     members (:func:`run_place_task`), pinned there; run again where a member was lost.
     The members' results, by member.  Raises ``CancelledError`` when an input or a
     member was cancelled, and :class:`MemberLostError` after ``_TRIES`` lost members."""
+    from distributed import wait
+
     error: BaseException | None = None
     for attempt in range(_TRIES):
-        if attempt:  # (the anchors' places then, where Dask has made them again)
-            _wait_for([f for group in anchors for f in group])
+        if attempt:  # (the anchors' places then, where Dask has made them again; a
+            # cancelled one raises CancelledError)
+            wait([f for group in anchors for f in group])
         places = _places(client, anchors, known, ask=attempt > 0)
         cid = f"{key}-{attempt}"
         by_place: dict[str, list[int]] = {}

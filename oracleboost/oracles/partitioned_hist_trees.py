@@ -16,8 +16,9 @@ skipping the partitions without such rows, exactly as the oracle in memory sums 
 histogram of rows of several partitions; a split partitions each partition's rows of
 the leaf in place, stably, and the members exchange how many went left.  So every member
 makes the same splits, and a split costs no round trip to the caller: only the tree
-comes back, and each partition keeps its rows of each leaf, from which a later stage
-makes the tree's outputs on the training rows.
+comes back.  A later stage makes the tree's outputs on the training rows, from each
+partition's rows of each leaf where the member left them in its process
+(:mod:`~oracleboost.rows.local_store`), else by walking the tree on the codes.
 
 Only histograms, split counts and the tree travel; a tree is the one grown in memory,
 bit for bit.

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from oracleboost.rows import local_store
 from oracleboost.rows.blocks import RowBlocks
 from oracleboost.rows.exchange import run_members_in_threads
 
@@ -118,7 +119,7 @@ class InProcessExecutor:
         return [list(range(a, b)) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
 
     def settle(self) -> None:
-        pass
+        local_store.clear()  # (what collective calls kept for later stages)
 
     def abandon(self, handles: list) -> None:
-        pass
+        local_store.clear()

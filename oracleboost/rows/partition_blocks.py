@@ -94,8 +94,7 @@ def run_member(exchange: Any, make_blocks: Callable[[int, int], RowBlocks], stag
     as :func:`run_group` makes them) and each of ``rows`` a list of their values: the
     partitions' stats."""
     blocks = [make_blocks(n, block_size) for n in sizes]
-    rows = [list(column) for column in zip(*[list(map(_value, r)) for r in refs],
-                                            strict=True)] if refs and refs[0] else []
+    rows = [[_value(part[k]) for part in refs] for k in range(len(refs[0]) if refs else 0)]
     return stage(exchange, blocks, *rows, **consts)
 
 
