@@ -30,7 +30,7 @@ from sklearn.base import clone
 from oracleboost.cuda.blocks import DeviceBlocks
 from oracleboost.cuda.device import cuda_module, upload
 from oracleboost.cuda.stumps import DeviceStumps, Launch
-from oracleboost.engine.backends import Backend, is_device_array
+from oracleboost.engine.backends import Backend, equal_weights, is_device_array
 from oracleboost.engine.fit_data import MEMORY
 from oracleboost.oracles.stumps import StumpOracle
 from oracleboost.rows.partitioned import NotDistributedError
@@ -159,8 +159,8 @@ class CudaBackend(Backend):
                                       block_size)
         cuda_module()  # no GPU: refused by name before anything is uploaded
         rows = DeviceRows(data.rows.X, self._blocks(data.rows.X.shape[0]), self)
-        equal = bool((data.s == data.s[0]).all())
-        s = None if equal else upload(np.ascontiguousarray(data.s, dtype=np.float64))
+        s = None if equal_weights(data.s) else upload(
+            np.ascontiguousarray(data.s, dtype=np.float64))
         y = upload(np.ascontiguousarray(data.y, dtype=np.float64))
         return DeviceRegressionData(rows, y, s)
 

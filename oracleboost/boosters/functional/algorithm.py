@@ -123,7 +123,9 @@ class _State:
     the outer iteration count t and the generator of oracle seeds."""
 
     f: np.ndarray
-    residual: np.ndarray
+    #: Δ: None where the projection carries none (every rule but Algorithm 3's), so that
+    #: no n-sized array of zeros is held through the fit
+    residual: np.ndarray | None
     outer: int
     rng: np.random.RandomState
     #: −∇R[f] when the last step already made it (the squared loss's fused pass), else
@@ -151,14 +153,18 @@ def initial_state(problem: _Problem, rng: np.random.RandomState | None) -> _Stat
     f = problem.blocks.full(row)
     if problem.offset is not None:  # init_score: in memory (refused elsewhere)
         f = f + problem.offset
-    residual = problem.blocks.full(np.zeros_like(row))
+    residual = (problem.blocks.full(np.zeros_like(row))
+                if problem.projection.carries_residual else None)
     return _State(f=f, residual=residual, outer=0, rng=rng)
 
 
 def resumed(problem: _Problem, state: _State) -> _State:
     """The state a warm start continues from: the last pass's −∇R[f] (and its norms and
     shift) are the loss's and the projection's it was made for; a warm start that
-    changed either makes its own."""
+    changed either makes its own, and one that changed to Algorithm 3 starts from Δ = 0."""
+    if problem.projection.carries_residual and state.residual is None:
+        row = np.broadcast_to(np.asarray(problem.f0), problem.shape[1:])
+        state = dataclasses.replace(state, residual=problem.blocks.full(np.zeros_like(row)))
     if state.descent is None or state.made_for == (problem.loss, problem.projection.name):
         return state
     return dataclasses.replace(state, descent=None, descent_norms=None, shift=None,
@@ -296,6 +302,8 @@ class Projection:
     asks_descent: ClassVar[bool] = False
     #: the guarantees need a decreasing step (Thms 4–7); Thm 3 covers a constant one
     decreasing_step: ClassVar[bool] = True
+    #: Δ is carried from one outer iteration to the next (Algorithm 3 alone)
+    carries_residual: ClassVar[bool] = False
 
     def start(self, blocks: RowBlocks, residual: Rows, v: Rows) -> Rows:
         """What PROJ is asked first: v (Algorithms 1 and 2, line 3)."""
@@ -314,7 +322,7 @@ class Projection:
         return left, math.ldexp(math.sqrt(left.square), left.exp)
 
     def carried(self, residual: Rows, left: Rows) -> Rows:
-        """Δ for the next iteration: unchanged (zero) but for Algorithm 3."""
+        """Δ for the next iteration: unchanged (None) but for Algorithm 3."""
         return residual
 
 
@@ -352,6 +360,7 @@ class ResidualProjection(Projection):
     next Δ (Theorems 6, 7)."""
 
     name: ClassVar[str] = "residual"
+    carries_residual: ClassVar[bool] = True
 
     def start(self, blocks: RowBlocks, residual: Rows, v: Rows) -> Rows:
         # line 4: Δ + v (1·v is v exactly: the same bits as the sum)
