@@ -263,15 +263,15 @@ def test_every_n_jobs_gives_the_same_bits(monkeypatch):
     """Histograms summed by runs within partitions, runs then partitions added in order:
     one, two or three threads make the same trees bit for bit.  Small blocks, short runs
     and no lower bound on a thread's cells make several partitions, several runs a
-    partition and several threads a leaf; low bounds on a split's and a gather's rows a
-    thread put the splits of large leaves (chunks partitioned, then joined) and the
-    gathers of their channels on threads too."""
+    partition and several threads a leaf; low bounds on a split's and an output's rows
+    a thread put the splits of large leaves (chunks partitioned, then joined) and the
+    training rows' outputs on threads too."""
     import oracleboost.oracles.hist_trees as hist_trees
 
     monkeypatch.setattr(kernels, "RUN_ROWS", 97)
     monkeypatch.setattr(hist_trees, "_MIN_CELLS_PER_THREAD", 1)
     monkeypatch.setattr(hist_trees, "_MIN_SPLIT_ROWS_PER_THREAD", 64)
-    monkeypatch.setattr(hist_trees, "_MIN_GATHER_ROWS_PER_THREAD", 16)
+    monkeypatch.setattr(hist_trees, "_MIN_OUTPUT_ROWS_PER_THREAD", 16)
     grown = []  # each query's rows, whose tally says what the kernels did
     leaf_rows = hist_trees.BoundHistTreeOracle._leaf_rows
 

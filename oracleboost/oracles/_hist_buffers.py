@@ -24,17 +24,15 @@ __all__ = ["HistogramBuffers", "buffers_of"]
 
 
 class HistogramBuffers:
-    """Four growing float64 buffers: one holds the leaves' histograms, one the sums of
-    one histogram's runs, one a leaf's per-row channels in its rows' order (which the
-    histogram reads), and one the histograms of a leaf's rows in each partition that a
-    collective call's member sums for the others.  Each method returns a view of the
+    """Three growing float64 buffers: one holds the leaves' histograms, one the sums of
+    one histogram's runs, and one the histograms of a leaf's rows in each partition that
+    a collective call's member sums for the others.  Each method returns a view of the
     shape asked for.  The buffer grows when a larger view is asked for; otherwise it is
     reused."""
 
     def __init__(self) -> None:
         self._leaves = np.empty(0)
         self._runs = np.empty(0)
-        self._ordered = np.empty(0)
         self._parts = np.empty(0)
 
     @staticmethod
@@ -57,12 +55,6 @@ class HistogramBuffers:
     def parts(self, P: int, F: int, B: int, C: int) -> np.ndarray:
         """``(P, F, B, C)``: a histogram for each of ``P`` partitions (uninitialised)."""
         self._parts, view = self._view(self._parts, (P, F, B, C))
-        return view
-
-    def ordered(self, m: int, G: int) -> np.ndarray:
-        """``(m, G)``: the per-row channels of a leaf's ``m`` rows, in their order
-        (uninitialised)."""
-        self._ordered, view = self._view(self._ordered, (m, G))
         return view
 
 

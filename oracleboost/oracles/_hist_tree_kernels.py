@@ -1,26 +1,24 @@
 """Compiled kernels of :class:`~oracleboost.oracles.HistTreeOracle`.
 
-A query grows one tree over the bound rows' bin codes (those of the stump oracle,
-row-major: a row's codes are one run of bytes, which a leaf's scattered rows read
-once each).  The
-rows of every leaf are a segment of one index array, in increasing row order; a split
+A query grows one tree over the bound rows' bin codes (those of the stump oracle, kept
+row-major, where a row's codes are one run of bytes that a histogram reads once, and
+column-major, where a split reads one byte a row).  The rows of every leaf are a segment of one index array, in increasing row order; a split
 rewrites its leaf's segment in place, the left child's rows first (a stable partition,
 LightGBM's ``DataPartition``).  The kernels here are the loops over rows:
 
-``gather``
-    a leaf's per-row channels (``g``: the target sums' channels and the weight), copied
-    into leaf order, so that the histogram reads them one after another (LightGBM's
-    ordered gradients).
 ``leaf_histograms``
     a leaf's histogram of every channel, feature by feature, by runs of its rows: the
     leaf's rows in each partition are cut into runs of ``RUN_ROWS`` (counted from the
     partition's first), each run summed in row order; the caller adds a partition's
     runs in order, then the partitions in order.  So the bits depend on the
     partitions (fixed by ``n`` and the block size), never on the threads, and a
-    cluster whose workers hold the partitions makes the same sums.
+    cluster whose workers hold the partitions makes the same sums.  Each row's channels
+    are read where they are, beside its codes.
 ``split_rows``
     the stable partition of a leaf's segment by a table of bins (True: the bin goes
-    left), which serves threshold, missing-value and categorical splits alike.
+    left), which serves threshold, missing-value and categorical splits alike.  It
+    reads the split feature's codes column-major (one byte a row, where the row-major
+    codes cost a cache line a row).
 ``best_splits``
     every feature's best split of a leaf from its histogram, and the best of them.
 ``leaf_outputs``
@@ -59,37 +57,6 @@ NOISE = 1e-10
 RUN_ROWS = 1 << 15
 
 
-@numba.njit(cache=True, nogil=True)
-def _gather_span(rows, lo, a, b, gf, of, C):  # pragma: no cover - compiled
-    """:func:`gather`'s rows ``a .. b − 1`` of the segment."""
-    uC = np.uint64(C)
-    for k in range(a, b):
-        if k + PREFETCH_ROWS < b:
-            prefetch(gf, rows[lo + k + PREFETCH_ROWS] * C)
-        src = np.uint64(rows[lo + k]) * uC
-        dst = np.uint64(k) * uC
-        for c in range(C):
-            of[dst + np.uint64(c)] = gf[src + np.uint64(c)]
-
-
-@numba.njit(cache=True, nogil=True, parallel=True)
-def gather(rows, lo, hi, g, out, chunks):  # pragma: no cover - compiled
-    """``out[k] = g[rows[lo + k]]`` for the leaf's segment ``rows[lo:hi]``, in
-    ``chunks`` pieces on numba's threads (a copy: the same for any pieces; one piece
-    starts no parallel region).  Each row's channels are asked for ``PREFETCH_ROWS``
-    rows ahead: at 1,000,000 rows ``g`` is 16 MB, and a leaf's scattered rows miss the
-    caches."""
-    C = g.shape[1]
-    gf = g.reshape(-1)
-    of = out.reshape(-1)
-    m = hi - lo
-    if chunks <= 1:
-        _gather_span(rows, lo, 0, m, gf, of, C)
-        return
-    for t in numba.prange(chunks):
-        _gather_span(rows, lo, m * t // chunks, m * (t + 1) // chunks, gf, of, C)
-
-
 @numba.njit(cache=True, nogil=True, inline="always")
 def _add_channels(h, q, g, k, C):  # pragma: no cover - compiled
     """``h[q + c] += g[k, c]`` for the C channels, two at a time (the last one 1.0 where
@@ -104,7 +71,7 @@ def _add_channels(h, q, g, k, C):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _add_rows(codes, d, rows, g, C, s0, s1, h, B, sparse):  # pragma: no cover - compiled
+def _add_rows(codes, d, rows, g, by_row, C, s0, s1, h, B, sparse):  # pragma: no cover
     """``h[((s − s0)·B + code)·C + c] += g[k, c]`` for the rows ``rows`` and the
     features ``s0 .. s1 − 1`` (``h`` flat: a feature's ``B`` bins of ``C`` channels,
     then the next feature's; ``g[k, C − 1]`` is 1.0 where ``g`` has C − 1 columns): a
@@ -113,7 +80,9 @@ def _add_rows(codes, d, rows, g, C, s0, s1, h, B, sparse):  # pragma: no cover -
     address with one add, where a signed index of a 3-d array costs a check for
     negative indices and two multiplies (a third of the loop's time).  ``sparse``: the
     rows are a small share of all, and each row's codes are asked for
-    ``PREFETCH_ROWS`` rows ahead (half the time at 5% of 1,000,000 rows)."""
+    ``PREFETCH_ROWS`` rows ahead (half the time at 5% of 1,000,000 rows).  ``by_row``:
+    row ``rows[k]``'s channels are ``g[rows[k]]`` (every row's, read where they are),
+    else ``g[k]`` (copied into the rows' order)."""
     m = rows.size
     ud = np.uint64(d)
     uB = np.uint64(B)
@@ -131,13 +100,20 @@ def _add_rows(codes, d, rows, g, C, s0, s1, h, B, sparse):  # pragma: no cover -
             if sparse and k + PREFETCH_ROWS + 1 < m:  # scattered rows: ask ahead
                 prefetch(codes, rows[k + PREFETCH_ROWS] * d + s0)
                 prefetch(codes, rows[k + PREFETCH_ROWS + 1] * d + s0)
+                if by_row:
+                    prefetch(gf, rows[k + PREFETCH_ROWS] * g.shape[1])
+                    prefetch(gf, rows[k + PREFETCH_ROWS + 1] * g.shape[1])
             uk = np.uint64(k)
-            b0 = np.uint64(rows[uk]) * ud + first
-            b1 = np.uint64(rows[uk + u1]) * ud + first
-            a0 = gf[uk * G]
-            c0 = gf[uk * G + G]
-            a1 = 1.0 if unit else gf[uk * G + u1]
-            c1 = 1.0 if unit else gf[uk * G + G + u1]
+            i0 = np.uint64(rows[uk])
+            i1 = np.uint64(rows[uk + u1])
+            b0 = i0 * ud + first
+            b1 = i1 * ud + first
+            g0 = (i0 if by_row else uk) * G
+            g1 = (i1 if by_row else uk + u1) * G
+            a0 = gf[g0]
+            c0 = gf[g1]
+            a1 = 1.0 if unit else gf[g0 + u1]
+            c1 = 1.0 if unit else gf[g1 + u1]
             off = np.uint64(0)
             for s in range(s1 - s0):
                 us = np.uint64(s)
@@ -149,8 +125,9 @@ def _add_rows(codes, d, rows, g, C, s0, s1, h, B, sparse):  # pragma: no cover -
             k += 2
         if k < m:
             b0 = np.uint64(rows[k]) * ud + first
-            a0 = g[k, 0]
-            a1 = 1.0 if unit else g[k, 1]
+            gk = rows[k] if by_row else k
+            a0 = g[gk, 0]
+            a1 = 1.0 if unit else g[gk, 1]
             off = np.uint64(0)
             for s in range(s1 - s0):
                 q = (off + np.uint64(codes[b0 + np.uint64(s)])) * np.uint64(2)
@@ -159,30 +136,32 @@ def _add_rows(codes, d, rows, g, C, s0, s1, h, B, sparse):  # pragma: no cover -
         return
     for k in range(m):
         base = np.uint64(rows[k]) * ud + first
+        gk = rows[k] if by_row else k
         off = np.uint64(0)
         for s in range(s1 - s0):
-            _add_channels(h, (off + np.uint64(codes[base + np.uint64(s)])) * uC, g, k, C)
+            _add_channels(h, (off + np.uint64(codes[base + np.uint64(s)])) * uC, g, gk, C)
             off += uB
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _add_rows_of(codes, d, rows, g, C, feats, s0, s1, h, B):  # pragma: no cover - compiled
+def _add_rows_of(codes, d, rows, g, by_row, C, feats, s0, s1, h, B):  # pragma: no cover
     """:func:`_add_rows` for the features ``feats[s0:s1]``."""
     ud = np.uint64(d)
     uB = np.uint64(B)
     uC = np.uint64(C)
     for k in range(rows.size):
         base = np.uint64(rows[k]) * ud
+        gk = rows[k] if by_row else k
         off = np.uint64(0)
         for s in range(s0, s1):
             _add_channels(h, (off + np.uint64(codes[base + np.uint64(feats[s])])) * uC, g,
-                          k, C)
+                          gk, C)
             off += uB
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, feats, cuts, flat,
-                    F, B, C, every, sparse):  # pragma: no cover - compiled
+def _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, by_row, feats, cuts,
+                    flat, F, B, C, every, sparse):  # pragma: no cover - compiled
     """:func:`leaf_histograms`' task ``task``: a run and a span of the features."""
     if by_runs:
         r = task // T
@@ -194,19 +173,21 @@ def _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, feats, cuts
     h = flat[(r * F + s0) * B * C:(r * F + s1) * B * C]
     h[:] = 0.0
     k0, k1 = run_seg[r], run_seg[r + 1]
+    run_g = g if by_row else g[k0:k1]
     if every:
-        _add_rows(codes, d, rows[k0:k1], g[k0:k1], C, s0, s1, h, B, sparse)
+        _add_rows(codes, d, rows[k0:k1], run_g, by_row, C, s0, s1, h, B, sparse)
     else:
-        _add_rows_of(codes, d, rows[k0:k1], g[k0:k1], C, feats, s0, s1, h, B)
+        _add_rows_of(codes, d, rows[k0:k1], run_g, by_row, C, feats, s0, s1, h, B)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def leaf_histograms(codes, d, rows, run_seg, g, feats, cuts, out, sparse, by_runs,
+def leaf_histograms(codes, d, rows, run_seg, g, by_row, feats, cuts, out, sparse, by_runs,
                     serial):  # pragma: no cover
     """The histograms of runs of a leaf's rows.
 
     ``rows[run_seg[r]:run_seg[r + 1]]`` are the leaf's rows of run ``r`` (in row
-    order), ``g[k]`` the channels of ``rows[k]``, ``codes`` the codes row-major (row
+    order), ``g[k]`` the channels of ``rows[k]`` (``by_row``: ``g[rows[k]]``, every
+    row's channels, read where they are), ``codes`` the codes row-major (row
     ``i``'s code of feature ``j`` at ``i·d + j``), and ``out`` of shape ``(R, F, B, C)``
     (C-contiguous): run ``r``'s histogram of feature ``feats[s]`` is ``out[r, s]``,
     summed in row order.  Where ``g`` has C − 1 columns, each row's last channel is 1.0
@@ -222,55 +203,59 @@ def leaf_histograms(codes, d, rows, run_seg, g, feats, cuts, out, sparse, by_run
     every = feats.size == d  # feats is 0 .. d − 1
     if serial:
         for task in range(R * T):
-            _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, feats, cuts,
-                            flat, F, B, C, every, sparse)
+            _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, by_row, feats,
+                            cuts, flat, F, B, C, every, sparse)
         return
     for task in numba.prange(R * T):  # a thread takes a contiguous share of them
-        _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, feats, cuts,
-                        flat, F, B, C, every, sparse)
+        _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, by_row, feats,
+                        cuts, flat, F, B, C, every, sparse)
 
 
 @numba.njit(cache=True, nogil=True)
-def split_rows(codes, d, rows, lo, hi, j, goes_left, tmp):  # pragma: no cover
-    """Partition ``rows[lo:hi]`` in place, stably: the rows whose code of feature ``j``
-    goes left (``goes_left[code]``) first.  Returns how many went left.  Branch-free:
-    each row is written to both places and the side's count moves on."""
-    n_left = 0
-    n_right = 0
-    for k in range(lo, hi):
-        if k + PREFETCH_ROWS < hi:
-            prefetch(codes, rows[k + PREFETCH_ROWS] * d + j)
+def split_rows(column, rows, lo, hi, goes_left, tmp):  # pragma: no cover - compiled
+    """Partition ``rows[lo:hi]`` in place, stably: the rows whose code of the split
+    feature (``column``: that feature's codes, column-major) goes left
+    (``goes_left[code]``) first.  Returns how many went left.  Branch-free: each row is
+    written to both places and the side's count moves on.  The indices are unsigned:
+    numba then makes an address with one add, where a signed index costs a test for a
+    negative one (1.0 against 2.9 ns a row at 1,000,000 rows)."""
+    n_left = np.uint64(0)
+    n_right = np.uint64(0)
+    u1 = np.uint64(1)
+    ulo = np.uint64(lo)
+    for k in range(ulo, np.uint64(hi)):
         i = rows[k]
-        left = np.intp(goes_left[codes[i * d + j]])
-        rows[lo + n_left] = i
+        left = np.uint64(goes_left[np.uint64(column[np.uint64(i)])])
+        rows[ulo + n_left] = i
         tmp[n_right] = i
         n_left += left
-        n_right += 1 - left
+        n_right += u1 - left
+    at = ulo + n_left
     for k in range(n_right):
-        rows[lo + n_left + k] = tmp[k]
-    return n_left
+        rows[at + k] = tmp[k]
+    return np.int64(n_left)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def split_chunks(codes, d, rows, lo, j, goes_left, bounds, left, right, counts):  # pragma: no cover
+def split_chunks(column, rows, lo, goes_left, bounds, left, right, counts):  # pragma: no cover
     """The first pass of a split on threads: each chunk ``bounds[t] .. bounds[t + 1]``
     of the segment (positions from ``lo``) writes its left rows, in order, from
     ``left[bounds[t]]`` and its right rows from ``right[bounds[t]]``, and counts its
-    left rows into ``counts[t]``."""
+    left rows into ``counts[t]`` (unsigned indices, as :func:`split_rows`)."""
+    u1 = np.uint64(1)
     for t in numba.prange(bounds.size - 1):
-        a, b = bounds[t], bounds[t + 1]
-        n_left = 0
-        n_right = 0
+        a, b = np.uint64(bounds[t]), np.uint64(bounds[t + 1])
+        n_left = np.uint64(0)
+        n_right = np.uint64(0)
+        at = np.uint64(lo)
         for k in range(a, b):
-            if k + PREFETCH_ROWS < b:
-                prefetch(codes, rows[lo + k + PREFETCH_ROWS] * d + j)
-            i = rows[lo + k]
-            side = np.intp(goes_left[codes[i * d + j]])
+            i = rows[at + k]
+            side = np.uint64(goes_left[np.uint64(column[np.uint64(i)])])
             left[a + n_left] = i
             right[a + n_right] = i
             n_left += side
-            n_right += 1 - side
-        counts[t] = n_left
+            n_right += u1 - side
+        counts[t] = np.int64(n_left)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
@@ -289,13 +274,13 @@ def split_join(rows, lo, bounds, left, right, counts, n_left):  # pragma: no cov
         p += counts[t]
         q += bounds[t + 1] - bounds[t] - counts[t]
     for t in numba.prange(T):
-        a = bounds[t]
-        nl = counts[t]
-        nr = bounds[t + 1] - a - nl
-        at = lo + left_at[t]
+        a = np.uint64(bounds[t])
+        nl = np.uint64(counts[t])
+        nr = np.uint64(bounds[t + 1]) - a - nl
+        at = np.uint64(lo + left_at[t])
         for k in range(nl):
             rows[at + k] = left[a + k]
-        at = lo + n_left + right_at[t]
+        at = np.uint64(lo + n_left + right_at[t])
         for k in range(nr):
             rows[at + k] = right[a + k]
 
@@ -679,16 +664,27 @@ def binned_tree_outputs(codes, d, feature, node_bin, missing_bin, default_left, 
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def leaf_outputs(rows, starts, stops, value, out, chunks):  # pragma: no cover - compiled
+def leaf_outputs(rows, starts, stops, value, out, leaf_of, chunks):  # pragma: no cover
     """``out[i] = value[leaf]`` (``value`` of shape (L,) or (L, K)) for every row ``i``
     of every leaf's segment (the segments tile ``rows``; each is in row order).  The
-    rows ``0 .. n − 1`` are cut into ``chunks`` ranges on numba's threads, and each
-    thread writes only the rows of its range, found in each leaf's segment by binary
-    search: threads writing rows of one cache line would take it from each other."""
+    rows ``0 .. n − 1`` are cut into ``chunks`` ranges on numba's threads; each thread
+    writes the leaf of each row of its range into ``leaf_of`` (its rows found in each
+    leaf's segment by binary search), then ``out`` over its range in row order.  The
+    map is a byte a row (at 1,000,000 rows it stays in the core's cache, where writing
+    the outputs leaf by leaf scattered 8 bytes a row over all of ``out``: 6.3 ms a tree
+    on one thread, where this takes about 2)."""
     n = rows.size
     for t in numba.prange(chunks):
         a, b = n * t // chunks, n * (t + 1) // chunks
         for leaf in range(starts.size):
             segment = rows[starts[leaf]:stops[leaf]]
             for k in range(np.searchsorted(segment, a), np.searchsorted(segment, b)):
-                out[segment[k]] = value[leaf]
+                leaf_of[np.uint64(segment[k])] = leaf
+        for i in range(np.uint64(a), np.uint64(b)):
+            out[i] = value[leaf_of[i]]
+
+
+def leaf_map(n: int, n_leaves: int) -> np.ndarray:
+    """:func:`leaf_outputs`' map of ``n`` rows to their leaves: a byte a row where the
+    leaves' indices fit."""
+    return np.empty(n, dtype=np.uint8 if n_leaves <= 256 else np.int32)

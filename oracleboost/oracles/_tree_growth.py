@@ -16,15 +16,15 @@ for each node its split.  The steps of growth are compiled functions of them:
 
 :func:`~.hist_trees.grow_tree` runs these steps from Python, asking the rows (in memory
 or held by a cluster's workers) for each split and histogram.  For rows in this process
-:func:`grow_in_memory` runs the same steps in one compiled loop, with the rows' splits,
-gathers and histograms: a tree of 255 leaves makes about 2,000 kernel calls, and from
+:func:`grow_in_memory` runs the same steps in one compiled loop, with the rows' splits
+and histograms: a tree of 255 leaves makes about 2,000 kernel calls, and from
 Python each cost some microseconds of dispatch and of Python between them.  Both run the
 same steps in the same order on the same numbers, so they grow the same tree, bit for
 bit.
 
 Threads.  The caller sets numba's thread count once, to the oracle's threads; each
-kernel then says how many pieces its work is cut into (a gather's or a split's chunks, a
-histogram's spans, a scan's spans), one piece running alone without a parallel region.
+kernel then says how many pieces its work is cut into (a split's chunks, a histogram's
+spans, a scan's spans), one piece running alone without a parallel region.
 (numba's ``set_num_threads`` called from compiled code would keep these functions from
 numba's cache: it reads the threading layer through a pointer.)
 """
@@ -66,7 +66,6 @@ class Limits(NamedTuple):
     span_bytes: int
     by_runs: int
     min_split_rows: int
-    min_gather_rows: int
 
 
 class Growth(NamedTuple):
@@ -274,14 +273,15 @@ def count_runs(part_seg, run_rows):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def histogram_of_runs(codes, d, rows, part_seg, g, feats, threads, out, runs_buf,
+def histogram_of_runs(codes, d, rows, part_seg, g, by_row, feats, threads, out, runs_buf,
                       limits):  # pragma: no cover - compiled
     """:func:`~.hist_trees.partition_histogram`'s sums, into ``out`` of shape ``(F, B,
     C)``: each partition's rows cut into runs, each run summed in row order by
     :func:`._hist_tree_kernels.leaf_histograms` on at most ``threads`` threads (into
     ``runs_buf``, flat, of at least ``count_runs`` histograms when there is more than
-    one run), a partition's runs added in order, then the partitions in order.  Returns
-    the number of runs."""
+    one run), a partition's runs added in order, then the partitions in order.  Row
+    ``rows[k]``'s channels are ``g[rows[k]]`` (``by_row``) or ``g[k]``.  Returns the
+    number of runs."""
     F, B, C = out.shape
     run = limits.run_rows
     P = part_seg.size - 1
@@ -321,7 +321,7 @@ def histogram_of_runs(codes, d, rows, part_seg, g, feats, threads, out, runs_buf
         cuts[t] = F * t // spans
     # scattered rows (a small share of the span they lie in) are prefetched
     sparse = rows.size > 0 and 4 * rows.size < rows[rows.size - 1] - rows[0]
-    kernels.leaf_histograms(codes, d, rows, run_seg, g, feats, cuts, runs, sparse,
+    kernels.leaf_histograms(codes, d, rows, run_seg, g, by_row, feats, cuts, runs, sparse,
                             R >= limits.by_runs * T, T == 1)
     if R == 1:
         return R
@@ -353,22 +353,18 @@ def histogram_of_runs(codes, d, rows, part_seg, g, feats, threads, out, runs_buf
 
 @numba.njit(cache=True, nogil=True)
 def leaf_histogram(codes, d, rows, start, stop, g, part_starts, feats, threads, out,
-                    runs_buf, ordered, limits, tally):  # pragma: no cover - compiled
-    """A leaf's histogram in memory (:meth:`~.hist_trees.LeafRows.histogram`): its
-    rows' channels gathered into their order (``ordered``: LightGBM's ordered
-    gradients), then :func:`histogram_of_runs`."""
+                   runs_buf, limits, tally):  # pragma: no cover - compiled
+    """A leaf's histogram in memory (:meth:`~.hist_trees.LeafRows.histogram`):
+    :func:`histogram_of_runs` of its rows, each row's channels read where they are
+    (``g[i]``)."""
     n = rows.size
     segment = rows[start:stop]
     m = stop - start
-    if m == n:  # every row, in order: the rows' own channels
+    if m == n:  # every row, in order: its channels one after another
         part_seg = part_starts.astype(np.int64)
-        leaf_g = g
     else:
         part_seg = np.searchsorted(segment, part_starts).astype(np.int64)
-        leaf_g = ordered[:m]
-        chunks = max(1, min(threads, m // limits.min_gather_rows))
-        kernels.gather(rows, start, stop, g, leaf_g, chunks)
-    R = histogram_of_runs(codes, d, segment, part_seg, leaf_g, feats, threads, out,
+    R = histogram_of_runs(codes, d, segment, part_seg, g, m < n, feats, threads, out,
                           runs_buf, limits)
     if m == n:
         tally[0] = R
@@ -377,9 +373,10 @@ def leaf_histogram(codes, d, rows, start, stop, g, part_starts, feats, threads, 
 
 
 @numba.njit(cache=True, nogil=True)
-def split_leaf(codes, d, rows, start, stop, j, goes_left, tmp, right, threads, limits,
-                tally):  # pragma: no cover - compiled
-    """:meth:`~.hist_trees.LeafRows.split` of the segment ``rows[start:stop]``: on
+def split_leaf(column, rows, start, stop, goes_left, tmp, right, threads, limits,
+               tally):  # pragma: no cover - compiled
+    """:meth:`~.hist_trees.LeafRows.split` of the segment ``rows[start:stop]`` by the
+    split feature's codes ``column`` (one byte a row: the column-major codes): on
     threads, LightGBM's way (each chunk partitioned into two buffers, then the chunks'
     sides joined), where each thread gets ``min_split_rows``; returns how many went
     left."""
@@ -390,8 +387,7 @@ def split_leaf(codes, d, rows, start, stop, j, goes_left, tmp, right, threads, l
         for t in range(T + 1):
             bounds[t] = m * t // T
         counts = np.empty(T, np.int64)
-        kernels.split_chunks(codes, d, rows, start, j, goes_left, bounds, tmp, right,
-                             counts)
+        kernels.split_chunks(column, rows, start, goes_left, bounds, tmp, right, counts)
         n_left = 0
         for t in range(T):
             n_left += counts[t]
@@ -399,12 +395,12 @@ def split_leaf(codes, d, rows, start, stop, j, goes_left, tmp, right, threads, l
         tally[2] += 1
         tally[3] = T if tally[3] == 0 else min(tally[3], T)
         return n_left
-    return kernels.split_rows(codes, d, rows, start, stop, j, goes_left, tmp)
+    return kernels.split_rows(column, rows, start, stop, goes_left, tmp)
 
 
 @numba.njit(cache=True, nogil=True)
-def grow_in_memory(st, rules, feats, n_bins, missing, directions, codes, d, rows, start,
-                   stop, g, part_starts, slots, runs_buf, ordered, tmp, right, threads,
+def grow_in_memory(st, rules, feats, n_bins, missing, directions, codes, columns, d, rows,
+                   start, stop, g, part_starts, slots, runs_buf, tmp, right, threads,
                    limits, tally):  # pragma: no cover - compiled
     """Grow the tree from its root (its histogram in ``slots[0]``) on rows in this
     process: :func:`~.hist_trees.grow_tree`'s loop, compiled, with :class:`LeafRows`'
@@ -423,8 +419,8 @@ def grow_in_memory(st, rules, feats, n_bins, missing, directions, codes, d, rows
         goes_left[:t + 1] = True
         if missing[j]:
             goes_left[n_bins[j]] = st.best_nan_left[leaf]
-        n_left = split_leaf(codes, d, rows, start[leaf], stop[leaf], j, goes_left, tmp,
-                             right, threads, limits, tally)
+        n_left = split_leaf(columns[j], rows, start[leaf], stop[leaf], goes_left, tmp,
+                            right, threads, limits, tally)
         new = make_split(st, rules, leaf, n_left, missing[j], False, directions)
         start[new] = start[leaf] + n_left
         stop[new] = stop[leaf]
@@ -434,7 +430,7 @@ def grow_in_memory(st, rules, feats, n_bins, missing, directions, codes, d, rows
         if small < 0:
             continue
         leaf_histogram(codes, d, rows, start[small], stop[small], g, part_starts, feats,
-                        threads, slots[new], runs_buf, ordered, limits, tally)
+                       threads, slots[new], runs_buf, limits, tally)
         find_split(st, rules, small, slots[new], no_minus, feats, n_bins, missing,
                    directions, threads)
         if can_split(st, rules, large):

@@ -244,15 +244,10 @@ class _MemberRows:
             if hi == lo:
                 continue
             rows = self.rows[p][lo:hi]
-            if hi - lo == g.shape[0]:  # every row, in order: the channels as they are
-                ordered = g
-            else:  # (copied into the leaf's order, so that the sums read them in turn)
-                ordered = buffers.ordered(hi - lo, g.shape[1])
-                kernels.gather(rows, 0, hi - lo, g, ordered, 1)
             mine.append((self.parts[p], partition_histogram(
                 local.codes, local.n_features, rows,
-                np.array([0, hi - lo], dtype=np.int64), ordered, feats,
-                self.spec.n_hist_bins, 1, out=hists[p], buffers=buffers)))
+                np.array([0, hi - lo], dtype=np.int64), g, feats,
+                self.spec.n_hist_bins, 1, out=hists[p], buffers=buffers, by_row=True)))
         found = sorted((part for payload in self.exchange.allgather(mine)
                         for part in payload), key=lambda part: part[0])
         return add_in_order([h for _, h in found], out)
@@ -265,8 +260,8 @@ class _MemberRows:
         went_left = 0
         for p, local in enumerate(self.local):
             lo, hi = self.start[leaf][p], self.stop[leaf][p]
-            n_left = 0 if hi == lo else int(kernels.split_rows(  # (on the column)
-                local.columns[j], 1, self.rows[p], lo, hi, 0, goes_left, self._tmp))
+            n_left = 0 if hi == lo else int(kernels.split_rows(
+                local.columns[j], self.rows[p], lo, hi, goes_left, self._tmp))
             went_left += n_left
             starts.append(lo + n_left)
             stops.append(hi)
@@ -322,7 +317,8 @@ def _leaf_outputs(blocks: RowBlocks, local: LocalTreeBins, part: int, *, tree_id
     if tree is None:
         out[:] = value[0]
     elif kept is not None:
-        kernels.leaf_outputs(*kept, value, out, 1)
+        kernels.leaf_outputs(*kept, value, out,
+                             kernels.leaf_map(blocks.n, value.shape[0]), 1)
     else:  # (the kernel reads and writes a column a channel)
         kernels.binned_tree_outputs(local.codes, local.n_features, *tree,
                                     value.reshape(value.shape[0], -1),
