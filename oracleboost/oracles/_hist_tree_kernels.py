@@ -2,9 +2,10 @@
 
 A query grows one tree over the bound rows' bin codes (those of the stump oracle, kept
 row-major, where a row's codes are one run of bytes that a histogram reads once, and
-column-major, where a split reads one byte a row).  The rows of every leaf are a segment of one index array, in increasing row order; a split
-rewrites its leaf's segment in place, the left child's rows first (a stable partition,
-LightGBM's ``DataPartition``).  The kernels here are the loops over rows:
+column-major, where a split reads one byte a row).  The rows of every leaf are a
+segment of one index array, in increasing row order; a split rewrites its leaf's
+segment in place, the left child's rows first (a stable partition, LightGBM's
+``DataPartition``).  The kernels here are the loops over rows:
 
 ``leaf_histograms``
     a leaf's histogram of every channel, feature by feature, by runs of its rows: the

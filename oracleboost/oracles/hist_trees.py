@@ -713,14 +713,14 @@ def partition_histogram(codes: np.ndarray, d: int, rows: np.ndarray, part_seg: n
                         buffers: HistogramBuffers | None = None,
                         channels: int | None = None, by_row: bool = False) -> np.ndarray:
     """The histogram ``(F, B, C)`` of ``rows`` (increasing; their channels ``g``, in
-    the same order, or ``g[rows[k]]`` for ``by_row``) over the features ``feats``, with ``rows[part_seg[p]:part_seg[p +
-    1]]`` those of partition ``p``: each partition's rows cut into runs of
-    ``RUN_ROWS``, each run summed in row order (a task of numba's threads), a
-    partition's runs added in order, then the partitions in order
-    (:func:`._tree_growth.histogram_of_runs`).  A worker holding one partition calls it
+    the same order, or ``g[rows[k]]`` for ``by_row``) over the features ``feats``,
+    with ``rows[part_seg[p]:part_seg[p + 1]]`` those of partition ``p``: each
+    partition's rows cut into runs of ``RUN_ROWS``, each run summed in row order (a
+    task of numba's threads), a partition's runs added in order, then the partitions in
+    order (:func:`._tree_growth.histogram_of_runs`).  A worker holding one partition calls it
     with ``part_seg = [0, len(rows)]``.  ``g`` has a column a channel, or one fewer for
     unit weights (the last channel then counts the rows: no column of ones is kept or
-    gathered), as ``out`` or ``channels`` then says.  Written into ``out`` where given;
+    read), as ``out`` or ``channels`` then says.  Written into ``out`` where given;
     the runs' sums are kept in ``buffers`` where given (see :mod:`._hist_buffers`), else
     in a new array."""
     F = feats.size
