@@ -58,29 +58,33 @@ START, END = "<!-- HIST_TREES_START -->", "<!-- HIST_TREES_END -->"
 #: What the record says of the targets it misses (kept with the table: update it with
 #: the figures of a new record).
 WHY = """
-Targets missed, and why (measured on 2026-12-05 on a 2-core Intel Xeon virtual machine
-with AVX-512, whose timings drift between runs minutes apart: the ratios, ours and
-LightGBM interleaved, are what to read).  A tree is grown by one compiled loop of its
-steps, with no Python between its kernels (a tree of 255 leaves makes about 2,000 kernel
-calls); against the same code's kernels called from Python, that took the two-thread
-rows of 255 leaves from 1.17–1.31 × LightGBM to 0.93–0.96 and of 31 leaves from
-1.14–1.19 to 0.92–0.94 (two full runs each).
+How the trees meet their targets (measured on 2026-12-06 on a 2-core Intel Xeon virtual
+machine with AVX-512, whose timings drift between runs minutes apart: the ratios, ours
+and LightGBM interleaved, are what to read).  A tree is grown by one compiled loop of
+its steps, with no Python between its kernels.  At 1,000,000 × 20 on one thread, a tree
+of 31 leaves went from 76 to 58 ms (medians of 10 trees) by three changes:
 
-- 8 leaves: 0.84–0.88 on one thread, 1.08–1.09 on two.  Such a tree is mostly
-  histograms: of 6.5 ms on two threads at 100,000 × 50, 4.2 ms are the histograms (the
-  root's and three levels of smaller children: 0.57 ns a row and feature on one thread,
-  1.8 times faster on two), 0.9 the splits and 0.8 the scans.  LightGBM's histograms
-  make the same two adds a cell, and a weak learner's saving (no gradient or hessian to
-  compute) is one pass over the rows, 0.05 ms at 100,000 rows, not the fifth of
-  LightGBM's time the one-thread target asks.
-- 1,000,000 × 20: 0.92–1.03 on one thread, 1.26–1.42 on two.  Of a 50 ms tree on two
-  threads the histograms take 29 ms and the splits 14 ms: a split reads each row's code
-  of its feature from the row-major codes, one cache line a row.  A feature-major copy
-  of the codes would take the splits to about a third (measured 0.66 against 2.44 ms for
-  half the rows) at n·d bytes more (20 MB), which the memory row cannot spare (ours
-  74.6 MiB against LightGBM's 80.0).
-- `FunctionalGradientRegressor` on two threads: 1.00–1.02, the trees' ratio with the
-  booster's own passes over the rows on top.
+- splits read the split feature's codes from a column-major copy, with unsigned
+  indices (6,100,000 rows split a tree: 21 → 11 ms; one row 2.9 → 1.0 ns);
+- the training rows' outputs go through a map of each row's leaf, a byte a row (6.3 →
+  2.0 ms);
+- a leaf's histogram reads each row's channels beside its codes, with no pass copying
+  them into the leaf's order first (LightGBM's ordered gradients: 66 → 58 ms).
+
+The target missed, and why:
+
+- Peak memory.  At its peak (the booster's step) a fit holds the codes twice (row-major
+  for the histograms, column-major for the splits: 2 × 19.1 MiB, as LightGBM keeps
+  both for its row-wise histograms), five per-row float64 arrays (the scores and the
+  descent before and after the step, and the tree's outputs: 5 × 7.6 MiB) and the
+  histograms (4.8 MiB): 81.1 MiB.  A round that a monitor vetoes leaves the fit's state
+  as it was, so the step cannot update the scores in place, as LightGBM does (its
+  gradients are float32, too).  Measured round by round in three fresh processes,
+  the peak stays at 73.5–73.8 MiB up to round 150–165 (the fit reuses pages the
+  process held before it), then grows to 81.5 or 89.2 MiB: the allocator's heap takes
+  one or two more 7.6 MiB arrays where small allocations have split its free space.
+  Without the column-major copy the fit's peak falls by 19.1 MiB, and a tree at
+  1,000,000 × 20 takes 65 against 51 ms on one thread (42 against 36 on two).
 """
 LEARNING_RATE = 0.1
 
