@@ -693,3 +693,49 @@ def test_a_tree_reuses_its_oracles_histogram_buffers():
     copy = pickle.loads(pickle.dumps(bound))
     assert copy not in _free
     assert np.array_equal(copy.project(X[:, 0]).train_output, first)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_step_over_a_trees_outputs_fits_the_same_bits(monkeypatch, seed):
+    """The squared loss's step writes its new scores over the tree's outputs on the
+    training rows (the oracle's own new array: one n-sized array less at the fit's
+    peak): the same fit as the step into a new array, bit for bit."""
+    import oracleboost.boosters.functional.algorithm as algorithm
+    from oracleboost import FunctionalGradientRegressor
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(3000, 5))
+    y = 2.0 * X[:, 0] + np.sin(3.0 * X[:, 1]) + 0.1 * rng.normal(size=3000)
+
+    def fit():
+        return FunctionalGradientRegressor(HistTreeOracle(num_leaves=7), n_estimators=15,
+                                           learning_rate=0.3).fit(X, y)
+
+    spared = []
+    spare = algorithm._spare
+    monkeypatch.setattr(algorithm, "_spare", lambda h, f: spared.append(spare(h, f))
+                        or spared[-1])
+    over = fit()
+    assert len(spared) == 15 and all(spared)  # (every step wrote over the outputs)
+    monkeypatch.setattr(algorithm, "_spare", lambda h, f: False)
+    fresh = fit()
+    np.testing.assert_array_equal(over.predict(X), fresh.predict(X))
+    for key in ("loss", "step", "edge", "grad_norm", "residual_norm"):
+        np.testing.assert_array_equal(over.history_[key], fresh.history_[key])
+
+
+def test_only_an_answers_own_writable_outputs_are_written_over():
+    """The step writes over ``train_output`` only where the oracle says the array is
+    the answer's own, and only a writable float64 array shaped as the scores (a
+    read-only array, for example one a joblib cache maps from its files, is not)."""
+    from oracleboost.boosters.functional.algorithm import _spare
+
+    X = np.random.default_rng(4).normal(size=(500, 3))
+    h = HistTreeOracle(num_leaves=4).bind(X).project(X[:, 0])
+    f = np.zeros(500)
+    assert h.spare_train_output and _spare(h, f)
+    assert not _spare(h, np.zeros(499)) and not _spare(h, np.zeros((500, 1)))
+    h.train_output.flags.writeable = False
+    assert not _spare(h, f)
+    assert not h.detach().spare_train_output
+    assert not ConstantHypothesis(1.0, 3).spare_train_output  # (the default)

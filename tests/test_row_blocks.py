@@ -617,6 +617,17 @@ def test_the_regressors_passes_sum_their_numpy_terms_in_the_lane_order(K, weight
                 else:
                     assert step.residual_square == row_passes.weighted_residual(
                         blocks, t, h, 0.3, inner_s)
+                # the new scores written over (a copy of) h: the same numbers, in h
+                spare = h.copy()
+                over = row_passes.squared_step(blocks, y, f, spare, 0.1, s_loss,
+                                               float(s_loss.sum()), inner_s=inner_s,
+                                               residual_of=residual_of, into_h=True)
+                assert over.f is spare
+                np.testing.assert_array_equal(over.f, step.f)
+                np.testing.assert_array_equal(over.descent, step.descent)
+                assert (over.loss, over.descent_peak, over.descent_square,
+                        over.residual_square) == (step.loss, step.descent_peak,
+                                                  step.descent_square, step.residual_square)
 
 
 def test_kernel_threads_sets_numbas_count_inside_and_restores_it():

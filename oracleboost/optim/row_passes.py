@@ -234,9 +234,10 @@ def weighted_mean_loss(blocks: RowBlocks, loss: Loss, y: np.ndarray, raw: np.nda
 
 @deferred_stat(2)
 def _squared_step(blocks: RowBlocks, f, y, h, s, inner_s, t, *, c: float,
-                  coef: float) -> tuple[tuple, np.ndarray]:
+                  coef: float, into_h: bool = False) -> tuple[tuple, np.ndarray]:
     lane = blocks.lane
-    f_new, v = blocks.empty(f.shape), blocks.empty(f.shape)
+    # (into_h: the new scores written over h, which the kernel reads first a row)
+    f_new, v = h if into_h else blocks.empty(f.shape), blocks.empty(f.shape)
     # None (not NO_WEIGHTS) for unit weights and no target: the kernel is compiled for
     # each case, its loop without a test a row
     parts = _lanes(blocks, 4, lambda lo, hi, out: column_kernels.squared_step(
@@ -261,7 +262,8 @@ class SquaredStep:
 def squared_step(blocks: RowBlocks, y: Rows, f: Rows, h: Rows, c: float, s: Rows | None,
                  total: float, *, inner_s: Rows | None = None,
                  residual_of: tuple[Rows, float] | None = None,
-                 prefetch: Callable[[Rows], None] | None = None) -> SquaredStep:
+                 prefetch: Callable[[Rows], None] | None = None,
+                 into_h: bool = False) -> SquaredStep:
     """The squared loss's step ``f + c h``, its next descent ``v = −(f + c h − y)``, its
     weighted mean loss, ``v``'s :func:`peak_and_inners` with itself (weights
     ``inner_s``) and, given ``residual_of = (t, coef)``, :func:`weighted_residual`
@@ -270,10 +272,12 @@ def squared_step(blocks: RowBlocks, y: Rows, f: Rows, h: Rows, c: float, s: Rows
     :class:`~oracleboost.losses.Squared` and of those passes, bit for bit (five passes
     over the rows made one).  ``prefetch(v)``, when given, is called with the next
     descent once the pass is submitted, before its stats are waited for (as in
-    :func:`step_and_weights`)."""
+    :func:`step_and_weights`).  ``into_h``: the new scores are written over ``h`` (an
+    array of this process that nothing else reads: no new array for them)."""
     t, coef = (None, 0.0) if residual_of is None else residual_of
+    # (into_h only where asked: other backends' stages take the pass's usual arguments)
     (f_new, v), later = blocks.map(_squared_step, f, y, h, s, inner_s, t, c=float(c),
-                                   coef=float(coef))
+                                   coef=float(coef), **({"into_h": True} if into_h else {}))
     descent = _shaped_as(v, f)
     if prefetch is not None:
         prefetch(descent)

@@ -268,6 +268,12 @@ class Hypothesis(ABC):
     #: made from it (:meth:`BoundOracle._project_shifted`); None for most oracles, and
     #: not stored by an ensemble (:meth:`detach`).
     query_memo: object = None
+    #: Whether ``train_output`` is an array made for this answer alone, which nothing
+    #: else holds or reads: a booster that has read it may write over it (the squared
+    #: loss's step writes its new scores there, one n-sized array less at the fit's
+    #: peak).  False unless the oracle says so: an answer that is a view of the
+    #: oracle's data, or an array it keeps or hands out again, must stay as it is.
+    spare_train_output: bool = False
 
     @abstractmethod
     def predict(self, X: ArrayLike) -> np.ndarray:
@@ -360,6 +366,7 @@ class Hypothesis(ABC):
         h = copy.copy(self)
         h.train_output = None
         h.query_memo = None
+        h.__dict__.pop("spare_train_output", None)  # (the class's False: nothing saved)
         return h
 
 

@@ -572,6 +572,8 @@ class BoundHistTreeOracle(BoundOracle):
             h = HistTree(tree.with_values(value if vector else value[:, :1]).with_counts(
                 rows.counts().astype(np.float64)), grown.gains)
         h.train_output = rows.outputs(value if vector else value[:, 0])
+        # (a new array of this process, which the oracle keeps no reference to)
+        h.spare_train_output = isinstance(h.train_output, np.ndarray)
         return h
 
 

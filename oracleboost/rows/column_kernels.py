@@ -461,15 +461,15 @@ def _weighed_impl(w, i, x):  # pragma: no cover - compiled
     return lambda w, i, x: w[i] * x
 
 
-def _minus_scaled(t, coef, h, i):  # pragma: no cover - compiled only
-    """``t[i] − coef · h[i]``, or 0 when ``t`` is None."""
+def _minus_scaled(t, coef, hi, i):  # pragma: no cover - compiled only
+    """``t[i] − coef · hi``, or 0 when ``t`` is None."""
 
 
 @overload(_minus_scaled, inline="always", jit_options=_JIT)
-def _minus_scaled_impl(t, coef, h, i):  # pragma: no cover - compiled
+def _minus_scaled_impl(t, coef, hi, i):  # pragma: no cover - compiled
     if isinstance(t, types.NoneType):
-        return lambda t, coef, h, i: 0.0
-    return lambda t, coef, h, i: t[i] - coef * h[i]
+        return lambda t, coef, hi, i: 0.0
+    return lambda t, coef, hi, i: t[i] - coef * hi
 
 
 def _rows_of(a, start, stop):  # pragma: no cover - compiled only
@@ -486,13 +486,15 @@ def _rows_of_impl(a, start, stop):  # pragma: no cover - compiled
 @nb.jit(**_JIT, inline="always")
 def _squared_row(f, y, h, c, s, inner_s, t, coef, f_new, v, i):  # pragma: no cover
     """Row ``i`` of :func:`_squared_step`: writes ``f_new[i]`` and ``v[i]``, returns the
-    row's terms of the loss, of ``Σ s' v²`` and of the residual, and ``|v_i|``."""
-    fi = f[i] + c * h[i]
+    row's terms of the loss, of ``Σ s' v²`` and of the residual, and ``|v_i|``.  ``h[i]``
+    is read before anything is written: ``f_new`` may be ``h`` itself."""
+    hi = h[i]
+    fi = f[i] + c * hi
     f_new[i] = fi
     d = fi - y[i]
     v[i] = -d
     sq = d * d
-    r = _minus_scaled(t, coef, h, i)
+    r = _minus_scaled(t, coef, hi, i)
     return (_weighed(s, i, 0.5 * sq), _weighed(inner_s, i, sq), _weighed(inner_s, i, r * r),
             abs(d))
 

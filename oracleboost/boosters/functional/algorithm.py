@@ -560,16 +560,29 @@ def _fused_squared_step(p: _Problem, ip: InnerProduct, f: Rows, answer: _Answer,
     nxt = naive and unweighted and stop is None and p.draws is None
     memo = answer.h.query_memo if nxt and project else None
     shift = None if memo is None else (memo, c)
+    into_h = _spare(answer.h, f)
     step = row_passes.squared_step(
         p.blocks, p.y, f, answer.h.train_output, c, p.s, p.total, inner_s=ip.weights,
         residual_of=(target, answer.a) if naive else None,
         prefetch=functools.partial(p.bound._prefetch, shifted=shift, project=project)
-        if nxt and budget > 1 else None)
+        if nxt and budget > 1 else None, into_h=into_h)
+    if into_h:  # (its array now holds the new scores)
+        answer.h.train_output, answer.h.spare_train_output = None, False
     if not math.isfinite(step.loss):  # v's sum of squares passes float64's range:
         shift = None  # the next query is summed from its rows (which check it)
     left = math.sqrt(step.residual_square / ip.mass) if naive else None
     return _Stepped(step.f, step.loss, step.descent, (step.descent_peak, step.descent_square),
                     shift, left)
+
+
+def _spare(h: Hypothesis, f: Rows) -> bool:
+    """Whether the step may write the new scores over ``h.train_output``: the oracle
+    made it for this answer alone (``Hypothesis.spare_train_output``), and it is a
+    writable float64 array of this process shaped as the scores."""
+    out = h.train_output
+    return (h.spare_train_output and isinstance(out, np.ndarray)
+            and isinstance(f, np.ndarray) and out.dtype == np.float64
+            and out.shape == f.shape and out.flags.c_contiguous and out.flags.writeable)
 
 
 def _step(p: _Problem, f: Rows, outputs: list[tuple[float, Rows]]) -> _Stepped:
