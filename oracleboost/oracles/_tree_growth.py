@@ -40,7 +40,7 @@ from oracleboost.oracles import _hist_tree_kernels as kernels
 
 __all__ = ["Growth", "Limits", "Rules", "new_growth", "can_split", "find_split",
            "next_leaf", "make_split", "children", "count_runs", "histogram_of_runs",
-           "leaf_histogram", "split_leaf", "grow_in_memory"]
+           "leaf_histogram", "split_leaf", "grow_in_memory", "runs_needed"]
 
 
 class Rules(NamedTuple):
@@ -278,8 +278,8 @@ def histogram_of_runs(codes, d, rows, part_seg, g, by_row, feats, threads, out, 
     """:func:`~.hist_trees.partition_histogram`'s sums, into ``out`` of shape ``(F, B,
     C)``: each partition's rows cut into runs, each run summed in row order by
     :func:`._hist_tree_kernels.leaf_histograms` on at most ``threads`` threads (into
-    ``runs_buf``, flat, of at least ``count_runs`` histograms when there is more than
-    one run), a partition's runs added in order, then the partitions in order.  Row
+    ``runs_buf``, flat, of at least :func:`runs_needed` histograms when there is more
+    than one run), a partition's runs added in order, then the partitions in order.  Row
     ``rows[k]``'s channels are ``g[rows[k]]`` (``by_row``) or ``g[k]``.  Returns the
     number of runs."""
     F, B, C = out.shape
@@ -305,10 +305,6 @@ def histogram_of_runs(codes, d, rows, part_seg, g, by_row, feats, threads, out, 
         out[...] = 0.0
         return R
     cells = F * B * C
-    if R == 1:  # one run: summed where it is asked for
-        runs = out.reshape((1, F, B, C))
-    else:
-        runs = runs_buf[:R * cells].reshape((R, F, B, C))
     T = max(1, min(threads, (rows.size * F) // limits.min_cells))
     # the features in spans, as many spans a thread, over every run (a span's bins at
     # most span_bytes): numba hands each thread a contiguous share of the tasks (taken
@@ -321,10 +317,17 @@ def histogram_of_runs(codes, d, rows, part_seg, g, by_row, feats, threads, out, 
         cuts[t] = F * t // spans
     # scattered rows (a small share of the span they lie in) are prefetched
     sparse = rows.size > 0 and 4 * rows.size < rows[rows.size - 1] - rows[0]
-    kernels.leaf_histograms(codes, d, rows, run_seg, g, by_row, feats, cuts, runs, sparse,
-                            R >= limits.by_runs * T, T == 1)
-    if R == 1:
+    if R == 1:  # one run: summed where it is asked for
+        kernels.leaf_histograms(codes, d, rows, run_seg, g, by_row, feats, cuts,
+                                out.reshape((1, F, B, C)), sparse, False, T == 1)
         return R
+    if T == 1:
+        _runs_one_by_one(codes, d, rows, run_seg, last_of_part, g, by_row, feats, cuts,
+                         out, runs_buf, sparse)
+        return R
+    runs = runs_buf[:R * cells].reshape((R, F, B, C))
+    kernels.leaf_histograms(codes, d, rows, run_seg, g, by_row, feats, cuts, runs, sparse,
+                            R >= limits.by_runs * T, False)
     # each partition's sum (its runs added in order, into its first run's), then the
     # partitions' sums added in order (:func:`~.hist_trees.add_in_order`)
     flat = runs_buf
@@ -349,6 +352,48 @@ def histogram_of_runs(codes, d, rows, part_seg, g, by_row, feats, threads, out, 
         n_parts += 1
         first = last
     return R
+
+
+@numba.njit(cache=True, nogil=True)
+def _runs_one_by_one(codes, d, rows, run_seg, last_of_part, g, by_row, feats, cuts, out,
+                     scratch, sparse):  # pragma: no cover - compiled
+    """:func:`histogram_of_runs`' sums on one thread, in two histograms of ``scratch``
+    where the runs on threads take one each: each run summed, then added to its
+    partition's sum at once (the first partition's sum is ``out`` itself), each later
+    partition's sum added to ``out`` when done.  The same adds in the same order as the
+    runs' sums added after all are made, so the same bits."""
+    F, B, C = out.shape
+    cells = F * B * C
+    of = out.reshape(-1)
+    run = scratch[:cells]
+    part = scratch[cells:2 * cells]
+    one = np.empty(2, np.int64)
+    first = 0
+    n_parts = 0
+    for p in range(last_of_part.size):
+        last = last_of_part[p]
+        if last == first:
+            continue
+        acc = of if n_parts == 0 else part
+        for r in range(first, last):
+            one[0], one[1] = run_seg[r], run_seg[r + 1]
+            into = acc if r == first else run
+            kernels.leaf_histograms(codes, d, rows, one, g, by_row, feats, cuts,
+                                    into.reshape((1, F, B, C)), sparse, False, True)
+            if r > first:
+                for c in range(cells):
+                    acc[c] += run[c]
+        if n_parts > 0:
+            for c in range(cells):
+                of[c] += part[c]
+        n_parts += 1
+        first = last
+
+
+def runs_needed(R: int, threads: int) -> int:
+    """Histograms of :func:`histogram_of_runs`' ``runs_buf`` for at most ``R`` runs on
+    ``threads`` threads: one a run on threads, two on one (:func:`_runs_one_by_one`)."""
+    return R if threads > 1 else min(R, 2)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -615,7 +615,8 @@ class LeafRows:
         """Memory for the sums of a leaf histogram's runs (as many as the root has,
         which no leaf exceeds)."""
         R = int(growth.count_runs(self.bound._part_starts, self._limits.run_rows))
-        return buffers.runs(R, feats.size, self.bound.n_hist_bins, C).reshape(-1)
+        return buffers.runs(growth.runs_needed(R, self._threads), feats.size,
+                            self.bound.n_hist_bins, C).reshape(-1)
 
     def histogram(self, leaf: int, feats: np.ndarray, out: np.ndarray,
                   buffers: HistogramBuffers) -> np.ndarray:
@@ -733,9 +734,9 @@ def partition_histogram(codes: np.ndarray, d: int, rows: np.ndarray, part_seg: n
     limits = _limits()
     part_seg = np.asarray(part_seg, dtype=np.int64)
     R = int(growth.count_runs(part_seg, limits.run_rows))
-    shape = (R, F, n_hist_bins, C) if R > 1 else (0,)
-    runs = buffers.runs(*shape) if buffers is not None and R > 1 else np.empty(shape)
     threads = _kernel_threads(n_jobs)
+    shape = (growth.runs_needed(R, threads), F, n_hist_bins, C) if R > 1 else (0,)
+    runs = buffers.runs(*shape) if buffers is not None and R > 1 else np.empty(shape)
     run_parallel(growth.histogram_of_runs, threads, codes, d, rows, part_seg, g, by_row,
                  feats, threads, out, runs.reshape(-1), limits)
     return out
