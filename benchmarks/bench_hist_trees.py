@@ -71,20 +71,28 @@ of 31 leaves went from 76 to 58 ms (medians of 10 trees) by three changes:
 - a leaf's histogram reads each row's channels beside its codes, with no pass copying
   them into the leaf's order first (LightGBM's ordered gradients: 66 → 58 ms).
 
-The target missed, and why:
+Peak memory.  At its peak (the booster's step) a fit holds the codes twice (row-major for
+the histograms, column-major for the splits: 2 × 19.1 MiB, as LightGBM keeps both for
+its row-wise histograms), four per-row float64 arrays (the scores and the descent
+before the step, the descent after it, and the tree's outputs, over which the step
+writes the new scores: 4 × 7.6 MiB) and the histograms (2.5 MiB for the leaves, and
+two for a leaf's runs on one thread): about 71.5 MiB, measured with every large array
+mapped on its own (``MALLOC_MMAP_THRESHOLD_=1000000``).  A round that a monitor vetoes
+leaves the fit's state as it was, so the step cannot update the scores in place, as
+LightGBM does (whose gradients are float32, too).  The allocator's heap may grow by
+one more 7.6 MiB array late in a fit, where small allocations have split its free
+space (seen in some processes after about 150 rounds): the spread of the row.
 
-- Peak memory.  At its peak (the booster's step) a fit holds the codes twice (row-major
-  for the histograms, column-major for the splits: 2 × 19.1 MiB, as LightGBM keeps
-  both for its row-wise histograms), five per-row float64 arrays (the scores and the
-  descent before and after the step, and the tree's outputs: 5 × 7.6 MiB) and the
-  histograms (4.8 MiB): 81.1 MiB.  A round that a monitor vetoes leaves the fit's state
-  as it was, so the step cannot update the scores in place, as LightGBM does (its
-  gradients are float32, too).  Measured round by round in three fresh processes,
-  the peak stays at 73.5–73.8 MiB up to round 150–165 (the fit reuses pages the
-  process held before it), then grows to 81.5 or 89.2 MiB: the allocator's heap takes
-  one or two more 7.6 MiB arrays where small allocations have split its free space.
-  Without the column-major copy the fit's peak falls by 19.1 MiB, and a tree at
-  1,000,000 × 20 takes 65 against 51 ms on one thread (42 against 36 on two).
+The target missed in this record, and why:
+
+- 1,000,000 × 20 on two threads: 1.04 here, 0.95 and 0.97 in two full records of the
+  same day an hour earlier (the machine's timings drifted: LightGBM's one-thread round
+  went from 79 to 92 ms between them).  The tree scales 1.4 times from one thread to
+  two where LightGBM's round scales 1.9 times, and its leaves' histograms 1.2 times
+  (timed by stage inside the compiled loop).  A leaf's histogram with fewer than 16
+  runs of rows is cut among the threads by features, so both threads read every row's
+  codes; the runs are the unit of the sums' order (so that the bits do not depend on
+  the threads), and a run's rows cannot be shared between threads.
 """
 LEARNING_RATE = 0.1
 
