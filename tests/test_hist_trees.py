@@ -739,3 +739,28 @@ def test_only_an_answers_own_writable_outputs_are_written_over():
     assert not _spare(h, f)
     assert not h.detach().spare_train_output
     assert not ConstantHypothesis(1.0, 3).spare_train_output  # (the default)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_warm_start_that_switches_to_residual_projection_starts_from_zero(seed):
+    """A fit whose projection carries no Δ holds none (no array of zeros through the
+    fit); a warm start that switches to ``projection="residual"`` (Algorithm 3) starts
+    from Δ = 0: its first round asks Δ + v = v, the naive round's query, and so makes
+    the same round."""
+    from oracleboost import FunctionalGradientRegressor
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(600, 4))
+    y = X[:, 0] + np.sin(2.0 * X[:, 1]) + 0.1 * rng.normal(size=600)
+
+    def warm(second):
+        m = FunctionalGradientRegressor(HistTreeOracle(num_leaves=5), n_estimators=5,
+                                        schedule="inv_sqrt", warm_start=True).fit(X, y)
+        assert m._state_.residual is None
+        return m.set_params(n_estimators=6, projection=second).fit(X, y)
+
+    switched, naive = warm("residual"), warm("naive")
+    assert switched._state_.residual.shape == (600,)
+    np.testing.assert_array_equal(switched.predict(X), naive.predict(X))
+    for key in ("loss", "step", "edge"):
+        np.testing.assert_array_equal(switched.history_[key], naive.history_[key])

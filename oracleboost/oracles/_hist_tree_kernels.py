@@ -72,8 +72,8 @@ def _add_channels(h, q, g, k, C):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _add_rows(codes, d, rows, g, by_row, C, s0, s1, h, B, sparse):  # pragma: no cover
-    """``h[((s − s0)·B + code)·C + c] += g[k, c]`` for the rows ``rows`` and the
+def _add_rows(codes, d, rows, g, C, s0, s1, h, B, sparse):  # pragma: no cover - compiled
+    """``h[((s − s0)·B + code)·C + c] += g[i, c]`` for the rows ``i`` of ``rows`` and the
     features ``s0 .. s1 − 1`` (``h`` flat: a feature's ``B`` bins of ``C`` channels,
     then the next feature's; ``g[k, C − 1]`` is 1.0 where ``g`` has C − 1 columns): a
     row's codes are one run of bytes (``codes`` is row-major), read once for all its
@@ -81,9 +81,8 @@ def _add_rows(codes, d, rows, g, by_row, C, s0, s1, h, B, sparse):  # pragma: no
     address with one add, where a signed index of a 3-d array costs a check for
     negative indices and two multiplies (a third of the loop's time).  ``sparse``: the
     rows are a small share of all, and each row's codes are asked for
-    ``PREFETCH_ROWS`` rows ahead (half the time at 5% of 1,000,000 rows).  ``by_row``:
-    row ``rows[k]``'s channels are ``g[rows[k]]`` (every row's, read where they are),
-    else ``g[k]`` (copied into the rows' order)."""
+    ``PREFETCH_ROWS`` rows ahead (half the time at 5% of 1,000,000 rows), and so are its
+    channels: ``g`` holds every row's, read where they are, beside the row's codes."""
     m = rows.size
     ud = np.uint64(d)
     uB = np.uint64(B)
@@ -101,16 +100,15 @@ def _add_rows(codes, d, rows, g, by_row, C, s0, s1, h, B, sparse):  # pragma: no
             if sparse and k + PREFETCH_ROWS + 1 < m:  # scattered rows: ask ahead
                 prefetch(codes, rows[k + PREFETCH_ROWS] * d + s0)
                 prefetch(codes, rows[k + PREFETCH_ROWS + 1] * d + s0)
-                if by_row:
-                    prefetch(gf, rows[k + PREFETCH_ROWS] * g.shape[1])
-                    prefetch(gf, rows[k + PREFETCH_ROWS + 1] * g.shape[1])
+                prefetch(gf, rows[k + PREFETCH_ROWS] * g.shape[1])
+                prefetch(gf, rows[k + PREFETCH_ROWS + 1] * g.shape[1])
             uk = np.uint64(k)
             i0 = np.uint64(rows[uk])
             i1 = np.uint64(rows[uk + u1])
             b0 = i0 * ud + first
             b1 = i1 * ud + first
-            g0 = (i0 if by_row else uk) * G
-            g1 = (i1 if by_row else uk + u1) * G
+            g0 = i0 * G
+            g1 = i1 * G
             a0 = gf[g0]
             c0 = gf[g1]
             a1 = 1.0 if unit else gf[g0 + u1]
@@ -126,9 +124,8 @@ def _add_rows(codes, d, rows, g, by_row, C, s0, s1, h, B, sparse):  # pragma: no
             k += 2
         if k < m:
             b0 = np.uint64(rows[k]) * ud + first
-            gk = rows[k] if by_row else k
-            a0 = g[gk, 0]
-            a1 = 1.0 if unit else g[gk, 1]
+            a0 = g[rows[k], 0]
+            a1 = 1.0 if unit else g[rows[k], 1]
             off = np.uint64(0)
             for s in range(s1 - s0):
                 q = (off + np.uint64(codes[b0 + np.uint64(s)])) * np.uint64(2)
@@ -137,32 +134,31 @@ def _add_rows(codes, d, rows, g, by_row, C, s0, s1, h, B, sparse):  # pragma: no
         return
     for k in range(m):
         base = np.uint64(rows[k]) * ud + first
-        gk = rows[k] if by_row else k
         off = np.uint64(0)
         for s in range(s1 - s0):
-            _add_channels(h, (off + np.uint64(codes[base + np.uint64(s)])) * uC, g, gk, C)
+            _add_channels(h, (off + np.uint64(codes[base + np.uint64(s)])) * uC, g, rows[k],
+                          C)
             off += uB
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _add_rows_of(codes, d, rows, g, by_row, C, feats, s0, s1, h, B):  # pragma: no cover
+def _add_rows_of(codes, d, rows, g, C, feats, s0, s1, h, B):  # pragma: no cover - compiled
     """:func:`_add_rows` for the features ``feats[s0:s1]``."""
     ud = np.uint64(d)
     uB = np.uint64(B)
     uC = np.uint64(C)
     for k in range(rows.size):
         base = np.uint64(rows[k]) * ud
-        gk = rows[k] if by_row else k
         off = np.uint64(0)
         for s in range(s0, s1):
             _add_channels(h, (off + np.uint64(codes[base + np.uint64(feats[s])])) * uC, g,
-                          gk, C)
+                          rows[k], C)
             off += uB
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, by_row, feats, cuts,
-                    flat, F, B, C, every, sparse):  # pragma: no cover - compiled
+def _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, feats, cuts, flat,
+                    F, B, C, every, sparse):  # pragma: no cover - compiled
     """:func:`leaf_histograms`' task ``task``: a run and a span of the features."""
     if by_runs:
         r = task // T
@@ -174,26 +170,24 @@ def _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, by_row, fea
     h = flat[(r * F + s0) * B * C:(r * F + s1) * B * C]
     h[:] = 0.0
     k0, k1 = run_seg[r], run_seg[r + 1]
-    run_g = g if by_row else g[k0:k1]
     if every:
-        _add_rows(codes, d, rows[k0:k1], run_g, by_row, C, s0, s1, h, B, sparse)
+        _add_rows(codes, d, rows[k0:k1], g, C, s0, s1, h, B, sparse)
     else:
-        _add_rows_of(codes, d, rows[k0:k1], run_g, by_row, C, feats, s0, s1, h, B)
+        _add_rows_of(codes, d, rows[k0:k1], g, C, feats, s0, s1, h, B)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def leaf_histograms(codes, d, rows, run_seg, g, by_row, feats, cuts, out, sparse, by_runs,
+def leaf_histograms(codes, d, rows, run_seg, g, feats, cuts, out, sparse, by_runs,
                     serial):  # pragma: no cover
     """The histograms of runs of a leaf's rows.
 
     ``rows[run_seg[r]:run_seg[r + 1]]`` are the leaf's rows of run ``r`` (in row
-    order), ``g[k]`` the channels of ``rows[k]`` (``by_row``: ``g[rows[k]]``, every
-    row's channels, read where they are), ``codes`` the codes row-major (row
-    ``i``'s code of feature ``j`` at ``i·d + j``), and ``out`` of shape ``(R, F, B, C)``
-    (C-contiguous): run ``r``'s histogram of feature ``feats[s]`` is ``out[r, s]``,
-    summed in row order.  Where ``g`` has C − 1 columns, each row's last channel is 1.0
-    (unit weights: the last channel counts the rows, and no column of ones is kept or
-    gathered).  A task is a run and a span ``feats[cuts[t]:cuts[t + 1]]`` of the
+    order), ``g[i]`` the channels of row ``i`` (every row's), ``codes`` the codes
+    row-major (row ``i``'s code of feature ``j`` at ``i·d + j``), and ``out`` of shape
+    ``(R, F, B, C)`` (C-contiguous): run ``r``'s histogram of feature ``feats[s]`` is
+    ``out[r, s]``, summed in row order.  Where ``g`` has C − 1 columns, each row's last
+    channel is 1.0 (unit weights: the last channel counts the rows, and no column of
+    ones is kept or read).  A task is a run and a span ``feats[cuts[t]:cuts[t + 1]]`` of the
     features, the tasks taken span by span (``by_runs``: run by run, so that a thread
     reads the codes of its runs alone), on numba's threads (``serial``: one after
     another on the calling thread): how the tasks are cut, ordered and run changes no
@@ -204,12 +198,12 @@ def leaf_histograms(codes, d, rows, run_seg, g, by_row, feats, cuts, out, sparse
     every = feats.size == d  # feats is 0 .. d − 1
     if serial:
         for task in range(R * T):
-            _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, by_row, feats,
-                            cuts, flat, F, B, C, every, sparse)
+            _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, feats, cuts,
+                            flat, F, B, C, every, sparse)
         return
     for task in numba.prange(R * T):  # a thread takes a contiguous share of them
-        _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, by_row, feats,
-                        cuts, flat, F, B, C, every, sparse)
+        _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, feats, cuts,
+                        flat, F, B, C, every, sparse)
 
 
 @numba.njit(cache=True, nogil=True)

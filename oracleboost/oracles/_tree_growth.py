@@ -273,15 +273,14 @@ def count_runs(part_seg, run_rows):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def histogram_of_runs(codes, d, rows, part_seg, g, by_row, feats, threads, out, runs_buf,
+def histogram_of_runs(codes, d, rows, part_seg, g, feats, threads, out, runs_buf,
                       limits):  # pragma: no cover - compiled
     """:func:`~.hist_trees.partition_histogram`'s sums, into ``out`` of shape ``(F, B,
     C)``: each partition's rows cut into runs, each run summed in row order by
     :func:`._hist_tree_kernels.leaf_histograms` on at most ``threads`` threads (into
     ``runs_buf``, flat, of at least :func:`runs_needed` histograms when there is more
     than one run), a partition's runs added in order, then the partitions in order.  Row
-    ``rows[k]``'s channels are ``g[rows[k]]`` (``by_row``) or ``g[k]``.  Returns the
-    number of runs."""
+    ``i``'s channels are ``g[i]``.  Returns the number of runs."""
     F, B, C = out.shape
     run = limits.run_rows
     P = part_seg.size - 1
@@ -318,15 +317,15 @@ def histogram_of_runs(codes, d, rows, part_seg, g, by_row, feats, threads, out, 
     # scattered rows (a small share of the span they lie in) are prefetched
     sparse = rows.size > 0 and 4 * rows.size < rows[rows.size - 1] - rows[0]
     if R == 1:  # one run: summed where it is asked for
-        kernels.leaf_histograms(codes, d, rows, run_seg, g, by_row, feats, cuts,
+        kernels.leaf_histograms(codes, d, rows, run_seg, g, feats, cuts,
                                 out.reshape((1, F, B, C)), sparse, False, T == 1)
         return R
     if T == 1:
-        _runs_one_by_one(codes, d, rows, run_seg, last_of_part, g, by_row, feats, cuts,
-                         out, runs_buf, sparse)
+        _runs_one_by_one(codes, d, rows, run_seg, last_of_part, g, feats, cuts, out,
+                         runs_buf, sparse)
         return R
     runs = runs_buf[:R * cells].reshape((R, F, B, C))
-    kernels.leaf_histograms(codes, d, rows, run_seg, g, by_row, feats, cuts, runs, sparse,
+    kernels.leaf_histograms(codes, d, rows, run_seg, g, feats, cuts, runs, sparse,
                             R >= limits.by_runs * T, False)
     # each partition's sum (its runs added in order, into its first run's), then the
     # partitions' sums added in order (:func:`~.hist_trees.add_in_order`)
@@ -355,8 +354,8 @@ def histogram_of_runs(codes, d, rows, part_seg, g, by_row, feats, threads, out, 
 
 
 @numba.njit(cache=True, nogil=True)
-def _runs_one_by_one(codes, d, rows, run_seg, last_of_part, g, by_row, feats, cuts, out,
-                     scratch, sparse):  # pragma: no cover - compiled
+def _runs_one_by_one(codes, d, rows, run_seg, last_of_part, g, feats, cuts, out, scratch,
+                     sparse):  # pragma: no cover - compiled
     """:func:`histogram_of_runs`' sums on one thread, in two histograms of ``scratch``
     where the runs on threads take one each: each run summed, then added to its
     partition's sum at once (the first partition's sum is ``out`` itself), each later
@@ -378,7 +377,7 @@ def _runs_one_by_one(codes, d, rows, run_seg, last_of_part, g, by_row, feats, cu
         for r in range(first, last):
             one[0], one[1] = run_seg[r], run_seg[r + 1]
             into = acc if r == first else run
-            kernels.leaf_histograms(codes, d, rows, one, g, by_row, feats, cuts,
+            kernels.leaf_histograms(codes, d, rows, one, g, feats, cuts,
                                     into.reshape((1, F, B, C)), sparse, False, True)
             if r > first:
                 for c in range(cells):
@@ -409,8 +408,8 @@ def leaf_histogram(codes, d, rows, start, stop, g, part_starts, feats, threads, 
         part_seg = part_starts.astype(np.int64)
     else:
         part_seg = np.searchsorted(segment, part_starts).astype(np.int64)
-    R = histogram_of_runs(codes, d, segment, part_seg, g, m < n, feats, threads, out,
-                          runs_buf, limits)
+    R = histogram_of_runs(codes, d, segment, part_seg, g, feats, threads, out, runs_buf,
+                          limits)
     if m == n:
         tally[0] = R
     elif R > 1:

@@ -714,18 +714,17 @@ def partition_histogram(codes: np.ndarray, d: int, rows: np.ndarray, part_seg: n
                         g: np.ndarray, feats: np.ndarray, n_hist_bins: int,
                         n_jobs: int | None, out: np.ndarray | None = None,
                         buffers: HistogramBuffers | None = None,
-                        channels: int | None = None, by_row: bool = False) -> np.ndarray:
-    """The histogram ``(F, B, C)`` of ``rows`` (increasing; their channels ``g``, in
-    the same order, or ``g[rows[k]]`` for ``by_row``) over the features ``feats``,
-    with ``rows[part_seg[p]:part_seg[p + 1]]`` those of partition ``p``: each
-    partition's rows cut into runs of ``RUN_ROWS``, each run summed in row order (a
-    task of numba's threads), a partition's runs added in order, then the partitions in
-    order (:func:`._tree_growth.histogram_of_runs`).  A worker holding one partition calls it
-    with ``part_seg = [0, len(rows)]``.  ``g`` has a column a channel, or one fewer for
-    unit weights (the last channel then counts the rows: no column of ones is kept or
-    read), as ``out`` or ``channels`` then says.  Written into ``out`` where given;
-    the runs' sums are kept in ``buffers`` where given (see :mod:`._hist_buffers`), else
-    in a new array."""
+                        channels: int | None = None) -> np.ndarray:
+    """The histogram ``(F, B, C)`` of ``rows`` (increasing; row ``i``'s channels
+    ``g[i]``) over the features ``feats``, with ``rows[part_seg[p]:part_seg[p + 1]]``
+    those of partition ``p``: each partition's rows cut into runs of ``RUN_ROWS``, each
+    run summed in row order (a task of numba's threads), a partition's runs added in
+    order, then the partitions in order (:func:`._tree_growth.histogram_of_runs`).  A
+    worker holding one partition calls it with ``part_seg = [0, len(rows)]``.  ``g``
+    has a column a channel, or one fewer for unit weights (the last channel then counts
+    the rows: no column of ones is kept or read), as ``out`` or ``channels`` then says.
+    Written into ``out`` where given; the runs' sums are kept in ``buffers`` where given
+    (see :mod:`._hist_buffers`), else in a new array."""
     F = feats.size
     # the histogram's channels: g's columns, or one more (unit weights)
     C = out.shape[-1] if out is not None else (channels or g.shape[1])
@@ -737,8 +736,8 @@ def partition_histogram(codes: np.ndarray, d: int, rows: np.ndarray, part_seg: n
     threads = _kernel_threads(n_jobs)
     shape = (growth.runs_needed(R, threads), F, n_hist_bins, C) if R > 1 else (0,)
     runs = buffers.runs(*shape) if buffers is not None and R > 1 else np.empty(shape)
-    run_parallel(growth.histogram_of_runs, threads, codes, d, rows, part_seg, g, by_row,
-                 feats, threads, out, runs.reshape(-1), limits)
+    run_parallel(growth.histogram_of_runs, threads, codes, d, rows, part_seg, g, feats,
+                 threads, out, runs.reshape(-1), limits)
     return out
 
 

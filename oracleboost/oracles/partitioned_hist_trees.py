@@ -247,7 +247,7 @@ class _MemberRows:
             mine.append((self.parts[p], partition_histogram(
                 local.codes, local.n_features, rows,
                 np.array([0, hi - lo], dtype=np.int64), g, feats,
-                self.spec.n_hist_bins, 1, out=hists[p], buffers=buffers, by_row=True)))
+                self.spec.n_hist_bins, 1, out=hists[p], buffers=buffers)))
         found = sorted((part for payload in self.exchange.allgather(mine)
                         for part in payload), key=lambda part: part[0])
         return add_in_order([h for _, h in found], out)
