@@ -157,16 +157,10 @@ def _add_rows_of(codes, d, rows, g, C, feats, s0, s1, h, B):  # pragma: no cover
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, feats, cuts, flat,
-                    F, B, C, every, sparse):  # pragma: no cover - compiled
-    """:func:`leaf_histograms`' task ``task``: a run and a span of the features."""
-    if by_runs:
-        r = task // T
-        t = task - r * T
-    else:
-        t = task // R
-        r = task - t * R
-    s0, s1 = cuts[t], cuts[t + 1]
+def _histogram_piece(p, pieces, codes, d, rows, run_seg, g, feats, flat, F, B, C, every,
+                     sparse):  # pragma: no cover - compiled
+    """:func:`leaf_histograms`' piece ``p``: a run and a span of the features."""
+    r, s0, s1 = pieces[p, 0], pieces[p, 1], pieces[p, 2]
     h = flat[(r * F + s0) * B * C:(r * F + s1) * B * C]
     h[:] = 0.0
     k0, k1 = run_seg[r], run_seg[r + 1]
@@ -176,8 +170,65 @@ def _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, feats, cuts
         _add_rows_of(codes, d, rows[k0:k1], g, C, feats, s0, s1, h, B)
 
 
+@numba.njit(cache=True, nogil=True)
+def plan_pieces(run_seg, F, width, T):  # pragma: no cover - compiled
+    """How :func:`leaf_histograms` cuts a leaf's ``(run, feature)`` cells among ``T``
+    threads: ``(pieces, shares)``, a piece ``(r, s0, s1)`` the features ``s0 .. s1 − 1``
+    of run ``r`` (at most ``width`` features, whose bins stay in the core's cache while
+    the run's codes stream past), in run order, thread ``t`` taking
+    ``pieces[shares[t]:shares[t + 1]]``.  The cells (a run's rows times the features)
+    are laid end to end, run after run, and cut into ``T`` equal shares at the nearest
+    feature: a thread reads the codes of its runs alone, but for the run at each cut,
+    whose features two threads share.  So a leaf of two runs (32,768 rows and 7,232) is
+    shared as evenly as one of forty, where whole runs a thread would leave one thread
+    4.5 times the other's work, and features a thread would have both read every row.
+    Which thread sums a piece changes no bit: each piece is summed in row order."""
+    R = run_seg.size - 1
+    spans = (F + width - 1) // width
+    total = 0
+    for r in range(R):
+        total += (run_seg[r + 1] - run_seg[r]) * F
+    # the threads' cuts, as positions r·F + s in the cells' order
+    cut = np.empty(T + 1, np.int64)
+    cut[0] = 0
+    cut[T] = R * F
+    r = 0
+    before = 0  # cells of the runs before r
+    for t in range(1, T):
+        target = total * t // T
+        while r < R - 1 and before + (run_seg[r + 1] - run_seg[r]) * F <= target:
+            before += (run_seg[r + 1] - run_seg[r]) * F
+            r += 1
+        m = run_seg[r + 1] - run_seg[r]
+        s = min(F, (target - before + m // 2) // m)
+        cut[t] = max(cut[t - 1], r * F + s)
+    pieces = np.empty((R * spans + T, 3), np.int64)
+    shares = np.empty(T + 1, np.int64)
+    shares[0] = 0
+    P = 0
+    t = 1
+    for r in range(R):
+        for k in range(spans):
+            a = r * F + F * k // spans
+            b = r * F + F * (k + 1) // spans
+            while a < b:
+                while t < T and cut[t] <= a:  # the next thread's share starts here
+                    shares[t] = P
+                    t += 1
+                e = cut[t] if t < T and cut[t] < b else b
+                pieces[P, 0] = r
+                pieces[P, 1] = a - r * F
+                pieces[P, 2] = e - r * F
+                P += 1
+                a = e
+    while t <= T:
+        shares[t] = P
+        t += 1
+    return pieces[:P], shares
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
-def leaf_histograms(codes, d, rows, run_seg, g, feats, cuts, out, sparse, by_runs,
+def leaf_histograms(codes, d, rows, run_seg, g, feats, pieces, shares, out, sparse,
                     serial):  # pragma: no cover
     """The histograms of runs of a leaf's rows.
 
@@ -187,23 +238,22 @@ def leaf_histograms(codes, d, rows, run_seg, g, feats, cuts, out, sparse, by_run
     ``(R, F, B, C)`` (C-contiguous): run ``r``'s histogram of feature ``feats[s]`` is
     ``out[r, s]``, summed in row order.  Where ``g`` has C − 1 columns, each row's last
     channel is 1.0 (unit weights: the last channel counts the rows, and no column of
-    ones is kept or read).  A task is a run and a span ``feats[cuts[t]:cuts[t + 1]]`` of the
-    features, the tasks taken span by span (``by_runs``: run by run, so that a thread
-    reads the codes of its runs alone), on numba's threads (``serial``: one after
-    another on the calling thread): how the tasks are cut, ordered and run changes no
+    ones is kept or read).  The work is cut into pieces (:func:`plan_pieces`), thread
+    ``t`` of numba's summing ``pieces[shares[t]:shares[t + 1]]`` (``serial``: every
+    piece on the calling thread): how the pieces are cut and who sums them changes no
     sum."""
     R, F, B, C = out.shape
     flat = out.reshape(-1)
-    T = cuts.size - 1
     every = feats.size == d  # feats is 0 .. d − 1
     if serial:
-        for task in range(R * T):
-            _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, feats, cuts,
-                            flat, F, B, C, every, sparse)
+        for p in range(pieces.shape[0]):
+            _histogram_piece(p, pieces, codes, d, rows, run_seg, g, feats, flat, F, B, C,
+                             every, sparse)
         return
-    for task in numba.prange(R * T):  # a thread takes a contiguous share of them
-        _histogram_task(task, by_runs, T, R, codes, d, rows, run_seg, g, feats, cuts,
-                        flat, F, B, C, every, sparse)
+    for t in numba.prange(shares.size - 1):  # one share a thread
+        for p in range(shares[t], shares[t + 1]):
+            _histogram_piece(p, pieces, codes, d, rows, run_seg, g, feats, flat, F, B, C,
+                             every, sparse)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -64,7 +64,6 @@ class Limits(NamedTuple):
     run_rows: int
     min_cells: int
     span_bytes: int
-    by_runs: int
     min_split_rows: int
 
 
@@ -305,28 +304,23 @@ def histogram_of_runs(codes, d, rows, part_seg, g, feats, threads, out, runs_buf
         return R
     cells = F * B * C
     T = max(1, min(threads, (rows.size * F) // limits.min_cells))
-    # the features in spans, as many spans a thread, over every run (a span's bins at
-    # most span_bytes): numba hands each thread a contiguous share of the tasks (taken
-    # span by span), so the threads get equal work even where the runs are not (the
-    # last run of a partition is short)
+    # the features in spans whose bins (at most span_bytes) stay in the core's cache
     width = max(1, limits.span_bytes // (B * C * 8))
-    spans = min(F, T * ((F + width * T - 1) // (width * T)))
-    cuts = np.empty(spans + 1, np.int64)
-    for t in range(spans + 1):
-        cuts[t] = F * t // spans
     # scattered rows (a small share of the span they lie in) are prefetched
     sparse = rows.size > 0 and 4 * rows.size < rows[rows.size - 1] - rows[0]
     if R == 1:  # one run: summed where it is asked for
-        kernels.leaf_histograms(codes, d, rows, run_seg, g, feats, cuts,
-                                out.reshape((1, F, B, C)), sparse, False, T == 1)
+        pieces, shares = kernels.plan_pieces(run_seg, F, width, T)
+        kernels.leaf_histograms(codes, d, rows, run_seg, g, feats, pieces, shares,
+                                out.reshape((1, F, B, C)), sparse, T == 1)
         return R
     if T == 1:
-        _runs_one_by_one(codes, d, rows, run_seg, last_of_part, g, feats, cuts, out,
+        _runs_one_by_one(codes, d, rows, run_seg, last_of_part, g, feats, width, out,
                          runs_buf, sparse)
         return R
     runs = runs_buf[:R * cells].reshape((R, F, B, C))
-    kernels.leaf_histograms(codes, d, rows, run_seg, g, feats, cuts, runs, sparse,
-                            R >= limits.by_runs * T, False)
+    pieces, shares = kernels.plan_pieces(run_seg, F, width, T)
+    kernels.leaf_histograms(codes, d, rows, run_seg, g, feats, pieces, shares, runs,
+                            sparse, False)
     # each partition's sum (its runs added in order, into its first run's), then the
     # partitions' sums added in order (:func:`~.hist_trees.add_in_order`)
     flat = runs_buf
@@ -354,8 +348,8 @@ def histogram_of_runs(codes, d, rows, part_seg, g, feats, threads, out, runs_buf
 
 
 @numba.njit(cache=True, nogil=True)
-def _runs_one_by_one(codes, d, rows, run_seg, last_of_part, g, feats, cuts, out, scratch,
-                     sparse):  # pragma: no cover - compiled
+def _runs_one_by_one(codes, d, rows, run_seg, last_of_part, g, feats, width, out,
+                     scratch, sparse):  # pragma: no cover - compiled
     """:func:`histogram_of_runs`' sums on one thread, in two histograms of ``scratch``
     where the runs on threads take one each: each run summed, then added to its
     partition's sum at once (the first partition's sum is ``out`` itself), each later
@@ -367,6 +361,8 @@ def _runs_one_by_one(codes, d, rows, run_seg, last_of_part, g, feats, cuts, out,
     run = scratch[:cells]
     part = scratch[cells:2 * cells]
     one = np.empty(2, np.int64)
+    one[0], one[1] = 0, 1
+    pieces, shares = kernels.plan_pieces(one, F, width, 1)
     first = 0
     n_parts = 0
     for p in range(last_of_part.size):
@@ -377,8 +373,8 @@ def _runs_one_by_one(codes, d, rows, run_seg, last_of_part, g, feats, cuts, out,
         for r in range(first, last):
             one[0], one[1] = run_seg[r], run_seg[r + 1]
             into = acc if r == first else run
-            kernels.leaf_histograms(codes, d, rows, one, g, feats, cuts,
-                                    into.reshape((1, F, B, C)), sparse, False, True)
+            kernels.leaf_histograms(codes, d, rows, one, g, feats, pieces, shares,
+                                    into.reshape((1, F, B, C)), sparse, True)
             if r > first:
                 for c in range(cells):
                     acc[c] += run[c]

@@ -93,12 +93,6 @@ _MIN_CELLS_PER_THREAD = 1 << 11
 #: 50 features, two spans of 25 sum a tree's histograms in 0.9 of one span's time).
 _SPAN_HIST_BYTES = 96 << 10
 
-#: A leaf's histogram is cut among threads run by run (each thread reads the codes of its
-#: runs alone, not every run for a span of the features) when it has at least this many
-#: runs a thread: then the runs' unequal sizes hardly matter.  At 1,000,000 × 20 on two
-#: threads, a tree's histograms take 0.95 of the time.
-_BY_RUNS = 8
-
 _GROWTHS = ("leaf", "depth")
 
 #: A split runs on more threads only when each gets at least this many rows.  From the
@@ -707,7 +701,7 @@ def _limits() -> growth.Limits:
     """The constants above (and ``RUN_ROWS``), as the compiled loops read them: read at
     each query, so that a test may lower them."""
     return growth.Limits(kernels.RUN_ROWS, _MIN_CELLS_PER_THREAD, _SPAN_HIST_BYTES,
-                         _BY_RUNS, _MIN_SPLIT_ROWS_PER_THREAD)
+                         _MIN_SPLIT_ROWS_PER_THREAD)
 
 
 def partition_histogram(codes: np.ndarray, d: int, rows: np.ndarray, part_seg: np.ndarray,
