@@ -62,6 +62,7 @@ from oracleboost.oracles.trees import MISSING_NAN
 from oracleboost.rows import local_store
 from oracleboost.rows.blocks import RowBlocks, ordered_sum, outputs_only
 from oracleboost.rows.exchange import Exchange
+from oracleboost.rows.parallel import run_parallel
 from oracleboost.rows.partitioned import (
     NotDistributedError,
     Partitioned,
@@ -317,8 +318,12 @@ def _leaf_outputs(blocks: RowBlocks, local: LocalTreeBins, part: int, *, tree_id
     if tree is None:
         out[:] = value[0]
     elif kept is not None:
-        kernels.leaf_outputs(*kept, value, out,
-                             kernels.leaf_map(blocks.n, value.shape[0]), 1)
+        # on one of numba's threads, set for the call: the kernel is a parallel region,
+        # whose default team (every core's thread) waits for a thread that the other
+        # workers hold the cores of (at 10,000,000 x 20 on two single-threaded workers,
+        # 2 to 13 ms a partition where the kernel takes 1 to 2)
+        run_parallel(kernels.leaf_outputs, 1, *kept, value, out,
+                     kernels.leaf_map(blocks.n, value.shape[0]), 1)
     else:  # (the kernel reads and writes a column a channel)
         kernels.binned_tree_outputs(local.codes, local.n_features, *tree,
                                     value.reshape(value.shape[0], -1),
