@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from oracleboost._validation import normalise_weights
 from oracleboost.oracles import HistTree, HistTreeOracle
@@ -764,3 +766,24 @@ def test_a_warm_start_that_switches_to_residual_projection_starts_from_zero(seed
     np.testing.assert_array_equal(switched.predict(X), naive.predict(X))
     for key in ("loss", "step", "edge"):
         np.testing.assert_array_equal(switched.history_[key], naive.history_[key])
+
+
+@settings(max_examples=200, deadline=None)
+@given(sizes=st.lists(st.integers(1, 40_000), min_size=1, max_size=40),
+       F=st.integers(1, 60), width=st.integers(1, 30), T=st.integers(1, 16))
+def test_a_leafs_histogram_is_cut_into_pieces_that_tile_it_in_equal_shares(sizes, F, width,
+                                                                              T):
+    """:func:`plan_pieces`: every (run, feature) cell in exactly one piece, in order, a
+    piece at most ``width`` features of one run; thread t's share of the cells within
+    one run's cells of the equal share (cut at the nearest feature)."""
+    run_seg = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    pieces, shares = kernels.plan_pieces(run_seg, F, width, T)
+    assert shares[0] == 0 and shares[-1] == len(pieces) and np.all(np.diff(shares) >= 0)
+    cells = [(r, s) for r, s0, s1 in pieces for s in range(s0, s1)]
+    assert cells == [(r, s) for r in range(len(sizes)) for s in range(F)]
+    assert np.all(pieces[:, 2] - pieces[:, 1] <= width)
+    work = [sum(sizes[r] * (s1 - s0) for r, s0, s1 in pieces[shares[t]:shares[t + 1]])
+            for t in range(T)]
+    total = sum(sizes) * F
+    for t in range(T):
+        assert abs(work[t] - total / T) <= max(sizes) + 1e-9 * total

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 
+import numba
 import numpy as np
 import pytest
 from test_backend_extension import BLOCK, Held, HeldBackend, _data, _model, _scores, _split
@@ -18,7 +19,9 @@ from oracleboost.oracles import HistTreeOracle
 from oracleboost.oracles.partitioned_hist_trees import PartitionedHistTreeOracle
 from oracleboost.rows import local_store
 from oracleboost.rows.exchange import ThreadExchange
+from oracleboost.rows.executor import PartitionRowBlocks
 from oracleboost.rows.partition_blocks import PartitionBlocks, part_value
+from oracleboost.rows.parallel import max_threads
 from oracleboost.rows.partitioned import NotDistributedError, with_ndim
 
 #: The registered boosters whose rounds run on a backend's partitions (the totally
@@ -235,3 +238,27 @@ def test_a_tree_is_one_collective_call_exchanging_histograms_and_split_counts(
         np.testing.assert_array_equal(grown.tree.feature, h.tree.feature)
         np.testing.assert_array_equal(grown.tree.threshold, h.tree.threshold)
         np.testing.assert_array_equal(counts, h.tree.leaf_count)
+
+
+@pytest.mark.skipif(max_threads() < 2, reason="numba has one thread here")
+def test_a_partitions_outputs_run_on_one_of_numbas_threads(monkeypatch):
+    """A partition's stage runs where the worker's other threads and processes hold the
+    other cores: its compiled outputs kernel (a parallel region) runs on one of numba's
+    threads, not on numba's default team, which would wait for a busy core's thread."""
+    from oracleboost.oracles import _hist_tree_kernels as kernels
+    from oracleboost.oracles.partitioned_hist_trees import _leaf_outputs
+
+    real, seen = kernels.leaf_outputs, []
+
+    def spy(*args):
+        seen.append(numba.get_num_threads())
+        return real(*args)
+
+    monkeypatch.setattr(kernels, "leaf_outputs", spy)
+    n = 10
+    rows = np.array([0, 2, 5, 7, 1, 3, 4, 6, 8, 9], dtype=np.int32)  # leaves' segments
+    local_store.keep(("tree", 0), (rows, np.array([0, 4]), np.array([4, 10])))
+    (out,), _ = _leaf_outputs(PartitionRowBlocks(n, BLOCK), None, 0, tree_id="tree",
+                              tree=(), value=np.array([-1.0, 2.0]))
+    assert seen == [1]
+    np.testing.assert_array_equal(out, np.where(np.isin(np.arange(n), rows[:4]), -1.0, 2.0))
