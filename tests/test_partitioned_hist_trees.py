@@ -19,7 +19,7 @@ from oracleboost.oracles import HistTreeOracle
 from oracleboost.oracles.partitioned_hist_trees import PartitionedHistTreeOracle
 from oracleboost.rows import local_store
 from oracleboost.rows.exchange import ThreadExchange
-from oracleboost.rows.executor import PartitionRowBlocks
+from oracleboost.rows.executor import PartitionRowBlocks, SubmittedCollective
 from oracleboost.rows.partition_blocks import PartitionBlocks, part_value
 from oracleboost.rows.parallel import max_threads
 from oracleboost.rows.partitioned import NotDistributedError, with_ndim
@@ -196,18 +196,23 @@ def test_a_tree_is_one_collective_call_exchanging_histograms_and_split_counts(
     w = np.random.RandomState(3).rand(len(y)) + 0.5
     mem, parts, sizes = _bound_pair(held, X, num_leaves=6)
     calls, exchanged = [], []
-    real_map, real_collective = PartitionBlocks.map, PartitionBlocks.collective
+    real_map, real_submit = PartitionBlocks.map, PartitionBlocks.submit_collective
     real_allgather = ThreadExchange.allgather
 
     def recording_map(self, stage, *rows, **consts):
         calls.append(stage.__name__)
         return real_map(self, stage, *rows, **consts)
 
-    def recording_collective(self, stage, *rows, **consts):
-        stats = real_collective(self, stage, *rows, **consts)
-        calls.append(stage.__name__)
-        exchanged.append(stats)
-        return stats
+    def recording_submit(self, stage, *rows, **consts):
+        wait = real_submit(self, stage, *rows, **consts)
+
+        def recorded():
+            stats = wait()
+            calls.append(stage.__name__)
+            exchanged.append(stats)
+            return stats
+
+        return recorded
 
     def recording_allgather(self, payload):
         if self.member == 0:
@@ -215,7 +220,7 @@ def test_a_tree_is_one_collective_call_exchanging_histograms_and_split_counts(
         return real_allgather(self, payload)
 
     monkeypatch.setattr(PartitionBlocks, "map", recording_map)
-    monkeypatch.setattr(PartitionBlocks, "collective", recording_collective)
+    monkeypatch.setattr(PartitionBlocks, "submit_collective", recording_submit)
     monkeypatch.setattr(ThreadExchange, "allgather", recording_allgather)
     args = (y, normalise_weights(w)) if weighted else (y,)
     h = parts.project(*(_held(a, sizes) for a in args))
@@ -262,3 +267,51 @@ def test_a_partitions_outputs_run_on_one_of_numbas_threads(monkeypatch):
                               tree=(), value=np.array([-1.0, 2.0]))
     assert seen == [1]
     np.testing.assert_array_equal(out, np.where(np.isin(np.arange(n), rows[:4]), -1.0, 2.0))
+
+
+@pytest.mark.parametrize("seed", (0, 1, 2))
+def test_a_tree_submitted_ahead_is_the_tree_asked_for_and_used_only_for_its_query(
+        held, monkeypatch, seed):
+    """``_prefetch(r, project=True)`` submits the collective call of ``project(r)``: the
+    next ``project(r)`` waits for that call (no other), and answers as in memory; a
+    query of another target, or with weights, makes its own call (the one submitted
+    ahead is waited for first, its answer unread: one call at a time on the workers); a
+    call submitted and never asked for is waited for when the fit settles."""
+    X, y = _data("regression", seed)
+    mem, parts, sizes = _bound_pair(held, X, num_leaves=6)
+    submitted, waited = [], []
+    real_submit = held.executor.submit_collective
+
+    def recording_submit(fn, args, anchors, *, key):
+        call = real_submit(fn, args, anchors, key=key)
+        k = len(submitted)
+        submitted.append(k)
+
+        def wait():
+            waited.append(k)
+            return call.wait()
+
+        return SubmittedCollective(wait, call.handles)
+
+    monkeypatch.setattr(held.executor, "submit_collective", recording_submit)
+    r = _held(y, sizes)
+    parts._prefetch(r, project=True)
+    assert submitted == [0] and waited == []
+    _same_answer(mem.project(y), parts.project(r))
+    assert submitted == [0] and waited == [0]  # the call submitted ahead, no new one
+    other = y[::-1].copy()
+    w = normalise_weights(np.random.RandomState(seed).rand(len(y)) + 0.5)
+    for query, expected in (
+            (lambda: parts.project(_held(other, sizes)), lambda: mem.project(other)),
+            (lambda: parts.project(r, _held(w, sizes)), lambda: mem.project(y, w))):
+        parts._prefetch(r, project=True)
+        ahead = submitted[-1]
+        _same_answer(expected(), query())
+        assert submitted[-1] == ahead + 1  # the query's own call ...
+        assert waited[-2:] == [ahead, ahead + 1]  # ... after the one submitted ahead
+    parts._prefetch(r, project=True)
+    parts.blocks.settle()
+    assert waited == submitted  # the last one, never asked for, waited for too
+    parts._prefetch(r)  # a correlate's hint: nothing submitted (its scale comes first)
+    parts._prefetch(_held(np.c_[y, y], sizes), project=True)  # (n, K): not ahead
+    assert len(submitted) == 6

@@ -64,7 +64,7 @@ import numpy as np
 from oracleboost.rows import local_store
 from oracleboost.rows.blocks import BLOCKS_PER_PARTITION, LANE_ROWS
 from oracleboost.rows.exchange import MemberLostError
-from oracleboost.rows.executor import PartitionRowBlocks
+from oracleboost.rows.executor import PartitionRowBlocks, SubmittedCollective
 from oracleboost.rows.partition_blocks import PartitionBlocks, part_value
 from oracleboost.rows.partitioned import Partitioned
 
@@ -251,15 +251,36 @@ class DaskExecutor:
         """A task a worker for the members whose anchors it holds, pinned there, the
         members' payloads sent from worker to worker (:mod:`.exchange`); run again
         where a member's worker was lost."""
-        from concurrent.futures import CancelledError
+        from oracleboost.distributed import exchange
 
+        self._register_exchange()
+        return self._collective_outcome(
+            lambda: exchange.collective(self.client, fn, args, anchors, key, self._placed))
+
+    def submit_collective(self, fn: Callable, args: Sequence[tuple],
+                          anchors: Sequence[list], *, key: str) -> SubmittedCollective:
+        """:meth:`collective`, submitted now (its tasks queue behind the stages submitted
+        before them)."""
+        from oracleboost.distributed import exchange
+
+        self._register_exchange()
+        finish, tasks = exchange.submit_collective(self.client, fn, args, anchors, key,
+                                                   self._placed)
+        return SubmittedCollective(lambda: self._collective_outcome(finish), tasks)
+
+    def _register_exchange(self) -> None:
         from oracleboost.distributed import exchange
 
         if not self._exchanging:
             self.client.register_plugin(exchange.ExchangePlugin())
             self._exchanging = True
+
+    def _collective_outcome(self, call: Callable[[], list]) -> list:
+        """``call()`` (a collective call's wait), its losses in this backend's words."""
+        from concurrent.futures import CancelledError
+
         try:
-            return exchange.collective(self.client, fn, args, anchors, key, self._placed)
+            return call()
         except CancelledError as exc:
             raise LostRowsError(lost_rows_message(exc, self.client, self.generation)) \
                 from exc

@@ -38,7 +38,8 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from oracleboost.distributed.sockets import SocketMesh
 from oracleboost.rows.exchange import MemberLostError
 
-__all__ = ["HANDLER", "DaskExchange", "ExchangePlugin", "collective", "run_place_task"]
+__all__ = ["HANDLER", "DaskExchange", "ExchangePlugin", "collective", "run_place_task",
+           "submit_collective"]
 
 #: The name of the workers' handler that receives a member's payload
 HANDLER = "oracleboost_exchange"
@@ -345,13 +346,44 @@ def _results(client: Any, futures: list, places: list[str]) -> list | None:
     return results
 
 
+def _submit(client: Any, fn: Callable, args: Sequence[tuple], anchors: Sequence[list],
+            key: str, known: dict | None, attempt: int) -> tuple[list, dict[str, list[int]]]:
+    """Attempt ``attempt`` of a collective call submitted: its tasks (one a place) and
+    the members of each place."""
+    places = _places(client, anchors, known, ask=attempt > 0)
+    cid = f"{key}-{attempt}"
+    by_place: dict[str, list[int]] = {}
+    for m, place in enumerate(places):
+        by_place.setdefault(place, []).append(m)
+    tasks = [client.submit(run_place_task, fn, cid, members, places,
+                           [args[m] for m in members], key=f"{cid}-{members[0]}",
+                           workers=[place], allow_other_workers=False, pure=False)
+             for place, members in by_place.items()]
+    return tasks, by_place
+
+
+def submit_collective(client: Any, fn: Callable, args: Sequence[tuple],
+                      anchors: Sequence[list], key: str, known: dict | None = None
+                      ) -> tuple[Callable[[], list], list]:
+    """:func:`collective`, its first attempt submitted now: ``(wait, tasks)``, where
+    ``wait()`` waits for it (and makes the later attempts, where a member was lost) and
+    returns the members' results, and ``tasks`` are the first attempt's futures.  Until
+    ``wait`` is called the client waits on nothing: the workers run the call behind the
+    stages submitted before it."""
+    first = _submit(client, fn, args, anchors, key, known, 0)
+    return (lambda: collective(client, fn, args, anchors, key, known, first)), first[0]
+
+
 def collective(client: Any, fn: Callable, args: Sequence[tuple], anchors: Sequence[list],
-               key: str, known: dict | None = None) -> list:
+               key: str, known: dict | None = None,
+               submitted: tuple[list, dict[str, list[int]]] | None = None) -> list:
     """The Dask executor's collective call (see
     :meth:`oracleboost.rows.executor.Executor.collective`): a task a worker for its
     members (:func:`run_place_task`), pinned there; run again where a member was lost.
     The members' results, by member.  Raises ``CancelledError`` when an input or a
-    member was cancelled, and :class:`MemberLostError` after ``_TRIES`` lost members."""
+    member was cancelled, and :class:`MemberLostError` after ``_TRIES`` lost members.
+    ``submitted``: the first attempt's tasks, already submitted
+    (:func:`submit_collective`)."""
     from distributed import wait
 
     error: BaseException | None = None
@@ -359,15 +391,9 @@ def collective(client: Any, fn: Callable, args: Sequence[tuple], anchors: Sequen
         if attempt:  # (the anchors' places then, where Dask has made them again; a
             # cancelled one raises CancelledError)
             wait([f for group in anchors for f in group])
-        places = _places(client, anchors, known, ask=attempt > 0)
+        tasks, by_place = (submitted if attempt == 0 and submitted is not None else
+                           _submit(client, fn, args, anchors, key, known, attempt))
         cid = f"{key}-{attempt}"
-        by_place: dict[str, list[int]] = {}
-        for m, place in enumerate(places):
-            by_place.setdefault(place, []).append(m)
-        tasks = [client.submit(run_place_task, fn, cid, members, places,
-                               [args[m] for m in members], key=f"{cid}-{members[0]}",
-                               workers=[place], allow_other_workers=False, pure=False)
-                 for place, members in by_place.items()]
         error = _outcome(client, tasks, list(by_place))
         if error is None:
             results = _results(client, tasks, list(by_place))

@@ -358,14 +358,28 @@ class GrownOnPartitions:
         self._tree: tuple | None = None  # the nodes, as _leaf_outputs reads them
         self._id = ""  # the tree's, for what its members kept (local_store)
         self._counts = np.array([bound.n_samples])
+        self._submitted: tuple | None = None  # (what was asked, its stats' wait)
 
-    def grown(self, K: int, features: np.ndarray | None, name: str) -> GrownTree:
+    def submit(self, K: int, features: np.ndarray | None, name: str) -> None:
+        """Submit the tree's collective call now, to be waited for by :meth:`grown`
+        (:meth:`PartitionedHistTreeOracle._prefetch`)."""
         b = self.bound
         parts = PerPartition(tuple(range(b.blocks.n_partitions)))
         self._id = uuid.uuid4().hex
-        stats = b.blocks.collective(
+        stats = b.blocks.submit_collective(
             _grow_member, b._local, self.g.g, parts, spec=b._spec, K=K, features=features,
             name=name, width=self.g.width, n_rows=b.n_samples, tree_id=self._id)
+        self._submitted = ((K, features, name), stats)
+
+    def grown(self, K: int, features: np.ndarray | None, name: str) -> GrownTree:
+        b = self.bound
+        submitted, self._submitted = self._submitted, None
+        if submitted is None or not (submitted[0][0] == K and submitted[0][2] == name
+                                     and submitted[0][1] is None and features is None):
+            self.submit(K, features, name)
+            submitted, self._submitted = self._submitted, None
+        assert submitted is not None
+        stats = submitted[1]()
         reports = [s for s in stats if s is not None]
         if reports[0] == _REFUSED:
             b._refuse_query(self.g, name)
@@ -490,13 +504,41 @@ class PartitionedHistTreeOracle(BoundHistTreeOracle):
             self, target: Partitioned, sample_weight: Partitioned | None,
             random_state: int | None, features: np.ndarray | None = None) -> Hypothesis:
         K = int(target.columns) if target.ndim == 2 else 1
+        ahead = self._prefetched
+        if ahead is not None and ahead[0] is target and sample_weight is None \
+                and features is None and K == 1 and target.ndim == 1:
+            return self._answer(ahead[1].g, 1, "value", None)  # (its rows: _leaf_rows)
+        self._prefetched = None
         (g,), _ = self.blocks.map(_target_channels, target, sample_weight, K=K)
         kind = "vector" if target.ndim == 2 else "value"
         return self._answer(_HeldChannels(g, K + 1), K, kind,
                             features)
 
     def _leaf_rows(self, g: _HeldChannels) -> GrownOnPartitions:  # type: ignore[override]
+        ahead = self._prefetched
+        if ahead is not None and ahead[1].g is g:  # (the tree submitted by _prefetch)
+            self._prefetched = None
+            return ahead[1]
         return GrownOnPartitions(self, g)
+
+    #: The tree submitted by :meth:`_prefetch`: ``(its target, its rows)``, or None.
+    _prefetched: tuple | None = None
+
+    def _prefetch(self, r: Any, shifted: tuple | None = None, *, project: bool = False
+                  ) -> None:
+        """Submit now the tree that ``project(r)`` without weights will ask for (a
+        booster's next query, told before it waits for the stats of the step that made
+        ``r``): the workers grow it while the client waits for those stats, a round trip
+        a round fewer.  Used if the next query is ``project`` of this very ``r``, without
+        weights or features; otherwise never read (the same collective call as the
+        query would make: no bit changes).  A query of ``correlate`` is not submitted
+        ahead: its scale is a sum over every row, which the client waits for first."""
+        self._prefetched = None
+        if project and isinstance(r, Partitioned) and r.ndim == 1:
+            (g,), _ = self.blocks.map(_target_channels, r, None, K=1)
+            rows = GrownOnPartitions(self, _HeldChannels(g, 2))
+            rows.submit(1, None, "target")
+            self._prefetched = (r, rows)
 
     # (a query held by the workers is refused in the partitioned stump oracle's words)
     _refuse_query = PartitionedStumpOracle._refuse_query

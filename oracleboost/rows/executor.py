@@ -17,13 +17,14 @@ say).  The Dask one is :class:`oracleboost.distributed.cluster.DaskExecutor`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from oracleboost.rows import local_store
 from oracleboost.rows.blocks import RowBlocks
 from oracleboost.rows.exchange import run_members_in_threads
 
-__all__ = ["Executor", "InProcessExecutor", "PartitionRowBlocks"]
+__all__ = ["Executor", "InProcessExecutor", "PartitionRowBlocks", "SubmittedCollective"]
 
 
 class PartitionRowBlocks(RowBlocks):
@@ -35,6 +36,16 @@ class PartitionRowBlocks(RowBlocks):
 
     def __init__(self, n: int, block_size: int) -> None:
         super().__init__(n, block_size, n_jobs=1)
+
+
+@dataclass(frozen=True)
+class SubmittedCollective:
+    """A collective call submitted (:meth:`Executor.submit_collective`): ``wait()``
+    waits for it and returns what :meth:`Executor.collective` returns; ``handles`` are
+    its running calls, which :meth:`Executor.abandon` may stop."""
+
+    wait: Callable[[], list]
+    handles: list
 
 
 class Executor(Protocol):
@@ -66,6 +77,11 @@ class Executor(Protocol):
         member has finished; raises the first member's error that is not a
         :class:`~.exchange.MemberLostError` (an executor whose places can be lost runs
         the call again after such a loss)."""
+
+    def submit_collective(self, fn: Callable, args: Sequence[tuple],
+                          anchors: Sequence[list], *, key: str) -> SubmittedCollective:
+        """:meth:`collective`, started now where the executor can (behind the calls
+        submitted before it), waited for by the answer's ``wait()``."""
 
     def release(self, handle: Any) -> None:
         """Let go of a handle's result."""
@@ -108,6 +124,11 @@ class InProcessExecutor:
                    key: str) -> list:
         # (each member a thread: the members must run at once to exchange)
         return run_members_in_threads(fn, args)
+
+    def submit_collective(self, fn: Callable, args: Sequence[tuple],
+                          anchors: Sequence[list], *, key: str) -> SubmittedCollective:
+        # (run when waited for: the same results, nothing to cancel)
+        return SubmittedCollective(lambda: self.collective(fn, args, anchors, key=key), [])
 
     def release(self, handle: Any) -> None:
         pass

@@ -24,6 +24,7 @@ grouping.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -31,7 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from oracleboost.rows.blocks import RowBlocks, outputs_only
-from oracleboost.rows.executor import Executor
+from oracleboost.rows.executor import Executor, SubmittedCollective
 from oracleboost.rows.partitioned import (
     Derived,
     NotDistributedError,
@@ -152,6 +153,7 @@ class PartitionBlocks(RowBlocks):
         self.groups: list[list[int]] = [[i] for i in range(len(self.sizes))]
         self._anchor: Partitioned | None = None  # what ``place`` grouped by
         self._pending: list[_PendingStats] = []  # stats submitted and not yet fetched
+        self._calls: list[SubmittedCollective] = []  # collective calls not waited for
 
     def _fetch_pending(self) -> None:
         """Every pending stage's stats, in one ``gather`` (one round trip)."""
@@ -176,13 +178,24 @@ class PartitionBlocks(RowBlocks):
         lets go of no running call, and let the executor free what the stages hold."""
         if self._pending:
             self._fetch_pending()
+        self._wait_calls()
         self.executor.settle()
+
+    def _wait_calls(self) -> None:
+        """Wait for the collective calls submitted and not waited for (submitted ahead
+        of a query that was not asked: their answers are not read, nor their errors)."""
+        calls, self._calls = self._calls, []
+        for call in calls:
+            with contextlib.suppress(Exception):
+                call.wait()
 
     def abandon(self) -> None:
         """A fit that raised: stop the stages whose stats are still pending and free
         what they hold, without raising over the fit's own error."""
         pending, self._pending = self._pending, []
-        self.executor.abandon([f for p in pending for f in p.futures])
+        calls, self._calls = self._calls, []
+        self.executor.abandon([f for p in pending for f in p.futures]
+                              + [h for call in calls for h in call.handles])
 
     def lane_map(self, fn: Callable) -> None:
         raise NotDistributedError("rows held in partitions are passed over by map(stage), "
@@ -260,6 +273,16 @@ class PartitionBlocks(RowBlocks):
         A collective call makes no per-row outputs: nothing later is made from its
         members' results, so that an executor that makes a lost place's results again
         from their calls never has to run one member alone (its peers are gone)."""
+        return self.submit_collective(stage, *rows, **consts)()
+
+    def submit_collective(self, stage: Callable, *rows: Any,
+                          **consts: Any) -> Callable[[], list]:
+        """:meth:`collective`, submitted now: the returned function waits for it and
+        returns its stats (the client waits on nothing before then: a call submitted
+        before the wait for another stage's stats runs on the workers meanwhile)."""
+        # one collective call at a time on the workers: two whose members started in
+        # different orders on two workers would each wait for the other
+        self._wait_calls()
         name = f"{getattr(stage, '__name__', 'stage')}-{uuid.uuid4().hex}"
         groups = self.groups
         executor = self.executor
@@ -267,11 +290,18 @@ class PartitionBlocks(RowBlocks):
                  [[_ref(r, i) for r in rows] for i in g], consts) for g in groups]
         anchors = [[] if self._anchor is None else [self._anchor.parts[i][0] for i in g]
                    for g in groups]
-        results = executor.collective(run_member, args, anchors, key=name)
-        stats: list = [None] * len(self.sizes)
-        for g, group_stats in zip(groups, results, strict=True):
-            for i, stat in zip(g, group_stats, strict=True):
-                stats[i] = stat
+        call = executor.submit_collective(run_member, args, anchors, key=name)
+        self._calls.append(call)
+
+        def stats() -> list:
+            if call in self._calls:
+                self._calls.remove(call)
+            out: list = [None] * len(self.sizes)
+            for g, group_stats in zip(groups, call.wait(), strict=True):
+                for i, stat in zip(g, group_stats, strict=True):
+                    out[i] = stat
+            return out
+
         return stats
 
     def map_one(self, part: int, stage: Callable, *rows: Any, **consts: Any) -> Any:
