@@ -305,19 +305,22 @@ partitions' histograms of a leaf, the workers exchange them over TCP connections
 their own, and each makes the same split (a collective call: one task a worker, one
 wait for the client a tree, whatever its leaves).  Until 2026-12-05 the client grew the
 tree from the histograms, a round trip to the workers for every split (2.40×, 32 waits
-of about 17 ms a round).  Since 2026-12-06 a split reads its feature's codes from a
-column-major copy, a histogram reads each row's channels beside its codes, and the
-outputs go through a byte-a-row map of the rows' leaves (1.32× → 1.06×; the tree's task
-445 → 398 ms and its outputs 73 → 34 ms on the busier worker).  What is left is the
-workers' own work: the busier worker's compute a round by stage is in the output (the
-tree's task `grow_member`; the tree's outputs on the training rows; the booster's
-step), against LightGBM's whole round.  In one process alone, a tree of 5,000,000 rows
-in memory takes about 320 ms on one thread; with two workers, the scheduler and this
-process on the machine's two cores, a member's tree takes about 400 ms, and
-LightGBM's round about 500 ms.  The rest of the gap is the stages a round that
-LightGBM makes in one pass (the booster's step and its sums, the tree's outputs: about
-75 ms) and the client's share.  On this machine LightGBM's own round varies by about
-±25% from run to run.
+of about 17 ms a round).  On 2026-12-06 a split came to read its feature's codes from
+a column-major copy, a histogram each row's channels beside its codes, and the outputs
+went through a byte-a-row map of the rows' leaves (1.32× → 1.06×); then a partition's
+outputs kernel ran on one of numba's threads (its parallel region's default team had
+waited for a thread of the core the other worker holds: 40 → 20 ms a round on the busier
+worker), and the next tree was submitted with the booster's step (the oracle's
+``_prefetch``), so the workers grow it while the client waits for the step's stats (a
+round trip fewer a round: the scheduler and client share 12% → 9%).  In one process
+alone, a tree of the busier worker's 5,242,880 rows takes about 390 ms on one thread
+against LightGBM's 520 ms round (0.75); a member's tree takes about as long (400–410 ms
+in one process, exchanging with itself).  What a round adds to the tree is the stages
+LightGBM makes inside its round (the booster's step and its sums, the tree's outputs:
+about 60 ms on the busier worker) and the client's share (two round trips a round:
+the tree's report, the coefficient's sums).  On this machine LightGBM's own round
+varies by about ±25% from run to run, and the whole machine's timings drift by 15%
+within the hour: the ratio, both sides interleaved, is what to read.
 
 Output:
 

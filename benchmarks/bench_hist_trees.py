@@ -83,16 +83,16 @@ LightGBM does (whose gradients are float32, too).  The allocator's heap may grow
 one more 7.6 MiB array late in a fit, where small allocations have split its free
 space (seen in some processes after about 150 rounds): the spread of the row.
 
-The target missed in this record, and why:
-
-- 1,000,000 × 20 on two threads: 1.04 here, 0.95 and 0.97 in two full records of the
-  same day an hour earlier (the machine's timings drifted: LightGBM's one-thread round
-  went from 79 to 92 ms between them).  The tree scales 1.4 times from one thread to
-  two where LightGBM's round scales 1.9 times, and its leaves' histograms 1.2 times
-  (timed by stage inside the compiled loop).  A leaf's histogram with fewer than 16
-  runs of rows is cut among the threads by features, so both threads read every row's
-  codes; the runs are the unit of the sums' order (so that the bits do not depend on
-  the threads), and a run's rows cannot be shared between threads.
+Two threads.  A leaf's histogram is summed in runs of 32,768 of its rows (the unit of
+the sums' order, so that the bits do not depend on the threads); the cells of a leaf
+(its runs' rows times the features) are cut into equal shares for the threads at the
+nearest feature, so a thread reads the rows of its own runs but for the run at each
+cut.  Until this record a leaf of fewer than 16 runs was cut by features alone, both
+threads reading every row's codes: 1,000,000 × 20 on two threads then measured 0.95,
+0.97 and 1.04 in three full records of the same day; its tree scales about 1.6 times
+from one thread to two now (1.4 before), LightGBM's round 1.8–2.0 times.  A leaf of
+one run (fewer than 32,768 rows) is still cut by features; a shorter run would share
+its rows too, but would change every tree's bits.
 """
 LEARNING_RATE = 0.1
 

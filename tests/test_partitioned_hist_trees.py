@@ -20,8 +20,8 @@ from oracleboost.oracles.partitioned_hist_trees import PartitionedHistTreeOracle
 from oracleboost.rows import local_store
 from oracleboost.rows.exchange import ThreadExchange
 from oracleboost.rows.executor import PartitionRowBlocks, SubmittedCollective
-from oracleboost.rows.partition_blocks import PartitionBlocks, part_value
 from oracleboost.rows.parallel import max_threads
+from oracleboost.rows.partition_blocks import PartitionBlocks, part_value
 from oracleboost.rows.partitioned import NotDistributedError, with_ndim
 
 #: The registered boosters whose rounds run on a backend's partitions (the totally
