@@ -743,6 +743,32 @@ def test_only_an_answers_own_writable_outputs_are_written_over():
     assert not ConstantHypothesis(1.0, 3).spare_train_output  # (the default)
 
 
+@pytest.mark.parametrize("mmap_mode", [None, "r", "r+", "c"])
+def test_a_cached_answer_is_never_written_over(tmp_path, mmap_mode):
+    """An answer served again by a joblib cache (here mapped from its files, writable
+    with ``mmap_mode="r+"``) keeps its outputs: the step writes its new scores elsewhere,
+    and every fit from the cache is the first fit, bit for bit."""
+    import joblib
+
+    from oracleboost import FunctionalGradientRegressor
+    from oracleboost.oracles.cache import CachedOracle
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(2000, 4))
+    y = X[:, 0] + np.sin(2.0 * X[:, 1])
+    memory = joblib.Memory(tmp_path, mmap_mode=mmap_mode, verbose=0)
+
+    def fit():
+        return FunctionalGradientRegressor(
+            CachedOracle(HistTreeOracle(num_leaves=5), memory=memory),
+            n_estimators=5).fit(X, y)
+
+    first = fit()
+    for again in (fit(), fit()):
+        np.testing.assert_array_equal(again.predict(X), first.predict(X))
+        np.testing.assert_array_equal(again.history_["loss"], first.history_["loss"])
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_warm_start_that_switches_to_residual_projection_starts_from_zero(seed):
     """A fit whose projection carries no Δ holds none (no array of zeros through the

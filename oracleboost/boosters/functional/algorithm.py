@@ -578,11 +578,14 @@ def _fused_squared_step(p: _Problem, ip: InnerProduct, f: Rows, answer: _Answer,
 def _spare(h: Hypothesis, f: Rows) -> bool:
     """Whether the step may write the new scores over ``h.train_output``: the oracle
     made it for this answer alone (``Hypothesis.spare_train_output``), and it is a
-    writable float64 array of this process shaped as the scores."""
+    writable float64 array of this process shaped as the scores, owning its memory (an
+    answer a joblib cache maps from its files with ``mmap_mode="r+"`` is writable, and
+    writing there would change the cached answer)."""
     out = h.train_output
     return (h.spare_train_output and isinstance(out, np.ndarray)
             and isinstance(f, np.ndarray) and out.dtype == np.float64
-            and out.shape == f.shape and out.flags.c_contiguous and out.flags.writeable)
+            and out.shape == f.shape and out.flags.c_contiguous and out.flags.writeable
+            and out.flags.owndata)
 
 
 def _step(p: _Problem, f: Rows, outputs: list[tuple[float, Rows]]) -> _Stepped:
