@@ -89,8 +89,8 @@ the sums' order, so that the bits do not depend on the threads); the cells of a 
 nearest feature, so a thread reads the rows of its own runs but for the run at each
 cut.  Until this record a leaf of fewer than 16 runs was cut by features alone, both
 threads reading every row's codes: 1,000,000 × 20 on two threads then measured 0.95,
-0.97 and 1.04 in three full records of the same day; its tree scales about 1.6 times
-from one thread to two now (1.4 before), LightGBM's round 1.8–2.0 times.  A leaf of
+0.97 and 1.04 in three full records of the same day; its tree scales 1.5–1.6 times
+from one thread to two now (1.4–1.5 before), LightGBM's round 1.7–2.2 times.  A leaf of
 one run (fewer than 32,768 rows) is still cut by features; a shorter run would share
 its rows too, but would change every tree's bits.
 """
