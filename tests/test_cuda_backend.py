@@ -79,6 +79,10 @@ def _bits(model) -> tuple:
     ({"step": "constant", "learning_rate": 0.3}, True),
     ({"step": "closed_form"}, False),
     ({"class_weight": "balanced"}, False),  # weights made on the CPU, then uploaded
+    # the line searches over every row (the logistic risk along the column)
+    ({"loss": "logistic", "step": "wolfe"}, True),
+    ({"loss": "logistic", "step": "optimal"}, False),
+    ({"loss": "logistic", "step": "closed_form"}, True),
 ])
 def test_the_device_fit_takes_the_cpu_fit_s_stumps(options, weighted):
     """Every round the same stump (feature, threshold, sign); the steps, edges, losses,
@@ -87,7 +91,11 @@ def test_the_device_fit_takes_the_cpu_fit_s_stumps(options, weighted):
     point (``2^-e`` of the largest term, e about 52 at 200 rows: ~1e-16 relatively,
     :mod:`oracleboost.rows.fixed_point`) where the CPU's are float sums in lane order,
     and ``exp``/``log`` are the device's (the C library's on the simulator), the CPU's
-    ``exp`` its own polynomial, an ulp apart.  (Measured: at most ~4e-15 apart.)"""
+    ``exp`` its own polynomial, an ulp apart.  (Measured: at most ~4e-15 apart.)  A
+    line search compares the risk's sums with its conditions and stops at a tolerance:
+    its step is the CPU's to the same rounding unless a sum falls within ~1e-15 of a
+    condition's bound, which these data do not (measured: the optimal step 1e-15 apart,
+    Wolfe's bisection the same bits)."""
     X, y = _data(0)
     w = np.random.RandomState(1).uniform(0.2, 3.0, size=y.size) if weighted else None
     cpu = CoordinateBoostingClassifier(_oracle(), n_estimators=ROUNDS, **options).fit(X, y, w)
@@ -163,6 +171,23 @@ def test_two_device_fits_and_any_launch_give_the_same_bits():
             assert _bits(fit(on_device)) == _bits(first)
 
 
+def test_a_line_search_on_the_device_gives_the_same_bits_under_any_launch():
+    """The logistic loss's Wolfe search (each evaluation of the risk or its slope a
+    pass and a fixed-point sum): the same bytes under another launch shape."""
+    X, y = _data(12, n=100)
+    on_device = cuda_module().to_device(X)
+
+    def fit(X_given):
+        return CoordinateBoostingClassifier(_oracle(), n_estimators=2, loss="logistic",
+                                            step="wolfe").fit(X_given, y)
+
+    first = fit(on_device)
+    assert first.history_["line_evaluations"].sum() > 0
+    with register_backend(is_device_array, CudaBackend(Launch(
+            threads=5, rows_per_block=30, features_per_block=1, row_blocks=3))):
+        assert _bits(fit(on_device)) == _bits(first)
+
+
 def test_x_on_the_device_selects_the_backend_and_predicts_from_it():
     X, y = _data(4, n=120)
     on_device = cuda_module().to_device(X)
@@ -182,17 +207,21 @@ def test_x_on_the_device_selects_the_backend_and_predicts_from_it():
 
 
 # -- the extremes ------------------------------------------------------------------------
-def test_weights_from_1e_300_to_1e300_neither_overflow_nor_give_nan():
+@pytest.mark.parametrize("options", [{}, {"loss": "logistic", "step": "wolfe"}])
+def test_weights_from_1e_300_to_1e300_neither_overflow_nor_give_nan(options):
     """Sample weights spread over 600 decades, one of them 1e300 (dominant): every
     record and score is finite on the device, and the first stump is the CPU's (the
     dominant row decides it).  The fixed-point sums scale by the largest term, so no
     sum overflows; the weights below 2^-e of the largest count as 0 there, where the
-    CPU keeps them (they change no float sum that holds the large one)."""
+    CPU keeps them (they change no float sum that holds the large one).  The logistic
+    loss's line search reads the weights as their logarithms (the risk's shares): the
+    same holds there."""
     X, y = _data(5, n=120)
     w = np.logspace(-300, 300, y.size)
     w[7] = 1e300
-    gpu = CoordinateBoostingClassifier(_oracle(device="cuda"), n_estimators=4).fit(X, y, w)
-    cpu = CoordinateBoostingClassifier(_oracle(), n_estimators=4).fit(X, y, w)
+    gpu = CoordinateBoostingClassifier(_oracle(device="cuda"), n_estimators=4,
+                                       **options).fit(X, y, w)
+    cpu = CoordinateBoostingClassifier(_oracle(), n_estimators=4, **options).fit(X, y, w)
     for key in ("step", "edge", "loss", "log_loss", "margin", "entropy", "train_error"):
         assert np.isfinite(gpu.history_[key]).all(), key
     assert np.isfinite(gpu.decision_function(X)).all()
@@ -214,7 +243,7 @@ def _refused(make, fit_args, error, match):
 
 
 @pytest.mark.parametrize("case", [
-    "loss", "step", "subsample", "init_score", "exact", "monotone", "nan", "sparse",
+    "loss", "subsample", "init_score", "exact", "monotone", "nan", "sparse",
     "oracle", "device", "bind", "eval_set", "validation_fraction", "dask_like",
     "totally_corrective", "functional", "categorical",
 ])
@@ -230,9 +259,6 @@ def test_what_the_gpu_does_not_run_is_refused_by_name(case):
     if case == "loss":
         _refused(coordinate(loss=_MyExponential()), (X, y), NotDistributedError,
                  "loss='exponential' does not run on the GPU")
-    elif case == "step":
-        _refused(coordinate(loss="logistic", step="wolfe"), (X, y), NotDistributedError,
-                 "step='wolfe', 'optimal' or 'closed_form' with the logistic")
     elif case == "subsample":
         _refused(coordinate(subsample=0.5), (X, y), NotDistributedError, "subsample below 1")
     elif case == "init_score":

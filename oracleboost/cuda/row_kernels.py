@@ -10,7 +10,8 @@ Two kinds:
   the same bits): the margin losses' logits (``logits``; the loss by its code,
   :data:`LOSS_CODES`), the shifted exps, the entropy's terms, the normalised query, the
   step on the margins with each row's wrong mass, the terms of a column's signed sums,
-  a product by a number, a logarithm, a fill.
+  the oriented column and the terms of the risk and its slope along it (the line
+  searches), a product by a number, a logarithm, a fill.
 * **Reductions**, whose order does not change their result, in two launches a stage
   whatever its channels (:class:`~oracleboost.cuda.reductions.Reductions`): a kernel
   *folds* each channel's exact extremes (``max |x|``, ``min``, ``max``: a thread's
@@ -80,6 +81,11 @@ def row_kernels() -> SimpleNamespace:
         return math.inf if x > exp_max else math.exp(x)
 
     @cuda.jit(device=True)
+    def dexpm1(x):  # pragma: no cover - device code
+        """``e^x − 1``, ``inf`` above :data:`EXP_MAX`."""
+        return math.inf if x > exp_max else math.expm1(x)
+
+    @cuda.jit(device=True)
     def dlog(x):  # pragma: no cover - device code
         """``ln x`` for ``x ≥ 0``, ``−inf`` at 0 (the simulator's ``math.log`` raises)."""
         return -math.inf if x == 0.0 else math.log(x)
@@ -108,6 +114,22 @@ def row_kernels() -> SimpleNamespace:
             u = math.exp(-m)
             return -m + math.log1p(-u / 2.0 + u * u / 3.0)
         return dlog(softplus(-m))
+
+    @cuda.jit(device=True)
+    def log_phi_shift(code, m, d):  # pragma: no cover - device code
+        """``ln φ(m + d) − ln φ(m)``: ``−d`` for the exponential (no cancellation at
+        margins in the thousands), the difference of the logs for the logistic
+        (:meth:`oracleboost.losses.MarginLoss.log_phi_shift`)."""
+        if code == 0:
+            return -d
+        return log_phi(code, m + d) - log_phi(code, m)
+
+    @cuda.jit(device=True)
+    def log_neg_dphi_shift(code, m, d):  # pragma: no cover - device code
+        """``ln(−φ'(m + d)) − ln φ(m)`` (``−d`` for the exponential)."""
+        if code == 0:
+            return -d
+        return log_neg_dphi(code, m + d) - log_phi(code, m)
 
     @cuda.jit(device=True)
     def phi(code, m):  # pragma: no cover - device code
@@ -602,6 +624,83 @@ def row_kernels() -> SimpleNamespace:
             see(peak, lo, hi, 3, d)
         publish(ext, peak, lo, hi, 4, shared)
 
+    # -- the risk along a column, for the line searches -------------------------------
+    @cuda.jit
+    def oriented(a, y, norm, sign, u):  # pragma: no cover - device code
+        """``u = ((y a) / norm) · sign``, the CPU's operations in its order
+        (:func:`oracleboost.optim.row_passes._oriented`)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, a.shape[0], stride):
+            u[i] = (float(y[i]) * a[i]) / norm * sign
+
+    @cuda.jit
+    def risk_logits(code, m, log_s, out, ext):  # pragma: no cover - device code
+        """``out = ln φ(m) + ln s`` (``log_s`` of length 0: no ``ln s``), its extremes
+        folded into ``ext[0]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        weighted = log_s.shape[0] > 0
+        for i in range(start, m.shape[0], stride):
+            x = log_phi(code, m[i])
+            if weighted:
+                x += log_s[i]
+            out[i] = x
+            see(peak, lo, hi, 0, x)
+        publish(ext, peak, lo, hi, 1, shared)
+
+    @cuda.jit
+    def line_rho(lr, top, log_rho, rho, ext):  # pragma: no cover - device code
+        """``log_rho = lr − top`` (``log_rho`` may be ``lr``) and ``rho = exp(log_rho)``,
+        the extremes of ``rho`` folded into ``ext[0]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, lr.shape[0], stride):
+            t = lr[i] - top
+            log_rho[i] = t
+            r = dexp(t)
+            rho[i] = r
+            see(peak, lo, hi, 0, r)
+        publish(ext, peak, lo, hi, 1, shared)
+
+    @cuda.jit
+    def line_delta(code, m, u, rho, alpha, terms, ext):  # pragma: no cover - device code
+        """``terms = ρ expm1(ln φ(m + α u) − ln φ(m))`` (``inf`` where the risk
+        overflows; NaN where ``ρ`` is 0 there, as on the CPU), folded into ``ext[0]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, m.shape[0], stride):
+            x = rho[i] * dexpm1(log_phi_shift(code, m[i], alpha * u[i]))
+            terms[i] = x
+            see(peak, lo, hi, 0, x)
+        publish(ext, peak, lo, hi, 1, shared)
+
+    @cuda.jit
+    def line_slope(code, m, u, log_rho, alpha, terms, ext):  # pragma: no cover
+        """``terms = u exp(ln ρ + ln(−φ'(m + α u)) − ln φ(m))``, folded into ``ext[0]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, m.shape[0], stride):
+            x = u[i] * dexp(log_rho[i] + log_neg_dphi_shift(code, m[i], alpha * u[i]))
+            terms[i] = x
+            see(peak, lo, hi, 0, x)
+        publish(ext, peak, lo, hi, 1, shared)
+
     @cuda.jit
     def stump_outputs(codes, feature, t, left, right, out):  # pragma: no cover
         """A stump's outputs on the training rows: ``right`` where ``codes[feature] >
@@ -616,7 +715,8 @@ def row_kernels() -> SimpleNamespace:
     kernels = (fold, start_query, lsq_start, settle, fill, logs, scaled, quotient,
                weighted_labels, entropy_step, logits, exps, entropy_terms, normalised,
                signed_terms, step, exponential_step, two_value_terms, risk_terms, stump_outputs,
-               negative_residual, ldexps, products, squared_step)
+               negative_residual, ldexps, products, squared_step, oriented, risk_logits,
+               line_rho, line_delta, line_slope)
     # the device functions too, for the other kernel factories (:mod:`.stump_kernels`)
     return SimpleNamespace(**{k.__name__: counted(k) for k in kernels}, rint=rint,
                            exponent=exponent, begin=begin, see=see, publish=publish)

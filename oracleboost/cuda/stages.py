@@ -208,6 +208,55 @@ def _log(blocks: DeviceBlocks, a: Any) -> tuple[tuple, None]:
     return (out,), None
 
 
+# -- the risk along one column, for the line searches: row_passes.line_weights, ... -----
+def _oriented(blocks: DeviceBlocks, a: Any, y: Any, *, norm: float,
+              sign: float) -> tuple[tuple, None]:
+    """The oriented column ``u = sign · y · a / norm``."""
+    u = blocks.empty()
+    blocks.kernels.oriented[blocks.grid](a, y, norm, sign, u)
+    return (u,), None
+
+
+def _risk_logits(blocks: DeviceBlocks, m: Any, log_s: Any, *,
+                 loss: MarginLoss) -> tuple[tuple, np.ndarray]:
+    """``ln φ(m) + ln s`` and the stat ``(max,)``."""
+    code = _code(loss)
+    out = blocks.empty()
+    blocks.kernels.risk_logits[blocks.grid](code, m, blocks.optional(log_s), out,
+                                            blocks.reduce.ext)
+    return (out,), blocks.reduce.settle(out, 1).high.reshape(1, 1)
+
+
+def _line_rho(blocks: DeviceBlocks, lr: Any, *, top: float) -> tuple[tuple, np.ndarray]:
+    """``ln ρ = lr − top`` (written over ``lr``), ``ρ = exp(ln ρ)`` and the stat
+    ``(Σ ρ,)``."""
+    rho = blocks.empty()
+    blocks.kernels.line_rho[blocks.grid](lr, top, lr, rho, blocks.reduce.ext)
+    return (lr, rho), blocks.reduce.settle(rho, 1, (0,)).sums.reshape(1, 1)
+
+
+def _line_delta(blocks: DeviceBlocks, m: Any, u: Any, rho: Any, *, loss: MarginLoss,
+                alpha: float) -> tuple[tuple, np.ndarray]:
+    """The stat ``(Σ ρ expm1(ln φ(m + α u) − ln φ(m)),)``: ``R(α)/R(0) − 1`` times the
+    line's total."""
+    code = _code(loss)
+    terms = blocks.empty()
+    blocks.kernels.line_delta[blocks.grid](code, m, u, rho, float(alpha), terms,
+                                           blocks.reduce.ext)
+    return (), blocks.reduce.settle(terms, 1, (0,)).sums.reshape(1, 1)
+
+
+def _line_slope(blocks: DeviceBlocks, m: Any, u: Any, log_rho: Any, *, loss: MarginLoss,
+                alpha: float) -> tuple[tuple, np.ndarray]:
+    """The stat ``(Σ u exp(ln ρ + ln(−φ'(m + α u)) − ln φ(m)),)``: ``−R'(α)/R(0)``
+    times the line's total."""
+    code = _code(loss)
+    terms = blocks.empty()
+    blocks.kernels.line_slope[blocks.grid](code, m, u, log_rho, float(alpha), terms,
+                                           blocks.reduce.ext)
+    return (), blocks.reduce.settle(terms, 1, (0,)).sums.reshape(1, 1)
+
+
 # -- MABoost's entropy round: boosters.mirror.passes ------------------------------------
 def _entropy_map(mirror: Any) -> None:
     if getattr(mirror, "name", None) != "entropy":
@@ -325,6 +374,11 @@ TWINS: dict[str, Callable[..., tuple]] = {
     f"{_ROW_PASSES}._peak": _peak,
     f"{_ROW_PASSES}._lane_totals": _lane_totals,
     f"{_ROW_PASSES}._log": _log,
+    f"{_ROW_PASSES}._oriented": _oriented,
+    f"{_ROW_PASSES}._risk_logits": _risk_logits,
+    f"{_ROW_PASSES}._line_rho": _line_rho,
+    f"{_ROW_PASSES}._line_delta": _line_delta,
+    f"{_ROW_PASSES}._line_slope": _line_slope,
     f"{_MIRROR}._gradient": _gradient,
     f"{_MIRROR}._divided": _divided,
     f"{_MIRROR}._query": _query,
@@ -336,17 +390,8 @@ TWINS: dict[str, Callable[..., tuple]] = {
     f"{_ROW_PASSES}._squared_step": _squared_step,
 }
 
-_LINE = ("a step rule that reads the risk along the line over every row (step='wolfe', "
-         "'optimal' or 'closed_form' with the logistic loss, or an answer of more than two "
-         "values)")
-
 #: Stages without a twin, by :func:`stage_name`: which option of a booster runs them.
 NEEDED_BY: dict[str, str] = {
-    f"{_ROW_PASSES}._oriented": _LINE,
-    f"{_ROW_PASSES}._risk_logits": _LINE,
-    f"{_ROW_PASSES}._line_rho": _LINE,
-    f"{_ROW_PASSES}._line_delta": _LINE,
-    f"{_ROW_PASSES}._line_slope": _LINE,
     "oracleboost.rows.subsample._kept": "subsample below 1 (stochastic boosting's draws "
                                         "of rows)",
     f"{_MIRROR}._mirror_step": "MirrorBoostingClassifier's round other than the entropy "
