@@ -23,7 +23,6 @@ from cuda_simulator import ROOT, simulator_here, test_in_a_child_process  # noqa
 
 from oracleboost.boosters import (
     CoordinateBoostingClassifier,
-    FunctionalGradientClassifier,
     MirrorBoostingClassifier,
     TotallyCorrectiveClassifier,
 )
@@ -245,7 +244,7 @@ def _refused(make, fit_args, error, match):
 @pytest.mark.parametrize("case", [
     "loss", "subsample", "init_score", "exact", "monotone", "nan", "sparse",
     "oracle", "device", "bind", "eval_set", "validation_fraction", "dask_like",
-    "totally_corrective", "functional", "categorical",
+    "totally_corrective", "categorical",
 ])
 def test_what_the_gpu_does_not_run_is_refused_by_name(case):
     X, y = _data(6, n=60)
@@ -307,9 +306,6 @@ def test_what_the_gpu_does_not_run_is_refused_by_name(case):
         pd = pytest.importorskip("pandas")
         frame = pd.DataFrame({"a": X[:, 0], "b": pd.Categorical(np.where(y > 0, "u", "v"))})
         _refused(coordinate(), (frame, y), ValueError, "column 'b' .*categorical")
-    elif case == "functional":  # (the regressor runs: tests/test_cuda_functional.py)
-        _refused(lambda: FunctionalGradientClassifier(gpu, n_estimators=2), (X, y),
-                 NotDistributedError, "what FunctionalGradientClassifier")
 
 
 def test_warm_start_is_refused_by_name():

@@ -1,9 +1,10 @@
-"""The functional regressor (Grubb & Bagnell 2011, the squared loss) on the GPU backend,
-on numba's CUDA simulator (:mod:`cuda_simulator`): the device's least-squares stumps are
-the CPU oracle's, the device fit takes the CPU fit's stumps in every round with its
-records and predictions equal to rounding, two device fits and fits under other launch
-shapes are bit-equal, and what the GPU does not run is refused by name with the
-estimator left as it was.
+"""The functional boosters (Grubb & Bagnell 2011) on the GPU backend, on numba's CUDA
+simulator (:mod:`cuda_simulator`): the regressor with the squared loss and the binary
+classifier with the logistic and exponential losses, under each projection and query.
+The device's least-squares stumps are the CPU oracle's, the device fit takes the CPU
+fit's stumps in every round with its records and predictions equal to rounding, two
+device fits and fits under other launch shapes are bit-equal, and what the GPU does not
+run is refused by name with the estimator left as it was.
 
 Why the numbers differ from the CPU's at all (never the stumps chosen here): every sum
 over rows on the device is exact on its terms rounded to fixed point (``2^-e`` of the
@@ -20,11 +21,11 @@ import numpy as np
 import pytest
 from cuda_simulator import simulator_here, test_in_a_child_process  # noqa: F401
 
-from oracleboost.boosters import FunctionalGradientRegressor
+from oracleboost.boosters import FunctionalGradientClassifier, FunctionalGradientRegressor
 from oracleboost.cuda import CudaBackend, DeviceStumps, Launch, cuda_module
 from oracleboost.engine.backends import is_device_array, register_backend
 from oracleboost.oracles import StumpOracle
-from oracleboost.oracles.stumps import ConstantHypothesis, RegressionStump
+from oracleboost.oracles.stumps import ConstantHypothesis, RegressionStump, SignStump
 from oracleboost.rows.partitioned import NotDistributedError
 
 ROUNDS = 6
@@ -42,12 +43,23 @@ def _oracle(**kw) -> StumpOracle:
     return StumpOracle(max_bins=16, **kw)
 
 
+def _labels(seed: int, n: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """A binary problem on :func:`_data`'s features."""
+    X, t = _data(seed, n)
+    return X, np.where(t + 0.5 * np.random.RandomState(seed + 50).randn(n) > 0.2, 1, 0)
+
+
 def _split(h) -> tuple:
-    """A stump's split (feature, threshold), or the constant's kind."""
+    """A stump's split (feature, threshold; a ±1 stump's sign too), or the constant's
+    kind."""
+    if isinstance(h, SignStump):
+        return (h.feature, h.threshold, h.sign)
     return (h.feature, h.threshold) if isinstance(h, RegressionStump) else ("constant",)
 
 
 def _leaves(h) -> list[float]:
+    if isinstance(h, SignStump):
+        return [float(h.sign)]
     return [h.left, h.right] if isinstance(h, RegressionStump) else [h.value]
 
 
@@ -133,27 +145,64 @@ def test_project_refuses_by_name():
 
 
 # -- the fit -------------------------------------------------------------------------------
-@pytest.mark.parametrize("weighted", [False, True])
-def test_the_device_fit_takes_the_cpu_fit_s_stumps(weighted):
-    """Every round the CPU fit's split; leaves, steps, edges, losses and gradient norms
-    equal to 1e-12 relatively, and so are the predictions (the model's sums of the same
-    terms); the running state stayed on the device."""
-    X, y = _data(0)
-    w = np.random.RandomState(1).uniform(0.2, 3.0, size=y.size) if weighted else None
-    cpu = FunctionalGradientRegressor(_oracle(), n_estimators=ROUNDS).fit(X, y, w)
-    gpu = FunctionalGradientRegressor(_oracle(device="cuda"), n_estimators=ROUNDS
-                                      ).fit(X, y, w)
+def _same_fit(gpu, cpu, keys, X) -> None:
+    """Every round the CPU fit's split; leaves, records, the intercept and the scores
+    equal to 1e-12 relatively; the running state stayed on the device."""
     assert [_split(h) for h in gpu.estimators_] == [_split(h) for h in cpu.estimators_]
-    assert len(gpu.estimators_) == ROUNDS
     for h, g in zip(gpu.estimators_, cpu.estimators_, strict=True):
         np.testing.assert_allclose(_leaves(h), _leaves(g), rtol=1e-12)
-    for key in ("loss", "edge", "step", "grad_norm"):
+    for key in keys:
         np.testing.assert_allclose(gpu.history_[key], cpu.history_[key], rtol=1e-12,
-                                   err_msg=key)
-    np.testing.assert_allclose(gpu.intercept_, cpu.intercept_, rtol=1e-12)
-    np.testing.assert_allclose(gpu.predict(X), cpu.predict(X), rtol=1e-12, atol=1e-13)
+                                   atol=1e-15, err_msg=key)
+    # (balanced classes: f_0 = ln(Σ s₊ / Σ s₋) is 0 from exact masses, an ulp of the
+    # ratio (~7e-16) from the CPU's float sums)
+    np.testing.assert_allclose(gpu.intercept_, cpu.intercept_, rtol=1e-12, atol=2e-15)
+    score = "decision_function" if hasattr(cpu, "decision_function") else "predict"
+    np.testing.assert_allclose(getattr(gpu, score)(X), getattr(cpu, score)(X), rtol=1e-12,
+                               atol=1e-13)
     assert gpu.stop_reason_ == cpu.stop_reason_
     assert getattr(gpu, "_state_", None) is None
+
+
+@pytest.mark.parametrize("options, weighted", [
+    ({}, False),
+    ({}, True),
+    ({"projection": "residual"}, True),  # Alg. 3: the residual carried to the next round
+    ({"projection": "repeated"}, False),  # Alg. 2: several learners a round, one step
+    ({"query": "correlate"}, True),  # the weighted target s · v made on the device
+])
+def test_the_device_fit_takes_the_cpu_fit_s_stumps(options, weighted):
+    """The regressor: every round the CPU fit's split; leaves, steps, edges, losses and
+    gradient norms equal to 1e-12 relatively, and so are the predictions (the model's
+    sums of the same terms)."""
+    X, y = _data(0)
+    w = np.random.RandomState(1).uniform(0.2, 3.0, size=y.size) if weighted else None
+    cpu = FunctionalGradientRegressor(_oracle(), n_estimators=ROUNDS, **options).fit(X, y, w)
+    gpu = FunctionalGradientRegressor(_oracle(device="cuda"), n_estimators=ROUNDS,
+                                      **options).fit(X, y, w)
+    assert len(gpu.history_["loss"]) == ROUNDS
+    _same_fit(gpu, cpu, ("loss", "edge", "step", "grad_norm", "residual_norm"), X)
+
+
+@pytest.mark.parametrize("options, weighted", [
+    ({}, False),  # the logistic loss, least-squares stumps of its gradient
+    ({}, True),
+    ({"loss": "exponential"}, True),
+    ({"class_weight": "balanced", "projection": "repeated"}, False),
+    ({"query": "correlate"}, False),  # ±1 stumps of the gradient's signs
+])
+def test_the_device_classifier_takes_the_cpu_fit_s_stumps(options, weighted):
+    """The binary classifier (its start from the classes' masses, the margin loss's
+    gradient and mean on the device, the training error and margin of each round): the
+    same as the regressor's, and the same predictions."""
+    X, y = _labels(0)
+    w = np.random.RandomState(1).uniform(0.2, 3.0, size=y.size) if weighted else None
+    options = {"n_estimators": ROUNDS, "validation_fraction": None, **options}
+    cpu = FunctionalGradientClassifier(_oracle(), **options).fit(X, y, w)
+    gpu = FunctionalGradientClassifier(_oracle(device="cuda"), **options).fit(X, y, w)
+    assert len(gpu.history_["loss"]) == ROUNDS
+    _same_fit(gpu, cpu, ("loss", "edge", "step", "grad_norm", "margin", "train_error"), X)
+    np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
 
 
 def test_two_device_fits_and_any_launch_give_the_same_bits():
@@ -176,6 +225,39 @@ def test_two_device_fits_and_any_launch_give_the_same_bits():
             assert _bits(fit(on_device)) == _bits(first)
 
 
+def test_the_classifier_gives_the_same_bits_under_any_launch():
+    """The logistic classifier, weighted, under the default launch and another: the same
+    bytes in every stump, coefficient and record."""
+    X, y = _labels(3, n=120)
+    w = np.random.RandomState(4).uniform(0.5, 2.0, size=y.size)
+    on_device = cuda_module().to_device(X)
+
+    def fit():
+        return FunctionalGradientClassifier(_oracle(), n_estimators=3,
+                                            validation_fraction=None).fit(on_device, y, w)
+
+    first = fit()
+    with register_backend(is_device_array, CudaBackend(Launch(
+            threads=5, rows_per_block=30, features_per_block=1, row_blocks=3))):
+        assert _bits(fit()) == _bits(first)
+
+
+def test_the_classifier_at_the_extremes_of_the_weights():
+    """Sample weights over 600 decades, one of them 1e300: the records and scores are
+    finite, the first split is the CPU's (the dominant row's gradient decides it)."""
+    X, y = _labels(5, n=120)
+    w = np.logspace(-300, 300, y.size)
+    w[7] = 1e300
+    options = {"n_estimators": 3, "validation_fraction": None}
+    gpu = FunctionalGradientClassifier(_oracle(device="cuda"), **options).fit(X, y, w)
+    cpu = FunctionalGradientClassifier(_oracle(), **options).fit(X, y, w)
+    for key in ("loss", "edge", "step", "grad_norm", "margin", "train_error"):
+        assert np.isfinite(gpu.history_[key]).all(), key
+    assert np.isfinite(gpu.decision_function(X)).all()
+    assert _split(gpu.estimators_[0]) == _split(cpu.estimators_[0])
+    np.testing.assert_allclose(gpu.history_["loss"][0], cpu.history_["loss"][0], rtol=1e-12)
+
+
 def _refused(make, fit_args, error, match, fit_kw=None):
     model = make()
     before = dict(vars(model))
@@ -190,9 +272,6 @@ def _refused(make, fit_args, error, match, fit_kw=None):
     ({"loss": "absolute"}, "loss='absolute', 'huber' or 'quantile'"),
     ({"query": "newton"}, "query='newton' does not run on the GPU"),
     ({"subsample": 0.5}, "subsample below 1"),
-    ({"projection": "residual"}, "projection='repeated' or 'residual'"),
-    ({"projection": "repeated"}, "projection='repeated' or 'residual'"),
-    ({"query": "correlate", "weighted": True}, "query='correlate' with sample weights"),
     ({"init_score": True}, "init_score does not run on the GPU"),
 ])
 def test_what_the_gpu_does_not_run_is_refused_by_name(options, match):
@@ -203,3 +282,18 @@ def test_what_the_gpu_does_not_run_is_refused_by_name(options, match):
     _refused(lambda: FunctionalGradientRegressor(_oracle(device="cuda"), n_estimators=3,
                                                  **options),
              (X, y, w), NotDistributedError, match, kw)
+
+
+@pytest.mark.parametrize("options, classes, match", [
+    ({}, 3, "FunctionalGradientClassifier with 3 classes does not run on the GPU"),
+    ({"loss": "softmax"}, 2, "FunctionalGradientClassifier with 2 classes does not run "
+                             "on the GPU: its rounds there score one margin"),
+    ({"loss": "exponential", "query": "newton"}, 2, "query='newton' does not run on the GPU"),
+])
+def test_what_the_gpu_does_not_run_of_the_classifier_is_refused_by_name(options, classes,
+                                                                        match):
+    X, t = _data(7, n=60)
+    y = np.digitize(t, np.quantile(t, np.linspace(0, 1, classes + 1)[1:-1]))
+    _refused(lambda: FunctionalGradientClassifier(_oracle(device="cuda"), n_estimators=3,
+                                                  validation_fraction=None, **options),
+             (X, y), NotDistributedError, match)

@@ -19,6 +19,7 @@ from cuda_simulator import simulator_here, test_in_a_child_process  # noqa: F401
 
 from oracleboost.boosters import (
     CoordinateBoostingClassifier,
+    FunctionalGradientClassifier,
     FunctionalGradientRegressor,
     MirrorBoostingClassifier,
 )
@@ -57,6 +58,9 @@ def _round_cost(make, regression: bool = False) -> np.ndarray:
     ({}, (9, 3, 0)),
     # the logistic loss (its weights are normalised by a pass of their own): was 30, 18, 27
     ({"loss": "logistic"}, (20, 6, 0)),
+    # Wolfe's search on the logistic risk: the line's shares (four launches, two copies)
+    # and each evaluation of the risk or its slope (two launches, one copy)
+    ({"loss": "logistic", "step": "wolfe"}, (35, 13, 0)),
 ])
 def test_a_coordinate_round_s_launches_and_copies(options, expected):
     cost = _round_cost(lambda k: CoordinateBoostingClassifier(
@@ -79,6 +83,15 @@ def test_a_functional_regressor_round_s_launches_and_copies():
     cost = _round_cost(lambda k: FunctionalGradientRegressor(
         StumpOracle(max_bins=16, device="cuda"), n_estimators=k), regression=True)
     assert tuple(cost) == (9, 3, 0)
+
+
+def test_a_functional_classifier_round_s_launches_and_copies():
+    """The logistic loss's round: unlike the squared loss's, its step is not fused with
+    its records: the descent (one launch), the target's scale and norm, the stump, its
+    inner products, the step, the loss's mean and the training error and margin."""
+    cost = _round_cost(lambda k: FunctionalGradientClassifier(
+        StumpOracle(max_bins=16, device="cuda"), n_estimators=k, validation_fraction=None))
+    assert tuple(cost) == (17, 6, 0)
 
 
 def test_the_device_s_exponent_is_the_host_s():

@@ -135,10 +135,11 @@ class CudaBackend(Backend):
         data = MEMORY.classification_data(
             estimator, X, to_host(y), to_host(sample_weight), block_size,
             sample_group=to_host(sample_group), scale_free=scale_free, labels=labels)
-        if data.ypm.dtype != np.int8:
+        if data.ypm.dtype != np.int8:  # class indices: a score for each class
             raise NotDistributedError(
                 f"{type(estimator).__name__} with {len(estimator.classes_)} classes does not "
-                "run on the GPU: its rounds there are binary (labels ±1); fit on the CPU")
+                "run on the GPU: its rounds there score one margin (two classes, labels "
+                "±1, a margin loss); fit on the CPU")
         cuda_module()  # no GPU: refused by name before anything is uploaded
         rows = DeviceRows(data.rows.X, self._blocks(data.rows.X.shape[0]), self)
         # equal weights cancel where the booster is scale-free in them, and unit weights

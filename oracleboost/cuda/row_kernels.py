@@ -701,6 +701,107 @@ def row_kernels() -> SimpleNamespace:
             see(peak, lo, hi, 0, x)
         publish(ext, peak, lo, hi, 1, shared)
 
+    # -- a binary score's records: the functional classifier -----------------------------
+    @cuda.jit
+    def class_terms(y, s, terms):  # pragma: no cover - device code
+        """``terms = (s [y > 0], s [y < 0])`` (``s`` of length 0: unit weights)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        weighted = s.shape[0] > 0
+        for i in range(start, y.shape[0], stride):
+            w = s[i] if weighted else 1.0
+            terms[0, i] = w if y[i] > 0 else 0.0
+            terms[1, i] = w if y[i] < 0 else 0.0
+
+    @cuda.jit
+    def error_terms(y, f, s, terms, ext):  # pragma: no cover - device code
+        """``terms = (s [(f > 0) ≠ (y > 0)], y f)`` (``predict`` says ``classes_[1]``
+        where ``f > 0``), folded into ``ext[0:2]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        weighted = s.shape[0] > 0
+        for i in range(start, y.shape[0], stride):
+            fi = f[i]
+            w = (s[i] if weighted else 1.0) if (fi > 0.0) != (y[i] > 0) else 0.0
+            m = float(y[i]) * fi
+            terms[0, i] = w
+            terms[1, i] = m
+            see(peak, lo, hi, 0, w)
+            see(peak, lo, hi, 1, m)
+        publish(ext, peak, lo, hi, 2, shared)
+
+    @cuda.jit
+    def loss_terms(code, y, raw, s, terms, ext):  # pragma: no cover - device code
+        """``terms = l(y, raw) · s`` (``s`` of length 0: ``l(y, raw)``): the margin loss
+        ``φ(y raw)`` of ``code``, or with ``code < 0`` the squared loss
+        ``½ (raw − y)²``; folded into ``ext[0]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        weighted = s.shape[0] > 0
+        for i in range(start, y.shape[0], stride):
+            if code < 0:
+                d = raw[i] - y[i]
+                x = 0.5 * (d * d)
+            else:
+                x = phi(code, float(y[i]) * raw[i])
+            if weighted:
+                x = x * s[i]
+            terms[i] = x
+            see(peak, lo, hi, 0, x)
+        publish(ext, peak, lo, hi, 1, shared)
+
+    @cuda.jit
+    def margin_descent(code, y, f, out):  # pragma: no cover - device code
+        """``out = −(y φ'(y f))`` with ``φ' = −exp(ln(−φ'))``: the margin loss's
+        ``−∇``, the CPU's operations (:meth:`oracleboost.losses.MarginLoss.gradient`)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, f.shape[0], stride):
+            yi = float(y[i])
+            out[i] = -(yi * -dexp(log_neg_dphi(code, yi * f[i])))
+
+    @cuda.jit
+    def combined(a, b0, c0, b1, c1, nb, out):  # pragma: no cover - device code
+        """``out = a + c0 b0 (+ c1 b1)``, added in that order (``nb`` terms, 1 or 2;
+        ``out`` may be ``a``): :func:`oracleboost.optim.row_passes._combined`'s."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, a.shape[0], stride):
+            x = a[i] + c0 * b0[i]
+            if nb > 1:
+                x += c1 * b1[i]
+            out[i] = x
+
+    @cuda.jit
+    def residual_terms(t, a, coef, s, terms, ext):  # pragma: no cover - device code
+        """``terms = s (t − coef a)²`` (``s`` of length 0: unit weights), folded into
+        ``ext[0]`` (:func:`oracleboost.rows.column_kernels._weighted_residual`'s)."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        weighted = s.shape[0] > 0
+        for i in range(start, t.shape[0], stride):
+            r = t[i] - coef * a[i]
+            x = s[i] * (r * r) if weighted else r * r
+            terms[i] = x
+            see(peak, lo, hi, 0, x)
+        publish(ext, peak, lo, hi, 1, shared)
+
+    @cuda.jit
+    def products_of(s, a, out):  # pragma: no cover - device code
+        """``out = s · a``."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, a.shape[0], stride):
+            out[i] = s[i] * a[i]
+
     @cuda.jit
     def stump_outputs(codes, feature, t, left, right, out):  # pragma: no cover
         """A stump's outputs on the training rows: ``right`` where ``codes[feature] >
@@ -716,7 +817,8 @@ def row_kernels() -> SimpleNamespace:
                weighted_labels, entropy_step, logits, exps, entropy_terms, normalised,
                signed_terms, step, exponential_step, two_value_terms, risk_terms, stump_outputs,
                negative_residual, ldexps, products, squared_step, oriented, risk_logits,
-               line_rho, line_delta, line_slope)
+               line_rho, line_delta, line_slope, class_terms, error_terms,
+               loss_terms, margin_descent, combined, residual_terms, products_of)
     # the device functions too, for the other kernel factories (:mod:`.stump_kernels`)
     return SimpleNamespace(**{k.__name__: counted(k) for k in kernels}, rint=rint,
                            exponent=exponent, begin=begin, see=see, publish=publish)

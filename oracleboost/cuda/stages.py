@@ -305,15 +305,99 @@ def _entropy_step(blocks: DeviceBlocks, z: Any, f: Any, a: Any, out: Any, s: Any
 
 
 # -- the functional regressor's squared loss: row_passes ---------------------------------
+def _pointwise(loss: Loss) -> int | None:
+    """None for the squared loss, else the kernels' code of a margin loss; any other
+    refused by name (a subclass too: it may change the formulas)."""
+    if type(loss) is Squared:
+        return None
+    if type(loss) in (Exponential, Logistic):
+        return LOSS_CODES[loss.name]
+    name = getattr(loss, "name", type(loss).__name__)
+    raise NotDistributedError(
+        f"loss={name!r} does not run on the GPU: it has no device kernel (the functional "
+        "boosters run loss='squared', 'logistic' and 'exponential' there); fit on the CPU")
+
+
+def _one_score(*arrays: Any) -> None:
+    """Refuse several scores a row (multiclass) by name."""
+    if any(getattr(a, "ndim", 1) != 1 for a in arrays):
+        raise NotDistributedError("several scores a row (multiclass) do not run on the "
+                                  "GPU; fit on the CPU")
+
+
 def _descent(blocks: DeviceBlocks, y: Any, f: Any, *, loss: Loss) -> tuple[tuple, None]:
-    """``−∇l(y, f)`` of the squared loss (others refused by name)."""
-    if type(loss) is not Squared:
-        name = getattr(loss, "name", type(loss).__name__)
-        raise NotDistributedError(
-            f"loss={name!r} does not run on the GPU: its gradient has no device kernel "
-            "(the functional regressor runs loss='squared' there); fit on the CPU")
+    """``−∇l(y, f)`` of the squared loss or a margin loss (others refused by name)."""
+    code = _pointwise(loss)
+    _one_score(f)
     out = blocks.empty()
-    blocks.kernels.negative_residual[blocks.grid](f, y, out)
+    if code is None:
+        blocks.kernels.negative_residual[blocks.grid](f, y, out)
+    else:
+        blocks.kernels.margin_descent[blocks.grid](code, y, f, out)
+    return (out,), None
+
+
+def _weighted_loss(blocks: DeviceBlocks, y: Any, raw: Any, s: Any, *,
+                   loss: Loss) -> tuple[tuple, np.ndarray]:
+    """The stat ``(Σ s l(y, raw),)`` of the squared loss or a margin loss."""
+    code = _pointwise(loss)
+    _one_score(raw)
+    terms = blocks.empty()
+    blocks.kernels.loss_terms[blocks.grid](-1 if code is None else code, y, raw,
+                                           blocks.optional(s), terms, blocks.reduce.ext)
+    return (), blocks.reduce.settle(terms, 1, (0,)).sums.reshape(1, 1)
+
+
+def _class_masses(blocks: DeviceBlocks, y: Any, s: Any) -> tuple[tuple, np.ndarray]:
+    """The stat ``(Σ s [y > 0], Σ s [y < 0])`` of ±1 labels."""
+    terms = blocks.empty((2, blocks.n))
+    blocks.kernels.class_terms[blocks.grid](y, blocks.optional(s), terms)
+    return (), blocks.reduce.sums(terms).reshape(1, 2)
+
+
+def _error_and_margin(blocks: DeviceBlocks, y: Any, f: Any, s: Any
+                      ) -> tuple[tuple, np.ndarray]:
+    """The stat ``(Σ s [(f > 0) ≠ (y > 0)], min y f)`` of a binary score."""
+    _one_score(f)
+    terms = blocks.empty((2, blocks.n))
+    blocks.kernels.error_terms[blocks.grid](y, f, blocks.optional(s), terms,
+                                            blocks.reduce.ext)
+    got = blocks.reduce.settle(terms, 2, (0,))
+    return (), np.array([[got.sums[0], got.low[1]]])
+
+
+def _combined(blocks: DeviceBlocks, a: Any, *bs: Any, coefs: tuple) -> tuple[tuple, None]:
+    """``a + Σ_k c_k b_k``, each term added in turn: two a launch, the CPU's order."""
+    _one_score(a, *bs)
+    out = blocks.empty()
+    if not bs:
+        blocks.kernels.scaled[blocks.grid](a, 1.0, out)
+        return (out,), None
+    terms = [(float(c), b) for c, b in zip(coefs, bs, strict=True)]
+    source = a
+    for k in range(0, len(terms), 2):
+        (c0, b0), (c1, b1) = (*terms[k:k + 2], (0.0, blocks.nothing))[:2]
+        nb = min(2, len(terms) - k)
+        blocks.kernels.combined[blocks.grid](source, b0, c0, b1, c1, nb, out)
+        source = out
+    return (out,), None
+
+
+def _weighted_residual(blocks: DeviceBlocks, t: Any, a: Any, s: Any, *,
+                       coef: float) -> tuple[tuple, np.ndarray]:
+    """The stat ``(Σ s (t − coef a)²,)``: what a projection leaves of ``t``."""
+    _one_score(t, a)
+    terms = blocks.empty()
+    blocks.kernels.residual_terms[blocks.grid](t, a, float(coef), blocks.optional(s),
+                                               terms, blocks.reduce.ext)
+    return (), blocks.reduce.settle(terms, 1, (0,)).sums.reshape(1, 1)
+
+
+def _scaled(blocks: DeviceBlocks, a: Any, s: Any) -> tuple[tuple, None]:
+    """``s · a``."""
+    _one_score(a, s)
+    out = blocks.empty()
+    blocks.kernels.products_of[blocks.grid](s, a, out)
     return (out,), None
 
 
@@ -388,6 +472,12 @@ TWINS: dict[str, Callable[..., tuple]] = {
     f"{_ROW_PASSES}._peak_inners": _peak_inners,
     f"{_ROW_PASSES}._weighted_inner": _weighted_inner,
     f"{_ROW_PASSES}._squared_step": _squared_step,
+    f"{_ROW_PASSES}._weighted_loss": _weighted_loss,
+    f"{_ROW_PASSES}._class_masses": _class_masses,
+    f"{_ROW_PASSES}._error_and_margin": _error_and_margin,
+    f"{_ROW_PASSES}._combined": _combined,
+    f"{_ROW_PASSES}._weighted_residual": _weighted_residual,
+    f"{_ROW_PASSES}._scaled": _scaled,
 }
 
 #: Stages without a twin, by :func:`stage_name`: which option of a booster runs them.
@@ -399,23 +489,11 @@ NEEDED_BY: dict[str, str] = {
                                "smoothness, sample_group)",
     f"{_MIRROR}._group_caps": "MirrorBoostingClassifier's sample_group (a capped set)",
     f"{_MIRROR}._above": "MirrorBoostingClassifier's smoothness (the capped simplex)",
-    f"{_ROW_PASSES}._combined": "the functional boosters' projection='repeated' or "
-                                "'residual' (the GPU runs the naive projection)",
-    f"{_ROW_PASSES}._weighted_residual": "the functional boosters' projection='repeated' "
-                                         "or 'residual' (the GPU runs the naive "
-                                         "projection)",
-    f"{_ROW_PASSES}._scaled": "query='correlate' with sample weights (the GPU's "
-                              "functional rounds ask project, or correlate unweighted)",
-    f"{_ROW_PASSES}._weighted_loss": "a loss other than the squared (the GPU's "
-                                     "functional rounds run loss='squared')",
-    f"{_ROW_PASSES}._class_masses": "FunctionalGradientClassifier (its starting constant "
-                                    "is made from the classes' masses; the GPU's "
-                                    "functional rounds are FunctionalGradientRegressor's "
-                                    "with loss='squared')",
     "oracleboost.rows.quantile._range_stage": "loss='absolute', 'huber' or 'quantile' "
                                               "(their starting constant is a weighted "
                                               "quantile; the GPU's functional rounds run "
-                                              "loss='squared')",
+                                              "the squared, logistic and exponential "
+                                              "losses)",
 }
 
 
