@@ -323,17 +323,23 @@ class _HeldElsewhere(CudaBackend):
     name, collection = "elsewhere", "held elsewhere"
 
 
-@pytest.mark.parametrize("weighted", [False, True])
-def test_the_mirror_booster_s_entropy_round_takes_the_cpu_fit_s_stumps(weighted):
-    """MABoost (the entropy map, its lazy update, uncapped: the defaults) on the device:
-    the CPU fit's stumps every round, its records and decision function equal to 1e-12
-    relatively (the sums' fixed-point rounding and the device's ``exp``, as for the
-    coordinate booster), and a second device fit bit-equal to the first."""
+@pytest.mark.parametrize("options, weighted", [
+    ({}, False),  # the entropy map's lazy, uncapped round: one fused pass
+    ({}, True),
+    ({"update": "active"}, True),  # (c) from ln w, (d) the softmax in three passes
+    ({"variant": "madaboost"}, True),  # Algorithm 3: min(0, log z) + ln s, then (d)
+    ({"variant": "sparse", "mirror": "euclidean", "sparsity": 0.3}, False),  # Alg. 2
+])
+def test_the_mirror_booster_takes_the_cpu_fit_s_stumps(options, weighted):
+    """MABoost on the device: the CPU fit's stumps every round, its records and
+    decision function equal to 1e-12 relatively (the sums' fixed-point rounding and the
+    device's ``exp`` and ``log``, as for the coordinate booster; measured: at most a few
+    1e-15), and a second device fit bit-equal to the first."""
     X, y = _data(8)
     w = np.random.RandomState(9).uniform(0.2, 3.0, size=y.size) if weighted else None
-    cpu = MirrorBoostingClassifier(_oracle(), n_estimators=ROUNDS).fit(X, y, w)
-    fits = [MirrorBoostingClassifier(_oracle(device="cuda"), n_estimators=ROUNDS).fit(X, y, w)
-            for _ in range(2)]
+    cpu = MirrorBoostingClassifier(_oracle(), n_estimators=ROUNDS, **options).fit(X, y, w)
+    fits = [MirrorBoostingClassifier(_oracle(device="cuda"), n_estimators=ROUNDS,
+                                     **options).fit(X, y, w) for _ in range(2)]
     gpu = fits[0]
     assert [repr(h) for h in gpu.estimators_] == [repr(h) for h in cpu.estimators_]
     for key in ("loss", "train_error", "edge", "step", "margin", "max_weight",
@@ -346,13 +352,62 @@ def test_the_mirror_booster_s_entropy_round_takes_the_cpu_fit_s_stumps(weighted)
     assert gpu.weights_ is None  # they stayed on the device
 
 
-@pytest.mark.parametrize("options", [{"update": "active"}, {"mirror": "euclidean"},
-                                     {"variant": "smooth", "smoothness": 2.0}])
-def test_the_mirror_booster_s_other_rounds_are_refused_by_the_pass_they_need(options):
+def test_sparseboost_stops_on_the_device_as_on_the_cpu():
+    """SparseBoost (ℓ1 weight s = 0.5) drives weights to exact zeros by round 8: the
+    same counts of zero weights every round as the CPU's (each ``max(0, ·)`` is the
+    same comparison of the same bits: the state is elementwise, only its mass is a
+    sum)."""
+    X, y = _data(13, n=120)
+    options = {"variant": "sparse", "mirror": "euclidean", "sparsity": 0.5,
+               "n_estimators": 10}
+    cpu = MirrorBoostingClassifier(_oracle(), **options).fit(X, y)
+    gpu = MirrorBoostingClassifier(_oracle(device="cuda"), **options).fit(X, y)
+    assert _stumps(gpu) == _stumps(cpu)
+    np.testing.assert_array_equal(gpu.history_["n_zero_weights"],
+                                  cpu.history_["n_zero_weights"])
+    assert gpu.history_["n_zero_weights"][-1] > 0
+    assert gpu.stop_reason_ == cpu.stop_reason_
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"update": "active"}, {"variant": "madaboost"},
+    {"variant": "sparse", "mirror": "euclidean"},
+])
+def test_the_mirror_booster_at_the_extremes_of_the_weights(options):
+    """Sample weights over 600 decades, one of them 1e300: every record and score
+    finite on the device, the first round the CPU's.  (Later rounds may differ: with
+    one row holding all but 1e-36 of the mass, every stump right on it has the edge 1
+    to rounding; the device's sums count the other rows' terms as 0 below their
+    fixed-point step, the CPU's floats keep some of them, and the tie goes another
+    way.)"""
+    X, y = _data(5, n=120)
+    w = np.logspace(-300, 300, y.size)
+    w[7] = 1e300
+    gpu = MirrorBoostingClassifier(_oracle(device="cuda"), n_estimators=3,
+                                   **options).fit(X, y, w)
+    cpu = MirrorBoostingClassifier(_oracle(), n_estimators=3, **options).fit(X, y, w)
+    for key in ("loss", "train_error", "edge", "step", "margin", "max_weight"):
+        assert np.isfinite(gpu.history_[key]).all(), key
+    assert np.isfinite(gpu.decision_function(X)).all()
+    assert _stumps(gpu)[0] == _stumps(cpu)[0]
+    for key in ("edge", "step", "max_weight", "n_zero_weights"):
+        np.testing.assert_allclose(gpu.history_[key][0], cpu.history_[key][0], rtol=1e-12,
+                                   err_msg=key)
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"mirror": "euclidean"}, "mirror='euclidean' does not run on the GPU"),
+    ({"mirror": "euclidean", "update": "lazy"}, "mirror='euclidean' does not run"),
+    ({"variant": "smooth", "smoothness": 2.0}, "MirrorBoostingClassifier's smoothness"),
+    ({"smoothness": 2.0, "sample_group": True}, "MirrorBoostingClassifier's sample_group"),
+])
+def test_the_mirror_booster_s_other_rounds_are_refused_by_the_pass_they_need(options, match):
     X, y = _data(8, n=60)
+    options = dict(options)
+    group = np.arange(y.size) % 2 == 0 if options.pop("sample_group", False) else None
     _refused(lambda: MirrorBoostingClassifier(_oracle(device="cuda"), n_estimators=2,
                                               **options),
-             (X, y), NotDistributedError, "MirrorBoostingClassifier's")
+             (X, y, None, group), NotDistributedError, match)
 
 
 # -- the tables and the package ------------------------------------------------------------

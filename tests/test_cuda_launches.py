@@ -68,11 +68,20 @@ def test_a_coordinate_round_s_launches_and_copies(options, expected):
     assert tuple(cost) == expected
 
 
-def test_a_mirror_round_s_launches_and_copies():
-    """MABoost's entropy round (was 20 launches, 13 copies back, 18 uploads)."""
+@pytest.mark.parametrize("options, expected", [
+    # the entropy map's lazy round, fused (was 20 launches, 13 copies back, 18 uploads)
+    ({}, (10, 3, 0)),
+    # the mirror step (two launches, one copy), the softmax (its maximum, its exps' sum,
+    # the division: five and two) and the next query (two and one)
+    ({"update": "active"}, (19, 6, 0)),
+    ({"variant": "madaboost"}, (19, 6, 0)),
+    # SparseBoost: the state's mass (two launches, one copy), the division (one)
+    ({"variant": "sparse", "mirror": "euclidean"}, (16, 5, 0)),
+])
+def test_a_mirror_round_s_launches_and_copies(options, expected):
     cost = _round_cost(lambda k: MirrorBoostingClassifier(
-        StumpOracle(max_bins=16, device="cuda"), n_estimators=k))
-    assert tuple(cost) == (10, 3, 0)
+        StumpOracle(max_bins=16, device="cuda"), n_estimators=k, **options))
+    assert tuple(cost) == expected
 
 
 def test_a_functional_regressor_round_s_launches_and_copies():

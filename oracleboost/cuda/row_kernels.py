@@ -46,7 +46,7 @@ from typing import Any
 from oracleboost.cuda.device import counted, cuda_module
 from oracleboost.rows.fixed_point import HEADROOM
 
-__all__ = ["EXP_MAX", "LOSS_CODES", "MAX_CHANNELS", "row_kernels"]
+__all__ = ["EXP_MAX", "LOSS_CODES", "MAX_CHANNELS", "MIRROR_UPDATES", "row_kernels"]
 
 #: ``numba.cuda``, set by :func:`row_kernels` (a module global: see
 #: :mod:`.stump_kernels`, whose kernels name it the same way for the same reason).
@@ -62,6 +62,10 @@ MAX_CHANNELS = 8
 #: The margin losses whose logits the device computes, by name: their code in the
 #: kernels.  (Exponential ``φ(m) = e^{−m}``; logistic ``φ(m) = ln(1 + e^{−m})``.)
 LOSS_CODES: dict[str, int] = {"exponential": 0, "logistic": 1}
+
+#: MABoost's updates (c) the device's mirror step makes, by name: their code in the
+#: kernel (:mod:`oracleboost.boosters.mirror.updates`).
+MIRROR_UPDATES: dict[str, int] = {"lazy": 0, "active": 1, "sparse": 2, "madaboost": 3}
 
 
 @functools.cache
@@ -802,6 +806,86 @@ def row_kernels() -> SimpleNamespace:
         for i in range(start, a.shape[0], stride):
             out[i] = s[i] * a[i]
 
+    # -- MABoost's mirror step and the softmax projection ----------------------------------
+    @cuda.jit
+    def mirror_step(kind, w, z, f, a, h, s, log_s, coef, alpha_eta, target, z_new, f_new,
+                    terms, ext):  # pragma: no cover - device code
+        """Algorithm 1 (c) and the vote (:func:`oracleboost.boosters.mirror.passes.
+        _mirror_step`'s operations in its order): with ``d = (a h)(−coef)`` the point
+        ``target`` of the update ``kind`` (:data:`MIRROR_UPDATES`: lazy ``z + d``;
+        active ``ln w + d``, the entropy map's gradient; SparseBoost's ``max((z + d) −
+        α η, 0)``; the MadaBoost variant's ``min(z + d, 0) (+ ln s)``, its dual ``z + d``
+        into ``z_new``), the vote ``f_new = f + coef h``, and the terms ``(s [a f' ≤ 0],
+        s [predict wrong], a f')`` (``s`` or ``log_s`` of length 0: unit weights),
+        folded into ``ext[0:3]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        weighted = s.shape[0] > 0
+        logged = log_s.shape[0] > 0
+        for i in range(start, a.shape[0], stride):
+            ai = float(a[i])
+            hv = h[i]
+            d = (ai * hv) * (-coef)
+            fi = f[i] + coef * hv
+            f_new[i] = fi
+            if kind == 0:
+                t = z[i] + d
+            elif kind == 1:
+                t = dlog(w[i]) + d
+            elif kind == 2:
+                t = (z[i] + d) - alpha_eta
+                t = t if t > 0.0 else 0.0
+            else:
+                dual = z[i] + d
+                z_new[i] = dual
+                t = dual if dual < 0.0 else 0.0
+                if logged:
+                    t += log_s[i]
+            target[i] = t
+            m = ai * fi
+            weight = s[i] if weighted else 1.0
+            x0 = weight if m <= 0.0 else 0.0  # ties counted as errors
+            x1 = weight if (fi > 0.0) != (ai > 0.0) else 0.0  # f = 0: classes_[0]
+            terms[0, i] = x0
+            terms[1, i] = x1
+            terms[2, i] = m
+            see(peak, lo, hi, 0, x0)
+            see(peak, lo, hi, 1, x1)
+            see(peak, lo, hi, 2, m)
+        publish(ext, peak, lo, hi, 3, shared)
+
+    @cuda.jit
+    def log_flags(lz, terms, ext):  # pragma: no cover - device code
+        """For log-weights ``lz``: ``terms = (lz where it is finite or −inf, else −inf;
+        [NaN]; [+inf]; [lz > −inf])``, folded into ``ext[0:4]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, lz.shape[0], stride):
+            x = lz[i]
+            nan = x != x
+            pinf = x == math.inf
+            top = -math.inf if (nan or pinf) else x
+            x1 = 1.0 if nan else 0.0
+            x2 = 1.0 if pinf else 0.0
+            x3 = 1.0 if (not nan and x > -math.inf) else 0.0
+            terms[0, i] = top
+            terms[1, i] = x1
+            terms[2, i] = x2
+            terms[3, i] = x3
+            see(peak, lo, hi, 0, top)
+            see(peak, lo, hi, 1, x1)
+            see(peak, lo, hi, 2, x2)
+            see(peak, lo, hi, 3, x3)
+        publish(ext, peak, lo, hi, 4, shared)
+
     @cuda.jit
     def stump_outputs(codes, feature, t, left, right, out):  # pragma: no cover
         """A stump's outputs on the training rows: ``right`` where ``codes[feature] >
@@ -818,7 +902,8 @@ def row_kernels() -> SimpleNamespace:
                signed_terms, step, exponential_step, two_value_terms, risk_terms, stump_outputs,
                negative_residual, ldexps, products, squared_step, oriented, risk_logits,
                line_rho, line_delta, line_slope, class_terms, error_terms,
-               loss_terms, margin_descent, combined, residual_terms, products_of)
+               loss_terms, margin_descent, combined, residual_terms, products_of,
+               mirror_step, log_flags)
     # the device functions too, for the other kernel factories (:mod:`.stump_kernels`)
     return SimpleNamespace(**{k.__name__: counted(k) for k in kernels}, rint=rint,
                            exponent=exponent, begin=begin, see=see, publish=publish)

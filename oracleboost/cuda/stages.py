@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from oracleboost.cuda.row_kernels import LOSS_CODES
+from oracleboost.cuda.row_kernels import LOSS_CODES, MIRROR_UPDATES
 from oracleboost.losses import Exponential, Logistic, Loss, MarginLoss, Squared
 from oracleboost.rows.partitioned import NotDistributedError
 
@@ -36,6 +36,7 @@ __all__ = ["NEEDED_BY", "TWINS", "stage_name", "twin_of"]
 
 _ROW_PASSES = "oracleboost.optim.row_passes"
 _MIRROR = "oracleboost.boosters.mirror.passes"
+_PROJECTIONS = "oracleboost.optim.row_projections"
 
 
 def stage_name(stage: Callable) -> str:
@@ -279,6 +280,43 @@ def _divided(blocks: DeviceBlocks, a: Any, *, divisor: float) -> tuple[tuple, No
     return (out,), None
 
 
+def _update_code(update: Any) -> int:
+    """The kernel's code of MABoost's update (c): the library's own classes only (a
+    subclass may change the point), refused by name otherwise."""
+    name = getattr(type(update), "name", None)
+    if type(update).__module__ != _MIRROR.rsplit(".", 1)[0] + ".updates" or \
+            name not in MIRROR_UPDATES:
+        raise NotDistributedError(
+            f"the update {type(update).__name__} does not run on the GPU (it runs "
+            f"{sorted(MIRROR_UPDATES)}); fit on the CPU")
+    return MIRROR_UPDATES[name]
+
+
+def _mirror_step(blocks: DeviceBlocks, w: Any, z: Any, f: Any, a: Any, out: Any, s: Any,
+                 log_s: Any, *, coef: float, update: Any, mirror: Any,
+                 alpha_eta: float) -> tuple[tuple, np.ndarray]:
+    """Algorithm 1 (c) by ``update`` (with the entropy map, except SparseBoost's, which
+    reads no map: its projection is a division), and the vote: outputs
+    ``(point, new dual or None, f')`` and the stat ``(Σ s [a f' ≤ 0], Σ s [predict
+    wrong], min a f', Σ point)`` (the last 0 unless the update is SparseBoost's
+    unnormalised state)."""
+    kind = _update_code(update)
+    if kind != MIRROR_UPDATES["sparse"]:  # (SparseBoost's state reads no map)
+        _entropy_map(mirror)
+    target, f_new, terms = blocks.empty(), blocks.empty(), blocks.empty((3, blocks.n))
+    z_new = blocks.empty() if update.own_dual else (target if update.keeps_dual else None)
+    blocks.kernels.mirror_step[blocks.grid](
+        kind, blocks.optional(w), blocks.optional(z), f, a, out, blocks.optional(s),
+        blocks.optional(log_s), float(coef), float(alpha_eta), target,
+        blocks.optional(z_new if update.own_dual else None), f_new, terms,
+        blocks.reduce.ext)
+    got = blocks.reduce.settle(terms, 3, (0, 1))
+    # SparseBoost's ‖y‖₁: a reduction of its own (the point is the state kept)
+    mass = float(blocks.reduce.sums(target)[0]) if update.unnormalised else 0.0
+    return (target, z_new, f_new), np.array([[got.sums[0], got.sums[1], got.low[2],
+                                               mass]])
+
+
 def _query(blocks: DeviceBlocks, w: Any, a: Any) -> tuple[tuple, np.ndarray]:
     """MABoost's query ``w · a`` and the stat ``(max w, #{w = 0})``."""
     out, both = blocks.empty(), blocks.empty((2, blocks.n))  # one reduction for both
@@ -302,6 +340,34 @@ def _entropy_step(blocks: DeviceBlocks, z: Any, f: Any, a: Any, out: Any, s: Any
     wrong, missed, zeros = got.sums[:3]
     stats = np.array([[wrong, missed, got.low[3], 0.0, got.sums[4], got.high[4], zeros]])
     return (target, f_new, e, query), stats
+
+
+# -- the entropy map's projection onto the simplex: row_projections.kl_softmax_rows ------
+def _kl_top(blocks: DeviceBlocks, lz: Any) -> tuple[tuple, np.ndarray]:
+    """The stat of :func:`oracleboost.optim.row_projections._kl_stats` without caps:
+    ``max log z`` over the rows finite or ``−inf``, ``[NaN]``, ``[+inf]``, the number of
+    rows with ``log z > −inf`` (the caps' entries: none)."""
+    terms = blocks.empty((4, blocks.n))
+    blocks.kernels.log_flags[blocks.grid](lz, terms, blocks.reduce.ext)
+    got = blocks.reduce.settle(terms, 4, (3,))
+    stats = np.zeros((1, 13))
+    stats[0, :4] = got.high[0], got.high[1], got.high[2], got.sums[3]
+    stats[0, 4] = math.inf  # min cap: none
+    return (), stats
+
+
+def _kl_exps(blocks: DeviceBlocks, lz: Any, *, top: float) -> tuple[tuple, np.ndarray]:
+    """``e = exp(log z − top)`` and the stat ``(Σ e, 0)`` (a sum and its correction, as
+    the CPU's compensated lanes)."""
+    e = blocks.empty()
+    blocks.kernels.exps[blocks.grid](lz, top, e)
+    return (e,), np.array([[blocks.reduce.sums(e)[0], 0.0]])
+
+
+def _divide(blocks: DeviceBlocks, e: Any, *, total: float) -> tuple[tuple, None]:
+    """``e / total``, written over ``e`` (the projection's own array)."""
+    blocks.kernels.quotient[blocks.grid](e, total, e)
+    return (e,), None
 
 
 # -- the functional regressor's squared loss: row_passes ---------------------------------
@@ -467,6 +533,10 @@ TWINS: dict[str, Callable[..., tuple]] = {
     f"{_MIRROR}._divided": _divided,
     f"{_MIRROR}._query": _query,
     f"{_MIRROR}._entropy_step": _entropy_step,
+    f"{_MIRROR}._mirror_step": _mirror_step,
+    f"{_PROJECTIONS}._kl_top": _kl_top,
+    f"{_PROJECTIONS}._kl_exps": _kl_exps,
+    f"{_PROJECTIONS}._divide": _divide,
     f"{_ROW_PASSES}._descent": _descent,
     f"{_ROW_PASSES}._ldexp": _ldexp,
     f"{_ROW_PASSES}._peak_inners": _peak_inners,
@@ -484,9 +554,12 @@ TWINS: dict[str, Callable[..., tuple]] = {
 NEEDED_BY: dict[str, str] = {
     "oracleboost.rows.subsample._kept": "subsample below 1 (stochastic boosting's draws "
                                         "of rows)",
-    f"{_MIRROR}._mirror_step": "MirrorBoostingClassifier's round other than the entropy "
-                               "map's lazy, uncapped one (update='active', a variant, "
-                               "smoothness, sample_group)",
+    f"{_PROJECTIONS}._eu_pass": "mirror='euclidean' (the Euclidean projection's "
+                                "selection of its threshold)",
+    f"{_PROJECTIONS}._eu_residual_stage": "mirror='euclidean' (the Euclidean "
+                                          "projection's selection of its threshold)",
+    f"{_PROJECTIONS}._kl_pass": "MirrorBoostingClassifier's smoothness (the KL "
+                                "projection onto the capped simplex)",
     f"{_MIRROR}._group_caps": "MirrorBoostingClassifier's sample_group (a capped set)",
     f"{_MIRROR}._above": "MirrorBoostingClassifier's smoothness (the capped simplex)",
     "oracleboost.rows.quantile._range_stage": "loss='absolute', 'huber' or 'quantile' "
