@@ -197,12 +197,12 @@ def test_x_on_the_device_selects_the_backend_and_predicts_from_it():
     model = CoordinateBoostingClassifier(_oracle(), n_estimators=3).fit(on_device, y)
     reference = CoordinateBoostingClassifier(_oracle(device="cuda"), n_estimators=3).fit(X, y)
     assert _bits(model) == _bits(reference)
-    # predictions are made on the CPU from a host copy: NumPy arrays
-    assert isinstance(model.decision_function(on_device), np.ndarray)
-    np.testing.assert_array_equal(model.decision_function(on_device),
-                                  model.decision_function(X))
+    # the scores are summed on the device and stay there (tests/test_cuda_predict.py)
+    scores = model.decision_function(on_device)
+    assert is_device_array(scores)
+    np.testing.assert_array_equal(scores.copy_to_host(), model.decision_function(X))
     staged = list(model.staged_decision_function(on_device))
-    np.testing.assert_array_equal(staged[-1], model.decision_function(X))
+    np.testing.assert_array_equal(staged[-1].copy_to_host(), model.decision_function(X))
 
 
 # -- the extremes ------------------------------------------------------------------------

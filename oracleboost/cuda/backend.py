@@ -12,9 +12,9 @@ answers there (:class:`~oracleboost.cuda.stumps.DeviceStumps`): the margins and 
 stay on the GPU for the whole fit, and a round brings back the chosen stump and a few
 scalars.
 
-Predictions are made on the CPU: a fitted booster's model is the CPU's (its stumps and
-coefficients), and X on the device is copied to the host to be scored; they come back as
-NumPy arrays.
+A fitted booster's model is the CPU's (its stumps and coefficients).  Given X on the
+device, a stump ensemble's scores are summed there, equal to the CPU's bit for bit
+(:mod:`oracleboost.cuda.predict`); other models are scored on a host copy of X.
 """
 
 from __future__ import annotations
@@ -166,8 +166,12 @@ class CudaBackend(Backend):
         return DeviceRegressionData(rows, y, s)
 
     def _blocks(self, n: int) -> DeviceBlocks:
-        grid = None if self.launch is None else (self.launch.row_blocks, self.launch.threads)
-        return DeviceBlocks(n, grid)
+        return DeviceBlocks(n, self._grid(n))
+
+    def _grid(self, n: int) -> tuple[int, int]:
+        """The row kernels' ``(blocks, threads a block)`` for ``n`` rows."""
+        launch = self.launch if self.launch is not None else Launch.default(max(1, n), 1, 2)
+        return launch.row_blocks, launch.threads
 
     @staticmethod
     def _dense(X: Any) -> Any:
@@ -197,9 +201,29 @@ class CudaBackend(Backend):
     # -- predictions ----------------------------------------------------------------------
     def predict(self, estimator: Any, method: Callable, X: Any, *,
                 staged: bool = False) -> Any:
-        """``method`` on a host copy of ``X``: NumPy arrays (a generator of them when
-        ``staged``)."""
+        """``method`` on the device rows ``X``: a stump ensemble's scores summed on the
+        device (:mod:`oracleboost.cuda.predict`: the scores stay there as an array of
+        X's kind, labels and probabilities are made on the host from them); any other
+        model, or X holding a NaN or an infinity, on a host copy of ``X`` (NumPy arrays;
+        a generator of them when ``staged``)."""
+        from oracleboost.cuda.predict import device_prediction
+
+        if is_device_array(X) and not sp.issparse(X):
+            n = int(X.shape[0]) if getattr(X, "ndim", 0) >= 1 else 0
+            made = device_prediction(estimator, method, X, self._grid(n), _like(X), staged)
+            if made is not NotImplemented:
+                return made
         return method(to_host(X))
+
+
+def _like(X: Any) -> Callable[[Any], Any]:
+    """A device array (numba's) as an array of ``X``'s kind: CuPy's for a CuPy ``X``
+    (no copy: it reads the same memory), numba's otherwise."""
+    if type(X).__module__.split(".")[0] == "cupy":
+        import cupy
+
+        return cupy.asarray
+    return lambda a: a
 
 
 #: The backend :data:`oracleboost.engine.backends.BACKENDS` names for device arrays, and

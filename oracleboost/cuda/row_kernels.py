@@ -886,6 +886,53 @@ def row_kernels() -> SimpleNamespace:
             see(peak, lo, hi, 3, x3)
         publish(ext, peak, lo, hi, 4, shared)
 
+    # -- predictions: a stump ensemble's scores on X on the device ---------------------
+    @cuda.jit(device=True)
+    def leaf_of(X, i, feature, threshold, lo, hi, nan_left, r):  # pragma: no cover
+        """Round ``r``'s term on row ``i``: ``lo[r]`` where ``x_j ≤ θ`` (a NaN to the
+        stump's side), else ``hi[r]`` (:meth:`oracleboost.oracles.stumps._Stump.
+        predict`'s comparison)."""
+        x = float(X[i, feature[r]])
+        left = nan_left[r] if x != x else x <= threshold[r]
+        return lo[r] if left else hi[r]
+
+    @cuda.jit
+    def stump_scores(X, feature, threshold, lo, hi, nan_left, start, out):  # pragma: no cover
+        """``out = start + Σ_r term_r``, the rounds added in order (``start`` the
+        intercept): the bits of the CPU's running sum
+        (:class:`oracleboost.engine.model.RunningScores`)."""
+        begin_, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(begin_, X.shape[0], stride):
+            f = start
+            for r in range(feature.shape[0]):
+                f += leaf_of(X, i, feature, threshold, lo, hi, nan_left, r)
+            out[i] = f
+
+    @cuda.jit
+    def stump_round(X, feature, threshold, lo, hi, nan_left, r, out):  # pragma: no cover
+        """``out += term_r``: one round of the staged sum."""
+        begin_, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(begin_, X.shape[0], stride):
+            out[i] += leaf_of(X, i, feature, threshold, lo, hi, nan_left, r)
+
+    @cuda.jit
+    def non_finite(X, count):  # pragma: no cover - device code
+        """``count[0] +=`` the NaN entries of ``X``, ``count[1] +=`` the infinite ones
+        (one atomic a thread that saw any)."""
+        begin_, stride = cuda.grid(1), cuda.gridsize(1)
+        n, d = X.shape
+        nan, inf = 0, 0
+        for k in range(begin_, n * d, stride):
+            x = float(X[k // d, k % d])
+            if x != x:
+                nan += 1
+            elif x == math.inf or x == -math.inf:
+                inf += 1
+        if nan > 0:
+            cuda.atomic.add(count, 0, nan)
+        if inf > 0:
+            cuda.atomic.add(count, 1, inf)
+
     @cuda.jit
     def stump_outputs(codes, feature, t, left, right, out):  # pragma: no cover
         """A stump's outputs on the training rows: ``right`` where ``codes[feature] >
@@ -903,7 +950,7 @@ def row_kernels() -> SimpleNamespace:
                negative_residual, ldexps, products, squared_step, oriented, risk_logits,
                line_rho, line_delta, line_slope, class_terms, error_terms,
                loss_terms, margin_descent, combined, residual_terms, products_of,
-               mirror_step, log_flags)
+               mirror_step, log_flags, stump_scores, stump_round, non_finite)
     # the device functions too, for the other kernel factories (:mod:`.stump_kernels`)
     return SimpleNamespace(**{k.__name__: counted(k) for k in kernels}, rint=rint,
                            exponent=exponent, begin=begin, see=see, publish=publish)

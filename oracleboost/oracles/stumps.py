@@ -70,6 +70,7 @@ __all__ = [
     "ConstantHypothesis",
     "SignStump",
     "RegressionStump",
+    "leaf_table",
     "LabelCodeStump",
     "VectorStump",
     "label_codes",
@@ -243,19 +244,31 @@ def _leaf_table(hypotheses, coef, X, out) -> tuple[np.ndarray, ...] | None:
     """``(feature, threshold, lo, hi, nan_left)`` of the rounds, with ``lo[r] = coef[r] * left_r``
     and ``hi[r] = coef[r] * right_r`` of shape (R, K), or ``None`` when the kernel must
     not sum them (see :meth:`_CompiledSum.predict_sum`)."""
-    R = len(hypotheses)
-    coef = np.asarray(coef, dtype=np.float64)  # as the default loop takes it
     if not (
-        R > 0 and coef.shape == (R,)
-        and (isinstance(X, np.ndarray) or sp.issparse(X) and X.format in ("csr", "csc"))
+        (isinstance(X, np.ndarray) or sp.issparse(X) and X.format in ("csr", "csc"))
         and X.dtype == np.float64 and X.ndim == 2
         and X.shape[0] > 0
         and isinstance(out, np.ndarray) and out.dtype == np.float64 and out.ndim in (1, 2)
         and out.shape[0] == X.shape[0] and out.flags.writeable
-        and all(type(h) in _COMPILED for h in hypotheses)
     ):
         return None
-    n_features, feature, threshold, left, right, nan_left = zip(
+    return leaf_table(hypotheses, coef, X.shape[1], out.shape[1:])
+
+
+def leaf_table(hypotheses: Sequence[Hypothesis], coef: ArrayLike, n_features: int,
+               leaf_shape: tuple[int, ...] = ()) -> tuple[np.ndarray, ...] | None:
+    """The rounds of ``Σ_r coef[r] · hypotheses[r](x)`` as a table a kernel sums (here
+    and on the GPU): ``(feature, threshold, lo, hi, nan_left)`` with ``lo[r] = coef[r] ·
+    left_r`` and ``hi[r] = coef[r] · right_r`` of shape (R, K) (``K = 1`` for scalar
+    leaves, ``leaf_shape = ()``), rounded to float64 as ``coef[r] * h.predict(X)``
+    rounds them; or ``None`` where the rounds are not all stumps of this module's
+    classes (exactly: a subclass may predict otherwise) with finite leaves of that
+    shape, on ``n_features`` features."""
+    R = len(hypotheses)
+    coef = np.asarray(coef, dtype=np.float64)  # as the default loop takes it
+    if not (R > 0 and coef.shape == (R,) and all(type(h) in _COMPILED for h in hypotheses)):
+        return None
+    n_features_of, feature, threshold, left, right, nan_left = zip(
         *(h._split_leaves() for h in hypotheses), strict=True
     )
     try:
@@ -263,14 +276,14 @@ def _leaf_table(hypotheses, coef, X, out) -> tuple[np.ndarray, ...] | None:
     except ValueError:  # scalar and vector leaves mixed
         return None
     feature = np.array(feature, dtype=np.intp)
-    d, leaf = X.shape[1], (R,) + out.shape[1:]
+    d, leaf = n_features, (R, *leaf_shape)
     if not (
         left.shape == leaf and right.shape == leaf
         and np.isfinite(left).all() and np.isfinite(right).all()
-        and all(m == d for m in n_features) and ((0 <= feature) & (feature < d)).all()
+        and all(m == d for m in n_features_of) and ((0 <= feature) & (feature < d)).all()
     ):
         return None
-    K = 1 if out.ndim == 1 else out.shape[1]
+    K = int(np.prod(leaf_shape, dtype=np.int64)) if leaf_shape else 1
     # The products coef[r] * leaf, rounded to float64 as `coef[r] * h.predict(X)` rounds them.
     with np.errstate(over="ignore"):  # an overflow to ±inf is the loop's answer too
         lo = coef[:, None] * left.reshape(R, K)

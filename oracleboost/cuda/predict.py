@@ -1,0 +1,166 @@
+"""Predictions from X on the GPU: a stump ensemble's scores summed where X is.
+
+A fitted booster's model is the CPU's (its stumps and coefficients, whatever device it
+was fitted on).  Given X on the device (a CuPy or numba device array), its scores are
+summed there, by one kernel over the rows (:func:`~oracleboost.cuda.row_kernels.
+row_kernels`' ``stump_scores``): each row adds its rounds' terms in round order from the
+intercept, with the comparison of the stumps' ``predict`` and the products ``coef_r ·
+leaf`` rounded as the CPU rounds them (:func:`oracleboost.oracles.stumps.leaf_table`),
+so the scores equal the CPU's ``decision_function`` bit for bit.  Only the rounds' table
+is uploaded (a few numbers a round); X never crosses the bus.
+
+What comes back:
+
+* the scores themselves (``decision_function``, a regressor's ``predict``, and their
+  staged versions) stay on the device, as an array of X's kind (CuPy for CuPy, a numba
+  device array otherwise);
+* labels and probabilities (a classifier's ``predict``, ``predict_proba``, and a
+  booster whose ``decision_function`` maps its scores) are made on the host by the
+  estimator's own code from the scores copied back: ``n`` floats, not ``n × d``.
+
+Anything else is scored on the host from a copy of X, as before: models that are not
+stumps of the library's classes (trees, other oracles), vector scores (multiclass), a
+fit with categorical features; and X that the host's checks refuse (an infinity, a NaN
+where the fit took none), which they then do with their messages.  A NaN where the
+booster takes missing values goes to the side its stump learned, as on the host.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from oracleboost.cuda.device import cuda_module, fetch, upload
+from oracleboost.cuda.row_kernels import row_kernels
+from oracleboost.engine.classifier import ScoreClassifierMixin
+from oracleboost.engine.model import Ensemble
+from oracleboost.optim.votes import predicted_index
+from oracleboost.oracles.stumps import leaf_table
+
+__all__ = ["DeviceScores", "device_prediction"]
+
+#: How each prediction method turns the scores ``f`` into its answer, by name: None
+#: keeps the scores on the device; otherwise ``finish(estimator, f)`` on the host.
+_SCORES = None
+
+
+def _labels(estimator: Any, f: np.ndarray) -> np.ndarray:
+    return estimator.classes_.take(predicted_index(f))
+
+
+def _probabilities(estimator: Any, f: np.ndarray) -> np.ndarray:
+    return estimator._proba(f)
+
+
+def _decision(estimator: Any, f: np.ndarray) -> np.ndarray:
+    return estimator._decision(f)
+
+
+@dataclass(frozen=True)
+class DeviceScores:
+    """An ensemble's rounds as the device sums them: the intercept and, a round each,
+    the stump's feature, threshold, the products ``coef · left`` and ``coef · right``
+    and where a NaN goes (device arrays)."""
+
+    intercept: float
+    feature: Any
+    threshold: Any
+    lo: Any
+    hi: Any
+    nan_left: Any
+    n_rounds: int
+
+    @classmethod
+    def of(cls, model: Any, n_features: int) -> DeviceScores | None:
+        """The table of ``model`` (an :class:`~oracleboost.engine.model.Ensemble` of
+        one score a row, no refit, its rounds stumps of the library's classes), or None
+        where the device cannot sum it."""
+        if type(model) is not Ensemble or model.refits or np.ndim(model.intercept):
+            return None
+        hypotheses = [model.hypotheses[j] for j in model.round_index]
+        if not hypotheses:
+            table = (np.zeros(0, np.intp), np.zeros(0), np.zeros((0, 1)), np.zeros((0, 1)),
+                     np.zeros(0, bool))
+        else:
+            table = leaf_table(hypotheses, np.asarray(model.round_delta, dtype=np.float64),
+                               n_features)
+            if table is None:
+                return None
+        feature, threshold, lo, hi, nan_left = table
+        return cls(float(model.intercept), upload(feature.astype(np.int64)),
+                   upload(threshold), upload(np.ascontiguousarray(lo[:, 0])),
+                   upload(np.ascontiguousarray(hi[:, 0])), upload(nan_left.astype(np.uint8)),
+                   len(hypotheses))
+
+    def scores(self, X: Any, grid: tuple[int, int]) -> Any:
+        """The scores on the device rows ``X`` (a device array of shape (n,))."""
+        out = cuda_module().device_array(X.shape[0], dtype=np.float64)
+        row_kernels().stump_scores[grid](X, self.feature, self.threshold, self.lo, self.hi,
+                                         self.nan_left, self.intercept, out)
+        return out
+
+    def staged(self, X: Any, grid: tuple[int, int]) -> Iterator[Any]:
+        """The scores after each round (each a new device array; the last equals
+        :meth:`scores` bit for bit: the same additions in the same order)."""
+        cuda, kernels = cuda_module(), row_kernels()
+        running = cuda.device_array(X.shape[0], dtype=np.float64)
+        kernels.fill[grid](running, self.intercept)
+        for r in range(self.n_rounds):
+            kernels.stump_round[grid](X, self.feature, self.threshold, self.lo, self.hi,
+                                      self.nan_left, r, running)
+            copy = cuda.device_array(X.shape[0], dtype=np.float64)
+            kernels.scaled[grid](running, 1.0, copy)
+            yield copy
+
+
+def _finisher(estimator: Any, name: str) -> Callable | None | bool:
+    """How ``name``'s answer is made from the scores: None (the scores themselves, on
+    the device), a function on the host, or False (not from the scores here)."""
+    classifier = isinstance(estimator, ScoreClassifierMixin)
+    if name in ("decision_function", "staged_decision_function") and classifier:
+        # a booster that maps its scores (its own _decision) does it on the host
+        own = type(estimator)._decision is not ScoreClassifierMixin._decision
+        return _decision if own else _SCORES
+    if name in ("predict", "staged_predict"):
+        return _labels if classifier else _SCORES
+    if name in ("predict_proba", "staged_predict_proba") and classifier:
+        return _probabilities
+    return False
+
+
+def device_prediction(estimator: Any, method: Callable, X: Any, grid: tuple[int, int],
+                      wrap: Callable[[Any], Any], staged: bool) -> Any:
+    """``method`` of ``estimator`` on the device rows ``X`` from scores summed there, or
+    NotImplemented where they are not (:mod:`this module <oracleboost.cuda.predict>`
+    says when); ``wrap`` turns a device array into X's kind."""
+    func = method.func if isinstance(method, functools.partial) else method
+    keywords = method.keywords if isinstance(method, functools.partial) else {}
+    name = getattr(func, "__name__", "")
+    finish = _finisher(estimator, name)
+    if finish is False or set(keywords) - {"num_iteration"} or \
+            getattr(func, "__self__", estimator) is not estimator:
+        return NotImplemented
+    if getattr(X, "ndim", 0) != 2 or X.shape[1] != getattr(estimator, "n_features_in_", -1) \
+            or getattr(estimator, "categories_", None) or X.shape[0] == 0:
+        return NotImplemented  # (the host's checks say what is wrong)
+    model = estimator._model_at(keywords.get("num_iteration")) if not staged \
+        else estimator.ensemble_
+    table = DeviceScores.of(model, X.shape[1])
+    if table is None:
+        return NotImplemented
+    count = upload(np.zeros(2, dtype=np.int64))
+    row_kernels().non_finite[grid](X, count)
+    nan, inf = fetch(count).tolist()
+    if inf or (nan and not estimator.__sklearn_tags__().input_tags.allow_nan):
+        return NotImplemented  # the host's checks refuse it, with their message
+
+    def answer(f: Any) -> Any:
+        return wrap(f) if finish is _SCORES else finish(estimator, fetch(f))
+
+    if staged:
+        return (answer(f) for f in table.staged(X, grid))
+    return answer(table.scores(X, grid))
