@@ -329,6 +329,11 @@ class _HeldElsewhere(CudaBackend):
     ({"update": "active"}, True),  # (c) from ln w, (d) the softmax in three passes
     ({"variant": "madaboost"}, True),  # Algorithm 3: min(0, log z) + ln s, then (d)
     ({"variant": "sparse", "mirror": "euclidean", "sparsity": 0.3}, False),  # Alg. 2
+    # the Euclidean map: (d) by the selection of its threshold on the device
+    ({"mirror": "euclidean"}, True),  # its active update, as the authors' package
+    ({"mirror": "euclidean", "update": "lazy"}, False),
+    ({"mirror": "euclidean", "variant": "smooth", "smoothness": 3.0}, False),  # S_k
+    ({"mirror": "euclidean", "smoothness": 2.0, "sample_group": True}, False),  # S_c
 ])
 def test_the_mirror_booster_takes_the_cpu_fit_s_stumps(options, weighted):
     """MABoost on the device: the CPU fit's stumps every round, its records and
@@ -337,9 +342,12 @@ def test_the_mirror_booster_takes_the_cpu_fit_s_stumps(options, weighted):
     1e-15), and a second device fit bit-equal to the first."""
     X, y = _data(8)
     w = np.random.RandomState(9).uniform(0.2, 3.0, size=y.size) if weighted else None
-    cpu = MirrorBoostingClassifier(_oracle(), n_estimators=ROUNDS, **options).fit(X, y, w)
+    options = dict(options)
+    group = np.arange(y.size) % 3 == 0 if options.pop("sample_group", False) else None
+    cpu = MirrorBoostingClassifier(_oracle(), n_estimators=ROUNDS, **options).fit(
+        X, y, w, group)
     fits = [MirrorBoostingClassifier(_oracle(device="cuda"), n_estimators=ROUNDS,
-                                     **options).fit(X, y, w) for _ in range(2)]
+                                     **options).fit(X, y, w, group) for _ in range(2)]
     gpu = fits[0]
     assert [repr(h) for h in gpu.estimators_] == [repr(h) for h in cpu.estimators_]
     for key in ("loss", "train_error", "edge", "step", "margin", "max_weight",
@@ -371,7 +379,7 @@ def test_sparseboost_stops_on_the_device_as_on_the_cpu():
 
 @pytest.mark.parametrize("options", [
     {}, {"update": "active"}, {"variant": "madaboost"},
-    {"variant": "sparse", "mirror": "euclidean"},
+    {"variant": "sparse", "mirror": "euclidean"}, {"mirror": "euclidean"},
 ])
 def test_the_mirror_booster_at_the_extremes_of_the_weights(options):
     """Sample weights over 600 decades, one of them 1e300: every record and score
@@ -396,10 +404,9 @@ def test_the_mirror_booster_at_the_extremes_of_the_weights(options):
 
 
 @pytest.mark.parametrize("options, match", [
-    ({"mirror": "euclidean"}, "mirror='euclidean' does not run on the GPU"),
-    ({"mirror": "euclidean", "update": "lazy"}, "mirror='euclidean' does not run"),
-    ({"variant": "smooth", "smoothness": 2.0}, "MirrorBoostingClassifier's smoothness"),
-    ({"smoothness": 2.0, "sample_group": True}, "MirrorBoostingClassifier's sample_group"),
+    ({"variant": "smooth", "smoothness": 2.0}, "entropy map with smoothness"),
+    ({"smoothness": 2.0, "sample_group": True}, "entropy map with smoothness or "
+                                                "sample_group"),
 ])
 def test_the_mirror_booster_s_other_rounds_are_refused_by_the_pass_they_need(options, match):
     X, y = _data(8, n=60)

@@ -77,6 +77,11 @@ def test_a_coordinate_round_s_launches_and_copies(options, expected):
     ({"variant": "madaboost"}, (19, 6, 0)),
     # SparseBoost: the state's mass (two launches, one copy), the division (one)
     ({"variant": "sparse", "mirror": "euclidean"}, (16, 5, 0)),
+    # the Euclidean map's active round: the projection's first pass (its checks, then
+    # the candidates: their count and rows back, the sorted rows up, their values
+    # back), its residual and its weights; at a few hundred rows every breakpoint is a
+    # candidate (no refinement)
+    ({"mirror": "euclidean"}, (21, 10, 2)),
 ])
 def test_a_mirror_round_s_launches_and_copies(options, expected):
     cost = _round_cost(lambda k: MirrorBoostingClassifier(

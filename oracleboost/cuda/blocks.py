@@ -51,6 +51,8 @@ class DeviceBlocks(RowBlocks):
     #: The running state (margins, weights) lives on the device; a fitted booster keeps
     #: no copy of it (``warm_start`` is refused by the backend).
     keeps_state = False
+    #: The per-row arrays are device arrays: the passes take them as they are.
+    rows_elsewhere = True
 
     def __init__(self, n: int, grid: tuple[int, int] | None = None) -> None:
         super().__init__(n, max(1, int(n)), n_jobs=1)

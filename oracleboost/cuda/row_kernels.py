@@ -66,6 +66,8 @@ LOSS_CODES: dict[str, int] = {"exponential": 0, "logistic": 1}
 #: MABoost's updates (c) the device's mirror step makes, by name: their code in the
 #: kernel (:mod:`oracleboost.boosters.mirror.updates`).
 MIRROR_UPDATES: dict[str, int] = {"lazy": 0, "active": 1, "sparse": 2, "madaboost": 3}
+#: The active update's code with the Euclidean map (``∇R(w) = w``).
+ACTIVE_EUCLIDEAN = 4
 
 
 @functools.cache
@@ -813,9 +815,10 @@ def row_kernels() -> SimpleNamespace:
         """Algorithm 1 (c) and the vote (:func:`oracleboost.boosters.mirror.passes.
         _mirror_step`'s operations in its order): with ``d = (a h)(−coef)`` the point
         ``target`` of the update ``kind`` (:data:`MIRROR_UPDATES`: lazy ``z + d``;
-        active ``ln w + d``, the entropy map's gradient; SparseBoost's ``max((z + d) −
-        α η, 0)``; the MadaBoost variant's ``min(z + d, 0) (+ ln s)``, its dual ``z + d``
-        into ``z_new``), the vote ``f_new = f + coef h``, and the terms ``(s [a f' ≤ 0],
+        active ``ln w + d`` with the entropy map, ``w + d`` with the Euclidean
+        (:data:`ACTIVE_EUCLIDEAN`); SparseBoost's ``max((z + d) − α η, 0)``; the
+        MadaBoost variant's ``min(z + d, 0) (+ ln s)``, its dual ``z + d`` into
+        ``z_new``), the vote ``f_new = f + coef h``, and the terms ``(s [a f' ≤ 0],
         s [predict wrong], a f')`` (``s`` or ``log_s`` of length 0: unit weights),
         folded into ``ext[0:3]``."""
         peak = cuda.local.array(max_channels, types.float64)
@@ -836,6 +839,8 @@ def row_kernels() -> SimpleNamespace:
                 t = z[i] + d
             elif kind == 1:
                 t = dlog(w[i]) + d
+            elif kind == 4:  # the Euclidean map's active update: ∇R(w) = w
+                t = w[i] + d
             elif kind == 2:
                 t = (z[i] + d) - alpha_eta
                 t = t if t > 0.0 else 0.0
@@ -933,6 +938,223 @@ def row_kernels() -> SimpleNamespace:
         if inf > 0:
             cuda.atomic.add(count, 1, inf)
 
+    # -- the Euclidean projection onto the (capped) simplex: row_projections' passes ----
+    @cuda.jit(device=True)
+    def cap_of(caps, cap, i):  # pragma: no cover - device code
+        """Row ``i``'s cap: ``caps[i]``, or the one ``cap`` (``caps`` of length 0)."""
+        return caps[i] if caps.shape[0] > 0 else cap
+
+    @cuda.jit(device=True)
+    def pivots_below(piv, P, x):  # pragma: no cover - device code
+        """The number of the increasing ``piv[0:P]`` below ``x`` (a binary search)."""
+        lo_, hi_ = 0, P
+        while lo_ < hi_:
+            mid = (lo_ + hi_) // 2
+            if piv[mid] < x:
+                lo_ = mid + 1
+            else:
+                hi_ = mid
+        return lo_
+
+    @cuda.jit(device=True)
+    def sample_key(i, kind):  # pragma: no cover - device code
+        """A row's breakpoint's place in the sample's order: a multiplicative hash of
+        its position (Park and Miller's, modulo the prime 2^31 − 1: no product
+        overflows)."""
+        return ((i * 4 + kind) * 48271 + 11) % 2147483647
+
+    @cuda.jit
+    def eu_stats(z, caps, terms, ext):  # pragma: no cover - device code
+        """The first pass's checks (:func:`oracleboost.optim.row_projections._eu_stats`):
+        ``terms = (the finite caps, [cap = inf], the breakpoints a row)`` (0 without
+        caps), folded into ``ext[0:3]``; ``z`` into ``ext[3]``, ``[z NaN]`` into
+        ``ext[4]``, the caps into ``ext[5]`` and ``[cap NaN]`` into ``ext[6]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        has = caps.shape[0] > 0
+        for i in range(start, z.shape[0], stride):
+            x = z[i]
+            see(peak, lo, hi, 3, x)
+            see(peak, lo, hi, 4, 1.0 if x != x else 0.0)
+            t0, t1, t2 = 0.0, 0.0, 0.0
+            if has:
+                c = caps[i]
+                if c != c:
+                    see(peak, lo, hi, 6, 1.0)
+                else:
+                    see(peak, lo, hi, 5, c)
+                    t2 = (1.0 if c > 0.0 else 0.0) + (1.0 if 0.0 < c < math.inf else 0.0)
+                    if c == math.inf:
+                        t1 = 1.0
+                    else:
+                        t0 = c
+            terms[0, i] = t0
+            terms[1, i] = t1
+            terms[2, i] = t2
+            see(peak, lo, hi, 0, t0)
+            see(peak, lo, hi, 1, t1)
+            see(peak, lo, hi, 2, t2)
+        publish(ext, peak, lo, hi, 7, shared)
+
+    @cuda.jit
+    def eu_gather(z, caps, cap, a, b, idx, count, fixed, ext):  # pragma: no cover
+        """The rows with a breakpoint strictly inside ``(a, b)``: their indices appended
+        to ``idx`` (in any order: the caller sorts them), their number into
+        ``count[0]``; and the others' terms ``fixed = ((z − b) [free], [free], cap
+        [capped])`` (:func:`oracleboost.optim.row_projections._eu_gather`), folded into
+        ``ext[0:3]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, z.shape[0], stride):
+            c = cap_of(caps, cap, i)
+            f0, f1, f2 = 0.0, 0.0, 0.0
+            if c > 0.0:
+                x = z[i]
+                y = x - c if c < math.inf else -math.inf  # (x may be inf: not checked yet)
+                cand = (a < x and x < b) or (a < y and y < b)
+                if cand:
+                    slot = cuda.atomic.add(count, 0, 1)
+                    if slot < idx.shape[0]:
+                        idx[slot] = i
+                elif a < x and y <= a:  # free (then x ≥ b)
+                    f0 = 0.0 if x == b else x - b  # (x = b = inf: z is refused after)
+                    f1 = 1.0
+                elif y >= b:  # capped
+                    f2 = c
+            fixed[0, i] = f0
+            fixed[1, i] = f1
+            fixed[2, i] = f2
+            see(peak, lo, hi, 0, f0)
+            see(peak, lo, hi, 1, f1)
+            see(peak, lo, hi, 2, f2)
+        publish(ext, peak, lo, hi, 3, shared)
+
+    @cuda.jit
+    def take(src, idx, out):  # pragma: no cover - device code
+        """``out[j] = src[idx[j]]``."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for j in range(start, idx.shape[0], stride):
+            out[j] = src[idx[j]]
+
+    @cuda.jit
+    def eu_refine(z, caps, cap, a, b, piv, P, e, acc, counts):  # pragma: no cover
+        """A refinement pass (:func:`oracleboost.optim.row_projections._eu_refine`'s
+        buckets): for each breakpoint ``x`` (``z_i``; ``z_i − cap_i`` where the cap is
+        finite) its bucket ``k`` (the pivots below it), and into ``acc[0 or 2, k]`` the
+        fixed-point ``round((x − piv[k − 1]) · 2^e)`` and into ``acc[1 or 3, k]`` one
+        (``k ≥ 1``; bucket 0 is never read); ``counts[k]`` += the breakpoints strictly
+        inside ``(a, b)`` and strictly between pivots ``k − 1`` and ``k``.  A block adds
+        in shared memory, then once into the global arrays: integers, any order."""
+        sacc = cuda.shared.array((4, 129), types.int64)
+        scnt = cuda.shared.array(129, types.int64)
+        tid = cuda.threadIdx.x
+        for t in range(tid, 129, cuda.blockDim.x):
+            for r in range(4):
+                sacc[r, t] = 0
+            scnt[t] = 0
+        cuda.syncthreads()
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, z.shape[0], stride):
+            c = cap_of(caps, cap, i)
+            if not c > 0.0:
+                continue
+            for kind in range(2):
+                if kind == 1 and not c < math.inf:
+                    break
+                x = z[i] if kind == 0 else z[i] - c
+                k = pivots_below(piv, P, x)
+                if k > 0:
+                    cuda.atomic.add(sacc, (2 * kind, k), rint(math.ldexp(x - piv[k - 1], e)))
+                    cuda.atomic.add(sacc, (2 * kind + 1, k), 1)
+                if a < x and x < b and not (k < P and piv[k] == x):
+                    cuda.atomic.add(scnt, k, 1)
+        cuda.syncthreads()
+        for t in range(tid, P + 1, cuda.blockDim.x):
+            for r in range(4):
+                if sacc[r, t] != 0:
+                    cuda.atomic.add(acc, (r, t), sacc[r, t])
+            if scnt[t] != 0:
+                cuda.atomic.add(counts, t, scnt[t])
+
+    @cuda.jit
+    def eu_sample(z, caps, cap, a, b, stride_, thr, count, keys, vals):  # pragma: no cover
+        """Every ``stride_``-th row's breakpoints strictly inside ``(a, b)`` whose
+        :func:`sample_key` is at most ``thr``: appended to ``keys`` and ``vals`` (in any
+        order; ``keys`` of length 0: only counted into ``count[0]``)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        m = (z.shape[0] + stride_ - 1) // stride_
+        for j in range(start, m, stride):
+            i = j * stride_
+            c = cap_of(caps, cap, i)
+            if not c > 0.0:
+                continue
+            for kind in range(2):
+                if kind == 1 and not c < math.inf:
+                    break
+                x = z[i] if kind == 0 else z[i] - c
+                if a < x and x < b:
+                    key = sample_key(i, kind)
+                    if key <= thr:
+                        slot = cuda.atomic.add(count, 0, 1)
+                        if slot < keys.shape[0]:
+                            keys[slot] = key
+                            vals[slot] = x
+
+    @cuda.jit(device=True)
+    def clip(x, tau, c):  # pragma: no cover - device code
+        """``clip(x − τ, 0, c)`` (:func:`oracleboost.optim.row_projections._clip`)."""
+        v = x - tau
+        v = v if v > 0.0 else 0.0
+        return v if v < c else c
+
+    @cuda.jit
+    def eu_residual(z, caps, cap, tau, terms, ext):  # pragma: no cover - device code
+        """``terms = (clip(z − τ, 0, cap), [0 < w < cap])``, folded into ``ext[0:2]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, z.shape[0], stride):
+            c = cap_of(caps, cap, i)
+            w = clip(z[i], tau, c)
+            free = 1.0 if (w > 0.0 and w < c) else 0.0
+            terms[0, i] = w
+            terms[1, i] = free
+            see(peak, lo, hi, 0, w)
+            see(peak, lo, hi, 1, free)
+        publish(ext, peak, lo, hi, 2, shared)
+
+    @cuda.jit
+    def eu_weights(z, caps, cap, tau, w):  # pragma: no cover - device code
+        """``w = clip(z − τ, 0, cap)``."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, z.shape[0], stride):
+            w[i] = clip(z[i], tau, cap_of(caps, cap, i))
+
+    @cuda.jit
+    def group_caps(group, cap, out):  # pragma: no cover - device code
+        """``out = cap`` on the rows of ``group``, ``inf`` elsewhere."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, group.shape[0], stride):
+            out[i] = cap if group[i] else math.inf
+
+    @cuda.jit
+    def above(w, caps, flags):  # pragma: no cover - device code
+        """``flags = [w > cap]``."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, w.shape[0], stride):
+            flags[i] = 1.0 if w[i] > caps[i] else 0.0
+
     @cuda.jit
     def stump_outputs(codes, feature, t, left, right, out):  # pragma: no cover
         """A stump's outputs on the training rows: ``right`` where ``codes[feature] >
@@ -950,7 +1172,9 @@ def row_kernels() -> SimpleNamespace:
                negative_residual, ldexps, products, squared_step, oriented, risk_logits,
                line_rho, line_delta, line_slope, class_terms, error_terms,
                loss_terms, margin_descent, combined, residual_terms, products_of,
-               mirror_step, log_flags, stump_scores, stump_round, non_finite)
+               mirror_step, log_flags, stump_scores, stump_round, non_finite, eu_stats,
+               eu_gather, take, eu_refine, eu_sample, eu_residual, eu_weights, group_caps,
+               above)
     # the device functions too, for the other kernel factories (:mod:`.stump_kernels`)
     return SimpleNamespace(**{k.__name__: counted(k) for k in kernels}, rint=rint,
                            exponent=exponent, begin=begin, see=see, publish=publish)

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from oracleboost.cuda.row_kernels import LOSS_CODES, MIRROR_UPDATES
+from oracleboost.cuda.device import fetch, upload
+from oracleboost.cuda.row_kernels import ACTIVE_EUCLIDEAN, LOSS_CODES, MIRROR_UPDATES
 from oracleboost.losses import Exponential, Logistic, Loss, MarginLoss, Squared
 from oracleboost.rows.partitioned import NotDistributedError
 
@@ -259,18 +260,32 @@ def _line_slope(blocks: DeviceBlocks, m: Any, u: Any, log_rho: Any, *, loss: Mar
 
 
 # -- MABoost's entropy round: boosters.mirror.passes ------------------------------------
-def _entropy_map(mirror: Any) -> None:
-    if getattr(mirror, "name", None) != "entropy":
+def _map_name(mirror: Any) -> str:
+    """``"entropy"`` or ``"euclidean"``: the library's own maps (a map of the user's may
+    compute otherwise), refused by name otherwise."""
+    name = getattr(mirror, "name", None)
+    if type(mirror).__module__ != _MIRROR.rsplit(".", 1)[0] + ".maps" or \
+            name not in ("entropy", "euclidean"):
         raise NotDistributedError(
             f"mirror={getattr(mirror, 'name', type(mirror).__name__)!r} does not run on the "
-            "GPU: its projection has no device twin (the GPU runs mirror='entropy'); fit on "
-            "the CPU")
+            "GPU: it has no device twin (the GPU runs mirror='entropy' and 'euclidean'); "
+            "fit on the CPU")
+    return name
 
 
 def _gradient(blocks: DeviceBlocks, w: Any, *, mirror: Any) -> tuple[tuple, None]:
-    """The entropy map's ``∇R(w) = ln w`` (``−inf`` at 0)."""
-    _entropy_map(mirror)
-    return _log(blocks, w)
+    """The map's ``∇R(w)``: ``ln w`` for the entropy (``−inf`` at 0), ``w`` itself (a
+    copy) for the Euclidean."""
+    if _map_name(mirror) == "entropy":
+        return _log(blocks, w)
+    return _copy(blocks, w)
+
+
+def _copy(blocks: DeviceBlocks, a: Any) -> tuple[tuple, None]:
+    """A copy of ``a``."""
+    out = blocks.empty()
+    blocks.kernels.scaled[blocks.grid](a, 1.0, out)
+    return (out,), None
 
 
 def _divided(blocks: DeviceBlocks, a: Any, *, divisor: float) -> tuple[tuple, None]:
@@ -295,14 +310,14 @@ def _update_code(update: Any) -> int:
 def _mirror_step(blocks: DeviceBlocks, w: Any, z: Any, f: Any, a: Any, out: Any, s: Any,
                  log_s: Any, *, coef: float, update: Any, mirror: Any,
                  alpha_eta: float) -> tuple[tuple, np.ndarray]:
-    """Algorithm 1 (c) by ``update`` (with the entropy map, except SparseBoost's, which
-    reads no map: its projection is a division), and the vote: outputs
+    """Algorithm 1 (c) by ``update`` (the active one reads the map's gradient), and the
+    vote: outputs
     ``(point, new dual or None, f')`` and the stat ``(Σ s [a f' ≤ 0], Σ s [predict
     wrong], min a f', Σ point)`` (the last 0 unless the update is SparseBoost's
     unnormalised state)."""
     kind = _update_code(update)
-    if kind != MIRROR_UPDATES["sparse"]:  # (SparseBoost's state reads no map)
-        _entropy_map(mirror)
+    if kind == MIRROR_UPDATES["active"] and _map_name(mirror) == "euclidean":
+        kind = ACTIVE_EUCLIDEAN  # (the other updates' points read no map)
     target, f_new, terms = blocks.empty(), blocks.empty(), blocks.empty((3, blocks.n))
     z_new = blocks.empty() if update.own_dual else (target if update.keeps_dual else None)
     blocks.kernels.mirror_step[blocks.grid](
@@ -368,6 +383,171 @@ def _divide(blocks: DeviceBlocks, e: Any, *, total: float) -> tuple[tuple, None]
     """``e / total``, written over ``e`` (the projection's own array)."""
     blocks.kernels.quotient[blocks.grid](e, total, e)
     return (e,), None
+
+
+# -- the Euclidean projection onto the (capped) simplex: row_projections' passes --------
+def _caps_of(blocks: DeviceBlocks, caps: Any) -> Any:
+    return blocks.optional(caps)
+
+
+def _eu_pass(blocks: DeviceBlocks, z: Any, caps: Any, *, cap: float, first: bool,
+             a: float, b: float, piv: np.ndarray, stride: int, thr: int, gathering: bool,
+             limit: int) -> tuple[tuple, Any]:
+    """A selection pass of the Euclidean projection
+    (:func:`oracleboost.optim.row_projections._eu_pass`), as one lane: the first pass's
+    checks; then the candidates and the fixed rows' sums (``gathering``), or the values
+    at the pivots, the counts between them and the sample.  The sums are fixed-point,
+    the counts exact, the candidates in row order; the sample is the device's own (every
+    ``stride``-th row, thinned by a hash of the position), which only guides the
+    pivots: the selection's answer does not depend on it."""
+    from oracleboost.optim import row_projections as rp
+
+    caps_d = _caps_of(blocks, caps)
+    cap = float(cap)
+    stats = _eu_first(blocks, z, caps_d) if first else None
+    if gathering:
+        cands, fixed = _eu_candidates(blocks, z, caps, caps_d, cap, a, b, limit)
+        return (), rp._Pass(stats, np.zeros((1, 0)), fixed, np.zeros(1, dtype=np.int64),
+                            np.empty(0, dtype=np.uint64), np.empty(0), cands)
+    P = int(piv.size)
+    values, counts = np.zeros((1, P)), np.zeros(P + 1, dtype=np.int64)
+    if P:
+        values, counts = _eu_values(blocks, z, caps_d, cap, a, b, piv)
+    keys, sample = np.empty(0, dtype=np.uint64), np.empty(0)
+    if stride > 0:
+        keys, sample = _eu_sample(blocks, z, caps_d, cap, a, b, stride, thr)
+    return (), rp._Pass(stats, values, None, counts, keys, sample, ())
+
+
+def _eu_first(blocks: DeviceBlocks, z: Any, caps_d: Any) -> np.ndarray:
+    """The lane's ``(min z, max z, [NaN in z], min cap, [NaN in cap], Σ finite caps, 0,
+    #{cap = inf}, #breakpoints)``."""
+    terms = blocks.empty((3, blocks.n))
+    blocks.kernels.eu_stats[blocks.grid](z, caps_d, terms, blocks.reduce.ext)
+    got = blocks.reduce.settle(terms, 7, (0, 1, 2))
+    return np.array([[got.low[3], got.high[3], max(got.high[4], 0.0), got.low[5],
+                      max(got.high[6], 0.0), got.sums[0], 0.0, got.sums[1], got.sums[2]]])
+
+
+def _eu_candidates(blocks: DeviceBlocks, z: Any, caps: Any, caps_d: Any, cap: float,
+                   a: float, b: float, limit: int) -> tuple[tuple, np.ndarray]:
+    """The rows with a breakpoint inside ``(a, b)`` as ``(z, cap)`` in row order, and
+    the fixed rows' ``(Σ (z − b) free, #free, Σ cap capped)``."""
+    cuda = blocks.cuda
+    idx = cuda.device_array(max(1, min(blocks.n, limit) + 1), dtype=np.int64)
+    count = upload(np.zeros(1, dtype=np.int64))
+    fixed = blocks.empty((3, blocks.n))
+    blocks.kernels.eu_gather[blocks.grid](z, caps_d, cap, float(a), float(b), idx, count,
+                                         fixed, blocks.reduce.ext)
+    got = blocks.reduce.settle(fixed, 3, (0, 1, 2))
+    k = int(fetch(count)[0])
+    if k > idx.shape[0]:
+        raise RuntimeError(f"the projection's bracket holds {k} candidates, more than the "
+                           f"{idx.shape[0]} its pass was sized for")
+    rows = np.sort(fetch(idx)[:k])
+    zc, cc = np.empty(0), np.empty(0)
+    if k:
+        rows_d = upload(rows)
+        zc_d = cuda.device_array(k, dtype=np.float64)
+        blocks.kernels.take[blocks.grid](z, rows_d, zc_d)
+        zc = fetch(zc_d)
+        if caps is None:
+            cc = np.full(k, cap)
+        else:
+            cc_d = cuda.device_array(k, dtype=np.float64)
+            blocks.kernels.take[blocks.grid](caps_d, rows_d, cc_d)
+            cc = fetch(cc_d)
+    return (zc, cc), np.array([[got.sums[0], got.sums[1], got.sums[2]]])
+
+
+def _eu_values(blocks: DeviceBlocks, z: Any, caps_d: Any, cap: float, a: float, b: float,
+               piv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``g`` at the pivots, ``Σ_i clip(z_i − p_j, 0, cap_i)``, from the buckets' exact
+    sums by :func:`oracleboost.optim.row_projections._eu_refine`'s recurrence (the
+    largest pivot down, non-negative terms), and the counts between pivots."""
+    from oracleboost.rows.fixed_point import fixed_point_exponent, from_fixed
+
+    P = int(piv.size)
+    # every bucket's term x − p_{k−1} is in [0, max z − p_0]: the sums' one scale
+    top = float(blocks.reduce.maxima(z)[0])
+    e = fixed_point_exponent(max(top - float(piv[0]), 0.0), 2 * blocks.n)
+    acc = upload(np.zeros((4, P + 1), dtype=np.int64))
+    counts = upload(np.zeros(P + 1, dtype=np.int64))
+    blocks.kernels.eu_refine[blocks.grid](z, caps_d, cap, float(a), float(b),
+                                         upload(np.ascontiguousarray(piv, dtype=np.float64)),
+                                         P, int(e), acc, counts)
+    sums = fetch(acc)
+    AZ, AL = from_fixed(sums[0], int(e)), from_fixed(sums[2], int(e))
+    NZ, NL = sums[1].astype(np.float64), sums[3].astype(np.float64)
+    values = np.zeros((1, P))
+    zp, nz, lp, nl = AZ[P], NZ[P], AL[P], NL[P]
+    values[0, P - 1] = zp - lp
+    for j in range(P - 2, -1, -1):
+        d = piv[j + 1] - piv[j]
+        zp = zp + nz * d + AZ[j + 1]
+        nz += NZ[j + 1]
+        lp = lp + nl * d + AL[j + 1]
+        nl += NL[j + 1]
+        values[0, j] = zp - lp
+    return values, fetch(counts)
+
+
+#: The device's sample keys are below this prime (:func:`row_kernels`' ``sample_key``).
+_KEY_PRIME = 2147483647
+
+
+def _eu_sample(blocks: DeviceBlocks, z: Any, caps_d: Any, cap: float, a: float, b: float,
+               stride: int, thr: int) -> tuple[np.ndarray, np.ndarray]:
+    """The sample: counted, then gathered, then its ``KEEP`` smallest keys (the same set
+    in any order of the threads)."""
+    from oracleboost.optim import row_projections as rp
+
+    limit = _KEY_PRIME if thr >= rp._ALL else int(thr / 2.0**64 * _KEY_PRIME)
+    count = upload(np.zeros(1, dtype=np.int64))
+    none_i, none_f = blocks.cuda.device_array(0, np.int64), blocks.nothing
+    run = blocks.kernels.eu_sample[blocks.grid]
+    run(z, caps_d, cap, float(a), float(b), int(stride), limit, count, none_i, none_f)
+    m = int(fetch(count)[0])
+    if m == 0:
+        return np.empty(0, dtype=np.uint64), np.empty(0)
+    keys, vals = blocks.cuda.device_array(m, np.int64), blocks.cuda.device_array(m, np.float64)
+    count = upload(np.zeros(1, dtype=np.int64))
+    run(z, caps_d, cap, float(a), float(b), int(stride), limit, count, keys, vals)
+    return rp._bottom(fetch(keys).astype(np.uint64), fetch(vals), rp.KEEP)
+
+
+def _eu_residual_stage(blocks: DeviceBlocks, z: Any, caps: Any, *, cap: float,
+                       tau: float) -> tuple[tuple, np.ndarray]:
+    """The stat ``(Σ clip(z − τ, 0, cap), 0, #free rows)`` (a sum and its correction,
+    as the CPU's compensated lanes)."""
+    terms = blocks.empty((2, blocks.n))
+    blocks.kernels.eu_residual[blocks.grid](z, _caps_of(blocks, caps), float(cap),
+                                           float(tau), terms, blocks.reduce.ext)
+    got = blocks.reduce.settle(terms, 2, (0, 1))
+    return (), np.array([[got.sums[0], 0.0, got.sums[1]]])
+
+
+def _eu_weights_stage(blocks: DeviceBlocks, z: Any, caps: Any, *, cap: float,
+                      tau: float) -> tuple[tuple, None]:
+    """``w = clip(z − τ, 0, cap)``."""
+    w = blocks.empty()
+    blocks.kernels.eu_weights[blocks.grid](z, _caps_of(blocks, caps), float(cap),
+                                          float(tau), w)
+    return (w,), None
+
+
+def _group_caps(blocks: DeviceBlocks, group: Any, *, cap: float) -> tuple[tuple, None]:
+    """``cap`` on the rows of ``group``, ``inf`` on the others."""
+    out = blocks.empty()
+    blocks.kernels.group_caps[blocks.grid](group, float(cap), out)
+    return (out,), None
+
+
+def _above(blocks: DeviceBlocks, w: Any, cap: Any) -> tuple[tuple, bool]:
+    """Whether some ``w_i`` exceeds its cap."""
+    flags = blocks.empty()
+    blocks.kernels.above[blocks.grid](w, cap, flags)
+    return (), bool(blocks.reduce.maxima(flags)[0] > 0.0)
 
 
 # -- the functional regressor's squared loss: row_passes ---------------------------------
@@ -537,6 +717,12 @@ TWINS: dict[str, Callable[..., tuple]] = {
     f"{_PROJECTIONS}._kl_top": _kl_top,
     f"{_PROJECTIONS}._kl_exps": _kl_exps,
     f"{_PROJECTIONS}._divide": _divide,
+    f"{_PROJECTIONS}._eu_pass": _eu_pass,
+    f"{_PROJECTIONS}._eu_residual_stage": _eu_residual_stage,
+    f"{_PROJECTIONS}._eu_weights_stage": _eu_weights_stage,
+    f"{_PROJECTIONS}._copy": _copy,
+    f"{_MIRROR}._group_caps": _group_caps,
+    f"{_MIRROR}._above": _above,
     f"{_ROW_PASSES}._descent": _descent,
     f"{_ROW_PASSES}._ldexp": _ldexp,
     f"{_ROW_PASSES}._peak_inners": _peak_inners,
@@ -554,14 +740,9 @@ TWINS: dict[str, Callable[..., tuple]] = {
 NEEDED_BY: dict[str, str] = {
     "oracleboost.rows.subsample._kept": "subsample below 1 (stochastic boosting's draws "
                                         "of rows)",
-    f"{_PROJECTIONS}._eu_pass": "mirror='euclidean' (the Euclidean projection's "
-                                "selection of its threshold)",
-    f"{_PROJECTIONS}._eu_residual_stage": "mirror='euclidean' (the Euclidean "
-                                          "projection's selection of its threshold)",
-    f"{_PROJECTIONS}._kl_pass": "MirrorBoostingClassifier's smoothness (the KL "
-                                "projection onto the capped simplex)",
-    f"{_MIRROR}._group_caps": "MirrorBoostingClassifier's sample_group (a capped set)",
-    f"{_MIRROR}._above": "MirrorBoostingClassifier's smoothness (the capped simplex)",
+    f"{_PROJECTIONS}._kl_pass": "MirrorBoostingClassifier's entropy map with smoothness "
+                                "or sample_group (the KL projection onto a capped "
+                                "simplex)",
     "oracleboost.rows.quantile._range_stage": "loss='absolute', 'huber' or 'quantile' "
                                               "(their starting constant is a weighted "
                                               "quantile; the GPU's functional rounds run "

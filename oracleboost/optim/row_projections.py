@@ -770,12 +770,13 @@ def _divide(blocks: RowBlocks, e, *, total: float) -> tuple[tuple, None]:
 
 
 def _rows(blocks: RowBlocks, a, name: str):
-    """Per-row input: a float64 array of ``blocks.n`` rows in memory, or a
-    :class:`Partitioned` on a cluster."""
+    """Per-row input: a float64 array of ``blocks.n`` rows in memory, a
+    :class:`Partitioned` on a cluster, or the blocks' own rows held elsewhere (a GPU's
+    device arrays: ``RowBlocks.rows_elsewhere``)."""
     if blocks.n == 0:
         raise ValueError(f"{name} is empty; it needs at least one entry")
-    if isinstance(a, Partitioned):
-        if a.shape != (blocks.n,):
+    if isinstance(a, Partitioned) or blocks.rows_elsewhere:
+        if tuple(a.shape) != (blocks.n,):
             raise ValueError(f"{name} has {a.shape[0]} rows; the blocks have {blocks.n}")
         return a
     arr = np.ascontiguousarray(a, dtype=np.float64)
@@ -788,6 +789,11 @@ def _caps(blocks: RowBlocks, cap) -> tuple[Any, float]:
     """``(per-row caps or None, scalar cap)``: None is no cap (``inf``)."""
     if cap is None:
         return None, math.inf
+    if blocks.rows_elsewhere and getattr(cap, "ndim", 0) == 1:
+        if tuple(cap.shape) != (blocks.n,):
+            raise ValueError(f"cap must be a scalar or have shape ({blocks.n},); got shape "
+                             f"{cap.shape}")
+        return cap, math.inf
     if isinstance(cap, Partitioned) or (isinstance(cap, np.ndarray) and cap.ndim == 1):
         if cap.shape != (blocks.n,):
             raise ValueError(f"cap must be a scalar or have shape ({blocks.n},); got shape "

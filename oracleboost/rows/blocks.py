@@ -165,6 +165,10 @@ class RowBlocks:
     #: Whether the booster may keep the fit's running state after ``fit`` (for
     #: ``warm_start``): in memory, yes; a backend whose state lives elsewhere says no.
     keeps_state = True
+    #: Whether the per-row arrays the passes take are held off this process's memory in
+    #: a form of their own (a GPU's device arrays): a pass takes them as they are, never
+    #: through ``np.asarray`` (a copy to the host).
+    rows_elsewhere = False
 
     def __init__(self, n: int, block_size: int = DEFAULT_BLOCK_SIZE,
                  n_jobs: int | None = None) -> None:
