@@ -26,6 +26,7 @@ from oracleboost.boosters import (
     MirrorBoostingClassifier,
     TotallyCorrectiveClassifier,
 )
+from oracleboost.boosters.mirror.maps import EntropyMap
 from oracleboost.cuda import CudaBackend, Launch, cuda_module
 from oracleboost.cuda.stages import NEEDED_BY, TWINS
 from oracleboost.engine.backends import backend_for, is_device_array, register_backend
@@ -334,6 +335,9 @@ class _HeldElsewhere(CudaBackend):
     ({"mirror": "euclidean", "update": "lazy"}, False),
     ({"mirror": "euclidean", "variant": "smooth", "smoothness": 3.0}, False),  # S_k
     ({"mirror": "euclidean", "smoothness": 2.0, "sample_group": True}, False),  # S_c
+    # the entropy map's KL projections onto the capped sets: the same selection
+    ({"variant": "smooth", "smoothness": 3.0}, True),
+    ({"smoothness": 2.0, "sample_group": True}, False),
 ])
 def test_the_mirror_booster_takes_the_cpu_fit_s_stumps(options, weighted):
     """MABoost on the device: the CPU fit's stumps every round, its records and
@@ -403,18 +407,15 @@ def test_the_mirror_booster_at_the_extremes_of_the_weights(options):
                                    err_msg=key)
 
 
-@pytest.mark.parametrize("options, match", [
-    ({"variant": "smooth", "smoothness": 2.0}, "entropy map with smoothness"),
-    ({"smoothness": 2.0, "sample_group": True}, "entropy map with smoothness or "
-                                                "sample_group"),
-])
-def test_the_mirror_booster_s_other_rounds_are_refused_by_the_pass_they_need(options, match):
+class _MyEntropy(EntropyMap):
+    """A map of the user's may compute otherwise: the device runs the library's maps."""
+
+
+def test_a_mirror_map_of_the_user_s_is_refused_by_name():
     X, y = _data(8, n=60)
-    options = dict(options)
-    group = np.arange(y.size) % 2 == 0 if options.pop("sample_group", False) else None
     _refused(lambda: MirrorBoostingClassifier(_oracle(device="cuda"), n_estimators=2,
-                                              **options),
-             (X, y, None, group), NotDistributedError, match)
+                                              mirror=_MyEntropy()),
+             (X, y), NotDistributedError, "does not run on the GPU: it has no device twin")
 
 
 # -- the tables and the package ------------------------------------------------------------

@@ -1,10 +1,13 @@
-"""The Euclidean projection onto the (capped) simplex with its rows on the GPU
-(:func:`oracleboost.optim.row_projections.euclidean_simplex_rows_near` on
-:class:`~oracleboost.cuda.blocks.DeviceBlocks`), on numba's CUDA simulator: the same
+"""MABoost's projections with their rows on the GPU, on numba's CUDA simulator: the
+Euclidean projection onto the (capped) simplex
+(:func:`oracleboost.optim.row_projections.euclidean_simplex_rows_near`) and the KL
+projection onto a capped simplex (:func:`~oracleboost.optim.row_projections.
+kl_simplex_rows`) on :class:`~oracleboost.cuda.blocks.DeviceBlocks`: the same
 selection, its passes the device twins (:mod:`oracleboost.cuda.stages`).
 
 Against the CPU's projection the weights agree to rounding and the exact zeros are the
-same rows: the threshold τ is found from the same breakpoints, with the bracket's sums
+same rows (the KL weights: to 1e-14 relatively, with the device's ``exp``): the
+threshold is found from the same breakpoints, with the bracket's sums
 made in fixed point on the device where the CPU adds floats in lane order (measured:
 equal bits on most inputs, a few 1e-18 apart on the others).  The refinement passes
 (pivots, counts, the sample) are reached at a few hundred rows by lowering the module's
@@ -111,3 +114,70 @@ def test_bad_points_and_caps_get_the_cpu_s_errors(bad, cap, match):
         z[3] = np.inf
     with pytest.raises(ValueError, match=match):
         rp.euclidean_simplex_rows(DeviceBlocks(z.size), cuda_module().to_device(z), cap)
+
+
+# -- the KL projection onto a capped simplex (the entropy map's S_k and S_c) ---------------
+def _log_point(n: int, seed: int) -> np.ndarray:
+    """Log-weights spread over a few decades, every eleventh row a zero weight."""
+    lz = np.random.RandomState(seed).randn(n) * 2.0
+    lz[::11] = -np.inf
+    return lz
+
+
+def _kl_both(lz, cap):
+    n = lz.size
+    cpu = rp.kl_simplex_rows(RowBlocks(n, n, n_jobs=1), lz, cap)
+    cuda = cuda_module()
+    dev_cap = cuda.to_device(cap) if isinstance(cap, np.ndarray) else cap
+    return cpu, rp.kl_simplex_rows(DeviceBlocks(n), cuda.to_device(lz), dev_cap)
+
+
+def _kl_same(cpu, w, cap) -> None:
+    """Equal to rounding relatively (the exps are the device's, the sums fixed-point);
+    the same rows at their caps exactly, and the same zeros."""
+    got = w.copy_to_host()
+    capped = cap if np.ndim(cap) == 0 else cap
+    np.testing.assert_array_equal(got == capped, cpu == capped)
+    np.testing.assert_array_equal(got == 0.0, cpu == 0.0)
+    np.testing.assert_allclose(got, cpu, rtol=1e-14, atol=0)
+    assert abs(got.sum() - 1.0) <= 1e-14
+
+
+@pytest.mark.parametrize("caps", ["scalar", "rows"])
+def test_the_gathered_kl_projection_is_the_cpu_s(caps):
+    lz = _log_point(200, 1)
+    cap = 4.0 / 200 if caps == "scalar" else np.where(np.arange(200) % 3 == 0, 0.8 / 200,
+                                                      np.inf)
+    _kl_same(*_kl_both(lz, cap), cap)
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+@pytest.mark.parametrize("caps", ["scalar", "rows"])
+def test_the_refined_kl_projection_is_the_cpu_s(small_gather, caps, seed):
+    lz = _log_point(500, seed)
+    cap = 2.5 / 500 if caps == "scalar" else np.where(np.arange(500) % 3 == 0, 0.7 / 500,
+                                                      np.inf)
+    _kl_same(*_kl_both(lz, cap), cap)
+
+
+def test_caps_that_just_cover_the_support_give_the_caps():
+    """Caps summing to 1 on the rows with z > 0: w is the cap there, 0 elsewhere."""
+    lz = _log_point(220, 4)
+    support = np.isfinite(lz).sum()
+    cpu, w = _kl_both(lz, 1.0 / support)
+    np.testing.assert_array_equal(w.copy_to_host(), cpu)
+
+
+@pytest.mark.parametrize("bad, match", [
+    ("nan", "log_z contains NaN"),
+    ("caps", "cap is infeasible on the support of z"),
+])
+def test_bad_log_points_and_caps_get_the_cpu_s_errors(bad, match):
+    lz = _log_point(220, 5)
+    cap = 2.0 / 220
+    if bad == "nan":
+        lz[4] = np.nan
+    else:
+        cap = 1.0 / 220  # sums to 1 over every row, below 1 over the support
+    with pytest.raises(ValueError, match=match):
+        rp.kl_simplex_rows(DeviceBlocks(lz.size), cuda_module().to_device(lz), cap)

@@ -1155,6 +1155,222 @@ def row_kernels() -> SimpleNamespace:
         for i in range(start, w.shape[0], stride):
             flags[i] = 1.0 if w[i] > caps[i] else 0.0
 
+    # -- the KL projection onto a capped simplex: row_projections' passes -----------------
+    @cuda.jit(device=True)
+    def log_ratio(lz, caps, log_cap, i):  # pragma: no cover - device code
+        """Row ``i``'s breakpoint ``r = log cap − log z`` (``log_cap`` the one cap's log
+        where ``caps`` has length 0): one expression for every pass, so that every pass
+        compares the same numbers (:func:`oracleboost.optim.row_projections.
+        _log_ratio`)."""
+        lc = dlog(caps[i]) if caps.shape[0] > 0 else log_cap
+        return lc - lz[i]
+
+    @cuda.jit
+    def kl_cap_stats(lz, caps, terms, ext):  # pragma: no cover - device code
+        """The caps' checks (:func:`oracleboost.optim.row_projections._kl_stats`):
+        ``terms = (finite caps, [cap = inf], finite caps where log z > −inf, [cap = inf
+        and log z > −inf], the breakpoints)``, folded into ``ext[0:5]``; the caps into
+        ``ext[5]``, ``[cap NaN]`` into ``ext[6]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, lz.shape[0], stride):
+            c = caps[i]
+            x = lz[i]
+            t0, t1, t2, t3, t4 = 0.0, 0.0, 0.0, 0.0, 0.0
+            if c != c:
+                see(peak, lo, hi, 6, 1.0)
+            else:
+                see(peak, lo, hi, 5, c)
+                support = x > -math.inf
+                if c > 0.0 and c < math.inf and support:
+                    t4 = 1.0
+                if c == math.inf:
+                    t1 = 1.0
+                    t3 = 1.0 if support else 0.0
+                else:
+                    t0 = c
+                    t2 = c if support else 0.0
+            terms[0, i] = t0
+            terms[1, i] = t1
+            terms[2, i] = t2
+            terms[3, i] = t3
+            terms[4, i] = t4
+            see(peak, lo, hi, 0, t0)
+            see(peak, lo, hi, 1, t1)
+            see(peak, lo, hi, 2, t2)
+            see(peak, lo, hi, 3, t3)
+            see(peak, lo, hi, 4, t4)
+        publish(ext, peak, lo, hi, 7, shared)
+
+    @cuda.jit
+    def kl_gather(lz, caps, cap, log_cap, a, b, idx, count, fixed, ext):  # pragma: no cover
+        """The capped rows with ``r`` strictly inside ``(a, b)``: their indices appended
+        to ``idx`` (any order), their number into ``count[0]``; ``fixed = (cap [r ≤ a],
+        log z [free: r ≥ b or uncapped], else −inf)`` (rows with ``cap = 0`` or
+        ``log z = −inf`` count nowhere), folded into ``ext[0:2]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, lz.shape[0], stride):
+            c = cap_of(caps, cap, i)
+            x = lz[i]
+            f0, f1 = 0.0, -math.inf
+            if c > 0.0 and x > -math.inf:
+                r = log_ratio(lz, caps, log_cap, i)
+                if c < math.inf and a < r and r < b:
+                    slot = cuda.atomic.add(count, 0, 1)
+                    if slot < idx.shape[0]:
+                        idx[slot] = i
+                elif c < math.inf and r <= a:
+                    f0 = c
+                else:
+                    f1 = x
+            fixed[0, i] = f0
+            fixed[1, i] = f1
+            see(peak, lo, hi, 0, f0)
+            see(peak, lo, hi, 1, f1)
+        publish(ext, peak, lo, hi, 2, shared)
+
+    @cuda.jit
+    def kl_take(lz, caps, cap, log_cap, idx, cr, cl, cc):  # pragma: no cover
+        """The candidates' ``(r, log z, cap)`` at the rows ``idx``."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for j in range(start, idx.shape[0], stride):
+            i = idx[j]
+            cr[j] = log_ratio(lz, caps, log_cap, i)
+            cl[j] = lz[i]
+            cc[j] = cap_of(caps, cap, i)
+
+    @cuda.jit
+    def shifted_exps(x, top, out):  # pragma: no cover - device code
+        """``out = exp(x − top)`` (0 where ``x = −inf``)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, x.shape[0], stride):
+            out[i] = 0.0 if x[i] == -math.inf else dexp(x[i] - top)
+
+    @cuda.jit
+    def uncapped_logs(lz, caps, out):  # pragma: no cover - device code
+        """``out = log z`` on the uncapped rows (``cap = inf``), ``−inf`` elsewhere."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, lz.shape[0], stride):
+            out[i] = lz[i] if caps[i] == math.inf else -math.inf
+
+    @cuda.jit
+    def finite_part(a, out):  # pragma: no cover - device code
+        """``out = a`` where finite, 0 elsewhere."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, a.shape[0], stride):
+            x = a[i]
+            out[i] = x if (x == x and x < math.inf and x > -math.inf) else 0.0
+
+    @cuda.jit
+    def kl_refine(lz, caps, cap, log_cap, a, b, piv, P, e, acc, counts):  # pragma: no cover
+        """A refinement pass (:func:`oracleboost.optim.row_projections._kl_refine`'s
+        buckets) over the capped rows: for each one's ``r`` its bucket ``k``, into
+        ``acc[0, k]`` its cap and (``k ≥ 1``) into ``acc[1, k]`` ``exp(p_{k−1} + log z)``
+        (below its cap), both in fixed point at ``2^e``; ``counts[k]`` += the ``r``
+        strictly inside ``(a, b)`` and strictly between pivots ``k − 1`` and ``k``."""
+        sacc = cuda.shared.array((2, 129), types.int64)
+        scnt = cuda.shared.array(129, types.int64)
+        tid = cuda.threadIdx.x
+        for t in range(tid, 129, cuda.blockDim.x):
+            sacc[0, t] = 0
+            sacc[1, t] = 0
+            scnt[t] = 0
+        cuda.syncthreads()
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, lz.shape[0], stride):
+            c = cap_of(caps, cap, i)
+            x = lz[i]
+            if not (c > 0.0 and x > -math.inf and c < math.inf):
+                continue
+            r = log_ratio(lz, caps, log_cap, i)
+            k = pivots_below(piv, P, r)
+            if a < r and r < b and not (k < P and piv[k] == r):
+                cuda.atomic.add(scnt, k, 1)
+            cuda.atomic.add(sacc, (0, k), rint(math.ldexp(c, e)))
+            if k > 0:
+                cuda.atomic.add(sacc, (1, k), rint(math.ldexp(dexp(piv[k - 1] + x), e)))
+        cuda.syncthreads()
+        for t in range(tid, P + 1, cuda.blockDim.x):
+            for r_ in range(2):
+                if sacc[r_, t] != 0:
+                    cuda.atomic.add(acc, (r_, t), sacc[r_, t])
+            if scnt[t] != 0:
+                cuda.atomic.add(counts, t, scnt[t])
+
+    @cuda.jit
+    def kl_sample(lz, caps, cap, log_cap, a, b, stride_, thr, count, keys,
+                  vals):  # pragma: no cover - device code
+        """Every ``stride_``-th capped row's ``r`` strictly inside ``(a, b)`` whose
+        :func:`sample_key` is at most ``thr``, appended as :func:`eu_sample` appends."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        m = (lz.shape[0] + stride_ - 1) // stride_
+        for j in range(start, m, stride):
+            i = j * stride_
+            c = cap_of(caps, cap, i)
+            x = lz[i]
+            if not (c > 0.0 and x > -math.inf and c < math.inf):
+                continue
+            r = log_ratio(lz, caps, log_cap, i)
+            if a < r and r < b:
+                key = sample_key(i, 0)
+                if key <= thr:
+                    slot = cuda.atomic.add(count, 0, 1)
+                    if slot < keys.shape[0]:
+                        keys[slot] = key
+                        vals[slot] = r
+
+    @cuda.jit
+    def kl_weights(lz, caps, cap, log_cap, left, log_c_rel, top, w, terms,
+                   ext):  # pragma: no cover - device code
+        """``w = cap`` on the capped set ``r ≤ left`` and where ``t = log_c_rel + (log z
+        − top)`` reaches ``log cap``, else ``min(cap, exp t)``; 0 where ``cap = 0`` or
+        ``log z = −inf`` (:func:`oracleboost.optim.row_projections._kl_weights`);
+        ``terms = (w, w [r > left])`` folded into ``ext[0:2]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, lz.shape[0], stride):
+            c = cap_of(caps, cap, i)
+            x = lz[i]
+            wr, free = 0.0, 0.0
+            if c > 0.0 and x > -math.inf:
+                r = log_ratio(lz, caps, log_cap, i)
+                lc = dlog(c) if caps.shape[0] > 0 else log_cap
+                t = log_c_rel + (x - top)
+                if r <= left:
+                    wr = c
+                elif t < lc:
+                    e_ = dexp(t)
+                    wr = e_ if e_ < c else c
+                else:
+                    wr = c
+                free = wr if r > left else 0.0
+            w[i] = wr
+            terms[0, i] = wr
+            terms[1, i] = free
+            see(peak, lo, hi, 0, wr)
+            see(peak, lo, hi, 1, free)
+        publish(ext, peak, lo, hi, 2, shared)
+
+    @cuda.jit
+    def support_caps(lz, caps, cap, w):  # pragma: no cover - device code
+        """``w = cap`` where ``log z > −inf``, else 0."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, lz.shape[0], stride):
+            w[i] = cap_of(caps, cap, i) if lz[i] > -math.inf else 0.0
+
     @cuda.jit
     def stump_outputs(codes, feature, t, left, right, out):  # pragma: no cover
         """A stump's outputs on the training rows: ``right`` where ``codes[feature] >
@@ -1174,7 +1390,8 @@ def row_kernels() -> SimpleNamespace:
                loss_terms, margin_descent, combined, residual_terms, products_of,
                mirror_step, log_flags, stump_scores, stump_round, non_finite, eu_stats,
                eu_gather, take, eu_refine, eu_sample, eu_residual, eu_weights, group_caps,
-               above)
+               above, kl_cap_stats, kl_gather, kl_take, shifted_exps, uncapped_logs,
+               finite_part, kl_refine, kl_sample, kl_weights, support_caps)
     # the device functions too, for the other kernel factories (:mod:`.stump_kernels`)
     return SimpleNamespace(**{k.__name__: counted(k) for k in kernels}, rint=rint,
                            exponent=exponent, begin=begin, see=see, publish=publish)

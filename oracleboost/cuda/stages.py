@@ -415,7 +415,8 @@ def _eu_pass(blocks: DeviceBlocks, z: Any, caps: Any, *, cap: float, first: bool
         values, counts = _eu_values(blocks, z, caps_d, cap, a, b, piv)
     keys, sample = np.empty(0, dtype=np.uint64), np.empty(0)
     if stride > 0:
-        keys, sample = _eu_sample(blocks, z, caps_d, cap, a, b, stride, thr)
+        keys, sample = _appended_sample(blocks, blocks.kernels.eu_sample, thr,
+                                        (z, caps_d, cap, float(a), float(b), int(stride)))
     return (), rp._Pass(stats, values, None, counts, keys, sample, ())
 
 
@@ -496,23 +497,23 @@ def _eu_values(blocks: DeviceBlocks, z: Any, caps_d: Any, cap: float, a: float, 
 _KEY_PRIME = 2147483647
 
 
-def _eu_sample(blocks: DeviceBlocks, z: Any, caps_d: Any, cap: float, a: float, b: float,
-               stride: int, thr: int) -> tuple[np.ndarray, np.ndarray]:
-    """The sample: counted, then gathered, then its ``KEEP`` smallest keys (the same set
-    in any order of the threads)."""
+def _appended_sample(blocks: DeviceBlocks, kernel: Any, thr: int,
+                     head: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """A pass's sample by ``kernel(*head, thr', count, keys, vals)``: counted, then
+    appended, then its ``KEEP`` smallest keys (the same set in any order of the
+    threads)."""
     from oracleboost.optim import row_projections as rp
 
     limit = _KEY_PRIME if thr >= rp._ALL else int(thr / 2.0**64 * _KEY_PRIME)
     count = upload(np.zeros(1, dtype=np.int64))
-    none_i, none_f = blocks.cuda.device_array(0, np.int64), blocks.nothing
-    run = blocks.kernels.eu_sample[blocks.grid]
-    run(z, caps_d, cap, float(a), float(b), int(stride), limit, count, none_i, none_f)
+    run = kernel[blocks.grid]
+    run(*head, limit, count, blocks.cuda.device_array(0, np.int64), blocks.nothing)
     m = int(fetch(count)[0])
     if m == 0:
         return np.empty(0, dtype=np.uint64), np.empty(0)
     keys, vals = blocks.cuda.device_array(m, np.int64), blocks.cuda.device_array(m, np.float64)
     count = upload(np.zeros(1, dtype=np.int64))
-    run(z, caps_d, cap, float(a), float(b), int(stride), limit, count, keys, vals)
+    run(*head, limit, count, keys, vals)
     return rp._bottom(fetch(keys).astype(np.uint64), fetch(vals), rp.KEEP)
 
 
@@ -533,6 +534,153 @@ def _eu_weights_stage(blocks: DeviceBlocks, z: Any, caps: Any, *, cap: float,
     w = blocks.empty()
     blocks.kernels.eu_weights[blocks.grid](z, _caps_of(blocks, caps), float(cap),
                                           float(tau), w)
+    return (w,), None
+
+
+# -- the KL projection onto a capped simplex: row_projections' passes -------------------
+def _log_cap(cap: float) -> float:
+    """The one cap's log, as the CPU takes it (``np.log`` of the float64)."""
+    with np.errstate(divide="ignore"):
+        return float(np.log(np.float64(cap)))
+
+
+def _kl_pass(blocks: DeviceBlocks, lz: Any, caps: Any, *, cap: float, first: bool,
+             a: float, b: float, piv: np.ndarray, stride: int, thr: int, gathering: bool,
+             limit: int) -> tuple[tuple, Any]:
+    """A selection pass of the KL projection
+    (:func:`oracleboost.optim.row_projections._kl_pass`), as one lane (see
+    :func:`_eu_pass`): the breakpoints are the capped rows' ``r = log cap − log z``."""
+    from oracleboost.optim import row_projections as rp
+
+    caps_d, cap = _caps_of(blocks, caps), float(cap)
+    log_cap = _log_cap(cap)
+    stats = _kl_first(blocks, lz, caps) if first else None
+    if gathering:
+        cands, fixed = _kl_candidates(blocks, lz, caps_d, cap, log_cap, a, b, limit)
+        return (), rp._Pass(stats, np.zeros((1, 0)), fixed, np.zeros(1, dtype=np.int64),
+                            np.empty(0, dtype=np.uint64), np.empty(0), cands)
+    P = int(piv.size)
+    values, counts = np.zeros((1, P)), np.zeros(P + 1, dtype=np.int64)
+    if P:
+        values, counts = _kl_values(blocks, lz, caps_d, cap, log_cap, a, b, piv)
+    keys, sample = np.empty(0, dtype=np.uint64), np.empty(0)
+    if stride > 0:
+        keys, sample = _appended_sample(blocks, blocks.kernels.kl_sample, thr,
+                                        (lz, caps_d, cap, log_cap, float(a), float(b),
+                                         int(stride)))
+    return (), rp._Pass(stats, values, None, counts, keys, sample, ())
+
+
+def _kl_first(blocks: DeviceBlocks, lz: Any, caps: Any) -> np.ndarray:
+    """:func:`oracleboost.optim.row_projections._kl_stats` of the lane: the logs'
+    checks (:func:`_kl_top`) and the caps' (none: their entries empty)."""
+    stats = _kl_top(blocks, lz)[1]
+    if caps is not None:
+        terms = blocks.empty((5, blocks.n))
+        blocks.kernels.kl_cap_stats[blocks.grid](lz, caps, terms, blocks.reduce.ext)
+        got = blocks.reduce.settle(terms, 7, (0, 1, 2, 3, 4))
+        stats[0, 4:13] = (got.low[5], max(got.high[6], 0.0), got.sums[0], 0.0, got.sums[1],
+                          got.sums[2], 0.0, got.sums[3], got.sums[4])
+    return stats
+
+
+def _kl_candidates(blocks: DeviceBlocks, lz: Any, caps_d: Any, cap: float, log_cap: float,
+                   a: float, b: float, limit: int) -> tuple[tuple, np.ndarray]:
+    """The capped rows with ``r`` inside ``(a, b)`` as ``(r, log z, cap)`` in row order,
+    and the fixed rows' ``(Σ cap on C, 0, μ = max log z free, Σ exp(log z − μ) free)``."""
+    cuda = blocks.cuda
+    idx = cuda.device_array(max(1, min(blocks.n, limit) + 1), dtype=np.int64)
+    count = upload(np.zeros(1, dtype=np.int64))
+    fixed = blocks.empty((2, blocks.n))
+    blocks.kernels.kl_gather[blocks.grid](lz, caps_d, cap, log_cap, float(a), float(b), idx,
+                                         count, fixed, blocks.reduce.ext)
+    got = blocks.reduce.settle(fixed, 2, (0,))
+    mx = float(got.high[1])
+    s = 0.0
+    if mx > -math.inf:  # the free rows' exps, shifted by their largest log
+        e = blocks.empty()
+        blocks.kernels.shifted_exps[blocks.grid](fixed[1], mx, e)
+        s = float(blocks.reduce.sums(e)[0])
+    k = int(fetch(count)[0])
+    if k > idx.shape[0]:
+        raise RuntimeError(f"the projection's bracket holds {k} candidates, more than the "
+                           f"{idx.shape[0]} its pass was sized for")
+    rows = np.sort(fetch(idx)[:k])
+    cands = (np.empty(0), np.empty(0), np.empty(0))
+    if k:
+        out = [cuda.device_array(k, dtype=np.float64) for _ in range(3)]
+        blocks.kernels.kl_take[blocks.grid](lz, caps_d, cap, log_cap, upload(rows), *out)
+        cands = tuple(fetch(x) for x in out)
+    return cands, np.array([[got.sums[0], 0.0, mx, s]])
+
+
+def _kl_values(blocks: DeviceBlocks, lz: Any, caps_d: Any, cap: float, log_cap: float,
+               a: float, b: float, piv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``h`` at the pivots, ``Σ_i min(cap_i, exp(p_j + log z_i))``, from the buckets'
+    exact sums by :func:`oracleboost.optim.row_projections._kl_refine`'s recurrence, and
+    the counts between pivots."""
+    from oracleboost.rows.fixed_point import fixed_point_exponent, from_fixed
+
+    P = int(piv.size)
+    # every term (a cap, or an exp below its cap) is at most the largest finite cap
+    if caps_d.shape[0]:
+        finite = blocks.empty()
+        blocks.kernels.finite_part[blocks.grid](caps_d, finite)
+        top_cap = float(blocks.reduce.maxima(finite)[0])
+    else:
+        top_cap = cap
+    e = int(fixed_point_exponent(top_cap, blocks.n))
+    acc = upload(np.zeros((2, P + 1), dtype=np.int64))
+    counts = upload(np.zeros(P + 1, dtype=np.int64))
+    blocks.kernels.kl_refine[blocks.grid](lz, caps_d, cap, log_cap, float(a), float(b),
+                                         upload(np.ascontiguousarray(piv, dtype=np.float64)),
+                                         P, e, acc, counts)
+    sums = fetch(acc)
+    Cc, E = from_fixed(sums[0], e), from_fixed(sums[1], e)
+    mu, u = -math.inf, 0.0
+    if caps_d.shape[0]:  # the uncapped rows: exp(p + μ) Σ exp(log z − μ)
+        logs = blocks.empty()
+        blocks.kernels.uncapped_logs[blocks.grid](lz, caps_d, logs)
+        mu = float(blocks.reduce.maxima(logs)[0])
+        if mu > -math.inf:
+            ex = blocks.empty()
+            blocks.kernels.shifted_exps[blocks.grid](logs, mu, ex)
+            u = float(blocks.reduce.sums(ex)[0])
+    values = np.zeros((1, P))
+    D = np.zeros(P)
+    d = E[P]
+    D[P - 1] = d
+    for j in range(P - 2, -1, -1):
+        d = E[j + 1] + math.exp(piv[j] - piv[j + 1]) * d
+        D[j] = d
+    cp = 0.0
+    for j in range(P):
+        cp += Cc[j]
+        v = cp + D[j]
+        if u > 0.0:
+            v += math.exp(piv[j] + mu) * u
+        values[0, j] = v
+    return values, fetch(counts)
+
+
+def _kl_weights(blocks: DeviceBlocks, lz: Any, caps: Any, *, cap: float, left: float,
+                log_c_rel: float, top: float) -> tuple[tuple, np.ndarray]:
+    """``w`` on the capped set at its caps, ``min(cap, exp(log_c_rel + (log z −
+    top)))`` elsewhere, and the stat ``(Σ w, 0, Σ w over r > left)``."""
+    w, terms = blocks.empty(), blocks.empty((2, blocks.n))
+    blocks.kernels.kl_weights[blocks.grid](lz, _caps_of(blocks, caps), float(cap),
+                                          _log_cap(float(cap)), float(left),
+                                          float(log_c_rel), float(top), w, terms,
+                                          blocks.reduce.ext)
+    got = blocks.reduce.settle(terms, 2, (0, 1))
+    return (w,), np.array([[got.sums[0], 0.0, got.sums[1]]])
+
+
+def _support_caps(blocks: DeviceBlocks, lz: Any, caps: Any, *, cap: float
+                  ) -> tuple[tuple, None]:
+    """``w = cap`` where ``log z > −inf``, else 0 (the tight KL projection)."""
+    w = blocks.empty()
+    blocks.kernels.support_caps[blocks.grid](lz, _caps_of(blocks, caps), float(cap), w)
     return (w,), None
 
 
@@ -721,6 +869,9 @@ TWINS: dict[str, Callable[..., tuple]] = {
     f"{_PROJECTIONS}._eu_residual_stage": _eu_residual_stage,
     f"{_PROJECTIONS}._eu_weights_stage": _eu_weights_stage,
     f"{_PROJECTIONS}._copy": _copy,
+    f"{_PROJECTIONS}._kl_pass": _kl_pass,
+    f"{_PROJECTIONS}._kl_weights": _kl_weights,
+    f"{_PROJECTIONS}._support_caps": _support_caps,
     f"{_MIRROR}._group_caps": _group_caps,
     f"{_MIRROR}._above": _above,
     f"{_ROW_PASSES}._descent": _descent,
@@ -740,9 +891,6 @@ TWINS: dict[str, Callable[..., tuple]] = {
 NEEDED_BY: dict[str, str] = {
     "oracleboost.rows.subsample._kept": "subsample below 1 (stochastic boosting's draws "
                                         "of rows)",
-    f"{_PROJECTIONS}._kl_pass": "MirrorBoostingClassifier's entropy map with smoothness "
-                                "or sample_group (the KL projection onto a capped "
-                                "simplex)",
     "oracleboost.rows.quantile._range_stage": "loss='absolute', 'huber' or 'quantile' "
                                               "(their starting constant is a weighted "
                                               "quantile; the GPU's functional rounds run "
