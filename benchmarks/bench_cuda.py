@@ -264,8 +264,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--warm", type=int, default=2,
                         help="rounds left out of the median (the kernels' compilation)")
-    parser.add_argument("--r1", type=int, default=4)
-    parser.add_argument("--r2", type=int, default=12)
+    parser.add_argument("--r1", type=int, default=2)
+    parser.add_argument("--r2", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--smoke", action="store_true",
                         help="tiny sizes (on the simulator where it is on): the script runs")
