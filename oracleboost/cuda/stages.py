@@ -14,7 +14,8 @@ code does not know where its rows are.
 no twin is refused by name: :data:`NEEDED_BY` says which option of a booster runs it,
 for the message.  What each twin computes is its stage's docstring; where the twin's
 numbers differ from the CPU's, it is by the fixed-point rounding of the sums' terms
-(:mod:`.reductions`) and by the device's ``exp`` and ``log`` (an ulp at most).
+(:mod:`.reductions`) and by the device's ``exp`` and ``log`` (an ulp at most).  The
+twins of MABoost's projections are in :mod:`.projection_stages`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from oracleboost.cuda.device import fetch, upload
+from oracleboost.cuda.projection_stages import PROJECTION_TWINS, _copy
 from oracleboost.cuda.row_kernels import ACTIVE_EUCLIDEAN, LOSS_CODES, MIRROR_UPDATES
 from oracleboost.losses import Exponential, Logistic, Loss, MarginLoss, Squared
 from oracleboost.rows.partitioned import NotDistributedError
@@ -37,7 +38,6 @@ __all__ = ["NEEDED_BY", "TWINS", "stage_name", "twin_of"]
 
 _ROW_PASSES = "oracleboost.optim.row_passes"
 _MIRROR = "oracleboost.boosters.mirror.passes"
-_PROJECTIONS = "oracleboost.optim.row_projections"
 
 
 def stage_name(stage: Callable) -> str:
@@ -281,13 +281,6 @@ def _gradient(blocks: DeviceBlocks, w: Any, *, mirror: Any) -> tuple[tuple, None
     return _copy(blocks, w)
 
 
-def _copy(blocks: DeviceBlocks, a: Any) -> tuple[tuple, None]:
-    """A copy of ``a``."""
-    out = blocks.empty()
-    blocks.kernels.scaled[blocks.grid](a, 1.0, out)
-    return (out,), None
-
-
 def _divided(blocks: DeviceBlocks, a: Any, *, divisor: float) -> tuple[tuple, None]:
     """``a / divisor``."""
     out = blocks.empty()
@@ -355,347 +348,6 @@ def _entropy_step(blocks: DeviceBlocks, z: Any, f: Any, a: Any, out: Any, s: Any
     wrong, missed, zeros = got.sums[:3]
     stats = np.array([[wrong, missed, got.low[3], 0.0, got.sums[4], got.high[4], zeros]])
     return (target, f_new, e, query), stats
-
-
-# -- the entropy map's projection onto the simplex: row_projections.kl_softmax_rows ------
-def _kl_top(blocks: DeviceBlocks, lz: Any) -> tuple[tuple, np.ndarray]:
-    """The stat of :func:`oracleboost.optim.row_projections._kl_stats` without caps:
-    ``max log z`` over the rows finite or ``−inf``, ``[NaN]``, ``[+inf]``, the number of
-    rows with ``log z > −inf`` (the caps' entries: none)."""
-    terms = blocks.empty((4, blocks.n))
-    blocks.kernels.log_flags[blocks.grid](lz, terms, blocks.reduce.ext)
-    got = blocks.reduce.settle(terms, 4, (3,))
-    stats = np.zeros((1, 13))
-    stats[0, :4] = got.high[0], got.high[1], got.high[2], got.sums[3]
-    stats[0, 4] = math.inf  # min cap: none
-    return (), stats
-
-
-def _kl_exps(blocks: DeviceBlocks, lz: Any, *, top: float) -> tuple[tuple, np.ndarray]:
-    """``e = exp(log z − top)`` and the stat ``(Σ e, 0)`` (a sum and its correction, as
-    the CPU's compensated lanes)."""
-    e = blocks.empty()
-    blocks.kernels.exps[blocks.grid](lz, top, e)
-    return (e,), np.array([[blocks.reduce.sums(e)[0], 0.0]])
-
-
-def _divide(blocks: DeviceBlocks, e: Any, *, total: float) -> tuple[tuple, None]:
-    """``e / total``, written over ``e`` (the projection's own array)."""
-    blocks.kernels.quotient[blocks.grid](e, total, e)
-    return (e,), None
-
-
-# -- the Euclidean projection onto the (capped) simplex: row_projections' passes --------
-def _caps_of(blocks: DeviceBlocks, caps: Any) -> Any:
-    return blocks.optional(caps)
-
-
-def _eu_pass(blocks: DeviceBlocks, z: Any, caps: Any, *, cap: float, first: bool,
-             a: float, b: float, piv: np.ndarray, stride: int, thr: int, gathering: bool,
-             limit: int) -> tuple[tuple, Any]:
-    """A selection pass of the Euclidean projection
-    (:func:`oracleboost.optim.row_projections._eu_pass`), as one lane: the first pass's
-    checks; then the candidates and the fixed rows' sums (``gathering``), or the values
-    at the pivots, the counts between them and the sample.  The sums are fixed-point,
-    the counts exact, the candidates in row order; the sample is the device's own (every
-    ``stride``-th row, thinned by a hash of the position), which only guides the
-    pivots: the selection's answer does not depend on it."""
-    from oracleboost.optim import row_projections as rp
-
-    caps_d = _caps_of(blocks, caps)
-    cap = float(cap)
-    stats = _eu_first(blocks, z, caps_d) if first else None
-    if gathering:
-        cands, fixed = _eu_candidates(blocks, z, caps, caps_d, cap, a, b, limit)
-        return (), rp._Pass(stats, np.zeros((1, 0)), fixed, np.zeros(1, dtype=np.int64),
-                            np.empty(0, dtype=np.uint64), np.empty(0), cands)
-    P = int(piv.size)
-    values, counts = np.zeros((1, P)), np.zeros(P + 1, dtype=np.int64)
-    if P:
-        values, counts = _eu_values(blocks, z, caps_d, cap, a, b, piv)
-    keys, sample = np.empty(0, dtype=np.uint64), np.empty(0)
-    if stride > 0:
-        keys, sample = _appended_sample(blocks, blocks.kernels.eu_sample, thr,
-                                        (z, caps_d, cap, float(a), float(b), int(stride)))
-    return (), rp._Pass(stats, values, None, counts, keys, sample, ())
-
-
-def _eu_first(blocks: DeviceBlocks, z: Any, caps_d: Any) -> np.ndarray:
-    """The lane's ``(min z, max z, [NaN in z], min cap, [NaN in cap], Σ finite caps, 0,
-    #{cap = inf}, #breakpoints)``."""
-    terms = blocks.empty((3, blocks.n))
-    blocks.kernels.eu_stats[blocks.grid](z, caps_d, terms, blocks.reduce.ext)
-    got = blocks.reduce.settle(terms, 7, (0, 1, 2))
-    return np.array([[got.low[3], got.high[3], max(got.high[4], 0.0), got.low[5],
-                      max(got.high[6], 0.0), got.sums[0], 0.0, got.sums[1], got.sums[2]]])
-
-
-def _eu_candidates(blocks: DeviceBlocks, z: Any, caps: Any, caps_d: Any, cap: float,
-                   a: float, b: float, limit: int) -> tuple[tuple, np.ndarray]:
-    """The rows with a breakpoint inside ``(a, b)`` as ``(z, cap)`` in row order, and
-    the fixed rows' ``(Σ (z − b) free, #free, Σ cap capped)``."""
-    cuda = blocks.cuda
-    idx = cuda.device_array(max(1, min(blocks.n, limit) + 1), dtype=np.int64)
-    count = upload(np.zeros(1, dtype=np.int64))
-    fixed = blocks.empty((3, blocks.n))
-    blocks.kernels.eu_gather[blocks.grid](z, caps_d, cap, float(a), float(b), idx, count,
-                                         fixed, blocks.reduce.ext)
-    got = blocks.reduce.settle(fixed, 3, (0, 1, 2))
-    k = int(fetch(count)[0])
-    if k > idx.shape[0]:
-        raise RuntimeError(f"the projection's bracket holds {k} candidates, more than the "
-                           f"{idx.shape[0]} its pass was sized for")
-    rows = np.sort(fetch(idx)[:k])
-    zc, cc = np.empty(0), np.empty(0)
-    if k:
-        rows_d = upload(rows)
-        zc_d = cuda.device_array(k, dtype=np.float64)
-        blocks.kernels.take[blocks.grid](z, rows_d, zc_d)
-        zc = fetch(zc_d)
-        if caps is None:
-            cc = np.full(k, cap)
-        else:
-            cc_d = cuda.device_array(k, dtype=np.float64)
-            blocks.kernels.take[blocks.grid](caps_d, rows_d, cc_d)
-            cc = fetch(cc_d)
-    return (zc, cc), np.array([[got.sums[0], got.sums[1], got.sums[2]]])
-
-
-def _eu_values(blocks: DeviceBlocks, z: Any, caps_d: Any, cap: float, a: float, b: float,
-               piv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``g`` at the pivots, ``Σ_i clip(z_i − p_j, 0, cap_i)``, from the buckets' exact
-    sums by :func:`oracleboost.optim.row_projections._eu_refine`'s recurrence (the
-    largest pivot down, non-negative terms), and the counts between pivots."""
-    from oracleboost.rows.fixed_point import fixed_point_exponent, from_fixed
-
-    P = int(piv.size)
-    # every bucket's term x − p_{k−1} is in [0, max z − p_0]: the sums' one scale
-    top = float(blocks.reduce.maxima(z)[0])
-    e = fixed_point_exponent(max(top - float(piv[0]), 0.0), 2 * blocks.n)
-    acc = upload(np.zeros((4, P + 1), dtype=np.int64))
-    counts = upload(np.zeros(P + 1, dtype=np.int64))
-    blocks.kernels.eu_refine[blocks.grid](z, caps_d, cap, float(a), float(b),
-                                         upload(np.ascontiguousarray(piv, dtype=np.float64)),
-                                         P, int(e), acc, counts)
-    sums = fetch(acc)
-    AZ, AL = from_fixed(sums[0], int(e)), from_fixed(sums[2], int(e))
-    NZ, NL = sums[1].astype(np.float64), sums[3].astype(np.float64)
-    values = np.zeros((1, P))
-    zp, nz, lp, nl = AZ[P], NZ[P], AL[P], NL[P]
-    values[0, P - 1] = zp - lp
-    for j in range(P - 2, -1, -1):
-        d = piv[j + 1] - piv[j]
-        zp = zp + nz * d + AZ[j + 1]
-        nz += NZ[j + 1]
-        lp = lp + nl * d + AL[j + 1]
-        nl += NL[j + 1]
-        values[0, j] = zp - lp
-    return values, fetch(counts)
-
-
-#: The device's sample keys are below this prime (:func:`row_kernels`' ``sample_key``).
-_KEY_PRIME = 2147483647
-
-
-def _appended_sample(blocks: DeviceBlocks, kernel: Any, thr: int,
-                     head: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """A pass's sample by ``kernel(*head, thr', count, keys, vals)``: counted, then
-    appended, then its ``KEEP`` smallest keys (the same set in any order of the
-    threads)."""
-    from oracleboost.optim import row_projections as rp
-
-    limit = _KEY_PRIME if thr >= rp._ALL else int(thr / 2.0**64 * _KEY_PRIME)
-    count = upload(np.zeros(1, dtype=np.int64))
-    run = kernel[blocks.grid]
-    run(*head, limit, count, blocks.cuda.device_array(0, np.int64), blocks.nothing)
-    m = int(fetch(count)[0])
-    if m == 0:
-        return np.empty(0, dtype=np.uint64), np.empty(0)
-    keys, vals = blocks.cuda.device_array(m, np.int64), blocks.cuda.device_array(m, np.float64)
-    count = upload(np.zeros(1, dtype=np.int64))
-    run(*head, limit, count, keys, vals)
-    return rp._bottom(fetch(keys).astype(np.uint64), fetch(vals), rp.KEEP)
-
-
-def _eu_residual_stage(blocks: DeviceBlocks, z: Any, caps: Any, *, cap: float,
-                       tau: float) -> tuple[tuple, np.ndarray]:
-    """The stat ``(Σ clip(z − τ, 0, cap), 0, #free rows)`` (a sum and its correction,
-    as the CPU's compensated lanes)."""
-    terms = blocks.empty((2, blocks.n))
-    blocks.kernels.eu_residual[blocks.grid](z, _caps_of(blocks, caps), float(cap),
-                                           float(tau), terms, blocks.reduce.ext)
-    got = blocks.reduce.settle(terms, 2, (0, 1))
-    return (), np.array([[got.sums[0], 0.0, got.sums[1]]])
-
-
-def _eu_weights_stage(blocks: DeviceBlocks, z: Any, caps: Any, *, cap: float,
-                      tau: float) -> tuple[tuple, None]:
-    """``w = clip(z − τ, 0, cap)``."""
-    w = blocks.empty()
-    blocks.kernels.eu_weights[blocks.grid](z, _caps_of(blocks, caps), float(cap),
-                                          float(tau), w)
-    return (w,), None
-
-
-# -- the KL projection onto a capped simplex: row_projections' passes -------------------
-def _log_cap(cap: float) -> float:
-    """The one cap's log, as the CPU takes it (``np.log`` of the float64)."""
-    with np.errstate(divide="ignore"):
-        return float(np.log(np.float64(cap)))
-
-
-def _kl_pass(blocks: DeviceBlocks, lz: Any, caps: Any, *, cap: float, first: bool,
-             a: float, b: float, piv: np.ndarray, stride: int, thr: int, gathering: bool,
-             limit: int) -> tuple[tuple, Any]:
-    """A selection pass of the KL projection
-    (:func:`oracleboost.optim.row_projections._kl_pass`), as one lane (see
-    :func:`_eu_pass`): the breakpoints are the capped rows' ``r = log cap − log z``."""
-    from oracleboost.optim import row_projections as rp
-
-    caps_d, cap = _caps_of(blocks, caps), float(cap)
-    log_cap = _log_cap(cap)
-    stats = _kl_first(blocks, lz, caps) if first else None
-    if gathering:
-        cands, fixed = _kl_candidates(blocks, lz, caps_d, cap, log_cap, a, b, limit)
-        return (), rp._Pass(stats, np.zeros((1, 0)), fixed, np.zeros(1, dtype=np.int64),
-                            np.empty(0, dtype=np.uint64), np.empty(0), cands)
-    P = int(piv.size)
-    values, counts = np.zeros((1, P)), np.zeros(P + 1, dtype=np.int64)
-    if P:
-        values, counts = _kl_values(blocks, lz, caps_d, cap, log_cap, a, b, piv)
-    keys, sample = np.empty(0, dtype=np.uint64), np.empty(0)
-    if stride > 0:
-        keys, sample = _appended_sample(blocks, blocks.kernels.kl_sample, thr,
-                                        (lz, caps_d, cap, log_cap, float(a), float(b),
-                                         int(stride)))
-    return (), rp._Pass(stats, values, None, counts, keys, sample, ())
-
-
-def _kl_first(blocks: DeviceBlocks, lz: Any, caps: Any) -> np.ndarray:
-    """:func:`oracleboost.optim.row_projections._kl_stats` of the lane: the logs'
-    checks (:func:`_kl_top`) and the caps' (none: their entries empty)."""
-    stats = _kl_top(blocks, lz)[1]
-    if caps is not None:
-        terms = blocks.empty((5, blocks.n))
-        blocks.kernels.kl_cap_stats[blocks.grid](lz, caps, terms, blocks.reduce.ext)
-        got = blocks.reduce.settle(terms, 7, (0, 1, 2, 3, 4))
-        stats[0, 4:13] = (got.low[5], max(got.high[6], 0.0), got.sums[0], 0.0, got.sums[1],
-                          got.sums[2], 0.0, got.sums[3], got.sums[4])
-    return stats
-
-
-def _kl_candidates(blocks: DeviceBlocks, lz: Any, caps_d: Any, cap: float, log_cap: float,
-                   a: float, b: float, limit: int) -> tuple[tuple, np.ndarray]:
-    """The capped rows with ``r`` inside ``(a, b)`` as ``(r, log z, cap)`` in row order,
-    and the fixed rows' ``(Σ cap on C, 0, μ = max log z free, Σ exp(log z − μ) free)``."""
-    cuda = blocks.cuda
-    idx = cuda.device_array(max(1, min(blocks.n, limit) + 1), dtype=np.int64)
-    count = upload(np.zeros(1, dtype=np.int64))
-    fixed = blocks.empty((2, blocks.n))
-    blocks.kernels.kl_gather[blocks.grid](lz, caps_d, cap, log_cap, float(a), float(b), idx,
-                                         count, fixed, blocks.reduce.ext)
-    got = blocks.reduce.settle(fixed, 2, (0,))
-    mx = float(got.high[1])
-    s = 0.0
-    if mx > -math.inf:  # the free rows' exps, shifted by their largest log
-        e = blocks.empty()
-        blocks.kernels.shifted_exps[blocks.grid](fixed[1], mx, e)
-        s = float(blocks.reduce.sums(e)[0])
-    k = int(fetch(count)[0])
-    if k > idx.shape[0]:
-        raise RuntimeError(f"the projection's bracket holds {k} candidates, more than the "
-                           f"{idx.shape[0]} its pass was sized for")
-    rows = np.sort(fetch(idx)[:k])
-    cands = (np.empty(0), np.empty(0), np.empty(0))
-    if k:
-        out = [cuda.device_array(k, dtype=np.float64) for _ in range(3)]
-        blocks.kernels.kl_take[blocks.grid](lz, caps_d, cap, log_cap, upload(rows), *out)
-        cands = tuple(fetch(x) for x in out)
-    return cands, np.array([[got.sums[0], 0.0, mx, s]])
-
-
-def _kl_values(blocks: DeviceBlocks, lz: Any, caps_d: Any, cap: float, log_cap: float,
-               a: float, b: float, piv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``h`` at the pivots, ``Σ_i min(cap_i, exp(p_j + log z_i))``, from the buckets'
-    exact sums by :func:`oracleboost.optim.row_projections._kl_refine`'s recurrence, and
-    the counts between pivots."""
-    from oracleboost.rows.fixed_point import fixed_point_exponent, from_fixed
-
-    P = int(piv.size)
-    # every term (a cap, or an exp below its cap) is at most the largest finite cap
-    if caps_d.shape[0]:
-        finite = blocks.empty()
-        blocks.kernels.finite_part[blocks.grid](caps_d, finite)
-        top_cap = float(blocks.reduce.maxima(finite)[0])
-    else:
-        top_cap = cap
-    e = int(fixed_point_exponent(top_cap, blocks.n))
-    acc = upload(np.zeros((2, P + 1), dtype=np.int64))
-    counts = upload(np.zeros(P + 1, dtype=np.int64))
-    blocks.kernels.kl_refine[blocks.grid](lz, caps_d, cap, log_cap, float(a), float(b),
-                                         upload(np.ascontiguousarray(piv, dtype=np.float64)),
-                                         P, e, acc, counts)
-    sums = fetch(acc)
-    Cc, E = from_fixed(sums[0], e), from_fixed(sums[1], e)
-    mu, u = -math.inf, 0.0
-    if caps_d.shape[0]:  # the uncapped rows: exp(p + μ) Σ exp(log z − μ)
-        logs = blocks.empty()
-        blocks.kernels.uncapped_logs[blocks.grid](lz, caps_d, logs)
-        mu = float(blocks.reduce.maxima(logs)[0])
-        if mu > -math.inf:
-            ex = blocks.empty()
-            blocks.kernels.shifted_exps[blocks.grid](logs, mu, ex)
-            u = float(blocks.reduce.sums(ex)[0])
-    values = np.zeros((1, P))
-    D = np.zeros(P)
-    d = E[P]
-    D[P - 1] = d
-    for j in range(P - 2, -1, -1):
-        d = E[j + 1] + math.exp(piv[j] - piv[j + 1]) * d
-        D[j] = d
-    cp = 0.0
-    for j in range(P):
-        cp += Cc[j]
-        v = cp + D[j]
-        if u > 0.0:
-            v += math.exp(piv[j] + mu) * u
-        values[0, j] = v
-    return values, fetch(counts)
-
-
-def _kl_weights(blocks: DeviceBlocks, lz: Any, caps: Any, *, cap: float, left: float,
-                log_c_rel: float, top: float) -> tuple[tuple, np.ndarray]:
-    """``w`` on the capped set at its caps, ``min(cap, exp(log_c_rel + (log z −
-    top)))`` elsewhere, and the stat ``(Σ w, 0, Σ w over r > left)``."""
-    w, terms = blocks.empty(), blocks.empty((2, blocks.n))
-    blocks.kernels.kl_weights[blocks.grid](lz, _caps_of(blocks, caps), float(cap),
-                                          _log_cap(float(cap)), float(left),
-                                          float(log_c_rel), float(top), w, terms,
-                                          blocks.reduce.ext)
-    got = blocks.reduce.settle(terms, 2, (0, 1))
-    return (w,), np.array([[got.sums[0], 0.0, got.sums[1]]])
-
-
-def _support_caps(blocks: DeviceBlocks, lz: Any, caps: Any, *, cap: float
-                  ) -> tuple[tuple, None]:
-    """``w = cap`` where ``log z > −inf``, else 0 (the tight KL projection)."""
-    w = blocks.empty()
-    blocks.kernels.support_caps[blocks.grid](lz, _caps_of(blocks, caps), float(cap), w)
-    return (w,), None
-
-
-def _group_caps(blocks: DeviceBlocks, group: Any, *, cap: float) -> tuple[tuple, None]:
-    """``cap`` on the rows of ``group``, ``inf`` on the others."""
-    out = blocks.empty()
-    blocks.kernels.group_caps[blocks.grid](group, float(cap), out)
-    return (out,), None
-
-
-def _above(blocks: DeviceBlocks, w: Any, cap: Any) -> tuple[tuple, bool]:
-    """Whether some ``w_i`` exceeds its cap."""
-    flags = blocks.empty()
-    blocks.kernels.above[blocks.grid](w, cap, flags)
-    return (), bool(blocks.reduce.maxima(flags)[0] > 0.0)
 
 
 # -- the functional regressor's squared loss: row_passes ---------------------------------
@@ -862,18 +514,6 @@ TWINS: dict[str, Callable[..., tuple]] = {
     f"{_MIRROR}._query": _query,
     f"{_MIRROR}._entropy_step": _entropy_step,
     f"{_MIRROR}._mirror_step": _mirror_step,
-    f"{_PROJECTIONS}._kl_top": _kl_top,
-    f"{_PROJECTIONS}._kl_exps": _kl_exps,
-    f"{_PROJECTIONS}._divide": _divide,
-    f"{_PROJECTIONS}._eu_pass": _eu_pass,
-    f"{_PROJECTIONS}._eu_residual_stage": _eu_residual_stage,
-    f"{_PROJECTIONS}._eu_weights_stage": _eu_weights_stage,
-    f"{_PROJECTIONS}._copy": _copy,
-    f"{_PROJECTIONS}._kl_pass": _kl_pass,
-    f"{_PROJECTIONS}._kl_weights": _kl_weights,
-    f"{_PROJECTIONS}._support_caps": _support_caps,
-    f"{_MIRROR}._group_caps": _group_caps,
-    f"{_MIRROR}._above": _above,
     f"{_ROW_PASSES}._descent": _descent,
     f"{_ROW_PASSES}._ldexp": _ldexp,
     f"{_ROW_PASSES}._peak_inners": _peak_inners,
@@ -885,6 +525,7 @@ TWINS: dict[str, Callable[..., tuple]] = {
     f"{_ROW_PASSES}._combined": _combined,
     f"{_ROW_PASSES}._weighted_residual": _weighted_residual,
     f"{_ROW_PASSES}._scaled": _scaled,
+    **PROJECTION_TWINS,
 }
 
 #: Stages without a twin, by :func:`stage_name`: which option of a booster runs them.
