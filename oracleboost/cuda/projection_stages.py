@@ -16,11 +16,14 @@ rounding of the sums, and the weights with it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from oracleboost.cuda.device import fetch, upload
+from oracleboost.optim import row_projections as rp
+from oracleboost.rows.fixed_point import fixed_point_exponent, from_fixed
 
 if TYPE_CHECKING:
     from oracleboost.cuda.blocks import DeviceBlocks
@@ -74,32 +77,49 @@ def _caps_of(blocks: DeviceBlocks, caps: Any) -> Any:
 
 def _eu_pass(blocks: DeviceBlocks, z: Any, caps: Any, *, cap: float, first: bool,
              a: float, b: float, piv: np.ndarray, stride: int, thr: int, gathering: bool,
-             limit: int) -> tuple[tuple, Any]:
+             limit: int) -> tuple[tuple, rp._Pass]:
     """A selection pass of the Euclidean projection
     (:func:`oracleboost.optim.row_projections._eu_pass`), as one lane: the first pass's
-    checks; then the candidates and the fixed rows' sums (``gathering``), or the values
-    at the pivots, the counts between them and the sample.  The sums are fixed-point,
-    the counts exact, the candidates in row order; the sample is the device's own (every
-    ``stride``-th row, thinned by a hash of the position), which only guides the
-    pivots: the selection's answer does not depend on it."""
-    from oracleboost.optim import row_projections as rp
+    checks; then the candidates ``(z, cap)`` and the fixed rows' sums (``gathering``),
+    or the values at the pivots, the counts between them and the sample."""
+    caps_d, cap = _caps_of(blocks, caps), float(cap)
+    return _device_pass(
+        stats=lambda: _eu_first(blocks, z, caps_d), first=first, gathering=gathering,
+        candidates=lambda: _eu_candidates(blocks, z, caps, caps_d, cap, a, b, limit),
+        values=lambda: _eu_values(blocks, z, caps_d, cap, a, b, piv),
+        sample=lambda: _appended_sample(blocks, blocks.kernels.eu_sample, thr,
+                                        (z, caps_d, cap, float(a), float(b), int(stride))),
+        P=int(piv.size), stride=stride)
 
-    caps_d = _caps_of(blocks, caps)
-    cap = float(cap)
-    stats = _eu_first(blocks, z, caps_d) if first else None
+
+def _device_pass(*, stats: Callable, first: bool, gathering: bool, candidates: Callable,
+                 values: Callable, sample: Callable, P: int, stride: int
+                 ) -> tuple[tuple, rp._Pass]:
+    """One selection pass's :class:`~oracleboost.optim.row_projections._Pass`, one
+    lane: ``stats()`` on the first pass; then ``candidates()`` (gathering), or
+    ``values()`` at ``P`` pivots (if any) and ``sample()`` (``stride > 0``)."""
+    st = stats() if first else None
     if gathering:
-        cands, fixed = _eu_candidates(blocks, z, caps, caps_d, cap, a, b, limit)
-        return (), rp._Pass(stats, np.zeros((1, 0)), fixed, np.zeros(1, dtype=np.int64),
+        cands, fixed = candidates()
+        return (), rp._Pass(st, np.zeros((1, 0)), fixed, np.zeros(1, dtype=np.int64),
                             np.empty(0, dtype=np.uint64), np.empty(0), cands)
-    P = int(piv.size)
-    values, counts = np.zeros((1, P)), np.zeros(P + 1, dtype=np.int64)
-    if P:
-        values, counts = _eu_values(blocks, z, caps_d, cap, a, b, piv)
-    keys, sample = np.empty(0, dtype=np.uint64), np.empty(0)
-    if stride > 0:
-        keys, sample = _appended_sample(blocks, blocks.kernels.eu_sample, thr,
-                                        (z, caps_d, cap, float(a), float(b), int(stride)))
-    return (), rp._Pass(stats, values, None, counts, keys, sample, ())
+    vals, counts = values() if P else (np.zeros((1, 0)), np.zeros(1, dtype=np.int64))
+    keys, smp = sample() if stride > 0 else (np.empty(0, dtype=np.uint64), np.empty(0))
+    return (), rp._Pass(st, vals, None, counts, keys, smp, ())
+
+
+def _gathered_rows(blocks: DeviceBlocks, limit: int, run: Callable[[Any, Any], None]
+                   ) -> np.ndarray:
+    """The rows a gathering kernel appends (``run(idx, count)``: at most ``limit``, in
+    any order), sorted: the candidates in row order."""
+    idx = blocks.cuda.device_array(max(1, min(blocks.n, limit) + 1), dtype=np.int64)
+    count = upload(np.zeros(1, dtype=np.int64))
+    run(idx, count)
+    k = int(fetch(count)[0])
+    if k > idx.shape[0]:
+        raise RuntimeError(f"the projection's bracket holds {k} candidates, more than the "
+                           f"{idx.shape[0]} its pass was sized for")
+    return np.sort(fetch(idx)[:k])
 
 
 def _eu_first(blocks: DeviceBlocks, z: Any, caps_d: Any) -> np.ndarray:
@@ -116,28 +136,24 @@ def _eu_candidates(blocks: DeviceBlocks, z: Any, caps: Any, caps_d: Any, cap: fl
                    a: float, b: float, limit: int) -> tuple[tuple, np.ndarray]:
     """The rows with a breakpoint inside ``(a, b)`` as ``(z, cap)`` in row order, and
     the fixed rows' ``(Σ (z − b) free, #free, Σ cap capped)``."""
-    cuda = blocks.cuda
-    idx = cuda.device_array(max(1, min(blocks.n, limit) + 1), dtype=np.int64)
-    count = upload(np.zeros(1, dtype=np.int64))
     fixed = blocks.empty((3, blocks.n))
-    blocks.kernels.eu_gather[blocks.grid](z, caps_d, cap, float(a), float(b), idx, count,
-                                         fixed, blocks.reduce.ext)
+
+    def run(idx: Any, count: Any) -> None:
+        blocks.kernels.eu_gather[blocks.grid](z, caps_d, cap, float(a), float(b), idx,
+                                             count, fixed, blocks.reduce.ext)
+
+    rows = _gathered_rows(blocks, limit, run)
     got = blocks.reduce.settle(fixed, 3, (0, 1, 2))
-    k = int(fetch(count)[0])
-    if k > idx.shape[0]:
-        raise RuntimeError(f"the projection's bracket holds {k} candidates, more than the "
-                           f"{idx.shape[0]} its pass was sized for")
-    rows = np.sort(fetch(idx)[:k])
     zc, cc = np.empty(0), np.empty(0)
-    if k:
+    if rows.size:
         rows_d = upload(rows)
-        zc_d = cuda.device_array(k, dtype=np.float64)
+        zc_d = blocks.cuda.device_array(rows.size, dtype=np.float64)
         blocks.kernels.take[blocks.grid](z, rows_d, zc_d)
         zc = fetch(zc_d)
         if caps is None:
-            cc = np.full(k, cap)
+            cc = np.full(rows.size, cap)
         else:
-            cc_d = cuda.device_array(k, dtype=np.float64)
+            cc_d = blocks.cuda.device_array(rows.size, dtype=np.float64)
             blocks.kernels.take[blocks.grid](caps_d, rows_d, cc_d)
             cc = fetch(cc_d)
     return (zc, cc), np.array([[got.sums[0], got.sums[1], got.sums[2]]])
@@ -148,8 +164,6 @@ def _eu_values(blocks: DeviceBlocks, z: Any, caps_d: Any, cap: float, a: float, 
     """``g`` at the pivots, ``Σ_i clip(z_i − p_j, 0, cap_i)``, from the buckets' exact
     sums by :func:`oracleboost.optim.row_projections._eu_refine`'s recurrence (the
     largest pivot down, non-negative terms), and the counts between pivots."""
-    from oracleboost.rows.fixed_point import fixed_point_exponent, from_fixed
-
     P = int(piv.size)
     # every bucket's term x − p_{k−1} is in [0, max z − p_0]: the sums' one scale
     top = float(blocks.reduce.maxima(z)[0])
@@ -163,15 +177,7 @@ def _eu_values(blocks: DeviceBlocks, z: Any, caps_d: Any, cap: float, a: float, 
     AZ, AL = from_fixed(sums[0], int(e)), from_fixed(sums[2], int(e))
     NZ, NL = sums[1].astype(np.float64), sums[3].astype(np.float64)
     values = np.zeros((1, P))
-    zp, nz, lp, nl = AZ[P], NZ[P], AL[P], NL[P]
-    values[0, P - 1] = zp - lp
-    for j in range(P - 2, -1, -1):
-        d = piv[j + 1] - piv[j]
-        zp = zp + nz * d + AZ[j + 1]
-        nz += NZ[j + 1]
-        lp = lp + nl * d + AL[j + 1]
-        nl += NL[j + 1]
-        values[0, j] = zp - lp
+    rp.eu_pivot_values(AZ, NZ, AL, NL, np.asarray(piv, dtype=np.float64), P, values[0])
     return values, fetch(counts)
 
 
@@ -184,8 +190,6 @@ def _appended_sample(blocks: DeviceBlocks, kernel: Any, thr: int,
     """A pass's sample by ``kernel(*head, thr', count, keys, vals)``: counted, then
     appended, then its ``KEEP`` smallest keys (the same set in any order of the
     threads)."""
-    from oracleboost.optim import row_projections as rp
-
     limit = _KEY_PRIME if thr >= rp._ALL else int(thr / 2.0**64 * _KEY_PRIME)
     count = upload(np.zeros(1, dtype=np.int64))
     run = kernel[blocks.grid]
@@ -228,29 +232,21 @@ def _log_cap(cap: float) -> float:
 
 def _kl_pass(blocks: DeviceBlocks, lz: Any, caps: Any, *, cap: float, first: bool,
              a: float, b: float, piv: np.ndarray, stride: int, thr: int, gathering: bool,
-             limit: int) -> tuple[tuple, Any]:
+             limit: int) -> tuple[tuple, rp._Pass]:
     """A selection pass of the KL projection
-    (:func:`oracleboost.optim.row_projections._kl_pass`), as one lane (see
-    :func:`_eu_pass`): the breakpoints are the capped rows' ``r = log cap − log z``."""
-    from oracleboost.optim import row_projections as rp
-
+    (:func:`oracleboost.optim.row_projections._kl_pass`), as one lane (as
+    :func:`_eu_pass`): the breakpoints are the capped rows' ``r = log cap − log z``, the
+    candidates ``(r, log z, cap)``."""
     caps_d, cap = _caps_of(blocks, caps), float(cap)
     log_cap = _log_cap(cap)
-    stats = _kl_first(blocks, lz, caps) if first else None
-    if gathering:
-        cands, fixed = _kl_candidates(blocks, lz, caps_d, cap, log_cap, a, b, limit)
-        return (), rp._Pass(stats, np.zeros((1, 0)), fixed, np.zeros(1, dtype=np.int64),
-                            np.empty(0, dtype=np.uint64), np.empty(0), cands)
-    P = int(piv.size)
-    values, counts = np.zeros((1, P)), np.zeros(P + 1, dtype=np.int64)
-    if P:
-        values, counts = _kl_values(blocks, lz, caps_d, cap, log_cap, a, b, piv)
-    keys, sample = np.empty(0, dtype=np.uint64), np.empty(0)
-    if stride > 0:
-        keys, sample = _appended_sample(blocks, blocks.kernels.kl_sample, thr,
+    return _device_pass(
+        stats=lambda: _kl_first(blocks, lz, caps), first=first, gathering=gathering,
+        candidates=lambda: _kl_candidates(blocks, lz, caps_d, cap, log_cap, a, b, limit),
+        values=lambda: _kl_values(blocks, lz, caps_d, cap, log_cap, a, b, piv),
+        sample=lambda: _appended_sample(blocks, blocks.kernels.kl_sample, thr,
                                         (lz, caps_d, cap, log_cap, float(a), float(b),
-                                         int(stride)))
-    return (), rp._Pass(stats, values, None, counts, keys, sample, ())
+                                         int(stride))),
+        P=int(piv.size), stride=stride)
 
 
 def _kl_first(blocks: DeviceBlocks, lz: Any, caps: Any) -> np.ndarray:
@@ -270,27 +266,22 @@ def _kl_candidates(blocks: DeviceBlocks, lz: Any, caps_d: Any, cap: float, log_c
                    a: float, b: float, limit: int) -> tuple[tuple, np.ndarray]:
     """The capped rows with ``r`` inside ``(a, b)`` as ``(r, log z, cap)`` in row order,
     and the fixed rows' ``(Σ cap on C, 0, μ = max log z free, Σ exp(log z − μ) free)``."""
-    cuda = blocks.cuda
-    idx = cuda.device_array(max(1, min(blocks.n, limit) + 1), dtype=np.int64)
-    count = upload(np.zeros(1, dtype=np.int64))
     fixed = blocks.empty((2, blocks.n))
-    blocks.kernels.kl_gather[blocks.grid](lz, caps_d, cap, log_cap, float(a), float(b), idx,
-                                         count, fixed, blocks.reduce.ext)
+
+    def run(idx: Any, count: Any) -> None:
+        blocks.kernels.kl_gather[blocks.grid](lz, caps_d, cap, log_cap, float(a), float(b),
+                                             idx, count, fixed, blocks.reduce.ext)
+
+    rows = _gathered_rows(blocks, limit, run)
     got = blocks.reduce.settle(fixed, 2, (0,))
-    mx = float(got.high[1])
-    s = 0.0
+    mx, s = float(got.high[1]), 0.0
     if mx > -math.inf:  # the free rows' exps, shifted by their largest log
         e = blocks.empty()
         blocks.kernels.shifted_exps[blocks.grid](fixed[1], mx, e)
         s = float(blocks.reduce.sums(e)[0])
-    k = int(fetch(count)[0])
-    if k > idx.shape[0]:
-        raise RuntimeError(f"the projection's bracket holds {k} candidates, more than the "
-                           f"{idx.shape[0]} its pass was sized for")
-    rows = np.sort(fetch(idx)[:k])
     cands = (np.empty(0), np.empty(0), np.empty(0))
-    if k:
-        out = [cuda.device_array(k, dtype=np.float64) for _ in range(3)]
+    if rows.size:
+        out = [blocks.cuda.device_array(rows.size, dtype=np.float64) for _ in range(3)]
         blocks.kernels.kl_take[blocks.grid](lz, caps_d, cap, log_cap, upload(rows), *out)
         cands = tuple(fetch(x) for x in out)
     return cands, np.array([[got.sums[0], 0.0, mx, s]])
@@ -301,8 +292,6 @@ def _kl_values(blocks: DeviceBlocks, lz: Any, caps_d: Any, cap: float, log_cap: 
     """``h`` at the pivots, ``Σ_i min(cap_i, exp(p_j + log z_i))``, from the buckets'
     exact sums by :func:`oracleboost.optim.row_projections._kl_refine`'s recurrence, and
     the counts between pivots."""
-    from oracleboost.rows.fixed_point import fixed_point_exponent, from_fixed
-
     P = int(piv.size)
     # every term (a cap, or an exp below its cap) is at most the largest finite cap
     if caps_d.shape[0]:
@@ -329,19 +318,8 @@ def _kl_values(blocks: DeviceBlocks, lz: Any, caps_d: Any, cap: float, log_cap: 
             blocks.kernels.shifted_exps[blocks.grid](logs, mu, ex)
             u = float(blocks.reduce.sums(ex)[0])
     values = np.zeros((1, P))
-    D = np.zeros(P)
-    d = E[P]
-    D[P - 1] = d
-    for j in range(P - 2, -1, -1):
-        d = E[j + 1] + math.exp(piv[j] - piv[j + 1]) * d
-        D[j] = d
-    cp = 0.0
-    for j in range(P):
-        cp += Cc[j]
-        v = cp + D[j]
-        if u > 0.0:
-            v += math.exp(piv[j] + mu) * u
-        values[0, j] = v
+    rp.kl_pivot_values(Cc, E, np.zeros(P), np.asarray(piv, dtype=np.float64), P, mu, u,
+                       values[0])
     return values, fetch(counts)
 
 

@@ -224,6 +224,43 @@ def _eu_stats(z, caps, lo, hi, lane, out):  # pragma: no cover - compiled
 
 
 @nb.jit(**_JIT)
+def eu_pivot_values(AZ, NZ, AL, NL, piv, P, out):  # pragma: no cover - compiled
+    """``g`` at the ``P`` pivots into ``out[0:P]`` from the buckets' sums (``AZ[k] = Σ
+    (z − p_{k−1})`` and ``NZ[k]`` the count over the ``z`` breakpoints of bucket ``k``;
+    ``AL``, ``NL`` over the ``z − cap`` ones): the top pivot down, adding non-negative
+    terms (:func:`_eu_refine`; on the GPU, from the buckets' fixed-point sums)."""
+    zp, nz, lp, nl = AZ[P], NZ[P], AL[P], NL[P]
+    out[P - 1] = zp - lp
+    for j in range(P - 2, -1, -1):
+        d = piv[j + 1] - piv[j]
+        zp = zp + nz * d + AZ[j + 1]
+        nz += NZ[j + 1]
+        lp = lp + nl * d + AL[j + 1]
+        nl += NL[j + 1]
+        out[j] = zp - lp
+
+
+@nb.jit(**_JIT)
+def kl_pivot_values(Cc, E, D, piv, P, mu, u, out):  # pragma: no cover - compiled
+    """``h`` at the ``P`` pivots into ``out[0:P]`` from the buckets' sums (``Cc[k]`` the
+    caps, ``E[k] = Σ exp(p_{k−1} + log z)`` of bucket ``k``) and the uncapped rows'
+    ``exp(p + μ) u`` (``D`` scratch of ``P`` entries; :func:`_kl_refine`; on the GPU,
+    from the buckets' fixed-point sums)."""
+    d = E[P]
+    D[P - 1] = d
+    for j in range(P - 2, -1, -1):
+        d = E[j + 1] + math.exp(piv[j] - piv[j + 1]) * d
+        D[j] = d
+    cp = 0.0
+    for j in range(P):
+        cp += Cc[j]
+        v = cp + D[j]
+        if u > 0.0:
+            v += math.exp(piv[j] + mu) * u
+        out[j] = v
+
+
+@nb.jit(**_JIT)
 def _eu_refine(z, caps, cap, lo, hi, lane, a, b, P, piv, ref, counts, out, stride,
                keys, vals, st, tk, tv, keep, fb, ub):  # pragma: no cover - compiled
     """Refinement and sampling pass of the Euclidean projection on ``lo:hi``.
@@ -262,15 +299,7 @@ def _eu_refine(z, caps, cap, lo, hi, lane, a, b, P, piv, ref, counts, out, strid
                     AL[k] += y - ref[k]
                     NL[k] += 1.0
                     counts[k] += (a < y) & (y < b) & (piv[min(k, 127)] != y)
-            zp, nz, lp, nl = AZ[P], NZ[P], AL[P], NL[P]
-            out[q, P - 1] = zp - lp
-            for j in range(P - 2, -1, -1):
-                d = piv[j + 1] - piv[j]
-                zp = zp + nz * d + AZ[j + 1]
-                nz += NZ[j + 1]
-                lp = lp + nl * d + AL[j + 1]
-                nl += NL[j + 1]
-                out[q, j] = zp - lp
+            eu_pivot_values(AZ, NZ, AL, NL, piv, P, out[q])
         if stride > 0:
             for i in range(start, stop, stride):
                 c = caps[i] if has else cap
@@ -470,18 +499,7 @@ def _kl_refine(lz, r, caps, cap, lo, hi, lane, a, b, P, piv, ref, counts, out, s
                     c = caps[i] if has else cap
                     if c == np.inf and lz[i] > -np.inf:
                         u += math.exp(lz[i] - mu)
-            d = E[P]
-            D[P - 1] = d
-            for j in range(P - 2, -1, -1):
-                d = E[j + 1] + math.exp(piv[j] - piv[j + 1]) * d
-                D[j] = d
-            cp = 0.0
-            for j in range(P):
-                cp += Cc[j]
-                v = cp + D[j]
-                if u > 0.0:
-                    v += math.exp(piv[j] + mu) * u
-                out[q, j] = v
+            kl_pivot_values(Cc, E, D, piv, P, mu, u, out[q])
         q += 1
 
 
