@@ -3,7 +3,10 @@
 
 A fit runs here when its X is on the GPU (an array with ``__cuda_array_interface__``: a
 CuPy or numba device array) or when its oracle asks for it (``StumpOracle(device=
-"cuda")`` with X in memory).  The fit's data are checked in memory as every fit's are
+"cuda")`` with X in memory).  The oracles that answer here are ``StumpOracle``
+(:class:`~oracleboost.cuda.stumps.DeviceStumps`) and the columns of ``LinearOracle``
+and ``MatrixOracle`` (:class:`~oracleboost.cuda.columns.DeviceColumns`).  The fit's
+data are checked in memory as every fit's are
 (:class:`~oracleboost.engine.fit_data.MemoryBackend`: the same labels, weights and rows
 of weight 0 dropped), X binned there by the CPU oracle (the same thresholds and codes),
 then uploaded once: the codes, the labels and the weights.  From there the booster's
@@ -28,10 +31,12 @@ import scipy.sparse as sp
 from sklearn.base import clone
 
 from oracleboost.cuda.blocks import DeviceBlocks
+from oracleboost.cuda.columns import DeviceColumns
 from oracleboost.cuda.device import cuda_module, upload
 from oracleboost.cuda.stumps import DeviceStumps, Launch
 from oracleboost.engine.backends import Backend, equal_weights, is_device_array
 from oracleboost.engine.fit_data import MEMORY
+from oracleboost.oracles.matrix import LinearOracle, MatrixOracle
 from oracleboost.oracles.stumps import StumpOracle
 from oracleboost.rows.partitioned import NotDistributedError
 
@@ -185,11 +190,14 @@ class CudaBackend(Backend):
     def bind(self, oracle: Any, rows: DeviceRows, **keywords: Any) -> DeviceStumps:
         if keywords.get("categorical_features"):
             self.refuse("categories", "categorical_features")
+        if type(oracle) in (LinearOracle, MatrixOracle):
+            return oracle._bind_partitioned(rows, self)  # (its bind_columns)
         if not isinstance(oracle, StumpOracle):
             raise NotDistributedError(
-                f"oracle={type(oracle).__name__} does not answer on the GPU: only "
-                "StumpOracle's ±1 stumps do (StumpOracle(device='cuda')); fit on the CPU "
-                "for other oracles")
+                f"oracle={type(oracle).__name__} does not answer on the GPU: StumpOracle's "
+                "stumps (StumpOracle(device='cuda')), and LinearOracle's and "
+                "MatrixOracle's columns with X on the device, do; fit on the CPU for other "
+                "oracles")
         return self.bind_stumps(oracle, rows)
 
     def bind_stumps(self, oracle: StumpOracle, rows: DeviceRows) -> DeviceStumps:
@@ -197,6 +205,12 @@ class CudaBackend(Backend):
         device's stumps are the CPU's candidates."""
         cpu = clone(oracle).set_params(device="cpu")
         return DeviceStumps(cpu.bind(rows.X), launch=self.launch)
+
+    def bind_columns(self, oracle: Any, rows: DeviceRows, make: Callable) -> DeviceColumns:
+        """The class's matrix of ``rows.X`` (made and checked on the CPU), uploaded: its
+        products on the device (:class:`~oracleboost.cuda.columns.DeviceColumns`)."""
+        A, make = oracle._matrix_of(rows.X)
+        return DeviceColumns(oracle, A, make, rows.blocks)
 
     # -- predictions ----------------------------------------------------------------------
     def predict(self, estimator: Any, method: Callable, X: Any, *,

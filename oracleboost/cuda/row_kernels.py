@@ -1371,6 +1371,140 @@ def row_kernels() -> SimpleNamespace:
         for i in range(start, lz.shape[0], stride):
             w[i] = cap_of(caps, cap, i) if lz[i] > -math.inf else 0.0
 
+    # -- a finite class's columns (LinearOracle, MatrixOracle) and the margin booster ----
+    @cuda.jit
+    def column_sums(A, r, k, j0, e, out):  # pragma: no cover - device code
+        """``out[j] += Σ_i round((A[i, j] · (r_i · 2^-k)) · 2^e[j])`` for the columns
+        ``j0 … j0 + 127`` (fixed point at each column's scale; a block adds its rows in
+        shared memory, then once into ``out``: integers, any order)."""
+        sacc = cuda.shared.array(128, types.int64)
+        tid = cuda.threadIdx.x
+        J = A.shape[1]
+        width = min(128, J - j0)
+        for t in range(tid, 128, cuda.blockDim.x):
+            sacc[t] = 0
+        cuda.syncthreads()
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, A.shape[0], stride):
+            ri = math.ldexp(r[i], -k)
+            for c in range(width):
+                j = j0 + c
+                cuda.atomic.add(sacc, c, rint(math.ldexp(A[i, j] * ri, int(e[j]))))
+        cuda.syncthreads()
+        for t in range(tid, width, cuda.blockDim.x):
+            if sacc[t] != 0:
+                cuda.atomic.add(out, j0 + t, sacc[t])
+
+    @cuda.jit
+    def rows_times(A, w, out):  # pragma: no cover - device code
+        """``out[i] = Σ_j A[i, j] w[j]``, each row's sum over the columns in order
+        (:func:`oracleboost.oracles._column_products.times`: the CPU's bits)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, A.shape[0], stride):
+            acc = 0.0
+            for j in range(A.shape[1]):
+                acc += A[i, j] * w[j]
+            out[i] = acc
+
+    @cuda.jit
+    def row_norms(A, extra, peak, out):  # pragma: no cover - device code
+        """``out[i] = √(Σ_j (A[i, j] / peak)² + extra / peak / peak)`` (``peak = 1``: the
+        plain norms), each row's squares added in column order."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        scaled_ = peak != 1.0
+        for i in range(start, A.shape[0], stride):
+            acc = 0.0
+            for j in range(A.shape[1]):
+                x = A[i, j] / peak if scaled_ else A[i, j]
+                acc += x * x
+            out[i] = math.sqrt(acc + (extra / peak / peak if scaled_ else extra))
+
+    @cuda.jit
+    def column_times(A, j, scale, out):  # pragma: no cover - device code
+        """``out = scale · A[:, j]``."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, A.shape[0], stride):
+            out[i] = scale * A[i, j]
+
+    @cuda.jit
+    def margin_scores(S, y, has_b, b, scale, out):  # pragma: no cover - device code
+        """The binary scores ``Z w = −y (S + b) / scale`` (``has_b`` false: ``−y S /
+        scale``)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, S.shape[0], stride):
+            si = S[i] + b if has_b else S[i]
+            out[i] = (-float(y[i]) * si) / scale
+
+    @cuda.jit
+    def dual_terms(code, Zw, log_s, s, xi, lp, terms, ext):  # pragma: no cover
+        """``xi = Zw``, ``lp = ln φ(−xi) + ln s``, and the terms ``s [xi ≥ 0]``; the
+        extremes of ``lp`` folded into ``ext[0]``, of ``xi`` into ``ext[1]``, of the
+        terms into ``ext[2]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, Zw.shape[0], stride):
+            x = Zw[i]
+            xi[i] = x
+            v = log_phi(code, -x) + log_s[i]
+            lp[i] = v
+            bad = s[i] if x >= 0.0 else 0.0
+            terms[i] = bad
+            see(peak, lo, hi, 0, v)
+            see(peak, lo, hi, 1, x)
+            see(peak, lo, hi, 2, bad)
+        publish(ext, peak, lo, hi, 3, shared)
+
+    @cuda.jit
+    def first_at(x, value, out):  # pragma: no cover - device code
+        """``out[0] = min {i : x_i = value}`` (``out[0]`` starts at ``len(x)``)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, x.shape[0], stride):
+            if x[i] == value:
+                cuda.atomic.min(out, 0, i)
+
+    @cuda.jit
+    def momentum(Zw, Zg, Zz, beta, theta, g, w):  # pragma: no cover - device code
+        """Algorithm 2's scores updated by one row: ``g = β (Zg + Zz)`` (``Zg`` of length
+        0: ``β (0 + Zz)``), ``w = Zw − θ (g + Zz)``
+        (:func:`oracleboost.optim.margin_passes._momentum`)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        has_g = Zg.shape[0] > 0
+        for i in range(start, Zz.shape[0], stride):
+            z = Zz[i]
+            gi = beta * ((Zg[i] if has_g else 0.0) + z)
+            g[i] = gi
+            w[i] = Zw[i] - theta * (gi + z)
+
+    @cuda.jit
+    def negated_labels(q, y, r):  # pragma: no cover - device code
+        """The binary query ``r = −y q``."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, q.shape[0], stride):
+            r[i] = -float(y[i]) * q[i]
+
+    @cuda.jit
+    def dual_q(code, xi, y, log_s, log_dpsi, q, r, ext):  # pragma: no cover
+        """``q = exp(ln(−φ'(−xi)) + ln s − ln ℓ'(ψ))`` and the binary query ``r = −y q``;
+        the extremes of ``q`` folded into ``ext[0]``, of ``r`` into ``ext[1]``."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, xi.shape[0], stride):
+            qi = dexp((log_neg_dphi(code, -xi[i]) + log_s[i]) - log_dpsi)
+            q[i] = qi
+            ri = -float(y[i]) * qi
+            r[i] = ri
+            see(peak, lo, hi, 0, qi)
+            see(peak, lo, hi, 1, ri)
+        publish(ext, peak, lo, hi, 2, shared)
+
     @cuda.jit
     def stump_outputs(codes, feature, t, left, right, out):  # pragma: no cover
         """A stump's outputs on the training rows: ``right`` where ``codes[feature] >
@@ -1391,7 +1525,9 @@ def row_kernels() -> SimpleNamespace:
                mirror_step, log_flags, stump_scores, stump_round, non_finite, eu_stats,
                eu_gather, take, eu_refine, eu_sample, eu_residual, eu_weights, group_caps,
                above, kl_cap_stats, kl_gather, kl_take, shifted_exps, uncapped_logs,
-               finite_part, kl_refine, kl_sample, kl_weights, support_caps)
+               finite_part, kl_refine, kl_sample, kl_weights, support_caps, column_sums,
+               rows_times, row_norms, column_times, margin_scores, dual_terms, dual_q,
+               negated_labels, first_at, momentum)
     # the device functions too, for the other kernel factories (:mod:`.stump_kernels`)
     return SimpleNamespace(**{k.__name__: counted(k) for k in kernels}, rint=rint,
                            exponent=exponent, begin=begin, see=see, publish=publish)

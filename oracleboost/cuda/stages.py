@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from oracleboost.cuda.device import fetch, upload
 from oracleboost.cuda.projection_stages import PROJECTION_TWINS, _copy
 from oracleboost.cuda.row_kernels import ACTIVE_EUCLIDEAN, LOSS_CODES, MIRROR_UPDATES
 from oracleboost.losses import Exponential, Logistic, Loss, MarginLoss, Squared
@@ -38,6 +39,7 @@ __all__ = ["NEEDED_BY", "TWINS", "stage_name", "twin_of"]
 
 _ROW_PASSES = "oracleboost.optim.row_passes"
 _MIRROR = "oracleboost.boosters.mirror.passes"
+_MARGIN = "oracleboost.optim.margin_passes"
 
 
 def stage_name(stage: Callable) -> str:
@@ -490,6 +492,88 @@ def _squared_step(blocks: DeviceBlocks, f: Any, y: Any, h: Any, s: Any, inner_s:
     return (f_new, v), np.array([[got.sums[0], got.peak[3], got.sums[1], got.sums[2]]])
 
 
+# -- the margin booster's passes: optim.margin_passes (binary, batch) --------------------
+def _binary(form_or_multiclass: Any) -> None:
+    """Refuse the multiclass form (and the kernel form) by name."""
+    if form_or_multiclass not in (False, "binary"):
+        raise NotDistributedError(
+            "AcceleratedMarginClassifier's multiclass and kernel forms do not run on the "
+            "GPU (it runs two classes, with LinearOracle or MatrixOracle); fit on the CPU")
+
+
+def _margin_scores(blocks: DeviceBlocks, S: Any, y: Any, *, scale: float, multiclass: bool,
+                   intercept: Any) -> tuple[tuple, None]:
+    """The binary scores ``Z w = −y (S + b) / scale``."""
+    _binary(multiclass)
+    out = blocks.empty()
+    b = 0.0 if intercept is None else float(intercept)
+    blocks.kernels.margin_scores[blocks.grid](S, y, intercept is not None, b, float(scale),
+                                              out)
+    return (out,), None
+
+
+def _dual_terms(blocks: DeviceBlocks, Zw: Any, y: Any, log_s: Any, s: Any, *,
+                loss: MarginLoss, multiclass: bool) -> tuple[tuple, np.ndarray]:
+    """``xi = Zw``, ``lp = ln s + ln ℓ(xi)`` and the stat ``(max lp, max xi, Σ s [xi ≥
+    0])``."""
+    _binary(multiclass)
+    code = _code(loss)
+    rows = blocks.empty((3, blocks.n))  # lp, xi, the terms: one reduction
+    lp, xi = rows[0], rows[1]
+    blocks.kernels.dual_terms[blocks.grid](code, Zw, log_s, s, xi, lp, rows[2],
+                                           blocks.reduce.ext)
+    got = blocks.reduce.settle(rows, 3, (2,))
+    return (xi, lp), np.array([[got.high[0], got.high[1], got.sums[2]]])
+
+
+def _dual_sums(blocks: DeviceBlocks, lp: Any, *, top: float) -> tuple[tuple, np.ndarray]:
+    """The stat ``(Σ exp(lp − top),)``."""
+    e = blocks.empty()
+    blocks.kernels.exps[blocks.grid](lp, float(top), e)
+    return (), blocks.reduce.sums(e).reshape(1)
+
+
+def _dual_q(blocks: DeviceBlocks, xi: Any, y: Any, log_s: Any, *, loss: MarginLoss,
+            log_dpsi: float, form: str) -> tuple[tuple, np.ndarray]:
+    """``q = exp(ln s + ln ℓ'(xi) − ln ℓ'(ψ))``, the binary query ``r = −y q`` and the
+    stat ``(Σ q, Σ r)``."""
+    _binary(form)
+    both = blocks.empty((2, blocks.n))  # one reduction for both sums
+    q, r = both[0], both[1]
+    blocks.kernels.dual_q[blocks.grid](_code(loss), xi, y, log_s, float(log_dpsi), q, r,
+                                       blocks.reduce.ext)
+    got = blocks.reduce.settle(both, 2, (0, 1))
+    return (q, r), np.array([[got.sums[0], got.sums[1]]])
+
+
+def _margin_query(blocks: DeviceBlocks, q: Any, y: Any, *, form: str
+                  ) -> tuple[tuple, np.ndarray]:
+    """The binary query ``r = −y q`` and the stat ``(Σ r,)``."""
+    _binary(form)
+    r = blocks.empty()
+    blocks.kernels.negated_labels[blocks.grid](q, y, r)
+    return (r,), blocks.reduce.sums(r).reshape(1, 1)
+
+
+def _worst(blocks: DeviceBlocks, xi: Any) -> tuple[tuple, tuple[float, int]]:
+    """The largest entry of ``xi`` and its first index."""
+    _one_score(xi)
+    best = float(blocks.reduce.maxima(xi)[0])
+    first = upload(np.array([blocks.n], dtype=np.int64))
+    blocks.kernels.first_at[blocks.grid](xi, best, first)
+    return (), (best, int(fetch(first)[0]))
+
+
+def _momentum(blocks: DeviceBlocks, Zw: Any, Zg: Any, Zz: Any, *, beta: float,
+              theta: float) -> tuple[tuple, None]:
+    """``(Zg', Zw')``: ``Zg' = β (Zg + Zz)``, ``Zw' = Zw − θ (Zg' + Zz)``."""
+    _one_score(Zz)
+    g, w = blocks.empty(), blocks.empty()
+    blocks.kernels.momentum[blocks.grid](Zw, blocks.optional(Zg), Zz, float(beta),
+                                         float(theta), g, w)
+    return (g, w), None
+
+
 #: The stages that have a device twin, by :func:`stage_name`.
 TWINS: dict[str, Callable[..., tuple]] = {
     f"{_ROW_PASSES}._logits": _logits,
@@ -525,11 +609,22 @@ TWINS: dict[str, Callable[..., tuple]] = {
     f"{_ROW_PASSES}._combined": _combined,
     f"{_ROW_PASSES}._weighted_residual": _weighted_residual,
     f"{_ROW_PASSES}._scaled": _scaled,
+    f"{_MARGIN}._scores": _margin_scores,
+    f"{_MARGIN}._dual_terms": _dual_terms,
+    f"{_MARGIN}._dual_sums": _dual_sums,
+    f"{_MARGIN}._dual_q": _dual_q,
+    f"{_MARGIN}._query": _margin_query,
+    f"{_MARGIN}._worst": _worst,
+    f"{_MARGIN}._momentum": _momentum,
     **PROJECTION_TWINS,
 }
 
+_ROW_STEPS = ("AcceleratedMarginClassifier's method='stochastic' (Algorithm 2's row "
+              "drawn from the dual point: a running sum over the rows in order)")
+
 #: Stages without a twin, by :func:`stage_name`: which option of a booster runs them.
 NEEDED_BY: dict[str, str] = {
+    f"{_MARGIN}._find_in_lane": _ROW_STEPS,
     "oracleboost.rows.subsample._kept": "subsample below 1 (stochastic boosting's draws "
                                         "of rows)",
     "oracleboost.rows.quantile._range_stage": "loss='absolute', 'huber' or 'quantile' "
