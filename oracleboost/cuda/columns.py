@@ -25,7 +25,7 @@ import numpy as np
 
 from oracleboost.cuda.device import fetch, upload
 from oracleboost.oracles.base import BoundOracle, Hypothesis
-from oracleboost.oracles.matrix import BoundColumns, column_exponents
+from oracleboost.oracles.matrix import ColumnsHeldElsewhere, column_exponents
 from oracleboost.rows.fixed_point import fixed_point_exponent, from_fixed
 from oracleboost.rows.partitioned import NotDistributedError
 
@@ -35,10 +35,12 @@ __all__ = ["DeviceColumns"]
 _CHUNK = 128
 
 
-class DeviceColumns(BoundColumns):
+class DeviceColumns(ColumnsHeldElsewhere):
     """A ``LinearOracle`` or ``MatrixOracle`` bound to rows on the GPU (``blocks``: the
     fit's :class:`~oracleboost.cuda.blocks.DeviceBlocks`); ``A`` is the class's dense
     matrix on the host, uploaded once."""
+
+    held = "on the GPU during the fit"
 
     def __init__(self, oracle: Any, A: np.ndarray, make: Any, blocks: Any) -> None:
         if not isinstance(A, np.ndarray):
@@ -55,22 +57,6 @@ class DeviceColumns(BoundColumns):
         self._col_exp = column_exponents(peaks)
         self._n_columns = int(A.shape[1])
         self._A = upload(A)
-
-    @property
-    def A(self) -> NoReturn:  # type: ignore[override]
-        raise NotDistributedError("the class's columns stay on the GPU during the fit")
-
-    @property
-    def n_columns(self) -> int:
-        return self._n_columns
-
-    @property
-    def peak(self) -> float:
-        """``max |A|``."""
-        return self._peak
-
-    def _columns(self) -> NoReturn:
-        raise NotDistributedError("the class's columns stay on the GPU during the fit")
 
     def _transposed(self, r: Any, unscale: bool = True) -> np.ndarray:
         blocks = self.blocks

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import numbers
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,6 +33,7 @@ from oracleboost.oracles.base import (
     max_abs,
 )
 from oracleboost.rows.blocks import DEFAULT_BLOCK_SIZE, RowBlocks, check_n_jobs, ordered_sum
+from oracleboost.rows.partitioned import NotDistributedError
 
 __all__ = ["MatrixOracle", "LinearOracle", "MatrixColumn", "LinearCoordinate"]
 
@@ -320,6 +321,33 @@ class BoundColumns(BoundOracle):
     def _outputs(self, j: int, scale: float):
         """The answer ``scale · A_j`` on the training rows."""
         return column_outputs(self.A, j, scale)
+
+
+class ColumnsHeldElsewhere(BoundColumns):
+    """:class:`BoundColumns` whose matrix is held off this process (a cluster's workers,
+    a GPU): its columns' peaks are taken at bind (``_peak``, ``_col_exp``,
+    ``_n_columns``, set by the subclass), and the matrix itself is never read here."""
+
+    #: Where the columns are, for the refusals' messages.
+    held: str = "elsewhere"
+
+    @property
+    def A(self) -> NoReturn:  # type: ignore[override]
+        raise NotDistributedError(f"the class's columns stay {self.held}")
+
+    @property
+    def n_columns(self) -> int:
+        return self._n_columns
+
+    @property
+    def peak(self) -> float:
+        """``max |A|`` (the columns' peaks, taken at bind)."""
+        return self._peak
+
+    def _columns(self) -> NoReturn:
+        raise NotDistributedError(
+            f"the class's columns stay {self.held}; their products (correlation_vector, "
+            "combine) run there")
 
 
 def column_outputs(A: np.ndarray, j: int, scale: float) -> np.ndarray:

@@ -18,7 +18,7 @@ The rows this oracle is bound to say where the partitions are
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from oracleboost._validation import check_finite_array
 from oracleboost.oracles.base import BoundOracle, Hypothesis, max_abs
 from oracleboost.oracles.matrix import (
     BoundColumns,
+    ColumnsHeldElsewhere,
     column_exponents,
     column_outputs,
     projection_parts,
@@ -94,9 +95,11 @@ def _local_outputs(local: BoundColumns, j: int, scale: float) -> np.ndarray:
     return column_outputs(local.A, j, scale)
 
 
-class PartitionedColumns(BoundColumns):
+class PartitionedColumns(ColumnsHeldElsewhere):
     """A ``LinearOracle`` or ``MatrixOracle`` bound to rows held in partitions: the same
     answers as in memory, for queries held with the rows."""
+
+    held = "on the cluster's workers"
 
     blocks: PartitionBlocks
 
@@ -111,24 +114,6 @@ class PartitionedColumns(BoundColumns):
         self._peak = float(peaks.max())  # max |A|
         self._col_exp = column_exponents(peaks)
         self._n_columns = int(peaks.shape[0])
-
-    @property
-    def A(self) -> NoReturn:  # type: ignore[override]
-        raise NotDistributedError("the columns of a cluster's oracle stay on its workers")
-
-    @property
-    def n_columns(self) -> int:
-        return self._n_columns
-
-    @property
-    def peak(self) -> float:
-        """``max |A|`` over every partition's rows (their peaks, taken at bind)."""
-        return self._peak
-
-    def _columns(self) -> NoReturn:
-        raise NotDistributedError(
-            "the columns of a cluster's oracle stay on its workers; their products "
-            "(correlation_vector, combine) run there")
 
     def _prefetch(self, r: Any, shifted: tuple | None = None, *, project: bool = False
                   ) -> None:
