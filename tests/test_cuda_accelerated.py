@@ -58,6 +58,8 @@ def _device(X: np.ndarray):
     ("linear", {"loss": "logistic", "fit_intercept": True}, False),
     ("linear", {"method": "normalized"}, False),
     ("matrix", {"method": "perceptron"}, False),  # a row of Z a step (Algorithm 1's)
+    # Algorithm 2: a row drawn from the dual point each step (the same draws: the seed)
+    ("linear", {"method": "stochastic", "random_state": 0}, True),
 ])
 def test_the_device_fit_is_the_cpu_fit(kind, options, weighted):
     oracle, X, y = _problem(kind)
@@ -108,17 +110,37 @@ def test_weights_from_1e_300_to_1e300_neither_overflow_nor_give_nan():
     np.testing.assert_allclose(gpu.coef_, cpu.coef_, rtol=1e-9, atol=1e-12)
 
 
+def test_a_row_drawn_from_the_dual_point_is_the_running_sum_s():
+    """Algorithm 2's draw over 10,000 rows (three chunks of the device's first pass):
+    the first row whose running mass passes the target, as a float running sum over
+    every row finds it (targets away from a running sum's rounding), and the last
+    positive row for a target at the total."""
+    from oracleboost.cuda.blocks import DeviceBlocks
+    from oracleboost.cuda.stages import TWINS
+
+    find = TWINS["oracleboost.optim.margin_passes._find_in_lane"]
+    rng = np.random.RandomState(8)
+    q = rng.exponential(size=10_000)
+    q[rng.rand(q.size) < 0.3] = 0.0
+    q[-5:] = 0.0
+    blocks, dev = DeviceBlocks(q.size), cuda_module().to_device(q)
+    running = np.add.accumulate(q)
+    for u in (0.0, 1e-6, 0.2, 0.41, 0.409999, 0.75, 0.999999):
+        target = u * running[-1]
+        _, got = find(blocks, dev, lane_index=0, start=0.0, target=target)
+        assert got == int(np.flatnonzero(running > target)[0]), u
+    _, got = find(blocks, dev, lane_index=0, start=0.0, target=running[-1])
+    assert got == int(np.flatnonzero(q > 0)[-1])
+
+
 @pytest.mark.parametrize("case, match", [
-    ("stochastic", "method='stochastic'"),
     ("multiclass", "with 3 classes does not run on the GPU"),
     ("kernel", "kernel form"),
     ("project", "project does not run on the GPU"),
 ])
 def test_what_the_gpu_does_not_run_is_refused_by_name(case, match):
     oracle, X, y = _problem("linear", seed=6)
-    if case == "stochastic":
-        model = AcceleratedMarginClassifier(oracle, n_estimators=3, method="stochastic")
-    elif case == "multiclass":
+    if case == "multiclass":
         y = np.digitize(X[:, 0], [-0.5, 0.5])
         model = AcceleratedMarginClassifier(oracle, n_estimators=3)
     elif case == "kernel":

@@ -1480,6 +1480,16 @@ def row_kernels() -> SimpleNamespace:
             w[i] = Zw[i] - theta * (gi + z)
 
     @cuda.jit
+    def chunk_sums(q, chunk, e, out):  # pragma: no cover - device code
+        """``out[c] += Σ round(q_i · 2^e)`` over the rows of chunk ``c`` (``chunk`` rows
+        each): a row's thread adds its term to its chunk's integer (any order)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, q.shape[0], stride):
+            v = rint(math.ldexp(q[i], e))
+            if v != 0:
+                cuda.atomic.add(out, i // chunk, v)
+
+    @cuda.jit
     def negated_labels(q, y, r):  # pragma: no cover - device code
         """The binary query ``r = −y q``."""
         start, stride = cuda.grid(1), cuda.gridsize(1)
@@ -1527,7 +1537,7 @@ def row_kernels() -> SimpleNamespace:
                above, kl_cap_stats, kl_gather, kl_take, shifted_exps, uncapped_logs,
                finite_part, kl_refine, kl_sample, kl_weights, support_caps, column_sums,
                rows_times, row_norms, column_times, margin_scores, dual_terms, dual_q,
-               negated_labels, first_at, momentum)
+               negated_labels, first_at, momentum, chunk_sums)
     # the device functions too, for the other kernel factories (:mod:`.stump_kernels`)
     return SimpleNamespace(**{k.__name__: counted(k) for k in kernels}, rint=rint,
                            exponent=exponent, begin=begin, see=see, publish=publish)

@@ -574,6 +574,40 @@ def _momentum(blocks: DeviceBlocks, Zw: Any, Zg: Any, Zz: Any, *, beta: float,
     return (g, w), None
 
 
+#: Rows a chunk of :func:`_find_in_lane`'s first pass.
+_CHUNK_ROWS = 4096
+
+
+def _find_in_lane(blocks: DeviceBlocks, q: Any, *, lane_index: int, start: float,
+                  target: float) -> tuple[tuple, int]:
+    """The first row at which the running mass ``start + q_0 + q_1 + …`` passes
+    ``target`` (the last positive entry if none does): the chunks' masses in fixed point
+    on the device, their running sum on the host finds the chunk, whose rows then run
+    in order from the chunks' mass before it.  (The CPU's running sum is in floats
+    from the lane's first row: the row found is the CPU's unless ``target`` falls
+    within rounding of a running sum.)"""
+    from oracleboost.rows.fixed_point import fixed_point_exponent, from_fixed
+
+    _one_score(q)
+    if lane_index != 0:
+        raise IndexError(f"lane {lane_index} of 1")
+    n = blocks.n
+    e = fixed_point_exponent(float(blocks.reduce.maxima(q)[0]), n)
+    sums = upload(np.zeros(-(-n // _CHUNK_ROWS), dtype=np.int64))
+    blocks.kernels.chunk_sums[blocks.grid](q, _CHUNK_ROWS, int(e), sums)
+    ends = start + from_fixed(np.cumsum(fetch(sums)), int(e))  # the running mass
+    c = int(np.searchsorted(ends, target, side="right"))
+    if c >= ends.size:  # (rounding): the last chunk with mass, its last positive row
+        c = int(np.flatnonzero(np.diff(np.concatenate([[start], ends])) > 0)[-1])
+    lo, hi = c * _CHUNK_ROWS, min(n, (c + 1) * _CHUNK_ROWS)
+    before = float(ends[c - 1]) if c > 0 else start
+    rows = fetch(q[lo:hi])
+    running = np.add.accumulate(np.concatenate([[before], rows]))[1:]
+    above = np.flatnonzero(running > target)
+    k = int(above[0]) if above.size else int(np.flatnonzero(rows > 0)[-1])
+    return (), lo + k
+
+
 #: The stages that have a device twin, by :func:`stage_name`.
 TWINS: dict[str, Callable[..., tuple]] = {
     f"{_ROW_PASSES}._logits": _logits,
@@ -616,15 +650,12 @@ TWINS: dict[str, Callable[..., tuple]] = {
     f"{_MARGIN}._query": _margin_query,
     f"{_MARGIN}._worst": _worst,
     f"{_MARGIN}._momentum": _momentum,
+    f"{_MARGIN}._find_in_lane": _find_in_lane,
     **PROJECTION_TWINS,
 }
 
-_ROW_STEPS = ("AcceleratedMarginClassifier's method='stochastic' (Algorithm 2's row "
-              "drawn from the dual point: a running sum over the rows in order)")
-
 #: Stages without a twin, by :func:`stage_name`: which option of a booster runs them.
 NEEDED_BY: dict[str, str] = {
-    f"{_MARGIN}._find_in_lane": _ROW_STEPS,
     "oracleboost.rows.subsample._kept": "subsample below 1 (stochastic boosting's draws "
                                         "of rows)",
     "oracleboost.rows.quantile._range_stage": "loss='absolute', 'huber' or 'quantile' "
