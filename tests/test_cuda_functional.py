@@ -1,6 +1,7 @@
 """The functional boosters (Grubb & Bagnell 2011) on the GPU backend, on numba's CUDA
-simulator (:mod:`cuda_simulator`): the regressor with the squared loss and the binary
-classifier with the logistic and exponential losses, under each projection and query.
+simulator (:mod:`cuda_simulator`): the regressor with the squared, absolute, Huber and
+quantile losses and the binary classifier with the logistic and exponential losses,
+under each projection and query.
 The device's least-squares stumps are the CPU oracle's, the device fit takes the CPU
 fit's stumps in every round with its records and predictions equal to rounding, two
 device fits and fits under other launch shapes are bit-equal, and what the GPU does not
@@ -24,6 +25,7 @@ from cuda_simulator import simulator_here, test_in_a_child_process  # noqa: F401
 from oracleboost.boosters import FunctionalGradientClassifier, FunctionalGradientRegressor
 from oracleboost.cuda import CudaBackend, DeviceStumps, Launch, cuda_module
 from oracleboost.engine.backends import is_device_array, register_backend
+from oracleboost.losses import Huber
 from oracleboost.oracles import StumpOracle
 from oracleboost.oracles.stumps import ConstantHypothesis, RegressionStump, SignStump
 from oracleboost.rows.partitioned import NotDistributedError
@@ -170,6 +172,10 @@ def _same_fit(gpu, cpu, keys, X) -> None:
     ({"projection": "residual"}, True),  # Alg. 3: the residual carried to the next round
     ({"projection": "repeated"}, False),  # Alg. 2: several learners a round, one step
     ({"query": "correlate"}, True),  # the weighted target s · v made on the device
+    # the other pointwise losses, from a given start (their own is a weighted quantile)
+    ({"loss": "absolute", "init": 0.0}, False),
+    ({"loss": "huber", "init": 0.5}, True),
+    ({"loss": "quantile", "init": 0.0}, False),
 ])
 def test_the_device_fit_takes_the_cpu_fit_s_stumps(options, weighted):
     """The regressor: every round the CPU fit's split; leaves, steps, edges, losses and
@@ -266,9 +272,13 @@ def _refused(make, fit_args, error, match, fit_kw=None):
     assert vars(model).keys() == before.keys()  # a failed fit leaves it as it was
 
 
+class _MyHuber(Huber):
+    """A subclass may change the formulas: the device runs the library's classes only."""
+
+
 @pytest.mark.parametrize("options, match", [
     ({"loss": "huber"}, "loss='absolute', 'huber' or 'quantile'"),  # its median
-    ({"loss": "huber", "init": 0.0}, "loss='huber' does not run on the GPU"),  # its gradient
+    ({"loss": _MyHuber(), "init": 0.0}, "does not run on the GPU: it has no device"),
     ({"loss": "absolute"}, "loss='absolute', 'huber' or 'quantile'"),
     ({"query": "newton"}, "query='newton' does not run on the GPU"),
     ({"subsample": 0.5}, "subsample below 1"),

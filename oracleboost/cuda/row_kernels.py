@@ -46,7 +46,8 @@ from typing import Any
 from oracleboost.cuda.device import counted, cuda_module
 from oracleboost.rows.fixed_point import HEADROOM
 
-__all__ = ["EXP_MAX", "LOSS_CODES", "MAX_CHANNELS", "MIRROR_UPDATES", "row_kernels"]
+__all__ = ["EXP_MAX", "LOSS_CODES", "MAX_CHANNELS", "MIRROR_UPDATES", "REGRESSION_CODES",
+           "row_kernels"]
 
 #: ``numba.cuda``, set by :func:`row_kernels` (a module global: see
 #: :mod:`.stump_kernels`, whose kernels name it the same way for the same reason).
@@ -66,6 +67,11 @@ LOSS_CODES: dict[str, int] = {"exponential": 0, "logistic": 1}
 #: MABoost's updates (c) the device's mirror step makes, by name: their code in the
 #: kernel (:mod:`oracleboost.boosters.mirror.updates`).
 MIRROR_UPDATES: dict[str, int] = {"lazy": 0, "active": 1, "sparse": 2, "madaboost": 3}
+#: The regression losses the device computes, by name: their (negative) code in the
+#: kernels, beside the margin losses' :data:`LOSS_CODES`.
+REGRESSION_CODES: dict[str, int] = {"squared": -1, "absolute": -2, "huber": -3,
+                                    "quantile": -4}
+
 #: The active update's code with the Euclidean map (``∇R(w) = w``).
 ACTIVE_EUCLIDEAN = 4
 
@@ -739,11 +745,39 @@ def row_kernels() -> SimpleNamespace:
             see(peak, lo, hi, 1, m)
         publish(ext, peak, lo, hi, 2, shared)
 
+    @cuda.jit(device=True)
+    def regression_loss(code, p, y, raw):  # pragma: no cover - device code
+        """A regression loss ``l(y, raw)`` by its code (:data:`REGRESSION_CODES`; ``p``
+        Huber's δ or the quantile's α): :mod:`oracleboost.losses.regression`'s
+        formulas in their order."""
+        if code == -1:  # squared
+            d = raw - y
+            return 0.5 * (d * d)
+        if code == -2:  # absolute
+            return abs(raw - y)
+        if code == -3:  # Huber
+            r = abs(raw - y)
+            return 0.5 * (r * r) if r <= p else p * (r - 0.5 * p)
+        r = y - raw  # quantile (pinball)
+        return p * r if r >= 0.0 else (p - 1.0) * r
+
+    @cuda.jit(device=True)
+    def regression_gradient(code, p, y, f):  # pragma: no cover - device code
+        """``∂l/∂f`` of the regression loss ``code`` (the CPU's choices at the kinks)."""
+        d = f - y
+        if code == -1:
+            return d
+        if code == -2:
+            return 1.0 if d >= 0.0 else -1.0
+        if code == -3:
+            return -p if d < -p else (p if d > p else d)
+        return 1.0 - p if d >= 0.0 else -p
+
     @cuda.jit
-    def loss_terms(code, y, raw, s, terms, ext):  # pragma: no cover - device code
+    def loss_terms(code, p, y, raw, s, terms, ext):  # pragma: no cover - device code
         """``terms = l(y, raw) · s`` (``s`` of length 0: ``l(y, raw)``): the margin loss
-        ``φ(y raw)`` of ``code``, or with ``code < 0`` the squared loss
-        ``½ (raw − y)²``; folded into ``ext[0]``."""
+        ``φ(y raw)`` of ``code ≥ 0``, or a regression loss (``code < 0``,
+        :func:`regression_loss`); folded into ``ext[0]``."""
         peak = cuda.local.array(max_channels, types.float64)
         lo = cuda.local.array(max_channels, types.float64)
         hi = cuda.local.array(max_channels, types.float64)
@@ -753,8 +787,7 @@ def row_kernels() -> SimpleNamespace:
         weighted = s.shape[0] > 0
         for i in range(start, y.shape[0], stride):
             if code < 0:
-                d = raw[i] - y[i]
-                x = 0.5 * (d * d)
+                x = regression_loss(code, p, y[i], raw[i])
             else:
                 x = phi(code, float(y[i]) * raw[i])
             if weighted:
@@ -762,6 +795,14 @@ def row_kernels() -> SimpleNamespace:
             terms[i] = x
             see(peak, lo, hi, 0, x)
         publish(ext, peak, lo, hi, 1, shared)
+
+    @cuda.jit
+    def regression_descent(code, p, y, f, out):  # pragma: no cover - device code
+        """``out = −∂l/∂f`` of a regression loss (``np.negative`` of the CPU's
+        gradient)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, f.shape[0], stride):
+            out[i] = -regression_gradient(code, p, y[i], f[i])
 
     @cuda.jit
     def margin_descent(code, y, f, out):  # pragma: no cover - device code
@@ -1531,7 +1572,8 @@ def row_kernels() -> SimpleNamespace:
                signed_terms, step, exponential_step, two_value_terms, risk_terms, stump_outputs,
                negative_residual, ldexps, products, squared_step, oriented, risk_logits,
                line_rho, line_delta, line_slope, class_terms, error_terms,
-               loss_terms, margin_descent, combined, residual_terms, products_of,
+               loss_terms, regression_descent, margin_descent, combined, residual_terms,
+               products_of,
                mirror_step, log_flags, stump_scores, stump_round, non_finite, eu_stats,
                eu_gather, take, eu_refine, eu_sample, eu_residual, eu_weights, group_caps,
                above, kl_cap_stats, kl_gather, kl_take, shifted_exps, uncapped_logs,

@@ -28,8 +28,22 @@ import numpy as np
 
 from oracleboost.cuda.device import fetch, upload
 from oracleboost.cuda.projection_stages import PROJECTION_TWINS, _copy
-from oracleboost.cuda.row_kernels import ACTIVE_EUCLIDEAN, LOSS_CODES, MIRROR_UPDATES
-from oracleboost.losses import Exponential, Logistic, Loss, MarginLoss, Squared
+from oracleboost.cuda.row_kernels import (
+    ACTIVE_EUCLIDEAN,
+    LOSS_CODES,
+    MIRROR_UPDATES,
+    REGRESSION_CODES,
+)
+from oracleboost.losses import (
+    Absolute,
+    Exponential,
+    Huber,
+    Logistic,
+    Loss,
+    MarginLoss,
+    Quantile,
+    Squared,
+)
 from oracleboost.rows.partitioned import NotDistributedError
 
 if TYPE_CHECKING:
@@ -353,17 +367,21 @@ def _entropy_step(blocks: DeviceBlocks, z: Any, f: Any, a: Any, out: Any, s: Any
 
 
 # -- the functional regressor's squared loss: row_passes ---------------------------------
-def _pointwise(loss: Loss) -> int | None:
-    """None for the squared loss, else the kernels' code of a margin loss; any other
-    refused by name (a subclass too: it may change the formulas)."""
-    if type(loss) is Squared:
-        return None
+def _pointwise(loss: Loss) -> tuple[int, float]:
+    """The kernels' code of a pointwise loss and its parameter: a margin loss's code
+    (:data:`LOSS_CODES`, 0 for the parameter), or a regression loss's
+    (:data:`REGRESSION_CODES`, with Huber's δ or the quantile's α); the library's
+    classes only (a subclass may change the formulas), any other refused by name."""
     if type(loss) in (Exponential, Logistic):
-        return LOSS_CODES[loss.name]
+        return LOSS_CODES[loss.name], 0.0
+    if type(loss) in (Squared, Absolute, Huber, Quantile):
+        return REGRESSION_CODES[loss.name], float(getattr(loss, "delta",
+                                                          getattr(loss, "alpha", 0.0)))
     name = getattr(loss, "name", type(loss).__name__)
     raise NotDistributedError(
         f"loss={name!r} does not run on the GPU: it has no device kernel (the functional "
-        "boosters run loss='squared', 'logistic' and 'exponential' there); fit on the CPU")
+        f"boosters run {sorted(REGRESSION_CODES)} and {sorted(LOSS_CODES)} there); fit "
+        "on the CPU")
 
 
 def _one_score(*arrays: Any) -> None:
@@ -374,12 +392,12 @@ def _one_score(*arrays: Any) -> None:
 
 
 def _descent(blocks: DeviceBlocks, y: Any, f: Any, *, loss: Loss) -> tuple[tuple, None]:
-    """``−∇l(y, f)`` of the squared loss or a margin loss (others refused by name)."""
-    code = _pointwise(loss)
+    """``−∇l(y, f)`` of a pointwise loss the kernels know (others refused by name)."""
+    code, p = _pointwise(loss)
     _one_score(f)
     out = blocks.empty()
-    if code is None:
-        blocks.kernels.negative_residual[blocks.grid](f, y, out)
+    if code < 0:
+        blocks.kernels.regression_descent[blocks.grid](code, p, y, f, out)
     else:
         blocks.kernels.margin_descent[blocks.grid](code, y, f, out)
     return (out,), None
@@ -387,12 +405,12 @@ def _descent(blocks: DeviceBlocks, y: Any, f: Any, *, loss: Loss) -> tuple[tuple
 
 def _weighted_loss(blocks: DeviceBlocks, y: Any, raw: Any, s: Any, *,
                    loss: Loss) -> tuple[tuple, np.ndarray]:
-    """The stat ``(Σ s l(y, raw),)`` of the squared loss or a margin loss."""
-    code = _pointwise(loss)
+    """The stat ``(Σ s l(y, raw),)`` of a pointwise loss the kernels know."""
+    code, p = _pointwise(loss)
     _one_score(raw)
     terms = blocks.empty()
-    blocks.kernels.loss_terms[blocks.grid](-1 if code is None else code, y, raw,
-                                           blocks.optional(s), terms, blocks.reduce.ext)
+    blocks.kernels.loss_terms[blocks.grid](code, p, y, raw, blocks.optional(s), terms,
+                                           blocks.reduce.ext)
     return (), blocks.reduce.settle(terms, 1, (0,)).sums.reshape(1, 1)
 
 
@@ -660,9 +678,8 @@ NEEDED_BY: dict[str, str] = {
                                         "of rows)",
     "oracleboost.rows.quantile._range_stage": "loss='absolute', 'huber' or 'quantile' "
                                               "(their starting constant is a weighted "
-                                              "quantile; the GPU's functional rounds run "
-                                              "the squared, logistic and exponential "
-                                              "losses)",
+                                              "quantile on the rows; pass init=<a "
+                                              "number> to fit them on the GPU)",
 }
 
 
