@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from oracleboost import losses
 from oracleboost.cuda.device import fetch, upload
 from oracleboost.cuda.projection_stages import PROJECTION_TWINS, _copy
 from oracleboost.cuda.row_kernels import (
@@ -34,16 +35,7 @@ from oracleboost.cuda.row_kernels import (
     MIRROR_UPDATES,
     REGRESSION_CODES,
 )
-from oracleboost.losses import (
-    Absolute,
-    Exponential,
-    Huber,
-    Logistic,
-    Loss,
-    MarginLoss,
-    Quantile,
-    Squared,
-)
+from oracleboost.losses import Loss, MarginLoss
 from oracleboost.rows.partitioned import NotDistributedError
 
 if TYPE_CHECKING:
@@ -64,7 +56,7 @@ def stage_name(stage: Callable) -> str:
 def _code(loss: MarginLoss) -> int:
     """The kernels' code of ``loss``, refused by name unless it is one of theirs (a
     subclass may change the formulas: only the classes themselves)."""
-    if type(loss) in (Exponential, Logistic):
+    if type(loss) in (losses.Exponential, losses.Logistic):
         return LOSS_CODES[loss.name]
     name = getattr(loss, "name", type(loss).__name__)
     raise NotDistributedError(
@@ -372,9 +364,9 @@ def _pointwise(loss: Loss) -> tuple[int, float]:
     (:data:`LOSS_CODES`, 0 for the parameter), or a regression loss's
     (:data:`REGRESSION_CODES`, with Huber's δ or the quantile's α); the library's
     classes only (a subclass may change the formulas), any other refused by name."""
-    if type(loss) in (Exponential, Logistic):
+    if type(loss) in (losses.Exponential, losses.Logistic):
         return LOSS_CODES[loss.name], 0.0
-    if type(loss) in (Squared, Absolute, Huber, Quantile):
+    if type(loss) in (losses.Squared, losses.Absolute, losses.Huber, losses.Quantile):
         return REGRESSION_CODES[loss.name], float(getattr(loss, "delta",
                                                           getattr(loss, "alpha", 0.0)))
     name = getattr(loss, "name", type(loss).__name__)
