@@ -97,6 +97,19 @@ def test_other_boosters_and_device_fits_score_on_the_device(make, on_device):
     np.testing.assert_array_equal(_host(f) if on_device else f, model.decision_function(X))
 
 
+def test_a_method_a_booster_makes_its_own_way_takes_the_host_path():
+    """MABoost's probabilities are its vote shares (its own ``predict_proba``, not the
+    mixin's link): made on a host copy of X, equal to the CPU's."""
+    X, y = _data(5)
+    model = MirrorBoostingClassifier(StumpOracle(max_bins=16), n_estimators=4).fit(X, y)
+    dev = cuda_module().to_device(X)
+    np.testing.assert_array_equal(model.predict_proba(dev), model.predict_proba(X))
+    for got, want in zip(model.staged_predict_proba(dev), model.staged_predict_proba(X),
+                         strict=True):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(model.predict(dev), model.predict(X))
+
+
 def test_a_regressor_s_predictions_stay_on_the_device():
     X, _ = _data(3)
     t = 2.0 * X[:, 0] + np.sin(X[:, 1])

@@ -36,6 +36,7 @@ import numpy as np
 
 from oracleboost.cuda.device import cuda_module, fetch, upload
 from oracleboost.cuda.row_kernels import row_kernels
+from oracleboost.engine.base import ScoreRegressorMixin
 from oracleboost.engine.classifier import ScoreClassifierMixin
 from oracleboost.engine.model import Ensemble
 from oracleboost.optim.votes import predicted_index
@@ -43,8 +44,7 @@ from oracleboost.oracles.stumps import leaf_table
 
 __all__ = ["DeviceScores", "device_prediction"]
 
-#: How each prediction method turns the scores ``f`` into its answer, by name: None
-#: keeps the scores on the device; otherwise ``finish(estimator, f)`` on the host.
+#: ``finish`` that keeps the scores themselves on the device (:func:`_finisher`).
 _SCORES = None
 
 
@@ -58,6 +58,16 @@ def _probabilities(estimator: Any, f: np.ndarray) -> np.ndarray:
 
 def _decision(estimator: Any, f: np.ndarray) -> np.ndarray:
     return estimator._decision(f)
+
+
+#: The prediction methods made here from the scores, by the mixin whose own method
+#: (not an estimator's override) makes its answer so: ``finish(estimator, f)`` on the
+#: host, or :data:`_SCORES`.
+_FINISH: dict[type, dict[str, Callable | None]] = {
+    ScoreClassifierMixin: {"decision_function": _decision, "predict": _labels,
+                           "predict_proba": _probabilities},
+    ScoreRegressorMixin: {"predict": _SCORES},
+}
 
 
 @dataclass(frozen=True)
@@ -119,16 +129,17 @@ class DeviceScores:
 
 def _finisher(estimator: Any, name: str) -> Callable | None | bool:
     """How ``name``'s answer is made from the scores: None (the scores themselves, on
-    the device), a function on the host, or False (not from the scores here)."""
-    classifier = isinstance(estimator, ScoreClassifierMixin)
-    if name in ("decision_function", "staged_decision_function") and classifier:
-        # a booster that maps its scores (its own _decision) does it on the host
-        own = type(estimator)._decision is not ScoreClassifierMixin._decision
-        return _decision if own else _SCORES
-    if name in ("predict", "staged_predict"):
-        return _labels if classifier else _SCORES
-    if name in ("predict_proba", "staged_predict_proba") and classifier:
-        return _probabilities
+    the device), a function on the host, or False (not from the scores here: a method
+    the estimator's class makes its own way, such as MABoost's vote shares)."""
+    plain = name.removeprefix("staged_")
+    for mixin, finishes in _FINISH.items():
+        if isinstance(estimator, mixin) and plain in finishes and \
+                getattr(type(estimator), name, None) is getattr(mixin, name, False):
+            finish = finishes[plain]
+            if finish is _decision and \
+                    type(estimator)._decision is ScoreClassifierMixin._decision:
+                return _SCORES  # (the scores as they are: they stay on the device)
+            return finish
     return False
 
 
