@@ -41,7 +41,6 @@ def _copy(blocks: DeviceBlocks, a: Any) -> tuple[tuple, None]:
     return (out,), None
 
 
-
 # -- the entropy map's projection onto the simplex: row_projections.kl_softmax_rows ------
 def _kl_top(blocks: DeviceBlocks, lz: Any) -> tuple[tuple, np.ndarray]:
     """The stat of :func:`oracleboost.optim.row_projections._kl_stats` without caps:
@@ -71,10 +70,6 @@ def _divide(blocks: DeviceBlocks, e: Any, *, total: float) -> tuple[tuple, None]
 
 
 # -- the Euclidean projection onto the (capped) simplex: row_projections' passes --------
-def _caps_of(blocks: DeviceBlocks, caps: Any) -> Any:
-    return blocks.optional(caps)
-
-
 def _eu_pass(blocks: DeviceBlocks, z: Any, caps: Any, *, cap: float, first: bool,
              a: float, b: float, piv: np.ndarray, stride: int, thr: int, gathering: bool,
              limit: int) -> tuple[tuple, rp._Pass]:
@@ -82,7 +77,7 @@ def _eu_pass(blocks: DeviceBlocks, z: Any, caps: Any, *, cap: float, first: bool
     (:func:`oracleboost.optim.row_projections._eu_pass`), as one lane: the first pass's
     checks; then the candidates ``(z, cap)`` and the fixed rows' sums (``gathering``),
     or the values at the pivots, the counts between them and the sample."""
-    caps_d, cap = _caps_of(blocks, caps), float(cap)
+    caps_d, cap = blocks.optional(caps), float(cap)
     return _device_pass(
         stats=lambda: _eu_first(blocks, z, caps_d), first=first, gathering=gathering,
         candidates=lambda: _eu_candidates(blocks, z, caps, caps_d, cap, a, b, limit),
@@ -208,7 +203,7 @@ def _eu_residual_stage(blocks: DeviceBlocks, z: Any, caps: Any, *, cap: float,
     """The stat ``(Σ clip(z − τ, 0, cap), 0, #free rows)`` (a sum and its correction,
     as the CPU's compensated lanes)."""
     terms = blocks.empty((2, blocks.n))
-    blocks.kernels.eu_residual[blocks.grid](z, _caps_of(blocks, caps), float(cap),
+    blocks.kernels.eu_residual[blocks.grid](z, blocks.optional(caps), float(cap),
                                            float(tau), terms, blocks.reduce.ext)
     got = blocks.reduce.settle(terms, 2, (0, 1))
     return (), np.array([[got.sums[0], 0.0, got.sums[1]]])
@@ -218,7 +213,7 @@ def _eu_weights_stage(blocks: DeviceBlocks, z: Any, caps: Any, *, cap: float,
                       tau: float) -> tuple[tuple, None]:
     """``w = clip(z − τ, 0, cap)``."""
     w = blocks.empty()
-    blocks.kernels.eu_weights[blocks.grid](z, _caps_of(blocks, caps), float(cap),
+    blocks.kernels.eu_weights[blocks.grid](z, blocks.optional(caps), float(cap),
                                           float(tau), w)
     return (w,), None
 
@@ -237,7 +232,7 @@ def _kl_pass(blocks: DeviceBlocks, lz: Any, caps: Any, *, cap: float, first: boo
     (:func:`oracleboost.optim.row_projections._kl_pass`), as one lane (as
     :func:`_eu_pass`): the breakpoints are the capped rows' ``r = log cap − log z``, the
     candidates ``(r, log z, cap)``."""
-    caps_d, cap = _caps_of(blocks, caps), float(cap)
+    caps_d, cap = blocks.optional(caps), float(cap)
     log_cap = _log_cap(cap)
     return _device_pass(
         stats=lambda: _kl_first(blocks, lz, caps), first=first, gathering=gathering,
@@ -328,7 +323,7 @@ def _kl_weights(blocks: DeviceBlocks, lz: Any, caps: Any, *, cap: float, left: f
     """``w`` on the capped set at its caps, ``min(cap, exp(log_c_rel + (log z −
     top)))`` elsewhere, and the stat ``(Σ w, 0, Σ w over r > left)``."""
     w, terms = blocks.empty(), blocks.empty((2, blocks.n))
-    blocks.kernels.kl_weights[blocks.grid](lz, _caps_of(blocks, caps), float(cap),
+    blocks.kernels.kl_weights[blocks.grid](lz, blocks.optional(caps), float(cap),
                                           _log_cap(float(cap)), float(left),
                                           float(log_c_rel), float(top), w, terms,
                                           blocks.reduce.ext)
@@ -340,7 +335,7 @@ def _support_caps(blocks: DeviceBlocks, lz: Any, caps: Any, *, cap: float
                   ) -> tuple[tuple, None]:
     """``w = cap`` where ``log z > −inf``, else 0 (the tight KL projection)."""
     w = blocks.empty()
-    blocks.kernels.support_caps[blocks.grid](lz, _caps_of(blocks, caps), float(cap), w)
+    blocks.kernels.support_caps[blocks.grid](lz, blocks.optional(caps), float(cap), w)
     return (w,), None
 
 

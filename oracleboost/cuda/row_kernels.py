@@ -561,14 +561,6 @@ def row_kernels() -> SimpleNamespace:
         publish(ext, peak, lo, hi, 5, shared)
 
     @cuda.jit
-    def negative_residual(f, y, out):  # pragma: no cover - device code
-        """``out = −(f − y)``: the squared loss's descent, ``−∇`` as the CPU makes it
-        (:meth:`oracleboost.losses.Squared.gradient` negated)."""
-        start, stride = cuda.grid(1), cuda.gridsize(1)
-        for i in range(start, f.shape[0], stride):
-            out[i] = -(f[i] - y[i])
-
-    @cuda.jit
     def ldexps(a, e, out):  # pragma: no cover - device code
         """``out = a · 2^e`` (``ldexp``: exact, for any ``e``)."""
         start, stride = cuda.grid(1), cuda.gridsize(1)
@@ -1570,7 +1562,7 @@ def row_kernels() -> SimpleNamespace:
     kernels = (fold, start_query, lsq_start, settle, fill, logs, scaled, quotient,
                weighted_labels, entropy_step, logits, exps, entropy_terms, normalised,
                signed_terms, step, exponential_step, two_value_terms, risk_terms, stump_outputs,
-               negative_residual, ldexps, products, squared_step, oriented, risk_logits,
+               ldexps, products, squared_step, oriented, risk_logits,
                line_rho, line_delta, line_slope, class_terms, error_terms,
                loss_terms, regression_descent, margin_descent, combined, residual_terms,
                products_of,

@@ -36,6 +36,7 @@ from oracleboost.cuda.row_kernels import (
     REGRESSION_CODES,
 )
 from oracleboost.losses import Loss, MarginLoss
+from oracleboost.rows.fixed_point import fixed_point_exponent, from_fixed
 from oracleboost.rows.partitioned import NotDistributedError
 
 if TYPE_CHECKING:
@@ -312,10 +313,9 @@ def _mirror_step(blocks: DeviceBlocks, w: Any, z: Any, f: Any, a: Any, out: Any,
                  log_s: Any, *, coef: float, update: Any, mirror: Any,
                  alpha_eta: float) -> tuple[tuple, np.ndarray]:
     """Algorithm 1 (c) by ``update`` (the active one reads the map's gradient), and the
-    vote: outputs
-    ``(point, new dual or None, f')`` and the stat ``(Σ s [a f' ≤ 0], Σ s [predict
-    wrong], min a f', Σ point)`` (the last 0 unless the update is SparseBoost's
-    unnormalised state)."""
+    vote: outputs ``(point, new dual or None, f')`` and the stat ``(Σ s [a f' ≤ 0], Σ s
+    [predict wrong], min a f', Σ point)`` (the last 0 unless the update is
+    SparseBoost's unnormalised state)."""
     kind = _update_code(update)
     if kind == MIRROR_UPDATES["active"] and _map_name(mirror) == "euclidean":
         kind = ACTIVE_EUCLIDEAN  # (the other updates' points read no map)
@@ -358,7 +358,7 @@ def _entropy_step(blocks: DeviceBlocks, z: Any, f: Any, a: Any, out: Any, s: Any
     return (target, f_new, e, query), stats
 
 
-# -- the functional regressor's squared loss: row_passes ---------------------------------
+# -- the functional boosters' pointwise losses and steps: row_passes --------------------
 def _pointwise(loss: Loss) -> tuple[int, float]:
     """The kernels' code of a pointwise loss and its parameter: a margin loss's code
     (:data:`LOSS_CODES`, 0 for the parameter), or a regression loss's
@@ -427,10 +427,9 @@ def _error_and_margin(blocks: DeviceBlocks, y: Any, f: Any, s: Any
 def _combined(blocks: DeviceBlocks, a: Any, *bs: Any, coefs: tuple) -> tuple[tuple, None]:
     """``a + Σ_k c_k b_k``, each term added in turn: two a launch, the CPU's order."""
     _one_score(a, *bs)
-    out = blocks.empty()
     if not bs:
-        blocks.kernels.scaled[blocks.grid](a, 1.0, out)
-        return (out,), None
+        return _copy(blocks, a)
+    out = blocks.empty()
     terms = [(float(c), b) for c, b in zip(coefs, bs, strict=True)]
     source = a
     for k in range(0, len(terms), 2):
@@ -596,8 +595,6 @@ def _find_in_lane(blocks: DeviceBlocks, q: Any, *, lane_index: int, start: float
     in order from the chunks' mass before it.  (The CPU's running sum is in floats
     from the lane's first row: the row found is the CPU's unless ``target`` falls
     within rounding of a running sum.)"""
-    from oracleboost.rows.fixed_point import fixed_point_exponent, from_fixed
-
     _one_score(q)
     if lane_index != 0:
         raise IndexError(f"lane {lane_index} of 1")
