@@ -108,6 +108,22 @@ def test_a_functional_classifier_round_s_launches_and_copies():
     assert tuple(cost) == (17, 6, 0)
 
 
+def test_a_multiclass_round_s_launches_and_copies():
+    """The softmax's round at three classes: as the logistic's, but the vector-leaf
+    stump sums each class's column by bins in a pass of its own (four launches and a
+    copy back a class), its two leaves are uploaded for its outputs, and the sums of
+    the (n, K) rows fold their extremes in a launch of their own."""
+    X, _ = _data()
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.3)
+    costs = []
+    for rounds in (3, 4):
+        before = np.array(TRAFFIC.snapshot())
+        FunctionalGradientClassifier(StumpOracle(max_bins=16, device="cuda"),
+                                     n_estimators=rounds, validation_fraction=None).fit(X, y)
+        costs.append(np.array(TRAFFIC.snapshot()) - before)
+    assert tuple(costs[1] - costs[0]) == (30, 8, 1)
+
+
 def test_the_device_s_exponent_is_the_host_s():
     """The scale of every sum on the device (``row_kernels().exponent``, run in a
     kernel) equals :func:`fixed_point_exponent` for largest magnitudes from subnormal to

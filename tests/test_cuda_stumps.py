@@ -228,10 +228,13 @@ def test_what_the_gpu_does_not_do_is_refused_by_name():
     with pytest.raises(NotImplementedError, match=f"exact=True.*{use_cpu}"):
         bind_on_device(StumpOracle(exact=True), X)
     device = bind_on_device(StumpOracle(max_bins=8), X)
-    with pytest.raises(NotImplementedError, match=f"K-column queries.*{use_cpu}"):
-        device.correlate(np.ones((60, 3)))
-    with pytest.raises(NotImplementedError, match=f"K-column targets.*{use_cpu}"):
-        device.project(np.ones((60, 2)))  # (one column is answered: test_cuda_functional)
+    # (K columns are answered: test_cuda_multiclass; one column alone is refused)
+    with pytest.raises(ValueError, match="K >= 2"):
+        device.correlate(np.ones((60, 1)))
+    with pytest.raises(ValueError, match="K >= 2"):
+        device.project(np.ones((60, 1)))
+    with pytest.raises(NotImplementedError, match=f"from_codes.*{use_cpu}"):
+        DeviceStumps.from_codes(device._codes, device.thresholds).correlate(np.ones((60, 3)))
     with pytest.raises(TypeError, match="StumpOracle bound in this process"):
         DeviceStumps(object())
     with pytest.raises(ValueError, match="r"):

@@ -69,8 +69,9 @@ class DeviceRows:
 
 @dataclass(frozen=True)
 class DeviceClassificationData:
-    """A classifier's data on the GPU: the labels ±1 (``int8``) and the weights of the
-    kept rows as device arrays; ``s`` is None when the weights are all equal (they
+    """A classifier's data on the GPU: the labels ±1 (``int8``; class indices as
+    ``int64`` for a booster that scores each class there) and the weights of the kept
+    rows as device arrays; ``s`` is None when the weights are all equal (they
     cancel: :func:`~oracleboost.engine.backends.equal_weights`)."""
 
     rows: DeviceRows
@@ -140,7 +141,8 @@ class CudaBackend(Backend):
         data = MEMORY.classification_data(
             estimator, X, to_host(y), to_host(sample_weight), block_size,
             sample_group=to_host(sample_group), scale_free=scale_free, labels=labels)
-        if data.ypm.dtype != np.int8:  # class indices: a score for each class
+        by_class = data.ypm.dtype != np.int8  # class indices: a score for each class
+        if by_class and not getattr(estimator, "_scores_by_class_on_device", False):
             raise NotDistributedError(
                 f"{type(estimator).__name__} with {len(estimator.classes_)} classes does not "
                 "run on the GPU: its rounds there score one margin (two classes, labels "
@@ -152,7 +154,9 @@ class CudaBackend(Backend):
         equal = bool((data.s == data.s[0]).all()) and (scale_free or data.s[0] == 1.0)
         s = None if equal else upload(np.ascontiguousarray(data.s, dtype=np.float64))
         group = None if data.group is None else upload(data.group)
-        return DeviceClassificationData(rows, upload(data.ypm), s, group)
+        # class indices as int64 (the kernels' one type for them, on every platform)
+        ypm = data.ypm.astype(np.int64, copy=False) if by_class else data.ypm
+        return DeviceClassificationData(rows, upload(ypm), s, group)
 
     def regression_data(self, estimator: Any, X: Any, y: Any, sample_weight: Any,
                         block_size: int, offset: Any = None) -> DeviceRegressionData:

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from oracleboost.cuda.device import cuda_module
+from oracleboost.cuda.class_kernels import class_kernels
+from oracleboost.cuda.device import cuda_module, upload
 from oracleboost.cuda.reductions import Reductions
 from oracleboost.cuda.row_kernels import row_kernels
 from oracleboost.cuda.stages import twin_of
@@ -101,10 +102,16 @@ class DeviceBlocks(RowBlocks):
         return self.cuda.device_array(self.n if shape is None else shape, dtype=np.float64)
 
     def full(self, value: float | np.ndarray) -> Any:
-        """A per-row device array of the number ``value``."""
+        """A per-row device array of ``value``: a number, or a row of shape (K,) (an
+        ``(n, K)`` array: a score a class)."""
+        if np.ndim(value) == 1:
+            row = np.ascontiguousarray(value, dtype=np.float64)
+            out = self.empty((self.n, row.shape[0]))
+            class_kernels().fill_rows[self.grid](out, upload(row))
+            return out
         if np.ndim(value):
-            raise NotDistributedError("per-row vectors (several scores a row: multiclass) "
-                                      "do not run on the GPU; fit on the CPU")
+            raise NotDistributedError("per-row arrays of more than one axis do not run on "
+                                      "the GPU; fit on the CPU")
         out = self.empty()
         self.kernels.fill[self.grid](out, float(value))
         return out

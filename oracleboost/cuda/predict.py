@@ -18,9 +18,10 @@ What comes back:
   booster whose ``decision_function`` maps its scores) are made on the host by the
   estimator's own code from the scores copied back: ``n`` floats, not ``n × d``.
 
-Anything else is scored on the host from a copy of X, as before: models that are not
-stumps of the library's classes (trees, other oracles), vector scores (multiclass), a
-fit with categorical features; and X that the host's checks refuse (an infinity, a NaN
+A multiclass model's scores (one a class, shape (n, K)) are summed the same way, a row's
+classes in turn.  Anything else is scored on the host from a copy of X, as before:
+models that are not stumps of the library's classes (trees, other oracles), a fit with
+categorical features; and X that the host's checks refuse (an infinity, a NaN
 where the fit took none), which they then do with their messages.  A NaN where the
 booster takes missing values goes to the side its stump learned, as on the host.
 """
@@ -34,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from oracleboost.cuda.class_kernels import class_kernels
 from oracleboost.cuda.device import cuda_module, fetch, upload
 from oracleboost.cuda.row_kernels import row_kernels
 from oracleboost.engine.base import ScoreRegressorMixin
@@ -74,56 +76,75 @@ _FINISH: dict[type, dict[str, Callable | None]] = {
 class DeviceScores:
     """An ensemble's rounds as the device sums them: the intercept and, a round each,
     the stump's feature, threshold, the products ``coef · left`` and ``coef · right``
-    and where a NaN goes (device arrays)."""
+    and where a NaN goes (device arrays).  One score a row (``lo`` and ``hi`` of shape
+    (R,), ``intercept`` a float), or one a class (shape (R, K), ``intercept`` a device
+    row (K,); ``width`` K)."""
 
-    intercept: float
+    intercept: Any
     feature: Any
     threshold: Any
     lo: Any
     hi: Any
     nan_left: Any
     n_rounds: int
+    width: int | None = None
 
     @classmethod
     def of(cls, model: Any, n_features: int) -> DeviceScores | None:
         """The table of ``model`` (an :class:`~oracleboost.engine.model.Ensemble` of
-        one score a row, no refit, its rounds stumps of the library's classes), or None
-        where the device cannot sum it."""
-        if type(model) is not Ensemble or model.refits or np.ndim(model.intercept):
+        one score a row or one a class, no refit, its rounds stumps of the library's
+        classes), or None where the device cannot sum it."""
+        if type(model) is not Ensemble or model.refits or np.ndim(model.intercept) > 1:
             return None
+        width = int(np.size(model.intercept)) if np.ndim(model.intercept) else None
+        K = 1 if width is None else width
         hypotheses = [model.hypotheses[j] for j in model.round_index]
         if not hypotheses:
-            table = (np.zeros(0, np.intp), np.zeros(0), np.zeros((0, 1)), np.zeros((0, 1)),
+            table = (np.zeros(0, np.intp), np.zeros(0), np.zeros((0, K)), np.zeros((0, K)),
                      np.zeros(0, bool))
         else:
             table = leaf_table(hypotheses, np.asarray(model.round_delta, dtype=np.float64),
-                               n_features)
+                               n_features, () if width is None else (width,))
             if table is None:
                 return None
         feature, threshold, lo, hi, nan_left = table
-        return cls(float(model.intercept), upload(feature.astype(np.int64)),
-                   upload(threshold), upload(np.ascontiguousarray(lo[:, 0])),
-                   upload(np.ascontiguousarray(hi[:, 0])), upload(nan_left.astype(np.uint8)),
-                   len(hypotheses))
+        if width is None:  # (the kernels of one score a row read (R,) leaves)
+            lo, hi = lo[:, 0], hi[:, 0]
+        intercept = float(model.intercept) if width is None else \
+            upload(np.ascontiguousarray(model.intercept, dtype=np.float64))
+        return cls(intercept, upload(feature.astype(np.int64)), upload(threshold),
+                   upload(np.ascontiguousarray(lo)), upload(np.ascontiguousarray(hi)),
+                   upload(nan_left.astype(np.uint8)), len(hypotheses), width)
+
+    def _kernels(self) -> Any:
+        return row_kernels() if self.width is None else class_kernels()
+
+    def _empty(self, X: Any) -> Any:
+        shape = X.shape[0] if self.width is None else (X.shape[0], self.width)
+        return cuda_module().device_array(shape, dtype=np.float64)
 
     def scores(self, X: Any, grid: tuple[int, int]) -> Any:
-        """The scores on the device rows ``X`` (a device array of shape (n,))."""
-        out = cuda_module().device_array(X.shape[0], dtype=np.float64)
-        row_kernels().stump_scores[grid](X, self.feature, self.threshold, self.lo, self.hi,
-                                         self.nan_left, self.intercept, out)
+        """The scores on the device rows ``X`` (a device array of shape (n,), or (n, K)
+        a class)."""
+        out = self._empty(X)
+        self._kernels().stump_scores[grid](X, self.feature, self.threshold, self.lo,
+                                           self.hi, self.nan_left, self.intercept, out)
         return out
 
     def staged(self, X: Any, grid: tuple[int, int]) -> Iterator[Any]:
         """The scores after each round (each a new device array; the last equals
         :meth:`scores` bit for bit: the same additions in the same order)."""
-        cuda, kernels = cuda_module(), row_kernels()
-        running = cuda.device_array(X.shape[0], dtype=np.float64)
-        kernels.fill[grid](running, self.intercept)
+        rows, kernels = row_kernels(), self._kernels()
+        running = self._empty(X)
+        if self.width is None:
+            rows.fill[grid](running, self.intercept)
+        else:
+            class_kernels().fill_rows[grid](running, self.intercept)
         for r in range(self.n_rounds):
             kernels.stump_round[grid](X, self.feature, self.threshold, self.lo, self.hi,
                                       self.nan_left, r, running)
-            copy = cuda.device_array(X.shape[0], dtype=np.float64)
-            kernels.scaled[grid](running, 1.0, copy)
+            copy = self._empty(X)
+            rows.scaled[grid](running.reshape(running.size), 1.0, copy.reshape(copy.size))
             yield copy
 
 

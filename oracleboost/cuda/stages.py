@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from oracleboost import losses
+from oracleboost.cuda import class_stages
 from oracleboost.cuda.device import fetch, upload
 from oracleboost.cuda.projection_stages import PROJECTION_TWINS, _copy
 from oracleboost.cuda.row_kernels import (
@@ -376,6 +377,12 @@ def _pointwise(loss: Loss) -> tuple[int, float]:
         "on the CPU")
 
 
+def _by_class(a: Any) -> bool:
+    """Whether ``a`` holds a score a class (shape (n, K)): the multiclass functional
+    classifier's rows, run by :mod:`.class_stages`."""
+    return getattr(a, "ndim", 1) == 2
+
+
 def _one_score(*arrays: Any) -> None:
     """Refuse several scores a row (multiclass) by name."""
     if any(getattr(a, "ndim", 1) != 1 for a in arrays):
@@ -384,9 +391,11 @@ def _one_score(*arrays: Any) -> None:
 
 
 def _descent(blocks: DeviceBlocks, y: Any, f: Any, *, loss: Loss) -> tuple[tuple, None]:
-    """``−∇l(y, f)`` of a pointwise loss the kernels know (others refused by name)."""
+    """``−∇l(y, f)`` of a pointwise loss the kernels know (others refused by name);
+    scores of one column a class by :func:`.class_stages.descent`."""
+    if _by_class(f):
+        return class_stages.descent(blocks, y, f, loss=loss)
     code, p = _pointwise(loss)
-    _one_score(f)
     out = blocks.empty()
     if code < 0:
         blocks.kernels.regression_descent[blocks.grid](code, p, y, f, out)
@@ -398,8 +407,9 @@ def _descent(blocks: DeviceBlocks, y: Any, f: Any, *, loss: Loss) -> tuple[tuple
 def _weighted_loss(blocks: DeviceBlocks, y: Any, raw: Any, s: Any, *,
                    loss: Loss) -> tuple[tuple, np.ndarray]:
     """The stat ``(Σ s l(y, raw),)`` of a pointwise loss the kernels know."""
+    if _by_class(raw):
+        return class_stages.weighted_loss(blocks, y, raw, s, loss=loss)
     code, p = _pointwise(loss)
-    _one_score(raw)
     terms = blocks.empty()
     blocks.kernels.loss_terms[blocks.grid](code, p, y, raw, blocks.optional(s), terms,
                                            blocks.reduce.ext)
@@ -411,6 +421,19 @@ def _class_masses(blocks: DeviceBlocks, y: Any, s: Any) -> tuple[tuple, np.ndarr
     terms = blocks.empty((2, blocks.n))
     blocks.kernels.class_terms[blocks.grid](y, blocks.optional(s), terms)
     return (), blocks.reduce.sums(terms).reshape(1, 2)
+
+
+def _index_masses(blocks: DeviceBlocks, y: Any, s: Any, *, K: int
+                  ) -> tuple[tuple, np.ndarray]:
+    """The stat ``(Σ s [y = k] for k < K)`` of class indices."""
+    return class_stages.index_masses(blocks, y, s, K=K)
+
+
+def _vote_error_and_margin(blocks: DeviceBlocks, y: Any, f: Any, s: Any
+                           ) -> tuple[tuple, np.ndarray]:
+    """The stat ``(Σ s [argmax f ≠ y], min (f_y − max_{k≠y} f_k))`` of scores of one
+    column a class."""
+    return class_stages.vote_error_and_margin(blocks, y, f, s)
 
 
 def _error_and_margin(blocks: DeviceBlocks, y: Any, f: Any, s: Any
@@ -426,7 +449,9 @@ def _error_and_margin(blocks: DeviceBlocks, y: Any, f: Any, s: Any
 
 def _combined(blocks: DeviceBlocks, a: Any, *bs: Any, coefs: tuple) -> tuple[tuple, None]:
     """``a + Σ_k c_k b_k``, each term added in turn: two a launch, the CPU's order."""
-    _one_score(a, *bs)
+    if _by_class(a):
+        return class_stages.combined(blocks, a, bs, coefs)
+    _one_score(*bs)
     if not bs:
         return _copy(blocks, a)
     out = blocks.empty()
@@ -443,7 +468,9 @@ def _combined(blocks: DeviceBlocks, a: Any, *bs: Any, coefs: tuple) -> tuple[tup
 def _weighted_residual(blocks: DeviceBlocks, t: Any, a: Any, s: Any, *,
                        coef: float) -> tuple[tuple, np.ndarray]:
     """The stat ``(Σ s (t − coef a)²,)``: what a projection leaves of ``t``."""
-    _one_score(t, a)
+    if _by_class(t):
+        return class_stages.weighted_residual(blocks, t, a, s, coef=coef)
+    _one_score(a)
     terms = blocks.empty()
     blocks.kernels.residual_terms[blocks.grid](t, a, float(coef), blocks.optional(s),
                                                terms, blocks.reduce.ext)
@@ -452,7 +479,9 @@ def _weighted_residual(blocks: DeviceBlocks, t: Any, a: Any, s: Any, *,
 
 def _scaled(blocks: DeviceBlocks, a: Any, s: Any) -> tuple[tuple, None]:
     """``s · a``."""
-    _one_score(a, s)
+    if _by_class(a):
+        return class_stages.scaled(blocks, a, s)
+    _one_score(s)
     out = blocks.empty()
     blocks.kernels.products_of[blocks.grid](s, a, out)
     return (out,), None
@@ -460,6 +489,8 @@ def _scaled(blocks: DeviceBlocks, a: Any, s: Any) -> tuple[tuple, None]:
 
 def _ldexp(blocks: DeviceBlocks, a: Any, *, e: int) -> tuple[tuple, None]:
     """``a · 2^e`` (exact)."""
+    if _by_class(a):
+        return class_stages.ldexp(blocks, a, e=e)
     out = blocks.empty()
     blocks.kernels.ldexps[blocks.grid](a, int(e), out)
     return (out,), None
@@ -479,12 +510,16 @@ def _inner_products(blocks: DeviceBlocks, a: Any, s: Any, bs: tuple) -> Any:
 
 def _peak_inners(blocks: DeviceBlocks, a: Any, s: Any, *bs: Any) -> tuple[tuple, np.ndarray]:
     """``(max |a|, Σ s a b for b in bs)``."""
+    if _by_class(a):
+        return class_stages.peak_inners(blocks, a, s, *bs)
     got = _inner_products(blocks, a, s, bs)
     return (), np.array([[got.peak[len(bs)], *got.sums[:len(bs)]]])
 
 
 def _weighted_inner(blocks: DeviceBlocks, a: Any, b: Any, s: Any) -> tuple[tuple, np.ndarray]:
     """``Σ s a b`` (``s`` None: unit weights)."""
+    if _by_class(a):
+        return class_stages.weighted_inner(blocks, a, b, s)
     return (), _inner_products(blocks, a, s, (b,)).sums[:1].reshape(1, 1)
 
 
@@ -646,6 +681,8 @@ TWINS: dict[str, Callable[..., tuple]] = {
     f"{_ROW_PASSES}._squared_step": _squared_step,
     f"{_ROW_PASSES}._weighted_loss": _weighted_loss,
     f"{_ROW_PASSES}._class_masses": _class_masses,
+    f"{_ROW_PASSES}._index_masses": _index_masses,
+    f"{_ROW_PASSES}._vote_error_and_margin": _vote_error_and_margin,
     f"{_ROW_PASSES}._error_and_margin": _error_and_margin,
     f"{_ROW_PASSES}._combined": _combined,
     f"{_ROW_PASSES}._weighted_residual": _weighted_residual,

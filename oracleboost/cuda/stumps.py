@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike
 
 from oracleboost._validation import check_query
 from oracleboost.cuda import stump_kernels as sk
+from oracleboost.cuda.class_kernels import class_kernels
 from oracleboost.cuda.device import cuda_module, fetch, simulated, upload
 from oracleboost.cuda.reductions import Reductions
 from oracleboost.cuda.row_kernels import row_kernels
@@ -40,9 +41,12 @@ from oracleboost.oracles.monotone import is_constrained
 from oracleboost.oracles.stumps import (
     BoundStumpOracle,
     ConstantHypothesis,
+    LabelCodeStump,
     RegressionStump,
     SignStump,
     StumpOracle,
+    VectorStump,
+    label_codes,
 )
 
 __all__ = ["DeviceStumps", "Launch", "bind_on_device"]
@@ -93,6 +97,11 @@ class Launch:
                 f"Launch.features_per_block={self.features_per_block} needs "
                 f"{8 * channels * bins * self.features_per_block} bytes of shared memory a "
                 f"block at {bins} bins; at most {_SHARED_BYTES}")
+
+
+def _is_device(a: Any) -> bool:
+    """Whether ``a`` is a device array (not a NumPy one)."""
+    return not isinstance(a, np.ndarray) and is_device_array(a)
 
 
 def _refuse(what: str) -> NotImplementedError:
@@ -233,10 +242,12 @@ class DeviceStumps:
 
         Parameters
         ----------
-        r : array-like or device array of shape (n_samples,)
+        r : array-like or device array of shape (n_samples,) or (n_samples, K)
             Finite signed weights: a NumPy array (uploaded), or a per-row array already
             on the device (a booster's query on the GPU, never copied to the host).
-            ``(n, K)`` queries (label-coded multiclass stumps) are refused.
+            ``(n, K)`` queries are answered with the CPU oracle's label-coded stump
+            (Grubb & Bagnell 2011, Theorem 2), chosen by its rule from the histograms
+            of the row-centred query summed on the GPU in fixed point.
         random_state : ignored
             (The answer is deterministic; the Oracle protocol passes a seed.)
         features : array-like of int or None
@@ -244,13 +255,13 @@ class DeviceStumps:
 
         Returns
         -------
-        SignStump or ConstantHypothesis
+        SignStump, LabelCodeStump or ConstantHypothesis
             With ``train_output`` set, as the CPU oracle's: a NumPy array for a NumPy
             ``r``, a device array for a device ``r`` (its outputs on the training rows,
             made on the device from the codes).
         """
         if np.ndim(r) == 2:
-            raise _refuse("K-column queries r of shape (n, K) (label-coded multiclass stumps)")
+            return self._correlate_codes(r, features)
         on_device = not isinstance(r, np.ndarray) and is_device_array(r)
         if on_device:
             if r.shape != (self.n_samples,):
@@ -298,10 +309,11 @@ class DeviceStumps:
 
         Parameters
         ----------
-        target : array-like or device array of shape (n_samples,)
+        target : array-like or device array of shape (n_samples,) or (n_samples, K)
             Finite values: a NumPy array (uploaded), or a per-row array on the device (a
-            booster's target, never copied to the host).  ``(n, K)`` targets
-            (vector-leaf stumps) are refused.
+            booster's target, never copied to the host).  An ``(n, K)`` target is
+            answered with a vector-leaf stump (the CPU oracle's, each class's column
+            summed by bins on its own fixed-point scale).
         sample_weight : array-like, device array or None
             Positive weights of the rows (None: every row weighs 1).  Their scale does
             not change the answer (each sum has its own fixed-point scale; the CPU
@@ -313,14 +325,14 @@ class DeviceStumps:
 
         Returns
         -------
-        RegressionStump or ConstantHypothesis
+        RegressionStump, VectorStump or ConstantHypothesis
             With ``train_output`` as for :meth:`correlate`.
         """
         if self._bound is None:
             raise _refuse("project on rows given as codes (from_codes): bind a "
                           "StumpOracle to X")
         if np.ndim(target) == 2:
-            raise _refuse("K-column targets of shape (n, K) (vector-leaf stumps)")
+            return self._project_rows(target, sample_weight, features)
         on_device = not isinstance(target, np.ndarray) and is_device_array(target)
         t = self._on_device(target, "target")
         w = None if sample_weight is None else self._on_device(sample_weight,
@@ -370,6 +382,120 @@ class DeviceStumps:
             h.train_output = np.full(self.n_samples, right) if codes is None else \
                 np.where(codes > t_bin, right, left)
         return h
+
+    def _project_rows(self, target: Any, sample_weight: Any,
+                      features: ArrayLike | None) -> Hypothesis:
+        """:meth:`project` of an ``(n, K)`` target: each class's column (or ``w ·``
+        it) summed by bins on its own fixed-point scale, the weights likewise, and the
+        CPU oracle's least-squares rule on every class at once (``Σ_k S_k²/W``)."""
+        bound = self._require_bound("project")
+        on_device = _is_device(target)
+        t = self._rows_on_device(target, "target")
+        w = None if sample_weight is None else self._on_device(sample_weight,
+                                                               "sample_weight")
+        features = self._features(features)
+        summed = t
+        if w is not None:
+            summed = self._cuda.device_array(t.shape, dtype=np.float64)
+            class_kernels().scaled_rows[self._reduce.grid](w, t, summed)
+        hist_s = np.stack([self._bin_sums(summed[:, k]) for k in range(t.shape[1])],
+                          axis=2)
+        if not np.isfinite(hist_s[0]).all():  # a NaN or an infinity in the target
+            raise ValueError("the target must be finite; it holds a NaN or an infinity")
+        if w is None:
+            hist_w, W_tot = bound._counts, float(self.n_samples)
+        else:
+            hist_w = self._bin_sums(w)
+            if not np.isfinite(hist_w[0]).all() or not hist_w[0].min() >= 0.0:
+                raise ValueError("sample_weight must be finite and non-negative")
+            W_tot = float(bound._total(hist_w)[0])
+        split, mean = bound._lsq_choice(hist_w, hist_s, bound._total(hist_s), W_tot,
+                                        features, target)
+        if split is None:
+            h: Hypothesis = ConstantHypothesis(mean, self.n_features)
+            feature, t_bin, left, right = -1, -1, mean, mean
+        else:
+            feature, t_bin, left, right, default_left = split
+            h = VectorStump(feature, float(self.thresholds[feature][t_bin]), left, right,
+                            self.n_features, default_left)
+        h.train_output = self._row_outputs(feature, t_bin, left, right, on_device)
+        return h
+
+    def _correlate_codes(self, r: Any, features: ArrayLike | None) -> Hypothesis:
+        """:meth:`correlate` of an ``(n, K)`` query: the CPU oracle's label-coded stump
+        (:meth:`~oracleboost.oracles.stumps.BoundStumpOracle._code_choice`) from the
+        histograms of the row-centred query, a class a column, each summed by bins on
+        its own fixed-point scale."""
+        bound = self._require_bound("correlate with an (n, K) query")
+        on_device = _is_device(r)
+        q = self._rows_on_device(r, "r")
+        features = self._features(features)
+        centred = self._cuda.device_array(q.shape, dtype=np.float64)
+        class_kernels().row_centred[self._reduce.grid](q, centred)
+        hist = np.stack([self._bin_sums(centred[:, k]) for k in range(q.shape[1])], axis=2)
+        if not np.isfinite(hist[0]).all():
+            raise ValueError("the query r must be finite; it holds a NaN or an infinity")
+        split, best = bound._code_choice(hist, bound._total(hist), features)
+        K, d = q.shape[1], self.n_features
+        codes = label_codes(K)
+        if split is None:
+            h: Hypothesis = ConstantHypothesis(codes[best], d)
+            feature, t_bin, left, right = -1, -1, codes[best], codes[best]
+        else:
+            feature, t_bin, kl, kr, default_left = split
+            h = LabelCodeStump(feature, float(self.thresholds[feature][t_bin]), kl, kr, K,
+                               d, default_left)
+            left, right = codes[kl], codes[kr]
+        h.train_output = self._row_outputs(feature, t_bin, left, right, on_device)
+        return h
+
+    def _require_bound(self, what: str) -> BoundStumpOracle:
+        if self._bound is None:
+            raise _refuse(f"{what} on rows given as codes (from_codes): bind a "
+                          "StumpOracle to X")
+        return self._bound
+
+    def _rows_on_device(self, a: Any, name: str) -> Any:
+        """``a`` of shape (n, K), K ≥ 2, as a device array: a NumPy array checked and
+        uploaded."""
+        if _is_device(a):
+            if a.ndim != 2 or a.shape[0] != self.n_samples:
+                raise ValueError(f"{name} must have shape ({self.n_samples}, K); got "
+                                 f"{a.shape}")
+        else:
+            a = np.ascontiguousarray(check_query(a, self.n_samples, name), dtype=np.float64)
+        if a.shape[1] < 2:
+            raise ValueError(f"{name} of shape (n, K) needs K >= 2 classes; got K="
+                             f"{a.shape[1]} (pass shape (n,) for one column)")
+        return a if _is_device(a) else upload(a)
+
+    def _bin_sums(self, v: Any) -> np.ndarray:
+        """The sums of ``v`` (n,) by bins, ``(d, B)`` floats: each bin's exact sum of
+        ``v`` rounded to fixed point on the scale of its largest ``|v_i|`` (NaN
+        throughout where ``v`` holds a NaN or an infinity)."""
+        dev, grid = self._dev, self._reduce.grid
+        row_kernels().start_query[grid](v, self._reduce.ext, dev.hist)
+        self._reduce.settle(v, 1, read=False)
+        self._histogram(v, v, 1)
+        sk.kernels().unfixed[grid](dev.hist, self._reduce.exponents, self._reduce.peaks,
+                                   dev.values)
+        return fetch(dev.values[0])
+
+    def _row_outputs(self, feature: int, t: int, left: np.ndarray, right: np.ndarray,
+                     on_device: bool) -> Any:
+        """A vector stump's outputs on the training rows, ``(n, K)``: ``right`` above
+        bin ``t`` of ``feature``, ``left`` at or below (``feature < 0``: ``right``); a
+        device array made from the codes there, or a NumPy array from the host's."""
+        leaves = np.ascontiguousarray(np.stack([left, right]), dtype=np.float64)
+        if on_device:
+            out = self._cuda.device_array((self.n_samples, leaves.shape[1]),
+                                          dtype=np.float64)
+            class_kernels().stump_rows[self._reduce.grid](self._dev.codes, feature, t,
+                                                          upload(leaves), out)
+            return out
+        if feature < 0:
+            return np.tile(leaves[1], (self.n_samples, 1))
+        return np.where((self._codes[feature] > t)[:, None], leaves[1], leaves[0])
 
     def _on_device(self, a: Any, name: str) -> Any:
         """``a`` (shape (n,)) as a device array: a NumPy array checked and uploaded."""

@@ -1431,11 +1431,31 @@ class BoundStumpOracle(BoundOracle):
         d = self.n_features
         rc = self._row_centred(r)
         codes = label_codes(K)
-        hist, score = np.empty((d, self._B, K)), np.empty(d)
+        hist = np.empty((d, self._B, K))
+        self._histograms(kernels.hist_2d, (rc,), (hist,))
+        split, best = self._code_choice(hist, self._query_total(hist, r), features)
+        if split is not None:
+            j, t, kl, kr, default_left = split
+            h: Hypothesis = LabelCodeStump(j, self._split(j, t), kl, kr, K, d, default_left)
+            h.train_output = self._outputs(j, t, codes[kl], codes[kr], default_left)
+            return h
+        h = ConstantHypothesis(codes[best], d)
+        h.train_output = self._full(codes[best])
+        return h
+
+    def _code_choice(self, hist: np.ndarray, total: np.ndarray,
+                     features: np.ndarray | None) -> tuple[tuple | None, int]:
+        """The label-coded stump's choice from the histogram ``hist`` (d, B, K) of the
+        row-centred query and its column sums ``total``: ``((j, t, k_left, k_right,
+        default_left), −1)`` for feature j's split after bin t, or ``(None, k)`` for the
+        constant ``c(k)``.  The constants first, then the features in order, the first
+        strictly best; a split with the same class on both sides is the constant of
+        the best column.  (The GPU's stumps choose with this rule too, from their
+        fixed-point histograms.)"""
+        d, K = self.n_features, hist.shape[2]
+        score = np.empty(d)
         thr, k_left, k_right = (np.empty(d, np.intp) for _ in range(3))
         nan_left = np.zeros(d, dtype=bool)
-        self._histograms(kernels.hist_2d, (rc,), (hist,))
-        total = self._query_total(hist, r)
 
         def block(a: int, b: int) -> None:
             kernels.code_scan(
@@ -1450,14 +1470,9 @@ class BoundStumpOracle(BoundOracle):
             j = best - K
             t, kl, kr = int(thr[j]), int(k_left[j]), int(k_right[j])
             if kl != kr:
-                default_left = self._default_left(j, nan_left)
-                h: Hypothesis = LabelCodeStump(j, self._split(j, t), kl, kr, K, d, default_left)
-                h.train_output = self._outputs(j, t, codes[kl], codes[kr], default_left)
-                return h
+                return (j, t, kl, kr, self._default_left(j, nan_left)), -1
             best = int(np.argmax(total))  # same class on both sides: the constant c(kl)
-        h = ConstantHypothesis(codes[best], d)
-        h.train_output = self._full(codes[best])
-        return h
+        return None, best
 
     def _answer_peak(self, h: Hypothesis) -> float:
         """``max |h.train_output|`` from the leaves (every row takes one of them)."""

@@ -648,6 +648,10 @@ class FunctionalGradientClassifier(ScoreClassifierMixin, ClassifierMixin,
         "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
+    #: Its rounds on the GPU take scores of one column a class (its passes have device
+    #: twins for (n, K) rows: :mod:`oracleboost.cuda.class_stages`).
+    _scores_by_class_on_device = True
+
     def __init__(
         self,
         oracle: Oracle | None = None,
