@@ -15,7 +15,8 @@ no twin is refused by name: :data:`NEEDED_BY` says which option of a booster run
 for the message.  What each twin computes is its stage's docstring; where the twin's
 numbers differ from the CPU's, it is by the fixed-point rounding of the sums' terms
 (:mod:`.reductions`) and by the device's ``exp`` and ``log`` (an ulp at most).  The
-twins of MABoost's projections are in :mod:`.projection_stages`.
+twins of MABoost's projections are in :mod:`.projection_stages`, those of the weighted
+quantile's passes in :mod:`.quantile`, and the multiclass passes' :mod:`.class_stages`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from oracleboost import losses
 from oracleboost.cuda import class_stages
 from oracleboost.cuda.device import fetch, upload
 from oracleboost.cuda.projection_stages import PROJECTION_TWINS, _copy
+from oracleboost.cuda.quantile import QUANTILE_TWINS
 from oracleboost.cuda.row_kernels import (
     ACTIVE_EUCLIDEAN,
     LOSS_CODES,
@@ -384,10 +386,11 @@ def _by_class(a: Any) -> bool:
 
 
 def _one_score(*arrays: Any) -> None:
-    """Refuse several scores a row (multiclass) by name."""
+    """Refuse several scores a row by name, in a pass that takes one."""
     if any(getattr(a, "ndim", 1) != 1 for a in arrays):
-        raise NotDistributedError("several scores a row (multiclass) do not run on the "
-                                  "GPU; fit on the CPU")
+        raise NotDistributedError("several scores a row do not run in this pass on the "
+                                  "GPU (only the functional classifier's multiclass "
+                                  "passes take them); fit on the CPU")
 
 
 def _descent(blocks: DeviceBlocks, y: Any, f: Any, *, loss: Loss) -> tuple[tuple, None]:
@@ -696,16 +699,13 @@ TWINS: dict[str, Callable[..., tuple]] = {
     f"{_MARGIN}._momentum": _momentum,
     f"{_MARGIN}._find_in_lane": _find_in_lane,
     **PROJECTION_TWINS,
+    **QUANTILE_TWINS,
 }
 
 #: Stages without a twin, by :func:`stage_name`: which option of a booster runs them.
 NEEDED_BY: dict[str, str] = {
     "oracleboost.rows.subsample._kept": "subsample below 1 (stochastic boosting's draws "
                                         "of rows)",
-    "oracleboost.rows.quantile._range_stage": "loss='absolute', 'huber' or 'quantile' "
-                                              "(their starting constant is a weighted "
-                                              "quantile on the rows; pass init=<a "
-                                              "number> to fit them on the GPU)",
 }
 
 
