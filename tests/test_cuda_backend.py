@@ -28,7 +28,7 @@ from oracleboost.boosters import (
 )
 from oracleboost.boosters.mirror.maps import EntropyMap
 from oracleboost.cuda import CudaBackend, Launch, cuda_module
-from oracleboost.cuda.stages import NEEDED_BY, TWINS
+from oracleboost.cuda.stages import TWINS
 from oracleboost.engine.backends import backend_for, is_device_array, register_backend
 from oracleboost.engine.fit_data import fit_backend
 from oracleboost.losses import Exponential
@@ -243,7 +243,7 @@ def _refused(make, fit_args, error, match):
 
 
 @pytest.mark.parametrize("case", [
-    "loss", "subsample", "init_score", "exact", "monotone", "nan", "sparse",
+    "loss", "init_score", "exact", "monotone", "nan", "sparse",
     "oracle", "device", "bind", "eval_set", "validation_fraction", "dask_like",
     "totally_corrective", "categorical",
 ])
@@ -259,8 +259,6 @@ def test_what_the_gpu_does_not_run_is_refused_by_name(case):
     if case == "loss":
         _refused(coordinate(loss=_MyExponential()), (X, y), NotDistributedError,
                  "loss='exponential' does not run on the GPU")
-    elif case == "subsample":
-        _refused(coordinate(subsample=0.5), (X, y), NotDistributedError, "subsample below 1")
     elif case == "init_score":
         model = coordinate()()
         with pytest.raises(NotDistributedError, match="init_score does not run on the GPU"):
@@ -420,10 +418,9 @@ def test_a_mirror_map_of_the_user_s_is_refused_by_name():
 
 # -- the tables and the package ------------------------------------------------------------
 def test_the_twins_table_names_the_stages_that_exist():
-    for name in [*TWINS, *NEEDED_BY]:
+    for name in TWINS:
         module, function = name.rsplit(".", 1)
         assert callable(getattr(importlib.import_module(module), function)), name
-    assert not set(TWINS) & set(NEEDED_BY)
 
 
 def test_without_a_gpu_asking_for_it_is_refused_naming_the_device():

@@ -305,7 +305,6 @@ class _MyHuber(Huber):
 @pytest.mark.parametrize("options, match", [
     ({"loss": _MyHuber(), "init": 0.0}, "does not run on the GPU: it has no device"),
     ({"query": "newton"}, "query='newton' does not run on the GPU"),
-    ({"subsample": 0.5}, "subsample below 1"),
     ({"init_score": True}, "init_score does not run on the GPU"),
 ])
 def test_what_the_gpu_does_not_run_is_refused_by_name(options, match):

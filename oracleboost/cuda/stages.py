@@ -11,12 +11,12 @@ lane is its own sum).  The caller reads the stat as it reads the CPU's, so the b
 code does not know where its rows are.
 
 :data:`TWINS` is keyed by the stage's qualified name (``module.function``).  A stage with
-no twin is refused by name: :data:`NEEDED_BY` says which option of a booster runs it,
-for the message.  What each twin computes is its stage's docstring; where the twin's
+no twin is refused by name.  What each twin computes is its stage's docstring; where the twin's
 numbers differ from the CPU's, it is by the fixed-point rounding of the sums' terms
 (:mod:`.reductions`) and by the device's ``exp`` and ``log`` (an ulp at most).  The
 twins of MABoost's projections are in :mod:`.projection_stages`, those of the weighted
-quantile's passes in :mod:`.quantile`, and the multiclass passes' :mod:`.class_stages`.
+quantile's passes in :mod:`.quantile`, the multiclass passes' in :mod:`.class_stages`,
+and stochastic boosting's row draws in :mod:`.draws`.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import numpy as np
 from oracleboost import losses
 from oracleboost.cuda import class_stages
 from oracleboost.cuda.device import fetch, upload
+from oracleboost.cuda.draws import DRAW_TWINS
 from oracleboost.cuda.projection_stages import PROJECTION_TWINS, _copy
 from oracleboost.cuda.quantile import QUANTILE_TWINS
 from oracleboost.cuda.row_kernels import (
@@ -45,7 +46,7 @@ from oracleboost.rows.partitioned import NotDistributedError
 if TYPE_CHECKING:
     from oracleboost.cuda.blocks import DeviceBlocks
 
-__all__ = ["NEEDED_BY", "TWINS", "stage_name", "twin_of"]
+__all__ = ["TWINS", "stage_name", "twin_of"]
 
 _ROW_PASSES = "oracleboost.optim.row_passes"
 _MIRROR = "oracleboost.boosters.mirror.passes"
@@ -700,27 +701,16 @@ TWINS: dict[str, Callable[..., tuple]] = {
     f"{_MARGIN}._find_in_lane": _find_in_lane,
     **PROJECTION_TWINS,
     **QUANTILE_TWINS,
-}
-
-#: Stages without a twin, by :func:`stage_name`: which option of a booster runs them.
-NEEDED_BY: dict[str, str] = {
-    "oracleboost.rows.subsample._kept": "subsample below 1 (stochastic boosting's draws "
-                                        "of rows)",
+    **DRAW_TWINS,
 }
 
 
 def twin_of(stage: Callable) -> Callable[..., tuple]:
-    """The device twin of ``stage``, or :class:`NotDistributedError` naming the stage and
-    the option that runs it."""
+    """The device twin of ``stage``, or :class:`NotDistributedError` naming the stage."""
     name = stage_name(stage)
     twin = TWINS.get(name)
     if twin is None:
         short = name.rsplit(".", 1)[-1]
-        if name in NEEDED_BY:
-            raise NotDistributedError(
-                f"the pass {short} ({name}) does not run on the GPU: it is what "
-                f"{NEEDED_BY[name]} runs; leave that option at its default, or fit on the "
-                "CPU")
         raise NotDistributedError(
             f"the pass {short} ({name}) does not run on the GPU (it has no device twin); "
             "fit on the CPU")

@@ -39,8 +39,8 @@ from oracleboost.rows.partitioned import PerPartition, Rows, shaped_like
 
 _State = TypeVar("_State")
 
-__all__ = ["PARAMETERS_DOC", "RoundDraws", "kept_features", "row_uniforms", "sampling_seed",
-           "with_draw_seed"]
+__all__ = ["PARAMETERS_DOC", "RoundDraws", "kept_features", "row_key", "row_uniforms",
+           "sampling_seed", "with_draw_seed"]
 
 #: The streams of a round's key: its rows' draws, its features' draws.
 _ROWS, _FEATURES = 0, 1
@@ -84,6 +84,12 @@ def _words(seed: int, round: int, stream: int, start: int, n: int) -> np.ndarray
     steps, skip = divmod(int(start), _WORDS_A_STEP)
     bits.advance(steps)  # (also drops the words made before)
     return bits.random_raw(skip + int(n))[skip:]
+
+
+def row_key(seed: int, round: int) -> np.ndarray:
+    """The Philox-4×64 key (two ``uint64``) of round ``round``'s row draws: a GPU makes
+    the same words from it (:mod:`oracleboost.cuda.draws`)."""
+    return _key(seed, round, _ROWS)
 
 
 def row_uniforms(seed: int, round: int, start: int, n: int) -> np.ndarray:
