@@ -27,6 +27,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from oracleboost.cuda.device import counted, cuda_module
+from oracleboost.cuda.row_kernels import row_kernels
 
 __all__ = ["CLASS_LOSS_CODES", "class_kernels"]
 
@@ -46,6 +47,7 @@ def class_kernels() -> SimpleNamespace:
     """The kernels (compiled on first launch), as a namespace."""
     global cuda
     cuda = cuda_module()
+    larger = row_kernels().larger  # (Python's max of two numbers)
 
     @cuda.jit(device=True)
     def wrong_top(f, i, y):  # pragma: no cover - device code
@@ -71,10 +73,10 @@ def class_kernels() -> SimpleNamespace:
         fy = f[i, y]
         if code != 0:
             top, _ = wrong_top(f, i, y)
-            return max(0.0, 1.0 + top - fy)
+            return larger(0.0, 1.0 + top - fy)
         top = -math.inf
         for k in range(f.shape[1]):
-            top = max(top, f[i, k] - fy)
+            top = larger(top, f[i, k] - fy)
         m = 0.0
         rest = 0.0
         for k in range(f.shape[1]):
@@ -184,7 +186,7 @@ def class_kernels() -> SimpleNamespace:
             top = 0.0
             for k in range(a.shape[1]):
                 x = abs(a[i, k])
-                top = math.inf if x != x else max(top, x)
+                top = math.inf if x != x else larger(top, x)
             terms[nb, i] = top
             for c in range(nb):
                 row = 0.0

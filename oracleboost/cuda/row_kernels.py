@@ -103,10 +103,22 @@ def row_kernels() -> SimpleNamespace:
         return -math.inf if x == 0.0 else math.log(x)
 
     @cuda.jit(device=True)
+    def larger(a, b):  # pragma: no cover - device code
+        """Python's ``max(a, b)``: ``b`` where ``b > a``, else ``a``.  (The kernels do not
+        call ``max`` or ``min`` of numbers: numba 0.68's own CUDA target types them by
+        an overload of any number of arguments that it cannot compile for a GPU.)"""
+        return b if b > a else a
+
+    @cuda.jit(device=True)
+    def smaller(a, b):  # pragma: no cover - device code
+        """Python's ``min(a, b)``: ``b`` where ``b < a``, else ``a``."""
+        return b if b < a else a
+
+    @cuda.jit(device=True)
     def softplus(x):  # pragma: no cover - device code
         """``ln(1 + e^x) = max(x, 0) + log1p(e^{−|x|})``
         (:func:`oracleboost._numerics.softplus`)."""
-        return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
+        return larger(x, 0.0) + math.log1p(math.exp(-abs(x)))
 
     @cuda.jit(device=True)
     def log_neg_dphi(code, m):  # pragma: no cover - device code
@@ -1413,7 +1425,7 @@ def row_kernels() -> SimpleNamespace:
         sacc = cuda.shared.array(128, types.int64)
         tid = cuda.threadIdx.x
         J = A.shape[1]
-        width = min(128, J - j0)
+        width = smaller(128, J - j0)
         for t in range(tid, 128, cuda.blockDim.x):
             sacc[t] = 0
         cuda.syncthreads()
@@ -1574,4 +1586,5 @@ def row_kernels() -> SimpleNamespace:
                negated_labels, first_at, momentum, chunk_sums)
     # the device functions too, for the other kernel factories (:mod:`.stump_kernels`)
     return SimpleNamespace(**{k.__name__: counted(k) for k in kernels}, rint=rint,
-                           exponent=exponent, begin=begin, see=see, publish=publish)
+                           exponent=exponent, begin=begin, see=see, publish=publish,
+                           larger=larger, smaller=smaller)

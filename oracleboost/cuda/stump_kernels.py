@@ -88,6 +88,7 @@ def histogram_kernel(bins: int, features: int, channels: int) -> Any:
     from numba.core import types
 
     fixed = kernels().fixed
+    smaller = row_kernels().smaller
     size = int(bins) * int(features)
     shared_size = size * int(channels)
     two = channels == 2
@@ -104,7 +105,7 @@ def histogram_kernel(bins: int, features: int, channels: int) -> Any:
             hist[k] = 0
         cuda.syncthreads()
         a = cuda.blockIdx.x * rows_per_block
-        b = min(n, a + rows_per_block)
+        b = smaller(n, a + rows_per_block)
         e0 = e[0]
         e1 = e[1] if two else e0
         for i in range(a + tid, b, width):
