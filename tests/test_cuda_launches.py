@@ -124,6 +124,22 @@ def test_a_multiclass_round_s_launches_and_copies():
     assert tuple(costs[1] - costs[0]) == (30, 8, 1)
 
 
+def test_a_multiclass_maboost_round_s_launches_and_copies():
+    """MABoost over the cells at three classes (the entropy map, lazy): the row masses,
+    the (n, K) query and its label-coded stump (a histogram pass a class), the cells'
+    directions and edge, the mirror step, the softmax over the cells, the vote and the
+    weights' extremes."""
+    X, _ = _data()
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.3)
+    costs = []
+    for rounds in (3, 4):
+        before = np.array(TRAFFIC.snapshot())
+        MirrorBoostingClassifier(StumpOracle(max_bins=16, device="cuda"),
+                                 n_estimators=rounds).fit(X, y)
+        costs.append(np.array(TRAFFIC.snapshot()) - before)
+    assert tuple(costs[1] - costs[0]) == (35, 9, 1)
+
+
 def test_the_device_s_exponent_is_the_host_s():
     """The scale of every sum on the device (``row_kernels().exponent``, run in a
     kernel) equals :func:`fixed_point_exponent` for largest magnitudes from subnormal to

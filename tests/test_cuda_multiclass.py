@@ -1,8 +1,10 @@
-"""The multiclass functional classifier (Grubb & Bagnell 2011, §5(c), §6) on the GPU
-backend, on numba's CUDA simulator (:mod:`cuda_simulator`): scores of one column a
-class kept on the device as ``(n, K)`` arrays, the softmax cross-entropy and the
-multiclass hinge (either rule for ties), vector-leaf stumps (``project``) and
-label-coded stumps (``correlate``) answered from per-class fixed-point histograms.
+"""The multiclass boosters on the GPU backend, on numba's CUDA simulator
+(:mod:`cuda_simulator`).  The functional classifier (Grubb & Bagnell 2011, §5(c), §6):
+scores of one column a class kept on the device as ``(n, K)`` arrays, the softmax
+cross-entropy and the multiclass hinge (either rule for ties), vector-leaf stumps
+(``project``) and label-coded stumps (``correlate``) answered from per-class
+fixed-point histograms.  MABoost over the ``maboost`` package's N(K − 1) cells, with
+both maps, both updates and the capped sets.
 
 The device fit takes the CPU fit's stumps in every round, with its records, intercept
 and predictions equal to rounding; two device fits and a fit under another launch
@@ -251,6 +253,58 @@ def test_scores_of_x_on_the_device_are_the_cpu_s():
     np.testing.assert_array_equal(clf.predict_proba(on_device), clf.predict_proba(X))
 
 
+# -- MABoost's multiclass cells -------------------------------------------------------------
+@pytest.mark.parametrize("options, weighted", [
+    ({}, False),  # the entropy map, lazy: the softmax over the cells
+    ({}, True),
+    ({"mirror": "euclidean"}, True),  # the Euclidean projection over the cells
+    ({"update": "active"}, False),
+    ({"update": "active", "mirror": "euclidean"}, True),
+    ({"variant": "smooth", "smoothness": 2.0}, True),  # the capped simplex over the cells
+    ({"variant": "smooth", "smoothness": 2.0, "mirror": "euclidean"}, False),
+    ({"variant": "max_margin"}, True),
+    ({"smoothness": 2.0, "group": True}, False),  # the secondary rows' cells capped
+])
+def test_maboost_over_the_cells_takes_the_cpu_fit_s_stumps(options, weighted):
+    """The ``maboost`` package's multiclass round on the device: the row masses, the
+    label-coded query and answer, the cells' directions and edge, the mirror step and
+    the projection over the N(K − 1) cells, the vote: the CPU fit's stumps, records
+    equal to rounding."""
+    X, y = _classes(3, n=150)
+    options = dict(options)
+    kw = {"sample_group": np.arange(y.size) % 3 == 0} if options.pop("group", False) else {}
+    w = np.random.RandomState(2).uniform(0.5, 2.0, y.size) if weighted else None
+    cpu = MirrorBoostingClassifier(_oracle(), n_estimators=4, **options).fit(X, y, w, **kw)
+    gpu = MirrorBoostingClassifier(_oracle(device="cuda"), n_estimators=4,
+                                   **options).fit(X, y, w, **kw)
+    assert len(gpu.history_["edge"]) == 4
+    assert [repr(h) for h in gpu.estimators_] == [repr(h) for h in cpu.estimators_]
+    for key in ("edge", "step", "loss", "train_error", "margin", "max_weight",
+                "n_zero_weights"):
+        np.testing.assert_allclose(gpu.history_[key], cpu.history_[key], rtol=1e-12,
+                                   atol=1e-15, err_msg=key)
+    np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
+    assert gpu.weights_ is None
+
+
+def test_maboost_over_the_cells_gives_the_same_bits_under_any_launch():
+    X, y = _classes(4, n=90, K=4)
+    on_device = cuda_module().to_device(X)
+
+    def fit():
+        return MirrorBoostingClassifier(_oracle(), n_estimators=3,
+                                        mirror="euclidean").fit(on_device, y)
+
+    first = fit()
+    with register_backend(is_device_array, CudaBackend(Launch(
+            threads=3, rows_per_block=20, features_per_block=1, row_blocks=4))):
+        second = fit()
+    assert [repr(h) for h in second.estimators_] == [repr(h) for h in first.estimators_]
+    for key, value in first.history_.items():
+        if key not in ("time", "cumulative_time"):
+            assert value.tobytes() == second.history_[key].tobytes(), key
+
+
 class _MySoftmax(SoftmaxCrossEntropy):
     """A subclass may change the formulas: the device runs the library's classes only."""
 
@@ -263,6 +317,3 @@ def test_what_does_not_run_is_refused_by_name():
     with pytest.raises(NotDistributedError, match="with several classes: it has no device"):
         model.fit(X, y)
     assert vars(model).keys() == before.keys()
-    # MABoost's multiclass cells have no device twins: refused before anything uploads
-    with pytest.raises(NotDistributedError, match="with 3 classes does not run on the GPU"):
-        MirrorBoostingClassifier(_oracle(device="cuda"), n_estimators=2).fit(X, y)

@@ -94,8 +94,10 @@ class DeviceBlocks(RowBlocks):
                                   "stage's device twin")
 
     def cells(self, width: int, lane: int) -> RowBlocks:
-        raise NotDistributedError("several cells a row (multiclass scores) do not run on "
-                                  "the GPU; fit on the CPU")
+        """The ``n × width`` cells as rows of their own (MABoost's multiclass weights: a
+        row's cells consecutive), on the same launch; ``lane`` does not apply (the
+        device's sums are exact)."""
+        return DeviceBlocks(self.n * width, self.grid)
 
     def empty(self, shape: int | tuple[int, ...] | None = None) -> Any:
         """A new per-row device array (``shape`` defaults to ``(n,)``), undefined."""

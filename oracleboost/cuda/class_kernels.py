@@ -273,7 +273,128 @@ def class_kernels() -> SimpleNamespace:
             for k in range(out.shape[1]):
                 out[i, k] += lo[r, k] if left else hi[r, k]
 
+    # -- MABoost's multiclass cells: N rows of K − 1 cells (boosters.mirror.cells) ------
+    @cuda.jit(device=True)
+    def row_sum(a, i, width):  # pragma: no cover - device code
+        """``a[i·width] + (a[i·width + 1] + …)``: the order of NumPy's sum of a row of up
+        to 9 cells (its first cell, then the others' pairwise sum, a running sum from
+        −0 below 8 terms); more cells add in turn (rounding apart from NumPy's)."""
+        rest = -0.0
+        for k in range(1, width):
+            rest += a[i * width + k]
+        return a[i * width] + rest
+
+    @cuda.jit
+    def cell_start(s, total, width, out):  # pragma: no cover - device code
+        """Each row's ``(s_i / total) / width`` on its cells (``s`` of length 0: unit
+        weights)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        weighted = s.shape[0] > 0
+        n = out.shape[0] // width
+        for i in range(start, n, stride):
+            x = (s[i] / total if weighted else 1.0 / total) / width
+            for k in range(width):
+                out[i * width + k] = x
+
+    @cuda.jit
+    def cell_caps(group, cap, width, out):  # pragma: no cover - device code
+        """Each cell's cap: ``cap`` on a secondary row's cells, ``inf`` elsewhere."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, group.shape[0], stride):
+            x = cap if group[i] else math.inf
+            for k in range(width):
+                out[i * width + k] = x
+
+    @cuda.jit
+    def row_masses(w, width, q):  # pragma: no cover - device code
+        """Each row's mass ``q_i = Σ_k W_ik`` (:func:`row_sum`'s order)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, q.shape[0], stride):
+            q[i] = row_sum(w, i, width)
+
+    @cuda.jit
+    def cell_query(q, a, total, out):  # pragma: no cover - device code
+        """``out = (q / total) e_a`` a row: ``(q_i / total) · [k = a_i]``."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, out.shape[0], stride):
+            x = q[i] / total
+            for k in range(out.shape[1]):
+                out[i, k] = x * (1.0 if k == a[i] else 0.0)
+
+    @cuda.jit
+    def directions(out, a, w, D, pred, terms):  # pragma: no cover - device code
+        """From a label-coded answer's outputs (n, K): each row's vote ``argmax`` (the
+        first largest), each cell's direction (−1 on every cell of a row voted right,
+        +1 on the cell of the class voted wrongly, 0 elsewhere), and the terms ``(−Σ_k
+        W_ik D_ik, [vote ≠ a])`` of the edge and of the rows voted wrong."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        width = out.shape[1] - 1
+        for i in range(start, out.shape[0], stride):
+            best, at = out[i, 0], 0
+            for k in range(1, out.shape[1]):
+                if out[i, k] > best:
+                    best, at = out[i, k], k
+            pred[i] = at
+            right = at == a[i]
+            wrong_cell = at - (1 if at > a[i] else 0)
+            for k in range(width):
+                if right:
+                    D[i * width + k] = -1.0
+                else:
+                    D[i * width + k] = 1.0 if k == wrong_cell else 0.0
+            first = w[i * width] * D[i * width]
+            rest = -0.0
+            for k in range(1, width):
+                rest += w[i * width + k] * D[i * width + k]
+            terms[0, i] = -(first + rest)
+            terms[1, i] = 0.0 if right else 1.0
+
+    @cuda.jit
+    def cell_step(kind, w, z, D, eta, out):  # pragma: no cover - device code
+        """Algorithm 1 (c) over the cells: ``z + (η D)`` (lazy, ``kind`` 0), or ``∇R(w)
+        + (η D)`` with the entropy's ``log w`` (−inf at 0, ``kind`` 1) or the Euclidean
+        ``w`` (``kind`` 2)."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, out.shape[0], stride):
+            step = eta * D[i]
+            if kind == 0:
+                base = z[i]
+            elif kind == 1:
+                base = -math.inf if w[i] == 0.0 else math.log(w[i])
+            else:
+                base = w[i]
+            out[i] = base + step
+
+    @cuda.jit
+    def cell_vote(f, pred, a, s, eta, f_next, terms):  # pragma: no cover - device code
+        """The running vote ``f + η e_pred`` and the terms ``(s [margin ≤ 0], s [argmax
+        ≠ a], margin)``, the margin ``f_a − max_{k≠a} f_k`` of the new vote."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        weighted = s.shape[0] > 0
+        for i in range(start, f.shape[0], stride):
+            for k in range(f.shape[1]):
+                f_next[i, k] = f[i, k] + eta * (1.0 if k == pred[i] else 0.0)
+            best, at = f_next[i, 0], 0
+            for k in range(1, f.shape[1]):
+                if f_next[i, k] > best:
+                    best, at = f_next[i, k], k
+            yi = a[i]
+            top, _ = wrong_top(f_next, i, yi)
+            margin = f_next[i, yi] - top
+            w = s[i] if weighted else 1.0
+            terms[0, i] = w if margin <= 0.0 else 0.0
+            terms[1, i] = w if at != yi else 0.0
+            terms[2, i] = margin
+
+    @cuda.jit
+    def zeros_of(w, out):  # pragma: no cover - device code
+        """``out = [w = 0]``."""
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, w.shape[0], stride):
+            out[i] = 1.0 if w[i] == 0.0 else 0.0
+
     kernels = (fill_rows, index_terms, descent, loss_terms, vote_terms, products,
                residual_terms, scaled_rows, row_centred, stump_rows, stump_scores,
-               stump_round)
+               stump_round, cell_start, cell_caps, row_masses, cell_query, directions,
+               cell_step, cell_vote, zeros_of)
     return SimpleNamespace(**{k.__name__: counted(k) for k in kernels})

@@ -1,4 +1,5 @@
-"""The device twins of the functional classifier's passes on scores of one column a class.
+"""The device twins of the multiclass passes: scores of one column a class, and MABoost's
+cells.
 
 A multiclass fit of :class:`~oracleboost.boosters.FunctionalGradientClassifier` (the
 softmax cross-entropy, or the multiclass hinge) keeps ``f``, the descent and the
@@ -9,6 +10,12 @@ A row's value is the CPU's (:mod:`.class_kernels`), a sum over rows is exact on 
 terms rounded to fixed point (:class:`~oracleboost.cuda.reductions.Reductions`), so the
 records equal the CPU's to the rounding of the sums and the bits do not depend on the
 launch.
+
+MABoost's multiclass round (:mod:`oracleboost.boosters.mirror.cells`) keeps one weight
+a cell, N rows of K − 1 cells flat in row order; the rows' passes read them as rows
+here, and the mirror step and the projection run over the cells' own blocks
+(:meth:`~oracleboost.cuda.blocks.DeviceBlocks.cells`: the N(K − 1) cells as rows, by
+the binary twins of :mod:`.projection_stages`).
 """
 
 from __future__ import annotations
@@ -19,14 +26,16 @@ import numpy as np
 
 from oracleboost import losses
 from oracleboost.cuda.class_kernels import CLASS_LOSS_CODES, class_kernels
+from oracleboost.cuda.device import cuda_module
+from oracleboost.cuda.projection_stages import map_name
 from oracleboost.cuda.row_kernels import MAX_CHANNELS
 from oracleboost.rows.partitioned import NotDistributedError
 
 if TYPE_CHECKING:
     from oracleboost.cuda.blocks import DeviceBlocks
 
-__all__ = ["class_loss_code", "combined", "descent", "index_masses", "ldexp",
-           "peak_inners", "scaled", "vote_error_and_margin", "weighted_inner",
+__all__ = ["CELL_TWINS", "class_loss_code", "combined", "descent", "index_masses",
+           "ldexp", "peak_inners", "scaled", "vote_error_and_margin", "weighted_inner",
            "weighted_loss", "weighted_residual"]
 
 
@@ -151,3 +160,100 @@ def ldexp(blocks: DeviceBlocks, a: Any, *, e: int) -> tuple[tuple, None]:
     out = blocks.empty(a.shape)
     blocks.kernels.ldexps[blocks.grid](_flat(a), int(e), _flat(out))
     return (out,), None
+
+
+# -- MABoost's multiclass cells: boosters.mirror.cells ----------------------------------
+def _cell_start(blocks: DeviceBlocks, s: Any, *, total: float,
+                width: int) -> tuple[tuple, None]:
+    """The starting distribution over the cells: ``(s_i / Σ s) / width`` each."""
+    out = blocks.empty(blocks.n * width)
+    class_kernels().cell_start[blocks.grid](blocks.optional(s), float(total), int(width),
+                                            out)
+    return (out,), None
+
+
+def _cell_caps(blocks: DeviceBlocks, group: Any, *, cap: float,
+               width: int) -> tuple[tuple, None]:
+    """Each cell's cap: ``cap`` on the secondary rows' cells, none elsewhere."""
+    out = blocks.empty(blocks.n * width)
+    class_kernels().cell_caps[blocks.grid](group, float(cap), int(width), out)
+    return (out,), None
+
+
+def _row_masses(blocks: DeviceBlocks, w: Any, *, width: int) -> tuple[tuple, np.ndarray]:
+    """Each row's mass ``q_i = Σ_k W_ik`` and the stat ``(Σ q,)``."""
+    q = blocks.empty()
+    class_kernels().row_masses[blocks.grid](w, int(width), q)
+    return (q,), blocks.reduce.sums(q).reshape(1)
+
+
+def _cell_query(blocks: DeviceBlocks, q: Any, a: Any, *, total: float,
+                K: int) -> tuple[tuple, None]:
+    """The weak learner's query ``(q / Σ q) e_a``, shape (n, K)."""
+    out = blocks.empty((blocks.n, K))
+    class_kernels().cell_query[blocks.grid](q, a, float(total), out)
+    return (out,), None
+
+
+def _directions(blocks: DeviceBlocks, out: Any, a: Any, w: Any, *,
+                width: int) -> tuple[tuple, np.ndarray]:
+    """Each cell's direction, each row's vote and the stat ``(e, rows voted wrong)``."""
+    if getattr(out, "ndim", 1) != 2 or out.shape[1] != width + 1:
+        raise NotDistributedError("MABoost's multiclass round on the GPU takes a label-coded "
+                                  "answer of (n, K) outputs; fit on the CPU")
+    D = blocks.empty(blocks.n * width)
+    pred = cuda_module().device_array(blocks.n, dtype=np.int64)
+    terms = blocks.empty((2, blocks.n))
+    class_kernels().directions[blocks.grid](out, a, w, D, pred, terms)
+    return (D, pred), blocks.reduce.sums(terms).reshape(1, 2)
+
+
+def _step_target(blocks: DeviceBlocks, w: Any, z: Any, D: Any, *, eta: float, update: Any,
+                 mirror: Any) -> tuple[tuple, None]:
+    """Algorithm 1 (c) over the cells: the point ``z + η D`` (lazy; the dual average is
+    the point) or ``∇R(w) + η D`` (active)."""
+    name = getattr(type(update), "name", None)
+    if type(update).__module__ != "oracleboost.boosters.mirror.updates" or \
+            name not in ("lazy", "active"):
+        raise NotDistributedError(f"the update {type(update).__name__} does not run on the "
+                                  "GPU over multiclass cells; fit on the CPU")
+    kind = 0 if name == "lazy" else (1 if map_name(mirror) == "entropy" else 2)
+    out = blocks.empty()
+    class_kernels().cell_step[blocks.grid](kind, blocks.optional(w), blocks.optional(z), D,
+                                           float(eta), out)
+    return (out, out if update.keeps_dual else None), None
+
+
+def _cell_vote(blocks: DeviceBlocks, f: Any, pred: Any, a: Any, s: Any, *,
+               eta: float) -> tuple[tuple, np.ndarray]:
+    """The vote ``f + η e_pred`` and the stat ``(Σ s [margin ≤ 0], Σ s [predict wrong],
+    min margin)``."""
+    f_next, terms = blocks.empty(f.shape), blocks.empty((3, blocks.n))
+    class_kernels().cell_vote[blocks.grid](f, pred, a, blocks.optional(s), float(eta),
+                                           f_next, terms)
+    got = blocks.reduce.tally(terms, (0, 1))
+    return (f_next,), np.array([[got.sums[0], got.sums[1], got.low[2]]])
+
+
+def _extremes(blocks: DeviceBlocks, w: Any) -> tuple[tuple, tuple[float, int]]:
+    """``(max W, the number of cells at exactly 0)``."""
+    both = blocks.empty((2, blocks.n))
+    blocks.kernels.scaled[blocks.grid](w, 1.0, both[0])  # (a copy: one reduction for both)
+    class_kernels().zeros_of[blocks.grid](w, both[1])
+    got = blocks.reduce.tally(both, (1,))
+    return (), (float(got.high[0]), int(got.sums[1]))
+
+
+_CELLS = "oracleboost.boosters.mirror.cells"
+
+#: The twins of MABoost's multiclass cells' stages.
+CELL_TWINS = {
+    f"{_CELLS}._start": _cell_start,
+    f"{_CELLS}._cell_caps": _cell_caps,
+    f"{_CELLS}._row_masses": _row_masses,
+    f"{_CELLS}._query": _cell_query,
+    f"{_CELLS}._directions": _directions,
+    f"{_CELLS}._step_target": _step_target,
+    f"{_CELLS}._vote": _cell_vote,
+    f"{_CELLS}._extremes": _extremes,
+}

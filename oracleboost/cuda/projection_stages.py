@@ -24,14 +24,28 @@ import numpy as np
 from oracleboost.cuda.device import fetch, upload
 from oracleboost.optim import row_projections as rp
 from oracleboost.rows.fixed_point import fixed_point_exponent, from_fixed
+from oracleboost.rows.partitioned import NotDistributedError
 
 if TYPE_CHECKING:
     from oracleboost.cuda.blocks import DeviceBlocks
 
-__all__ = ["PROJECTION_TWINS"]
+__all__ = ["PROJECTION_TWINS", "map_name"]
 
 _ROW_PROJECTIONS = "oracleboost.optim.row_projections"
 _MIRROR = "oracleboost.boosters.mirror.passes"
+
+
+def map_name(mirror: Any) -> str:
+    """``"entropy"`` or ``"euclidean"``: the library's own maps (a map of the user's may
+    compute otherwise), refused by name otherwise."""
+    name = getattr(mirror, "name", None)
+    if type(mirror).__module__ != _MIRROR.rsplit(".", 1)[0] + ".maps" or \
+            name not in ("entropy", "euclidean"):
+        raise NotDistributedError(
+            f"mirror={getattr(mirror, 'name', type(mirror).__name__)!r} does not run on the "
+            "GPU: it has no device twin (the GPU runs mirror='entropy' and 'euclidean'); "
+            "fit on the CPU")
+    return name
 
 
 def _copy(blocks: DeviceBlocks, a: Any) -> tuple[tuple, None]:

@@ -31,7 +31,7 @@ from oracleboost import losses
 from oracleboost.cuda import class_stages
 from oracleboost.cuda.device import fetch, upload
 from oracleboost.cuda.draws import DRAW_TWINS
-from oracleboost.cuda.projection_stages import PROJECTION_TWINS, _copy
+from oracleboost.cuda.projection_stages import PROJECTION_TWINS, _copy, map_name
 from oracleboost.cuda.quantile import QUANTILE_TWINS
 from oracleboost.cuda.row_kernels import (
     ACTIVE_EUCLIDEAN,
@@ -273,23 +273,10 @@ def _line_slope(blocks: DeviceBlocks, m: Any, u: Any, log_rho: Any, *, loss: Mar
 
 
 # -- MABoost's entropy round: boosters.mirror.passes ------------------------------------
-def _map_name(mirror: Any) -> str:
-    """``"entropy"`` or ``"euclidean"``: the library's own maps (a map of the user's may
-    compute otherwise), refused by name otherwise."""
-    name = getattr(mirror, "name", None)
-    if type(mirror).__module__ != _MIRROR.rsplit(".", 1)[0] + ".maps" or \
-            name not in ("entropy", "euclidean"):
-        raise NotDistributedError(
-            f"mirror={getattr(mirror, 'name', type(mirror).__name__)!r} does not run on the "
-            "GPU: it has no device twin (the GPU runs mirror='entropy' and 'euclidean'); "
-            "fit on the CPU")
-    return name
-
-
 def _gradient(blocks: DeviceBlocks, w: Any, *, mirror: Any) -> tuple[tuple, None]:
     """The map's ``∇R(w)``: ``ln w`` for the entropy (``−inf`` at 0), ``w`` itself (a
     copy) for the Euclidean."""
-    if _map_name(mirror) == "entropy":
+    if map_name(mirror) == "entropy":
         return _log(blocks, w)
     return _copy(blocks, w)
 
@@ -321,7 +308,7 @@ def _mirror_step(blocks: DeviceBlocks, w: Any, z: Any, f: Any, a: Any, out: Any,
     [predict wrong], min a f', Σ point)`` (the last 0 unless the update is
     SparseBoost's unnormalised state)."""
     kind = _update_code(update)
-    if kind == MIRROR_UPDATES["active"] and _map_name(mirror) == "euclidean":
+    if kind == MIRROR_UPDATES["active"] and map_name(mirror) == "euclidean":
         kind = ACTIVE_EUCLIDEAN  # (the other updates' points read no map)
     target, f_new, terms = blocks.empty(), blocks.empty(), blocks.empty((3, blocks.n))
     z_new = blocks.empty() if update.own_dual else (target if update.keeps_dual else None)
@@ -702,6 +689,7 @@ TWINS: dict[str, Callable[..., tuple]] = {
     **PROJECTION_TWINS,
     **QUANTILE_TWINS,
     **DRAW_TWINS,
+    **class_stages.CELL_TWINS,
 }
 
 

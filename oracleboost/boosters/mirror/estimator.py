@@ -240,6 +240,10 @@ class MirrorBoostingClassifier(ExportMixin, ScoreClassifierMixin, ClassifierMixi
         "colsample_bytree": [Interval(Real, 0, 1, closed="right")],
     }
 
+    #: Its multiclass rounds run on the GPU (the cells' passes have device twins:
+    #: :mod:`oracleboost.cuda.class_stages`).
+    _scores_by_class_on_device = True
+
     # The loss is the 0-1 training error: bounded, and not monotone under any variant's
     # theory (the bounds are regret bounds), so it is not watched for divergence.
     _watch_divergence = False
