@@ -38,12 +38,14 @@ def _data(n: int = 160) -> tuple[np.ndarray, np.ndarray]:
     return X, np.where(X[:, 0] + 0.4 * rng.randn(n) > 0, 1, -1)
 
 
-def _round_cost(make, regression: bool = False) -> np.ndarray:
+def _round_cost(make, regression: bool = False, classes: bool = False) -> np.ndarray:
     """A round's ``(launches, copies to the host, copies to the device)``: a fit of four
-    rounds less a fit of three (the set-up is the same in both)."""
+    rounds less a fit of three (the set-up is the same in both); ``classes``: three."""
     X, y = _data()
     if regression:
         y = X[:, 0] + np.sin(3.0 * X[:, 1])
+    if classes:
+        y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.3)
     costs = []
     for rounds in (3, 4):
         before = np.array(TRAFFIC.snapshot())
@@ -113,15 +115,10 @@ def test_a_multiclass_round_s_launches_and_copies():
     stump sums each class's column by bins in a pass of its own (four launches and a
     copy back a class), its two leaves are uploaded for its outputs, and the sums of
     the (n, K) rows fold their extremes in a launch of their own."""
-    X, _ = _data()
-    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.3)
-    costs = []
-    for rounds in (3, 4):
-        before = np.array(TRAFFIC.snapshot())
-        FunctionalGradientClassifier(StumpOracle(max_bins=16, device="cuda"),
-                                     n_estimators=rounds, validation_fraction=None).fit(X, y)
-        costs.append(np.array(TRAFFIC.snapshot()) - before)
-    assert tuple(costs[1] - costs[0]) == (30, 8, 1)
+    cost = _round_cost(lambda k: FunctionalGradientClassifier(
+        StumpOracle(max_bins=16, device="cuda"), n_estimators=k, validation_fraction=None),
+        classes=True)
+    assert tuple(cost) == (30, 8, 1)
 
 
 def test_a_multiclass_maboost_round_s_launches_and_copies():
@@ -129,15 +126,9 @@ def test_a_multiclass_maboost_round_s_launches_and_copies():
     the (n, K) query and its label-coded stump (a histogram pass a class), the cells'
     directions and edge, the mirror step, the softmax over the cells, the vote and the
     weights' extremes."""
-    X, _ = _data()
-    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.3)
-    costs = []
-    for rounds in (3, 4):
-        before = np.array(TRAFFIC.snapshot())
-        MirrorBoostingClassifier(StumpOracle(max_bins=16, device="cuda"),
-                                 n_estimators=rounds).fit(X, y)
-        costs.append(np.array(TRAFFIC.snapshot()) - before)
-    assert tuple(costs[1] - costs[0]) == (35, 9, 1)
+    cost = _round_cost(lambda k: MirrorBoostingClassifier(
+        StumpOracle(max_bins=16, device="cuda"), n_estimators=k), classes=True)
+    assert tuple(cost) == (35, 9, 1)
 
 
 def test_the_device_s_exponent_is_the_host_s():

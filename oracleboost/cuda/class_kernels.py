@@ -65,6 +65,16 @@ def class_kernels() -> SimpleNamespace:
         return top, at
 
     @cuda.jit(device=True)
+    def first_largest(f, i):  # pragma: no cover - device code
+        """The class row ``i`` of ``f`` votes for: its first largest score (NumPy's
+        ``argmax``, ``predict``'s ties to the lowest class)."""
+        best, at = f[i, 0], 0
+        for k in range(1, f.shape[1]):
+            if f[i, k] > best:
+                best, at = f[i, k], k
+        return at
+
+    @cuda.jit(device=True)
     def row_loss(code, f, i, y):  # pragma: no cover - device code
         """Row ``i``'s loss.  Softmax: ``logsumexp_k(f_k − f_y)`` as SciPy's
         ``logsumexp`` makes it (the largest terms set apart: ``log1p(Σ_rest e^{d −
@@ -166,10 +176,7 @@ def class_kernels() -> SimpleNamespace:
         start, stride = cuda.grid(1), cuda.gridsize(1)
         weighted = s.shape[0] > 0
         for i in range(start, f.shape[0], stride):
-            best, at = f[i, 0], 0
-            for k in range(1, f.shape[1]):
-                if f[i, k] > best:
-                    best, at = f[i, k], k
+            at = first_largest(f, i)
             yi = y[i]
             top, _ = wrong_top(f, i, yi)
             terms[0, i] = (s[i] if weighted else 1.0) if at != yi else 0.0
@@ -330,10 +337,7 @@ def class_kernels() -> SimpleNamespace:
         start, stride = cuda.grid(1), cuda.gridsize(1)
         width = out.shape[1] - 1
         for i in range(start, out.shape[0], stride):
-            best, at = out[i, 0], 0
-            for k in range(1, out.shape[1]):
-                if out[i, k] > best:
-                    best, at = out[i, k], k
+            at = first_largest(out, i)
             pred[i] = at
             right = at == a[i]
             wrong_cell = at - (1 if at > a[i] else 0)
@@ -374,10 +378,7 @@ def class_kernels() -> SimpleNamespace:
         for i in range(start, f.shape[0], stride):
             for k in range(f.shape[1]):
                 f_next[i, k] = f[i, k] + eta * (1.0 if k == pred[i] else 0.0)
-            best, at = f_next[i, 0], 0
-            for k in range(1, f.shape[1]):
-                if f_next[i, k] > best:
-                    best, at = f_next[i, k], k
+            at = first_largest(f_next, i)
             yi = a[i]
             top, _ = wrong_top(f_next, i, yi)
             margin = f_next[i, yi] - top
