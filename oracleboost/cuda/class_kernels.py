@@ -27,7 +27,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from oracleboost.cuda.device import counted, cuda_module
-from oracleboost.cuda.row_kernels import row_kernels
+from oracleboost.cuda.row_kernels import MIRROR_UPDATES, row_kernels
 
 __all__ = ["CLASS_LOSS_CODES", "class_kernels"]
 
@@ -48,6 +48,7 @@ def class_kernels() -> SimpleNamespace:
     global cuda
     cuda = cuda_module()
     larger = row_kernels().larger  # (Python's max of two numbers)
+    lazy, active = MIRROR_UPDATES["lazy"], MIRROR_UPDATES["active"]
 
     @cuda.jit(device=True)
     def wrong_top(f, i, y):  # pragma: no cover - device code
@@ -355,15 +356,16 @@ def class_kernels() -> SimpleNamespace:
 
     @cuda.jit
     def cell_step(kind, w, z, D, eta, out):  # pragma: no cover - device code
-        """Algorithm 1 (c) over the cells: ``z + (η D)`` (lazy, ``kind`` 0), or ``∇R(w)
-        + (η D)`` with the entropy's ``log w`` (−inf at 0, ``kind`` 1) or the Euclidean
-        ``w`` (``kind`` 2)."""
+        """Algorithm 1 (c) over the cells, by the update's code
+        (:data:`~.row_kernels.MIRROR_UPDATES`): ``z + (η D)`` (lazy), or ``∇R(w) + (η
+        D)`` with the entropy's ``log w`` (−inf at 0; active) or the Euclidean ``w``
+        (:data:`~.row_kernels.ACTIVE_EUCLIDEAN`)."""
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, out.shape[0], stride):
             step = eta * D[i]
-            if kind == 0:
+            if kind == lazy:
                 base = z[i]
-            elif kind == 1:
+            elif kind == active:
                 base = -math.inf if w[i] == 0.0 else math.log(w[i])
             else:
                 base = w[i]

@@ -27,8 +27,8 @@ import numpy as np
 from oracleboost import losses
 from oracleboost.cuda.class_kernels import CLASS_LOSS_CODES, class_kernels
 from oracleboost.cuda.device import cuda_module
-from oracleboost.cuda.projection_stages import map_name
-from oracleboost.cuda.row_kernels import MAX_CHANNELS
+from oracleboost.cuda.projection_stages import update_code
+from oracleboost.cuda.row_kernels import ACTIVE_EUCLIDEAN, MAX_CHANNELS, MIRROR_UPDATES
 from oracleboost.rows.partitioned import NotDistributedError
 
 if TYPE_CHECKING:
@@ -212,12 +212,10 @@ def _step_target(blocks: DeviceBlocks, w: Any, z: Any, D: Any, *, eta: float, up
                  mirror: Any) -> tuple[tuple, None]:
     """Algorithm 1 (c) over the cells: the point ``z + η D`` (lazy; the dual average is
     the point) or ``∇R(w) + η D`` (active)."""
-    name = getattr(type(update), "name", None)
-    if type(update).__module__ != "oracleboost.boosters.mirror.updates" or \
-            name not in ("lazy", "active"):
+    kind = update_code(update, mirror)
+    if kind not in (MIRROR_UPDATES["lazy"], MIRROR_UPDATES["active"], ACTIVE_EUCLIDEAN):
         raise NotDistributedError(f"the update {type(update).__name__} does not run on the "
                                   "GPU over multiclass cells; fit on the CPU")
-    kind = 0 if name == "lazy" else (1 if map_name(mirror) == "entropy" else 2)
     out = blocks.empty()
     class_kernels().cell_step[blocks.grid](kind, blocks.optional(w), blocks.optional(z), D,
                                            float(eta), out)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from oracleboost.cuda.device import fetch, upload
+from oracleboost.cuda.row_kernels import ACTIVE_EUCLIDEAN, MIRROR_UPDATES
 from oracleboost.optim import row_projections as rp
 from oracleboost.rows.fixed_point import fixed_point_exponent, from_fixed
 from oracleboost.rows.partitioned import NotDistributedError
@@ -29,7 +30,7 @@ from oracleboost.rows.partitioned import NotDistributedError
 if TYPE_CHECKING:
     from oracleboost.cuda.blocks import DeviceBlocks
 
-__all__ = ["PROJECTION_TWINS", "map_name"]
+__all__ = ["PROJECTION_TWINS", "map_name", "update_code"]
 
 _ROW_PROJECTIONS = "oracleboost.optim.row_projections"
 _MIRROR = "oracleboost.boosters.mirror.passes"
@@ -46,6 +47,22 @@ def map_name(mirror: Any) -> str:
             "GPU: it has no device twin (the GPU runs mirror='entropy' and 'euclidean'); "
             "fit on the CPU")
     return name
+
+
+def update_code(update: Any, mirror: Any) -> int:
+    """The kernels' code of MABoost's update (c) (:data:`~.row_kernels.MIRROR_UPDATES`;
+    the active update with the Euclidean map :data:`~.row_kernels.ACTIVE_EUCLIDEAN`, the
+    other updates' points read no map): the library's own classes only (a subclass may
+    change the point), refused by name otherwise."""
+    name = getattr(type(update), "name", None)
+    if type(update).__module__ != _MIRROR.rsplit(".", 1)[0] + ".updates" or \
+            name not in MIRROR_UPDATES:
+        raise NotDistributedError(
+            f"the update {type(update).__name__} does not run on the GPU (it runs "
+            f"{sorted(MIRROR_UPDATES)}); fit on the CPU")
+    if name == "active" and map_name(mirror) == "euclidean":
+        return ACTIVE_EUCLIDEAN
+    return MIRROR_UPDATES[name]
 
 
 def _copy(blocks: DeviceBlocks, a: Any) -> tuple[tuple, None]:

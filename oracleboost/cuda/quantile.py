@@ -23,6 +23,7 @@ import numpy as np
 from oracleboost.cuda.device import counted, cuda_module, fetch, upload
 from oracleboost.cuda.row_kernels import row_kernels
 from oracleboost.rows.fixed_point import fixed_point_exponent, from_fixed
+from oracleboost.rows.quantile import _key
 
 if TYPE_CHECKING:
     from oracleboost.cuda.blocks import DeviceBlocks
@@ -39,10 +40,7 @@ _INT64_MAX = np.iinfo(np.int64).max
 
 def _key_of(x: float) -> int:
     """:func:`oracleboost.rows.quantile._key` of a float, on the host."""
-    bits = int(np.array(x, dtype=np.float64).view(np.int64))
-    if bits < 0:
-        return 0 if bits == _INT64_MIN else bits ^ _INT64_MAX
-    return bits
+    return int(_key(np.float64(x).view(np.int64)))
 
 
 @functools.cache

@@ -31,12 +31,10 @@ from oracleboost import losses
 from oracleboost.cuda import class_stages
 from oracleboost.cuda.device import fetch, upload
 from oracleboost.cuda.draws import DRAW_TWINS
-from oracleboost.cuda.projection_stages import PROJECTION_TWINS, _copy, map_name
+from oracleboost.cuda.projection_stages import PROJECTION_TWINS, _copy, map_name, update_code
 from oracleboost.cuda.quantile import QUANTILE_TWINS
 from oracleboost.cuda.row_kernels import (
-    ACTIVE_EUCLIDEAN,
     LOSS_CODES,
-    MIRROR_UPDATES,
     REGRESSION_CODES,
 )
 from oracleboost.losses import Loss, MarginLoss
@@ -288,18 +286,6 @@ def _divided(blocks: DeviceBlocks, a: Any, *, divisor: float) -> tuple[tuple, No
     return (out,), None
 
 
-def _update_code(update: Any) -> int:
-    """The kernel's code of MABoost's update (c): the library's own classes only (a
-    subclass may change the point), refused by name otherwise."""
-    name = getattr(type(update), "name", None)
-    if type(update).__module__ != _MIRROR.rsplit(".", 1)[0] + ".updates" or \
-            name not in MIRROR_UPDATES:
-        raise NotDistributedError(
-            f"the update {type(update).__name__} does not run on the GPU (it runs "
-            f"{sorted(MIRROR_UPDATES)}); fit on the CPU")
-    return MIRROR_UPDATES[name]
-
-
 def _mirror_step(blocks: DeviceBlocks, w: Any, z: Any, f: Any, a: Any, out: Any, s: Any,
                  log_s: Any, *, coef: float, update: Any, mirror: Any,
                  alpha_eta: float) -> tuple[tuple, np.ndarray]:
@@ -307,9 +293,7 @@ def _mirror_step(blocks: DeviceBlocks, w: Any, z: Any, f: Any, a: Any, out: Any,
     vote: outputs ``(point, new dual or None, f')`` and the stat ``(Σ s [a f' ≤ 0], Σ s
     [predict wrong], min a f', Σ point)`` (the last 0 unless the update is
     SparseBoost's unnormalised state)."""
-    kind = _update_code(update)
-    if kind == MIRROR_UPDATES["active"] and map_name(mirror) == "euclidean":
-        kind = ACTIVE_EUCLIDEAN  # (the other updates' points read no map)
+    kind = update_code(update, mirror)
     target, f_new, terms = blocks.empty(), blocks.empty(), blocks.empty((3, blocks.n))
     z_new = blocks.empty() if update.own_dual else (target if update.keeps_dual else None)
     blocks.kernels.mirror_step[blocks.grid](

@@ -262,7 +262,7 @@ class DeviceStumps:
         """
         if np.ndim(r) == 2:
             return self._correlate_codes(r, features)
-        on_device = not isinstance(r, np.ndarray) and is_device_array(r)
+        on_device = _is_device(r)
         if on_device:
             if r.shape != (self.n_samples,):
                 raise ValueError(f"r must have shape ({self.n_samples},); got {r.shape}")
@@ -328,16 +328,14 @@ class DeviceStumps:
         RegressionStump, VectorStump or ConstantHypothesis
             With ``train_output`` as for :meth:`correlate`.
         """
-        if self._bound is None:
-            raise _refuse("project on rows given as codes (from_codes): bind a "
-                          "StumpOracle to X")
+        bound = self._require_bound("project")
         if np.ndim(target) == 2:
-            return self._project_rows(target, sample_weight, features)
-        on_device = not isinstance(target, np.ndarray) and is_device_array(target)
+            return self._project_rows(bound, target, sample_weight, features)
+        on_device = _is_device(target)
         t = self._on_device(target, "target")
         w = None if sample_weight is None else self._on_device(sample_weight,
                                                                "sample_weight")
-        self._features(features)
+        features = self._features(features)
         dev, L = self._dev, self.launch
         rows, grid = row_kernels(), (L.row_blocks, L.threads)
         channels = 1 if w is None else 2
@@ -353,19 +351,12 @@ class DeviceStumps:
         sk.kernels().unfixed[grid](dev.hist, self._reduce.exponents, self._reduce.peaks,
                                    dev.values)
         values = fetch(dev.values)
-        bound = self._bound
         hist_s = values[0][:, :, None]
         if not np.isfinite(hist_s[0]).all():  # a NaN or an infinity in the target
             raise ValueError("the target must be finite; it holds a NaN or an infinity")
-        if w is None:
-            hist_w, W_tot = bound._counts, float(self.n_samples)
-        else:
-            hist_w = values[1]
-            if not np.isfinite(hist_w[0]).all() or not hist_w[0].min() >= 0.0:
-                raise ValueError("sample_weight must be finite and non-negative")
-            W_tot = float(bound._total(hist_w)[0])
+        hist_w, W_tot = self._weights_of(bound, None if w is None else values[1])
         split, mean = bound._lsq_choice(hist_w, hist_s, bound._total(hist_s), W_tot,
-                                        self._features(features), target)
+                                        features, target)
         if split is None:
             h: Hypothesis = ConstantHypothesis(float(mean[0]), self.n_features)
             feature, t_bin, left, right = -1, -1, float(mean[0]), float(mean[0])
@@ -383,12 +374,11 @@ class DeviceStumps:
                 np.where(codes > t_bin, right, left)
         return h
 
-    def _project_rows(self, target: Any, sample_weight: Any,
+    def _project_rows(self, bound: BoundStumpOracle, target: Any, sample_weight: Any,
                       features: ArrayLike | None) -> Hypothesis:
         """:meth:`project` of an ``(n, K)`` target: each class's column (or ``w ·``
         it) summed by bins on its own fixed-point scale, the weights likewise, and the
         CPU oracle's least-squares rule on every class at once (``Σ_k S_k²/W``)."""
-        bound = self._require_bound("project")
         on_device = _is_device(target)
         t = self._rows_on_device(target, "target")
         w = None if sample_weight is None else self._on_device(sample_weight,
@@ -402,13 +392,7 @@ class DeviceStumps:
                           axis=2)
         if not np.isfinite(hist_s[0]).all():  # a NaN or an infinity in the target
             raise ValueError("the target must be finite; it holds a NaN or an infinity")
-        if w is None:
-            hist_w, W_tot = bound._counts, float(self.n_samples)
-        else:
-            hist_w = self._bin_sums(w)
-            if not np.isfinite(hist_w[0]).all() or not hist_w[0].min() >= 0.0:
-                raise ValueError("sample_weight must be finite and non-negative")
-            W_tot = float(bound._total(hist_w)[0])
+        hist_w, W_tot = self._weights_of(bound, None if w is None else self._bin_sums(w))
         split, mean = bound._lsq_choice(hist_w, hist_s, bound._total(hist_s), W_tot,
                                         features, target)
         if split is None:
@@ -448,6 +432,16 @@ class DeviceStumps:
             left, right = codes[kl], codes[kr]
         h.train_output = self._row_outputs(feature, t_bin, left, right, on_device)
         return h
+
+    def _weights_of(self, bound: BoundStumpOracle, hist_w: np.ndarray | None
+                    ) -> tuple[np.ndarray, float]:
+        """The weights' histogram by bins and their total: the bins' counts without
+        weights (``hist_w`` None), else ``hist_w`` (the weights' sums) checked."""
+        if hist_w is None:
+            return bound._counts, float(self.n_samples)
+        if not np.isfinite(hist_w[0]).all() or not hist_w[0].min() >= 0.0:
+            raise ValueError("sample_weight must be finite and non-negative")
+        return hist_w, float(bound._total(hist_w)[0])
 
     def _require_bound(self, what: str) -> BoundStumpOracle:
         if self._bound is None:
@@ -499,7 +493,7 @@ class DeviceStumps:
 
     def _on_device(self, a: Any, name: str) -> Any:
         """``a`` (shape (n,)) as a device array: a NumPy array checked and uploaded."""
-        if not isinstance(a, np.ndarray) and is_device_array(a):
+        if _is_device(a):
             if a.shape != (self.n_samples,):
                 raise ValueError(f"{name} must have shape ({self.n_samples},); got "
                                  f"{a.shape}")
