@@ -23,7 +23,7 @@ import numpy as np
 from oracleboost.cuda.device import counted, cuda_module, fetch, upload
 from oracleboost.cuda.row_kernels import row_kernels
 from oracleboost.rows.fixed_point import fixed_point_exponent, from_fixed
-from oracleboost.rows.quantile import _key
+from oracleboost.rows.quantile import float_key
 
 if TYPE_CHECKING:
     from oracleboost.cuda.blocks import DeviceBlocks
@@ -36,11 +36,6 @@ cuda: Any = None
 
 _INT64_MIN = np.iinfo(np.int64).min
 _INT64_MAX = np.iinfo(np.int64).max
-
-
-def _key_of(x: float) -> int:
-    """:func:`oracleboost.rows.quantile._key` of a float, on the host."""
-    return int(_key(np.float64(x).view(np.int64)))
 
 
 @functools.cache
@@ -92,7 +87,7 @@ def _range_stage(blocks: DeviceBlocks, y: Any) -> tuple[tuple, tuple[int, int]]:
     """The smallest and largest key of ``y``: those of its exact minimum and maximum
     (the keys are in the floats' order)."""
     got = blocks.reduce.tally(y)
-    return (), (_key_of(float(got.low[0])), _key_of(float(got.high[0])))
+    return (), (float_key(float(got.low[0])), float_key(float(got.high[0])))
 
 
 def _bins_stage(blocks: DeviceBlocks, y: Any, s: Any, *, lo_key: int, hi_key: int,

@@ -31,7 +31,7 @@ import numpy as np
 
 from oracleboost.rows.blocks import RowBlocks, ordered_sum
 
-__all__ = ["weighted_quantile"]
+__all__ = ["float_key", "weighted_quantile"]
 
 #: Bins of a pass (a power of two: a bin is a run of keys of equal width).
 BINS = 256
@@ -113,6 +113,12 @@ def _bins_stage(blocks: RowBlocks, y, s, *, lo_key: int, hi_key: int, shift: int
     blocks.lane_map(run)
     return (), (mass, np.min([r[0] for r in runs], axis=0),
                 np.max([r[1] for r in runs], axis=0))
+
+
+def float_key(x: float) -> int:
+    """The order-preserving int64 key of the float ``x`` (:func:`_key` of its bits; a
+    GPU's passes make the same keys: :mod:`oracleboost.cuda.quantile`)."""
+    return int(_key(np.float64(x).view(np.int64)))
 
 
 def _value(key: int) -> float:
