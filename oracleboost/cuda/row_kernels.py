@@ -172,6 +172,44 @@ def row_kernels() -> SimpleNamespace:
         r = int(f) + (1 if up else 0)
         return r if x >= 0.0 else -r
 
+    # -- int64 sums in shared memory as two 32-bit words ------------------------------
+    # A GPU has no 64-bit integer add in shared memory: ``cuda.atomic.add`` on a shared
+    # int64 compiles to a compare-and-swap loop, retried while other threads write the
+    # same bin.  A 64-bit sum is instead kept as two uint32 words, ``words[0, at]`` (the
+    # low) and ``words[1, at]`` (the high), each added with the native 32-bit atomic: the
+    # low word of ``x``, then the high word plus the carry out of that add (read from
+    # the low word's old value).  Sums mod 2^64 do not depend on the order of the adds,
+    # so the joined words are the exact sum in any order (XGBoost's shared histograms
+    # add the same way).  The words are passed as uint64 below 2^32: the device's
+    # atomic takes their low 32 bits; the simulator's (NumPy) wraps on the store, not
+    # in an add that would warn.
+    @cuda.jit(device=True)
+    def low_word(x):  # pragma: no cover - device code
+        """The low 32 bits of the int64 ``x``."""
+        return types.uint64(x & 0xFFFFFFFF)
+
+    @cuda.jit(device=True)
+    def high_word(x, old, low):  # pragma: no cover - device code
+        """The high word to add after ``low`` was added to a low word that held ``old``:
+        ``x``'s high 32 bits plus the carry, mod 2^32."""
+        carry = 1 if int(old) + int(low) > 0xFFFFFFFF else 0
+        return types.uint64(((x >> 32) + carry) & 0xFFFFFFFF)
+
+    @cuda.jit(device=True)
+    def joined(words, at):  # pragma: no cover - device code
+        """The int64 sum held in ``words[0, at]`` (low) and ``words[1, at]`` (high)."""
+        high = int(words[1, at])
+        if high >= 0x80000000:
+            high -= 0x100000000
+        return high * 0x100000000 + int(words[0, at])
+
+    @cuda.jit(device=True)
+    def add_words(words, at, x):  # pragma: no cover - device code
+        """``x`` (int64) added to the sum at ``at`` of the shared ``words`` (2, size)."""
+        low = low_word(x)
+        old = cuda.atomic.add(words, (0, at), low)
+        cuda.atomic.add(words, (1, at), high_word(x, old, low))
+
     # -- reductions: a stage's channels folded, then settled in one launch ------------
     @cuda.jit(device=True)
     def exponent(m, n):  # pragma: no cover - device code
@@ -310,12 +348,13 @@ def row_kernels() -> SimpleNamespace:
         channel's ``(max |x|, min, max)`` into ``outf[c, 0:3]``, its sum and exponent
         into ``out[c, 3:5]`` (``out`` and ``outf`` one buffer: one copy back), and
         ``ext``, ``acc`` and ``count`` reset for the next stage."""
-        sums = cuda.shared.array(max_channels, types.int64)
+        sums = cuda.shared.array((2, max_channels), types.uint32)
         last = cuda.shared.array(1, types.int64)
         tid = cuda.threadIdx.x
         if tid == 0:
             for c in range(max_channels):
-                sums[c] = 0
+                sums[0, c] = 0
+                sums[1, c] = 0
         cuda.syncthreads()
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for c in range(k):
@@ -325,12 +364,13 @@ def row_kernels() -> SimpleNamespace:
                 mine = 0
                 for i in range(start, values.shape[1], stride):
                     mine += rint(math.ldexp(values[c, i], e))
-                cuda.atomic.add(sums, c, mine)
+                add_words(sums, c, mine)
         cuda.syncthreads()
         if tid == 0:
             for c in range(k):
-                if sums[c] != 0:
-                    cuda.atomic.add(acc, c, sums[c])
+                block_sum = joined(sums, c)
+                if block_sum != 0:
+                    cuda.atomic.add(acc, c, block_sum)
             cuda.threadfence()  # this block's sums seen before its ticket
             last[0] = 1 if cuda.atomic.add(count, 0, 1) == cuda.gridDim.x - 1 else 0
         cuda.syncthreads()
@@ -1098,13 +1138,15 @@ def row_kernels() -> SimpleNamespace:
         (``k ≥ 1``; bucket 0 is never read); ``counts[k]`` += the breakpoints strictly
         inside ``(a, b)`` and strictly between pivots ``k − 1`` and ``k``.  A block adds
         in shared memory, then once into the global arrays: integers, any order."""
-        sacc = cuda.shared.array((4, 129), types.int64)
-        scnt = cuda.shared.array(129, types.int64)
+        sacc = cuda.shared.array((2, 4 * 129), types.uint32)  # (r, k) at r·129 + k
+        scnt = cuda.shared.array((2, 129), types.uint32)
         tid = cuda.threadIdx.x
+        for t in range(tid, 4 * 129, cuda.blockDim.x):
+            sacc[0, t] = 0
+            sacc[1, t] = 0
         for t in range(tid, 129, cuda.blockDim.x):
-            for r in range(4):
-                sacc[r, t] = 0
-            scnt[t] = 0
+            scnt[0, t] = 0
+            scnt[1, t] = 0
         cuda.syncthreads()
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, z.shape[0], stride):
@@ -1117,17 +1159,19 @@ def row_kernels() -> SimpleNamespace:
                 x = z[i] if kind == 0 else z[i] - c
                 k = pivots_below(piv, P, x)
                 if k > 0:
-                    cuda.atomic.add(sacc, (2 * kind, k), rint(math.ldexp(x - piv[k - 1], e)))
-                    cuda.atomic.add(sacc, (2 * kind + 1, k), 1)
+                    add_words(sacc, 2 * kind * 129 + k, rint(math.ldexp(x - piv[k - 1], e)))
+                    add_words(sacc, (2 * kind + 1) * 129 + k, 1)
                 if a < x and x < b and not (k < P and piv[k] == x):
-                    cuda.atomic.add(scnt, k, 1)
+                    add_words(scnt, k, 1)
         cuda.syncthreads()
         for t in range(tid, P + 1, cuda.blockDim.x):
             for r in range(4):
-                if sacc[r, t] != 0:
-                    cuda.atomic.add(acc, (r, t), sacc[r, t])
-            if scnt[t] != 0:
-                cuda.atomic.add(counts, t, scnt[t])
+                held = joined(sacc, r * 129 + t)
+                if held != 0:
+                    cuda.atomic.add(acc, (r, t), held)
+            held = joined(scnt, t)
+            if held != 0:
+                cuda.atomic.add(counts, t, held)
 
     @cuda.jit
     def eu_sample(z, caps, cap, a, b, stride_, thr, count, keys, vals):  # pragma: no cover
@@ -1322,13 +1366,15 @@ def row_kernels() -> SimpleNamespace:
         ``acc[0, k]`` its cap and (``k ≥ 1``) into ``acc[1, k]`` ``exp(p_{k−1} + log z)``
         (below its cap), both in fixed point at ``2^e``; ``counts[k]`` += the ``r``
         strictly inside ``(a, b)`` and strictly between pivots ``k − 1`` and ``k``."""
-        sacc = cuda.shared.array((2, 129), types.int64)
-        scnt = cuda.shared.array(129, types.int64)
+        sacc = cuda.shared.array((2, 2 * 129), types.uint32)  # (r, k) at r·129 + k
+        scnt = cuda.shared.array((2, 129), types.uint32)
         tid = cuda.threadIdx.x
-        for t in range(tid, 129, cuda.blockDim.x):
+        for t in range(tid, 2 * 129, cuda.blockDim.x):
             sacc[0, t] = 0
             sacc[1, t] = 0
-            scnt[t] = 0
+        for t in range(tid, 129, cuda.blockDim.x):
+            scnt[0, t] = 0
+            scnt[1, t] = 0
         cuda.syncthreads()
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, lz.shape[0], stride):
@@ -1339,17 +1385,19 @@ def row_kernels() -> SimpleNamespace:
             r = log_ratio(lz, caps, log_cap, i)
             k = pivots_below(piv, P, r)
             if a < r and r < b and not (k < P and piv[k] == r):
-                cuda.atomic.add(scnt, k, 1)
-            cuda.atomic.add(sacc, (0, k), rint(math.ldexp(c, e)))
+                add_words(scnt, k, 1)
+            add_words(sacc, k, rint(math.ldexp(c, e)))
             if k > 0:
-                cuda.atomic.add(sacc, (1, k), rint(math.ldexp(dexp(piv[k - 1] + x), e)))
+                add_words(sacc, 129 + k, rint(math.ldexp(dexp(piv[k - 1] + x), e)))
         cuda.syncthreads()
         for t in range(tid, P + 1, cuda.blockDim.x):
             for r_ in range(2):
-                if sacc[r_, t] != 0:
-                    cuda.atomic.add(acc, (r_, t), sacc[r_, t])
-            if scnt[t] != 0:
-                cuda.atomic.add(counts, t, scnt[t])
+                held = joined(sacc, r_ * 129 + t)
+                if held != 0:
+                    cuda.atomic.add(acc, (r_, t), held)
+            held = joined(scnt, t)
+            if held != 0:
+                cuda.atomic.add(counts, t, held)
 
     @cuda.jit
     def kl_sample(lz, caps, cap, log_cap, a, b, stride_, thr, count, keys,
@@ -1422,23 +1470,25 @@ def row_kernels() -> SimpleNamespace:
         """``out[j] += Σ_i round((A[i, j] · (r_i · 2^-k)) · 2^e[j])`` for the columns
         ``j0 … j0 + 127`` (fixed point at each column's scale; a block adds its rows in
         shared memory, then once into ``out``: integers, any order)."""
-        sacc = cuda.shared.array(128, types.int64)
+        sacc = cuda.shared.array((2, 128), types.uint32)
         tid = cuda.threadIdx.x
         J = A.shape[1]
         width = smaller(128, J - j0)
         for t in range(tid, 128, cuda.blockDim.x):
-            sacc[t] = 0
+            sacc[0, t] = 0
+            sacc[1, t] = 0
         cuda.syncthreads()
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, A.shape[0], stride):
             ri = math.ldexp(r[i], -k)
             for c in range(width):
                 j = j0 + c
-                cuda.atomic.add(sacc, c, rint(math.ldexp(A[i, j] * ri, int(e[j]))))
+                add_words(sacc, c, rint(math.ldexp(A[i, j] * ri, int(e[j]))))
         cuda.syncthreads()
         for t in range(tid, width, cuda.blockDim.x):
-            if sacc[t] != 0:
-                cuda.atomic.add(out, j0 + t, sacc[t])
+            held = joined(sacc, t)
+            if held != 0:
+                cuda.atomic.add(out, j0 + t, held)
 
     @cuda.jit
     def rows_times(A, w, out):  # pragma: no cover - device code
@@ -1587,4 +1637,5 @@ def row_kernels() -> SimpleNamespace:
     # the device functions too, for the other kernel factories (:mod:`.stump_kernels`)
     return SimpleNamespace(**{k.__name__: counted(k) for k in kernels}, rint=rint,
                            exponent=exponent, begin=begin, see=see, publish=publish,
-                           larger=larger, smaller=smaller)
+                           larger=larger, smaller=smaller, low_word=low_word,
+                           high_word=high_word, joined=joined)

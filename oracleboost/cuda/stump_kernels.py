@@ -12,7 +12,9 @@ are scheduled, and two runs are bit-identical.
   (the query, and when asked a second per-row value: weights, or counts), each rounded
   to fixed point as it is read (no integer copy of the query is written).  A thread
   block takes a range of rows and a group of features, sums them into a shared-memory
-  int64 histogram with shared atomics, then adds each non-zero bin to the global
+  int64 histogram (each bin two 32-bit words added with the native 32-bit shared
+  atomics: a 64-bit shared atomic add would be a compare-and-swap loop), then adds
+  each non-zero bin to the global
   histogram with one global atomic: the global traffic is a bin's worth a block, not
   a row's.
 * ``unfixed`` — a least-squares query's histograms as floats (the integers' values), for
@@ -80,7 +82,8 @@ def histogram_kernel(bins: int, features: int, channels: int) -> Any:
     int64 the channels' fixed-point exponents (``v_c`` is summed as ``round(v_c ·
     2^{e[c]})``; a non-finite value as 0: its fit is refused by the caller), ``out``
     int64 ``(channels, d, bins)``, zeroed.  The shared histogram holds ``channels · features ·
-    bins`` int64 (the sizes are compile-time constants, hence one kernel a size).
+    bins`` int64 sums, as pairs of 32-bit words (the sizes are compile-time constants,
+    hence one kernel a size).
     """
     if channels not in (1, 2):
         raise ValueError(f"channels must be 1 or 2; got {channels!r}")
@@ -88,7 +91,9 @@ def histogram_kernel(bins: int, features: int, channels: int) -> Any:
     from numba.core import types
 
     fixed = kernels().fixed
-    smaller = row_kernels().smaller
+    rows = row_kernels()
+    smaller, low_word, high_word, joined = rows.smaller, rows.low_word, rows.high_word, \
+        rows.joined
     size = int(bins) * int(features)
     shared_size = size * int(channels)
     two = channels == 2
@@ -98,11 +103,14 @@ def histogram_kernel(bins: int, features: int, channels: int) -> Any:
         d = codes.shape[0]
         n = codes.shape[1]
         j0 = cuda.blockIdx.y * features
-        hist = cuda.shared.array(shared_size, types.int64)
+        # each bin's int64 sum as two 32-bit words (row_kernels' ``add_words``, written
+        # out here: a device function naming ``cuda`` runs only from its own module)
+        hist = cuda.shared.array((2, shared_size), types.uint32)
         tid = cuda.threadIdx.x
         width = cuda.blockDim.x
         for k in range(tid, shared_size, width):
-            hist[k] = 0
+            hist[0, k] = 0
+            hist[1, k] = 0
         cuda.syncthreads()
         a = cuda.blockIdx.x * rows_per_block
         b = smaller(n, a + rows_per_block)
@@ -115,16 +123,20 @@ def histogram_kernel(bins: int, features: int, channels: int) -> Any:
                 j = j0 + f
                 if j < d:
                     at = f * bins + int(codes[j, i])
-                    cuda.atomic.add(hist, at, x0)
+                    low = low_word(x0)
+                    old = cuda.atomic.add(hist, (0, at), low)
+                    cuda.atomic.add(hist, (1, at), high_word(x0, old, low))
                     if two:
-                        cuda.atomic.add(hist, size + at, x1)
+                        low = low_word(x1)
+                        old = cuda.atomic.add(hist, (0, size + at), low)
+                        cuda.atomic.add(hist, (1, size + at), high_word(x1, old, low))
         cuda.syncthreads()
         for k in range(tid, size, width):
             j = j0 + k // bins
             if j < d:
                 q = k % bins
                 for c in range(channels):
-                    x = hist[c * size + k]
+                    x = joined(hist, c * size + k)
                     if x != 0:  # an empty bin costs no global atomic
                         cuda.atomic.add(out, (c, j, q), x)
 
