@@ -125,6 +125,31 @@ def test_label_coded_correlate_answers_the_cpu_stump(seed):
             np.testing.assert_array_equal(_host(h.train_output), g.train_output)
 
 
+@pytest.mark.parametrize("K", [3, 11])
+def test_the_columns_sums_by_bins_are_each_column_s_alone(K):
+    """The columns' histograms, summed up to eight at once in one pass over the codes
+    (11 classes: a group of eight and one of three), are bit-equal to each column's
+    summed alone on its own scale, under two launches; and the vector stump at 11
+    classes is the CPU's."""
+    X, _ = _classes(4, n=200)
+    bound = StumpOracle(max_bins=16).bind(X)
+    rng = np.random.RandomState(K)
+    v = rng.randn(200, K) * 10.0 ** rng.uniform(-30, 30, K)  # a scale a column
+    v[:, 1] = 0.0  # a column of zeros: no scale, every bin 0
+    cuda = cuda_module()
+    dev_v = cuda.to_device(v)
+    for launch in (None, Launch(4, 37, 2, 3)):
+        device = DeviceStumps(bound, launch=launch)
+        alone = np.stack([device._bin_sums(dev_v[:, k]) for k in range(K)], axis=2)
+        together = device._column_sums(dev_v)
+        assert together.shape == (X.shape[1], device.bins, K)
+        assert together.tobytes() == alone.tobytes()
+    t = rng.randn(200, K) + X[:, :1] * np.arange(K)
+    g, h = bound.project(t), DeviceStumps(bound).project(t)
+    assert _split(h) == _split(g)
+    np.testing.assert_allclose(_leaves(h), _leaves(g), rtol=1e-12, atol=0)
+
+
 # -- the passes -------------------------------------------------------------------------
 @pytest.mark.parametrize("loss", [SoftmaxCrossEntropy(), MulticlassHinge("first"),
                                   MulticlassHinge("average")])

@@ -311,6 +311,26 @@ def row_kernels() -> SimpleNamespace:
         publish(ext, peak, lo, hi, 1, shared)
 
     @cuda.jit
+    def start_columns(v, c0, k, ext, hist):  # pragma: no cover - device code
+        """The first pass of the sums by bins of columns ``c0 … c0 + k − 1`` of ``v``
+        ``(n, K)``: each one's extremes folded into channel ``c − c0`` of ``ext`` (their
+        fixed-point scales, made on the device by the settle after it), a row's columns
+        read together, and the histogram ``(k, d, B)`` zeroed."""
+        peak = cuda.local.array(max_channels, types.float64)
+        lo = cuda.local.array(max_channels, types.float64)
+        hi = cuda.local.array(max_channels, types.float64)
+        shared = cuda.shared.array((3, max_channels), types.float64)
+        begin(peak, lo, hi)
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, v.shape[0], stride):
+            for c in range(k):
+                see(peak, lo, hi, c, v[i, c0 + c])
+        C, d, B = hist.shape
+        for t in range(start, C * d * B, stride):
+            hist[t // (d * B), (t // B) % d, t % B] = 0
+        publish(ext, peak, lo, hi, k, shared)
+
+    @cuda.jit
     def lsq_start(t, w, wt, ext, hist):  # pragma: no cover - device code
         """A least-squares stump query's first pass: the weighted target ``wt = w t``
         (:func:`oracleboost.oracles._stump_kernels.hist_weighted`'s product; ``w`` of
@@ -1621,8 +1641,8 @@ def row_kernels() -> SimpleNamespace:
                 h = left
             out[i] = h
 
-    kernels = (fold, start_query, lsq_start, settle, fill, logs, scaled, quotient,
-               weighted_labels, entropy_step, logits, exps, entropy_terms, normalised,
+    kernels = (fold, start_query, start_columns, lsq_start, settle, fill, logs, scaled,
+               quotient, weighted_labels, entropy_step, logits, exps, entropy_terms, normalised,
                signed_terms, step, exponential_step, two_value_terms, risk_terms, stump_outputs,
                ldexps, products, squared_step, oriented, risk_logits,
                line_rho, line_delta, line_slope, class_terms, error_terms,

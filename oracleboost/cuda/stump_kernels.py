@@ -48,7 +48,8 @@ import numpy as np
 from oracleboost.cuda.device import counted, cuda_module
 from oracleboost.cuda.row_kernels import row_kernels
 
-__all__ = ["NO_SCORE", "ANSWER_SIZE", "kernels", "histogram_kernel"]
+__all__ = ["NO_SCORE", "ANSWER_SIZE", "kernels", "histogram_kernel",
+           "histogram_rows_kernel"]
 
 #: ``numba.cuda``, set by the first kernel factory call (:func:`_load`).  The kernels name
 #: it as a module global: numba's CUDA target resolves globals when it compiles, and the
@@ -87,60 +88,79 @@ def histogram_kernel(bins: int, features: int, channels: int) -> Any:
     """
     if channels not in (1, 2):
         raise ValueError(f"channels must be 1 or 2; got {channels!r}")
-    _load()
+    k = kernels()
+    fixed, clear, add, flush = k.fixed, k.clear, k.add, k.flush
+    smaller = row_kernels().smaller
     from numba.core import types
 
-    fixed = kernels().fixed
-    rows = row_kernels()
-    smaller, low_word, high_word, joined = rows.smaller, rows.low_word, rows.high_word, \
-        rows.joined
     size = int(bins) * int(features)
     shared_size = size * int(channels)
     two = channels == 2
 
     @cuda.jit
     def histogram(codes, v0, v1, e, rows_per_block, out):  # pragma: no cover - device code
-        d = codes.shape[0]
-        n = codes.shape[1]
+        d, n = codes.shape[0], codes.shape[1]
         j0 = cuda.blockIdx.y * features
-        # each bin's int64 sum as two 32-bit words (row_kernels' ``add_words``, written
-        # out here: a device function naming ``cuda`` runs only from its own module)
         hist = cuda.shared.array((2, shared_size), types.uint32)
-        tid = cuda.threadIdx.x
-        width = cuda.blockDim.x
-        for k in range(tid, shared_size, width):
-            hist[0, k] = 0
-            hist[1, k] = 0
-        cuda.syncthreads()
+        clear(hist)
         a = cuda.blockIdx.x * rows_per_block
-        b = smaller(n, a + rows_per_block)
         e0 = e[0]
         e1 = e[1] if two else e0
-        for i in range(a + tid, b, width):
+        for i in range(a + cuda.threadIdx.x, smaller(n, a + rows_per_block), cuda.blockDim.x):
             x0 = fixed(v0[i], e0)
             x1 = fixed(v1[i], e1) if two else x0
             for f in range(features):
                 j = j0 + f
                 if j < d:
                     at = f * bins + int(codes[j, i])
-                    low = low_word(x0)
-                    old = cuda.atomic.add(hist, (0, at), low)
-                    cuda.atomic.add(hist, (1, at), high_word(x0, old, low))
+                    add(hist, at, x0)
                     if two:
-                        low = low_word(x1)
-                        old = cuda.atomic.add(hist, (0, size + at), low)
-                        cuda.atomic.add(hist, (1, size + at), high_word(x1, old, low))
-        cuda.syncthreads()
-        for k in range(tid, size, width):
-            j = j0 + k // bins
-            if j < d:
-                q = k % bins
-                for c in range(channels):
-                    x = joined(hist, c * size + k)
-                    if x != 0:  # an empty bin costs no global atomic
-                        cuda.atomic.add(out, (c, j, q), x)
+                        add(hist, size + at, x1)
+        flush(hist, out, j0, d, bins, size, channels)
 
     return counted(histogram)
+
+
+@functools.cache
+def histogram_rows_kernel(bins: int, features: int, channels: int) -> Any:
+    """The histogram kernel of ``channels`` columns of an ``(n, K)`` array (a class a
+    column): ``out[c, j, b] = Σ_{i : codes[j, i] = b} round(v[i, c0 + c] · 2^{e[c]})``
+    for ``c < channels``, every column summed in the same pass over the codes (one pass
+    for up to ``channels`` classes, where a histogram a class would read the codes once
+    a class, and its column strided).
+
+    Launch it on a grid ``(row blocks, ceil(d / features))`` with
+    ``(codes, v, c0, e, rows_per_block, out)``: ``out`` int64 ``(channels, d, bins)``,
+    zeroed; the rest as :func:`histogram_kernel`'s.
+    """
+    k = kernels()
+    fixed, clear, add, flush = k.fixed, k.clear, k.add, k.flush
+    smaller = row_kernels().smaller
+    from numba.core import types
+
+    size = int(bins) * int(features)
+    shared_size = size * int(channels)
+
+    @cuda.jit
+    def histogram_rows(codes, v, c0, e, rows_per_block, out):  # pragma: no cover
+        d, n = codes.shape[0], codes.shape[1]
+        j0 = cuda.blockIdx.y * features
+        hist = cuda.shared.array((2, shared_size), types.uint32)
+        x = cuda.local.array(channels, types.int64)
+        clear(hist)
+        a = cuda.blockIdx.x * rows_per_block
+        for i in range(a + cuda.threadIdx.x, smaller(n, a + rows_per_block), cuda.blockDim.x):
+            for c in range(channels):
+                x[c] = fixed(v[i, c0 + c], e[c])
+            for f in range(features):
+                j = j0 + f
+                if j < d:
+                    at = f * bins + int(codes[j, i])
+                    for c in range(channels):
+                        add(hist, c * size + at, x[c])
+        flush(hist, out, j0, d, bins, size, channels)
+
+    return counted(histogram_rows)
 
 
 @functools.cache
@@ -159,6 +179,43 @@ def kernels() -> SimpleNamespace:
         if x != x or abs(x) == math.inf:
             return 0
         return rint(math.ldexp(x, int(e)))
+
+    # -- a thread block's histogram in shared memory ------------------------------------
+    # Each bin's int64 sum is two 32-bit words (``row_kernels``' ``low_word`` and
+    # ``high_word``: a GPU has no 64-bit integer add in shared memory).  ``add`` is
+    # ``row_kernels``' ``add_words`` again: a device function that names ``cuda`` is
+    # called only from its own module's kernels (the simulator swaps that global).
+    low_word, high_word, joined = rows.low_word, rows.high_word, rows.joined
+
+    @cuda.jit(device=True)
+    def clear(hist):  # pragma: no cover - device code
+        """The block's shared words ``(2, size)`` zeroed (every thread calls it)."""
+        for k in range(cuda.threadIdx.x, hist.shape[1], cuda.blockDim.x):
+            hist[0, k] = 0
+            hist[1, k] = 0
+        cuda.syncthreads()
+
+    @cuda.jit(device=True)
+    def add(hist, at, x):  # pragma: no cover - device code
+        """``x`` (int64) added to the bin ``at`` of the shared words."""
+        low = low_word(x)
+        old = cuda.atomic.add(hist, (0, at), low)
+        cuda.atomic.add(hist, (1, at), high_word(x, old, low))
+
+    @cuda.jit(device=True)
+    def flush(hist, out, j0, d, bins, size, channels):  # pragma: no cover - device code
+        """The block's bins (``channels`` of ``size`` = features · bins, from feature
+        ``j0``) added into ``out`` ``(channels, d, bins)``: one global atomic a non-empty
+        bin (every thread calls it)."""
+        cuda.syncthreads()
+        for k in range(cuda.threadIdx.x, size, cuda.blockDim.x):
+            j = j0 + k // bins
+            if j < d:
+                q = k % bins
+                for c in range(channels):
+                    x = joined(hist, c * size + k)
+                    if x != 0:  # an empty bin costs no global atomic
+                        cuda.atomic.add(out, (c, j, q), x)
 
     @cuda.jit
     def scan_and_pick(hist, n_bins, allowed, peaks, score, thr, sign,
@@ -219,8 +276,8 @@ def kernels() -> SimpleNamespace:
             else:
                 out[c, j, b] = math.nan
 
-    return SimpleNamespace(fixed=fixed, scan_and_pick=counted(scan_and_pick),
-                           unfixed=counted(unfixed))
+    return SimpleNamespace(fixed=fixed, clear=clear, add=add, flush=flush,
+                           scan_and_pick=counted(scan_and_pick), unfixed=counted(unfixed))
 
 
 def as_codes(codes: np.ndarray) -> np.ndarray:

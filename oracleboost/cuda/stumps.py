@@ -34,7 +34,7 @@ from oracleboost.cuda import stump_kernels as sk
 from oracleboost.cuda.class_kernels import class_kernels
 from oracleboost.cuda.device import cuda_module, fetch, simulated, upload
 from oracleboost.cuda.reductions import Reductions
-from oracleboost.cuda.row_kernels import row_kernels
+from oracleboost.cuda.row_kernels import MAX_CHANNELS, row_kernels
 from oracleboost.engine.backends import is_device_array
 from oracleboost.oracles.base import Hypothesis
 from oracleboost.oracles.monotone import is_constrained
@@ -388,8 +388,7 @@ class DeviceStumps:
         if w is not None:
             summed = self._cuda.device_array(t.shape, dtype=np.float64)
             class_kernels().scaled_rows[self._reduce.grid](w, t, summed)
-        hist_s = np.stack([self._bin_sums(summed[:, k]) for k in range(t.shape[1])],
-                          axis=2)
+        hist_s = self._column_sums(summed)
         if not np.isfinite(hist_s[0]).all():  # a NaN or an infinity in the target
             raise ValueError("the target must be finite; it holds a NaN or an infinity")
         hist_w, W_tot = self._weights_of(bound, None if w is None else self._bin_sums(w))
@@ -416,7 +415,7 @@ class DeviceStumps:
         features = self._features(features)
         centred = self._cuda.device_array(q.shape, dtype=np.float64)
         class_kernels().row_centred[self._reduce.grid](q, centred)
-        hist = np.stack([self._bin_sums(centred[:, k]) for k in range(q.shape[1])], axis=2)
+        hist = self._column_sums(centred)
         if not np.isfinite(hist[0]).all():
             raise ValueError("the query r must be finite; it holds a NaN or an infinity")
         split, best = bound._code_choice(hist, bound._total(hist), features)
@@ -474,6 +473,35 @@ class DeviceStumps:
         sk.kernels().unfixed[grid](dev.hist, self._reduce.exponents, self._reduce.peaks,
                                    dev.values)
         return fetch(dev.values[0])
+
+    def _column_sums(self, v: Any) -> np.ndarray:
+        """The sums by bins of each column of the device array ``v`` (n, K), ``(d, B,
+        K)`` floats: as :meth:`_bin_sums` of each column (its own fixed-point scale, the
+        same bits), made for up to :data:`MAX_CHANNELS` columns at once, in one pass over
+        the codes reading each row's columns together (four launches and one copy back
+        a group, where a column at a time takes them a column)."""
+        dev, grid, L = self._dev, self._reduce.grid, self.launch
+        K = v.shape[1]
+        if dev.column_hist is None:
+            shape = (MAX_CHANNELS, self.n_features, self.bins)
+            dev.column_hist = self._cuda.device_array(shape, dtype=np.int64)
+            dev.column_values = self._cuda.device_array(shape, dtype=np.float64)
+        groups = []
+        for c0 in range(0, K, MAX_CHANNELS):
+            k = min(MAX_CHANNELS, K - c0)
+            hist, values = dev.column_hist[:k], dev.column_values[:k]
+            row_kernels().start_columns[grid](v, c0, k, self._reduce.ext, hist)
+            self._reduce.settle(v, k, n=self.n_samples, read=False)
+            features = max(1, min(L.features_per_block,
+                                  _SHARED_BYTES // (8 * k * self.bins)))
+            kernel = sk.histogram_rows_kernel(self.bins, features, k)
+            kernel[(max(1, -(-self.n_samples // L.rows_per_block)),
+                    -(-self.n_features // features)), L.threads](
+                dev.codes, v, c0, self._reduce.exponents, L.rows_per_block, hist)
+            sk.kernels().unfixed[grid](hist, self._reduce.exponents, self._reduce.peaks,
+                                       values)
+            groups.append(fetch(values))
+        return np.moveaxis(np.concatenate(groups), 0, 2)
 
     def _row_outputs(self, feature: int, t: int, left: np.ndarray, right: np.ndarray,
                      on_device: bool) -> Any:
@@ -570,3 +598,5 @@ class _DeviceArrays:
     values: Any  # a least-squares query's histograms, as floats
     nothing: Any  # a per-row array of length 0: the kernels' "none"
     weighted: Any = None  # its weighted target w · t (made when weights are given)
+    column_hist: Any = None  # an (n, K) query's histograms, MAX_CHANNELS columns at most
+    column_values: Any = None  # ... and as floats
