@@ -10,8 +10,8 @@ finds libNVVM (a CUDA toolkit's, or the ``nvidia-cuda-nvcc`` wheel's), GPU or no
    (the kernel, its factory's arguments, its arguments' numba types);
 2. this process, with the simulator off, builds the same kernels for the real target
    and compiles each recorded signature to PTX (``numba.cuda.compile_ptx``, compute
-   capability 9.0: the H100 and H200), and the stump histogram at the shapes a GPU
-   launches (256 bins, 8 features a block: the simulator's launches are smaller);
+   capability 9.0: the H100 and H200), and the stump histograms at the shapes a GPU
+   launches (256 bins, 3 to 8 features a block: the simulator's launches are smaller);
 3. where the CUDA toolkit's ``ptxas`` is found, it assembles each PTX for ``sm_90`` and
    reads what a launch of 256 threads needs: registers, stack, spills, static shared
    memory, and so the occupancy of an SM (64 K registers, 228 KiB of shared memory,
@@ -61,6 +61,11 @@ _FACTORIES = {
 }
 
 
+#: The kernels made a size at a time (the sizes compile-time constants), by name: their
+#: factory in ``oracleboost.cuda.stump_kernels``.
+_SIZED = {"histogram": "histogram_kernel", "histogram_rows": "histogram_rows_kernel"}
+
+
 def _type_of(arg) -> list:
     """A launch argument's numba type, as JSON: an array's dtype, dimensions and layout,
     or a scalar's type name."""
@@ -100,15 +105,16 @@ def record(path: str, tests: list[str], select: str | None) -> int:
 
         return run
 
-    histogram_kernel = sk.histogram_kernel
-
-    def keyed(bins, features, channels):
-        kernel = histogram_kernel(bins, features, channels)
-        kernel.factory_key = [int(bins), int(features), int(channels)]
-        return kernel
+    def keyed(factory):
+        def make(bins, features, channels):
+            kernel = factory(bins, features, channels)
+            kernel.factory_key = [int(bins), int(features), int(channels)]
+            return kernel
+        return make
 
     device._Counted.__getitem__ = recording
-    sk.histogram_kernel = keyed
+    for name in _SIZED.values():
+        setattr(sk, name, keyed(getattr(sk, name)))
     args = ["-q", "-p", "no:cacheprovider", "-n", "0", "-x", *tests]
     if select:
         args += ["-k", select]
@@ -120,7 +126,8 @@ def record(path: str, tests: list[str], select: str | None) -> int:
 #: A GPU's launch of the row kernels and the histogram (``oracleboost.cuda.Launch``'s
 #: default): 256 threads a block; the histogram at its largest bins and features.
 THREADS = 256
-GPU_HISTOGRAMS = [(256, 8, 1), (256, 8, 2)]
+GPU_HISTOGRAMS = {"histogram": [(256, 8, 1), (256, 8, 2)],
+                  "histogram_rows": [(256, 8, 3), (256, 3, 8)]}
 
 #: An SM of the H100 and H200 (compute capability 9.0): 64 K 32-bit registers, given to
 #: a warp in units of 256; 228 KiB of shared memory (1 KiB of it kept a block); 2,048
@@ -217,11 +224,11 @@ def compile_all(path: str) -> int:
     numba.cuda.dispatcher.get_current_device = lambda: SimpleNamespace(
         compute_capability=(9, 0))
     entries = json.loads(Path(path).read_text())
-    histograms = [e for e in entries if e["name"] == "histogram"]
-    for key in GPU_HISTOGRAMS:  # the shapes a GPU launches, on a recorded signature
-        like = [e for e in histograms if e["key"][2] == key[2]]
-        if like and not any(e["key"] == list(key) for e in histograms):
-            entries.append(dict(like[0], key=list(key)))
+    for name, keys in GPU_HISTOGRAMS.items():  # a GPU's shapes, on a recorded signature
+        recorded = [e for e in entries if e["name"] == name]
+        for key in keys:
+            if recorded and not any(e["key"] == list(key) for e in recorded):
+                entries.append(dict(recorded[0], key=list(key)))
     ptxas = _tool("ptxas")
     cuobjdump = _tool("cuobjdump") if ptxas else None
     if not ptxas:
@@ -232,8 +239,8 @@ def compile_all(path: str) -> int:
     rows = []
     for entry in sorted(entries, key=lambda e: (e["module"], e["name"], str(e.get("key")))):
         module = importlib.import_module(entry["module"])
-        if entry["name"] == "histogram":
-            kernel = module.histogram_kernel(*entry["key"])
+        if entry["name"] in _SIZED:
+            kernel = getattr(module, _SIZED[entry["name"]])(*entry["key"])
         else:
             kernel = getattr(getattr(module, _FACTORIES[entry["module"]])(), entry["name"])
         sig = _signature(entry["types"])
