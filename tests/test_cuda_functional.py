@@ -138,7 +138,7 @@ def test_project_refuses_by_name():
     bad[5] = np.nan
     with pytest.raises(ValueError, match="target"):
         device.project(bad)
-    with pytest.raises(ValueError, match="target must be finite"):
+    with pytest.raises(ValueError, match="target contains NaN; every entry must be finite"):
         device.project(cuda_module().to_device(bad))
     with pytest.raises(ValueError, match="features"):
         device.project(np.ones(60), features=[7])

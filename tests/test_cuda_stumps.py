@@ -210,6 +210,29 @@ def test_two_runs_and_any_launch_give_the_same_bits():
 
 
 # -- refusals by name -----------------------------------------------------------------------
+def test_a_query_is_refused_with_the_cpu_s_message():
+    """A NaN, an infinity, or finite entries whose sums overflow float64, in a query on
+    the device: the CPU oracle's error, word for word (the device array is read on the
+    host only to refuse it)."""
+    X, _ = _data(2, n=80, d=3)
+    bound = StumpOracle(max_bins=8).bind(X)
+    device = DeviceStumps(bound)
+    cuda = cuda_module()
+    nan, inf, huge = np.ones(80), np.ones(80), np.full(80, 1e308)
+    nan[3], inf[7] = np.nan, -np.inf
+    tall = np.column_stack([np.ones(80), huge])
+    cases = [("correlate", nan), ("correlate", inf), ("project", nan), ("project", inf),
+             ("project", huge), ("project", tall), ("correlate", tall),
+             ("correlate", np.column_stack([nan, nan]))]
+    for method, q in cases:
+        with pytest.raises(ValueError) as cpu:
+            getattr(bound, method)(q)
+        with pytest.raises(ValueError) as gpu:
+            getattr(device, method)(cuda.to_device(q))
+        assert str(gpu.value) == str(cpu.value), (method, q.shape)
+
+
+
 def test_what_the_gpu_does_not_do_is_refused_by_name():
     X, y = _data(0, n=60, d=3)
     use_cpu = "use the CPU oracle"

@@ -103,6 +103,16 @@ def row_kernels() -> SimpleNamespace:
         return -math.inf if x == 0.0 else math.log(x)
 
     @cuda.jit(device=True)
+    def ldexp(x, e):  # pragma: no cover - device code
+        """``x · 2^e``, ``±inf`` past float64's range: a GPU's ``ldexp`` (the
+        simulator's ``math.ldexp`` would raise)."""
+        if x != 0.0 and x == x and abs(x) < math.inf:
+            _, k = math.frexp(x)
+            if k + e > 1024:
+                return math.inf if x > 0.0 else -math.inf
+        return math.ldexp(x, e)
+
+    @cuda.jit(device=True)
     def larger(a, b):  # pragma: no cover - device code
         """Python's ``max(a, b)``: ``b`` where ``b > a``, else ``a``.  (The kernels do not
         call ``max`` or ``min`` of numbers: numba 0.68's own CUDA target types them by
@@ -634,10 +644,10 @@ def row_kernels() -> SimpleNamespace:
 
     @cuda.jit
     def ldexps(a, e, out):  # pragma: no cover - device code
-        """``out = a · 2^e`` (``ldexp``: exact, for any ``e``)."""
+        """``out = a · 2^e`` (exact for any ``e``, ``±inf`` past float64's range)."""
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, a.shape[0], stride):
-            out[i] = math.ldexp(a[i], int(e))
+            out[i] = ldexp(a[i], int(e))
 
     @cuda.jit
     def products(a, b0, b1, nb, s, terms, ext):  # pragma: no cover - device code
@@ -1657,5 +1667,5 @@ def row_kernels() -> SimpleNamespace:
     # the device functions too, for the other kernel factories (:mod:`.stump_kernels`)
     return SimpleNamespace(**{k.__name__: counted(k) for k in kernels}, rint=rint,
                            exponent=exponent, begin=begin, see=see, publish=publish,
-                           larger=larger, smaller=smaller, low_word=low_word,
-                           high_word=high_word, joined=joined)
+                           larger=larger, smaller=smaller, ldexp=ldexp,
+                           low_word=low_word, high_word=high_word, joined=joined)

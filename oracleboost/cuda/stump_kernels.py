@@ -170,7 +170,7 @@ def kernels() -> SimpleNamespace:
 
     no_score = NO_SCORE
     rows = row_kernels()
-    rint = rows.rint
+    rint, ldexp = rows.rint, rows.ldexp
 
     @cuda.jit(device=True)
     def fixed(x, e):  # pragma: no cover - device code
@@ -272,7 +272,7 @@ def kernels() -> SimpleNamespace:
         for k in range(start, C * d * B, stride):
             c, j, b = k // (d * B), (k // B) % d, k % B
             if peaks[c] < math.inf:
-                out[c, j, b] = math.ldexp(float(hist[c, j, b]), -int(exponents[c]))
+                out[c, j, b] = ldexp(float(hist[c, j, b]), -int(exponents[c]))
             else:
                 out[c, j, b] = math.nan
 

@@ -99,6 +99,20 @@ class Launch:
                 f"block at {bins} bins; at most {_SHARED_BYTES}")
 
 
+class _HostCopy:
+    """A device array as the CPU oracle's refusals read it (``np.asarray``): copied to
+    the host only when a query is refused, so that the checks and the messages are the
+    CPU's (a NaN named as a NaN, sums that overflow float64 named with the largest
+    entry), and an answer costs no copy."""
+
+    def __init__(self, a: Any) -> None:
+        self._a = a
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        host = fetch(self._a)
+        return host if dtype is None else host.astype(dtype, copy=False)
+
+
 def _is_device(a: Any) -> bool:
     """Whether ``a`` is a device array (not a NumPy one)."""
     return not isinstance(a, np.ndarray) and is_device_array(a)
@@ -280,6 +294,8 @@ class DeviceStumps:
                                       dev.score, dev.thr, dev.sign, dev.answer)
         at, _, _, t, s, finite = (int(x) for x in fetch(dev.answer))
         if not finite:
+            if self._bound is not None:
+                self._bound._refuse_query(_HostCopy(query), "r")
             raise ValueError("the query r must be finite; it holds a NaN or an infinity")
         h = self.hypothesis(at, t, s, outputs=not on_device)
         if on_device:
@@ -352,11 +368,10 @@ class DeviceStumps:
                                    dev.values)
         values = fetch(dev.values)
         hist_s = values[0][:, :, None]
-        if not np.isfinite(hist_s[0]).all():  # a NaN or an infinity in the target
-            raise ValueError("the target must be finite; it holds a NaN or an infinity")
+        host = _HostCopy(t)  # the CPU's refusals read the target only to refuse it
+        S_tot = bound._query_total(hist_s, host, "target")
         hist_w, W_tot = self._weights_of(bound, None if w is None else values[1])
-        split, mean = bound._lsq_choice(hist_w, hist_s, bound._total(hist_s), W_tot,
-                                        features, target)
+        split, mean = bound._lsq_choice(hist_w, hist_s, S_tot, W_tot, features, host)
         if split is None:
             h: Hypothesis = ConstantHypothesis(float(mean[0]), self.n_features)
             feature, t_bin, left, right = -1, -1, float(mean[0]), float(mean[0])
@@ -389,11 +404,10 @@ class DeviceStumps:
             summed = self._cuda.device_array(t.shape, dtype=np.float64)
             class_kernels().scaled_rows[self._reduce.grid](w, t, summed)
         hist_s = self._column_sums(summed)
-        if not np.isfinite(hist_s[0]).all():  # a NaN or an infinity in the target
-            raise ValueError("the target must be finite; it holds a NaN or an infinity")
+        host = _HostCopy(t)
+        S_tot = bound._query_total(hist_s, host, "target")
         hist_w, W_tot = self._weights_of(bound, None if w is None else self._bin_sums(w))
-        split, mean = bound._lsq_choice(hist_w, hist_s, bound._total(hist_s), W_tot,
-                                        features, target)
+        split, mean = bound._lsq_choice(hist_w, hist_s, S_tot, W_tot, features, host)
         if split is None:
             h: Hypothesis = ConstantHypothesis(mean, self.n_features)
             feature, t_bin, left, right = -1, -1, mean, mean
@@ -416,9 +430,8 @@ class DeviceStumps:
         centred = self._cuda.device_array(q.shape, dtype=np.float64)
         class_kernels().row_centred[self._reduce.grid](q, centred)
         hist = self._column_sums(centred)
-        if not np.isfinite(hist[0]).all():
-            raise ValueError("the query r must be finite; it holds a NaN or an infinity")
-        split, best = bound._code_choice(hist, bound._total(hist), features)
+        split, best = bound._code_choice(hist, bound._query_total(hist, _HostCopy(q)),
+                                         features)
         K, d = q.shape[1], self.n_features
         codes = label_codes(K)
         if split is None:

@@ -1305,16 +1305,17 @@ class BoundStumpOracle(BoundOracle):
         h0 = hist[0].reshape(hist.shape[1], -1)
         return np.array([math.fsum(h0[:, k]) for k in range(h0.shape[1])])
 
-    def _query_total(self, hist: np.ndarray, r: np.ndarray) -> np.ndarray:
-        """:meth:`_total` of a query's histogram, refusing the query (``_refuse_query``)
-        when its sums are not finite: a NaN or inf of ``r`` reaches feature 0's bins,
-        since every row is in one of them, and so do sums that overflow."""
+    def _query_total(self, hist: np.ndarray, r: np.ndarray, name: str = "r") -> np.ndarray:
+        """:meth:`_total` of a query's histogram, refusing the query (``_refuse_query``,
+        ``name`` its argument) when its sums are not finite: a NaN or inf of ``r``
+        reaches feature 0's bins, since every row is in one of them, and so do sums
+        that overflow."""
         if not np.isfinite(hist[0]).all():
-            self._refuse_query(r)
+            self._refuse_query(r, name)
         try:
             return self._total(hist)
         except OverflowError:  # finite bins whose sum does not fit
-            self._refuse_query(r)
+            self._refuse_query(r, name)
 
     def _split(self, j: int, t: int) -> float:
         """The threshold after bin ``t`` of feature ``j``: ``+inf`` after its last finite
@@ -1513,13 +1514,7 @@ class BoundStumpOracle(BoundOracle):
             hist_w = np.empty((d, self._B))
             self._histograms(kernels.hist_weighted, (sample_weight, t2), (hist_w, hist_s))
             W_tot = float(self._total(hist_w)[0])
-        if not np.isfinite(hist_s[0]).all():  # a NaN or inf: in one of feature 0's bins
-            self._refuse_query(target, "target")
-        try:
-            S_tot = self._total(hist_s)
-        except OverflowError:  # finite bins whose sum does not fit
-            self._refuse_query(target, "target")
-
+        S_tot = self._query_total(hist_s, target, "target")
         split, mean = self._lsq_choice(hist_w, hist_s, S_tot, W_tot, features, target)
         if split is not None:
             j, t, a, b, default_left = split
