@@ -287,6 +287,13 @@ def row_kernels() -> SimpleNamespace:
                 cuda.atomic.min(ext, (c, 1), shared[1, c])
                 cuda.atomic.max(ext, (c, 2), shared[2, c])
 
+    @cuda.jit(device=True)
+    def cleared(hist, start, stride):  # pragma: no cover - device code
+        """A histogram ``(C, d, B)`` zeroed by a kernel's threads striding over it."""
+        C, d, B = hist.shape
+        for k in range(start, C * d * B, stride):
+            hist[k // (d * B), (k // B) % d, k % B] = 0
+
     @cuda.jit
     def fold(values, ext):  # pragma: no cover - device code
         """The extremes of each row ``c`` of ``values`` ``(k, n)`` into ``ext[c]``."""
@@ -315,9 +322,7 @@ def row_kernels() -> SimpleNamespace:
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, r.shape[0], stride):
             see(peak, lo, hi, 0, r[i])
-        C, d, B = hist.shape
-        for k in range(start, C * d * B, stride):
-            hist[k // (d * B), (k // B) % d, k % B] = 0
+        cleared(hist, start, stride)
         publish(ext, peak, lo, hi, 1, shared)
 
     @cuda.jit
@@ -335,9 +340,7 @@ def row_kernels() -> SimpleNamespace:
         for i in range(start, v.shape[0], stride):
             for c in range(k):
                 see(peak, lo, hi, c, v[i, c0 + c])
-        C, d, B = hist.shape
-        for t in range(start, C * d * B, stride):
-            hist[t // (d * B), (t // B) % d, t % B] = 0
+        cleared(hist, start, stride)
         publish(ext, peak, lo, hi, k, shared)
 
     @cuda.jit
@@ -364,9 +367,7 @@ def row_kernels() -> SimpleNamespace:
             else:
                 x = t[i]
             see(peak, lo, hi, 0, x)
-        C, d, B = hist.shape
-        for k in range(start, C * d * B, stride):
-            hist[k // (d * B), (k // B) % d, k % B] = 0
+        cleared(hist, start, stride)
         publish(ext, peak, lo, hi, 2 if weighted else 1, shared)
 
     @cuda.jit
