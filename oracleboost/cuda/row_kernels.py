@@ -243,32 +243,39 @@ def row_kernels() -> SimpleNamespace:
             e += 1
         return e
 
+    # A kernel that folds extremes keeps a thread's running ``(max |x|, min, max)`` of
+    # each channel in a local ``(3, MAX_CHANNELS)`` array (:func:`running`'s), and ends
+    # with :func:`publish`.  (A local array is made in the kernel itself: a device
+    # function cannot return one.)
     @cuda.jit(device=True)
-    def begin(peak, lo, hi):  # pragma: no cover - device code
-        """A thread's running extremes, empty: ``(0, inf, −inf)`` a channel."""
+    def begin(mine):  # pragma: no cover - device code
+        """A thread's running extremes ``mine`` (3, MAX_CHANNELS), empty: ``(0, inf,
+        −inf)`` a channel."""
         for c in range(max_channels):
-            peak[c] = 0.0
-            lo[c] = math.inf
-            hi[c] = -math.inf
+            mine[0, c] = 0.0
+            mine[1, c] = math.inf
+            mine[2, c] = -math.inf
 
     @cuda.jit(device=True)
-    def see(peak, lo, hi, c, x):  # pragma: no cover - device code
+    def see(mine, c, x):  # pragma: no cover - device code
         """Channel ``c`` of a thread's running extremes takes ``x``: ``max |x|`` (a NaN
         counted as ``inf``, so that a caller sees a non-finite term), ``min`` and
         ``max`` (NaN passed over)."""
         a = math.inf if x != x else abs(x)
-        if a > peak[c]:
-            peak[c] = a
-        if x < lo[c]:
-            lo[c] = x
-        if x > hi[c]:
-            hi[c] = x
+        if a > mine[0, c]:
+            mine[0, c] = a
+        if x < mine[1, c]:
+            mine[1, c] = x
+        if x > mine[2, c]:
+            mine[2, c] = x
 
     @cuda.jit(device=True)
-    def publish(ext, peak, lo, hi, k, shared):  # pragma: no cover - device code
-        """The block's extremes of channels ``0:k`` (its threads' in the shared ``(3,
-        MAX_CHANNELS)`` array, one atomic a thread a channel), then one global atomic a
-        block a channel into ``ext``.  Every thread of the block must call it."""
+    def publish(ext, mine, k):  # pragma: no cover - device code
+        """The block's extremes of channels ``0:k`` (its threads' ``mine`` in a shared
+        ``(3, MAX_CHANNELS)`` array, one atomic a thread a channel), then one global
+        atomic a block a channel into ``ext``.  Every thread of the block must call
+        it."""
+        shared = cuda.shared.array((3, max_channels), types.float64)
         tid = cuda.threadIdx.x
         if tid == 0:
             for c in range(k):
@@ -277,9 +284,9 @@ def row_kernels() -> SimpleNamespace:
                 shared[2, c] = -math.inf
         cuda.syncthreads()
         for c in range(k):
-            cuda.atomic.max(shared, (0, c), peak[c])
-            cuda.atomic.min(shared, (1, c), lo[c])
-            cuda.atomic.max(shared, (2, c), hi[c])
+            cuda.atomic.max(shared, (0, c), mine[0, c])
+            cuda.atomic.min(shared, (1, c), mine[1, c])
+            cuda.atomic.max(shared, (2, c), mine[2, c])
         cuda.syncthreads()
         if tid == 0:
             for c in range(k):
@@ -297,33 +304,27 @@ def row_kernels() -> SimpleNamespace:
     @cuda.jit
     def fold(values, ext):  # pragma: no cover - device code
         """The extremes of each row ``c`` of ``values`` ``(k, n)`` into ``ext[c]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         k = values.shape[0]
         for c in range(k):
             for i in range(start, values.shape[1], stride):
-                see(peak, lo, hi, c, values[c, i])
-        publish(ext, peak, lo, hi, k, shared)
+                see(mine, c, values[c, i])
+        publish(ext, mine, k)
 
     @cuda.jit
     def start_query(r, ext, hist):  # pragma: no cover - device code
         """A stump query's first pass: ``max |r|`` folded into channel 0 of ``ext`` (its
         fixed-point scale, made on the device by the settle after it: the scale never
         crosses the bus) and the histogram ``(channels, d, B)`` zeroed."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, r.shape[0], stride):
-            see(peak, lo, hi, 0, r[i])
+            see(mine, 0, r[i])
         cleared(hist, start, stride)
-        publish(ext, peak, lo, hi, 1, shared)
+        publish(ext, mine, 1)
 
     @cuda.jit
     def start_columns(v, c0, k, ext, hist):  # pragma: no cover - device code
@@ -331,17 +332,14 @@ def row_kernels() -> SimpleNamespace:
         ``(n, K)``: each one's extremes folded into channel ``c − c0`` of ``ext`` (their
         fixed-point scales, made on the device by the settle after it), a row's columns
         read together, and the histogram ``(k, d, B)`` zeroed."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, v.shape[0], stride):
             for c in range(k):
-                see(peak, lo, hi, c, v[i, c0 + c])
+                see(mine, c, v[i, c0 + c])
         cleared(hist, start, stride)
-        publish(ext, peak, lo, hi, k, shared)
+        publish(ext, mine, k)
 
     @cuda.jit
     def lsq_start(t, w, wt, ext, hist):  # pragma: no cover - device code
@@ -351,11 +349,8 @@ def row_kernels() -> SimpleNamespace:
         extremes of the summed target folded into ``ext[0]`` and of ``w`` into
         ``ext[1]`` (their fixed-point scales, made on the device by the settle after
         it), and the histogram ``(channels, d, B)`` zeroed."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         weighted = w.shape[0] > 0
         for i in range(start, t.shape[0], stride):
@@ -363,12 +358,12 @@ def row_kernels() -> SimpleNamespace:
                 wi = w[i]
                 x = wi * t[i]
                 wt[i] = x
-                see(peak, lo, hi, 1, wi)
+                see(mine, 1, wi)
             else:
                 x = t[i]
-            see(peak, lo, hi, 0, x)
+            see(mine, 0, x)
         cleared(hist, start, stride)
-        publish(ext, peak, lo, hi, 2 if weighted else 1, shared)
+        publish(ext, mine, 2 if weighted else 1)
 
     @cuda.jit
     def settle(values, k, summed, n, ext, acc, count, out, outf):  # pragma: no cover
@@ -530,11 +525,8 @@ def row_kernels() -> SimpleNamespace:
         query ``w``, :func:`oracleboost.rows.column_kernels._label_and_weight`):
         ``terms = (w v, w (1 + v), w (1 − v), v)``, each row's extremes folded into
         ``ext[0:4]`` and those of ``a`` into ``ext[4]`` (``max |a|``: not written)."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         labelled = y.shape[0] > 0
         unit = norm == 1.0
@@ -550,12 +542,12 @@ def row_kernels() -> SimpleNamespace:
             terms[1, i] = t1
             terms[2, i] = t2
             terms[3, i] = v
-            see(peak, lo, hi, 0, t0)
-            see(peak, lo, hi, 1, t1)
-            see(peak, lo, hi, 2, t2)
-            see(peak, lo, hi, 3, v)
-            see(peak, lo, hi, 4, a[i])
-        publish(ext, peak, lo, hi, 5, shared)
+            see(mine, 0, t0)
+            see(mine, 1, t1)
+            see(mine, 2, t2)
+            see(mine, 3, v)
+            see(mine, 4, a[i])
+        publish(ext, mine, 5)
 
     @cuda.jit
     def two_value_terms(a, w, norm, sign, lo, hi, terms):  # pragma: no cover - device code
@@ -587,11 +579,8 @@ def row_kernels() -> SimpleNamespace:
         bit for the same ``c``) and ``wrong = s [out < 0 or (out = 0 and y > 0)]``
         (``s`` of length 0: unit weights); the extremes of ``wrong`` folded into
         ``ext[0]``, those of ``out`` into ``ext[1]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         weighted = s.shape[0] > 0
         for i in range(start, m.shape[0], stride):
@@ -601,9 +590,9 @@ def row_kernels() -> SimpleNamespace:
             weight = s[i] if weighted else 1.0
             w = weight if bad else 0.0
             wrong[i] = w
-            see(peak, lo, hi, 0, w)
-            see(peak, lo, hi, 1, v)
-        publish(ext, peak, lo, hi, 2, shared)
+            see(mine, 0, w)
+            see(mine, 1, v)
+        publish(ext, mine, 2)
 
     @cuda.jit
     def exponential_step(m, a, y, c, s, log_s, top, margins, out, asked, terms,
@@ -615,11 +604,8 @@ def row_kernels() -> SimpleNamespace:
         ``(s [wrong], e, e (z − top))`` (0 where ``e`` is 0); the extremes of the terms
         folded into ``ext[0:3]``, of the margins into ``ext[3]``, of ``z`` into
         ``ext[4]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         weighted = s.shape[0] > 0
         logged = log_s.shape[0] > 0
@@ -636,12 +622,12 @@ def row_kernels() -> SimpleNamespace:
             terms[0, i] = w
             terms[1, i] = ei
             terms[2, i] = entropy
-            see(peak, lo, hi, 0, w)
-            see(peak, lo, hi, 1, ei)
-            see(peak, lo, hi, 2, entropy)
-            see(peak, lo, hi, 3, v)
-            see(peak, lo, hi, 4, z)
-        publish(ext, peak, lo, hi, 5, shared)
+            see(mine, 0, w)
+            see(mine, 1, ei)
+            see(mine, 2, entropy)
+            see(mine, 3, v)
+            see(mine, 4, z)
+        publish(ext, mine, 5)
 
     @cuda.jit
     def ldexps(a, e, out):  # pragma: no cover - device code
@@ -656,11 +642,8 @@ def row_kernels() -> SimpleNamespace:
         ``b1``: ``nb`` of them) into ``terms[k]`` (``s`` of length 0: unit weights;
         :func:`oracleboost.rows.column_kernels._peak_row`'s), their extremes folded into
         ``ext[0:nb]`` and those of ``a`` into ``ext[nb]`` (``max |a|``)."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         weighted = s.shape[0] > 0
         for i in range(start, a.shape[0], stride):
@@ -670,9 +653,9 @@ def row_kernels() -> SimpleNamespace:
                 if weighted:
                     x = s[i] * x
                 terms[k, i] = x
-                see(peak, lo, hi, k, x)
-            see(peak, lo, hi, nb, ai)
-        publish(ext, peak, lo, hi, nb + 1, shared)
+                see(mine, k, x)
+            see(mine, nb, ai)
+        publish(ext, mine, nb + 1)
 
     @cuda.jit
     def squared_step(f, y, h, c, s, inner_s, t, coef, f_new, v, terms,
@@ -683,11 +666,8 @@ def row_kernels() -> SimpleNamespace:
         with ``d = f_new − y`` (``s``, ``inner_s``, ``t`` of length 0: unit weights, no
         target), their extremes folded into ``ext[0:3]`` and those of ``d`` into
         ``ext[3]`` (``max |v|``)."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         weighted = s.shape[0] > 0
         inner = inner_s.shape[0] > 0
@@ -705,11 +685,11 @@ def row_kernels() -> SimpleNamespace:
             terms[0, i] = x0
             terms[1, i] = x1
             terms[2, i] = x2
-            see(peak, lo, hi, 0, x0)
-            see(peak, lo, hi, 1, x1)
-            see(peak, lo, hi, 2, x2)
-            see(peak, lo, hi, 3, d)
-        publish(ext, peak, lo, hi, 4, shared)
+            see(mine, 0, x0)
+            see(mine, 1, x1)
+            see(mine, 2, x2)
+            see(mine, 3, d)
+        publish(ext, mine, 4)
 
     # -- the risk along a column, for the line searches -------------------------------
     @cuda.jit
@@ -724,11 +704,8 @@ def row_kernels() -> SimpleNamespace:
     def risk_logits(code, m, log_s, out, ext):  # pragma: no cover - device code
         """``out = ln φ(m) + ln s`` (``log_s`` of length 0: no ``ln s``), its extremes
         folded into ``ext[0]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         weighted = log_s.shape[0] > 0
         for i in range(start, m.shape[0], stride):
@@ -736,57 +713,48 @@ def row_kernels() -> SimpleNamespace:
             if weighted:
                 x += log_s[i]
             out[i] = x
-            see(peak, lo, hi, 0, x)
-        publish(ext, peak, lo, hi, 1, shared)
+            see(mine, 0, x)
+        publish(ext, mine, 1)
 
     @cuda.jit
     def line_rho(lr, top, log_rho, rho, ext):  # pragma: no cover - device code
         """``log_rho = lr − top`` (``log_rho`` may be ``lr``) and ``rho = exp(log_rho)``,
         the extremes of ``rho`` folded into ``ext[0]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, lr.shape[0], stride):
             t = lr[i] - top
             log_rho[i] = t
             r = dexp(t)
             rho[i] = r
-            see(peak, lo, hi, 0, r)
-        publish(ext, peak, lo, hi, 1, shared)
+            see(mine, 0, r)
+        publish(ext, mine, 1)
 
     @cuda.jit
     def line_delta(code, m, u, rho, alpha, terms, ext):  # pragma: no cover - device code
         """``terms = ρ expm1(ln φ(m + α u) − ln φ(m))`` (``inf`` where the risk
         overflows; NaN where ``ρ`` is 0 there, as on the CPU), folded into ``ext[0]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, m.shape[0], stride):
             x = rho[i] * dexpm1(log_phi_shift(code, m[i], alpha * u[i]))
             terms[i] = x
-            see(peak, lo, hi, 0, x)
-        publish(ext, peak, lo, hi, 1, shared)
+            see(mine, 0, x)
+        publish(ext, mine, 1)
 
     @cuda.jit
     def line_slope(code, m, u, log_rho, alpha, terms, ext):  # pragma: no cover
         """``terms = u exp(ln ρ + ln(−φ'(m + α u)) − ln φ(m))``, folded into ``ext[0]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, m.shape[0], stride):
             x = u[i] * dexp(log_rho[i] + log_neg_dphi_shift(code, m[i], alpha * u[i]))
             terms[i] = x
-            see(peak, lo, hi, 0, x)
-        publish(ext, peak, lo, hi, 1, shared)
+            see(mine, 0, x)
+        publish(ext, mine, 1)
 
     # -- a binary score's records: the functional classifier -----------------------------
     @cuda.jit
@@ -803,11 +771,8 @@ def row_kernels() -> SimpleNamespace:
     def error_terms(y, f, s, terms, ext):  # pragma: no cover - device code
         """``terms = (s [(f > 0) ≠ (y > 0)], y f)`` (``predict`` says ``classes_[1]``
         where ``f > 0``), folded into ``ext[0:2]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         weighted = s.shape[0] > 0
         for i in range(start, y.shape[0], stride):
@@ -816,9 +781,9 @@ def row_kernels() -> SimpleNamespace:
             m = float(y[i]) * fi
             terms[0, i] = w
             terms[1, i] = m
-            see(peak, lo, hi, 0, w)
-            see(peak, lo, hi, 1, m)
-        publish(ext, peak, lo, hi, 2, shared)
+            see(mine, 0, w)
+            see(mine, 1, m)
+        publish(ext, mine, 2)
 
     @cuda.jit(device=True)
     def regression_loss(code, p, y, raw):  # pragma: no cover - device code
@@ -853,11 +818,8 @@ def row_kernels() -> SimpleNamespace:
         """``terms = l(y, raw) · s`` (``s`` of length 0: ``l(y, raw)``): the margin loss
         ``φ(y raw)`` of ``code ≥ 0``, or a regression loss (``code < 0``,
         :func:`regression_loss`); folded into ``ext[0]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         weighted = s.shape[0] > 0
         for i in range(start, y.shape[0], stride):
@@ -868,8 +830,8 @@ def row_kernels() -> SimpleNamespace:
             if weighted:
                 x = x * s[i]
             terms[i] = x
-            see(peak, lo, hi, 0, x)
-        publish(ext, peak, lo, hi, 1, shared)
+            see(mine, 0, x)
+        publish(ext, mine, 1)
 
     @cuda.jit
     def regression_descent(code, p, y, f, out):  # pragma: no cover - device code
@@ -903,19 +865,16 @@ def row_kernels() -> SimpleNamespace:
     def residual_terms(t, a, coef, s, terms, ext):  # pragma: no cover - device code
         """``terms = s (t − coef a)²`` (``s`` of length 0: unit weights), folded into
         ``ext[0]`` (:func:`oracleboost.rows.column_kernels._weighted_residual`'s)."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         weighted = s.shape[0] > 0
         for i in range(start, t.shape[0], stride):
             r = t[i] - coef * a[i]
             x = s[i] * (r * r) if weighted else r * r
             terms[i] = x
-            see(peak, lo, hi, 0, x)
-        publish(ext, peak, lo, hi, 1, shared)
+            see(mine, 0, x)
+        publish(ext, mine, 1)
 
     @cuda.jit
     def products_of(s, a, out):  # pragma: no cover - device code
@@ -937,11 +896,8 @@ def row_kernels() -> SimpleNamespace:
         ``z_new``), the vote ``f_new = f + coef h``, and the terms ``(s [a f' ≤ 0],
         s [predict wrong], a f')`` (``s`` or ``log_s`` of length 0: unit weights),
         folded into ``ext[0:3]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         weighted = s.shape[0] > 0
         logged = log_s.shape[0] > 0
@@ -974,20 +930,17 @@ def row_kernels() -> SimpleNamespace:
             terms[0, i] = x0
             terms[1, i] = x1
             terms[2, i] = m
-            see(peak, lo, hi, 0, x0)
-            see(peak, lo, hi, 1, x1)
-            see(peak, lo, hi, 2, m)
-        publish(ext, peak, lo, hi, 3, shared)
+            see(mine, 0, x0)
+            see(mine, 1, x1)
+            see(mine, 2, m)
+        publish(ext, mine, 3)
 
     @cuda.jit
     def log_flags(lz, terms, ext):  # pragma: no cover - device code
         """For log-weights ``lz``: ``terms = (lz where it is finite or −inf, else −inf;
         [NaN]; [+inf]; [lz > −inf])``, folded into ``ext[0:4]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, lz.shape[0], stride):
             x = lz[i]
@@ -1001,11 +954,11 @@ def row_kernels() -> SimpleNamespace:
             terms[1, i] = x1
             terms[2, i] = x2
             terms[3, i] = x3
-            see(peak, lo, hi, 0, top)
-            see(peak, lo, hi, 1, x1)
-            see(peak, lo, hi, 2, x2)
-            see(peak, lo, hi, 3, x3)
-        publish(ext, peak, lo, hi, 4, shared)
+            see(mine, 0, top)
+            see(mine, 1, x1)
+            see(mine, 2, x2)
+            see(mine, 3, x3)
+        publish(ext, mine, 4)
 
     # -- predictions: a stump ensemble's scores on X on the device ---------------------
     @cuda.jit(device=True)
@@ -1085,24 +1038,21 @@ def row_kernels() -> SimpleNamespace:
         ``terms = (the finite caps, [cap = inf], the breakpoints a row)`` (0 without
         caps), folded into ``ext[0:3]``; ``z`` into ``ext[3]``, ``[z NaN]`` into
         ``ext[4]``, the caps into ``ext[5]`` and ``[cap NaN]`` into ``ext[6]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         has = caps.shape[0] > 0
         for i in range(start, z.shape[0], stride):
             x = z[i]
-            see(peak, lo, hi, 3, x)
-            see(peak, lo, hi, 4, 1.0 if x != x else 0.0)
+            see(mine, 3, x)
+            see(mine, 4, 1.0 if x != x else 0.0)
             t0, t1, t2 = 0.0, 0.0, 0.0
             if has:
                 c = caps[i]
                 if c != c:
-                    see(peak, lo, hi, 6, 1.0)
+                    see(mine, 6, 1.0)
                 else:
-                    see(peak, lo, hi, 5, c)
+                    see(mine, 5, c)
                     t2 = (1.0 if c > 0.0 else 0.0) + (1.0 if 0.0 < c < math.inf else 0.0)
                     if c == math.inf:
                         t1 = 1.0
@@ -1111,10 +1061,10 @@ def row_kernels() -> SimpleNamespace:
             terms[0, i] = t0
             terms[1, i] = t1
             terms[2, i] = t2
-            see(peak, lo, hi, 0, t0)
-            see(peak, lo, hi, 1, t1)
-            see(peak, lo, hi, 2, t2)
-        publish(ext, peak, lo, hi, 7, shared)
+            see(mine, 0, t0)
+            see(mine, 1, t1)
+            see(mine, 2, t2)
+        publish(ext, mine, 7)
 
     @cuda.jit
     def eu_gather(z, caps, cap, a, b, idx, count, fixed, ext):  # pragma: no cover
@@ -1123,11 +1073,8 @@ def row_kernels() -> SimpleNamespace:
         ``count[0]``; and the others' terms ``fixed = ((z − b) [free], [free], cap
         [capped])`` (:func:`oracleboost.optim.row_projections._eu_gather`), folded into
         ``ext[0:3]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, z.shape[0], stride):
             c = cap_of(caps, cap, i)
@@ -1148,10 +1095,10 @@ def row_kernels() -> SimpleNamespace:
             fixed[0, i] = f0
             fixed[1, i] = f1
             fixed[2, i] = f2
-            see(peak, lo, hi, 0, f0)
-            see(peak, lo, hi, 1, f1)
-            see(peak, lo, hi, 2, f2)
-        publish(ext, peak, lo, hi, 3, shared)
+            see(mine, 0, f0)
+            see(mine, 1, f1)
+            see(mine, 2, f2)
+        publish(ext, mine, 3)
 
     @cuda.jit
     def take(src, idx, out):  # pragma: no cover - device code
@@ -1238,11 +1185,8 @@ def row_kernels() -> SimpleNamespace:
     @cuda.jit
     def eu_residual(z, caps, cap, tau, terms, ext):  # pragma: no cover - device code
         """``terms = (clip(z − τ, 0, cap), [0 < w < cap])``, folded into ``ext[0:2]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, z.shape[0], stride):
             c = cap_of(caps, cap, i)
@@ -1250,9 +1194,9 @@ def row_kernels() -> SimpleNamespace:
             free = 1.0 if (w > 0.0 and w < c) else 0.0
             terms[0, i] = w
             terms[1, i] = free
-            see(peak, lo, hi, 0, w)
-            see(peak, lo, hi, 1, free)
-        publish(ext, peak, lo, hi, 2, shared)
+            see(mine, 0, w)
+            see(mine, 1, free)
+        publish(ext, mine, 2)
 
     @cuda.jit
     def eu_weights(z, caps, cap, tau, w):  # pragma: no cover - device code
@@ -1291,20 +1235,17 @@ def row_kernels() -> SimpleNamespace:
         ``terms = (finite caps, [cap = inf], finite caps where log z > −inf, [cap = inf
         and log z > −inf], the breakpoints)``, folded into ``ext[0:5]``; the caps into
         ``ext[5]``, ``[cap NaN]`` into ``ext[6]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, lz.shape[0], stride):
             c = caps[i]
             x = lz[i]
             t0, t1, t2, t3, t4 = 0.0, 0.0, 0.0, 0.0, 0.0
             if c != c:
-                see(peak, lo, hi, 6, 1.0)
+                see(mine, 6, 1.0)
             else:
-                see(peak, lo, hi, 5, c)
+                see(mine, 5, c)
                 support = x > -math.inf
                 if c > 0.0 and c < math.inf and support:
                     t4 = 1.0
@@ -1319,12 +1260,12 @@ def row_kernels() -> SimpleNamespace:
             terms[2, i] = t2
             terms[3, i] = t3
             terms[4, i] = t4
-            see(peak, lo, hi, 0, t0)
-            see(peak, lo, hi, 1, t1)
-            see(peak, lo, hi, 2, t2)
-            see(peak, lo, hi, 3, t3)
-            see(peak, lo, hi, 4, t4)
-        publish(ext, peak, lo, hi, 7, shared)
+            see(mine, 0, t0)
+            see(mine, 1, t1)
+            see(mine, 2, t2)
+            see(mine, 3, t3)
+            see(mine, 4, t4)
+        publish(ext, mine, 7)
 
     @cuda.jit
     def kl_gather(lz, caps, cap, log_cap, a, b, idx, count, fixed, ext):  # pragma: no cover
@@ -1332,11 +1273,8 @@ def row_kernels() -> SimpleNamespace:
         to ``idx`` (any order), their number into ``count[0]``; ``fixed = (cap [r ≤ a],
         log z [free: r ≥ b or uncapped], else −inf)`` (rows with ``cap = 0`` or
         ``log z = −inf`` count nowhere), folded into ``ext[0:2]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, lz.shape[0], stride):
             c = cap_of(caps, cap, i)
@@ -1354,9 +1292,9 @@ def row_kernels() -> SimpleNamespace:
                     f1 = x
             fixed[0, i] = f0
             fixed[1, i] = f1
-            see(peak, lo, hi, 0, f0)
-            see(peak, lo, hi, 1, f1)
-        publish(ext, peak, lo, hi, 2, shared)
+            see(mine, 0, f0)
+            see(mine, 1, f1)
+        publish(ext, mine, 2)
 
     @cuda.jit
     def kl_take(lz, caps, cap, log_cap, idx, cr, cl, cc):  # pragma: no cover
@@ -1459,11 +1397,8 @@ def row_kernels() -> SimpleNamespace:
         − top)`` reaches ``log cap``, else ``min(cap, exp t)``; 0 where ``cap = 0`` or
         ``log z = −inf`` (:func:`oracleboost.optim.row_projections._kl_weights`);
         ``terms = (w, w [r > left])`` folded into ``ext[0:2]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, lz.shape[0], stride):
             c = cap_of(caps, cap, i)
@@ -1484,9 +1419,9 @@ def row_kernels() -> SimpleNamespace:
             w[i] = wr
             terms[0, i] = wr
             terms[1, i] = free
-            see(peak, lo, hi, 0, wr)
-            see(peak, lo, hi, 1, free)
-        publish(ext, peak, lo, hi, 2, shared)
+            see(mine, 0, wr)
+            see(mine, 1, free)
+        publish(ext, mine, 2)
 
     @cuda.jit
     def support_caps(lz, caps, cap, w):  # pragma: no cover - device code
@@ -1566,11 +1501,8 @@ def row_kernels() -> SimpleNamespace:
         """``xi = Zw``, ``lp = ln φ(−xi) + ln s``, and the terms ``s [xi ≥ 0]``; the
         extremes of ``lp`` folded into ``ext[0]``, of ``xi`` into ``ext[1]``, of the
         terms into ``ext[2]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, Zw.shape[0], stride):
             x = Zw[i]
@@ -1579,10 +1511,10 @@ def row_kernels() -> SimpleNamespace:
             lp[i] = v
             bad = s[i] if x >= 0.0 else 0.0
             terms[i] = bad
-            see(peak, lo, hi, 0, v)
-            see(peak, lo, hi, 1, x)
-            see(peak, lo, hi, 2, bad)
-        publish(ext, peak, lo, hi, 3, shared)
+            see(mine, 0, v)
+            see(mine, 1, x)
+            see(mine, 2, bad)
+        publish(ext, mine, 3)
 
     @cuda.jit
     def first_at(x, value, out):  # pragma: no cover - device code
@@ -1626,20 +1558,17 @@ def row_kernels() -> SimpleNamespace:
     def dual_q(code, xi, y, log_s, log_dpsi, q, r, ext):  # pragma: no cover
         """``q = exp(ln(−φ'(−xi)) + ln s − ln ℓ'(ψ))`` and the binary query ``r = −y q``;
         the extremes of ``q`` folded into ``ext[0]``, of ``r`` into ``ext[1]``."""
-        peak = cuda.local.array(max_channels, types.float64)
-        lo = cuda.local.array(max_channels, types.float64)
-        hi = cuda.local.array(max_channels, types.float64)
-        shared = cuda.shared.array((3, max_channels), types.float64)
-        begin(peak, lo, hi)
+        mine = cuda.local.array((3, max_channels), types.float64)
+        begin(mine)
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, xi.shape[0], stride):
             qi = dexp((log_neg_dphi(code, -xi[i]) + log_s[i]) - log_dpsi)
             q[i] = qi
             ri = -float(y[i]) * qi
             r[i] = ri
-            see(peak, lo, hi, 0, qi)
-            see(peak, lo, hi, 1, ri)
-        publish(ext, peak, lo, hi, 2, shared)
+            see(mine, 0, qi)
+            see(mine, 1, ri)
+        publish(ext, mine, 2)
 
     @cuda.jit
     def stump_outputs(codes, feature, t, left, right, out):  # pragma: no cover
