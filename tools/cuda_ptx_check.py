@@ -6,8 +6,9 @@ support, ``uint64`` and ``int64`` unified as a float, a tuple it cannot return),
 what the GPU's own assembler makes of them.  This script closes that gap where numba
 finds libNVVM (a CUDA toolkit's, or the ``nvidia-cuda-nvcc`` wheel's), GPU or not:
 
-1. a child process runs the GPU tests on the simulator and records every kernel launch
-   (the kernel, its factory's arguments, its arguments' numba types);
+1. pytest runs the GPU tests on the simulator (in as many processes as ``-n`` says,
+   this module loaded as a plugin in each) and records every kernel launch (the
+   kernel, its factory's arguments, its arguments' numba types);
 2. this process, with the simulator off, builds the same kernels for the real target
    and compiles each recorded signature to PTX (``numba.cuda.compile_ptx``, compute
    capability 9.0: the H100 and H200), and the stump histograms at the shapes a GPU
@@ -79,17 +80,19 @@ def _type_of(arg) -> list:
     return ["scalar", str(numba.typeof(arg))]
 
 
-def record(path: str, tests: list[str], select: str | None) -> int:
-    """Run ``tests`` on the simulator, writing every launch's signature to ``path``."""
-    import numba.core.config
+#: The environment variable that turns this module, loaded by pytest as a plugin in
+#: every worker (``-p cuda_ptx_check``), into a recorder: the folder it writes to.
+_RECORD_TO = "ORACLEBOOST_RECORD_LAUNCHES"
+_SEEN: dict[str, dict] = {}
 
-    numba.core.config.ENABLE_CUDASIM = True
-    import pytest
 
+def pytest_configure(config) -> None:
+    """(The plugin.)  Record every kernel launch of this process's tests."""
+    if not os.environ.get(_RECORD_TO):
+        return
     from oracleboost.cuda import device
     from oracleboost.cuda import stump_kernels as sk
 
-    seen: dict[str, dict] = {}
     launch = device._Counted.__getitem__
 
     def recording(self, config):
@@ -100,7 +103,7 @@ def record(path: str, tests: list[str], select: str | None) -> int:
             entry = {"module": fn.__module__, "name": fn.__name__,
                      "key": getattr(self, "factory_key", None),
                      "types": [_type_of(a) for a in args]}
-            seen[json.dumps(entry, sort_keys=True)] = entry
+            _SEEN[json.dumps(entry, sort_keys=True)] = entry
             return configured(*args)
 
         return run
@@ -115,12 +118,34 @@ def record(path: str, tests: list[str], select: str | None) -> int:
     device._Counted.__getitem__ = recording
     for name in _SIZED.values():
         setattr(sk, name, keyed(getattr(sk, name)))
-    args = ["-q", "-p", "no:cacheprovider", "-n", "0", "-x", *tests]
-    if select:
-        args += ["-k", select]
-    code = pytest.main(args)
+
+
+def pytest_unconfigure(config) -> None:
+    """(The plugin.)  This process's launches, into a file of its own."""
+    folder = os.environ.get(_RECORD_TO)
+    if folder:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        Path(folder, f"{worker}.json").write_text(json.dumps(list(_SEEN.values())))
+
+
+def record(path: str, tests: list[str], select: str | None, jobs: int) -> int:
+    """Run ``tests`` on the simulator in ``jobs`` processes, writing every launch's
+    signature to ``path``; pytest's exit code."""
+    with tempfile.TemporaryDirectory() as folder:
+        env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", **{_RECORD_TO: folder})
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(Path(__file__).parent), *filter(None, [env.get("PYTHONPATH")])])
+        args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+                Path(__file__).stem, "-n", str(jobs), "-x", *tests]
+        if select:
+            args += ["-k", select]
+        code = subprocess.run(args, cwd=ROOT, env=env).returncode
+        seen: dict[str, dict] = {}
+        for part in sorted(Path(folder).glob("*.json")):
+            for entry in json.loads(part.read_text()):
+                seen[json.dumps(entry, sort_keys=True)] = entry
     Path(path).write_text(json.dumps(list(seen.values()), indent=1))
-    return int(code)
+    return code
 
 
 #: A GPU's launch of the row kernels and the histogram (``oracleboost.cuda.Launch``'s
@@ -290,23 +315,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-k", dest="select", default=None,
                         help="only the tests pytest's -k selects")
+    parser.add_argument("-n", dest="jobs", type=int, default=os.cpu_count() or 1,
+                        help="processes that run the tests (default: every core)")
     parser.add_argument("--launches", metavar="FILE",
                         help="check the launches recorded in FILE (no tests are run)")
     parser.add_argument("--save", metavar="FILE", help="keep the record in FILE")
-    parser.add_argument("--record", metavar="FILE", help=argparse.SUPPRESS)
     options = parser.parse_args()
-    if options.record:
-        return record(options.record, TESTS, options.select)
     if options.launches:
         return 1 if compile_all(options.launches) else 0
     with tempfile.TemporaryDirectory() as tmp:
         path = options.save or os.path.join(tmp, "launches.json")
-        child = [sys.executable, __file__, "--record", path]
-        if options.select:
-            child += ["-k", options.select]
-        env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-        done = subprocess.run(child, cwd=ROOT, env=env)
-        if done.returncode != 0:
+        if record(path, TESTS, options.select, options.jobs) != 0:
             print("the GPU tests failed on the simulator; fix them first")
             return 1
         return 1 if compile_all(path) else 0
