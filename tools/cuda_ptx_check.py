@@ -25,10 +25,10 @@ finds libNVVM (a CUDA toolkit's, or the ``nvidia-cuda-nvcc`` wheel's), GPU or no
 
 Run it from the repository's root::
 
-    python tools/cuda_ptx_check.py                    # the whole GPU suite (minutes)
+    python tools/cuda_ptx_check.py                 # the GPU suite (8 min on 2 cores)
     python tools/cuda_ptx_check.py -k multiclass
-    python tools/cuda_ptx_check.py --save launches.json   # keep the record
-    python tools/cuda_ptx_check.py --launches launches.json  # reuse it (seconds)
+    python tools/cuda_ptx_check.py --save launches.json      # keep the record
+    python tools/cuda_ptx_check.py --launches launches.json  # check it again (1 min)
 
 A record stays valid while the kernels' arguments do not change.  It prints each kernel
 and signature, and exits with 1 if one did not compile or assemble, needs more than
