@@ -1,6 +1,6 @@
 """The GPU backend on one NVIDIA GPU: boosting rounds, predictions, and the CPU beside it.
 
-One process, three sections (``--sections``, all by default; sized for under 5
+One process, four sections (``--sections``, all by default; sized for under 5
 minutes on an H200 with 16 cores, not yet measured there):
 
 ``rounds``
@@ -16,6 +16,12 @@ minutes on an H200 with 16 cores, not yet measured there):
     over the rounds after the first ``--warm`` (which compile the kernels), with the
     spread; the fit's one-off work (checking and binning X on the CPU, the upload of the
     codes, labels and weights) is outside every round.
+``kernels``
+    Where an AdaBoost round's time goes at 10⁷ × 20, kernel by kernel
+    (:func:`oracleboost.cuda.device.profiled`): each kernel's launches, its time on the
+    GPU (between two CUDA events) and the host's time in its launch call, and the
+    copies back, a round (fits of ``--r2`` and ``--r1`` rounds, the difference).  A
+    round whose kernels take far less than its time is bound by launches and copies.
 ``cpu``
     The same AdaBoost round on this machine's CPU cores against LightGBM's stump round
     (``num_leaves=2``, the same 255 bins), at 1, 4 and 16 threads (the library's
@@ -143,6 +149,47 @@ def rounds_section(sizes: list[tuple[int, int]], rounds: int, warm: int) -> dict
     return adaboost
 
 
+def kernels_section(n: int, d: int, r1: int, r2: int) -> None:
+    """Print where an AdaBoost round's time goes on the GPU, kernel by kernel: the
+    marginal launches, device and host milliseconds a round (a profiled fit of ``r2``
+    rounds minus one of ``r1``, after a fit that compiles the kernels)."""
+    from oracleboost.cuda.device import profiled
+
+    print(f"\n## An AdaBoost round's kernels at n={n:,} d={d} (fits of {r2} and {r1} "
+          "rounds, the difference a round)")
+    X, y = _problem(n, d)
+    make = _boosters()["AdaBoost"]
+    make(r1).fit(X, y)  # (compiled)
+    seen = {}
+    for r in (r1, r2):
+        with profiled() as profile:
+            model = make(r).fit(X, y)
+        seen[r] = (profile.host, profile.device(), profile.fetches,
+                   float(np.sum(model.history_["time"])))
+    (h1, d1, f1, w1), (h2, d2, f2, w2) = seen[r1], seen[r2]
+    per = float(r2 - r1)
+
+    def marginal(a: dict, b: dict, name: str, i: int | None = None) -> float:
+        def get(m: dict) -> float:
+            v = m.get(name, [0, 0.0] if i is not None else 0.0)
+            return float(v[i] if i is not None else v)
+        return (get(b) - get(a)) / per
+
+    print(f"{'kernel':24} {'launches':>8} {'device ms':>10} {'host ms':>8}")
+    rows = sorted((k for k in set(h1) | set(h2) if marginal(h1, h2, k, 0) > 0),
+                  key=lambda k: -marginal(d1, d2, k))  # (the fit's start-up left out)
+    for name in rows:
+        print(f"{name:24} {marginal(h1, h2, name, 0):8.1f} "
+              f"{marginal(d1, d2, name) * 1e3:10.3f} {marginal(h1, h2, name, 1) * 1e3:8.3f}")
+    device = sum(marginal(d1, d2, k) for k in rows)
+    host = sum(marginal(h1, h2, k, 1) for k in rows)
+    fetch = ((f2[1] - f1[1]) / per, (f2[0] - f1[0]) / per)
+    print(f"a round: {(w2 - w1) / per * 1e3:.3f} ms (the booster's record, profiled); "
+          f"kernels on the GPU {device * 1e3:.3f} ms; launch calls on the host "
+          f"{host * 1e3:.3f} ms; {fetch[1]:.1f} copies back {fetch[0] * 1e3:.3f} ms "
+          "(each waits for the kernels before it)")
+
+
 def _marginal(fit: Callable[[int], None], r1: int, r2: int) -> float:
     """Seconds a round: a fit of ``r2`` rounds minus one of ``r1``."""
     t0 = time.perf_counter()
@@ -254,8 +301,8 @@ def _sizes(text: str) -> list[tuple[int, int]]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sections", default="rounds,cpu,predict",
-                        help="comma-separated: rounds, cpu, predict")
+    parser.add_argument("--sections", default="rounds,kernels,cpu,predict",
+                        help="comma-separated: rounds, kernels, cpu, predict")
     parser.add_argument("--sizes", default="10000000x20,100000000x20",
                         help="the rounds' n x d, comma-separated (default: 10^7 x 20 and "
                              "10^8 x 20; the largest for MABoost and the regressor)")
@@ -286,6 +333,8 @@ def main(argv: list[str] | None = None) -> None:
     if "rounds" in sections:
         adaboost = rounds_section(_sizes(args.sizes), args.rounds, args.warm)
         gpu_round = adaboost.get((cpu_n, cpu_d))
+    if "kernels" in sections:
+        kernels_section(cpu_n, cpu_d, args.r1, args.r2)
     if "cpu" in sections:
         cpu_section(cpu_n, cpu_d, [int(k) for k in args.threads.split(",")], args.r1,
                     args.r2, args.repeats, gpu_round)

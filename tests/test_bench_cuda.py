@@ -29,7 +29,8 @@ def test_every_section_runs_on_the_simulator():
     done = _run("--smoke", simulator=True)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     for line in ("## Rounds on the GPU", "AdaBoost, n=400", "MABoost (entropy), n=400",
-                 "functional regressor (squared), n=400", "## The CPU round",
+                 "functional regressor (squared), n=400", "## An AdaBoost round's kernels",
+                 "histogram", "copies back", "## The CPU round",
                  "1 threads: ours", "scaling 1 -> 2 threads", "## Predictions",
                  "X on the device:", "through the device:"):
         assert line in done.stdout, line

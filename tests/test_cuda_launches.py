@@ -131,6 +131,30 @@ def test_a_multiclass_maboost_round_s_launches_and_copies():
     assert tuple(cost) == (27, 7, 1)
 
 
+@pytest.mark.filterwarnings("ignore:Simulator timings are bogus")
+def test_a_profile_times_every_launch_and_copy_back():
+    """``profiled``: every launch and copy back of the block is counted by kernel (the
+    same counts as :data:`TRAFFIC`'s), each kernel's device time is read from its
+    events, the fit's answer is unchanged, and nothing is timed after the block."""
+    from oracleboost.cuda.device import profiled
+
+    X, y = _data()
+    make = lambda: CoordinateBoostingClassifier(  # noqa: E731
+        StumpOracle(max_bins=16, device="cuda"), n_estimators=3)
+    plain = make().fit(X, y)
+    before = np.array(TRAFFIC.snapshot())
+    with profiled() as profile:
+        timed = make().fit(X, y)
+    launches, to_host, _ = np.array(TRAFFIC.snapshot()) - before
+    assert sum(int(c) for c, _ in profile.host.values()) == launches
+    assert profile.fetches[0] == to_host
+    assert {"histogram", "scan_and_pick", "settle"} <= set(profile.host)
+    device = profile.device()
+    assert set(device) == set(profile.host) and min(device.values()) >= 0.0
+    assert [repr(h) for h in timed.estimators_] == [repr(h) for h in plain.estimators_]
+    assert TRAFFIC.profile is None
+
+
 def test_the_device_s_exponent_is_the_host_s():
     """The scale of every sum on the device (``row_kernels().exponent``, run in a
     kernel) equals :func:`fixed_point_exponent` for largest magnitudes from subnormal to

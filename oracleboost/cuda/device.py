@@ -10,14 +10,16 @@ every machine tests the GPU code, on small data.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-__all__ = ["TRAFFIC", "NoDeviceError", "Traffic", "counted", "cuda_module", "fetch",
-           "simulated", "upload"]
+__all__ = ["TRAFFIC", "NoDeviceError", "Profile", "Traffic", "counted", "cuda_module",
+           "fetch", "profiled", "simulated", "upload"]
 
 
 class Traffic:
@@ -33,6 +35,9 @@ class Traffic:
         self.launches = 0
         self.to_host = 0
         self.to_device = 0
+        #: the :class:`Profile` that times every launch and copy back, within
+        #: :func:`profiled` (None: nothing is timed)
+        self.profile: Profile | None = None
 
     def snapshot(self) -> tuple[int, int, int]:
         """``(launches, copies to the host, copies to the device)`` so far."""
@@ -41,6 +46,62 @@ class Traffic:
 
 #: The process's counts (:class:`Traffic`).
 TRAFFIC = Traffic()
+
+
+class Profile:
+    """Where a GPU's time goes, kernel by kernel (within :func:`profiled`).
+
+    Each launch is bracketed by two CUDA events on the default stream, so a kernel's
+    *device* time is what the GPU spent from the one to the other; its *host* time is
+    the wall time of the launch call itself (numba's checking and marshalling of the
+    arguments: what the CPU spends to start it).  A copy back's host time includes its
+    wait for every kernel before it.  A round whose kernels' device times sum far below
+    its wall time is bound by launches and copies, not by the GPU's memory."""
+
+    def __init__(self) -> None:
+        self._events: list[tuple[str, Any, Any]] = []
+        #: by kernel: ``[launches, host seconds]``
+        self.host: dict[str, list[float]] = {}
+        #: copies back: ``[copies, host seconds]``
+        self.fetches = [0, 0.0]
+
+    def launch(self, name: str, configured: Callable[..., None], args: tuple) -> None:
+        """Launch ``configured(*args)``, timed."""
+        cuda = cuda_module()
+        start, end = cuda.event(), cuda.event()
+        start.record()
+        t0 = time.perf_counter()
+        configured(*args)
+        t1 = time.perf_counter()
+        end.record()
+        count = self.host.setdefault(name, [0, 0.0])
+        count[0] += 1
+        count[1] += t1 - t0
+        self._events.append((name, start, end))
+
+    def device(self) -> dict[str, float]:
+        """Each kernel's device seconds, summed over its launches (waits for the GPU)."""
+        out: dict[str, float] = {}
+        for name, start, end in self._events:
+            end.synchronize()
+            out[name] = out.get(name, 0.0) + start.elapsed_time(end) / 1e3
+        return out
+
+
+@contextmanager
+def profiled() -> Iterator[Profile]:
+    """Time every kernel launch and copy back of the block (a :class:`Profile`)::
+
+        with profiled() as profile:
+            model.fit(X_gpu, y)
+        profile.device()   # {kernel: seconds on the GPU}
+    """
+    previous, profile = TRAFFIC.profile, Profile()
+    TRAFFIC.profile = profile
+    try:
+        yield profile
+    finally:
+        TRAFFIC.profile = previous
 
 
 class _Counted:
@@ -56,7 +117,10 @@ class _Counted:
 
         def launch(*args: Any) -> None:
             TRAFFIC.launches += 1
-            configured(*args)
+            if TRAFFIC.profile is None:
+                configured(*args)
+            else:
+                TRAFFIC.profile.launch(self.__name__, configured, args)
 
         return launch
 
@@ -69,7 +133,13 @@ def counted(kernel: Any) -> _Counted:
 def fetch(a: Any) -> np.ndarray:
     """The device array ``a`` copied to the host (counted in :data:`TRAFFIC`)."""
     TRAFFIC.to_host += 1
-    return a.copy_to_host()
+    if TRAFFIC.profile is None:
+        return a.copy_to_host()
+    t0 = time.perf_counter()
+    host = a.copy_to_host()
+    TRAFFIC.profile.fetches[0] += 1
+    TRAFFIC.profile.fetches[1] += time.perf_counter() - t0
+    return host
 
 
 def upload(a: Any) -> Any:
