@@ -1,7 +1,8 @@
 """The GPU's stump kernels: the query's scale, fixed-point histograms, the best ±1 stump.
 
 The kernels are numba CUDA kernels, compiled the first time they are asked for
-(:func:`kernels`, :func:`histogram_kernel`): importing this module imports nothing of
+(:func:`kernels`, :func:`histogram_kernel`, :func:`histogram_rows_kernel`): importing
+this module imports nothing of
 ``numba.cuda``.  Every sum over rows is a sum of int64 values (fixed point,
 :mod:`oracleboost.rows.fixed_point`), added with ``cuda.atomic.add``: integer additions
 give the same bits in any order, so the GPU's answer does not depend on how its threads
@@ -14,9 +15,10 @@ are scheduled, and two runs are bit-identical.
   block takes a range of rows and a group of features, sums them into a shared-memory
   int64 histogram (each bin two 32-bit words added with the native 32-bit shared
   atomics: a 64-bit shared atomic add would be a compare-and-swap loop), then adds
-  each non-zero bin to the global
-  histogram with one global atomic: the global traffic is a bin's worth a block, not
-  a row's.
+  each non-zero bin to the global histogram with one global atomic: the global
+  traffic is a bin's worth a block, not a row's.
+* :func:`histogram_rows_kernel` — the same for up to eight columns of an ``(n, K)``
+  array (a class a column) in one pass over the codes, each on its own scale.
 * ``unfixed`` — a least-squares query's histograms as floats (the integers' values), for
   the CPU oracle's choice rule
   (:meth:`oracleboost.oracles.stumps.BoundStumpOracle._lsq_choice`).
