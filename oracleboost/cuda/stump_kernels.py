@@ -2,11 +2,11 @@
 
 The kernels are numba CUDA kernels, compiled the first time they are asked for
 (:func:`kernels`, :func:`histogram_kernel`, :func:`histogram_rows_kernel`): importing
-this module imports nothing of
-``numba.cuda``.  Every sum over rows is a sum of int64 values (fixed point,
-:mod:`oracleboost.rows.fixed_point`), added with ``cuda.atomic.add``: integer additions
-give the same bits in any order, so the GPU's answer does not depend on how its threads
-are scheduled, and two runs are bit-identical.
+this module imports nothing of ``numba.cuda``.  Every sum over rows is a sum of int64
+values (fixed point, :mod:`oracleboost.rows.fixed_point`), added with
+``cuda.atomic.add``: integer additions give the same bits in any order, so the GPU's
+answer does not depend on how its threads are scheduled, and two runs are
+bit-identical.
 
 * :func:`histogram_kernel` — ``out[c, j, b] = Σ_{i : codes[j, i] = b} round(v_c[i] ·
   2^{e_c})`` over the feature-major codes ``(d, n)``, for one or two channels ``v_c``
