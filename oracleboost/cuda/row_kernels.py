@@ -21,14 +21,15 @@ Two kinds:
   int64 ``round(x · 2^e)`` on the scale of
   :func:`oracleboost.rows.fixed_point.fixed_point_exponent` (:func:`exponent`, its
   device twin, made from the folded maximum on the device), the integers added with
-  atomics, and its last block writes every channel's results into one buffer (one copy
+  atomics (a block's in shared memory as two 32-bit words: see ``add_words``), and its
+  last block writes every channel's results into one buffer (one copy
   back) and resets the fold's.  ``ldexp`` by ``e`` is exact where it matters: ``e`` may
   pass 1023, and a term it scales out of the normal range is far below 1/2, and rounds
   to 0 either way.
 
-Device functions that name ``cuda`` (``publish``) are called only from this module's
-kernels: the simulator swaps a kernel's module global ``cuda`` for its own around a
-launch, and a device function of another module would see the real one.
+Device functions that name ``cuda`` (``publish``, ``add_words``) are called only from
+this module's kernels: the simulator swaps a kernel's module global ``cuda`` for its own
+around a launch, and a device function of another module would see the real one.
 
 The formulas are the CPU's (:mod:`oracleboost.rows.column_kernels`,
 :mod:`oracleboost.losses.margin`), with the device's ``exp``, ``log`` and ``log1p``
