@@ -34,6 +34,21 @@ def test_occupancy_is_the_sm_s_arithmetic(registers, shared, expected):
     assert check.occupancy(registers, shared) == expected
 
 
+def test_a_record_names_nothing_else_to_import_or_call():
+    """A record is data: a module that is not a kernel module, a name its factory does
+    not make, sizes that are not three ints, a type that is not a number: refused
+    before anything is imported or built."""
+    for entry, what in [
+        ({"module": "os", "name": "system", "key": None}, "not a kernel module"),
+        ({"module": "oracleboost.cuda.stump_kernels", "name": "histogram",
+          "key": ["rm -rf", 1, 1]}, "three ints"),
+    ]:
+        with pytest.raises(ValueError, match=what):
+            check._kernel(entry)
+    with pytest.raises(ValueError, match="not a number"):
+        check._signature([["scalar", "Array"]])
+
+
 def _without_simulator() -> dict:
     return {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
 

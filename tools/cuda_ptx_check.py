@@ -229,14 +229,38 @@ def _signature(types_json: list) -> tuple:
         if t[0] == "array":
             sig.append(types.Array(numba.from_dtype(np.dtype(t[1])), t[2], t[3]))
         else:
-            sig.append(getattr(types, t[1]))
+            scalar = getattr(types, t[1], None)
+            if not isinstance(scalar, types.Number | types.Boolean):
+                raise ValueError(f"a recorded argument type is not a number: {t!r}")
+            sig.append(scalar)
     return tuple(sig)
+
+
+def _kernel(entry: dict):
+    """The kernel a record's entry names, built by its factory: only this package's
+    kernel modules, and only the kernels their factories make (a record is data: it
+    names nothing else to import or call)."""
+    import importlib
+
+    name, where = entry["name"], entry["module"]
+    if where not in _FACTORIES:
+        raise ValueError(f"a recorded kernel's module is not a kernel module: {where!r}")
+    module = importlib.import_module(where)
+    if name in _SIZED and where == "oracleboost.cuda.stump_kernels":
+        key = entry["key"]
+        if not (isinstance(key, list) and len(key) == 3
+                and all(isinstance(x, int) and 0 < x <= 4096 for x in key)):
+            raise ValueError(f"a recorded kernel's sizes are not three ints: {key!r}")
+        return getattr(module, _SIZED[name])(*key)
+    made = vars(getattr(module, _FACTORIES[where])())
+    if name not in made or name.startswith("_"):
+        raise ValueError(f"{where} makes no kernel named {name!r}")
+    return made[name]
 
 
 def compile_all(path: str) -> int:
     """Compile (and, with ``ptxas``, assemble) every recorded signature for the real
     target; the number that failed a check."""
-    import importlib
     from types import SimpleNamespace
 
     import numba
@@ -263,11 +287,7 @@ def compile_all(path: str) -> int:
     failed = 0
     rows = []
     for entry in sorted(entries, key=lambda e: (e["module"], e["name"], str(e.get("key")))):
-        module = importlib.import_module(entry["module"])
-        if entry["name"] in _SIZED:
-            kernel = getattr(module, _SIZED[entry["name"]])(*entry["key"])
-        else:
-            kernel = getattr(getattr(module, _FACTORIES[entry["module"]])(), entry["name"])
+        kernel = _kernel(entry)
         sig = _signature(entry["types"])
         key = f"[{','.join(map(str, entry['key']))}]" if entry.get("key") else ""
         label = f"{entry['module'].rsplit('.', 1)[-1]}.{entry['name']}{key}"

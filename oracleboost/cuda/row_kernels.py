@@ -215,6 +215,14 @@ def row_kernels() -> SimpleNamespace:
         return high * 0x100000000 + int(words[0, at])
 
     @cuda.jit(device=True)
+    def zero_words(words):  # pragma: no cover - device code
+        """The shared ``words`` (2, size) zeroed by the block's threads (a
+        ``cuda.syncthreads()`` must follow before they are added to)."""
+        for t in range(cuda.threadIdx.x, words.shape[1], cuda.blockDim.x):
+            words[0, t] = 0
+            words[1, t] = 0
+
+    @cuda.jit(device=True)
     def add_words(words, at, x):  # pragma: no cover - device code
         """``x`` (int64) added to the sum at ``at`` of the shared ``words`` (2, size)."""
         low = low_word(x)
@@ -245,9 +253,9 @@ def row_kernels() -> SimpleNamespace:
         return e
 
     # A kernel that folds extremes keeps a thread's running ``(max |x|, min, max)`` of
-    # each channel in a local ``(3, MAX_CHANNELS)`` array (:func:`running`'s), and ends
-    # with :func:`publish`.  (A local array is made in the kernel itself: a device
-    # function cannot return one.)
+    # each channel in a local ``(3, MAX_CHANNELS)`` array (``mine``: :func:`begin`
+    # empties it, :func:`see` updates it), and ends with :func:`publish`.  (A local
+    # array is made in the kernel itself: a device function cannot return one.)
     @cuda.jit(device=True)
     def begin(mine):  # pragma: no cover - device code
         """A thread's running extremes ``mine`` (3, MAX_CHANNELS), empty: ``(0, inf,
@@ -378,10 +386,7 @@ def row_kernels() -> SimpleNamespace:
         sums = cuda.shared.array((2, max_channels), types.uint32)
         last = cuda.shared.array(1, types.int64)
         tid = cuda.threadIdx.x
-        if tid == 0:
-            for c in range(max_channels):
-                sums[0, c] = 0
-                sums[1, c] = 0
+        zero_words(sums)
         cuda.syncthreads()
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for c in range(k):
@@ -1120,12 +1125,8 @@ def row_kernels() -> SimpleNamespace:
         sacc = cuda.shared.array((2, 4 * 129), types.uint32)  # (r, k) at r·129 + k
         scnt = cuda.shared.array((2, 129), types.uint32)
         tid = cuda.threadIdx.x
-        for t in range(tid, 4 * 129, cuda.blockDim.x):
-            sacc[0, t] = 0
-            sacc[1, t] = 0
-        for t in range(tid, 129, cuda.blockDim.x):
-            scnt[0, t] = 0
-            scnt[1, t] = 0
+        zero_words(sacc)
+        zero_words(scnt)
         cuda.syncthreads()
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, z.shape[0], stride):
@@ -1339,12 +1340,8 @@ def row_kernels() -> SimpleNamespace:
         sacc = cuda.shared.array((2, 2 * 129), types.uint32)  # (r, k) at r·129 + k
         scnt = cuda.shared.array((2, 129), types.uint32)
         tid = cuda.threadIdx.x
-        for t in range(tid, 2 * 129, cuda.blockDim.x):
-            sacc[0, t] = 0
-            sacc[1, t] = 0
-        for t in range(tid, 129, cuda.blockDim.x):
-            scnt[0, t] = 0
-            scnt[1, t] = 0
+        zero_words(sacc)
+        zero_words(scnt)
         cuda.syncthreads()
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, lz.shape[0], stride):
@@ -1441,9 +1438,7 @@ def row_kernels() -> SimpleNamespace:
         tid = cuda.threadIdx.x
         J = A.shape[1]
         width = smaller(128, J - j0)
-        for t in range(tid, 128, cuda.blockDim.x):
-            sacc[0, t] = 0
-            sacc[1, t] = 0
+        zero_words(sacc)
         cuda.syncthreads()
         start, stride = cuda.grid(1), cuda.gridsize(1)
         for i in range(start, A.shape[0], stride):

@@ -508,8 +508,7 @@ class DeviceStumps:
             features = max(1, min(L.features_per_block,
                                   _SHARED_BYTES // (8 * k * self.bins)))
             kernel = sk.histogram_rows_kernel(self.bins, features, k)
-            kernel[(max(1, -(-self.n_samples // L.rows_per_block)),
-                    -(-self.n_features // features)), L.threads](
+            kernel[self._histogram_grid(features), L.threads](
                 dev.codes, v, c0, self._reduce.exponents, L.rows_per_block, hist)
             sk.kernels().unfixed[grid](hist, self._reduce.exponents, self._reduce.peaks,
                                        values)
@@ -592,10 +591,14 @@ class DeviceStumps:
         settle made (:meth:`.reductions.Reductions.exponents`)."""
         L, dev = self.launch, self._dev
         kernel = sk.histogram_kernel(self.bins, L.features_per_block, channels)
-        grid = (max(1, -(-self.n_samples // L.rows_per_block)),
-                -(-self.n_features // L.features_per_block))
-        kernel[grid, L.threads](dev.codes, v0, v1, self._reduce.exponents,
-                                L.rows_per_block, dev.hist)
+        kernel[self._histogram_grid(L.features_per_block), L.threads](
+            dev.codes, v0, v1, self._reduce.exponents, L.rows_per_block, dev.hist)
+
+    def _histogram_grid(self, features: int) -> tuple[int, int]:
+        """A histogram kernel's grid: blocks of ``rows_per_block`` rows by groups of
+        ``features`` features."""
+        return (max(1, -(-self.n_samples // self.launch.rows_per_block)),
+                -(-self.n_features // features))
 
 
 @dataclass
